@@ -1,0 +1,69 @@
+/**
+ * The normalized conversation model the compaction decision works on.
+ * Adapters translate each transcript format into it; the core never sees raw JSON.
+ */
+
+/** The four roles the strategy distinguishes. A message that carries tool results has role `tool`. */
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** One tool call, with its arguments already rendered as ARGS (see `renderArguments`). */
+export interface ToolCall {
+  readonly name: string;
+  readonly arguments: string;
+}
+
+/** One tool result, its parts already joined into text (images as `<image>`, files as `<file: NAME>`). */
+export interface ToolResult {
+  readonly name: string;
+  readonly text: string;
+  readonly error: boolean;
+  /** Images and files inside the result: they cost flat token amounts on top of the text. */
+  readonly images: number;
+  readonly files: number;
+}
+
+/** What a message says, in the terms the renderer needs. Reasoning/thinking is deliberately absent. */
+export interface Content {
+  readonly texts: readonly string[];
+  readonly toolCalls: readonly ToolCall[];
+  readonly results: readonly ToolResult[];
+  readonly images: number;
+  /** One entry per attached file: its file name, or null when it has none. */
+  readonly files: readonly (string | null)[];
+}
+
+/** One message of a conversation. */
+export interface Message {
+  readonly role: Role;
+  /**
+   * Set when a compaction made this message: `sliding_window` for an omission note of this strategy,
+   * any other strategy name otherwise. Undefined for messages people and agents wrote.
+   */
+  readonly compaction?: string | undefined;
+  /** The content, or a function that produces it on demand (adapters parse lazily so unread history costs nothing). */
+  readonly content: Content | (() => Content);
+}
+
+/** A message as the token counter sees it. */
+export interface Rendered {
+  readonly text: string;
+  readonly images: number;
+  readonly files: number;
+}
+
+/**
+ * Measures groups of rendered messages: the tokens of their texts joined with a newline,
+ * plus the flat costs of images and files.
+ */
+export interface TokenCounter {
+  readonly name: string;
+  /**
+   * @param messages the group, in conversation order
+   * @param limit when given, counting may stop once the total passes it; the result is then some number above `limit`
+   * @returns the group's tokens (exact when at or under `limit`)
+   */
+  measure(messages: readonly Rendered[], limit?: number): number;
+}
+
+/** The strategy name written into and recognised from notes. */
+export const SLIDING_WINDOW = 'sliding_window';
