@@ -40,6 +40,9 @@ export interface Plan {
   readonly kept: readonly number[];
   /** Input indices removed, ascending. */
   readonly removed: readonly number[];
+  /** Items removed and kept, each message counting its weight: what the note's `{num_removed}` says. */
+  readonly removedCount: number;
+  readonly keptCount: number;
   /** Where the note goes among the output messages (0-based), or null for no note. */
   readonly noteIndex: number | null;
   readonly noteText: string | null;
@@ -160,6 +163,13 @@ class Meter {
   }
 }
 
+/** Total weight of the messages at these indices. */
+function weightOf(messages: readonly Message[], indices: readonly number[]): number {
+  let total = 0;
+  for (const i of indices) total += (messages[i] as Message).weight ?? 1;
+  return total;
+}
+
 function range(start: number, end: number): number[] {
   const out = new Array<number>(Math.max(0, end - start));
   for (let i = start; i < end; i++) out[i - start] = i;
@@ -257,7 +267,8 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
     return unchangedPlan(messages, meter, structure, turnGroups, stepGroups, whole, target, 'only-notes', exhaustive);
   }
 
-  const noteText = template === null ? null : formatNote(template, removed.length);
+  const removedCount = weightOf(messages, removed);
+  const noteText = template === null ? null : formatNote(template, removedCount);
   const keptTurnCount = turnGroups.slice(firstTurn).reduce((a, g) => a + g.length, 0);
   // The note stands where the removed messages were: after the task when steps went, else after the instructions.
   const noteIndex = noteText === null ? null : firstStep > 0 ? systemEnd + keptTurnCount + (task === null ? 0 : 1) : systemEnd;
@@ -280,6 +291,8 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
     unchanged: null,
     kept,
     removed,
+    removedCount,
+    keptCount: weightOf(messages, kept),
     noteIndex,
     noteText,
     tokensBefore: whole,
@@ -313,6 +326,8 @@ function unchangedPlan(
     unchanged: why,
     kept: range(0, messages.length),
     removed: [],
+    removedCount: 0,
+    keptCount: weightOf(messages, range(0, messages.length)),
     noteIndex: null,
     noteText: null,
     tokensBefore: tokens,

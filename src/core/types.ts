@@ -42,6 +42,11 @@ export interface Message {
   readonly compaction?: string | undefined;
   /** The content, or a function that produces it on demand (adapters parse lazily so unread history costs nothing). */
   readonly content: Content | (() => Content);
+  /**
+   * How many items of the file this message stands for (default 1): `{num_removed}` counts items in the
+   * file's own terms, e.g. the several lines of one split Claude Code message.
+   */
+  readonly weight?: number;
 }
 
 /** A message as the token counter sees it. */

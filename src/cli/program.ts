@@ -1,0 +1,77 @@
+import { Command, CommanderError, Option } from 'commander';
+import { createRequire } from 'node:module';
+import { isKnownError, UsageError } from '../errors.js';
+import { formatNames } from '../formats/registry.js';
+import { TOKENIZERS } from '../tokens/index.js';
+import { resolveSettings, runCompact, type CompactFlags } from './compact.js';
+import type { CliIo } from './io.js';
+
+const require = createRequire(import.meta.url);
+const { version } = require('../../package.json') as { version: string };
+
+/** Exit codes, documented in the README. */
+export const EXIT = { ok: 0, changesNeeded: 1, error: 2 } as const;
+
+/**
+ * Runs the swc command line.
+ * @param argv the arguments after `node swc`
+ * @param io streams, environment and working directory
+ * @returns the exit code (the caller sets process.exitCode; nothing here calls process.exit)
+ */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  let code: number = EXIT.ok;
+  let debug = argv.includes('--debug');
+  const err = (line: string): void => {
+    io.stderr.write(`${line}\n`);
+  };
+  const program = new Command('swc')
+    .description('Shrink AI-agent chat transcripts to a token budget with the sliding-window strategy.')
+    .version(version, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+    });
+
+  program
+    .command('compact')
+    .description('compact transcripts to a token target, writing them in the format they came in')
+    .argument('<inputs...>', 'transcript files (JSON or JSONL), or - for standard input')
+    .option('-t, --target <tokens>', 'the token budget to compact to (required)')
+    .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept', '1')
+    .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
+    .option('--no-note', 'remove silently, without an omission note')
+    .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base'))
+    .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto'))
+    .option('-o, --output <file>', 'write the result here (- for stdout, the default)')
+    .option('--in-place', 'rewrite each input file atomically (only when it changes)')
+    .option('-q, --quiet', 'print nothing but errors')
+    .option('--no-color', 'never use colour')
+    .option('--debug', 'show stack traces for unexpected errors')
+    .action(async (inputs: string[], flags: CompactFlags) => {
+      debug = flags.debug === true;
+      const settings = resolveSettings(inputs, flags);
+      code = await runCompact(settings, io, err);
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has already printed its message (help and version exit with 0).
+      return error.exitCode === 0 ? EXIT.ok : EXIT.error;
+    }
+    if (isKnownError(error)) {
+      err(`swc: ${error instanceof UsageError ? 'error: ' : ''}${error.message}`);
+      if (error instanceof UsageError) err("Run 'swc compact --help' for usage.");
+      return EXIT.error;
+    }
+    err(`swc: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+    if (debug && error instanceof Error && error.stack) err(error.stack);
+    else err('Run again with --debug for the stack trace, and please report it.');
+    return EXIT.error;
+  }
+  return code;
+}

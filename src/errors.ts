@@ -1,0 +1,27 @@
+/** Errors the CLI reports as one clear line (no stack unless --debug). */
+
+/** The command line asks for something impossible. Exit 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A file cannot be read, decoded, parsed or placed in a format. Exit 2 for that file. */
+export class InputError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly file: string,
+    readonly line?: number,
+    readonly column?: number,
+  ) {
+    super(`${file}${line !== undefined ? `:${line}${column !== undefined ? `:${column}` : ''}` : ''}: ${reason}`);
+    this.name = 'InputError';
+  }
+}
+
+/** Whether an error is one of ours, to be shown as one line. */
+export function isKnownError(error: unknown): error is UsageError | InputError {
+  return error instanceof UsageError || error instanceof InputError;
+}

@@ -1,0 +1,106 @@
+import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
+import { renderArguments } from '../core/python-json.js';
+import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
+import { describe } from './openai.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+
+/** Haystack `ChatMessage.to_dict()`: `{role, meta, name, content: [parts]}`. */
+
+const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+const PART_KEYS = ['text', 'tool_call', 'tool_call_result', 'reasoning', 'image', 'file'];
+
+function isHaystackMessage(item: unknown): boolean {
+  if (!isRecord(item) || typeof own(item, 'role') !== 'string') return false;
+  const content = own(item, 'content');
+  if (!Array.isArray(content)) return false;
+  if (own(item, 'meta') !== undefined) return true;
+  return content.length > 0 && content.every((p) => isRecord(p) && own(p, 'type') === undefined && PART_KEYS.some((k) => own(p, k) !== undefined));
+}
+
+/** The strategy recorded in a message's compaction metadata, if any. */
+function compactionOf(item: Record<string, unknown>): string | undefined {
+  const meta = own(item, 'meta');
+  if (!isRecord(meta)) return undefined;
+  const marker = own(meta, 'context_compaction');
+  if (marker === undefined) return undefined;
+  const strategy = isRecord(marker) ? own(marker, 'strategy') : undefined;
+  return typeof strategy === 'string' ? strategy : 'unknown';
+}
+
+function fileName(part: JsonValue | undefined): string | null {
+  return isJsonObject(part) && typeof part.filename === 'string' && part.filename !== '' ? part.filename : null;
+}
+
+function resultOf(part: JsonObject): ToolResult {
+  const origin = isJsonObject(part.origin) ? part.origin : {};
+  const result = part.result;
+  let text = '';
+  let images = 0;
+  let files = 0;
+  if (typeof result === 'string') text = result;
+  else if (Array.isArray(result)) {
+    for (const block of result) {
+      if (!isJsonObject(block)) continue;
+      if (typeof block.text === 'string') text += block.text;
+      else if (block.image !== undefined) {
+        text += '<image>';
+        images++;
+      } else if (block.file !== undefined) {
+        text += `<file: ${fileName(block.file) ?? 'unnamed'}>`;
+        files++;
+      }
+    }
+  }
+  return { name: typeof origin.tool_name === 'string' ? origin.tool_name : '', text, error: part.error === true, images, files };
+}
+
+function contentOf(value: JsonValue): Content {
+  const parts = isJsonObject(value) && Array.isArray(value.content) ? value.content : [];
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  const results: ToolResult[] = [];
+  let images = 0;
+  const files: (string | null)[] = [];
+  for (const part of parts) {
+    if (!isJsonObject(part)) continue;
+    if (typeof part.text === 'string') texts.push(part.text);
+    else if (isJsonObject(part.tool_call)) {
+      const call = part.tool_call;
+      toolCalls.push({ name: typeof call.tool_name === 'string' ? call.tool_name : '', arguments: renderArguments(call.arguments ?? null) });
+    } else if (isJsonObject(part.tool_call_result)) results.push(resultOf(part.tool_call_result));
+    else if (part.image !== undefined) images++;
+    else if (part.file !== undefined) files.push(fileName(part.file));
+  }
+  return { texts, toolCalls, results, images, files };
+}
+
+export const haystack: FormatAdapter = {
+  name: 'haystack',
+  listKeys: ['messages'],
+  detect(items) {
+    return items.length > 0 && items.every(isHaystackMessage);
+  },
+  normalize(input: ConversationInput): Normalized {
+    const messages: Message[] = input.items.map((item, k) => {
+      if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
+      const roleName = own(item, 'role');
+      if (roleName === undefined) input.fail(k, 'message has no "role"');
+      if (typeof roleName !== 'string' || !ROLES.has(roleName)) input.fail(k, `unknown role ${JSON.stringify(roleName)} (expected system, user, assistant or tool)`);
+      const parts = own(item, 'content');
+      if (!Array.isArray(parts) || !parts.every(isRecord)) input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);
+      const carriesResults = parts.some((p) => own(p, 'tool_call_result') !== undefined);
+      const role: Role = carriesResults ? 'tool' : (roleName as Role);
+      const raw = input.raws[k] as string;
+      return { role, compaction: compactionOf(item), content: () => contentOf(parseJson(raw)) };
+    });
+    return { messages, itemsOf: messages.map((_, k) => [k]) };
+  },
+  makeNote({ text, removed, kept }) {
+    return {
+      role: 'user',
+      meta: { context_compaction: { strategy: 'sliding_window', removed_messages: removed, kept_messages: kept } },
+      name: null,
+      content: [{ text }],
+    };
+  },
+};

@@ -1,0 +1,190 @@
+import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
+import { isEarlierNoteText } from '../core/note.js';
+import { renderArguments, renderArgumentsString } from '../core/python-json.js';
+import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
+import { SLIDING_WINDOW } from '../core/types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+
+/** OpenAI Chat Completions messages (and OpenAI-compatible logs such as SWE-agent and tau-bench). */
+
+const ROLES: Record<string, Role> = {
+  system: 'system',
+  developer: 'system',
+  user: 'user',
+  assistant: 'assistant',
+  tool: 'tool',
+  function: 'tool',
+};
+
+/** Whether an item looks like an OpenAI chat message. */
+function isOpenAiMessage(item: unknown): boolean {
+  if (!isRecord(item) || typeof own(item, 'role') !== 'string') return false;
+  if (own(item, 'meta') !== undefined && Array.isArray(own(item, 'content'))) return false;
+  const content = own(item, 'content');
+  if (Array.isArray(content)) return content.every((part) => isRecord(part) && typeof own(part, 'type') === 'string');
+  return (
+    content === undefined ||
+    content === null ||
+    typeof content === 'string'
+  ) && own(item, 'parts') === undefined;
+}
+
+/** The text of a string-or-parts content, parts joined with `sep`; null when there is no text at all. */
+function partsText(content: JsonValue | undefined, sep: string): { texts: string[]; images: number; files: (string | null)[] } {
+  const out = { texts: [] as string[], images: 0, files: [] as (string | null)[] };
+  if (typeof content === 'string') {
+    out.texts.push(content);
+    return out;
+  }
+  if (!Array.isArray(content)) return out;
+  const texts: string[] = [];
+  for (const part of content) {
+    if (!isJsonObject(part)) continue;
+    const type = part.type;
+    if (typeof part.text === 'string' && (type === 'text' || type === 'input_text' || type === 'output_text' || type === undefined)) texts.push(part.text);
+    else if (typeof part.refusal === 'string') texts.push(part.refusal);
+    else if (type === 'image_url' || type === 'input_image' || type === 'image') out.images++;
+    else if (type === 'file' || type === 'input_file') {
+      const file = isJsonObject(part.file) ? part.file : part;
+      out.files.push(typeof file.filename === 'string' ? file.filename : null);
+    }
+  }
+  if (texts.length > 0) out.texts = sep === '\n' ? texts : [texts.join(sep)];
+  return out;
+}
+
+/** A tool result's parts joined with nothing between them, images and files as placeholders. */
+function resultParts(content: JsonValue | undefined): { text: string; images: number; files: number } {
+  if (typeof content === 'string') return { text: content, images: 0, files: 0 };
+  let text = '';
+  let images = 0;
+  let files = 0;
+  if (Array.isArray(content)) {
+    for (const part of content) {
+      if (!isJsonObject(part)) continue;
+      const type = part.type;
+      if (typeof part.text === 'string') text += part.text;
+      else if (type === 'image_url' || type === 'input_image' || type === 'image') {
+        text += '<image>';
+        images++;
+      } else if (type === 'file' || type === 'input_file') {
+        const file = isJsonObject(part.file) ? part.file : part;
+        text += `<file: ${typeof file.filename === 'string' && file.filename !== '' ? file.filename : 'unnamed'}>`;
+        files++;
+      }
+    }
+  }
+  return { text, images, files };
+}
+
+function callsOf(message: JsonValue): ToolCall[] {
+  if (!isJsonObject(message)) return [];
+  const calls: ToolCall[] = [];
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      if (!isJsonObject(call)) continue;
+      const fn = isJsonObject(call.function) ? call.function : isJsonObject(call.custom) ? call.custom : null;
+      if (fn === null) continue;
+      const args = fn.arguments ?? fn.input;
+      calls.push({
+        name: typeof fn.name === 'string' ? fn.name : '',
+        arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null),
+      });
+    }
+  }
+  if (isJsonObject(message.function_call)) {
+    const fn = message.function_call;
+    const args = fn.arguments;
+    calls.push({
+      name: typeof fn.name === 'string' ? fn.name : '',
+      arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null),
+    });
+  }
+  return calls;
+}
+
+/** The call ids a tool message answers (SWE-agent writes a list under `tool_call_ids`). */
+export function answeredIds(item: Record<string, unknown>): string[] {
+  const one = own(item, 'tool_call_id');
+  if (typeof one === 'string') return [one];
+  const many = own(item, 'tool_call_ids');
+  return Array.isArray(many) ? many.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** Validates the fields the decision and the renderer rely on; unknown extra fields pass through. */
+function checkMessage(input: ConversationInput, k: number, item: unknown): Record<string, unknown> {
+  if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
+  const role = own(item, 'role');
+  if (role === undefined) input.fail(k, 'message has no "role"');
+  if (typeof role !== 'string' || !(role in ROLES)) input.fail(k, `unknown role ${JSON.stringify(role)} (expected system, developer, user, assistant, tool or function)`);
+  const content = own(item, 'content');
+  if (!(content === undefined || content === null || typeof content === 'string' || Array.isArray(content))) {
+    input.fail(k, `"content" must be a string, null or a list of parts, found ${describe(content)}`);
+  }
+  const calls = own(item, 'tool_calls');
+  if (calls !== undefined && calls !== null && !(Array.isArray(calls) && calls.every(isRecord))) {
+    input.fail(k, `"tool_calls" must be a list of objects, found ${describe(calls)}`);
+  }
+  return item;
+}
+
+/** Names a JSON value's type for an error message. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return 'a string';
+  return `a ${typeof value}`;
+}
+
+export const openai: FormatAdapter = {
+  name: 'openai',
+  listKeys: ['messages'],
+  detect(items) {
+    return items.length > 0 && items.every(isOpenAiMessage);
+  },
+  normalize(input, noteTemplate): Normalized {
+    const callNames = new Map<string, string>();
+    const messages: Message[] = input.items.map((raw, k) => {
+      const item = checkMessage(input, k, raw);
+      const roleName = own(item, 'role') as string;
+      const role = ROLES[roleName] as Role;
+      const calls = own(item, 'tool_calls');
+      if (Array.isArray(calls)) {
+        for (const call of calls) {
+          const id = own(call, 'id');
+          const fn = own(call, 'function') ?? own(call, 'custom');
+          if (typeof id === 'string' && isRecord(fn) && typeof own(fn, 'name') === 'string') callNames.set(id, own(fn, 'name') as string);
+        }
+      }
+      let compaction: string | undefined;
+      if (role === 'user') {
+        const text = own(item, 'content');
+        if (typeof text === 'string' && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
+      }
+      const rawText = input.raws[k] as string;
+      const ids = role === 'tool' ? answeredIds(item) : [];
+      const legacyName = own(item, 'name');
+      const isFunction = roleName === 'function';
+      const content = (): Content => {
+        const value = parseJson(rawText);
+        const obj = isJsonObject(value) ? value : {};
+        if (role === 'tool') {
+          const { text, images, files } = resultParts(obj.content);
+          const name = isFunction
+            ? typeof legacyName === 'string' ? legacyName : ''
+            : (ids.map((id) => callNames.get(id)).find((n) => n !== undefined) ?? (typeof legacyName === 'string' ? legacyName : ''));
+          const result: ToolResult = { name, text, error: false, images, files };
+          return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
+        }
+        const { texts, images, files } = partsText(obj.content, '\n');
+        return { texts, toolCalls: role === 'assistant' ? callsOf(obj) : [], results: [], images, files };
+      };
+      return { role, compaction, content };
+    });
+    return { messages, itemsOf: messages.map((_, k) => [k]) };
+  },
+  makeNote({ text }) {
+    return { role: 'user', content: text };
+  },
+};

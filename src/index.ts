@@ -1,0 +1,14 @@
+/** swc as a library: the compaction core, the format adapters and the token counters. Nothing here prints. */
+export { analyze, compact, planCompaction, noteTemplate } from './core/compact.js';
+export type { CompactOptions, Group, GroupKind, Plan, Structure, Unchanged } from './core/compact.js';
+export { DEFAULT_NOTE_TEMPLATE, formatNote, isEarlierNoteText } from './core/note.js';
+export { renderMessage } from './core/render.js';
+export type { Content, Message, Rendered, Role, TokenCounter, ToolCall, ToolResult } from './core/types.js';
+export { createApproxCounter, createBpeCounter, createCounter, TOKENIZERS } from './tokens/index.js';
+export type { TokenizerName } from './tokens/index.js';
+export { FORMATS, findFormat } from './formats/registry.js';
+export type { FormatAdapter } from './formats/types.js';
+export { compactSource } from './pipeline.js';
+export type { FileOptions, FileResult } from './pipeline.js';
+export { decodeSource } from './io/source.js';
+export { InputError, UsageError } from './errors.js';

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs, unlinkSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Atomic file replacement: write a temporary file beside the target, flush it, give it the target's mode,
+ * rename it over the target. A reader (or a crash) sees the old file or the new one, never a mix.
+ */
+
+const pending = new Set<string>();
+let handlersInstalled = false;
+
+/** Removes temporary files still pending when the process is interrupted. */
+function installCleanup(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  const cleanup = (): void => {
+    for (const tmp of pending) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // already renamed or gone
+      }
+    }
+    pending.clear();
+  };
+  process.on('exit', cleanup);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      cleanup();
+      process.kill(process.pid, signal);
+    });
+  }
+}
+
+/**
+ * Replaces a file's content atomically. A symlink is followed: the file it points to is rewritten and the link stays.
+ * @param file the path to write
+ * @param data the new content
+ * @param modeFrom a file whose permission bits the new file gets (defaults to the target when it exists)
+ */
+export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?: string): Promise<void> {
+  installCleanup();
+  let target = file;
+  try {
+    target = await fs.realpath(file);
+  } catch {
+    // a new file: write where asked
+  }
+  let mode = 0o644;
+  try {
+    mode = (await fs.stat(modeFrom ?? target)).mode & 0o7777;
+  } catch {
+    // new file: default mode
+  }
+  const dir = path.dirname(target);
+  const tmp = path.join(dir, `.${path.basename(target)}.swc-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  pending.add(tmp);
+  try {
+    const handle = await fs.open(tmp, 'wx', mode);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.chmod(tmp, mode);
+    await fs.rename(tmp, target);
+    pending.delete(tmp);
+  } catch (error) {
+    pending.delete(tmp);
+    await fs.unlink(tmp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Reads all of standard input. */
+export async function readStdin(stream: NodeJS.ReadableStream = process.stdin): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks);
+}
+
+/** Explains a file-system error in plain words. */
+export function describeFsError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'ERR_FS_FILE_TOO_LARGE':
+      return 'the file is too large to read as one text (over 2 GiB)';
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}

@@ -1,0 +1,107 @@
+import { InputError } from '../errors.js';
+
+/** A decoded input file and the conventions its writer used, so output can follow them. */
+export interface SourceText {
+  readonly file: string;
+  /** The text without a byte-order mark. */
+  readonly text: string;
+  readonly bom: boolean;
+  readonly eol: '\n' | '\r\n';
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes a file's bytes as strict UTF-8 and refuses what no transcript can be: empty, whitespace only,
+ * invalid UTF-8, NUL bytes.
+ * @param bytes the file's content
+ * @param file its name, for errors
+ */
+export function decodeSource(bytes: Uint8Array, file: string): SourceText {
+  if (bytes.length === 0) throw new InputError('the file is empty', file);
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    const { line, column } = lineColumnOfByte(bytes, at);
+    throw new InputError(`invalid UTF-8 (byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at offset ${at})`, file, line, column);
+  }
+  const bom = text.charCodeAt(0) === 0xfeff;
+  if (bom) text = text.slice(1);
+  const nul = text.indexOf('\u0000');
+  if (nul !== -1) {
+    const { line, column } = lineColumn(text, nul);
+    throw new InputError('NUL byte in the file (is it binary?)', file, line, column);
+  }
+  if (text.trim() === '') throw new InputError('the file holds only whitespace', file);
+  const lf = text.indexOf('\n');
+  const eol = lf > 0 && text.charCodeAt(lf - 1) === 0x0d ? '\r\n' : '\n';
+  return { file, text, bom, eol };
+}
+
+/** 1-based line and column (in code points) of a string offset. */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  let column = 1;
+  for (let i = lineStart; i < offset; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xdc00 && c <= 0xdfff && i > lineStart) continue;
+    column++;
+  }
+  return { line, column };
+}
+
+function lineColumnOfByte(bytes: Uint8Array, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    if (bytes[i] === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/** Offset of the first byte that breaks UTF-8. */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i] as number;
+    let need: number;
+    let min: number;
+    if (b < 0x80) {
+      i++;
+      continue;
+    } else if (b >= 0xc2 && b <= 0xdf) {
+      need = 1;
+      min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      min = 0x10000;
+    } else return i;
+    let cp = b & (0x3f >> need);
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += need + 1;
+  }
+  return bytes.length;
+}
+
+/** Encodes output text, putting back a byte-order mark the input had. */
+export function encodeOutput(text: string, bom: boolean): Buffer {
+  return Buffer.from(bom ? `\ufeff${text}` : text, 'utf8');
+}
