@@ -1,0 +1,34 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = path.join(ROOT, 'bin/swc.js');
+export const SHARED_DATA = path.resolve(ROOT, '../shared/data');
+
+export interface CliRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI with NO_COLOR, as a user's shell would. */
+export function swc(args: readonly string[], options: { cwd?: string; input?: string | Buffer; env?: Record<string, string> } = {}): CliRun {
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    input: options.input,
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '', ...options.env },
+    encoding: 'utf8',
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A fresh temporary directory, optionally holding copies of some files. */
+export function tempDir(copies: readonly string[] = []): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swc-test-'));
+  for (const file of copies) cpSync(file, path.join(dir, path.basename(file)));
+  return dir;
+}
