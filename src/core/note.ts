@@ -25,29 +25,24 @@ export function matchesNoteTemplate(text: string, template: string): boolean {
   if (pieces.length === 1) return text === template;
   const first = pieces[0] as string;
   if (!text.startsWith(first)) return false;
-  // Each placeholder takes one or more digits; the literal pieces between them must follow exactly.
-  // Backtracking over digit runs is only needed when a literal piece itself starts with a digit.
-  return matchFrom(text, first.length, pieces, 1);
-}
-
-function matchFrom(text: string, pos: number, pieces: string[], k: number): boolean {
-  if (k === pieces.length) return pos === text.length;
-  const piece = pieces[k] as string;
-  let end = pos;
-  while (end < text.length && isAsciiDigit(text.charCodeAt(end))) end++;
-  for (let cut = end; cut > pos; cut--) {
-    if (text.startsWith(piece, cut) && matchFrom(text, cut + piece.length, pieces, k + 1)) return true;
-    if (!startsWithDigit(piece)) break;
+  // Each placeholder takes one or more digits. Track every position reachable after each literal piece, so
+  // runs of digits are split every possible way in linear work per piece (no exponential backtracking).
+  let reachable = new Set<number>([first.length]);
+  for (let k = 1; k < pieces.length && reachable.size > 0; k++) {
+    const piece = pieces[k] as string;
+    const next = new Set<number>();
+    for (const pos of reachable) {
+      for (let end = pos; end < text.length && isAsciiDigit(text.charCodeAt(end)); end++) {
+        if (text.startsWith(piece, end + 1)) next.add(end + 1 + piece.length);
+      }
+    }
+    reachable = next;
   }
-  return false;
+  return reachable.has(text.length);
 }
 
 function isAsciiDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
-}
-
-function startsWithDigit(s: string): boolean {
-  return s.length > 0 && isAsciiDigit(s.charCodeAt(0));
 }
 
 /**

@@ -370,6 +370,16 @@ describe('rule 9: nothing to remove', () => {
     expect(compact(messages, createFakeCounter(), { target: 30 })).toBeNull();
   });
 
+  it('still compacts when the note frees nothing, since something other than a note is removed', () => {
+    const messages = [system(), tool('orphan'), user('task'), assistant('answer')];
+    // budget 30 - 20 = 10 holds the step; the orphan goes and the note (also 10) takes its place.
+    const plan = planCompaction(messages, createFakeCounter(), { target: 30 });
+    expect(decide(messages, { target: 30 })).toEqual(changedTo([0, 2, 3], [1], 1, defaultNote(1)));
+    expect(plan.tokensAfter).toBe(40);
+    expect(plan.targetMet).toBe(false);
+    expect(plan.heldByMinKeepSteps).toBe(false);
+  });
+
   it('removes only earlier notes silently when no note is configured', () => {
     const messages = [system(), earlierNote(4), user('task'), assistant('answer')];
     expect(decide(messages, { target: 30, note: '' })).toEqual(changedTo([0, 2, 3], [1], null, null));

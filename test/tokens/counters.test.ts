@@ -97,7 +97,7 @@ const BPE_UNITS = [
   'a', 'Z', 'the', ' word', 'I', "'s", "'LL", ' ', '  ', '\t', '\n', '\n\n', '\r', '\r\n', '\u00a0', '\u3000',
   '.', ',', '!', '?', '/', '//', '\\', '-', '_', '"', "'", '(', ')', '{', '}', '[', ']', '<', '>', '|', ':', '*', '#',
   '0', '7', '123', '4567', '字', '語の', 'ア', '한국', '😀', '👍🏽', '🇫🇷', 'é', 'e\u0301', '\u0301', 'ß', 'Ω',
-  '<|endoftext|>', '<|im_start|>', '<|endofprompt|>',
+  '<|endoftext|>', '<|im_start|>', '<|endofprompt|>', '\u2028', '\u000b', '\u0085',
 ];
 
 /** A rendered message: it always starts with `[`, as `renderMessage` writes `[ROLE]` or `[tool:NAME]` first. */
