@@ -1,10 +1,15 @@
 import { planCompaction, noteTemplate, type Plan } from './core/compact.js';
-import type { TokenCounter } from './core/types.js';
+import { parseJson } from './core/json-value.js';
+import { renderArguments } from './core/python-json.js';
+import { renderMessage } from './core/render.js';
+import type { Message, Rendered, TokenCounter } from './core/types.js';
 import { InputError } from './errors.js';
 import { FORMATS, findFormat, formatNames } from './formats/registry.js';
-import type { FormatAdapter, Normalized } from './formats/types.js';
-import { readLayout, rebuild, type Layout, type Slot } from './io/layout.js';
-import { lineColumn, type SourceText } from './io/source.js';
+import { isRecord, own, type FormatAdapter, type Normalized } from './formats/types.js';
+import { arrayElements, findMember, objectMembers } from './io/json-layout.js';
+import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from './io/layout.js';
+import { positionOf } from './io/lines.js';
+import type { SourceText } from './io/source.js';
 
 /** Settings for compacting one file. */
 export interface FileOptions {
@@ -17,6 +22,19 @@ export interface FileOptions {
   readonly counter: TokenCounter;
   /** Count every group (dry runs, plans, reports). */
   readonly exhaustive?: boolean;
+  /** Thresholds of a context window instead of a fixed `target` (which is then ignored). */
+  readonly window?: WindowThresholds;
+  /** The key each record of a many-conversation file holds its conversation under, tried before the usual ones. */
+  readonly conversationKey?: string | undefined;
+}
+
+/**
+ * Compact a conversation only once its size, with the tool schemas of its container, reaches `trigger`
+ * tokens, and then to `target` tokens, the schemas' tokens coming off that target (like an agent's hook).
+ */
+export interface WindowThresholds {
+  readonly trigger: number;
+  readonly target: number;
 }
 
 /** One conversation of a file and its decision. */
@@ -24,6 +42,10 @@ export interface ConversationResult {
   readonly slot: Slot;
   readonly normalized: Normalized;
   readonly plan: Plan;
+  /** The target the plan was made against (with thresholds: the trigger or the target, less the tool schemas). */
+  readonly target: number;
+  /** Tokens the container's tool schemas add to the conversation (counted with thresholds only, else 0). */
+  readonly toolTokens: number;
 }
 
 /** The outcome for one file. */
@@ -35,6 +57,11 @@ export interface FileResult {
   readonly changed: boolean;
   /** The output text (without BOM; the writer puts it back). Equals the input text when unchanged. */
   readonly output: string;
+  /** Whether the file holds many conversations (a list of records, or one record per line). */
+  readonly records: boolean;
+  /** How many conversations the file holds, and how many of them changed. */
+  readonly conversationCount: number;
+  readonly changedConversations: number;
 }
 
 /** Picks the adapter: the one named, or the first whose shape matches every item. */
@@ -44,13 +71,29 @@ export function chooseFormat(slot: Slot, format: string | undefined, file: strin
     if (!named) throw new InputError(`unknown format "${format}" (choose one of: auto, ${formatNames().join(', ')})`, file);
     return named;
   }
-  const found = FORMATS.find((f) => f.listKeys.includes(slot.key ?? f.listKeys[0] ?? '') && f.detect(slot.items, slot.container));
+  // Formats that name the list's key are tried first; a format-specific key (`contents`, `input`) allows no
+  // other, a record's key (`messages`, `traj`, `history`, a --conversation-key) allows any.
+  const key = slot.key;
+  const detects = (f: FormatAdapter): boolean => f.detect(slot.items, slot.container);
+  const open = key === null || (CONVERSATION_KEYS as readonly string[]).includes(key) || !FORMATS.some((f) => f.listKeys.includes(key));
+  const found = (key === null ? undefined : FORMATS.find((f) => f.listKeys.includes(key) && detects(f))) ?? (open ? FORMATS.find(detects) : undefined);
   if (found) return found;
   if (slot.items.length === 0) return FORMATS.find((f) => f.listKeys.includes(slot.key ?? 'messages')) ?? (FORMATS[0] as FormatAdapter);
   throw new InputError(
-    `cannot tell the transcript format of ${slot.where} (${describeShape(slot.items[0])}); pass --format (${formatNames().join(', ')})`,
+    `cannot tell the transcript format of ${slot.where} (${describeShape(slot.items[0])}); pass --format (${formatNames().join(', ')})${recordHint(slot)}`,
     file,
   );
+}
+
+/** When the items look like records holding a list of objects under some key, names --conversation-key for it. */
+function recordHint(slot: Slot): string {
+  const item = slot.items[0];
+  if (slot.record !== undefined || !isRecord(item)) return '';
+  const key = Object.keys(item).find((k) => {
+    const value = own(item, k);
+    return Array.isArray(value) && value.length > 0 && value.every(isRecord);
+  });
+  return key === undefined ? '' : `, or --conversation-key ${JSON.stringify(key)} if each item is a record holding its conversation there`;
 }
 
 /** A short description of an item's shape, for the "cannot tell" error. */
@@ -70,8 +113,9 @@ export function normalizeSlot(source: SourceText, slot: Slot, adapter: FormatAda
       raws: slot.raws,
       container: slot.container,
       fail(item, reason): never {
-        const { line, column } = lineColumn(source.text, slot.offsets[item] ?? 0);
-        throw new InputError(`message ${item + 1}: ${reason}`, source.file, line, column);
+        const { line, column } = positionOf(source, slot.offsets[item] ?? 0);
+        const where = slot.record === undefined ? '' : `${slot.where}, `;
+        throw new InputError(`${where}message ${item + 1}: ${reason}`, source.file, line, column);
       },
     },
     template,
@@ -96,17 +140,24 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
       }
     }
   }
+  let noteValue: unknown =
+    plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: slot.items });
+  let edited: ReadonlyMap<number, string> | undefined;
+  if (adapter.finish !== undefined) {
+    // Formats whose items link to each other relink what was kept and chain the note in.
+    const done = adapter.finish({ items: slot.items, raws: slot.raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note: noteValue });
+    if (done.note !== undefined) noteValue = done.note;
+    edited = done.raws;
+  }
   const parts: string[] = [];
   let noteWritten = plan.noteText === null;
   const note = (): void => {
-    parts.push(
-      slot.writeItem(adapter.makeNote({ text: plan.noteText as string, removed: plan.removedCount, kept: plan.keptCount, items: slot.items })),
-    );
+    parts.push(slot.writeItem(noteValue));
     noteWritten = true;
   };
   for (const item of order) {
     if (!noteWritten && item >= noteBefore) note();
-    parts.push(slot.raws[item] as string);
+    parts.push(edited?.get(item) ?? (slot.raws[item] as string));
   }
   if (!noteWritten) note();
   return slot.write(parts);
@@ -119,24 +170,123 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
  * @returns decisions and the output text
  */
 export function compactSource(source: SourceText, options: FileOptions): FileResult {
-  const layout = readLayout(source);
+  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey });
   const template = noteTemplate(options.note);
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
-  let format = '';
+  const formats: string[] = [];
+  let previous: FormatAdapter | null = null;
   for (const slot of layout.slots) {
-    const adapter = chooseFormat(slot, options.format, source.file);
-    format = adapter.name;
+    // An empty conversation among records takes the format of the record before it.
+    const adapter: FormatAdapter = slot.items.length === 0 && previous !== null ? previous : chooseFormat(slot, options.format, source.file);
+    previous = adapter;
+    if (!formats.includes(adapter.name)) formats.push(adapter.name);
     const normalized = normalizeSlot(source, slot, adapter, template);
-    const plan = planCompaction(normalized.messages, options.counter, {
-      target: options.target,
-      minKeepSteps: options.minKeepSteps,
-      note: template,
-      exhaustive: options.exhaustive,
-    });
-    conversations.push({ slot, normalized, plan });
+    const decided = options.window
+      ? planAgainstWindow(source, layout, slot, normalized.messages, options, options.window, template)
+      : {
+          plan: planCompaction(normalized.messages, options.counter, {
+            target: options.target,
+            minKeepSteps: options.minKeepSteps,
+            note: template,
+            exhaustive: options.exhaustive,
+          }),
+          target: options.target,
+          toolTokens: 0,
+        };
+    const { plan } = decided;
+    conversations.push({ slot, normalized, ...decided });
     if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan));
   }
   const changed = replacements.size > 0;
-  return { file: source.file, format, layout, conversations, changed, output: changed ? rebuild(layout, replacements) : source.text };
+  const rebuilt = changed ? rebuild(layout, replacements) : null;
+  return {
+    file: source.file,
+    format: formats.join(', '),
+    layout,
+    conversations,
+    changed,
+    // A getter: an unchanged file held as lines has its text built only if the output is read.
+    get output(): string {
+      return rebuilt ?? source.text;
+    },
+    records: layout.slots.some((s) => s.record !== undefined),
+    conversationCount: conversations.length,
+    changedConversations: replacements.size,
+  };
+}
+
+/**
+ * Plans a conversation against window thresholds. A first plan against the trigger tells whether it is
+ * reached; only then a second one aims at the target, reusing every count of the first.
+ */
+function planAgainstWindow(
+  source: SourceText,
+  layout: Layout,
+  slot: Slot,
+  messages: readonly Message[],
+  options: FileOptions,
+  window: WindowThresholds,
+  template: string | null,
+): { plan: Plan; target: number; toolTokens: number } {
+  const counter = sharingCounter(options.counter);
+  const tools = toolsText(source, layout, slot);
+  let toolTokens = 0;
+  if (tools !== null) {
+    // Haystack appends the schemas to the conversation's text: they cost what they add after its last message.
+    const toolsRendered: Rendered = { text: tools, images: 0, files: 0 };
+    const last = messages.length > 0 ? renderMessage(messages[messages.length - 1] as Message) : null;
+    toolTokens = last === null ? counter.measure([toolsRendered]) : counter.measure([last, toolsRendered]) - counter.measure([last]);
+  }
+  const settings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive };
+  // Below the trigger means a size of at most trigger - 1 tokens.
+  const gate = Math.max(window.trigger - 1 - toolTokens, 0);
+  const below = planCompaction(messages, counter, { ...settings, target: gate });
+  if (below.unchanged === 'fits') return { plan: below, target: gate, toolTokens };
+  const target = Math.max(window.target - toolTokens, 0);
+  return { plan: planCompaction(messages, counter, { ...settings, target }), target, toolTokens };
+}
+
+/** A counter that passes one object per distinct text to `inner`, whose per-object caches then serve a second plan. */
+function sharingCounter(inner: TokenCounter): TokenCounter {
+  const seen = new Map<string, Rendered>();
+  const canonical = (r: Rendered): Rendered => {
+    const known = seen.get(r.text);
+    if (known === undefined) {
+      seen.set(r.text, r);
+      return r;
+    }
+    return known.images === r.images && known.files === r.files ? known : r;
+  };
+  return { name: inner.name, measure: (messages, limit) => inner.measure(messages.map(canonical), limit) };
+}
+
+/**
+ * The `tools` of a slot's container as Haystack measures them, `json.dumps(tools, sort_keys=True)`, written
+ * from a lossless parse of the file's own text (numbers keep their lexeme), or null when there are none.
+ */
+export function toolsText(source: SourceText, layout: Layout, slot: Slot): string | null {
+  if (slot.container === null || !isRecord(slot.container)) return null;
+  const tools = own(slot.container, 'tools');
+  if (!Array.isArray(tools) || tools.length === 0) return null;
+  const text = source.text;
+  // Walk down from the value that holds the slot (the file, or its line) to the object whose member is the list.
+  let pos = layout.framing === 'jsonl' ? text.lastIndexOf('\n', slot.region.start) + 1 : 0;
+  while (pos < text.length && /\s/.test(text.charAt(pos))) pos++;
+  for (;;) {
+    const c = text.charCodeAt(pos);
+    let inner: { start: number; end: number } | undefined;
+    if (c === 0x7b) {
+      const { members } = objectMembers(text, pos);
+      if (members.some((m) => m.value.start === slot.region.start)) {
+        const member = findMember(members, 'tools');
+        return member === undefined ? null : renderArguments(parseJson(text, member.value.start, member.value.end));
+      }
+      inner = members.map((m) => m.value).find((v) => v.start <= slot.region.start && slot.region.start < v.end);
+    } else if (c === 0x5b) {
+      inner = arrayElements(text, pos).elements.find((v) => v.start <= slot.region.start && slot.region.start < v.end);
+    }
+    if (inner === undefined || inner.start === pos) return null;
+    pos = inner.start;
+  }
 }

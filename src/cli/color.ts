@@ -3,7 +3,8 @@ import type { OutStream } from './io.js';
 
 /**
  * Colour for one stream: on when the stream is a terminal or FORCE_COLOR asks for it; off with NO_COLOR,
- * --no-color, FORCE_COLOR=0, or when piped.
+ * --no-color, FORCE_COLOR=0, or when piped. `flag` is commander's `color` value: only `false` (--no-color) counts,
+ * since commander defaults it to true.
  */
 export function colorFor(stream: OutStream, env: Readonly<Record<string, string | undefined>>, flag: boolean | undefined): ChalkInstance {
   return new Chalk({ level: colorLevel(stream, env, flag) });
@@ -23,7 +24,6 @@ export function colorLevel(
     if (force === '3') return 3;
     return 1;
   }
-  if (flag === true) return 1;
   if (!stream.isTTY) return 0;
   if (env.TERM === 'dumb') return 0;
   const colorterm = env.COLORTERM ?? '';

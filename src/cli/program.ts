@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import { isKnownError, UsageError } from '../errors.js';
 import { formatNames } from '../formats/registry.js';
 import { TOKENIZERS } from '../tokens/index.js';
-import { resolveSettings, runCompact, type CompactFlags } from './compact.js';
+import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, resolveSettings, runCompact, type CompactFlags } from './compact.js';
+import { runInspect, type InspectFlags } from './inspect.js';
 import type { CliIo } from './io.js';
 
 const require = createRequire(import.meta.url);
@@ -38,15 +39,28 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   program
     .command('compact')
     .description('compact transcripts to a token target, writing them in the format they came in')
-    .argument('<inputs...>', 'transcript files (JSON or JSONL), or - for standard input')
-    .option('-t, --target <tokens>', 'the token budget to compact to (required)')
+    .argument('<inputs...>', "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input")
+    .option('-t, --target <tokens>', 'the token budget to compact to (required, unless --context-window)')
+    .option('--context-window <tokens>', 'compact by thresholds of this context window instead of a fixed --target')
+    .option('--compact-at <fraction>', `with --context-window: compact files whose size reaches this share of it (default ${DEFAULT_COMPACT_AT})`)
+    .option('--compact-to <fraction>', `with --context-window: compact them to this share of it (default ${DEFAULT_COMPACT_TO})`)
     .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept', '1')
     .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
     .option('--no-note', 'remove silently, without an omission note')
     .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base'))
     .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto'))
+    .option('--conversation-key <key>', 'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)')
     .option('-o, --output <file>', 'write the result here (- for stdout, the default)')
     .option('--in-place', 'rewrite each input file atomically (only when it changes)')
+    .option('--out-dir <dir>', 'write every result (compacted or copied unchanged) under this directory, mirroring the inputs')
+    .option('--base <dir>', 'the directory paths are mirrored and sharded from (default: the common base of the inputs)')
+    .option('--check', 'write nothing; list the files that would be compacted and exit 1 if there are any')
+    .option('--dry-run', 'write nothing; print a diff of what would be removed, per file')
+    .option('--json', 'print the plan (with --dry-run, to stdout instead of the diff) or, for many files, a report of every file (to stderr)')
+    .option('--report <file>', 'write that JSON report to a file instead')
+    .option('--ignore <pattern>', 'leave out files matching this glob pattern (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
+    .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
     .option('-q, --quiet', 'print nothing but errors')
     .option('--no-color', 'never use colour')
     .option('--debug', 'show stack traces for unexpected errors')
@@ -54,6 +68,20 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       debug = flags.debug === true;
       const settings = resolveSettings(inputs, flags);
       code = await runCompact(settings, io, err);
+    });
+
+  program
+    .command('inspect')
+    .description('show the structure and token cost of transcripts and the problems a provider would reject them for')
+    .argument('<inputs...>', 'transcript files (JSON or JSONL), or - for standard input')
+    .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base'))
+    .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto'))
+    .option('--json', 'print the same as JSON (one document per file)')
+    .option('--no-color', 'never use colour')
+    .option('--debug', 'show stack traces for unexpected errors')
+    .action(async (inputs: string[], flags: InspectFlags) => {
+      debug = flags.debug === true;
+      code = await runInspect(inputs, flags, io, err);
     });
 
   try {
@@ -65,7 +93,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     }
     if (isKnownError(error)) {
       err(`swc: ${error instanceof UsageError ? 'error: ' : ''}${error.message}`);
-      if (error instanceof UsageError) err("Run 'swc compact --help' for usage.");
+      if (error instanceof UsageError) {
+        const command = program.commands.find((c) => argv.includes(c.name()));
+        err(`Run 'swc ${command ? `${command.name()} ` : ''}--help' for usage.`);
+      }
       return EXIT.error;
     }
     err(`swc: unexpected error: ${error instanceof Error ? error.message : String(error)}`);

@@ -152,15 +152,39 @@ class Meter {
 
   measure(indices: readonly number[], limit?: number): number {
     if (indices.length === 0) return 0;
-    return this.counter.measure(
-      indices.map((i) => this.render(i)),
-      limit,
-    );
+    return this.counter.measure(this.lazyList(indices), limit);
+  }
+
+  /**
+   * The rendered messages at these indices as a list that renders an element only when it is read: a counter
+   * that stops at its limit never renders (or parses) the older messages it did not reach.
+   */
+  private lazyList(indices: readonly number[]): readonly Rendered[] {
+    const n = indices.length;
+    // Filled (not holey), so `in`, map and the like see every element; `get` hands out the rendered value.
+    const slots = new Array<Rendered | undefined>(n).fill(undefined);
+    return new Proxy(slots as Rendered[], {
+      get: (target, key, receiver) => {
+        if (typeof key === 'string') {
+          const k = arrayIndex(key);
+          if (k !== -1 && k < n) return this.render(indices[k] as number);
+        }
+        return Reflect.get(target, key, receiver);
+      },
+    });
   }
 
   measureRendered(items: readonly Rendered[]): number {
     return items.length === 0 ? 0 : this.counter.measure(items);
   }
+}
+
+/** The array index a property key names, or -1 (only canonical whole numbers like "0" and "17" do). */
+function arrayIndex(key: string): number {
+  const c = key.charCodeAt(0);
+  if (c < 0x30 || c > 0x39) return -1;
+  const k = Number(key);
+  return Number.isInteger(k) && String(k) === key ? k : -1;
 }
 
 /** Total weight of the messages at these indices. */
@@ -184,13 +208,15 @@ function firstGroupToKeep(
   meter: Meter,
   groups: ReadonlyArray<readonly number[]>,
   available: number,
+  exhaustive: boolean,
 ): { first: number; counts: Map<number, number> } {
   const counts = new Map<number, number>();
   let first = groups.length;
   while (first > 0) {
     const g = groups[first - 1] as readonly number[];
-    // Counting may stop just past what is left: a group that passes it is not kept either way.
-    const tokens = meter.measure(g, Math.max(available, 0));
+    // Counting may stop just past what is left (a group that passes it is not kept either way), unless every
+    // count is wanted exactly, for a plan or a dry run.
+    const tokens = meter.measure(g, exhaustive ? undefined : Math.max(available, 0));
     if (tokens > available) {
       counts.set(first - 1, tokens);
       break;
@@ -242,12 +268,12 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   let heldByMinKeepSteps = false;
   if (stepsTokens > budget) {
     firstTurn = turnGroups.length;
-    const r = firstGroupToKeep(meter, stepGroups, budget);
+    const r = firstGroupToKeep(meter, stepGroups, budget, exhaustive);
     stepCounts = r.counts;
     firstStep = Math.min(r.first, Math.max(stepGroups.length - minKeepSteps, 0));
     heldByMinKeepSteps = firstStep < r.first;
   } else {
-    const r = firstGroupToKeep(meter, turnGroups, budget - stepsTokens);
+    const r = firstGroupToKeep(meter, turnGroups, budget - stepsTokens, exhaustive);
     turnCounts = r.counts;
     firstTurn = r.first;
     firstStep = 0;

@@ -2,7 +2,7 @@ import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../cor
 import { renderArguments } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type Pairing } from './types.js';
 
 /** Haystack `ChatMessage.to_dict()`: `{role, meta, name, content: [parts]}`. */
 
@@ -74,6 +74,39 @@ function contentOf(value: JsonValue): Content {
   return { texts, toolCalls, results, images, files };
 }
 
+/** A ToolCall dict's id and name (the `origin` of a result is a copy of its call). */
+function callIdentity(call: Record<string, unknown>): { id: string | null; name: string } {
+  const id = own(call, 'id');
+  const name = own(call, 'tool_name');
+  return { id: typeof id === 'string' ? id : null, name: typeof name === 'string' ? name : '' };
+}
+
+/** Tool calls and results with their ids, and items of no known role, for `swc inspect`. */
+function haystackPairing(input: ConversationInput): Pairing {
+  const calls: { item: number; id: string | null; name: string }[] = [];
+  const results: { item: number; id: string | null; name: string }[] = [];
+  const unknownRoles: { item: number; role: string | null }[] = [];
+  input.items.forEach((item, k) => {
+    const role = isRecord(item) ? own(item, 'role') : undefined;
+    if (!isRecord(item) || typeof role !== 'string' || !ROLES.has(role)) {
+      unknownRoles.push({ item: k, role: typeof role === 'string' ? role : null });
+      return;
+    }
+    const parts = own(item, 'content');
+    for (const part of Array.isArray(parts) ? parts : []) {
+      if (!isRecord(part)) continue;
+      const call = own(part, 'tool_call');
+      const result = own(part, 'tool_call_result');
+      if (isRecord(call)) calls.push({ item: k, ...callIdentity(call) });
+      else if (isRecord(result)) {
+        const origin = own(result, 'origin');
+        results.push({ item: k, ...(isRecord(origin) ? callIdentity(origin) : { id: null, name: '' }) });
+      }
+    }
+  });
+  return { calls, results, unknownRoles };
+}
+
 export const haystack: FormatAdapter = {
   name: 'haystack',
   listKeys: ['messages'],
@@ -103,4 +136,5 @@ export const haystack: FormatAdapter = {
       content: [{ text }],
     };
   },
+  pairing: haystackPairing,
 };

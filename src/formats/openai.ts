@@ -3,7 +3,7 @@ import { isEarlierNoteText } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { SLIDING_WINDOW } from '../core/types.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type Pairing } from './types.js';
 
 /** OpenAI Chat Completions messages (and OpenAI-compatible logs such as SWE-agent and tau-bench). */
 
@@ -116,7 +116,7 @@ function checkMessage(input: ConversationInput, k: number, item: unknown): Recor
   if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
   const role = own(item, 'role');
   if (role === undefined) input.fail(k, 'message has no "role"');
-  if (typeof role !== 'string' || !(role in ROLES)) input.fail(k, `unknown role ${JSON.stringify(role)} (expected system, developer, user, assistant, tool or function)`);
+  if (typeof role !== 'string' || !Object.prototype.hasOwnProperty.call(ROLES, role)) input.fail(k, `unknown role ${JSON.stringify(role)} (expected system, developer, user, assistant, tool or function)`);
   const content = own(item, 'content');
   if (!(content === undefined || content === null || typeof content === 'string' || Array.isArray(content))) {
     input.fail(k, `"content" must be a string, null or a list of parts, found ${describe(content)}`);
@@ -135,6 +135,38 @@ export function describe(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   if (typeof value === 'string') return 'a string';
   return `a ${typeof value}`;
+}
+
+/** Tool calls and results with their ids, and items of no known role, for `swc inspect`. */
+function openaiPairing(input: ConversationInput): Pairing {
+  const calls: { item: number; id: string | null; name: string }[] = [];
+  const results: { item: number; id: string | null; name: string }[] = [];
+  const unknownRoles: { item: number; role: string | null }[] = [];
+  input.items.forEach((item, k) => {
+    const role = isRecord(item) ? own(item, 'role') : undefined;
+    if (!isRecord(item) || typeof role !== 'string' || !Object.prototype.hasOwnProperty.call(ROLES, role)) {
+      unknownRoles.push({ item: k, role: typeof role === 'string' ? role : null });
+      return;
+    }
+    const legacyName = typeof own(item, 'name') === 'string' ? (own(item, 'name') as string) : '';
+    if (ROLES[role] === 'assistant') {
+      const list = own(item, 'tool_calls');
+      for (const call of Array.isArray(list) ? list : []) {
+        if (!isRecord(call)) continue;
+        const fn = own(call, 'function') ?? own(call, 'custom');
+        const id = own(call, 'id');
+        const name = isRecord(fn) ? own(fn, 'name') : undefined;
+        calls.push({ item: k, id: typeof id === 'string' ? id : null, name: typeof name === 'string' ? name : '' });
+      }
+      const legacy = own(item, 'function_call');
+      if (isRecord(legacy)) calls.push({ item: k, id: null, name: typeof own(legacy, 'name') === 'string' ? (own(legacy, 'name') as string) : '' });
+    } else if (ROLES[role] === 'tool') {
+      const ids = role === 'function' ? [] : answeredIds(item);
+      if (ids.length === 0) results.push({ item: k, id: null, name: legacyName });
+      for (const id of ids) results.push({ item: k, id, name: legacyName });
+    }
+  });
+  return { calls, results, unknownRoles };
 }
 
 export const openai: FormatAdapter = {
@@ -187,4 +219,5 @@ export const openai: FormatAdapter = {
   makeNote({ text }) {
     return { role: 'user', content: text };
   },
+  pairing: openaiPairing,
 };

@@ -1,12 +1,32 @@
+import { anthropic } from './anthropic.js';
+import { claudeCode } from './claude-code.js';
+import { gemini } from './gemini.js';
 import { haystack } from './haystack.js';
+import { langchain } from './langchain.js';
 import { openai } from './openai.js';
+import { responses } from './responses.js';
+import { sharegpt } from './sharegpt.js';
 import type { FormatAdapter } from './types.js';
 
 /**
  * Every format, in the order auto-detection tries them (more specific shapes first).
  * Adding a format means adding it here.
  */
-export const FORMATS: readonly FormatAdapter[] = [haystack, openai];
+export const FORMATS: readonly FormatAdapter[] = [
+  haystack,
+  // Session logs, LangChain dicts and ShareGPT rows have shapes of their own (an event `type` with a `message`,
+  // `{type, data}` / `{lc, kwargs}`, `from`/`value` or `{type, value}` parts): they go before the role-based formats.
+  claudeCode,
+  langchain,
+  sharegpt,
+  gemini,
+  // Anthropic messages can look like OpenAI chat ones: Anthropic claims a list only when a block type or a
+  // request key of its own is present. Plain `{role, content}` messages are OpenAI's; Responses gets what
+  // OpenAI refuses (items such as `function_call` and `reasoning`), and every list under `input`.
+  anthropic,
+  openai,
+  responses,
+];
 
 /** The names `--format` accepts. */
 export function formatNames(): string[] {

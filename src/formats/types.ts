@@ -31,6 +31,27 @@ export interface NoteRequest {
   readonly items: readonly unknown[];
 }
 
+/** What was decided for a list whose kept items refer to each other by id (Claude Code's `parentUuid` chain). */
+export interface FinishRequest {
+  /** The parsed items and their exact text, as the adapter received them. */
+  readonly items: readonly unknown[];
+  readonly raws: readonly string[];
+  /** The indices of the items kept, ascending. */
+  readonly kept: readonly number[];
+  /** The item index the note is written before (Infinity: after the last kept item), or null without a note. */
+  readonly noteBefore: number | null;
+  /** The note as `makeNote` built it, or null without a note. */
+  readonly note: unknown;
+}
+
+/** What an adapter changes after the decision so references stay valid; everything else is written as it came. */
+export interface Finished {
+  /** New text for some kept items, by item index (only references inside them may differ). */
+  readonly raws?: ReadonlyMap<number, string>;
+  /** The note to write instead of the one `makeNote` built. */
+  readonly note?: unknown;
+}
+
 /** A transcript format: recognises its items, normalizes them, and writes its note. Adapters never decide. */
 export interface FormatAdapter {
   readonly name: string;
@@ -42,6 +63,45 @@ export interface FormatAdapter {
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized;
   /** The note as a value of this format. */
   makeNote(request: NoteRequest): unknown;
+  /**
+   * Optional: relinks kept items whose references pointed at removed ones and places the note in the chain.
+   * Formats whose items do not refer to each other leave it out.
+   */
+  finish?(request: FinishRequest): Finished;
+  /**
+   * Optional, for `swc inspect`: the tool calls and results of the items with their call ids, and the items
+   * whose role the format does not know. Reads the items only (it runs before, and without, `normalize`).
+   */
+  pairing?(input: ConversationInput): Pairing;
+}
+
+/** One tool call as `pairing` reports it. */
+export interface PairedCall {
+  /** The item (index into `input.items`) that holds the call. */
+  readonly item: number;
+  /** The call id, or null when the format or the item gives none (then calls and results pair by tool name, in order). */
+  readonly id: string | null;
+  readonly name: string;
+}
+
+/** One tool result as `pairing` reports it: one entry per call it answers. */
+export interface PairedResult {
+  readonly item: number;
+  /** The id of the call it answers, or null when it names none. */
+  readonly id: string | null;
+  /** The tool's name when the result says it (used to pair results without ids), else ''. */
+  readonly name: string;
+}
+
+/** What `pairing` finds in a conversation's items. */
+export interface Pairing {
+  /** In item order; within one item, in the order they appear. */
+  readonly calls: readonly PairedCall[];
+  readonly results: readonly PairedResult[];
+  /** Items that are not messages of a role this format knows (`normalize` would refuse them); role null when there is none. */
+  readonly unknownRoles?: readonly { readonly item: number; readonly role: string | null }[];
+  /** Other problems a provider would reject, each at an item. */
+  readonly problems?: readonly { readonly item: number; readonly text: string }[];
 }
 
 /** A plain-object guard that does not trust prototypes. */

@@ -1,4 +1,4 @@
-import { JsonSyntaxError, describeChar, readNumberEnd, skipWhitespace } from '../core/json-value.js';
+import { JsonSyntaxError, describeChar, parseJson, readNumberEnd, skipWhitespace } from '../core/json-value.js';
 
 /**
  * Finds where values start and end in JSON text without building them, so kept items can be copied from the
@@ -20,7 +20,7 @@ function skipString(text: string, pos: number, end: number): number {
   let i = pos + 1;
   for (;;) {
     const q = text.indexOf('"', i);
-    if (q === -1 || q >= end) throw new JsonSyntaxError('unterminated string', pos);
+    if (q === -1 || q >= end) throw new JsonSyntaxError(`unterminated string${end === text.length ? ' (the file ends inside it: truncated?)' : ''}`, pos);
     // Count the backslashes right before the quote: an odd number escapes it.
     let b = q - 1;
     while (b > pos && text.charCodeAt(b) === 0x5c) b--;
@@ -141,15 +141,27 @@ export function findMember(members: readonly Member[], key: string): Member | un
  * with an offset in `text`.
  */
 export function parseSlice(text: string, span: Span): unknown {
-  const slice = text.slice(span.start, span.end);
   try {
-    return JSON.parse(slice);
+    return JSON.parse(text.slice(span.start, span.end));
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const m = /at position (\d+)/.exec(message);
-    const offset = span.start + (m ? Number(m[1]) : slice.length);
-    throw new JsonSyntaxError(plainJsonMessage(message), offset);
+    throw explainJsonError(text, span, error);
   }
+}
+
+/**
+ * Says why JSON.parse refused a slice, in swc's own words: the slice is parsed again with swc's parser, so the
+ * message and its offset are the same on every Node version (V8's wording changes, and some of it echoes input).
+ * @param error what JSON.parse threw, used only if swc's parser finds nothing wrong
+ * @returns a JsonSyntaxError with an offset in `text`
+ */
+export function explainJsonError(text: string, span: Span, error: unknown): JsonSyntaxError {
+  try {
+    parseJson(text, span.start, span.end);
+  } catch (found) {
+    if (found instanceof JsonSyntaxError) return found;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new JsonSyntaxError(plainJsonMessage(message), span.start);
 }
 
 /** V8's messages without the position suffix and the echoed input. */

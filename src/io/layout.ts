@@ -1,7 +1,8 @@
 import { JsonSyntaxError, skipWhitespace } from '../core/json-value.js';
 import { InputError } from '../errors.js';
-import { arrayElements, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
+import { arrayElements, explainJsonError, findMember, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
 import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
+import { forEachLine, isLineSource, textLength } from './lines.js';
 import { lineColumn, type SourceText } from './source.js';
 
 /**
@@ -29,6 +30,8 @@ export interface Slot {
   writeItem(value: unknown): string;
   /** The region of the file this slot's text replaces. */
   readonly region: Span;
+  /** For files of many conversations: the record (array element or line) this list belongs to, 0-based. */
+  readonly record?: number;
 }
 
 export interface Layout {
@@ -37,8 +40,23 @@ export interface Layout {
   readonly slots: readonly Slot[];
 }
 
-/** Keys under which request bodies keep their message list. */
-export const LIST_KEYS = ['messages', 'input', 'contents'] as const;
+/** Keys under which request bodies keep their message list (`events`: an ADK session's events holding Gemini contents). */
+export const LIST_KEYS = ['messages', 'input', 'contents', 'events'] as const;
+
+/** Keys under which a record (dataset row, trajectory, archive entry) holds its conversation, in order of preference. */
+export const CONVERSATION_KEYS = ['messages', 'conversations', 'traj', 'history'] as const;
+
+/** How to find the conversations in a file. */
+export interface LayoutOptions {
+  /** A key to look for each conversation under before the usual ones (`--conversation-key`). */
+  readonly conversationKey?: string | undefined;
+}
+
+/** The keys to try for a record's conversation: the one named first, then the usual ones. */
+function conversationKeys(options: LayoutOptions): string[] {
+  const named = options.conversationKey;
+  return named === undefined ? [...CONVERSATION_KEYS] : [named, ...CONVERSATION_KEYS.filter((k) => k !== named)];
+}
 
 /** Converts a syntax error at an offset into an InputError with line and column. */
 export function syntaxError(source: SourceText, error: JsonSyntaxError, prefix = 'invalid JSON: '): InputError {
@@ -46,11 +64,25 @@ export function syntaxError(source: SourceText, error: JsonSyntaxError, prefix =
   return new InputError(`${prefix}${error.message}`, source.file, line, column);
 }
 
+/** The error for a JSONL line JSON.parse refused: which line, the column, and why in swc's own words. */
+function jsonlLineError(source: SourceText, lineNo: number, body: string, error: unknown): InputError {
+  // Explained from the line alone, so a file held as lines never has its whole text built.
+  const found = explainJsonError(body, { start: 0, end: body.length }, error);
+  const reason =
+    found.offset >= body.length
+      ? 'the line ends inside a JSON value (truncated, or one value spread over several lines?)'
+      : found.message;
+  const column = lineColumn(body, Math.min(found.offset, body.length)).column;
+  return new InputError(`line ${lineNo} is not valid JSON: ${reason}`, source.file, lineNo, column);
+}
+
 /** Decides JSON or JSONL: by extension when it says, else by whether the first value ends the file. */
 export function detectFraming(source: SourceText): Framing {
   const lower = source.file.toLowerCase();
   if (lower.endsWith('.jsonl') || lower.endsWith('.ndjson')) return 'jsonl';
   if (lower.endsWith('.json')) return 'json';
+  // Held as lines only when its first lines showed JSONL by the rule below.
+  if (isLineSource(source)) return 'jsonl';
   const text = source.text;
   const start = skipWhitespace(text, 0);
   const firstLineEnd = text.indexOf('\n', start);
@@ -70,9 +102,9 @@ export function detectFraming(source: SourceText): Framing {
  * Lays out a file as JSON or JSONL.
  * @throws InputError for syntax errors, with line and column
  */
-export function readLayout(source: SourceText, framing: Framing = detectFraming(source)): Layout {
+export function readLayout(source: SourceText, framing: Framing = detectFraming(source), options: LayoutOptions = {}): Layout {
   try {
-    return framing === 'jsonl' ? jsonlLayout(source) : jsonLayout(source);
+    return framing === 'jsonl' ? jsonlLayout(source, options) : jsonLayout(source, options);
   } catch (error) {
     if (error instanceof JsonSyntaxError) throw syntaxError(source, error);
     throw error;
@@ -136,22 +168,78 @@ export function parseMembers(text: string, members: readonly Member[], skip: str
   return out;
 }
 
-function jsonLayout(source: SourceText): Layout {
+/** The member of the object at `pos` that holds a conversation list under one of `keys`, or null. */
+function conversationMember(text: string, pos: number, keys: readonly string[]): { members: Member[]; member: Member } | null {
+  if (text.charCodeAt(pos) !== 0x7b) return null;
+  const { members } = objectMembers(text, pos);
+  for (const key of keys) {
+    const member = findMember(members, key);
+    if (member !== undefined && text.charCodeAt(member.value.start) === 0x5b) return { members, member };
+  }
+  return null;
+}
+
+/**
+ * Whether the list at `arrayStart` is a list of records rather than of messages: its first element is an
+ * object holding, under a conversation key, a list that is empty or starts with an object. Only the first
+ * element is looked at, so a long message list costs nothing extra.
+ */
+function isRecordList(text: string, arrayStart: number, keys: readonly string[]): boolean {
+  const first = skipWhitespace(text, arrayStart + 1);
+  const found = conversationMember(text, first, keys);
+  if (found === null) return false;
+  const inner = skipWhitespace(text, found.member.value.start + 1);
+  const c = text.charCodeAt(inner);
+  return c === 0x7b || c === 0x5d;
+}
+
+/**
+ * One slot for the conversation of the record at `pos`; every other member of the record is left as it is.
+ * @throws InputError when the record is not an object holding a list under one of `keys`
+ */
+function recordSlot(source: SourceText, pos: number, keys: readonly string[], record: number, label: string): Slot {
+  const text = source.text;
+  const found = conversationMember(text, pos, keys);
+  if (found === null) {
+    if (text.charCodeAt(pos) === 0x7b) parseSlice(text, { start: pos, end: skipValue(text, pos) });
+    const what = text.charCodeAt(pos) === 0x7b ? 'holds no conversation' : 'is not an object';
+    throw new InputError(
+      `${label} ${what}: expected a list under ${keys.map((k) => `"${k}"`).join(', ')} (as in the first record; --conversation-key names another key)`,
+      source.file,
+      ...lineCol(source, pos),
+    );
+  }
+  const { members, member } = found;
+  const container = parseMembers(text, members, member.key);
+  return { ...arraySlot(source, member.value.start, `${label} "${member.key}"`, container, member.key), record };
+}
+
+/** One slot per record of the top-level list at `arrayStart`. */
+function recordListSlots(source: SourceText, arrayStart: number, keys: readonly string[]): Slot[] {
+  const { elements } = arrayElements(source.text, arrayStart);
+  return elements.map((e, k) => recordSlot(source, e.start, keys, k, `record ${k + 1}`));
+}
+
+function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
   const text = source.text;
   const start = skipWhitespace(text, 0);
   const end = skipValue(text, start);
   const rest = skipWhitespace(text, end);
   if (rest < text.length) throw new JsonSyntaxError('unexpected data after the JSON value (trailing garbage, or JSONL saved as .json?)', rest);
   const c = text.charCodeAt(start);
-  if (c === 0x5b) return { framing: 'json', source, slots: [arraySlot(source, start, 'the top-level list', null, null)] };
+  const recordKeys = conversationKeys(options);
+  if (c === 0x5b) {
+    if (isRecordList(text, start, recordKeys)) return { framing: 'json', source, slots: recordListSlots(source, start, recordKeys) };
+    return { framing: 'json', source, slots: [arraySlot(source, start, 'the top-level list', null, null)] };
+  }
   if (c !== 0x7b) {
     parseSlice(text, { start, end });
     throw new InputError('expected a list of messages or an object holding one, found a single value', source.file, ...lineCol(source, start));
   }
   const { members } = objectMembers(text, start);
-  for (const key of LIST_KEYS) {
-    let member: Member | undefined;
-    for (let k = members.length - 1; k >= 0 && member === undefined; k--) if (members[k]?.key === key) member = members[k];
+  const objectKeys = [...new Set([...(options.conversationKey === undefined ? [] : [options.conversationKey]), ...LIST_KEYS, ...CONVERSATION_KEYS])];
+  for (const key of objectKeys) {
+    const member = findMember(members, key);
     if (member === undefined) continue;
     const container = parseMembers(text, members, key);
     if (text.charCodeAt(member.value.start) === 0x5b) return { framing: 'json', source, slots: [arraySlot(source, member.value.start, `"${key}"`, container, key)] };
@@ -163,7 +251,7 @@ function jsonLayout(source: SourceText): Layout {
   parseSlice(text, { start, end });
   const keys = members.map((m) => m.key).slice(0, 8).join(', ');
   throw new InputError(
-    `no message list found: expected a top-level list or an object with ${LIST_KEYS.map((k) => `"${k}"`).join(', ')} (found keys: ${keys || 'none'})`,
+    `no message list found: expected a top-level list or an object with ${objectKeys.map((k) => `"${k}"`).join(', ')} (found keys: ${keys || 'none'})`,
     source.file,
     ...lineCol(source, start),
   );
@@ -190,34 +278,47 @@ function lineCol(source: SourceText, offset: number): [number, number] {
   return [line, column];
 }
 
-function jsonlLayout(source: SourceText): Layout {
-  const text = source.text;
+/** Whether a parsed line is a record holding a conversation list under one of `keys`. */
+function isRecordLine(value: unknown, keys: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  for (const key of keys) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const list = (value as Record<string, unknown>)[key];
+    if (!Array.isArray(list)) continue;
+    const first: unknown = list[0];
+    return list.length === 0 || (typeof first === 'object' && first !== null && !Array.isArray(first));
+  }
+  return false;
+}
+
+function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const items: unknown[] = [];
   const raws: string[] = [];
   const offsets: number[] = [];
-  let lineNo = 0;
-  let pos = 0;
-  while (pos < text.length) {
-    let nl = text.indexOf('\n', pos);
-    if (nl === -1) nl = text.length;
-    lineNo++;
-    const line = text.slice(pos, nl);
+  const lineNos: number[] = [];
+  forEachLine(source, (line, lineNo, pos) => {
     const body = line.endsWith('\r') ? line.slice(0, -1) : line;
-    if (body.trim() !== '') {
-      try {
-        items.push(JSON.parse(body));
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        const m = /at position (\d+)/.exec(message);
-        const col = m ? Number(m[1]) + 1 : body.length + 1;
-        throw new InputError(`line ${lineNo} is not valid JSON: ${message.replace(/ in JSON at position \d+.*$/s, '').replace(/^Unexpected token .*?, ".*$/s, 'unexpected token')}`, source.file, lineNo, col);
-      }
-      raws.push(line);
-      offsets.push(pos);
+    if (body.trim() === '') return;
+    try {
+      items.push(JSON.parse(body));
+    } catch (error) {
+      throw jsonlLineError(source, lineNo, body, error);
     }
-    pos = nl + 1;
+    raws.push(line);
+    offsets.push(pos);
+    lineNos.push(lineNo);
+  });
+  const recordKeys = conversationKeys(options);
+  if (isRecordLine(items[0], recordKeys)) {
+    // One record per line: each line's list is a conversation of its own.
+    const slots = raws.map((raw, k) => {
+      const start = (offsets[k] as number) + (raw.length - raw.trimStart().length);
+      return recordSlot(source, start, recordKeys, k, `line ${lineNos[k] as number}`);
+    });
+    return { framing: 'jsonl', source, slots };
   }
-  const finalNewline = text.endsWith('\n');
+  const length = textLength(source);
+  const finalNewline = isLineSource(source) ? source.lines.length > 1 && source.lines[source.lines.length - 1] === '' : source.text.endsWith('\n');
   const firstRaw = raws[0] ?? '';
   const style = detectStyle(firstRaw, '', source.eol);
   return {
@@ -231,7 +332,7 @@ function jsonlLayout(source: SourceText): Layout {
         container: null,
         key: null,
         offsets,
-        region: { start: 0, end: text.length },
+        region: { start: 0, end: length },
         write(parts) {
           // Line endings are the file's own; a line's text is kept exactly.
           const lines = parts.map((p) => (p.endsWith('\r') ? p.slice(0, -1) : p));
@@ -245,11 +346,20 @@ function jsonlLayout(source: SourceText): Layout {
   };
 }
 
-/** Rebuilds the file's text with some slots rewritten (regions replaced from the end so offsets hold). */
+/** Rebuilds the file's text with some slots rewritten, every byte outside their regions as it was. */
 export function rebuild(layout: Layout, replacements: ReadonlyMap<Slot, string>): string {
-  const text = layout.source.text;
   const changed = layout.slots.filter((s) => replacements.has(s)).sort((a, b) => b.region.start - a.region.start);
-  let out = text;
-  for (const slot of changed) out = out.slice(0, slot.region.start) + (replacements.get(slot) as string) + out.slice(slot.region.end);
-  return out;
+  const only = changed.length === 1 ? (changed[0] as Slot) : null;
+  // A slot that is the whole file (JSONL lines) replaces it: a file held as lines never has its text built.
+  if (only !== null && only.region.start === 0 && only.region.end === textLength(layout.source)) return replacements.get(only) as string;
+  // Regions never overlap: the pieces between them are joined once, so many changed records cost one copy.
+  const text = layout.source.text;
+  const pieces: string[] = [];
+  let pos = 0;
+  for (const slot of [...changed].reverse()) {
+    pieces.push(text.slice(pos, slot.region.start), replacements.get(slot) as string);
+    pos = slot.region.end;
+  }
+  pieces.push(text.slice(pos));
+  return pieces.join('');
 }

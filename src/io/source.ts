@@ -13,22 +13,28 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Decodes a file's bytes as strict UTF-8 and refuses what no transcript can be: empty, whitespace only,
- * invalid UTF-8, NUL bytes.
+ * invalid UTF-8 (UTF-16 named as such), NUL bytes, more text than one JavaScript string can hold.
  * @param bytes the file's content
  * @param file its name, for errors
  */
 export function decodeSource(bytes: Uint8Array, file: string): SourceText {
   if (bytes.length === 0) throw new InputError('the file is empty', file);
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    throw new InputError('the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first', file);
+  }
   let text: string;
   try {
     text = decoder.decode(bytes);
   } catch {
     const at = firstInvalidUtf8(bytes);
+    // Valid UTF-8 that still cannot be decoded is longer than the longest string the JavaScript engine can hold.
+    if (at === bytes.length) throw new InputError(`the file is too large to read as text (${mebibytes(bytes.length)}; the limit is about 512 MiB)`, file);
     const { line, column } = lineColumnOfByte(bytes, at);
-    throw new InputError(`invalid UTF-8 (byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at offset ${at})`, file, line, column);
+    throw new InputError(`invalid UTF-8 (byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at byte offset ${at})`, file, line, column);
   }
   const bom = text.charCodeAt(0) === 0xfeff;
   if (bom) text = text.slice(1);
+  if (text === '') throw new InputError('the file is empty (it holds only a byte-order mark)', file);
   const nul = text.indexOf('\u0000');
   if (nul !== -1) {
     const { line, column } = lineColumn(text, nul);
@@ -57,16 +63,24 @@ export function lineColumn(text: string, offset: number): { line: number; column
   return { line, column };
 }
 
+/** 1-based line and column (in code points, as `lineColumn` counts them) of a byte offset in valid UTF-8. */
 function lineColumnOfByte(bytes: Uint8Array, offset: number): { line: number; column: number } {
   let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < offset; i++) {
+  let lineStart = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  for (let i = lineStart; i < offset; i++) {
     if (bytes[i] === 0x0a) {
       line++;
       lineStart = i + 1;
     }
   }
-  return { line, column: offset - lineStart + 1 };
+  let column = 1;
+  // Every byte that is not a continuation byte starts a code point.
+  for (let i = lineStart; i < offset; i++) if (((bytes[i] as number) & 0xc0) !== 0x80) column++;
+  return { line, column };
+}
+
+function mebibytes(n: number): string {
+  return `${(n / 1048576).toFixed(0)} MiB`;
 }
 
 /** Offset of the first byte that breaks UTF-8. */

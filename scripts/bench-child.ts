@@ -1,0 +1,157 @@
+/**
+ * The comparison processes of `npm run bench`, one per mode, each a whole Node process so that wall time and
+ * peak memory compare like for like with `swc compact`:
+ *
+ *   floor <file.jsonl>               read the file whole, decode it, split it into lines, JSON.parse every line
+ *   floor-lines <file.jsonl>         the same, reading 1 MiB at a time and decoding line by line
+ *   render <file> <out.txt>          write the text swc tokenizes (every message rendered, joined by "\n")
+ *   raw-count <text.txt>             gpt-tokenizer o200k `countTokens` on that text, in one call
+ *   langchain <file.jsonl> <target>  LangChain.js trimMessages, strategy "last", gpt-tokenizer o200k counter
+ *
+ * bench.ts compiles this file to plain JavaScript with imports of ../src pointed at the built ../dist.
+ */
+import { openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { renderMessage } from '../src/core/render.js';
+import type { Message } from '../src/core/types.js';
+import { readSourceFile } from '../src/io/lines.js';
+import { readLayout } from '../src/io/layout.js';
+import { chooseFormat, normalizeSlot } from '../src/pipeline.js';
+
+/** Every line of a JSONL file parsed, the way a straightforward reader does it. */
+function floor(file: string): number {
+  const text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(file));
+  let count = 0;
+  let pos = 0;
+  while (pos < text.length) {
+    let nl = text.indexOf('\n', pos);
+    if (nl === -1) nl = text.length;
+    const line = text.slice(pos, nl);
+    if (line.trim() !== '') {
+      JSON.parse(line);
+      count++;
+    }
+    pos = nl + 1;
+  }
+  return count;
+}
+
+/** Every line parsed, reading 1 MiB at a time and decoding each line on its own (swc's own way of reading). */
+function floorLines(file: string): number {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const fd = openSync(file, 'r');
+  const buffer = Buffer.allocUnsafe(1 << 20);
+  let carry: Buffer | null = null;
+  let count = 0;
+  const line = (bytes: Buffer): void => {
+    const text = decoder.decode(bytes);
+    if (text.trim() !== '') {
+      JSON.parse(text);
+      count++;
+    }
+  };
+  for (let n = readSync(fd, buffer, 0, buffer.length, null); n > 0; n = readSync(fd, buffer, 0, buffer.length, null)) {
+    let chunk = buffer.subarray(0, n);
+    if (carry !== null) {
+      chunk = Buffer.concat([carry, chunk]);
+      carry = null;
+    }
+    let pos = 0;
+    for (let nl = chunk.indexOf(0x0a, pos); nl !== -1; nl = chunk.indexOf(0x0a, pos)) {
+      line(chunk.subarray(pos, nl));
+      pos = nl + 1;
+    }
+    if (pos < chunk.length) carry = Buffer.from(chunk.subarray(pos));
+  }
+  if (carry !== null) line(carry);
+  return count;
+}
+
+/** The messages of a transcript as swc normalizes them. */
+function messagesOf(file: string): Message[] {
+  const source = readSourceFile(file);
+  const layout = readLayout(source);
+  const out: Message[] = [];
+  for (const slot of layout.slots) {
+    const adapter = chooseFormat(slot, 'auto', file);
+    out.push(...normalizeSlot(source, slot, adapter, null).messages);
+  }
+  return out;
+}
+
+/** The text swc's counter sees for the whole conversation. */
+function render(file: string, out: string): number {
+  const text = messagesOf(file)
+    .map((m) => renderMessage(m).text)
+    .join('\n');
+  writeFileSync(out, text);
+  return text.length;
+}
+
+async function rawCount(file: string): Promise<number> {
+  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+  const text = readFileSync(file, 'utf8');
+  return countTokens(text, { disallowedSpecial: new Set(), allowedSpecial: new Set() });
+}
+
+interface ChatLine {
+  role: string;
+  content?: unknown;
+  tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+}
+
+/** LangChain's trimMessages on the transcript, counting with gpt-tokenizer as its docs suggest for OpenAI models. */
+async function langchain(file: string, target: number): Promise<number> {
+  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+  const { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages, isAIMessage } = await import('@langchain/core/messages');
+  type Base = import('@langchain/core/messages').BaseMessage;
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const messages: Base[] = lines.map((l) => {
+    const m = JSON.parse(l) as ChatLine;
+    const content = typeof m.content === 'string' ? m.content : '';
+    if (m.role === 'system') return new SystemMessage(content);
+    if (m.role === 'user') return new HumanMessage(content);
+    if (m.role === 'tool') return new ToolMessage({ content, tool_call_id: m.tool_call_id ?? '' });
+    return new AIMessage({
+      content,
+      tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown>, type: 'tool_call' as const })),
+    });
+  });
+  const plain = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
+  const textOf = (m: Base): string => {
+    const calls = isAIMessage(m) ? (m.tool_calls ?? []) : [];
+    const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+    return calls.length === 0 ? content : `${content}\n${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join('\n')}`;
+  };
+  const kept = await trimMessages(messages, {
+    maxTokens: target,
+    strategy: 'last',
+    includeSystem: true,
+    startOn: 'human',
+    tokenCounter: (list: Base[]) => list.reduce((sum, m) => sum + countTokens(textOf(m), plain), 0),
+  });
+  return kept.length;
+}
+
+const [mode, a, b] = process.argv.slice(2);
+let result: number;
+switch (mode) {
+  case 'floor':
+    result = floor(a as string);
+    break;
+  case 'floor-lines':
+    result = floorLines(a as string);
+    break;
+  case 'render':
+    result = render(a as string, b as string);
+    break;
+  case 'raw-count':
+    result = await rawCount(a as string);
+    break;
+  case 'langchain':
+    result = await langchain(a as string, Number(b));
+    break;
+  default:
+    throw new Error(`unknown mode ${mode}`);
+}
+process.stdout.write(`${result}\n`);

@@ -1,0 +1,391 @@
+/**
+ * `npm run bench`: swc's speed and memory against a read-and-parse floor, a count-everything compactor and
+ * LangChain.js trimMessages, on generated transcripts, all in one run so the ratios are fair on a shared machine.
+ * Prints a markdown table of medians (min–max) and the ratios the speed issue sets targets for.
+ *
+ * Options: --runs N (default 5), --big-runs N (runs for 50 MB and larger, default 3), --quick (no 50/100 MB files,
+ * no LangChain attempt at 10k), --no-langchain.
+ * Generated files live under .bench/ (git-ignored) and are reused while the generator's settings are the same.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+import { generateTranscript } from './generate.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BENCH = path.join(ROOT, '.bench');
+const JS = path.join(BENCH, 'js');
+const OUT = path.join(BENCH, 'out');
+const SWC = path.join(ROOT, 'bin', 'swc.js');
+const NODE = process.execPath;
+const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+const MB = 1e6;
+/** Bump when generate.ts changes what it writes, so cached files are made again. */
+const GENERATOR_VERSION = 1;
+
+const args = process.argv.slice(2);
+const flag = (name: string): boolean => args.includes(name);
+const numberFlag = (name: string, fallback: number): number => {
+  const i = args.indexOf(name);
+  return i === -1 ? fallback : Number(args[i + 1]);
+};
+const RUNS = numberFlag('--runs', 5);
+const BIG_RUNS = numberFlag('--big-runs', 3);
+const QUICK = flag('--quick');
+const LANGCHAIN = !flag('--no-langchain');
+
+// ---------------------------------------------------------------------------------------------------------------
+// Inputs
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Corpus {
+  readonly name: string;
+  readonly file: string;
+  readonly bytes: number;
+  readonly messages: number;
+}
+
+/** Generates a transcript unless the same one is already there. */
+async function corpus(name: string, bytes: number, messages: number, seed = 7): Promise<Corpus> {
+  const file = path.join(BENCH, `${name}.jsonl`);
+  const stamp = `${file}.stamp`;
+  const want = JSON.stringify({ GENERATOR_VERSION, bytes, messages, seed });
+  if (!existsSync(file) || !existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
+    process.stderr.write(`generating ${path.relative(ROOT, file)}…\n`);
+    await generateTranscript(file, bytes, messages, seed);
+    writeFileSync(stamp, want);
+  }
+  return { name, file, bytes: statSync(file).size, messages };
+}
+
+/** A tree of many small transcripts for the --jobs comparison. */
+async function tree(count: number): Promise<{ dir: string; bytes: number }> {
+  const dir = path.join(BENCH, `tree-${count}`);
+  const stamp = path.join(BENCH, `tree-${count}.stamp`);
+  const want = JSON.stringify({ GENERATOR_VERSION, count });
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
+    process.stderr.write(`generating ${path.relative(ROOT, dir)}/ (${count} files)…\n`);
+    rmSync(dir, { recursive: true, force: true });
+    for (let i = 0; i < count; i++) {
+      await generateTranscript(path.join(dir, `p${String(i % 10)}`, `session-${String(i).padStart(4, '0')}.jsonl`), 24_000, 30, 1000 + i);
+    }
+    writeFileSync(stamp, want);
+  }
+  let bytes = 0;
+  for (const sub of readdirSync(dir)) for (const f of readdirSync(path.join(dir, sub))) bytes += statSync(path.join(dir, sub, f)).size;
+  return { dir, bytes };
+}
+
+/** Compiles a script to plain JavaScript whose imports of ../src point at the built ../dist. */
+function compileScript(name: string): string {
+  const source = readFileSync(path.join(ROOT, 'scripts', `${name}.ts`), 'utf8');
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
+  });
+  const dist = pathToFileURL(path.join(ROOT, 'dist')).href;
+  const out = path.join(JS, `${name}.mjs`);
+  writeFileSync(out, outputText.replace(/(['"])\.\.\/src\//g, `$1${dist}/`));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measuring
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Sample {
+  /** Wall time in seconds. */
+  readonly wall: number;
+  /** Peak resident memory in MB, or NaN when it could not be read. */
+  readonly rss: number;
+  readonly stdout: string;
+  readonly ok: boolean;
+  readonly timedOut: boolean;
+}
+
+const RSS_FILE = path.join(BENCH, 'rss.txt');
+const PRELOAD = path.join(JS, 'report-rss.mjs');
+
+/**
+ * Runs one Node process to its end. Peak memory comes from /usr/bin/time when the machine has it, otherwise from
+ * a preloaded module that writes `process.resourceUsage().maxRSS` when the process exits.
+ */
+function runNode(argv: readonly string[], timeoutMs = 0, cwd = ROOT): Sample {
+  rmSync(RSS_FILE, { force: true });
+  const command = TIME !== null ? TIME : NODE;
+  const full = TIME !== null ? ['-f', '%M', '-o', RSS_FILE, NODE, ...argv] : ['--import', pathToFileURL(PRELOAD).href, ...argv];
+  const start = process.hrtime.bigint();
+  const r = spawnSync(command, full, {
+    cwd,
+    encoding: 'utf8',
+    timeout: timeoutMs > 0 ? timeoutMs : undefined,
+    killSignal: 'SIGKILL',
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, NO_COLOR: '1', SWC_BENCH_RSS: RSS_FILE },
+  });
+  const wall = Number(process.hrtime.bigint() - start) / 1e9;
+  const timedOut = r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
+  let rss = Number.NaN;
+  if (existsSync(RSS_FILE)) {
+    const lines = readFileSync(RSS_FILE, 'utf8').trim().split('\n');
+    // GNU time prints the status line first when the command failed; the figure is on the last line (KB).
+    rss = Number(lines[lines.length - 1]) / 1024;
+  }
+  const ok = r.status === 0 && !timedOut;
+  if (!ok && !timedOut) process.stderr.write(`failed (${r.status}): node ${argv.join(' ')}\n${r.stderr}\n`);
+  return { wall, rss: rss * 1.048576, stdout: r.stdout ?? '', ok, timedOut };
+}
+
+interface Row {
+  readonly label: string;
+  readonly input: string;
+  readonly argv: readonly string[];
+  readonly cwd?: string;
+  readonly timeoutMs?: number;
+  readonly samples: Sample[];
+}
+
+function row(label: string, input: string, argv: readonly string[], extra: Partial<Pick<Row, 'cwd' | 'timeoutMs'>> = {}): Row {
+  return { label, input, argv, samples: [], ...extra };
+}
+
+/** Runs rows round-robin (run 1 of each, then run 2 of each…), so drifting load hits them all alike. */
+function runRows(rows: readonly Row[], runs: number): void {
+  for (let r = 0; r < runs; r++) {
+    for (const x of rows) {
+      const s = runNode(x.argv, x.timeoutMs, x.cwd);
+      x.samples.push(s);
+      process.stderr.write(`  ${x.label} · ${x.input}: ${s.timedOut ? 'stopped' : `${s.wall.toFixed(2)} s, ${s.rss.toFixed(0)} MB`}\n`);
+    }
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+const wallOf = (x: Row): number => median(x.samples.map((s) => s.wall));
+const rssOf = (x: Row): number => median(x.samples.map((s) => s.rss));
+
+function seconds(v: number): string {
+  return v < 1 ? `${(v * 1000).toFixed(0)} ms` : `${v.toFixed(2)} s`;
+}
+
+function spread(values: readonly number[], show: (v: number) => string): string {
+  return `${show(median(values))} (${show(Math.min(...values))}–${show(Math.max(...values))})`;
+}
+
+function tableRow(x: Row): string {
+  if (x.samples.every((s) => s.timedOut)) {
+    return `| ${x.label} | ${x.input} | stopped after ${seconds((x.timeoutMs ?? 0) / 1000)} | – | ${x.samples.length} |`;
+  }
+  const done = x.samples.filter((s) => s.ok);
+  const wall = spread(done.map((s) => s.wall), seconds);
+  const rss = spread(done.map((s) => s.rss), (v) => `${v.toFixed(0)} MB`);
+  return `| ${x.label} | ${x.input} | ${wall} | ${rss} | ${done.length} |`;
+}
+
+function ratio(a: number, b: number): string {
+  return `${(a / b).toFixed(2)}×`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The run
+// ---------------------------------------------------------------------------------------------------------------
+
+mkdirSync(JS, { recursive: true });
+mkdirSync(OUT, { recursive: true });
+writeFileSync(
+  PRELOAD,
+  "import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(process.env.SWC_BENCH_RSS, String(process.resourceUsage().maxRSS)));\n",
+);
+const child = compileScript('bench-child');
+const countEverything = compileScript('count-everything');
+
+const sizes = QUICK
+  ? [await corpus('chat-1mb', 1 * MB, 1_000), await corpus('chat-10mb', 10 * MB, 10_000)]
+  : [await corpus('chat-1mb', 1 * MB, 1_000), await corpus('chat-10mb', 10 * MB, 10_000), await corpus('chat-100mb', 100 * MB, 100_000)];
+const half = QUICK ? null : await corpus('chat-50mb', 50 * MB, 50_000);
+const files = await tree(1000);
+
+const TARGET = 8000;
+const label = (c: Corpus): string => `${(c.bytes / MB).toFixed(c.bytes < 10 * MB ? 2 : 1)} MB, ${c.messages.toLocaleString('en-US')} msgs`;
+const outFile = (name: string): string => path.join(OUT, `${name}.jsonl`);
+
+interface SizeRows {
+  corpus: Corpus;
+  swc: Row;
+  floor: Row;
+  floorLines: Row;
+  everything: Row;
+  langchain: Row | null;
+}
+
+const perSize: SizeRows[] = sizes.map((c) => ({
+  corpus: c,
+  swc: row('(1) swc compact --target 8000', label(c), [SWC, 'compact', '--target', String(TARGET), '-q', '-o', outFile(`${c.name}-swc`), c.file]),
+  floor: row('(2) floor: read whole + JSON.parse lines', label(c), [child, 'floor', c.file]),
+  floorLines: row('(2′) floor: read by line + JSON.parse', label(c), [child, 'floor-lines', c.file]),
+  everything: row('(3) count-everything compactor', label(c), [countEverything, c.file, String(TARGET), outFile(`${c.name}-all`)]),
+  langchain: !LANGCHAIN
+    ? null
+    : c.messages <= 1_000
+      ? row('(4) LangChain.js trimMessages', label(c), [child, 'langchain', c.file, String(TARGET)], { timeoutMs: 60_000 })
+      : null,
+}));
+
+const started = Date.now();
+for (const s of perSize) {
+  process.stderr.write(`${s.corpus.name}:\n`);
+  const rows = [s.swc, s.floor, s.floorLines, s.everything, ...(s.langchain ? [s.langchain] : [])];
+  runRows(rows, s.corpus.bytes >= 50 * MB ? BIG_RUNS : RUNS);
+}
+
+// LangChain past 1k messages: one attempt with a minute's limit shows where it stops finishing.
+let langchainBig: Row | null = null;
+const tenK = sizes.find((c) => c.messages === 10_000);
+if (LANGCHAIN && !QUICK && tenK !== undefined) {
+  process.stderr.write('LangChain at 10k messages (one attempt, stopped after 60 s):\n');
+  langchainBig = row('(4) LangChain.js trimMessages', label(tenK), [child, 'langchain', tenK.file, String(TARGET)], { timeoutMs: 60_000 });
+  runRows([langchainBig], 1);
+}
+
+// Doubling the history at a fixed target.
+let doubling: { swc50: Row; floor50: Row; floorLines50: Row } | null = null;
+if (half !== null) {
+  process.stderr.write(`${half.name}:\n`);
+  doubling = {
+    swc50: row('(1) swc compact --target 8000', label(half), [SWC, 'compact', '--target', String(TARGET), '-q', '-o', outFile(`${half.name}-swc`), half.file]),
+    floor50: row('(2) floor: read whole + JSON.parse lines', label(half), [child, 'floor', half.file]),
+    floorLines50: row('(2′) floor: read by line + JSON.parse', label(half), [child, 'floor-lines', half.file]),
+  };
+  runRows([doubling.swc50, doubling.floor50, doubling.floorLines50], BIG_RUNS);
+}
+
+// A target close to the total: everything is counted; compared with gpt-tokenizer counting the same text raw.
+const near = sizes.find((c) => c.messages === 10_000) as Corpus;
+const renderedText = path.join(OUT, `${near.name}.rendered.txt`);
+const renderedChars = Number(runNode([child, 'render', near.file, renderedText]).stdout.trim());
+const renderedBytes = statSync(renderedText).size;
+const total = Number(runNode([countEverything, near.file, '1', path.join(OUT, 'total.jsonl')]).stdout.trim().split(' ')[0]);
+const nearTarget = total - 1;
+process.stderr.write(`near-total target ${nearTarget} (total ${total}, ${renderedChars} chars rendered):\n`);
+const nearSwc = row(`(1) swc compact --target ${nearTarget.toLocaleString('en-US')} (total − 1)`, label(near), [
+  SWC,
+  'compact',
+  '--target',
+  String(nearTarget),
+  '-q',
+  '-o',
+  outFile(`${near.name}-near`),
+  near.file,
+]);
+const nearRaw = row('gpt-tokenizer countTokens on the rendered text', `${(renderedBytes / MB).toFixed(1)} MB of text`, [child, 'raw-count', renderedText]);
+runRows([nearSwc, nearRaw], RUNS);
+
+// --jobs on a tree of files.
+process.stderr.write(`tree of 1,000 files (${(files.bytes / MB).toFixed(1)} MB):\n`);
+const jobRow = (jobs: number): Row =>
+  row(`(5) swc compact --target 2000 --out-dir --jobs ${jobs}`, `1,000 files, ${(files.bytes / MB).toFixed(1)} MB`, [
+    SWC,
+    'compact',
+    '--target',
+    '2000',
+    '-q',
+    '--out-dir',
+    path.join(OUT, `tree-jobs${jobs}`),
+    '--jobs',
+    String(jobs),
+    files.dir,
+  ]);
+const jobs1 = jobRow(1);
+const jobs2 = jobRow(2);
+runRows([jobs1, jobs2], RUNS);
+
+// Start-up.
+process.stderr.write('start-up:\n');
+const version = row('swc --version', '–', [SWC, '--version']);
+const nodeOnly = row('node -e 0', '–', ['-e', '0']);
+const help = row('swc compact --help', '–', [SWC, 'compact', '--help']);
+runRows([version, nodeOnly, help], Math.max(RUNS, 10));
+
+// ---------------------------------------------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------------------------------------------
+
+const same = (a: string, b: string): string => {
+  try {
+    return readFileSync(a).equals(readFileSync(b)) ? 'identical' : 'DIFFERENT';
+  } catch {
+    return 'missing';
+  }
+};
+
+const cpu = os.cpus();
+const lines: string[] = [];
+lines.push(`Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}; ${new Date().toISOString().slice(0, 10)}; ${RUNS} runs (${BIG_RUNS} at 50 MB and more), medians (min–max); peak memory is the peak resident set of the whole process${TIME !== null ? ' (GNU time)' : ''}.`);
+lines.push('');
+lines.push('| what | input | wall time | peak memory | runs |');
+lines.push('|---|---|---|---|---|');
+for (const s of perSize) {
+  lines.push(tableRow(s.swc), tableRow(s.floor), tableRow(s.floorLines), tableRow(s.everything));
+  if (s.langchain) lines.push(tableRow(s.langchain));
+}
+if (langchainBig) lines.push(tableRow(langchainBig));
+if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
+lines.push(tableRow(nearSwc), tableRow(nearRaw), tableRow(jobs1), tableRow(jobs2), tableRow(version), tableRow(help), tableRow(nodeOnly));
+lines.push('');
+lines.push('| ratio | input | value |');
+lines.push('|---|---|---|');
+for (const s of perSize) {
+  const floorBest = Math.min(wallOf(s.floor), wallOf(s.floorLines));
+  lines.push(`| (1)/(2) swc ÷ floor (the faster of (2), (2′)) | ${label(s.corpus)} | ${ratio(wallOf(s.swc), floorBest)} |`);
+  lines.push(`| (3)/(1) count-everything ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.everything), wallOf(s.swc))} (outputs ${same(outFile(`${s.corpus.name}-swc`), outFile(`${s.corpus.name}-all`))}) |`);
+  if (s.langchain && s.langchain.samples.some((x) => x.ok)) lines.push(`| (4)/(1) LangChain ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.langchain), wallOf(s.swc))} |`);
+  lines.push(`| swc peak memory ÷ file size | ${label(s.corpus)} | ${ratio(rssOf(s.swc), s.corpus.bytes / MB)} |`);
+}
+if (langchainBig) {
+  const big = perSize.find((s) => s.corpus === tenK);
+  if (big) lines.push(`| (4)/(1) LangChain ÷ swc | ${label(big.corpus)} | ${langchainBig.samples.every((x) => x.timedOut) ? `> ${ratio(60, wallOf(big.swc))} (stopped at 60 s)` : ratio(wallOf(langchainBig), wallOf(big.swc))} |`);
+}
+if (doubling) {
+  const full = perSize.find((s) => s.corpus.messages === 100_000);
+  if (full) {
+    const extraSwc = wallOf(full.swc) - wallOf(doubling.swc50);
+    const extraFloor = wallOf(full.floor) - wallOf(doubling.floor50);
+    const extraLines = wallOf(full.floorLines) - wallOf(doubling.floorLines50);
+    lines.push(`| doubling 50 → 100 MB: extra swc time ÷ extra parse time | ${label(half as Corpus)} → ${label(full.corpus)} | ${seconds(extraSwc)} ÷ ${seconds(Math.min(extraFloor, extraLines))} = ${ratio(extraSwc, Math.min(extraFloor, extraLines))} |`);
+  }
+}
+lines.push(`| near-total target: swc throughput ÷ raw gpt-tokenizer throughput (raw time ÷ swc time) | ${label(near)} | ${ratio(wallOf(nearRaw), wallOf(nearSwc))} (${(renderedBytes / MB / wallOf(nearSwc)).toFixed(2)} vs ${(renderedBytes / MB / wallOf(nearRaw)).toFixed(2)} MB/s, whole processes) |`);
+lines.push(`| --jobs 2 speed-up over --jobs 1 | 1,000 files | ${ratio(wallOf(jobs1), wallOf(jobs2))} (outputs ${sameTree(path.join(OUT, 'tree-jobs1'), path.join(OUT, 'tree-jobs2'))}) |`);
+lines.push(`| swc --version ÷ node -e 0 | – | ${ratio(wallOf(version), wallOf(nodeOnly))} |`);
+lines.push('');
+lines.push(`(Bench took ${((Date.now() - started) / 1000).toFixed(0)} s.)`);
+
+/** Whether two output trees hold the same files with the same bytes. */
+function sameTree(a: string, b: string): string {
+  const list = (dir: string): string[] => {
+    if (!existsSync(dir)) return [];
+    const out: string[] = [];
+    const walk = (d: string): void => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else out.push(path.relative(dir, p));
+      }
+    };
+    walk(dir);
+    return out.sort();
+  };
+  const la = list(a);
+  const lb = list(b);
+  if (la.length === 0 || la.join('\n') !== lb.join('\n')) return 'DIFFERENT';
+  return la.every((f) => readFileSync(path.join(a, f)).equals(readFileSync(path.join(b, f)))) ? 'identical' : 'DIFFERENT';
+}
+
+process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,0 +1,376 @@
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { noteTemplate } from '../core/compact.js';
+import { InputError, UsageError } from '../errors.js';
+import { describeFsError, readStdin, writeFileAtomic } from '../io/files.js';
+import { expandInputs, isInside, type InputFile } from '../io/expand.js';
+import { createCounter } from '../tokens/index.js';
+import { colorFor, colorLevel } from './color.js';
+import { emitJson, reportTarget, windowThresholds, type CompactSettings } from './compact.js';
+import { writeAll, type CliIo } from './io.js';
+import { createProgress, isSpinnerWanted } from './progress.js';
+import { failedRecord, recordError, reportDocument, summaryLine, totalsOf, type FileRecord, type ReportSettings } from './report.js';
+import { processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
+
+/**
+ * `swc compact` over many files: expand the inputs, keep this shard's files, compact them in worker threads,
+ * and commit the results strictly in sorted path order (writes started, lines printed, records kept), so the
+ * output, the reports and the exit code are the same whatever --jobs is. The main thread only schedules,
+ * writes and reports; at most a bounded number of files is in flight, so memory and descriptors stay flat
+ * on archives of any size.
+ */
+
+/** Jobs a worker holds at once: one running, one waiting, so it never idles between files. */
+const PER_WORKER = 2;
+/** Files written at once (each write is a temporary file, a flush and a rename). */
+const WRITES_IN_FLIGHT = 8;
+
+/**
+ * The shard a file belongs to: a hash of its path under the base (`/`-separated, NFC), so the split depends
+ * on neither the order of the files nor the machine.
+ * @returns a shard number from 1 to `count`
+ */
+export function shardOf(relative: string, count: number): number {
+  const digest = createHash('sha256').update(relative, 'utf8').digest();
+  return Number(digest.readBigUInt64BE(0) % BigInt(count)) + 1;
+}
+
+/** A job that went to a worker and is not back yet. */
+interface Pending {
+  readonly job: Job;
+  readonly resolve: (result: JobResult) => void;
+  readonly reject: (error: Error) => void;
+}
+
+interface PoolWorker {
+  readonly worker: Worker;
+  ready: boolean;
+  readonly running: Map<number, Pending>;
+}
+
+/** A fixed set of worker threads, each loading the tokenizer once and taking jobs as it frees up. */
+class WorkerPool {
+  private readonly workers: PoolWorker[] = [];
+  private readonly queue: Pending[] = [];
+  private respawns = 0;
+  private fatal: Error | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly size: number,
+    private readonly init: WorkerInit,
+    private readonly target: number,
+  ) {
+    for (let i = 0; i < size; i++) this.workers.push(this.spawn());
+  }
+
+  /** Runs a job; resolves with its result (a failed record when its worker died), never rejects unless no worker can start. */
+  run(job: Job): Promise<JobResult> {
+    if (this.fatal !== null) return Promise.reject(this.fatal);
+    return new Promise<JobResult>((resolve, reject) => {
+      this.queue.push({ job, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Stops every worker. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  }
+
+  private spawn(): PoolWorker {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.init });
+    const slot: PoolWorker = { worker, ready: false, running: new Map() };
+    worker.on('message', (message: FromWorker) => {
+      if (message.type === 'ready') {
+        slot.ready = true;
+      } else {
+        const pending = slot.running.get(message.result.index);
+        slot.running.delete(message.result.index);
+        pending?.resolve(message.result);
+      }
+      this.pump();
+    });
+    const lost = (reason: string): void => {
+      if (this.closed || !this.workers.includes(slot)) return;
+      this.workers.splice(this.workers.indexOf(slot), 1);
+      // The files it held fail alone; the run goes on with a fresh worker.
+      for (const pending of slot.running.values()) {
+        const record = failedRecord(pending.job.display, new Error(`the worker thread stopped: ${reason}`), this.target);
+        pending.resolve({ index: pending.job.index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null });
+      }
+      slot.running.clear();
+      if (!slot.ready || this.respawns >= this.size + 16) {
+        // A worker that cannot even start (or keeps dying) will not do better next time: stop the run.
+        this.fatal = new Error(`cannot start a worker thread: ${reason}`);
+        for (const pending of this.queue.splice(0)) pending.reject(this.fatal);
+        for (const other of this.workers) for (const pending of other.running.values()) pending.reject(this.fatal);
+        return;
+      }
+      this.respawns++;
+      this.workers.push(this.spawn());
+    };
+    worker.on('error', (error) => lost(error.message));
+    worker.on('exit', (code) => lost(`exited with code ${code}`));
+    return slot;
+  }
+
+  private pump(): void {
+    for (const slot of this.workers) {
+      while (slot.ready && slot.running.size < PER_WORKER && this.queue.length > 0) {
+        const pending = this.queue.shift() as Pending;
+        slot.running.set(pending.job.index, pending);
+        slot.worker.postMessage({ type: 'job', job: pending.job });
+      }
+    }
+  }
+}
+
+/** What the run is doing with results. */
+function modeOf(settings: CompactSettings): ReportSettings['mode'] {
+  if (settings.dryRun) return 'dry-run';
+  if (settings.check) return 'check';
+  if (settings.inPlace) return 'in-place';
+  if (settings.outDir !== undefined) return 'out-dir';
+  return 'stdout';
+}
+
+/** The settings part of the report. */
+function reportSettings(settings: CompactSettings, tokenizer: string): ReportSettings {
+  return {
+    mode: modeOf(settings),
+    tokenizer,
+    target: settings.window === null ? settings.target : null,
+    contextWindow: settings.window?.tokens ?? null,
+    compactAt: settings.window?.compactAt.value ?? null,
+    compactTo: settings.window?.compactTo.value ?? null,
+    minKeepSteps: settings.minKeepSteps,
+    note: noteTemplate(settings.note),
+    format: settings.format,
+    shard: settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count}`,
+  };
+}
+
+/**
+ * Places results under the out-dir without ever leaving it: every directory on the way is created one level at
+ * a time, and one that is a symbolic link must lead back inside; an existing symbolic link is never written through.
+ */
+class OutDir {
+  private readonly checked = new Set<string>();
+  private constructor(
+    readonly root: string,
+    private readonly realRoot: string,
+    private readonly base: string,
+    private readonly inputs: ReadonlySet<string>,
+  ) {}
+
+  static async open(dir: string, base: string, inputs: ReadonlySet<string>): Promise<OutDir> {
+    try {
+      await fs.mkdir(dir, { recursive: true });
+    } catch (error) {
+      throw new UsageError(`cannot create the out-dir ${dir}: ${describeFsError(error)}`);
+    }
+    const realRoot = await fs.realpath(dir);
+    const realBase = await fs.realpath(base).catch(() => base);
+    if (realRoot === realBase) throw new UsageError('--out-dir is the inputs\' base directory itself, so it would overwrite them: use --in-place for that, or another directory');
+    return new OutDir(path.resolve(dir), realRoot, base, inputs);
+  }
+
+  /** The checked path a file's result goes to. */
+  async destination(file: InputFile): Promise<string> {
+    const rel = path.relative(this.base, file.absolute);
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
+    const dest = path.join(this.root, rel);
+    if (!isInside(this.root, dest) || dest === this.root) throw new InputError('would land outside the out-dir; refusing', file.display);
+    if (this.inputs.has(dest)) throw new InputError(`its out-dir path ${dest} is one of the inputs; refusing to overwrite it`, file.display);
+    await this.ensureDirectory(path.dirname(dest), file.display);
+    const stat = await fs.lstat(dest).catch(() => null);
+    if (stat?.isSymbolicLink()) throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
+    if (stat?.isDirectory()) throw new InputError(`${dest} is a directory`, file.display);
+    return dest;
+  }
+
+  private async ensureDirectory(dir: string, display: string): Promise<void> {
+    if (dir === this.root || this.checked.has(dir)) return;
+    await this.ensureDirectory(path.dirname(dir), display);
+    const stat = await fs.lstat(dir).catch(() => null);
+    if (stat === null) {
+      await fs.mkdir(dir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw new InputError(`cannot create ${dir}: ${describeFsError(error)}`, display);
+      });
+      return this.ensureDirectory(dir, display);
+    }
+    if (stat.isSymbolicLink()) {
+      const real = await fs.realpath(dir).catch(() => null);
+      if (real === null || !isInside(this.realRoot, real)) throw new InputError(`${dir} is a symbolic link that leads outside the out-dir; refusing to write there`, display);
+    } else if (!stat.isDirectory()) {
+      throw new InputError(`${dir} is in the way (not a directory)`, display);
+    }
+    this.checked.add(dir);
+  }
+}
+
+/** Files to process and how to get each one's result. */
+interface Work {
+  readonly files: readonly InputFile[];
+  /** How many files the inputs gave before sharding. */
+  readonly total: number;
+  readonly base: string;
+}
+
+async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
+  if (settings.inputs[0] === '-') {
+    if (settings.shard !== null) throw new UsageError('--shard needs files; standard input is a single stream');
+    return { files: [{ absolute: '-', relative: '<stdin>', display: '<stdin>' }], total: 1, base: io.cwd };
+  }
+  const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
+  const { files, base } = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, base: settings.base });
+  const shard = settings.shard;
+  const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
+  return { files: mine, total: files.length, base };
+}
+
+/** Whether the command named exactly one file (or -): its JSON is then that file's plan, as for a single file. */
+async function isSingleFile(settings: CompactSettings, io: CliIo): Promise<boolean> {
+  const only = settings.inputs[0] as string;
+  if (settings.inputs.length !== 1) return false;
+  if (only === '-') return true;
+  const stat = await fs.stat(path.resolve(io.cwd, only)).catch(() => null);
+  return stat?.isFile() === true;
+}
+
+/**
+ * Runs a batch.
+ * @returns the exit code: 2 when any file failed, else 1 when --check found files to compact, else 0
+ */
+export async function runBatch(settings: CompactSettings, io: CliIo, report: (line: string) => void): Promise<number> {
+  const started = performance.now();
+  const json = reportTarget(settings);
+  const single = await isSingleFile(settings, io);
+  const work = await findWork(settings, io);
+  const mode = modeOf(settings);
+  const outDir = settings.outDir !== undefined && !settings.dryRun
+    ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, new Set(work.files.map((f) => f.absolute)))
+    : null;
+  const human = !settings.quiet && json?.kind !== 'stderr';
+  // With the report on stderr, errors live in it; a single file's plan cannot hold one, so then it is printed.
+  const errorsShown = json?.kind !== 'stderr' || single;
+  const diffs = settings.dryRun && json?.kind !== 'stdout';
+  const jobSettings: JobSettings = {
+    tokenizer: settings.tokenizer,
+    target: settings.target,
+    window: windowThresholds(settings) ?? null,
+    minKeepSteps: settings.minKeepSteps,
+    note: settings.note,
+    format: settings.format,
+    exhaustive: json !== null || settings.dryRun,
+    diff: diffs ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
+    plan: json !== null,
+    bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',
+  };
+
+  const files = work.files;
+  const stdin = files[0]?.absolute === '-';
+  const workers = stdin ? 0 : Math.min(settings.jobs, files.length);
+  const pool = workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
+  const counter = stdin ? await createCounter(settings.tokenizer) : null;
+  const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet || json?.kind === 'stderr'));
+  const records: FileRecord[] = [];
+  const say = (line: string): void => report(line);
+
+  const runJob = async (index: number): Promise<JobResult> => {
+    const file = files[index] as InputFile;
+    if (file.absolute === '-') {
+      const content = await readStdin(io.stdin);
+      return processFile({ index, file: '-', display: file.display, content }, jobSettings, counter!);
+    }
+    return (pool as WorkerPool).run({ index, file: file.absolute, display: file.display });
+  };
+
+  /** Writes a result where it belongs; a write that fails turns the record into a failure, the original intact. */
+  const commit = async (result: JobResult): Promise<JobResult> => {
+    const file = files[result.index] as InputFile;
+    if (result.record.status === 'failed' || result.bytes === null) return result;
+    try {
+      if (outDir !== null) {
+        const dest = await outDir.destination(file);
+        await writeOrFail(dest, result.bytes, file);
+        return { ...result, record: { ...result.record, written: path.relative(io.cwd, dest) || dest } };
+      }
+      if (settings.inPlace && result.record.status === 'compacted') {
+        await writeOrFail(file.absolute, result.bytes, file);
+        return { ...result, record: { ...result.record, written: file.display } };
+      }
+      return result;
+    } catch (error) {
+      const record = { ...failedRecord(file.display, error, settings.target), format: result.record.format };
+      return { ...result, record, line: `swc: ${record.error?.message}`, diff: null };
+    }
+  };
+
+  /** Reports one committed file, in order. */
+  const emit = async (result: JobResult): Promise<void> => {
+    // Every record of a report has a plan key; a failed file's is null.
+    const record = jobSettings.plan && result.record.plan === undefined ? { ...result.record, plan: null } : result.record;
+    records.push(record);
+    if (record.status === 'failed') {
+      if (errorsShown) say(result.line ?? `swc: ${record.path}: failed`);
+    } else if (human && mode !== 'check' && mode !== 'dry-run' && result.line !== null) {
+      say(result.line);
+    }
+    if (result.diff !== null) await writeAll(io.stdout, `${records.length > 1 ? '\n' : ''}${result.diff}`);
+    if (settings.check && !settings.dryRun && record.status === 'compacted') await writeAll(io.stdout, `${record.path}\n`);
+  };
+
+  try {
+    const inFlight: Array<Promise<JobResult> | undefined> = new Array(files.length);
+    const lookahead = Math.max(16, workers * PER_WORKER * 2);
+    const writing: Array<Promise<JobResult>> = [];
+    let dispatched = 0;
+    for (let i = 0; i < files.length; i++) {
+      while (dispatched < files.length && dispatched < i + lookahead) {
+        inFlight[dispatched] = runJob(dispatched);
+        dispatched++;
+      }
+      progress.update(i, files.length, (files[i] as InputFile).display);
+      const result = await (inFlight[i] as Promise<JobResult>);
+      inFlight[i] = undefined;
+      // Writes start in sorted order; a few overlap, and they are reported in the same order.
+      writing.push(commit(result));
+      while (writing.length >= WRITES_IN_FLIGHT) await emit(await (writing.shift() as Promise<JobResult>));
+    }
+    while (writing.length > 0) await emit(await (writing.shift() as Promise<JobResult>));
+  } finally {
+    progress.stop();
+    await pool?.close();
+  }
+
+  const totals = totalsOf(records);
+  let code = totals.failed > 0 ? 2 : settings.check && totals.compacted > 0 ? 1 : 0;
+  if (json !== null) {
+    const document = single ? (records[0]?.plan ?? null) : reportDocument(reportSettings(settings, jobSettings.tokenizer), records);
+    try {
+      if (document !== null) await emitJson(json, document, io);
+    } catch (error) {
+      say(`swc: ${recordError(json.kind === 'file' ? json.file : '<report>', error).message}`);
+      code = 2;
+    }
+  }
+  if (human) {
+    const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total})`;
+    say(summaryLine(totals, reportSettings(settings, jobSettings.tokenizer), (performance.now() - started) / 1000, shard, colorFor(io.stderr, io.env, settings.color)));
+  }
+  return code;
+}
+
+/** Writes atomically, turning a file-system error into the file's InputError. */
+async function writeOrFail(dest: string, bytes: Uint8Array, file: InputFile): Promise<void> {
+  try {
+    await writeFileAtomic(dest, bytes, file.absolute);
+  } catch (error) {
+    throw new InputError(`cannot write ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
+  }
+}

@@ -1,0 +1,516 @@
+import type { ChalkInstance } from 'chalk';
+import { analyze, isEarlierNote, type Group, type Plan, type Structure } from '../core/compact.js';
+import { contentOf } from '../core/render.js';
+import type { Content, Message, TokenCounter } from '../core/types.js';
+import type { ConversationResult, FileResult } from '../pipeline.js';
+import { countOf, planTotals, type Miss, type PlanTotals } from './plan-json.js';
+import { formatCount } from './summary.js';
+import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, padStartTo, previewOf, wrapToWidth } from './text-width.js';
+
+/**
+ * The `--dry-run` view: a diff of a conversation's structure, one line per group, in conversation order.
+ * Pure: it returns text and never prints. Lines are laid out in plain text, cut to the width, then coloured,
+ * so colour never changes what fits, and the markers (`-` removed, `+` kept, ` ` protected) carry the meaning
+ * without colour.
+ */
+
+/** How to show a dry run. */
+export interface DryRunView {
+  readonly target: number;
+  readonly tokenizer: string;
+  readonly minKeepSteps: number;
+  /** The active note template, or null when notes are off. */
+  readonly note: string | null;
+  /** Terminal columns: no line is wider. */
+  readonly width: number;
+  readonly color: ChalkInstance;
+  /** When given, the note's own tokens are measured and shown. */
+  readonly counter?: TokenCounter;
+}
+
+/** What a piece of a line means; each meaning has one colour. */
+export type Tone = 'plain' | 'removed' | 'kept' | 'protected' | 'note' | 'strong' | 'hunk' | 'bad' | 'good';
+
+/** A piece of a line: visible text (already escaped) and its meaning. */
+export interface Piece {
+  readonly text: string;
+  readonly tone?: Tone;
+}
+
+/** Colours a piece by its meaning. */
+function paint(color: ChalkInstance, piece: Piece): string {
+  switch (piece.tone) {
+    case 'removed':
+    case 'bad':
+      return color.red(piece.text);
+    case 'kept':
+    case 'good':
+      return color.green(piece.text);
+    case 'protected':
+      return color.dim(piece.text);
+    case 'note':
+      return color.yellow(piece.text);
+    case 'strong':
+      return color.bold(piece.text);
+    case 'hunk':
+      return color.cyan(piece.text);
+    default:
+      return piece.text;
+  }
+}
+
+/**
+ * Lays out one line: cuts its pieces to `width` columns (an ellipsis where cut), then colours them.
+ * Trailing spaces are dropped so padding never shows as a coloured tail.
+ */
+export function emitLine(pieces: readonly Piece[], width: number, color: ChalkInstance): string {
+  const out: Piece[] = [];
+  let left = width;
+  for (const piece of pieces) {
+    if (left <= 0) break;
+    const w = displayWidth(piece.text);
+    if (w <= left) {
+      out.push(piece);
+      left -= w;
+      continue;
+    }
+    out.push({ text: cutToWidth(piece.text, left), tone: piece.tone });
+    break;
+  }
+  while (out.length > 0) {
+    const last = out[out.length - 1] as Piece;
+    const trimmed = last.text.replace(/ +$/u, '');
+    if (trimmed !== '') {
+      out[out.length - 1] = { text: trimmed, tone: last.tone };
+      break;
+    }
+    out.pop();
+  }
+  return out.map((p) => paint(color, p)).join('');
+}
+
+/** One table row: a group's marker, label, message range, size, cost and preview. */
+export interface Row {
+  readonly marker: string;
+  readonly label: string;
+  readonly range: string;
+  readonly count: string;
+  readonly tokens: string;
+  /** Raw text, escaped and cut to what is left of the width. */
+  readonly text: string;
+  readonly tone: Tone;
+}
+
+/**
+ * Lays out rows in aligned columns (widths measured in terminal columns, so CJK and emoji keep alignment).
+ * @returns the lines, each at most `width` columns
+ */
+export function layoutRows(rows: readonly Row[], width: number, color: ChalkInstance): string[] {
+  const w = (pick: (r: Row) => string): number => rows.reduce((m, r) => Math.max(m, displayWidth(pick(r))), 0);
+  const label = w((r) => r.label);
+  const range = w((r) => r.range);
+  const count = w((r) => r.count);
+  const tokens = w((r) => r.tokens);
+  return rows.map((r) => {
+    const fixed =
+      `${r.marker} ${padEndTo(r.label, label)}  ${padEndTo(r.range, range)}  ${padStartTo(r.count, count)}  ${padStartTo(r.tokens, tokens)}  `;
+    const left = width - displayWidth(fixed);
+    const text = left > 0 ? previewOf(r.text, left) : '';
+    return emitLine([{ text: fixed + text, tone: r.tone }], width, color);
+  });
+}
+
+/** `1 msg`, `3 msgs`. */
+export function countLabel(n: number): string {
+  return `${formatCount(n)} msg${n === 1 ? '' : 's'}`;
+}
+
+/** `1,234 tok`, or `? tok` for a group the decision did not count. */
+export function tokensLabel(tokens: number | null): string {
+  return `${tokens === null ? '?' : formatCount(tokens)} tok`;
+}
+
+/** `#4`, or `#4-9` (inclusive) for several messages. */
+export function rangeLabel(start: number, end: number): string {
+  return end - start <= 1 ? `#${start}` : `#${start}-${end - 1}`;
+}
+
+/** `2 turns`, `1 step`. */
+function plural(n: number, word: string): string {
+  return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** A message's text for a preview: its text parts, or what it carries instead. */
+export function messageText(content: Content): string {
+  const text = content.texts.join('\n');
+  if (text.trim() !== '') return text;
+  const extras: string[] = [];
+  if (content.images > 0) extras.push(content.images === 1 ? '<image>' : `<${content.images} images>`);
+  for (const f of content.files) extras.push(`<file: ${f ?? 'unnamed'}>`);
+  return extras.join(' ');
+}
+
+/** Tool names in order of first call, repeated ones with a count: `search, read_file ×2`. */
+export function toolNames(names: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return [...counts].map(([n, c]) => `${n === '' ? '(unnamed)' : n}${c > 1 ? ` ×${c}` : ''}`).join(', ');
+}
+
+/** A step's preview: the tools its assistant message calls, how many results came back, and its text. */
+export function stepText(messages: readonly Message[], indices: readonly number[]): string {
+  const first = indices[0];
+  if (first === undefined) return '';
+  const head = contentOf(messages[first] as Message);
+  let results = 0;
+  for (const i of indices) results += contentOf(messages[i] as Message).results.length;
+  const calls = head.toolCalls.map((c) => c.name);
+  const text = messageText(head).trim();
+  const parts: string[] = [];
+  if (calls.length > 0 || results > 0) {
+    const names = calls.length > 0 ? toolNames(calls) : 'no call';
+    parts.push(`${names} → ${results === 0 ? 'no result' : plural(results, 'result')}`);
+  }
+  if (text !== '') parts.push(text);
+  return parts.length > 0 ? parts.join(' · ') : '(empty)';
+}
+
+/** The preview of a group: the opening message's text, or a step summary. */
+export function groupText(messages: readonly Message[], group: Group): string {
+  if (group.kind === 'step') return stepText(messages, group.indices);
+  const first = group.indices[0];
+  if (first === undefined) return '';
+  const message = messages[first] as Message;
+  const text = messageText(contentOf(message));
+  if (group.kind === 'orphan') return `${message.role}: ${text === '' ? '(empty)' : text}`;
+  return text === '' ? '(empty)' : text;
+}
+
+/** Labels groups `system`, `turn 3`, `task`, `step 2`, `orphan`, `note`, numbering turns and steps from 1. */
+export function groupLabels(groups: readonly Group[]): string[] {
+  let turn = 0;
+  let step = 0;
+  return groups.map((g) => (g.kind === 'turn' ? `turn ${++turn}` : g.kind === 'step' ? `step ${++step}` : g.kind));
+}
+
+/** Why a message in no group goes. */
+function orphanReason(messages: readonly Message[], structure: Structure, index: number, noteOn: boolean): string {
+  const message = messages[index] as Message;
+  if (isEarlierNote(message)) return noteOn ? 'earlier note, the new note replaces it' : 'earlier note';
+  if (structure.task !== null && index > structure.task) return 'after the task, in no step';
+  const firstTurn = structure.turns[0]?.[0] ?? structure.task ?? Infinity;
+  if (index < firstTurn) return 'before the first user message, in no turn';
+  return 'in no turn or step';
+}
+
+/** The line that says there is no note, and why. */
+function noNoteReason(plan: Plan, noteOn: boolean): string {
+  if (!noteOn) return 'no note: notes are off';
+  if (plan.unchanged === 'fits') return 'no note: nothing removed (fits the target)';
+  if (plan.unchanged === 'only-notes') return 'no note: only earlier notes would go, so nothing changes';
+  return 'no note: nothing can be removed';
+}
+
+/** The rows of one conversation, the note (or its absence) where it would be inserted. */
+function conversationRows(conversation: ConversationResult, view: DryRunView, totals: PlanTotals): Row[] {
+  const { plan } = conversation;
+  const messages = conversation.normalized.messages;
+  const structure = analyze(messages);
+  const labels = groupLabels(plan.groups);
+  const noteOn = view.note !== null;
+  const rows: Row[] = [];
+  plan.groups.forEach((g, k) => {
+    const label = labels[k] as string;
+    if (g.kind === 'note') {
+      rows.push({
+        marker: '+',
+        label,
+        range: `@${g.start}`,
+        count: countLabel(1),
+        tokens: totals.noteTokens === null ? '' : tokensLabel(totals.noteTokens),
+        text: plan.noteText ?? '',
+        tone: 'note',
+      });
+      return;
+    }
+    const isProtected = g.kind === 'system' || g.kind === 'task';
+    let text = groupText(messages, g);
+    if (g.kind === 'orphan' && !g.kept) text = `${orphanReason(messages, structure, g.start, noteOn)} · ${text}`;
+    rows.push({
+      marker: isProtected ? ' ' : g.kept ? '+' : '-',
+      label,
+      range: rangeLabel(g.start, g.end),
+      count: countLabel(countOf(messages, g.indices)),
+      tokens: tokensLabel(g.tokens),
+      text,
+      tone: isProtected ? 'protected' : g.kept ? 'kept' : 'removed',
+    });
+  });
+  if (plan.noteText === null) {
+    const at = plan.groups.findIndex((g) => g.kind === 'system') + 1;
+    rows.splice(at, 0, { marker: ' ', label: 'note', range: '', count: '', tokens: '', text: noNoteReason(plan, noteOn), tone: 'note' });
+  }
+  return rows;
+}
+
+/** One segment of the budget bar. */
+interface BarPart {
+  readonly key: string;
+  readonly char: string;
+  readonly tone: Tone;
+  readonly tokens: number;
+}
+
+/**
+ * Splits `cells` columns among parts in proportion to their tokens (largest remainder), giving every
+ * non-empty part at least one column while there is room.
+ */
+export function allocate(tokens: readonly number[], scale: number, cells: number): number[] {
+  if (scale <= 0 || cells <= 0) return tokens.map(() => 0);
+  const ideal = tokens.map((t) => (t / scale) * cells);
+  const out = ideal.map((x, i) => (tokens[i] as number) > 0 ? Math.max(1, Math.floor(x)) : 0);
+  const goal = Math.min(cells, Math.round(ideal.reduce((a, b) => a + b, 0)));
+  let used = out.reduce((a, b) => a + b, 0);
+  const order = ideal.map((x, i) => ({ i, r: x - Math.floor(x) })).sort((a, b) => b.r - a.r || a.i - b.i);
+  for (const { i } of order) {
+    if (used >= goal) break;
+    if ((tokens[i] as number) > 0 && (out[i] as number) < Math.ceil(ideal[i] as number)) {
+      out[i] = (out[i] as number) + 1;
+      used++;
+    }
+  }
+  // Minimum columns can overshoot: take the excess from the widest parts.
+  while (used > cells) {
+    let widest = 0;
+    out.forEach((c, i) => {
+      if (c > (out[widest] as number)) widest = i;
+    });
+    out[widest] = (out[widest] as number) - 1;
+    used--;
+  }
+  return out;
+}
+
+/** The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what goes. */
+function budgetLines(totals: PlanTotals, target: number, width: number, color: ChalkInstance): string[] {
+  const parts: BarPart[] = [
+    { key: 'protected', char: '█', tone: 'protected', tokens: totals.protectedTokens ?? 0 },
+    { key: 'turns', char: '▓', tone: 'kept', tokens: (totals.keptTurnTokens ?? 0) + (totals.keptOtherTokens ?? 0) },
+    { key: 'steps', char: '▒', tone: 'kept', tokens: totals.keptStepTokens ?? 0 },
+    { key: 'note', char: '▞', tone: 'note', tokens: totals.noteTokens ?? 0 },
+    { key: 'removed', char: '░', tone: 'removed', tokens: totals.removed.tokens ?? 0 },
+  ];
+  const total = parts.reduce((a, p) => a + p.tokens, 0);
+  const scale = Math.max(total, target);
+  const prefix = 'budget [';
+  const cells = Math.max(width - prefix.length - 2, 0);
+  const columns = allocate(
+    parts.map((p) => p.tokens),
+    scale,
+    cells,
+  );
+  const targetAt = Math.min(cells, Math.max(0, Math.round((target / scale) * cells)));
+  const pieces: Piece[] = [{ text: prefix }];
+  let at = 0;
+  const put = (text: string, tone: Tone): void => {
+    for (const ch of text) {
+      if (at === targetAt) pieces.push({ text: '│', tone: 'strong' });
+      pieces.push({ text: ch, tone });
+      at++;
+    }
+  };
+  parts.forEach((p, i) => put(p.char.repeat(columns[i] as number), p.tone));
+  put(' '.repeat(Math.max(cells - at, 0)), 'plain');
+  if (at === targetAt) pieces.push({ text: '│', tone: 'strong' });
+  pieces.push({ text: ']' });
+  const legend: Piece[][] = [];
+  for (const p of parts) {
+    if (p.tokens === 0 && p.key !== 'protected') continue;
+    legend.push([{ text: `${p.char} ${p.key} ${formatCount(p.tokens)}`, tone: p.tone }]);
+  }
+  legend.push([{ text: `│ target ${formatCount(target)}`, tone: 'strong' }]);
+  return [emitLine(merge(pieces), width, color), ...flowItems(legend, width, color)];
+}
+
+/** Places items side by side, two spaces apart, starting a new line when the next one does not fit. */
+export function flowItems(items: readonly (readonly Piece[])[], width: number, color: ChalkInstance): string[] {
+  const lines: string[] = [];
+  let line: Piece[] = [];
+  let used = 0;
+  for (const item of items) {
+    const w = item.reduce((a, p) => a + displayWidth(p.text), 0);
+    if (line.length > 0 && used + 2 + w > width) {
+      lines.push(emitLine(line, width, color));
+      line = [];
+      used = 0;
+    }
+    if (line.length > 0) {
+      line.push({ text: '  ' });
+      used += 2;
+    }
+    line.push(...item);
+    used += w;
+  }
+  if (line.length > 0) lines.push(emitLine(line, width, color));
+  return lines;
+}
+
+/** Joins neighbouring pieces of the same tone, so a bar is a few colour codes, not one per column. */
+function merge(pieces: readonly Piece[]): Piece[] {
+  const out: Piece[] = [];
+  for (const p of pieces) {
+    const last = out[out.length - 1];
+    if (last !== undefined && last.tone === p.tone) out[out.length - 1] = { text: last.text + p.text, tone: p.tone };
+    else out.push(p);
+  }
+  return out;
+}
+
+/** Why the target is missed, in one phrase. */
+export function missText(miss: Miss, minKeepSteps: number): string {
+  switch (miss.kind) {
+    case 'protected':
+      return `the protected part alone (instructions and current task) takes ${formatCount(miss.protectedTokens)} tokens`;
+    case 'min-keep-steps': {
+      const which = miss.steps === 1 ? 'the newest step' : `the ${miss.steps} newest steps`;
+      const left = miss.budget > 0 ? `the ${formatCount(miss.budget)} tokens left after the protected part` : 'what the protected part leaves';
+      return `min_keep_steps ${minKeepSteps} held ${which} (${formatCount(miss.stepTokens)} tokens), more than ${left}`;
+    }
+    case 'note':
+      return miss.noteTokens === null
+        ? `the kept messages fit, but with the note they come to ${formatCount(miss.tokensAfter)} tokens`
+        : `the kept messages fit, but the note (${formatCount(miss.noteTokens)} tokens) brings them to ${formatCount(miss.tokensAfter)}`;
+    case 'joined':
+      return `counted together, what is left comes to ${formatCount(miss.tokensAfter)} tokens and cannot be cut further`;
+  }
+}
+
+/** The closing lines: what went, then whether the target is met (and if not, why), wrapped to the width. */
+function closingLines(plan: Plan, totals: PlanTotals, view: DryRunView, width: number, toolTokens: number): string[] {
+  const target = `${formatCount(view.target)}${toolTokens > 0 ? ` (after ${formatCount(toolTokens)} tokens of tool schemas)` : ''}`;
+  const after = formatCount(plan.tokensAfter);
+  const verdict = plan.targetMet
+    ? `target ${target} met (${after} tokens)`
+    : `target ${target} not met (${after} tokens): ${missText(totals.miss as Miss, view.minKeepSteps)}`;
+  let first: string;
+  if (!plan.changed) {
+    first = plan.unchanged === 'only-notes' ? 'nothing removed: only earlier notes would go' : 'nothing removed';
+  } else {
+    const r = totals.removed;
+    const where = [plural(r.turns, 'turn'), plural(r.steps, 'step')];
+    if (r.orphans > 0) where.push(plural(r.orphans, 'other message'));
+    const tokens = r.tokens === null ? '' : ` (${formatCount(r.tokens)} tokens)`;
+    const list = where.length === 2 ? where.join(' and ') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
+    first = `removed ${plural(r.messages, 'message')}${tokens} in ${list}`;
+  }
+  const tone: Tone = plan.targetMet ? 'good' : 'bad';
+  return [
+    emitLine([{ text: first, tone: 'strong' }], width, view.color),
+    ...wrapToWidth(verdict, width, '  ').map((l) => emitLine([{ text: l, tone }], width, view.color)),
+  ];
+}
+
+/** `9,870`, or `more than 2,000` when counting stopped early. */
+function beforeTokens(tokens: number, exact: boolean, target: number): string {
+  return exact ? formatCount(tokens) : `more than ${formatCount(target)}`;
+}
+
+/** The target a conversation was planned against (window thresholds make it differ per conversation). */
+export function targetOf(c: ConversationResult, fallback: number): number {
+  return typeof c.target === 'number' ? c.target : fallback;
+}
+
+/** Tokens of the tool schemas taken off a conversation's target (window thresholds only). */
+export function toolTokensOf(c: ConversationResult): number {
+  return typeof c.toolTokens === 'number' ? c.toolTokens : 0;
+}
+
+/** The file header: name, format, settings, then `--- before` and `+++ after` lines. */
+function headerLines(result: FileResult, view: DryRunView, all: readonly { plan: Plan; totals: PlanTotals }[]): string[] {
+  const { width, color } = view;
+  const sum = (f: (x: { plan: Plan; totals: PlanTotals }) => number): number => all.reduce((a, x) => a + f(x), 0);
+  const exact = all.every((x) => x.plan.tokensBeforeExact);
+  const before = {
+    messages: formatCount(sum((x) => x.totals.messagesBefore)),
+    tokens: beforeTokens(sum((x) => x.plan.tokensBefore), exact, view.target),
+  };
+  const after = { messages: formatCount(sum((x) => x.totals.messagesAfter)), tokens: formatCount(sum((x) => x.plan.tokensAfter)) };
+  const mw = Math.max(before.messages.length, after.messages.length);
+  const tw = Math.max(before.tokens.length, after.tokens.length);
+  const met = all.every((x) => x.plan.targetMet);
+  const settings = [
+    `format ${result.format}`,
+    `tokenizer ${view.tokenizer}`,
+    `target ${formatCount(view.target)}`,
+    `min_keep_steps ${view.minKeepSteps}`,
+    view.note === null ? 'no note' : 'note on',
+  ];
+  const title = 'dry run: ';
+  return [
+    emitLine([{ text: title, tone: 'strong' }, { text: cutStartToWidth(result.file, width - title.length), tone: 'strong' }], width, color),
+    ...flowItems(settings.map((text) => [{ text }]), width, color),
+    emitLine([{ text: `--- before  ${before.messages.padStart(mw)} messages  ${before.tokens.padStart(tw)} tokens`, tone: 'removed' }], width, color),
+    emitLine(
+      [
+        { text: `+++ after   ${after.messages.padStart(mw)} messages  ${after.tokens.padStart(tw)} tokens`, tone: 'kept' },
+        { text: `  target ${formatCount(view.target)} ${met ? 'met' : 'not met'}`, tone: met ? 'good' : 'bad' },
+      ],
+      width,
+      color,
+    ),
+  ];
+}
+
+/**
+ * The whole dry-run text for one file: header, then per conversation the groups (marked `-` removed,
+ * `+` kept, ` ` protected), the note where it goes, the budget bar and a closing line.
+ * @param result a compaction of the file, made with `exhaustive: true` so every group is counted
+ * @param view settings to show, terminal width and a chalk instance (level 0 for no colour)
+ * @returns the text, ending with a newline; no line is wider than `view.width`
+ */
+export function renderDryRun(result: FileResult, view: DryRunView): string {
+  const width = Math.max(view.width, 1);
+  const all = result.conversations.map((c) => ({
+    plan: c.plan,
+    totals: planTotals(c.plan, targetOf(c, view.target), view.minKeepSteps, view.counter),
+  }));
+  const lines = headerLines(result, { ...view, width }, all);
+  const several = result.conversations.length > 1;
+  result.conversations.forEach((c, k) => {
+    const { plan, totals } = all[k] as { plan: Plan; totals: PlanTotals };
+    lines.push('');
+    if (several) {
+      lines.push(
+        emitLine([{ text: `@@ conversation ${k + 1} of ${result.conversations.length} (${escapeControls(c.slot.where)}) @@`, tone: 'hunk' }], width, view.color),
+      );
+    }
+    if (c.normalized.messages.length === 0) {
+      lines.push(emitLine([{ text: '  (no messages)' }], width, view.color));
+    } else {
+      lines.push(...layoutRows(conversationRows(c, view, totals), width, view.color));
+    }
+    lines.push('');
+    const target = targetOf(c, view.target);
+    lines.push(...budgetLines(totals, target, width, view.color));
+    lines.push(...closingLines(plan, totals, { ...view, target }, width, toolTokensOf(c)));
+  });
+  if (several) {
+    const changed = all.filter((x) => x.plan.changed).length;
+    const met = all.filter((x) => x.plan.targetMet).length;
+    const removed = all.reduce((a, x) => a + x.totals.removed.messages, 0);
+    lines.push('');
+    lines.push(
+      emitLine(
+        [
+          {
+            text: `total: removed ${plural(removed, 'message')} from ${formatCount(changed)} of ${plural(all.length, 'conversation')}; target met in ${formatCount(met)} of ${formatCount(all.length)}`,
+            tone: met === all.length ? 'good' : 'bad',
+          },
+        ],
+        width,
+        view.color,
+      ),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

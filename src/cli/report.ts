@@ -1,0 +1,214 @@
+import type { ChalkInstance } from 'chalk';
+import { InputError } from '../errors.js';
+import type { FileResult } from '../pipeline.js';
+import { formatCount, missReason } from './summary.js';
+
+/**
+ * What a batch run says about each file and about the whole run: one record per file (the `--json` /
+ * `--report` data), the per-file lines and the closing summary on stderr. Pure: builds values and text.
+ */
+
+export type FileStatus = 'compacted' | 'unchanged' | 'failed';
+
+/** Where a file went wrong: the reason, and the line and column when the problem is inside the file. */
+export interface RecordError {
+  readonly message: string;
+  readonly reason: string;
+  readonly line: number | null;
+  readonly column: number | null;
+}
+
+/** One file of a run. Tokens include the tool schemas (`toolTokens`) when thresholds are used. */
+export interface FileRecord {
+  /** The path relative to the working directory. */
+  readonly path: string;
+  /** compacted: the result differs from the input (written unless --check or --dry-run). */
+  readonly status: FileStatus;
+  /** Where the result was written, relative to the working directory, or null when nothing was written. */
+  readonly written: string | null;
+  readonly format: string | null;
+  readonly conversations: number;
+  readonly messagesBefore: number | null;
+  readonly messagesAfter: number | null;
+  readonly messagesRemoved: number | null;
+  readonly tokensBefore: number | null;
+  /** False when counting stopped early (then `tokensBefore` is a lower bound); reports always count exactly. */
+  readonly tokensBeforeExact: boolean;
+  readonly tokensAfter: number | null;
+  readonly toolTokens: number | null;
+  /** The token target: --target, or context window × compact-to. */
+  readonly target: number | null;
+  /** Whether every conversation ends at or under its target (with thresholds: or stayed below the trigger). */
+  readonly targetMet: boolean | null;
+  readonly error: RecordError | null;
+  /** The file's plan (issue 3's plan document), when a report or dry run asked for it. */
+  readonly plan?: unknown;
+}
+
+/** The settings a report records (a copy of the command line's meaning, never timings or job counts). */
+export interface ReportSettings {
+  readonly mode: 'stdout' | 'in-place' | 'out-dir' | 'check' | 'dry-run';
+  readonly tokenizer: string;
+  readonly target: number | null;
+  readonly contextWindow: number | null;
+  readonly compactAt: number | null;
+  readonly compactTo: number | null;
+  readonly minKeepSteps: number;
+  readonly note: string | null;
+  readonly format: string;
+  readonly shard: string | null;
+}
+
+/** Totals of a run. */
+export interface Totals {
+  readonly files: number;
+  readonly compacted: number;
+  readonly unchanged: number;
+  readonly failed: number;
+  readonly tokensBefore: number;
+  readonly tokensBeforeExact: boolean;
+  readonly tokensAfter: number;
+  /** Files whose result misses its target. */
+  readonly targetMissed: number;
+}
+
+/** The `--json` / `--report` document of a batch run. */
+export interface ReportDocument {
+  readonly version: 1;
+  readonly settings: ReportSettings;
+  readonly summary: Omit<Totals, 'tokensBeforeExact'> & { readonly tokensBeforeExact: boolean };
+  readonly files: readonly FileRecord[];
+}
+
+/**
+ * The record of a file that was compacted (or found unchanged).
+ * @param result the pipeline's outcome
+ * @param path the path to show
+ * @param target the run's token target
+ */
+export function recordOf(result: FileResult, path: string, target: number): FileRecord {
+  const cs = result.conversations;
+  const sum = (f: (c: (typeof cs)[number]) => number): number => cs.reduce((a, c) => a + f(c), 0);
+  const toolTokens = sum((c) => c.toolTokens);
+  return {
+    path,
+    status: result.changed ? 'compacted' : 'unchanged',
+    written: null,
+    format: result.format === '' ? null : result.format,
+    conversations: cs.length,
+    messagesBefore: sum((c) => c.normalized.messages.length),
+    messagesAfter: sum((c) => c.plan.kept.length + (c.plan.noteText !== null ? 1 : 0)),
+    messagesRemoved: sum((c) => c.plan.removed.length),
+    tokensBefore: sum((c) => c.plan.tokensBefore) + toolTokens,
+    tokensBeforeExact: cs.every((c) => c.plan.tokensBeforeExact),
+    tokensAfter: sum((c) => c.plan.tokensAfter) + toolTokens,
+    toolTokens,
+    target,
+    targetMet: cs.every((c) => c.plan.targetMet),
+    error: null,
+  };
+}
+
+/** The record of a file that could not be read, parsed or written. */
+export function failedRecord(path: string, error: unknown, target: number | null): FileRecord {
+  return {
+    path,
+    status: 'failed',
+    written: null,
+    format: null,
+    conversations: 0,
+    messagesBefore: null,
+    messagesAfter: null,
+    messagesRemoved: null,
+    tokensBefore: null,
+    tokensBeforeExact: true,
+    tokensAfter: null,
+    toolTokens: null,
+    target,
+    targetMet: null,
+    error: recordError(path, error),
+  };
+}
+
+/** An error as a record holds it; the message is `path:line:col: reason`, the form editors and CI annotate. */
+export function recordError(path: string, error: unknown): RecordError {
+  if (error instanceof InputError) {
+    const line = error.line ?? null;
+    const column = error.column ?? null;
+    const at = line === null ? '' : `:${line}${column === null ? '' : `:${column}`}`;
+    return { message: `${path}${at}: ${error.reason}`, reason: error.reason, line, column };
+  }
+  const reason = `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
+  return { message: `${path}: ${reason}`, reason, line: null, column: null };
+}
+
+/** Adds up records. */
+export function totalsOf(records: readonly FileRecord[]): Totals {
+  let compacted = 0;
+  let unchanged = 0;
+  let failed = 0;
+  let before = 0;
+  let after = 0;
+  let exact = true;
+  let missed = 0;
+  for (const r of records) {
+    if (r.status === 'failed') {
+      failed++;
+      continue;
+    }
+    if (r.status === 'compacted') compacted++;
+    else unchanged++;
+    // A count that stopped early is a lower bound; the result itself is one too (compaction only removes).
+    before += r.tokensBeforeExact ? (r.tokensBefore ?? 0) : Math.max(r.tokensBefore ?? 0, r.tokensAfter ?? 0);
+    after += r.tokensAfter ?? 0;
+    exact &&= r.tokensBeforeExact;
+    if (r.targetMet === false) missed++;
+  }
+  return { files: records.length, compacted, unchanged, failed, tokensBefore: before, tokensBeforeExact: exact, tokensAfter: after, targetMissed: missed };
+}
+
+/** The report document: settings, totals, one record per file in sorted path order. */
+export function reportDocument(settings: ReportSettings, records: readonly FileRecord[]): ReportDocument {
+  return { version: 1, settings, summary: totalsOf(records), files: records };
+}
+
+/** Whether the run only looks (nothing is written): wording says "would be". */
+function isLookOnly(mode: ReportSettings['mode']): boolean {
+  return mode === 'check' || mode === 'dry-run';
+}
+
+/**
+ * The line a compacted file gets on stderr (unchanged files get none unless they miss their target).
+ * @returns the line, or null when the file is not worth a line
+ */
+export function fileLine(record: FileRecord, result: FileResult | null, tokenizer: string): string | null {
+  if (record.status === 'failed') return `swc: ${record.error?.message ?? record.path}`;
+  const miss = result?.conversations.map((c) => missReason(c.plan, c.target)).find((r) => r !== null) ?? null;
+  if (record.status === 'unchanged' && record.targetMet !== false) return null;
+  const target = record.target === null ? '' : `; target ${formatCount(record.target)} ${record.targetMet ? 'met' : `not met${miss ? `: ${miss}` : ''}`}`;
+  if (record.status === 'unchanged') return `swc: ${record.path}: unchanged, ${formatCount(record.tokensAfter ?? 0)} tokens (${tokenizer})${target}`;
+  // Counting stopped once the file was known to be over its target: say that, not a partial count.
+  const before = record.tokensBeforeExact ? formatCount(record.tokensBefore ?? 0) : `more than ${formatCount(record.target ?? 0)}`;
+  return (
+    `swc: ${record.path}: ` +
+    `${before} → ${formatCount(record.tokensAfter ?? 0)} tokens (${tokenizer}), ` +
+    `removed ${formatCount(record.messagesRemoved ?? 0)} of ${formatCount(record.messagesBefore ?? 0)} messages${target}`
+  );
+}
+
+/**
+ * The closing summary on stderr: files scanned / compacted / unchanged / failed, tokens before -> after, time.
+ * @param seconds the run's wall time
+ * @param shard e.g. `2/4 (31 of 120 files)`, or null
+ */
+export function summaryLine(totals: Totals, settings: ReportSettings, seconds: number, shard: string | null, color: ChalkInstance): string {
+  const verb = isLookOnly(settings.mode) ? 'would be compacted' : 'compacted';
+  const failed = totals.failed > 0 ? color.red(`${formatCount(totals.failed)} failed`) : '0 failed';
+  const before = `${totals.tokensBeforeExact ? '' : 'at least '}${formatCount(totals.tokensBefore)}`;
+  const missed = totals.targetMissed > 0 ? `, ${formatCount(totals.targetMissed)} over target` : '';
+  return (
+    `swc: ${shard === null ? '' : `shard ${shard}: `}${formatCount(totals.files)} ${totals.files === 1 ? 'file' : 'files'} scanned: ` +
+    `${formatCount(totals.compacted)} ${verb}, ${formatCount(totals.unchanged)} unchanged, ${failed}${missed}; ` +
+    `tokens ${before} → ${formatCount(totals.tokensAfter)} (${settings.tokenizer}); ${seconds.toFixed(2)} s`
+  );
+}

@@ -1,0 +1,154 @@
+import { Chalk } from 'chalk';
+import { readFileSync } from 'node:fs';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { noteTemplate } from '../core/compact.js';
+import type { TokenCounter } from '../core/types.js';
+import { InputError } from '../errors.js';
+import { describeFsError } from '../io/files.js';
+import { decodeSource, encodeOutput } from '../io/source.js';
+import { compactSource, type FileResult, type WindowThresholds } from '../pipeline.js';
+import { createCounter, type TokenizerName } from '../tokens/index.js';
+import { renderDryRun } from './dry-run.js';
+import { planDocument } from './plan-json.js';
+import { failedRecord, fileLine, recordOf, type FileRecord } from './report.js';
+
+/**
+ * One file's work, the same in a worker thread and in the main thread: read, compact, and describe the result
+ * (record, plan, diff, per-file line, output bytes). Everything returned is plain data that crosses threads.
+ * Run as a worker (dist/cli/worker.js), it loads the encoding once and then takes jobs from the main thread.
+ */
+
+/** What every job of a run shares; sent once to each worker. */
+export interface JobSettings {
+  readonly tokenizer: TokenizerName;
+  /** The token target (with thresholds: context window × compact-to). */
+  readonly target: number;
+  readonly window: WindowThresholds | null;
+  readonly minKeepSteps: number;
+  /** undefined: the default note; null: none; otherwise the template. */
+  readonly note: string | null | undefined;
+  readonly format: string;
+  /** Count every group: a plan or a dry run was asked for. */
+  readonly exhaustive: boolean;
+  /** Render the dry-run diff with this colour level and width. */
+  readonly diff: { readonly level: 0 | 1 | 2 | 3; readonly width: number } | null;
+  /** Include the plan document in the record. */
+  readonly plan: boolean;
+  /** Which output bytes to send back: none (check, dry run), changed files (in place), all (out-dir). */
+  readonly bytes: 'none' | 'changed' | 'all';
+}
+
+/** One file to do. */
+export interface Job {
+  readonly index: number;
+  readonly file: string;
+  /** The path shown in messages and records. */
+  readonly display: string;
+  /** The content, when it does not come from the file (standard input). */
+  readonly content?: Uint8Array;
+}
+
+/** What a job gives back. */
+export interface JobResult {
+  readonly index: number;
+  readonly record: FileRecord;
+  /** The line for stderr, if the file is worth one. */
+  readonly line: string | null;
+  readonly diff: string | null;
+  /** The bytes to write (the compacted output, or the input unchanged), when asked for. */
+  readonly bytes: Uint8Array | null;
+}
+
+/**
+ * Reads, compacts and describes one file. Never throws: a file that cannot be read or parsed, or an
+ * unexpected failure, comes back as a failed record.
+ * @param job the file
+ * @param settings the run's settings
+ * @param counter the tokenizer, loaded once per thread
+ */
+export function processFile(job: Job, settings: JobSettings, counter: TokenCounter): JobResult {
+  let result: FileResult;
+  let input: Uint8Array;
+  try {
+    input = job.content ?? readBytes(job.file, job.display);
+    const source = decodeSource(input, job.display);
+    result = compactSource(source, {
+      target: settings.target,
+      window: settings.window ?? undefined,
+      minKeepSteps: settings.minKeepSteps,
+      note: settings.note,
+      format: settings.format,
+      counter,
+      exhaustive: settings.exhaustive,
+    });
+  } catch (error) {
+    const record = failedRecord(job.display, error, settings.target);
+    return { index: job.index, record, line: fileLine(record, null, counter.name), diff: null, bytes: null };
+  }
+  const note = noteTemplate(settings.note);
+  const target = result.conversations[0]?.target ?? settings.target;
+  let record = recordOf(result, job.display, settings.target);
+  if (settings.plan) {
+    const plan = planDocument(result, { target, tokenizer: counter.name, minKeepSteps: settings.minKeepSteps, note, format: settings.format, counter });
+    record = { ...record, plan };
+  }
+  const diff =
+    settings.diff === null
+      ? null
+      : renderDryRun(result, {
+          target,
+          tokenizer: counter.name,
+          minKeepSteps: settings.minKeepSteps,
+          note,
+          width: settings.diff.width,
+          color: new Chalk({ level: settings.diff.level }),
+          counter,
+        });
+  let bytes: Uint8Array | null = null;
+  if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
+    bytes = result.changed ? encodeOutput(result.output, result.layout.source.bom) : input;
+  }
+  return { index: job.index, record, line: fileLine(record, result, counter.name), diff, bytes };
+}
+
+/** Reads a file whole, as an InputError when it cannot be read. */
+function readBytes(file: string, display: string): Uint8Array {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new InputError(`cannot read: ${describeFsError(error)}`, display);
+  }
+}
+
+/** Messages from the main thread. */
+export type ToWorker = { readonly type: 'job'; readonly job: Job };
+/** Messages to the main thread. */
+export type FromWorker = { readonly type: 'ready' } | { readonly type: 'done'; readonly result: JobResult };
+
+/** Data a worker is started with. */
+export interface WorkerInit {
+  readonly swcWorker: true;
+  readonly settings: JobSettings;
+}
+
+/** Larger merge cache for long-running workers: many files of varied text (see PERF.md). */
+const MERGE_CACHE_SIZE = 1_000_000;
+
+async function serve(port: NonNullable<typeof parentPort>, init: WorkerInit): Promise<void> {
+  const counter = await createCounter(init.settings.tokenizer);
+  if (init.settings.tokenizer !== 'approx') {
+    const encoding: { setMergeCacheSize?: (n: number) => void } =
+      init.settings.tokenizer === 'cl100k_base' ? await import('gpt-tokenizer/encoding/cl100k_base') : await import('gpt-tokenizer/encoding/o200k_base');
+    encoding.setMergeCacheSize?.(MERGE_CACHE_SIZE);
+  }
+  port.on('message', (message: ToWorker) => {
+    const result = processFile(message.job, init.settings, counter);
+    port.postMessage({ type: 'done', result } satisfies FromWorker);
+  });
+  port.postMessage({ type: 'ready' } satisfies FromWorker);
+}
+
+const init = workerData as WorkerInit | null;
+if (!isMainThread && parentPort !== null && init?.swcWorker === true) {
+  await serve(parentPort, init);
+}

@@ -1,0 +1,209 @@
+import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
+import { isEarlierNoteText } from '../core/note.js';
+import { renderArguments } from '../core/python-json.js';
+import type { Content, ToolCall, ToolResult } from '../core/types.js';
+import { SLIDING_WINDOW } from '../core/types.js';
+import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
+import { describe } from './openai.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+
+/**
+ * Anthropic Messages: a request body `{model, system, messages, ...}`, a bare messages list, or JSONL of messages.
+ * Server tool calls (`server_tool_use`, `mcp_tool_use`) render as tool calls like `tool_use`; their results
+ * (`web_search_tool_result` and the other `*_tool_result` blocks) sit in the same assistant message and are not
+ * rendered, as thinking is not: they are mostly encrypted and the core model has no place for them.
+ */
+
+/** Block types only OpenAI chat or Responses use: a message holding one is not Anthropic. */
+const FOREIGN_PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal', 'input_text', 'output_text', 'input_image', 'input_file']);
+/** Block types only Anthropic uses (`text` is shared with OpenAI chat). */
+const ANTHROPIC_BLOCKS = new Set([
+  'image',
+  'document',
+  'search_result',
+  'thinking',
+  'redacted_thinking',
+  'tool_use',
+  'tool_result',
+  'server_tool_use',
+  'mcp_tool_use',
+  'container_upload',
+]);
+/** Keys of an OpenAI chat message that an Anthropic message never has. */
+const FOREIGN_KEYS = ['tool_calls', 'tool_call_id', 'tool_call_ids', 'function_call', 'parts', 'meta'];
+const CALL_BLOCKS = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
+
+function typeOf(block: unknown): unknown {
+  return isRecord(block) ? own(block, 'type') : undefined;
+}
+
+/** Whether an item has the shape of an Anthropic message (which an OpenAI chat message may share). */
+function isAnthropicShaped(item: unknown): boolean {
+  if (!isRecord(item)) return false;
+  const role = own(item, 'role');
+  if (role !== 'user' && role !== 'assistant') return false;
+  if (FOREIGN_KEYS.some((k) => own(item, k) !== undefined)) return false;
+  const content = own(item, 'content');
+  if (typeof content === 'string') return true;
+  return Array.isArray(content) && content.every((b) => typeof typeOf(b) === 'string' && !FOREIGN_PARTS.has(typeOf(b) as string));
+}
+
+/** Whether a message holds a block no other format writes (or Anthropic's prompt-caching marker). */
+function hasAnthropicBlock(item: unknown): boolean {
+  const content = isRecord(item) ? own(item, 'content') : undefined;
+  if (!Array.isArray(content)) return false;
+  return content.some((b) => {
+    const type = typeOf(b);
+    return (typeof type === 'string' && (ANTHROPIC_BLOCKS.has(type) || type.endsWith('_tool_result'))) || (isRecord(b) && own(b, 'cache_control') !== undefined);
+  });
+}
+
+/** Whether the request body has a key only the Messages API takes. */
+function hasAnthropicContainer(container: Readonly<Record<string, unknown>> | null): boolean {
+  if (container === null) return false;
+  if (['system', 'anthropic_version', 'anthropic_beta', 'stop_sequences', 'top_k', 'thinking'].some((k) => own(container, k) !== undefined)) return true;
+  const tools = own(container, 'tools');
+  if (Array.isArray(tools) && tools.some((t) => isRecord(t) && own(t, 'input_schema') !== undefined)) return true;
+  const choice = own(container, 'tool_choice');
+  return isRecord(choice) && ['auto', 'any', 'tool', 'none'].includes(own(choice, 'type') as string);
+}
+
+/** The tool name a `tool_use` id was called with (results name the call they answer). */
+export type CallNames = ReadonlyMap<string, string>;
+
+/** Records the name of every tool call a message makes, by id. */
+export function collectCallNames(item: unknown, names: Map<string, string>): void {
+  const content = isRecord(item) ? own(item, 'content') : undefined;
+  if (!Array.isArray(content)) return;
+  for (const block of content) {
+    if (!isRecord(block) || !CALL_BLOCKS.has(own(block, 'type') as string)) continue;
+    const id = own(block, 'id');
+    const name = own(block, 'name');
+    if (typeof id === 'string' && typeof name === 'string') names.set(id, name);
+  }
+}
+
+/** Whether a message carries tool results: then it is a tool-result message, never a turn or the task. */
+export function carriesToolResults(item: unknown): boolean {
+  const content = isRecord(item) ? own(item, 'content') : undefined;
+  return Array.isArray(content) && content.some((b) => typeOf(b) === 'tool_result');
+}
+
+function documentName(block: JsonObject): string | null {
+  return typeof block.title === 'string' && block.title !== '' ? block.title : null;
+}
+
+/** A tool result's blocks joined with nothing between them, images and documents as placeholders. */
+function resultOf(block: JsonObject, names: CallNames): ToolResult {
+  const id = block.tool_use_id;
+  const name = typeof id === 'string' ? (names.get(id) ?? '') : '';
+  const content = block.content;
+  let text = '';
+  let images = 0;
+  let files = 0;
+  if (typeof content === 'string') text = content;
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (!isJsonObject(part)) continue;
+      if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+      else if (part.type === 'image') {
+        text += '<image>';
+        images++;
+      } else if (part.type === 'document') {
+        text += `<file: ${documentName(part) ?? 'unnamed'}>`;
+        files++;
+      } else if (part.type === 'search_result' && Array.isArray(part.content)) {
+        for (const inner of part.content) if (isJsonObject(inner) && typeof inner.text === 'string') text += inner.text;
+      }
+    }
+  }
+  return { name, text, error: block.is_error === true, images, files };
+}
+
+/**
+ * What one Anthropic message says, in the core's terms.
+ * @param message the message, parsed losslessly (tool inputs keep their number lexemes)
+ * @param asTool whether it is a tool-result message
+ * @param names tool names by call id
+ */
+export function anthropicContent(message: JsonValue, asTool: boolean, names: CallNames): Content {
+  const obj = isJsonObject(message) ? message : {};
+  const content = obj.content;
+  if (typeof content === 'string') return { texts: [content], toolCalls: [], results: [], images: 0, files: [] };
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  const results: ToolResult[] = [];
+  let images = 0;
+  const files: (string | null)[] = [];
+  const assistant = obj.role === 'assistant';
+  for (const block of Array.isArray(content) ? content : []) {
+    if (!isJsonObject(block)) continue;
+    const type = block.type;
+    if (type === 'text' && typeof block.text === 'string') texts.push(block.text);
+    else if (type === 'image') images++;
+    else if (type === 'document') files.push(documentName(block));
+    else if (assistant && typeof type === 'string' && CALL_BLOCKS.has(type)) {
+      toolCalls.push({ name: typeof block.name === 'string' ? block.name : '', arguments: renderArguments(block.input ?? null) });
+    } else if (asTool && type === 'tool_result') results.push(resultOf(block, names));
+    // thinking, redacted_thinking, server tool results and unknown blocks are not rendered.
+  }
+  return { texts, toolCalls, results, images, files };
+}
+
+/** The text of a message that could be an earlier note: string content, or a single text block. */
+export function plainText(content: unknown): string | null {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content) && content.length === 1) {
+    const only = content[0];
+    if (isRecord(only) && own(only, 'type') === 'text' && typeof own(only, 'text') === 'string') return own(only, 'text') as string;
+  }
+  return null;
+}
+
+function checkMessage(input: ConversationInput, k: number, item: unknown): Record<string, unknown> {
+  if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
+  const role = own(item, 'role');
+  if (role === undefined) input.fail(k, 'message has no "role"');
+  if (role !== 'user' && role !== 'assistant') {
+    input.fail(k, `unknown role ${JSON.stringify(role)} (Anthropic messages are "user" or "assistant"; instructions go in "system")`);
+  }
+  const content = own(item, 'content');
+  if (!(typeof content === 'string' || (Array.isArray(content) && content.every(isRecord)))) {
+    input.fail(k, `"content" must be a string or a list of content blocks, found ${describe(content)}`);
+  }
+  return item;
+}
+
+export const anthropic: FormatAdapter = {
+  name: 'anthropic',
+  listKeys: ['messages'],
+  detect(items, container) {
+    return items.length > 0 && items.every(isAnthropicShaped) && (items.some(hasAnthropicBlock) || hasAnthropicContainer(container));
+  },
+  normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
+    const builder = new ConversationBuilder();
+    builder.instructions(input.container === null ? [] : instructionTexts(own(input.container, 'system')));
+    const names = new Map<string, string>();
+    input.items.forEach((raw, k) => {
+      const item = checkMessage(input, k, raw);
+      collectCallNames(item, names);
+      const asTool = carriesToolResults(item);
+      let compaction: string | undefined;
+      if (own(item, 'role') === 'user' && !asTool) {
+        const text = plainText(own(item, 'content'));
+        if (text !== null && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
+      }
+      const rawText = input.raws[k] as string;
+      builder.add({
+        role: asTool ? 'tool' : own(item, 'role') === 'user' ? 'user' : 'assistant',
+        compaction,
+        content: () => anthropicContent(parseJson(rawText), asTool, names),
+        items: [k],
+      });
+    });
+    return builder.finish();
+  },
+  makeNote({ text }) {
+    return { role: 'user', content: text };
+  },
+};

@@ -1,0 +1,232 @@
+import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
+import { isEarlierNoteText } from '../core/note.js';
+import { renderArguments } from '../core/python-json.js';
+import type { Content, Role, ToolCall, ToolResult } from '../core/types.js';
+import { SLIDING_WINDOW } from '../core/types.js';
+import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
+import { describe } from './openai.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+
+/**
+ * Google Gemini: `{contents, systemInstruction, ...}` in the REST API's camelCase or the Python SDK's snake_case,
+ * a bare contents list, or an ADK session `{id, events: [{author, content, ...}]}` whose events hold contents.
+ * Code execution is a server tool: `executableCode` renders as a `code_execution(ARGS)` call and its
+ * `codeExecutionResult` (in the same model content) is not rendered, as thoughts are not.
+ */
+
+const ROLES: Record<string, Role> = { user: 'user', model: 'assistant', function: 'tool' };
+
+/** A part field in camelCase or snake_case (`functionCall` / `function_call`). */
+function field(part: JsonObject, camel: string, snake: string): JsonValue | undefined {
+  return part[camel] ?? part[snake];
+}
+
+function fieldOf(part: Record<string, unknown>, camel: string, snake: string): unknown {
+  return own(part, camel) ?? own(part, snake);
+}
+
+function isGeminiContent(item: unknown): item is Record<string, unknown> {
+  if (!isRecord(item) || !Array.isArray(own(item, 'parts'))) return false;
+  const role = own(item, 'role');
+  return role === undefined || typeof role === 'string';
+}
+
+/** An ADK event: an author and, usually, a content (events that only change state have none). */
+function isAdkEvent(item: unknown): boolean {
+  if (!isRecord(item) || typeof own(item, 'author') !== 'string') return false;
+  const content = own(item, 'content');
+  return content === undefined || content === null || isGeminiContent(content);
+}
+
+/** The content an item holds: the item itself, or an ADK event's `content`. */
+function contentOfItem(item: unknown): Record<string, unknown> | null {
+  if (isGeminiContent(item)) return item;
+  if (isRecord(item) && isGeminiContent(own(item, 'content'))) return own(item, 'content') as Record<string, unknown>;
+  return null;
+}
+
+/** Whether a content answers calls: a user content with any function response part is a tool-result content. */
+function carriesResponses(content: Record<string, unknown>): boolean {
+  const parts = own(content, 'parts') as unknown[];
+  return parts.some((p) => isRecord(p) && fieldOf(p, 'functionResponse', 'function_response') !== undefined);
+}
+
+/** Whether a file's MIME type is an image (rendered `<image>`) rather than a file. */
+function isImage(blob: JsonObject): boolean {
+  const mime = field(blob, 'mimeType', 'mime_type');
+  return typeof mime === 'string' && mime.startsWith('image/');
+}
+
+/** A file's name: its display name, else the last segment of its URI. */
+function fileName(blob: JsonObject): string | null {
+  const display = field(blob, 'displayName', 'display_name');
+  if (typeof display === 'string' && display !== '') return display;
+  const uri = field(blob, 'fileUri', 'file_uri');
+  if (typeof uri !== 'string') return null;
+  const last = uri.replace(/[?#].*$/, '').replace(/\/+$/, '').split('/').pop() ?? '';
+  return last === '' ? null : last;
+}
+
+function blobOf(part: JsonObject): JsonObject | null {
+  const blob = field(part, 'inlineData', 'inline_data') ?? field(part, 'fileData', 'file_data');
+  return isJsonObject(blob) ? blob : null;
+}
+
+/**
+ * A function response's text and whether it reports an error, by Google's convention: `output` holds the output,
+ * `error` the error details, and without either the whole response is the output. A response of one string
+ * member (`{"result": TEXT}`, `{"return_value": TEXT}`) reads as that string; anything else reads as its JSON.
+ */
+function responseText(response: JsonValue | undefined): { text: string; error: boolean } {
+  const asText = (value: JsonValue): string => (typeof value === 'string' ? value : renderArguments(value));
+  if (response === undefined || response === null) return { text: '', error: false };
+  if (!isJsonObject(response)) return { text: asText(response), error: false };
+  if (response.output !== undefined) return { text: asText(response.output), error: false };
+  if (response.error !== undefined && response.error !== null) return { text: asText(response.error), error: true };
+  const keys = Object.keys(response);
+  const only = keys.length === 1 ? response[keys[0] as string] : undefined;
+  return { text: typeof only === 'string' ? only : renderArguments(response), error: false };
+}
+
+function resultOf(fr: JsonObject, names: ReadonlyMap<string, string>): ToolResult {
+  const id = fr.id;
+  const linked = typeof id === 'string' ? names.get(id) : undefined;
+  const name = linked ?? (typeof fr.name === 'string' ? fr.name : '');
+  const read = responseText(fr.response);
+  let text = read.text;
+  let images = 0;
+  let files = 0;
+  // Multimodal function responses carry their images and files as parts.
+  if (Array.isArray(fr.parts)) {
+    for (const part of fr.parts) {
+      const blob = isJsonObject(part) ? blobOf(part) : null;
+      if (blob === null) continue;
+      if (isImage(blob)) {
+        text += '<image>';
+        images++;
+      } else {
+        text += `<file: ${fileName(blob) ?? 'unnamed'}>`;
+        files++;
+      }
+    }
+  }
+  return { name, text, error: read.error, images, files };
+}
+
+/**
+ * What one Gemini content says, in the core's terms.
+ * @param content the content, parsed losslessly
+ * @param role its role in the core
+ * @param names function names by call id
+ */
+export function geminiContent(content: JsonValue, role: Role, names: ReadonlyMap<string, string>): Content {
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  const results: ToolResult[] = [];
+  let images = 0;
+  const files: (string | null)[] = [];
+  const parts = isJsonObject(content) && Array.isArray(content.parts) ? content.parts : [];
+  for (const part of parts) {
+    if (!isJsonObject(part)) continue;
+    const call = field(part, 'functionCall', 'function_call');
+    const response = field(part, 'functionResponse', 'function_response');
+    const code = field(part, 'executableCode', 'executable_code');
+    const blob = blobOf(part);
+    if (typeof part.text === 'string') {
+      if (part.thought !== true) texts.push(part.text);
+    } else if (isJsonObject(call)) {
+      if (role === 'assistant') toolCalls.push({ name: typeof call.name === 'string' ? call.name : '', arguments: renderArguments(call.args ?? Object.create(null)) });
+    } else if (isJsonObject(response)) {
+      if (role === 'tool') results.push(resultOf(response, names));
+    } else if (isJsonObject(code)) {
+      if (role === 'assistant') toolCalls.push({ name: 'code_execution', arguments: renderArguments(code) });
+    } else if (blob !== null) {
+      if (isImage(blob)) images++;
+      else files.push(fileName(blob));
+    }
+    // Thoughts, code execution results and unknown parts are not rendered.
+  }
+  return { texts, toolCalls, results, images, files };
+}
+
+/** The text of a user content that could be an earlier note: a single text part. */
+function noteCandidate(content: Record<string, unknown>): string | null {
+  const parts = own(content, 'parts') as unknown[];
+  if (parts.length !== 1) return null;
+  const only = parts[0];
+  return isRecord(only) && typeof own(only, 'text') === 'string' && own(only, 'thought') !== true ? (own(only, 'text') as string) : null;
+}
+
+/** The system instruction of a request body, in either spelling, or of a Python SDK `config`. */
+function systemInstruction(container: Readonly<Record<string, unknown>> | null): unknown {
+  if (container === null) return undefined;
+  const direct = own(container, 'systemInstruction') ?? own(container, 'system_instruction');
+  if (direct !== undefined) return direct;
+  const config = own(container, 'config') ?? own(container, 'generationConfig') ?? own(container, 'generation_config');
+  return isRecord(config) ? (own(config, 'systemInstruction') ?? own(config, 'system_instruction')) : undefined;
+}
+
+function roleOf(input: ConversationInput, k: number, content: Record<string, unknown>): Role {
+  const roleName = own(content, 'role');
+  if (roleName !== undefined && (typeof roleName !== 'string' || !(roleName in ROLES))) {
+    input.fail(k, `unknown role ${JSON.stringify(roleName)} (Gemini contents are "user" or "model")`);
+  }
+  const role = roleName === undefined ? 'user' : (ROLES[roleName] as Role);
+  return role === 'user' && carriesResponses(content) ? 'tool' : role;
+}
+
+function checkParts(input: ConversationInput, k: number, content: Record<string, unknown>): void {
+  const parts = own(content, 'parts') as unknown[];
+  const bad = parts.findIndex((p) => !isRecord(p));
+  if (bad !== -1) input.fail(k, `part ${bad + 1} must be an object, found ${describe(parts[bad])}`);
+}
+
+export const gemini: FormatAdapter = {
+  name: 'gemini',
+  listKeys: ['contents', 'events'],
+  detect(items) {
+    if (items.length === 0) return false;
+    if (items.every(isGeminiContent)) return true;
+    return items.every(isAdkEvent) && items.some((i) => contentOfItem(i) !== null);
+  },
+  normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
+    const builder = new ConversationBuilder();
+    builder.instructions(instructionTexts(systemInstruction(input.container)));
+    const names = new Map<string, string>();
+    input.items.forEach((item, k) => {
+      const content = contentOfItem(item);
+      if (content === null) {
+        if (isAdkEvent(item)) {
+          // An event with no content (a state change): it goes with the message before it.
+          builder.attach(k);
+          return;
+        }
+        input.fail(k, isRecord(item) ? 'content has no "parts" list' : `expected a content object, found ${describe(item)}`);
+      }
+      checkParts(input, k, content);
+      const role = roleOf(input, k, content);
+      for (const part of own(content, 'parts') as Record<string, unknown>[]) {
+        const call = fieldOf(part, 'functionCall', 'function_call');
+        if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string') names.set(own(call, 'id') as string, own(call, 'name') as string);
+      }
+      const text = role === 'user' ? noteCandidate(content) : null;
+      const raw = input.raws[k] as string;
+      const wrapped = content !== item;
+      builder.add({
+        role,
+        compaction: text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined,
+        content: () => {
+          const value = parseJson(raw);
+          return geminiContent(wrapped && isJsonObject(value) ? (value.content ?? null) : value, role, names);
+        },
+        items: [k],
+      });
+    });
+    return builder.finish();
+  },
+  makeNote({ text, items }) {
+    const content = { role: 'user', parts: [{ text }] };
+    // In an ADK session the note is an event by the user.
+    return items.some((i) => contentOfItem(i) !== null && contentOfItem(i) !== i) ? { author: 'user', content } : content;
+  },
+};

@@ -1,0 +1,250 @@
+import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
+import { isEarlierNoteText } from '../core/note.js';
+import { renderArguments, renderArgumentsString } from '../core/python-json.js';
+import { SLIDING_WINDOW, type Content, type Message, type Role, type ToolCall, type ToolResult } from '../core/types.js';
+import { describe } from './openai.js';
+import { isRecord, own, type FormatAdapter, type Normalized } from './types.js';
+
+/**
+ * LangChain serialized messages: `messages_to_dict` (`{type, data}`) and `dumpd`
+ * (`{lc: 1, type: "constructor", id: [..., "AIMessage"], kwargs}`).
+ */
+
+/** Message types and the role each plays; `chat` takes its role from the message. */
+const TYPES: Record<string, Role | 'chat'> = {
+  human: 'user',
+  ai: 'assistant',
+  tool: 'tool',
+  function: 'tool',
+  system: 'system',
+  developer: 'system',
+  chat: 'chat',
+};
+
+/** `dumpd` class names and the `type` they stand for. */
+const CLASSES: Record<string, string> = {
+  HumanMessage: 'human',
+  AIMessage: 'ai',
+  ToolMessage: 'tool',
+  FunctionMessage: 'function',
+  SystemMessage: 'system',
+  ChatMessage: 'chat',
+};
+
+const CHAT_ROLES: Record<string, Role> = {
+  user: 'user',
+  human: 'user',
+  assistant: 'assistant',
+  ai: 'assistant',
+  system: 'system',
+  developer: 'system',
+  tool: 'tool',
+  function: 'tool',
+};
+
+/** The message type of an item in either form (chunk classes count as their message), or null. */
+function typeOf(item: unknown): string | null {
+  if (!isRecord(item)) return null;
+  if (own(item, 'lc') !== undefined) {
+    const id = own(item, 'id');
+    if (own(item, 'type') !== 'constructor' || !Array.isArray(id) || !isRecord(own(item, 'kwargs'))) return null;
+    const name = id[id.length - 1];
+    const type = typeof name === 'string' ? own(CLASSES, name.replace(/Chunk$/, '')) : undefined;
+    return typeof type === 'string' ? type : null;
+  }
+  const type = own(item, 'type');
+  if (typeof type !== 'string' || !isRecord(own(item, 'data'))) return null;
+  const base = type.endsWith('MessageChunk') ? type.slice(0, -'MessageChunk'.length).toLowerCase() : type;
+  return own(TYPES, base) !== undefined ? base : null;
+}
+
+/** Whether an item is written by `dumpd`. */
+function isDumpd(item: unknown): boolean {
+  return isRecord(item) && own(item, 'lc') !== undefined;
+}
+
+/** The message's fields: `data` or `kwargs`. */
+function fieldsOf(value: JsonObject): JsonObject {
+  const fields = value.lc !== undefined ? value.kwargs : value.data;
+  return isJsonObject(fields) ? fields : {};
+}
+
+function textsOf(content: JsonValue | undefined): { texts: string[]; images: number; files: (string | null)[]; blockCalls: ToolCall[] } {
+  const out = { texts: [] as string[], images: 0, files: [] as (string | null)[], blockCalls: [] as ToolCall[] };
+  if (typeof content === 'string') {
+    if (content !== '') out.texts.push(content);
+    return out;
+  }
+  if (!Array.isArray(content)) return out;
+  for (const block of content) {
+    if (typeof block === 'string') {
+      out.texts.push(block);
+      continue;
+    }
+    if (!isJsonObject(block)) continue;
+    const type = block.type;
+    if (type === 'text' && typeof block.text === 'string') out.texts.push(block.text);
+    else if (type === 'image_url' || type === 'image') out.images++;
+    else if (type === 'file') out.files.push(typeof block.filename === 'string' ? block.filename : null);
+    else if ((type === 'tool_use' || type === 'tool_call') && typeof block.name === 'string') {
+      out.blockCalls.push({ name: block.name, arguments: renderArguments(block.input ?? block.args ?? {}) });
+    }
+  }
+  return out;
+}
+
+/**
+ * The calls of an AI message: `tool_calls` (and `invalid_tool_calls`), or when it has none the copies that
+ * mirror them (`additional_kwargs.tool_calls`, `tool_use` blocks), so a call is never counted twice.
+ */
+function callsOf(fields: JsonObject, blockCalls: ToolCall[]): ToolCall[] {
+  const calls: ToolCall[] = [];
+  if (Array.isArray(fields.tool_calls)) {
+    for (const call of fields.tool_calls) {
+      if (isJsonObject(call)) calls.push({ name: typeof call.name === 'string' ? call.name : '', arguments: renderArguments(call.args ?? {}) });
+    }
+  }
+  if (Array.isArray(fields.invalid_tool_calls)) {
+    for (const call of fields.invalid_tool_calls) {
+      if (!isJsonObject(call)) continue;
+      const args = call.args;
+      calls.push({ name: typeof call.name === 'string' ? call.name : '', arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null) });
+    }
+  }
+  if (calls.length > 0) return calls;
+  if (blockCalls.length > 0) return blockCalls;
+  const extra = isJsonObject(fields.additional_kwargs) ? fields.additional_kwargs : {};
+  if (Array.isArray(extra.tool_calls)) {
+    for (const call of extra.tool_calls) {
+      const fn = isJsonObject(call) && isJsonObject(call.function) ? call.function : null;
+      if (fn === null) continue;
+      const args = fn.arguments;
+      calls.push({ name: typeof fn.name === 'string' ? fn.name : '', arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null) });
+    }
+  }
+  if (isJsonObject(extra.function_call)) {
+    const fn = extra.function_call;
+    const args = fn.arguments;
+    calls.push({ name: typeof fn.name === 'string' ? fn.name : '', arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null) });
+  }
+  return calls;
+}
+
+function resultOf(content: JsonValue | undefined): { text: string; images: number; files: number } {
+  if (typeof content === 'string') return { text: content, images: 0, files: 0 };
+  let text = '';
+  let images = 0;
+  let files = 0;
+  if (Array.isArray(content)) {
+    for (const block of content) {
+      if (typeof block === 'string') text += block;
+      else if (!isJsonObject(block)) continue;
+      else if (typeof block.text === 'string') text += block.text;
+      else if (block.type === 'image_url' || block.type === 'image') {
+        text += '<image>';
+        images++;
+      } else if (block.type === 'file') {
+        text += `<file: ${typeof block.filename === 'string' && block.filename !== '' ? block.filename : 'unnamed'}>`;
+        files++;
+      }
+    }
+  }
+  return { text, images, files };
+}
+
+/** The role of a valid item, failing with the reason otherwise. */
+function roleOf(item: unknown, fail: (reason: string) => never): Role {
+  if (!isRecord(item)) fail(`expected a serialized message object, found ${describe(item)}`);
+  const type = typeOf(item);
+  if (type === null) {
+    const name = isDumpd(item) ? JSON.stringify(own(item, 'id')) : JSON.stringify(own(item, 'type'));
+    fail(`not a LangChain message: ${name} (expected human, ai, tool, system, function or chat)`);
+  }
+  const role = TYPES[type] as Role | 'chat';
+  if (role !== 'chat') return role;
+  const fields = own(item, isDumpd(item) ? 'kwargs' : 'data') as Record<string, unknown>;
+  const chatRole = own(fields, 'role');
+  const mapped = typeof chatRole === 'string' ? (own(CHAT_ROLES, chatRole) as Role | undefined) : undefined;
+  if (mapped === undefined) fail(`chat message with role ${JSON.stringify(chatRole)} (expected user, assistant, system or tool)`);
+  return mapped;
+}
+
+/** The key order and class path the file's own human messages use, for the note. */
+function humanShape(items: readonly unknown[]): { dumpd: boolean; keys: string[] | null; path: string[] } {
+  const dumpd = items.filter(isDumpd).length * 2 > items.length;
+  let path = ['langchain', 'schema', 'messages'];
+  let keys: string[] | null = null;
+  for (const item of items) {
+    if (!isRecord(item) || isDumpd(item) !== dumpd) continue;
+    if (dumpd) {
+      const id = own(item, 'id');
+      if (Array.isArray(id) && id.length > 1 && id.every((p) => typeof p === 'string')) path = (id as string[]).slice(0, -1);
+    }
+    if (typeOf(item) === 'human') {
+      const fields = own(item, dumpd ? 'kwargs' : 'data');
+      if (isRecord(fields)) keys = Object.keys(fields);
+      break;
+    }
+  }
+  return { dumpd, keys, path };
+}
+
+/** Default values of a human message's fields as `messages_to_dict` writes them. */
+const HUMAN_DEFAULTS: Record<string, unknown> = {
+  additional_kwargs: {},
+  response_metadata: {},
+  type: 'human',
+  name: null,
+  id: null,
+  example: false,
+};
+
+export const langchain: FormatAdapter = {
+  name: 'langchain',
+  listKeys: ['messages'],
+  detect(items) {
+    return items.length > 0 && items.every((item) => typeOf(item) !== null);
+  },
+  normalize(input, noteTemplate): Normalized {
+    const callNames = new Map<string, string>();
+    const messages: Message[] = input.items.map((item, k) => {
+      const role = roleOf(item, (reason) => input.fail(k, reason));
+      const fields = own(item as Record<string, unknown>, isDumpd(item) ? 'kwargs' : 'data') as Record<string, unknown>;
+      const calls = own(fields, 'tool_calls');
+      if (Array.isArray(calls)) {
+        for (const call of calls) {
+          if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string') callNames.set(own(call, 'id') as string, own(call, 'name') as string);
+        }
+      }
+      let compaction: string | undefined;
+      const text = own(fields, 'content');
+      if (role === 'user' && typeof text === 'string' && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
+      const raw = input.raws[k] as string;
+      const content = (): Content => {
+        const value = parseJson(raw);
+        const f = isJsonObject(value) ? fieldsOf(value) : {};
+        if (role === 'tool') {
+          const id = typeof f.tool_call_id === 'string' ? f.tool_call_id : '';
+          const name = typeof f.name === 'string' && f.name !== '' ? f.name : (callNames.get(id) ?? '');
+          const result: ToolResult = { name, error: f.status === 'error', ...resultOf(f.content) };
+          return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
+        }
+        const { texts, images, files, blockCalls } = textsOf(f.content);
+        return { texts, toolCalls: role === 'assistant' ? callsOf(f, blockCalls) : [], results: [], images, files };
+      };
+      return { role, compaction, content };
+    });
+    return { messages, itemsOf: messages.map((_, k) => [k]) };
+  },
+  makeNote({ text, items }) {
+    const { dumpd, keys, path } = humanShape(items);
+    if (dumpd) return { lc: 1, type: 'constructor', id: [...path, 'HumanMessage'], kwargs: { content: text, type: 'human' } };
+    const data: Record<string, unknown> = {};
+    for (const key of keys ?? ['content', 'additional_kwargs', 'response_metadata', 'type', 'name', 'id']) {
+      if (key === 'content') data[key] = text;
+      else if (own(HUMAN_DEFAULTS, key) !== undefined) data[key] = HUMAN_DEFAULTS[key];
+    }
+    if (!('content' in data)) data.content = text;
+    return { type: 'human', data };
+  },
+};

@@ -1,0 +1,316 @@
+import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
+import { isEarlierNoteText } from '../core/note.js';
+import { renderArguments, renderArgumentsString } from '../core/python-json.js';
+import type { Content, ToolCall, ToolResult } from '../core/types.js';
+import { SLIDING_WINDOW } from '../core/types.js';
+import { ConversationBuilder, instructionTexts, type Entry } from './conversation-builder.js';
+import { describe } from './openai.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+
+/**
+ * OpenAI Responses input: `{input, instructions, ...}` (input a list of items or one string), or a bare item list.
+ *
+ * The core's step is one assistant message and the tool messages after it, so a run of assistant-side items
+ * (reasoning, assistant messages, calls, and items of unknown type) becomes one core assistant message per
+ * assistant message item: reasoning and calls join the message they stand with, the way one chat message holds
+ * its text and its tool calls. A new core message starts at a reasoning or message item only once the current
+ * one has its message and no call still waiting for its output, so calls are never parted from their outputs.
+ * Each output item that answers a call (`call_id`) is one tool message. Items of unknown type go with the
+ * message they sit in; a run of nothing but unknown items goes with the message before it.
+ */
+
+type Kind = 'user' | 'system' | 'message' | 'reasoning' | 'call' | 'self-call' | 'output' | 'other';
+
+const ROLES: Record<string, Kind> = { user: 'user', system: 'system', developer: 'system', assistant: 'message' };
+
+/** Item types of the Responses API that are not messages; with `message`, they mark a list as Responses input. */
+const KNOWN_TYPES = new Set([
+  'reasoning',
+  'item_reference',
+  'compaction',
+  'mcp_list_tools',
+  'mcp_approval_request',
+  'mcp_approval_response',
+]);
+/** Part types only Responses messages use. */
+const RESPONSES_PARTS = new Set(['input_text', 'output_text', 'input_image', 'input_file', 'summary_text']);
+
+function hasString(item: Record<string, unknown>, key: string): boolean {
+  return typeof own(item, key) === 'string';
+}
+
+/**
+ * What an item is. Calls that name a `call_id` wait for an output item; calls without one (web search,
+ * MCP, server-executed tool search...) hold their own result. Outputs without a `call_id` are server-side
+ * and stay with the call they follow.
+ */
+function kindOf(item: unknown): Kind | null {
+  if (typeof item === 'string') return 'user';
+  if (!isRecord(item)) return null;
+  const type = own(item, 'type');
+  const role = own(item, 'role');
+  if (type === 'message' || (type === undefined && role !== undefined)) return typeof role === 'string' ? (ROLES[role] ?? null) : null;
+  if (typeof type !== 'string') return null;
+  if (type === 'reasoning') return 'reasoning';
+  if (type === 'mcp_approval_response') return hasString(item, 'approval_request_id') ? 'output' : 'other';
+  if (type === 'mcp_approval_request') return hasString(item, 'id') ? 'call' : 'self-call';
+  if (type.endsWith('_output')) return hasString(item, 'call_id') ? 'output' : 'other';
+  if (type.endsWith('_call')) return hasString(item, 'call_id') ? 'call' : 'self-call';
+  return 'other';
+}
+
+/** The id an output answers: its `call_id`, or the approval request it responds to. */
+function answeredId(item: Record<string, unknown>): string | undefined {
+  const id = own(item, 'call_id') ?? own(item, 'approval_request_id');
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** A call's name: its `name`, else its type without `_call` (`web_search_call` → `web_search`). */
+function callName(item: Record<string, unknown>): string {
+  const name = own(item, 'name');
+  if (typeof name === 'string') return name;
+  const type = own(item, 'type');
+  return typeof type === 'string' ? type.replace(/_call$/, '') : '';
+}
+
+/** Whether an item is typed as the Responses API types them (or a message in a part style only it uses). */
+function isResponsesMarked(item: unknown): boolean {
+  if (!isRecord(item)) return false;
+  const type = own(item, 'type');
+  if (typeof type === 'string' && (type === 'message' || KNOWN_TYPES.has(type) || type.endsWith('_call') || type.endsWith('_call_output'))) return true;
+  const content = own(item, 'content');
+  return Array.isArray(content) && content.some((p) => isRecord(p) && RESPONSES_PARTS.has(own(p, 'type') as string));
+}
+
+/** Keys of a chat message that a Responses message never has. */
+const FOREIGN_KEYS = ['tool_calls', 'tool_call_id', 'tool_call_ids', 'function_call', 'parts', 'meta'];
+
+/** Whether an item can be Responses input: a string, a typed item, or a message with a Responses role. */
+function isPlausibleItem(item: unknown): boolean {
+  if (typeof item === 'string') return true;
+  if (!isRecord(item)) return false;
+  if (own(item, 'type') !== undefined && own(item, 'type') !== 'message') return typeof own(item, 'type') === 'string';
+  const role = own(item, 'role');
+  const content = own(item, 'content');
+  return (
+    typeof role === 'string' &&
+    role in ROLES &&
+    (typeof content === 'string' || Array.isArray(content)) &&
+    !FOREIGN_KEYS.some((k) => own(item, k) !== undefined)
+  );
+}
+
+/** A call as a `NAME(ARGS)` line: `arguments` (a JSON string or an object), a custom tool's `input`, or an `action`. */
+function callOf(item: JsonValue): ToolCall | null {
+  if (!isJsonObject(item)) return null;
+  const name = typeof item.name === 'string' ? item.name : typeof item.type === 'string' ? item.type.replace(/_call$/, '') : '';
+  const args = item.arguments ?? item.input ?? item.action;
+  if (typeof args === 'string') return { name, arguments: renderArgumentsString(args) };
+  if (args !== undefined) return { name, arguments: renderArguments(args) };
+  return { name, arguments: renderArguments(typeof item.code === 'string' ? { code: item.code } : Object.create(null)) };
+}
+
+/** Texts, images and files of a message's content (a string or a list of parts). */
+function messageParts(content: JsonValue | undefined): { texts: string[]; images: number; files: (string | null)[] } {
+  const out = { texts: [] as string[], images: 0, files: [] as (string | null)[] };
+  if (typeof content === 'string') {
+    out.texts.push(content);
+    return out;
+  }
+  if (!Array.isArray(content)) return out;
+  for (const part of content) {
+    if (!isJsonObject(part)) continue;
+    const type = part.type;
+    if (typeof part.text === 'string' && (type === 'input_text' || type === 'output_text' || type === 'text')) out.texts.push(part.text);
+    else if (type === 'refusal' && typeof part.refusal === 'string') out.texts.push(part.refusal);
+    else if (type === 'input_image') out.images++;
+    else if (type === 'input_file') out.files.push(typeof part.filename === 'string' ? part.filename : null);
+  }
+  return out;
+}
+
+/** An output's text: a string, parts joined with nothing between them, a screenshot as an image, else JSON. */
+function outputOf(item: JsonValue, name: string): ToolResult {
+  const obj = isJsonObject(item) ? item : {};
+  const output = obj.output;
+  let text = '';
+  let images = 0;
+  let files = 0;
+  if (typeof output === 'string') text = output;
+  else if (Array.isArray(output)) {
+    for (const part of output) {
+      if (!isJsonObject(part)) continue;
+      if (typeof part.text === 'string') text += part.text;
+      else if (part.type === 'input_image') {
+        text += '<image>';
+        images++;
+      } else if (part.type === 'input_file') {
+        text += `<file: ${typeof part.filename === 'string' && part.filename !== '' ? part.filename : 'unnamed'}>`;
+        files++;
+      }
+    }
+  } else if (isJsonObject(output)) {
+    if (typeof output.image_url === 'string' || (typeof output.type === 'string' && output.type.includes('screenshot'))) {
+      text = '<image>';
+      images = 1;
+    } else text = renderArguments(output);
+  } else if (obj.type === 'mcp_approval_response') {
+    text = renderArguments({ approve: obj.approve ?? null });
+  }
+  return { name, text, error: false, images, files };
+}
+
+/** The content of a core message made of several assistant-side items. */
+function assistantContent(raws: readonly string[]): Content {
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  let images = 0;
+  const files: (string | null)[] = [];
+  for (const raw of raws) {
+    const item = parseJson(raw);
+    if (!isJsonObject(item)) continue;
+    const kind = kindOf(item);
+    if (kind === 'message') {
+      const parts = messageParts(item.content);
+      texts.push(...parts.texts);
+      images += parts.images;
+      files.push(...parts.files);
+    } else if (kind === 'call' || kind === 'self-call') {
+      const call = callOf(item);
+      if (call !== null) toolCalls.push(call);
+    }
+    // Reasoning, server-side outputs and unknown items are not rendered.
+  }
+  return { texts, toolCalls, results: [], images, files };
+}
+
+/** The text of a message that could be an earlier note: string content, or a single text part. */
+function noteCandidate(item: unknown): string | null {
+  if (typeof item === 'string') return null;
+  const content = isRecord(item) ? own(item, 'content') : undefined;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content) && content.length === 1) {
+    const only = content[0];
+    if (isRecord(only) && typeof own(only, 'text') === 'string') return own(only, 'text') as string;
+  }
+  return null;
+}
+
+/** An assistant-side run being grouped into one core message. */
+interface Group {
+  items: number[];
+  hasMessage: boolean;
+  /** Holds a call that waits for its output: the group cannot be split here. */
+  waiting: boolean;
+  /** Holds anything but unknown items. */
+  real: boolean;
+}
+
+function checkItem(input: ConversationInput, k: number, item: unknown): Kind {
+  const kind = kindOf(item);
+  if (kind !== null) return kind;
+  if (!isRecord(item)) input.fail(k, `expected an item object, found ${describe(item)}`);
+  const role = own(item, 'role');
+  if (role !== undefined) input.fail(k, `unknown role ${JSON.stringify(role)} (expected user, system, developer or assistant)`);
+  return input.fail(k, 'item has neither a "type" nor a "role"');
+}
+
+export const responses: FormatAdapter = {
+  name: 'responses',
+  listKeys: ['input'],
+  detect(items, container) {
+    // OpenAI is asked first, and only Responses keeps its list under `input`: there plain messages are enough;
+    // a bare list, or one with items of unknown type only, must show something only Responses writes.
+    if (items.length === 0 || !items.every(isPlausibleItem)) return false;
+    return items.some(isResponsesMarked) || (container !== null && items.every((i) => typeof i === 'string' || own(i as Record<string, unknown>, 'type') === undefined));
+  },
+  normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
+    const builder = new ConversationBuilder();
+    builder.instructions(input.container === null ? [] : instructionTexts(own(input.container, 'instructions')));
+    const names = new Map<string, string>();
+    const raws = input.raws;
+    let group: Group | null = null;
+
+    const close = (): void => {
+      if (group === null) return;
+      const g = group;
+      group = null;
+      if (!g.real) {
+        for (const item of g.items) builder.attach(item);
+        return;
+      }
+      const groupRaws = g.items.map((i) => raws[i] as string);
+      builder.add({ role: 'assistant', content: () => assistantContent(groupRaws), items: g.items });
+    };
+    const open = (): Group => {
+      group ??= { items: [], hasMessage: false, waiting: false, real: false };
+      return group;
+    };
+
+    input.items.forEach((item, k) => {
+      const kind = checkItem(input, k, item);
+      const record = isRecord(item) ? item : null;
+      switch (kind) {
+        case 'reasoning':
+        case 'message': {
+          // A reasoning or message item after a complete message starts the next message.
+          const current = group as Group | null;
+          if (current !== null && current.hasMessage && !current.waiting) close();
+          const g = open();
+          g.items.push(k);
+          g.real = true;
+          if (kind === 'message') g.hasMessage = true;
+          return;
+        }
+        case 'call':
+        case 'self-call': {
+          const g = open();
+          g.items.push(k);
+          g.real = true;
+          if (kind === 'call') g.waiting = true;
+          const id = record === null ? undefined : own(record, own(record, 'type') === 'mcp_approval_request' ? 'id' : 'call_id');
+          if (record !== null && typeof id === 'string') names.set(id, callName(record));
+          return;
+        }
+        case 'other':
+          open().items.push(k);
+          return;
+        default:
+          break;
+      }
+      close();
+      const raw = raws[k] as string;
+      let entry: Entry;
+      if (kind === 'output') {
+        const id = record === null ? undefined : answeredId(record);
+        entry = {
+          role: 'tool',
+          content: () => ({ texts: [], toolCalls: [], results: [outputOf(parseJson(raw), id === undefined ? '' : (names.get(id) ?? ''))], images: 0, files: [] }),
+          items: [k],
+        };
+      } else {
+        const text = kind === 'user' ? noteCandidate(item) : null;
+        entry = {
+          role: kind === 'user' ? 'user' : 'system',
+          compaction: text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined,
+          content: () => {
+            const value = parseJson(raw);
+            const parts = messageParts(typeof value === 'string' ? value : isJsonObject(value) ? value.content : undefined);
+            return { texts: parts.texts, toolCalls: [], results: [], images: parts.images, files: parts.files };
+          },
+          items: [k],
+        };
+      }
+      builder.add(entry);
+    });
+    close();
+    return builder.finish();
+  },
+  makeNote({ text, items }) {
+    // Typed (`"type": "message"`) when the file's latest user message is, so it looks like its neighbours; the
+    // content stays one string, which every reader of chat-like lists recognises as a note on later runs.
+    const messages = items.filter((i) => isRecord(i) && (own(i, 'type') === 'message' || (own(i, 'type') === undefined && own(i, 'role') !== undefined)));
+    const style = (messages.filter((i) => own(i as Record<string, unknown>, 'role') === 'user').pop() ?? messages.pop()) as Record<string, unknown> | undefined;
+    return style !== undefined && own(style, 'type') === 'message' ? { type: 'message', role: 'user', content: text } : { role: 'user', content: text };
+  },
+};

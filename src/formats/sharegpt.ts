@@ -1,0 +1,217 @@
+import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
+import { isEarlierNoteText } from '../core/note.js';
+import { renderArguments, renderArgumentsString } from '../core/python-json.js';
+import { SLIDING_WINDOW, type Content, type Message, type Role, type ToolCall } from '../core/types.js';
+import { describe } from './openai.js';
+import { isRecord, own, type FormatAdapter, type Normalized } from './types.js';
+
+/**
+ * ShareGPT-style training data: `{"conversations": [{"from", "value"}]}` with human/gpt/system/function_call/
+ * observation, and the `{role, content}` variants LLaMA-Factory reads (content a string, or typed parts
+ * `[{type, value}]`). Calls and observations carry no ids: they link by position.
+ */
+
+/** What a speaker tag is: a call is an assistant turn that only calls tools. */
+type Part = Role | 'call';
+
+const SPEAKERS: Record<string, Part> = {
+  human: 'user',
+  user: 'user',
+  gpt: 'assistant',
+  chatgpt: 'assistant',
+  bing: 'assistant',
+  bard: 'assistant',
+  assistant: 'assistant',
+  system: 'system',
+  function_call: 'call',
+  observation: 'tool',
+  tool: 'tool',
+};
+
+/** Tags only ShareGPT uses; a `{role, content}` list with one of them is not OpenAI chat. */
+const SHAREGPT_ONLY = new Set(['human', 'gpt', 'chatgpt', 'bing', 'bard', 'function_call', 'observation']);
+
+function speakerOf(item: Record<string, unknown>): unknown {
+  return own(item, 'from') ?? own(item, 'role');
+}
+
+function bodyOf(item: Record<string, unknown>): unknown {
+  return own(item, 'from') !== undefined ? own(item, 'value') : own(item, 'content');
+}
+
+/** Typed content as LLaMA-Factory writes it: parts with a `value`, never an OpenAI `text`. */
+function isTypedParts(content: unknown): boolean {
+  return Array.isArray(content) && content.every((p) => isRecord(p) && typeof own(p, 'type') === 'string' && own(p, 'value') !== undefined && own(p, 'text') === undefined);
+}
+
+function isClassic(item: unknown): boolean {
+  return isRecord(item) && typeof own(item, 'from') === 'string' && own(item, 'value') !== undefined;
+}
+
+function isRoleShaped(item: unknown): boolean {
+  if (!isRecord(item)) return false;
+  const role = own(item, 'role');
+  const content = own(item, 'content');
+  return typeof role === 'string' && own(SPEAKERS, role) !== undefined && (typeof content === 'string' || isTypedParts(content));
+}
+
+/** The calls a function_call value or tool_call part holds: `{name, arguments}` or a list of them, as JSON text. */
+function parseCalls(value: unknown): ToolCall[] {
+  if (typeof value !== 'string') return isJsonObject(value) || Array.isArray(value) ? callsFrom(value as JsonValue) : [];
+  let parsed: JsonValue;
+  try {
+    parsed = parseJson(value);
+  } catch {
+    return [{ name: '', arguments: value }];
+  }
+  return callsFrom(parsed);
+}
+
+function callsFrom(parsed: JsonValue): ToolCall[] {
+  const list = Array.isArray(parsed) ? parsed : [parsed];
+  return list.map((call) => {
+    if (!isJsonObject(call)) return { name: '', arguments: renderArguments(call) };
+    const args = call.arguments ?? call.parameters ?? null;
+    return { name: typeof call.name === 'string' ? call.name : '', arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args) };
+  });
+}
+
+/** A message's texts, calls and images, read from a fresh lossless parse of its raw text. */
+function partsOf(raw: string): { texts: string[]; calls: ToolCall[]; images: number } {
+  const value = parseJson(raw);
+  const out = { texts: [] as string[], calls: [] as ToolCall[], images: 0 };
+  if (!isJsonObject(value)) return out;
+  const body = value.from !== undefined ? value.value : value.content;
+  const speaker = value.from ?? value.role;
+  if (typeof body === 'string') {
+    if (speaker === 'function_call') out.calls.push(...parseCalls(body));
+    else out.texts.push(body);
+    return out;
+  }
+  if (!Array.isArray(body)) return out;
+  for (const part of body) {
+    if (!isJsonObject(part)) continue;
+    if (part.type === 'text' && typeof part.value === 'string') out.texts.push(part.value);
+    else if (part.type === 'tool_call') out.calls.push(...parseCalls(part.value));
+    else if (part.type === 'image' || part.type === 'image_url') out.images++;
+  }
+  return out;
+}
+
+/** The text of an item, for recognising an earlier note. */
+function plainText(item: Record<string, unknown>): string | null {
+  const body = bodyOf(item);
+  if (typeof body === 'string') return body;
+  if (!Array.isArray(body)) return null;
+  const texts = body.filter((p) => isRecord(p) && own(p, 'type') === 'text' && typeof own(p, 'value') === 'string').map((p) => own(p as Record<string, unknown>, 'value') as string);
+  return texts.length === 1 ? (texts[0] as string) : null;
+}
+
+export const sharegpt: FormatAdapter = {
+  name: 'sharegpt',
+  listKeys: ['conversations', 'messages'],
+  detect(items) {
+    if (items.length === 0) return false;
+    if (items.every(isClassic)) return true;
+    if (!items.every(isRoleShaped)) return false;
+    return items.some((item) => SHAREGPT_ONLY.has(own(item as Record<string, unknown>, 'role') as string) || Array.isArray(own(item as Record<string, unknown>, 'content')));
+  },
+  normalize(input, noteTemplate): Normalized {
+    const messages: Message[] = [];
+    const itemsOf: number[][] = [];
+    const system = input.container === null ? undefined : own(input.container, 'system');
+    if (typeof system === 'string' && system !== '') {
+      // The record's system prompt sits beside the list: instructions that stand for no item.
+      messages.push({ role: 'system', content: { texts: [system], toolCalls: [], results: [], images: 0, files: [] } });
+      itemsOf.push([]);
+    }
+    /** The items of the assistant run the next observations answer, and how many answered it so far. */
+    let run: number[] = [];
+    let answered = 0;
+    let runOpen = false;
+    input.items.forEach((item, k) => {
+      if (!isRecord(item)) return input.fail(k, `expected a message object, found ${describe(item)}`);
+      const speaker = speakerOf(item);
+      const part = typeof speaker === 'string' ? (own(SPEAKERS, speaker) as Part | undefined) : undefined;
+      if (part === undefined) {
+        return input.fail(k, `unknown speaker ${JSON.stringify(speaker)} (expected human, gpt, system, function_call or observation)`);
+      }
+      const body = bodyOf(item);
+      if (typeof body !== 'string' && !isTypedParts(body)) {
+        return input.fail(k, `the message text must be a string or a list of {type, value} parts, found ${describe(body)}`);
+      }
+      const raw = input.raws[k] as string;
+      if (part === 'assistant' || part === 'call') {
+        if (runOpen) {
+          // A gpt message and the function_call after it are one assistant turn.
+          const m = messages.length - 1;
+          (itemsOf[m] as number[]).push(k);
+          const raws = (itemsOf[m] as number[]).map((i) => input.raws[i] as string);
+          messages[m] = { role: 'assistant', weight: raws.length, content: () => assistantContent(raws) };
+          run.push(k);
+          return;
+        }
+        runOpen = true;
+        run = [k];
+        answered = 0;
+        messages.push({ role: 'assistant', content: () => assistantContent([raw]) });
+        itemsOf.push([k]);
+        return;
+      }
+      runOpen = false;
+      if (part === 'tool') {
+        const calls = run.map((i) => input.raws[i] as string);
+        const position = answered++;
+        messages.push({ role: 'tool', content: () => observationContent(raw, calls, position) });
+        itemsOf.push([k]);
+        return;
+      }
+      if (part === 'user') run = [];
+      const text = plainText(item);
+      const compaction = part === 'user' && text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined;
+      messages.push({ role: part, compaction, content: () => textContent(raw) });
+      itemsOf.push([k]);
+    });
+    return { messages, itemsOf };
+  },
+  makeNote({ text, items }) {
+    const first = items.find((item) => isRecord(item) && own(SPEAKERS, speakerOf(item) as string) === 'user') as Record<string, unknown> | undefined;
+    const sample = (first ?? items[0]) as Record<string, unknown> | undefined;
+    const userTag = first === undefined ? undefined : (speakerOf(first) as string);
+    if (sample === undefined || isClassic(sample)) return { from: userTag ?? 'human', value: text };
+    const typed = items.some((item) => isRecord(item) && Array.isArray(own(item, 'content')));
+    return { role: userTag ?? 'user', content: typed ? [{ type: 'text', value: text }] : text };
+  },
+};
+
+function textContent(raw: string): Content {
+  const { texts, images } = partsOf(raw);
+  return { texts, toolCalls: [], results: [], images, files: [] };
+}
+
+function assistantContent(raws: readonly string[]): Content {
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  let images = 0;
+  for (const raw of raws) {
+    const parts = partsOf(raw);
+    texts.push(...parts.texts);
+    toolCalls.push(...parts.calls);
+    images += parts.images;
+  }
+  return { texts, toolCalls, results: [], images, files: [] };
+}
+
+/** An observation answers the call at its position in the run before it (the last call when there are fewer). */
+function observationContent(raw: string, runRaws: readonly string[], position: number): Content {
+  const calls = assistantContent(runRaws).toolCalls;
+  const call = calls[Math.min(position, calls.length - 1)];
+  const { texts, images } = partsOf(raw);
+  return {
+    texts: [],
+    toolCalls: [],
+    results: [{ name: call?.name ?? '', text: texts.join(''), error: false, images, files: 0 }],
+    images: 0,
+    files: [],
+  };
+}

@@ -1,0 +1,153 @@
+import fg from 'fast-glob';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+
+/**
+ * Turns command-line inputs (files, directories, quoted glob patterns) into one sorted list of files, the way
+ * prettier and eslint do: every pattern goes through fast-glob from the working directory, so `--ignore`
+ * patterns mean the same thing whatever the input looked like.
+ */
+
+/** What a directory input is searched for. */
+export const TRANSCRIPT_GLOB = '**/*.{json,jsonl}';
+
+/** Never searched into (as prettier and eslint do); a file there named outright is still taken. */
+export const DEFAULT_IGNORE = ['**/node_modules/**'] as const;
+
+export interface ExpandOptions {
+  /** Patterns and paths are relative to this directory. */
+  readonly cwd: string;
+  /** Patterns to leave out (relative to `cwd`), as given with --ignore. */
+  readonly ignore?: readonly string[];
+  /** Directories never searched (e.g. the --out-dir), absolute. */
+  readonly exclude?: readonly string[];
+  /** The directory results are relative to; by default the common base of the inputs. Absolute or relative to `cwd`. */
+  readonly base?: string;
+}
+
+/** One file to process. */
+export interface InputFile {
+  /** Absolute path. */
+  readonly absolute: string;
+  /** Path relative to the base with `/` separators, NFC-normalized: the sort key, the shard key, the out-dir path. */
+  readonly relative: string;
+  /** Path to show in messages: relative to the working directory. */
+  readonly display: string;
+}
+
+export interface Expansion {
+  readonly files: readonly InputFile[];
+  /** Absolute base directory. */
+  readonly base: string;
+}
+
+/** Whether a string is a glob pattern rather than a plain path (a file that exists under that exact name wins). */
+export function isPattern(input: string): boolean {
+  return fg.isDynamicPattern(input);
+}
+
+/** A path relative to `cwd` with `/` separators, for fast-glob (absolute patterns would not meet relative ignores). */
+function toGlobPath(cwd: string, p: string): string {
+  const rel = path.relative(cwd, path.resolve(cwd, p));
+  return rel === '' ? '.' : rel.split(path.sep).join('/');
+}
+
+/** The directory a glob pattern cannot reach above (its static part), absolute. */
+function patternBase(cwd: string, pattern: string): string {
+  const bases = fg.generateTasks([pattern]).map((t) => path.resolve(cwd, t.base));
+  return commonAncestor(bases.length > 0 ? bases : [cwd]);
+}
+
+/** The deepest directory that holds all these absolute paths. */
+export function commonAncestor(dirs: readonly string[]): string {
+  const split = dirs.map((d) => path.resolve(d).split(path.sep));
+  const first = split[0] ?? [];
+  let n = first.length;
+  for (const parts of split.slice(1)) {
+    let k = 0;
+    while (k < n && k < parts.length && parts[k] === first[k]) k++;
+    n = k;
+  }
+  const joined = first.slice(0, n).join(path.sep);
+  return joined === '' ? path.sep : joined;
+}
+
+/** Whether `child` is `parent` or inside it (both absolute, resolved). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** The key a file is sorted, sharded and mirrored by: its path under the base, `/`-separated, NFC. */
+export function relativeKey(base: string, file: string): string {
+  return path.relative(base, file).split(path.sep).join('/').normalize('NFC');
+}
+
+/** Compares strings by UTF-16 code unit, the same on every machine and locale. */
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Expands inputs into files.
+ * @param inputs files, directories and glob patterns as typed
+ * @param options working directory, ignores, base
+ * @returns files sorted by their path under the base, without duplicates, and the base
+ * @throws UsageError naming an input that matches nothing, or a file outside --base
+ */
+export async function expandInputs(inputs: readonly string[], options: ExpandOptions): Promise<Expansion> {
+  const { cwd } = options;
+  const ignore = [...(options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p))];
+  for (const dir of options.exclude ?? []) ignore.push(`${fg.escapePath(toGlobPath(cwd, dir))}/**`);
+  const found = new Map<string, string>();
+  const bases: string[] = [];
+  for (const input of inputs) {
+    const absolute = path.resolve(cwd, input);
+    const stat = await fs.stat(absolute).catch(() => null);
+    let pattern: string;
+    let searched = true;
+    if (stat?.isDirectory()) {
+      pattern = `${fg.escapePath(toGlobPath(cwd, input))}/${TRANSCRIPT_GLOB}`;
+      bases.push(absolute);
+    } else if (stat !== null || !isPattern(input)) {
+      // A plain path: matched literally, so --ignore still applies to it; a missing one is reported below.
+      pattern = fg.escapePath(toGlobPath(cwd, input));
+      bases.push(path.dirname(absolute));
+      searched = false;
+    } else {
+      pattern = input;
+      bases.push(patternBase(cwd, input));
+    }
+    let matches: string[];
+    try {
+      matches = await fg(pattern, { cwd, ignore: searched ? [...DEFAULT_IGNORE, ...ignore] : ignore, onlyFiles: true, dot: false, unique: true });
+    } catch (error) {
+      throw new UsageError(`cannot search ${JSON.stringify(input)}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    // A file named outright and ignored is skipped quietly (`swc compact $(git ls-files) --ignore …`).
+    if (matches.length === 0 && !stat?.isFile()) throw new UsageError(noMatch(input, stat, ignore.length > 0));
+    for (const m of matches) {
+      const abs = path.resolve(cwd, m);
+      if (!found.has(abs)) found.set(abs, m);
+    }
+  }
+  const base = options.base !== undefined ? path.resolve(cwd, options.base) : commonAncestor(bases);
+  const files: InputFile[] = [];
+  for (const abs of found.keys()) {
+    if (!isInside(base, abs)) {
+      throw new UsageError(`${path.relative(cwd, abs)} is outside the base ${path.relative(cwd, base) || '.'} (set --base to a directory that holds every input)`);
+    }
+    files.push({ absolute: abs, relative: relativeKey(base, abs), display: path.relative(cwd, abs) || abs });
+  }
+  files.sort((a, b) => compareKeys(a.relative, b.relative));
+  return { files, base };
+}
+
+/** The error for an input that gave no files, saying why where it can. */
+function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignoring: boolean): string {
+  const after = ignoring ? ' (after --ignore and the output directory are left out)' : '';
+  if (stat?.isDirectory()) return `no .json or .jsonl files under ${JSON.stringify(input)}${after}`;
+  if (isPattern(input)) return `no files match the pattern ${JSON.stringify(input)}${after}`;
+  return `${JSON.stringify(input)}: no such file or directory`;
+}
