@@ -1,5 +1,6 @@
 import { planCompaction, noteTemplate, type Plan } from './core/compact.js';
 import { parseJson } from './core/json-value.js';
+import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
 import { renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
@@ -258,7 +259,8 @@ function sharingCounter(inner: TokenCounter): TokenCounter {
     }
     return known.images === r.images && known.files === r.files ? known : r;
   };
-  return { name: inner.name, measure: (messages, limit) => inner.measure(messages.map(canonical), limit) };
+  // Mapped lazily: a counter that stops at its limit never renders the older messages.
+  return { name: inner.name, measure: (messages, limit) => inner.measure(lazyList(messages.length, (k) => canonical(messages[k] as Rendered)), limit) };
 }
 
 /**

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { cpSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { formatNames } from '../src/formats/registry.js';
+import { CONVERSATION_KEYS, LIST_KEYS } from '../src/io/layout.js';
 import { ROOT, swc, tempDir } from './helpers/cli.js';
 
 const BAD = path.join(ROOT, 'fixtures/bad');
@@ -85,9 +86,11 @@ describe('a file that is not a transcript', () => {
   });
 
   it('is refused when an object holds no message list', () => {
+    // The keys looked for grow with the formats; the message lists them all.
+    const keys = [...new Set([...LIST_KEYS, ...CONVERSATION_KEYS])].map((k) => `"${k}"`).join(', ');
     refuseFixture(
       'no-message-list.json',
-      'swc: no-message-list.json:1:1: no message list found: expected a top-level list or an object with "messages", "input", "contents", "conversations", "traj", "history" (found keys: model, prompt)',
+      `swc: no-message-list.json:1:1: no message list found: expected a top-level list or an object with ${keys} (found keys: model, prompt)`,
     );
   });
 });
@@ -145,6 +148,16 @@ describe('a transcript with a malformed message', () => {
   });
 });
 
+describe('an error that quotes a name or a value', () => {
+  it('stays on one line when the file name holds a newline and an escape sequence', () => {
+    expectRefused('bad\n\u001b[31mname.json', ['-t', '100', ...APPROX], 'swc: bad\\u000a\\u001b[31mname.json: the file is empty', '');
+  });
+
+  it('stays on one line when the target holds a newline', () => {
+    expectRefused('missing-tool-call.json', ['-t', '1\n2', ...APPROX], 'swc: error: --target must be a whole number, got "1\\u000a2"');
+  });
+});
+
 describe('the same refusal wherever the output would go', () => {
   const message = 'swc: truncated.json:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)';
 
@@ -155,7 +168,8 @@ describe('the same refusal wherever the output would go', () => {
 
   it('leaves the file and its directory untouched with --in-place', () => {
     const dir = workDir('truncated.json');
-    const run = swc(['compact', 'truncated.json', '-t', '100', '--in-place', ...APPROX], { cwd: dir });
+    // --quiet leaves out the batch summary --in-place prints after the files.
+    const run = swc(['compact', 'truncated.json', '-t', '100', '--in-place', '--quiet', ...APPROX], { cwd: dir });
     expect(run).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
     expect(readdirSync(dir)).toEqual(['truncated.json']);
     expect(readFileSync(path.join(dir, 'truncated.json'))).toEqual(readFileSync(path.join(BAD, 'truncated.json')));

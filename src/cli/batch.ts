@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { noteTemplate } from '../core/compact.js';
-import { InputError, UsageError } from '../errors.js';
+import { escapeForLine, InputError, UsageError } from '../errors.js';
 import { describeFsError, readStdin, writeFileAtomic } from '../io/files.js';
 import { expandInputs, isInside, type InputFile } from '../io/expand.js';
 import { createCounter } from '../tokens/index.js';
@@ -226,8 +226,10 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
     if (settings.shard !== null) throw new UsageError('--shard needs files; standard input is a single stream');
     return { files: [{ absolute: '-', relative: '<stdin>', display: '<stdin>' }], total: 1, base: io.cwd };
   }
+  // The run's own outputs are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
-  const { files, base } = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, base: settings.base });
+  const excludeFiles = settings.report === undefined ? [] : [path.resolve(io.cwd, settings.report)];
+  const { files, base } = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, excludeFiles, base: settings.base });
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
   return { files: mine, total: files.length, base };
@@ -266,10 +268,12 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     minKeepSteps: settings.minKeepSteps,
     note: settings.note,
     format: settings.format,
+    conversationKey: settings.conversationKey,
     exhaustive: json !== null || settings.dryRun,
     diff: diffs ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
     plan: json !== null,
     bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',
+    everyLine: single,
   };
 
   const files = work.files;
@@ -318,11 +322,12 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     records.push(record);
     if (record.status === 'failed') {
       if (errorsShown) say(result.line ?? `swc: ${record.path}: failed`);
-    } else if (human && mode !== 'check' && mode !== 'dry-run' && result.line !== null) {
+    } else if (human && result.line !== null && (mode === 'in-place' || mode === 'out-dir' || (single && mode === 'check'))) {
       say(result.line);
     }
     if (result.diff !== null) await writeAll(io.stdout, `${records.length > 1 ? '\n' : ''}${result.diff}`);
-    if (settings.check && !settings.dryRun && record.status === 'compacted') await writeAll(io.stdout, `${record.path}\n`);
+    // One path a line: a name with a newline in it is escaped, not split.
+    if (settings.check && !settings.dryRun && record.status === 'compacted') await writeAll(io.stdout, `${escapeForLine(record.path)}\n`);
   };
 
   try {
@@ -359,8 +364,9 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       code = 2;
     }
   }
-  if (human) {
-    const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total})`;
+  // One named file has said all in its own line (or its diff); a batch ends with the summary.
+  if (human && !single) {
+    const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
     say(summaryLine(totals, reportSettings(settings, jobSettings.tokenizer), (performance.now() - started) / 1000, shard, colorFor(io.stderr, io.env, settings.color)));
   }
   return code;

@@ -23,6 +23,7 @@ export interface CompactFlags {
   note?: string | boolean;
   tokenizer?: string;
   format?: string;
+  conversationKey?: string;
   output?: string;
   inPlace?: boolean;
   outDir?: string;
@@ -75,6 +76,8 @@ export interface CompactSettings {
   readonly note: string | null | undefined;
   readonly tokenizer: TokenizerName;
   readonly format: string;
+  /** In files of many records, the key each record holds its conversation under. */
+  readonly conversationKey: string | undefined;
   readonly output: string | undefined;
   readonly inPlace: boolean;
   readonly outDir: string | undefined;
@@ -176,7 +179,7 @@ export function isStreamRun(settings: CompactSettings): boolean {
 export function resolveSettings(inputs: readonly string[], flags: CompactFlags): CompactSettings {
   const window = resolveWindow(flags);
   if (window === null && flags.target === undefined) {
-    throw new UsageError('--target <tokens> is required (the token budget to compact to)\n  or give --context-window <tokens> to compact by thresholds of a context window');
+    throw new UsageError('--target <tokens> is required (the token budget to compact to)');
   }
   const target = window?.target ?? parseWhole('--target', flags.target as string, 1);
   const minKeepSteps = flags.minKeepSteps === undefined ? 1 : parseWhole('--min-keep-steps', flags.minKeepSteps, 0);
@@ -214,6 +217,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     note,
     tokenizer,
     format: flags.format ?? 'auto',
+    conversationKey: flags.conversationKey,
     output: flags.output,
     inPlace,
     outDir,
@@ -260,6 +264,7 @@ export async function compactInput(input: string, settings: CompactSettings, cou
     minKeepSteps: settings.minKeepSteps,
     note: settings.note,
     format: settings.format,
+    conversationKey: settings.conversationKey,
     counter,
     exhaustive,
   });

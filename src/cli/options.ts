@@ -14,10 +14,3 @@ export function parseWhole(name: string, raw: string, min: number): number {
   if (value < min) throw new UsageError(`${name} must be at least ${min}, got ${value}`);
   return value;
 }
-
-/** Parses a fraction in (0, 1]. */
-export function parseFraction(name: string, raw: string): number {
-  const value = Number(raw.trim());
-  if (raw.trim() === '' || !Number.isFinite(value)) throw new UsageError(`${name} must be a number between 0 and 1, got "${raw}"`);
-  return value;
-}

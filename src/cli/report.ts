@@ -1,5 +1,5 @@
 import type { ChalkInstance } from 'chalk';
-import { InputError } from '../errors.js';
+import { escapeForLine, InputError } from '../errors.js';
 import type { FileResult } from '../pipeline.js';
 import { formatCount, missReason } from './summary.js';
 
@@ -130,16 +130,19 @@ export function failedRecord(path: string, error: unknown, target: number | null
   };
 }
 
-/** An error as a record holds it; the message is `path:line:col: reason`, the form editors and CI annotate. */
+/**
+ * An error as a record holds it. The message is `path:line:col: reason`, the form editors and CI annotate, kept to
+ * one safe line (control characters escaped); the reason stays as the parser gave it.
+ */
 export function recordError(path: string, error: unknown): RecordError {
   if (error instanceof InputError) {
     const line = error.line ?? null;
     const column = error.column ?? null;
     const at = line === null ? '' : `:${line}${column === null ? '' : `:${column}`}`;
-    return { message: `${path}${at}: ${error.reason}`, reason: error.reason, line, column };
+    return { message: escapeForLine(`${path}${at}: ${error.reason}`), reason: error.reason, line, column };
   }
   const reason = `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
-  return { message: `${path}: ${reason}`, reason, line: null, column: null };
+  return { message: escapeForLine(`${path}: ${reason}`), reason, line: null, column: null };
 }
 
 /** Adds up records. */
@@ -178,19 +181,30 @@ function isLookOnly(mode: ReportSettings['mode']): boolean {
 }
 
 /**
- * The line a compacted file gets on stderr (unchanged files get none unless they miss their target).
+ * The line a file gets on stderr. In a batch an unchanged file gets none unless it misses its target.
+ * @param every give unchanged files a line too (a run on one file)
  * @returns the line, or null when the file is not worth a line
  */
-export function fileLine(record: FileRecord, result: FileResult | null, tokenizer: string): string | null {
-  if (record.status === 'failed') return `swc: ${record.error?.message ?? record.path}`;
+export function fileLine(record: FileRecord, result: FileResult | null, tokenizer: string, every = false): string | null {
+  if (record.status === 'failed') return `swc: ${record.error?.message ?? escapeForLine(record.path)}`;
   const miss = result?.conversations.map((c) => missReason(c.plan, c.target)).find((r) => r !== null) ?? null;
-  if (record.status === 'unchanged' && record.targetMet !== false) return null;
-  const target = record.target === null ? '' : `; target ${formatCount(record.target)} ${record.targetMet ? 'met' : `not met${miss ? `: ${miss}` : ''}`}`;
-  if (record.status === 'unchanged') return `swc: ${record.path}: unchanged, ${formatCount(record.tokensAfter ?? 0)} tokens (${tokenizer})${target}`;
+  if (record.status === 'unchanged' && record.targetMet !== false && !every) return null;
+  const several = record.conversations > 1;
+  const met = result?.conversations.filter((c) => c.plan.targetMet).length ?? 0;
+  // With several conversations the target applies to each one.
+  const verdict = several
+    ? `target ${formatCount(record.target ?? 0)} met in ${formatCount(met)} of ${formatCount(record.conversations)} conversations`
+    : `target ${formatCount(record.target ?? 0)} ${record.targetMet ? 'met' : `not met${miss ? `: ${miss}` : ''}`}`;
+  const target = record.target === null ? '' : `; ${verdict}`;
+  if (record.status === 'unchanged') return `swc: ${escapeForLine(record.path)}: unchanged, ${formatCount(record.tokensAfter ?? 0)} tokens (${tokenizer})${target}`;
   // Counting stopped once the file was known to be over its target: say that, not a partial count.
-  const before = record.tokensBeforeExact ? formatCount(record.tokensBefore ?? 0) : `more than ${formatCount(record.target ?? 0)}`;
+  const before = record.tokensBeforeExact
+    ? formatCount(record.tokensBefore ?? 0)
+    : several
+      ? `at least ${formatCount(Math.max(record.tokensBefore ?? 0, record.tokensAfter ?? 0))}`
+      : `more than ${formatCount(record.target ?? 0)}`;
   return (
-    `swc: ${record.path}: ` +
+    `swc: ${escapeForLine(record.path)}${several ? ` (${formatCount(record.conversations)} conversations)` : ''}: ` +
     `${before} → ${formatCount(record.tokensAfter ?? 0)} tokens (${tokenizer}), ` +
     `removed ${formatCount(record.messagesRemoved ?? 0)} of ${formatCount(record.messagesBefore ?? 0)} messages${target}`
   );

@@ -6,7 +6,7 @@ import type { TokenCounter } from '../core/types.js';
 import { InputError } from '../errors.js';
 import { describeFsError } from '../io/files.js';
 import { decodeSource, encodeOutput } from '../io/source.js';
-import { compactSource, type FileResult, type WindowThresholds } from '../pipeline.js';
+import { compactSource, type WindowThresholds } from '../pipeline.js';
 import { createCounter, type TokenizerName } from '../tokens/index.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
@@ -28,6 +28,7 @@ export interface JobSettings {
   /** undefined: the default note; null: none; otherwise the template. */
   readonly note: string | null | undefined;
   readonly format: string;
+  readonly conversationKey: string | undefined;
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -36,6 +37,8 @@ export interface JobSettings {
   readonly plan: boolean;
   /** Which output bytes to send back: none (check, dry run), changed files (in place), all (out-dir). */
   readonly bytes: 'none' | 'changed' | 'all';
+  /** Give unchanged files a line too (a run on one named file). */
+  readonly everyLine: boolean;
 }
 
 /** One file to do. */
@@ -67,24 +70,29 @@ export interface JobResult {
  * @param counter the tokenizer, loaded once per thread
  */
 export function processFile(job: Job, settings: JobSettings, counter: TokenCounter): JobResult {
-  let result: FileResult;
-  let input: Uint8Array;
   try {
-    input = job.content ?? readBytes(job.file, job.display);
-    const source = decodeSource(input, job.display);
-    result = compactSource(source, {
-      target: settings.target,
-      window: settings.window ?? undefined,
-      minKeepSteps: settings.minKeepSteps,
-      note: settings.note,
-      format: settings.format,
-      counter,
-      exhaustive: settings.exhaustive,
-    });
+    return describeFile(job, settings, counter);
   } catch (error) {
+    // A file that cannot be read or parsed, or a bug met on it: that file fails, the run goes on.
     const record = failedRecord(job.display, error, settings.target);
     return { index: job.index, record, line: fileLine(record, null, counter.name), diff: null, bytes: null };
   }
+}
+
+/** The work of `processFile`; throws on a file it cannot handle. */
+function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): JobResult {
+  const input = job.content ?? readBytes(job.file, job.display);
+  const source = decodeSource(input, job.display);
+  const result = compactSource(source, {
+    target: settings.target,
+    window: settings.window ?? undefined,
+    minKeepSteps: settings.minKeepSteps,
+    note: settings.note,
+    format: settings.format,
+    conversationKey: settings.conversationKey,
+    counter,
+    exhaustive: settings.exhaustive,
+  });
   const note = noteTemplate(settings.note);
   const target = result.conversations[0]?.target ?? settings.target;
   let record = recordOf(result, job.display, settings.target);
@@ -108,7 +116,7 @@ export function processFile(job: Job, settings: JobSettings, counter: TokenCount
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
     bytes = result.changed ? encodeOutput(result.output, result.layout.source.bom) : input;
   }
-  return { index: job.index, record, line: fileLine(record, result, counter.name), diff, bytes };
+  return { index: job.index, record, line: fileLine(record, result, counter.name, settings.everyLine), diff, bytes };
 }
 
 /** Reads a file whole, as an InputError when it cannot be read. */

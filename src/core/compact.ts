@@ -1,3 +1,4 @@
+import { lazyList } from './lazy-list.js';
 import { DEFAULT_NOTE_TEMPLATE, formatNote } from './note.js';
 import { renderMessage } from './render.js';
 import { SLIDING_WINDOW, type Message, type Rendered, type TokenCounter } from './types.js';
@@ -152,39 +153,16 @@ class Meter {
 
   measure(indices: readonly number[], limit?: number): number {
     if (indices.length === 0) return 0;
-    return this.counter.measure(this.lazyList(indices), limit);
-  }
-
-  /**
-   * The rendered messages at these indices as a list that renders an element only when it is read: a counter
-   * that stops at its limit never renders (or parses) the older messages it did not reach.
-   */
-  private lazyList(indices: readonly number[]): readonly Rendered[] {
-    const n = indices.length;
-    // Filled (not holey), so `in`, map and the like see every element; `get` hands out the rendered value.
-    const slots = new Array<Rendered | undefined>(n).fill(undefined);
-    return new Proxy(slots as Rendered[], {
-      get: (target, key, receiver) => {
-        if (typeof key === 'string') {
-          const k = arrayIndex(key);
-          if (k !== -1 && k < n) return this.render(indices[k] as number);
-        }
-        return Reflect.get(target, key, receiver);
-      },
-    });
+    // Rendered only as the counter reads them: one that stops at its limit never renders the older messages.
+    return this.counter.measure(
+      lazyList(indices.length, (k) => this.render(indices[k] as number)),
+      limit,
+    );
   }
 
   measureRendered(items: readonly Rendered[]): number {
     return items.length === 0 ? 0 : this.counter.measure(items);
   }
-}
-
-/** The array index a property key names, or -1 (only canonical whole numbers like "0" and "17" do). */
-function arrayIndex(key: string): number {
-  const c = key.charCodeAt(0);
-  if (c < 0x30 || c > 0x39) return -1;
-  const k = Number(key);
-  return Number.isInteger(k) && String(k) === key ? k : -1;
 }
 
 /** Total weight of the messages at these indices. */

@@ -41,7 +41,8 @@ function typeOf(block: unknown): unknown {
 function isAnthropicShaped(item: unknown): boolean {
   if (!isRecord(item)) return false;
   const role = own(item, 'role');
-  if (role !== 'user' && role !== 'assistant') return false;
+  // The API takes only user and assistant; logs of it sometimes keep the system prompt in the list as well.
+  if (role !== 'user' && role !== 'assistant' && role !== 'system') return false;
   if (FOREIGN_KEYS.some((k) => own(item, k) !== undefined)) return false;
   const content = own(item, 'content');
   if (typeof content === 'string') return true;
@@ -164,7 +165,7 @@ function checkMessage(input: ConversationInput, k: number, item: unknown): Recor
   if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
   const role = own(item, 'role');
   if (role === undefined) input.fail(k, 'message has no "role"');
-  if (role !== 'user' && role !== 'assistant') {
+  if (role !== 'user' && role !== 'assistant' && role !== 'system') {
     input.fail(k, `unknown role ${JSON.stringify(role)} (Anthropic messages are "user" or "assistant"; instructions go in "system")`);
   }
   const content = own(item, 'content');
@@ -195,7 +196,7 @@ export const anthropic: FormatAdapter = {
       }
       const rawText = input.raws[k] as string;
       builder.add({
-        role: asTool ? 'tool' : own(item, 'role') === 'user' ? 'user' : 'assistant',
+        role: asTool ? 'tool' : (own(item, 'role') as 'user' | 'assistant' | 'system'),
         compaction,
         content: () => anthropicContent(parseJson(rawText), asTool, names),
         items: [k],

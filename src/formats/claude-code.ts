@@ -237,7 +237,12 @@ function noteLine(
   timestamp: string | null,
 ): Record<string, unknown> {
   const keys = shape === null ? [] : Object.keys(shape).filter((k) => ENVELOPE.includes(k));
-  if (neighbour !== null) for (const k of Object.keys(neighbour)) if (COPIED.has(k) && !keys.includes(k)) keys.splice(keys.indexOf('type') + 1 || keys.length, 0, k);
+  // Session fields the neighbour has and the shape lacks go where Claude Code writes them, before `type`.
+  for (const k of neighbour === null ? [] : Object.keys(neighbour)) {
+    if (!COPIED.has(k) || keys.includes(k)) continue;
+    const at = keys.indexOf('type');
+    keys.splice(at < 0 ? keys.length : at, 0, k);
+  }
   for (const k of ['parentUuid', 'isSidechain', 'type', 'message', 'uuid', 'timestamp']) if (!keys.includes(k)) keys.push(k);
   const out: Record<string, unknown> = {};
   for (const key of keys) {

@@ -162,7 +162,7 @@ function systemInstruction(container: Readonly<Record<string, unknown>> | null):
   if (container === null) return undefined;
   const direct = own(container, 'systemInstruction') ?? own(container, 'system_instruction');
   if (direct !== undefined) return direct;
-  const config = own(container, 'config') ?? own(container, 'generationConfig') ?? own(container, 'generation_config');
+  const config = own(container, 'config');
   return isRecord(config) ? (own(config, 'systemInstruction') ?? own(config, 'system_instruction')) : undefined;
 }
 

@@ -220,12 +220,14 @@ export const langchain: FormatAdapter = {
       const text = own(fields, 'content');
       if (role === 'user' && typeof text === 'string' && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
       const raw = input.raws[k] as string;
+      // Looked up now: a call id used again later (tau-bench reuses them) must not rename this result.
+      const callId = own(fields, 'tool_call_id');
+      const calledAs = typeof callId === 'string' ? callNames.get(callId) : undefined;
       const content = (): Content => {
         const value = parseJson(raw);
         const f = isJsonObject(value) ? fieldsOf(value) : {};
         if (role === 'tool') {
-          const id = typeof f.tool_call_id === 'string' ? f.tool_call_id : '';
-          const name = typeof f.name === 'string' && f.name !== '' ? f.name : (callNames.get(id) ?? '');
+          const name = typeof f.name === 'string' && f.name !== '' ? f.name : (calledAs ?? '');
           const result: ToolResult = { name, error: f.status === 'error', ...resultOf(f.content) };
           return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
         }

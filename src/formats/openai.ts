@@ -195,18 +195,19 @@ export const openai: FormatAdapter = {
         if (typeof text === 'string' && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
       }
       const rawText = input.raws[k] as string;
-      const ids = role === 'tool' ? answeredIds(item) : [];
       const legacyName = own(item, 'name');
-      const isFunction = roleName === 'function';
+      const ownName = typeof legacyName === 'string' ? legacyName : '';
+      // The name of the call this result answers, looked up now: ids may be reused later in the file.
+      const resultName =
+        role !== 'tool' || roleName === 'function'
+          ? ownName
+          : (answeredIds(item).map((id) => callNames.get(id)).find((n) => n !== undefined) ?? ownName);
       const content = (): Content => {
         const value = parseJson(rawText);
         const obj = isJsonObject(value) ? value : {};
         if (role === 'tool') {
           const { text, images, files } = resultParts(obj.content);
-          const name = isFunction
-            ? typeof legacyName === 'string' ? legacyName : ''
-            : (ids.map((id) => callNames.get(id)).find((n) => n !== undefined) ?? (typeof legacyName === 'string' ? legacyName : ''));
-          const result: ToolResult = { name, text, error: false, images, files };
+          const result: ToolResult = { name: resultName, text, error: false, images, files };
           return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
         }
         const { texts, images, files } = partsText(obj.content, '\n');

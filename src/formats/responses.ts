@@ -198,12 +198,26 @@ function noteCandidate(item: unknown): string | null {
 
 /** An assistant-side run being grouped into one core message. */
 interface Group {
-  items: number[];
+  readonly items: number[];
   hasMessage: boolean;
-  /** Holds a call that waits for its output: the group cannot be split here. */
-  waiting: boolean;
+  /** Calls whose outputs come later in the list: the group cannot be split, nor parted from them. */
+  readonly pending: Set<string>;
   /** Holds anything but unknown items. */
   real: boolean;
+  /** Already handed to the builder (a group reopened for a late call stays where it was). */
+  added: boolean;
+}
+
+/** Where the output answering each call id is (the last one, when several claim it). */
+function outputPositions(items: readonly unknown[]): Map<string, number> {
+  const at = new Map<string, number>();
+  items.forEach((item, k) => {
+    if (isRecord(item) && kindOf(item) === 'output') {
+      const id = answeredId(item);
+      if (id !== undefined) at.set(id, k);
+    }
+  });
+  return at;
 }
 
 function checkItem(input: ConversationInput, k: number, item: unknown): Kind {
@@ -219,17 +233,20 @@ export const responses: FormatAdapter = {
   name: 'responses',
   listKeys: ['input'],
   detect(items, container) {
-    // OpenAI is asked first, and only Responses keeps its list under `input`: there plain messages are enough;
-    // a bare list, or one with items of unknown type only, must show something only Responses writes.
+    // OpenAI is asked first, and only Responses keeps its list under `input`: there messages are enough; a bare
+    // list must show something only Responses writes.
     if (items.length === 0 || !items.every(isPlausibleItem)) return false;
-    return items.some(isResponsesMarked) || (container !== null && items.every((i) => typeof i === 'string' || own(i as Record<string, unknown>, 'type') === undefined));
+    return items.some(isResponsesMarked) || (container !== null && items.some((i) => typeof i === 'string' || own(i as Record<string, unknown>, 'role') !== undefined));
   },
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
     builder.instructions(input.container === null ? [] : instructionTexts(own(input.container, 'instructions')));
     const names = new Map<string, string>();
     const raws = input.raws;
+    const outputAt = outputPositions(input.items);
     let group: Group | null = null;
+    // The last assistant group: calls of it still waiting for outputs pull later assistant items into it.
+    let last: Group | null = null;
 
     const close = (): void => {
       if (group === null) return;
@@ -239,11 +256,17 @@ export const responses: FormatAdapter = {
         for (const item of g.items) builder.attach(item);
         return;
       }
-      const groupRaws = g.items.map((i) => raws[i] as string);
-      builder.add({ role: 'assistant', content: () => assistantContent(groupRaws), items: g.items });
+      last = g;
+      if (g.added) return;
+      g.added = true;
+      builder.add({ role: 'assistant', content: () => assistantContent(g.items.map((i) => raws[i] as string)), items: g.items });
     };
-    const open = (): Group => {
-      group ??= { items: [], hasMessage: false, waiting: false, real: false };
+    const open = (k: number): Group => {
+      if (group !== null) return group;
+      const previous = last as Group | null;
+      // Outputs of one turn's calls sometimes come after more calls: those join the turn, so no call is parted from its output.
+      if (previous !== null && [...previous.pending].some((id) => (outputAt.get(id) ?? -1) > k)) group = previous;
+      else group = { items: [], hasMessage: false, pending: new Set(), real: false, added: false };
       return group;
     };
 
@@ -255,8 +278,8 @@ export const responses: FormatAdapter = {
         case 'message': {
           // A reasoning or message item after a complete message starts the next message.
           const current = group as Group | null;
-          if (current !== null && current.hasMessage && !current.waiting) close();
-          const g = open();
+          if (current !== null && current.hasMessage && current.pending.size === 0) close();
+          const g = open(k);
           g.items.push(k);
           g.real = true;
           if (kind === 'message') g.hasMessage = true;
@@ -264,21 +287,30 @@ export const responses: FormatAdapter = {
         }
         case 'call':
         case 'self-call': {
-          const g = open();
+          const g = open(k);
           g.items.push(k);
           g.real = true;
-          if (kind === 'call') g.waiting = true;
           const id = record === null ? undefined : own(record, own(record, 'type') === 'mcp_approval_request' ? 'id' : 'call_id');
-          if (record !== null && typeof id === 'string') names.set(id, callName(record));
+          if (record !== null && typeof id === 'string') {
+            names.set(id, callName(record));
+            if (kind === 'call' && (outputAt.get(id) ?? -1) > k) g.pending.add(id);
+          }
           return;
         }
         case 'other':
-          open().items.push(k);
+          open(k).items.push(k);
           return;
+        case 'output': {
+          const id = record === null ? undefined : answeredId(record);
+          close();
+          if (id !== undefined && outputAt.get(id) === k) (last as Group | null)?.pending.delete(id);
+          break;
+        }
         default:
+          close();
+          last = null;
           break;
       }
-      close();
       const raw = raws[k] as string;
       let entry: Entry;
       if (kind === 'output') {

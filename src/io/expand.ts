@@ -22,6 +22,8 @@ export interface ExpandOptions {
   readonly ignore?: readonly string[];
   /** Directories never searched (e.g. the --out-dir), absolute. */
   readonly exclude?: readonly string[];
+  /** Files never taken (e.g. the --report), absolute. */
+  readonly excludeFiles?: readonly string[];
   /** The directory results are relative to; by default the common base of the inputs. Absolute or relative to `cwd`. */
   readonly base?: string;
 }
@@ -100,6 +102,7 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
   const { cwd } = options;
   const ignore = [...(options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p))];
   for (const dir of options.exclude ?? []) ignore.push(`${fg.escapePath(toGlobPath(cwd, dir))}/**`);
+  for (const file of options.excludeFiles ?? []) ignore.push(fg.escapePath(toGlobPath(cwd, file)));
   const found = new Map<string, string>();
   const bases: string[] = [];
   for (const input of inputs) {

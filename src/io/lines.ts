@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { InputError } from '../errors.js';
+import { describeFsError } from './files.js';
 import { decodeSource, lineColumn, type SourceText } from './source.js';
 
 /**
@@ -215,13 +216,20 @@ export function sourceFromBytes(bytes: Uint8Array, file: string): SourceText {
 
 /**
  * Reads and decodes a file: JSONL (by extension, or by its first lines) one line at a time, anything else whole.
+ * A pipe or other special file is read whole first, since it cannot be read twice.
  * @param path the file to read
  * @param file the name shown in messages
- * @throws InputError as `decodeSource` does; file-system errors as they come
+ * @throws InputError as `decodeSource` does, and "cannot read: …" when the file system refuses
  */
 export function readSourceFile(path: string, file: string = path): SourceText {
-  const fd = openSync(path, 'r');
+  let fd: number;
   try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw cannotRead(error, file);
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return sourceFromBytes(readFileSync(fd), file);
     const buffer = Buffer.allocUnsafe(CHUNK);
     let n = readSync(fd, buffer, 0, CHUNK, null);
     if (!looksLikeJsonl(file, buffer.subarray(0, n), n < CHUNK)) return decodeSource(readFileSync(path), file);
@@ -232,9 +240,15 @@ export function readSourceFile(path: string, file: string = path): SourceText {
     }
     if (n === 0 && splitter.end()) return lineSource(file, splitter);
     // Something to refuse: let decodeSource say what and where.
-    if (fstatSync(fd).size > 0x7fffffff) throw new InputError('invalid or unreadable text in a file too large to locate it in (over 2 GiB)', file);
     return decodeSource(readFileSync(path), file);
+  } catch (error) {
+    // File-system errors carry a code; anything else is a fault to show as it is.
+    throw (error as NodeJS.ErrnoException | undefined)?.code === undefined ? error : cannotRead(error, file);
   } finally {
     closeSync(fd);
   }
+}
+
+function cannotRead(error: unknown, file: string): InputError {
+  return new InputError(`cannot read: ${describeFsError(error)}`, file);
 }

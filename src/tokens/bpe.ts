@@ -1,10 +1,33 @@
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './approx.js';
 
+/** Options that make an encoding read special-token text as plain text. */
+type SpecialOptions = { disallowedSpecial?: Set<string>; allowedSpecial?: Set<string> };
+
 /** The part of a gpt-tokenizer encoding this counter uses. */
 export interface Encoding {
-  countTokens(text: string, options?: { disallowedSpecial?: Set<string>; allowedSpecial?: Set<string> }): number;
+  countTokens(text: string, options?: SpecialOptions): number;
+  /** The tokens of each pre-token piece in turn: lets a count stop at a limit inside a long text. */
+  encodeGenerator?(text: string, options?: SpecialOptions): Iterable<number[]>;
+  /** Sizes the encoding's cache of merged pieces (shared by everything that uses the encoding in this thread). */
+  setMergeCacheSize?(size: number): void;
 }
+
+/**
+ * Once a counter has tokenized this many characters, the merge cache grows from gpt-tokenizer's 100,000 pieces
+ * to a million: varied archives overflow the small cache and then count at about half speed. Runs that stop
+ * early at a small target never get there and keep the small cache (and its memory).
+ */
+const BIG_RUN_CHARS = 4_000_000;
+const BIG_RUN_MERGE_CACHE = 1_000_000;
+
+/**
+ * A text at least this long is counted piece by piece, stopping once it passes what is left of a limit, when it
+ * is also at least 8 characters per token left (so it most likely passes it): counting history that will be
+ * dropped would cost far more than the decision needs.
+ */
+const PIECEWISE_MIN_LENGTH = 16_384;
+const PIECEWISE_CHARS_PER_TOKEN = 8;
 
 /** Input text is never read as special tokens: `<|endoftext|>` in a transcript is just text. */
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
@@ -21,7 +44,52 @@ const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
 export function createBpeCounter(name: string, encoding: Encoding): TokenCounter {
   const linked = new WeakMap<Rendered, number>();
   const plain = new WeakMap<Rendered, number>();
-  const count = (text: string): number => encoding.countTokens(text, PLAIN);
+  // Lower bounds left by counts that stopped at a limit inside a long text.
+  const linkedAtLeast = new WeakMap<Rendered, number>();
+  const plainAtLeast = new WeakMap<Rendered, number>();
+  let counted = 0;
+  const count = (text: string): number => {
+    if (counted < BIG_RUN_CHARS) {
+      counted += text.length;
+      if (counted >= BIG_RUN_CHARS) encoding.setMergeCacheSize?.(BIG_RUN_MERGE_CACHE);
+    }
+    return encoding.countTokens(text, PLAIN);
+  };
+  const generator = encoding.encodeGenerator?.bind(encoding);
+  /**
+   * Counts `text` piece by piece until the count passes `room`.
+   * @returns the exact count, or (when it stopped) a number above `room` that the exact count is at least
+   */
+  const countWithin = (text: string, room: number): { tokens: number; exact: boolean } => {
+    let tokens = 0;
+    for (const piece of (generator as NonNullable<typeof generator>)(text, PLAIN)) {
+      tokens += piece.length;
+      if (tokens > room) return { tokens, exact: false };
+    }
+    return { tokens, exact: true };
+  };
+  /** Whether a count limited to `room` tokens is worth doing piece by piece. */
+  const isWorthStopping = (r: Rendered, room: number | undefined): room is number =>
+    room !== undefined && generator !== undefined && r.text.length >= PIECEWISE_MIN_LENGTH && r.text.length > (Math.max(room, 0) + 1) * PIECEWISE_CHARS_PER_TOKEN;
+  /** A message's count as the last of its group (plain) or before another (linked), or some number above `room`. */
+  const within = (r: Rendered, isLast: boolean, room: number | undefined): number => {
+    const exact = (isLast ? plain : linked).get(r);
+    if (exact !== undefined) return exact;
+    const bounds = isLast ? plainAtLeast : linkedAtLeast;
+    const bound = bounds.get(r);
+    if (room !== undefined && bound !== undefined && bound > room) return bound;
+    if (isWorthStopping(r, room)) {
+      const { tokens, exact: whole } = countWithin(isLast ? r.text : `${r.text}\n`, room);
+      if (!whole) {
+        bounds.set(r, tokens);
+        return tokens;
+      }
+      if (!isLast) linked.set(r, tokens);
+      else plain.set(r, tokens);
+      return tokens;
+    }
+    return isLast ? plainOf(r) : linkedOf(r);
+  };
   const linkedOf = (r: Rendered): number => {
     let n = linked.get(r);
     if (n === undefined) {
@@ -45,7 +113,8 @@ export function createBpeCounter(name: string, encoding: Encoding): TokenCounter
       let total = 0;
       for (let i = last; i >= 0; i--) {
         const r = messages[i] as Rendered;
-        total += (i === last ? plainOf(r) : linkedOf(r)) + r.images * TOKENS_PER_IMAGE + r.files * TOKENS_PER_FILE;
+        const flat = r.images * TOKENS_PER_IMAGE + r.files * TOKENS_PER_FILE;
+        total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
         if (limit !== undefined && total > limit) return total;
       }
       return total;

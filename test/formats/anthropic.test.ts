@@ -104,10 +104,16 @@ describe('reading Anthropic messages', () => {
   });
 
   it('fails on a role Anthropic does not have, naming the message and its line', () => {
-    const text = '{"messages": [\n  {"role": "user", "content": "x"},\n  {"role": "system", "content": "y"}\n]}';
+    const text = '{"messages": [\n  {"role": "user", "content": "x"},\n  {"role": "tool", "content": "y"}\n]}';
     expect(() => compactText(text, 'bad.json', 5, 'anthropic')).toThrow(
-      'bad.json:3:3: message 2: unknown role "system" (Anthropic messages are "user" or "assistant"; instructions go in "system")',
+      'bad.json:3:3: message 2: unknown role "tool" (Anthropic messages are "user" or "assistant"; instructions go in "system")',
     );
+  });
+
+  it('reads a system prompt logged inside the list as a system message, so tool results still pair with their calls', () => {
+    const r = compactText(JSON.stringify([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'go' }, toolUse, toolResult]), 'l.json', 1e9);
+    expect(r.format).toBe('anthropic');
+    expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual(['[system] Be brief.', '[user] go', '[assistant -> tool_call] f({})', '[tool:f] ok']);
   });
 
   it('fails on content that is neither a string nor blocks', () => {

@@ -220,6 +220,16 @@ describe('Claude Code sessions: what a compaction writes', () => {
     expectKeptVerbatim(input, result.output);
   });
 
+  it('relinks a line whose parent went to its nearest kept ancestor when there is no note', () => {
+    const input = fixture('split-assistant.jsonl');
+    const result = compactSource(decodeSource(Buffer.from(input), 's.jsonl'), { target: 25, note: null, counter: createFakeCounter(10) });
+    const out = parseLines(result.output);
+    expect(out.map(label)).toEqual(['Now count the lines in a.ts.', 'src/a.ts has 42 lines.']);
+    expect(out[0]!.parentUuid).toBeNull();
+    expect(out[1]!.parentUuid).toBe(out[0]!.uuid);
+    expectKeptVerbatim(input, result.output);
+  });
+
   it('chains the note to the pinned lines before it when the first turn goes', () => {
     const input = fixture('interruption-meta.jsonl');
     const inLines = parseLines(input);

@@ -1,9 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { planCompaction } from '../../src/core/compact.js';
 import { DEFAULT_NOTE_TEMPLATE } from '../../src/core/note.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
+import { SHARED_DATA } from '../helpers/cli.js';
 import { createRng, FORMAT_NAMES, randomConversation, referenceMessages, writeAs, type Conversation, type FormatName, type WriteOptions } from '../helpers/convert.js';
 
 /** What one compaction kept of the conversation, message by message, and what it measured. */
@@ -142,6 +145,32 @@ describe('the same conversation in every format', () => {
         format,
         note: '[3 earlier messages were removed from this conversation to free up context and cannot be recovered.]',
       });
+    }
+  });
+});
+
+describe('auto-detection on the real transcripts in ../shared/data', () => {
+  const expected: Record<string, string> = { anthropic: 'anthropic', 'openai-responses': 'responses', gemini: 'gemini', 'openai-chat': 'openai' };
+  const files = readdirSync(SHARED_DATA, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => readdirSync(path.join(SHARED_DATA, d.name)).map((f) => path.join(d.name, f)))
+    .sort();
+
+  it('names Anthropic, Responses, Gemini and OpenAI files by their format, and claims no file of another format for them', () => {
+    const found: Record<string, string> = {};
+    for (const file of files) {
+      let format: string;
+      try {
+        format = compactSource(decodeSource(readFileSync(path.join(SHARED_DATA, file)), file), { target: 1e9, counter: createApproxCounter() }).format;
+      } catch {
+        format = 'error';
+      }
+      found[file] = format;
+    }
+    for (const file of files) {
+      const want = expected[path.dirname(file)];
+      if (want !== undefined) expect({ file, format: found[file] }).toEqual({ file, format: want });
+      else expect({ file, mine: ['anthropic', 'responses', 'gemini'].includes(found[file] as string) }).toEqual({ file, mine: false });
     }
   });
 });

@@ -106,6 +106,19 @@ describe('reading Responses items', () => {
     expect(grouping([user('x'), call('1'), said('a'), reasoning, output('1')])).toEqual(['user:0', 'assistant:1,2,3', 'tool:4']);
   });
 
+  it('pulls a call made before the outputs of earlier calls are all in into the same message', () => {
+    expect(grouping([user('x'), call('1'), call('2'), output('1'), call('3'), output('2'), output('3'), said('done')])).toEqual([
+      'user:0',
+      'assistant:1,2,4',
+      'tool:3',
+      'tool:5',
+      'tool:6',
+      'assistant:7',
+    ]);
+    // A call that is never answered holds nothing back.
+    expect(grouping([user('x'), call('1'), call('2'), output('1'), said('done')])).toEqual(['user:0', 'assistant:1,2', 'tool:3', 'assistant:4']);
+  });
+
   it('keeps a server-side output without call_id with the call it follows', () => {
     const search = { type: 'tool_search_call', call_id: null, execution: 'server', arguments: { q: 'w' } };
     const found = { type: 'tool_search_output', call_id: null, execution: 'server', tools: [] };
@@ -136,8 +149,10 @@ describe('reading Responses items', () => {
   });
 
   it('fails on an item with neither a type nor a role, naming it', () => {
-    expect(() => compactText('{"input": [{"role": "user", "content": "x"},\n {"content": "y"}]}', 'bad.json', 5)).toThrow('bad.json:2:2: message 2: item has neither a "type" nor a "role"');
-    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5)).toThrow('message 1: unknown role "tool" (expected user, system, developer or assistant)');
+    expect(() => compactText('{"input": [{"role": "user", "content": "x"},\n {"content": "y"}]}', 'bad.json', 5, 'responses')).toThrow('bad.json:2:2: message 2: item has neither a "type" nor a "role"');
+    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5, 'responses')).toThrow('bad.json:1:12: message 1: unknown role "tool" (expected user, system, developer or assistant)');
+    // Auto-detection does not guess at such a list.
+    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5)).toThrow('bad.json: cannot tell the transcript format of "input" (first item has keys "role", "content"); pass --format (');
   });
 });
 
@@ -145,15 +160,22 @@ describe('writing Responses items back', () => {
   const input = readFileSync(FIXTURE, 'utf8');
   const doc = JSON.parse(input) as { input: unknown[] };
 
-  it('copies kept items exactly, the note after the task in the typed style of the last user message', () => {
+  it('copies kept items exactly, the note after the task in the style of the latest user message', () => {
     const result = compactText(input, 'agent-session.json', 200);
     const out = JSON.parse(result.output) as Record<string, unknown>;
-    expect(out.input).toEqual([doc.input[0], doc.input[14], { type: 'message', role: 'user', content: NOTE(18) }, ...doc.input.slice(20)]);
+    expect(out.input).toEqual([doc.input[0], doc.input[14], { role: 'user', content: NOTE(18) }, ...doc.input.slice(20)]);
     const { input: _a, ...around } = doc;
     const { input: _b, ...aroundOut } = out;
     expect(aroundOut).toEqual(around);
     const last = input.slice(input.indexOf('    {\n      "type": "future_item"'), input.indexOf('\n  ],\n  "reasoning"'));
     expect(result.output).toContain(last);
+  });
+
+  it('types the note when the latest user message is typed, its content one string that any reader recognises', () => {
+    const typed = (text: string): unknown => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
+    const items = [typed('first '.repeat(40)), said('answer '.repeat(40)), typed('the task')];
+    const out = JSON.parse(compactText(JSON.stringify({ input: items }), 't.json', 20).output) as { input: unknown[] };
+    expect(out.input).toEqual([{ type: 'message', role: 'user', content: NOTE(2) }, items[2]]);
   });
 
   it('writes the note as a plain message when the user messages are plain, and JSONL lines byte for byte', () => {

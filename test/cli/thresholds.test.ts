@@ -1,0 +1,153 @@
+import { describe, expect, it } from '@jest/globals';
+import * as o200k from 'gpt-tokenizer/encoding/o200k_base';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { swc, tempDir } from '../helpers/cli.js';
+
+/**
+ * --context-window / --compact-at / --compact-to: a file is compacted only once its size (tool schemas included)
+ * reaches window × compact-at, and then to window × compact-to, the schemas coming off that target.
+ */
+
+/** The tools as written in the file: a float with a fraction of zero, an exponent, a non-ASCII character. */
+const TOOLS_JSON =
+  '[{"type": "function", "function": {"name": "pick", "description": "Choose a café", "parameters": {"type": "object", "properties": {"n": {"type": "number", "minimum": 1.0, "maximum": 1e3}}}}}]';
+/** What Python's json.dumps(tools, sort_keys=True) gives for them (checked with CPython 3). */
+const TOOLS_PYTHON =
+  '[{"function": {"description": "Choose a caf\\u00e9", "name": "pick", "parameters": {"properties": {"n": {"maximum": 1000.0, "minimum": 1.0, "type": "number"}}, "type": "object"}}, "type": "function"}]';
+
+const TURNS = 12;
+
+/** A request body with a system prompt, TURNS question/answer turns, a last question and a short answer. */
+function messages(): Array<{ role: string; content: string }> {
+  const out = [{ role: 'system', content: 'You are terse.' }];
+  for (let t = 0; t < TURNS; t++) {
+    out.push({ role: 'user', content: `Question ${t}: ${'how does this work '.repeat(5 + t)}` });
+    out.push({ role: 'assistant', content: `Answer ${t}: ${'like that '.repeat(4 + t)}` });
+  }
+  out.push({ role: 'user', content: 'And finally?' });
+  out.push({ role: 'assistant', content: 'Done.' });
+  return out;
+}
+
+/** The conversation as Haystack's counter renders it. */
+const RENDERED = messages().map((m) => `[${m.role}] ${m.content}`);
+
+/** Writes the request body, with or without its tools, and returns its path. */
+function requestFile(withTools = true): string {
+  const dir = tempDir();
+  const file = path.join(dir, 'request.json');
+  const body = messages().map((m) => JSON.stringify(m)).join(',\n    ');
+  writeFileSync(file, `{\n  "model": "m",\n  "messages": [\n    ${body}\n  ]${withTools ? `,\n  "tools": ${TOOLS_JSON}` : ''}\n}\n`);
+  return file;
+}
+
+interface Record {
+  status: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  toolTokens: number;
+  target: number;
+  targetMet: boolean;
+  plan: { settings: { target: number }; tokensAfter: number };
+}
+
+/** Runs a --check with a report and returns the one file's record and the exit status. */
+function check(file: string, args: readonly string[]): { status: number | null; record: Record } {
+  const report = path.join(tempDir(), 'report.json');
+  // The directory as input: a report of files (a file named alone would give its bare plan).
+  const run = swc(['compact', path.dirname(file), '--check', ...args, '--report', report]);
+  const { files } = JSON.parse(readFileSync(report, 'utf8')) as { files: Record[] };
+  return { status: run.status, record: files[0] as Record };
+}
+
+describe('swc compact --context-window', () => {
+  it('counts the tool schemas as Haystack does: json.dumps(tools, sort_keys=True) after the messages', () => {
+    const file = requestFile();
+    const { record } = check(file, ['--context-window', '1000000']);
+    // The whole request measured as one text: the rendered messages, then the schemas, joined by newlines.
+    const whole = o200k.countTokens(`${RENDERED.join('\n')}\n${TOOLS_PYTHON}`);
+    expect(record.tokensBefore).toBe(whole);
+    expect(record.toolTokens).toBe(whole - o200k.countTokens(RENDERED.join('\n')));
+    expect(record.status).toBe('unchanged');
+  });
+
+  it('compacts a file only once its size, schemas included, reaches window × compact-at', () => {
+    const file = requestFile();
+    const size = check(file, ['--context-window', '1000000', '--tokenizer', 'approx']).record.tokensBefore;
+    // ceil(w × 0.7) <= size exactly when w <= size / 0.7.
+    const largest = Math.floor((size * 10) / 7);
+    const at = check(file, ['--context-window', String(largest), '--tokenizer', 'approx']);
+    expect(at.status).toBe(1);
+    expect(at.record.status).toBe('compacted');
+    const below = check(file, ['--context-window', String(largest + 1), '--tokenizer', 'approx']);
+    expect(below.status).toBe(0);
+    expect(below.record).toMatchObject({ status: 'unchanged', tokensBefore: size, tokensAfter: size, targetMet: true });
+  });
+
+  it('compacts to window × compact-to, the schemas coming off that target', () => {
+    const file = requestFile();
+    const { status, record } = check(file, ['--context-window', '1500', '--tokenizer', 'approx']);
+    expect(status).toBe(1);
+    expect(record.target).toBe(600);
+    // What the schemas add after "[assistant] Done." (17 characters) and a newline, at 4 characters a token.
+    expect(record.toolTokens).toBe(Math.floor((17 + 1 + TOOLS_PYTHON.length) / 4) - Math.floor(17 / 4));
+    // The conversation itself aims at what the schemas leave of the target.
+    expect(record.plan.settings.target).toBe(600 - record.toolTokens);
+    expect(record.tokensAfter).toBe(record.plan.tokensAfter + record.toolTokens);
+    expect(record.tokensAfter).toBeLessThanOrEqual(600);
+    expect(record.targetMet).toBe(true);
+    // Without the schemas the same window keeps more of the conversation.
+    const bare = check(requestFile(false), ['--context-window', '1500', '--tokenizer', 'approx']).record;
+    expect(bare.toolTokens).toBe(0);
+    expect(bare.tokensAfter).toBeGreaterThan(record.tokensAfter - record.toolTokens);
+  });
+
+  it('uses 0.7 and 0.4 unless told otherwise, and takes percentages', () => {
+    const file = requestFile();
+    const defaults = swc(['compact', file, '--context-window', '1500', '--tokenizer', 'approx']);
+    const explicit = swc(['compact', file, '--context-window', '1500', '--compact-at', '0.7', '--compact-to', '0.4', '--tokenizer', 'approx']);
+    const percent = swc(['compact', file, '--context-window', '1500', '--compact-at', '70%', '--compact-to', '40%', '--tokenizer', 'approx']);
+    expect(defaults.status).toBe(0);
+    expect(explicit).toEqual(defaults);
+    expect(percent).toEqual(defaults);
+    expect(defaults.stdout).not.toBe(readFileSync(file, 'utf8'));
+  });
+
+  it('leaves schemas out of the count with a fixed --target', () => {
+    const file = requestFile();
+    const { record } = check(file, ['--target', '1000000']);
+    expect(record.toolTokens).toBe(0);
+    expect(record.tokensBefore).toBe(o200k.countTokens(RENDERED.join('\n')));
+  });
+});
+
+describe('swc compact threshold options', () => {
+  const cases: Array<[string[], string]> = [
+    [['--context-window', '0'], '--context-window must be at least 1, got 0'],
+    [['--context-window', '8k'], '--context-window must be a whole number, got "8k"'],
+    [['--compact-at', '0.5'], '--compact-at needs --context-window <tokens>: its fraction is a share of that window'],
+    [['--target', '100', '--context-window', '1000'], '--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to'],
+    [['--context-window', '1000', '--compact-at', '1.2'], '--compact-at must be at most 1, got 1.2: a transcript larger than its context window no longer fits it, so waiting that long is too late'],
+    [['--context-window', '1000', '--compact-at', '0'], '--compact-at must be above 0, got 0: at 0 every file, even an empty one, would be compacted'],
+    [['--context-window', '1000', '--compact-to', '0'], '--compact-to must be above 0, got 0: nothing of a conversation fits in 0 tokens'],
+    [
+      ['--context-window', '1000', '--compact-at', '0.5', '--compact-to', '0.6'],
+      '--compact-to (0.6) must be below --compact-at (0.5): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again',
+    ],
+    [['--context-window', '1000', '--compact-to', '0.7'], '--compact-to (0.7) must be below --compact-at (0.7): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again'],
+    [['--context-window', '1000', '--compact-to', '0.0001'], '--compact-to 0.0001 of a 1000-token window is less than one token: nothing would fit; raise --compact-to or --context-window'],
+    [['--context-window', '1000', '--compact-at', '0.7x'], '--compact-at must be a fraction such as 0.7 or 70%, got "0.7x"'],
+  ];
+  it.each(cases)('refuses %j with a reason', (args, message) => {
+    const run = swc(['compact', requestFile(), ...args]);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.split('\n')[0]).toBe(`swc: error: ${message}`);
+  });
+
+  it('accepts compact-at 1 (compact only a full window)', () => {
+    const run = swc(['compact', requestFile(), '--context-window', '100000', '--compact-at', '1', '--check']);
+    expect(run.status).toBe(0);
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * Reading JSONL line by line: the same text, byte-order mark, line endings and errors as decoding the whole file,
+ * and the same layout and output, without ever building the whole text.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readLayout, rebuild, type Slot } from '../../src/io/layout.js';
+import { isLineSource, positionOf, readSourceFile, sourceFromBytes, type LineSource } from '../../src/io/lines.js';
+import { decodeSource, lineColumn, type SourceText } from '../../src/io/source.js';
+import { compactSource } from '../../src/pipeline.js';
+import { createApproxCounter } from '../../src/tokens/approx.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
+
+const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+function tempFile(name: string, content: Uint8Array): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'swc-lines-')), name);
+  writeFileSync(file, content);
+  return file;
+}
+
+/** What decoding the whole file gives, to compare a line source with. */
+function whole(source: SourceText): { text: string; bom: boolean; eol: string } {
+  return { text: source.text, bom: source.bom, eol: source.eol };
+}
+
+/** The error a function throws, as its message. */
+function errorOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  return 'no error';
+}
+
+/** A copy of a line source whose whole text must never be built. */
+function withoutText(source: LineSource): LineSource {
+  return {
+    file: source.file,
+    bom: source.bom,
+    eol: source.eol,
+    lines: source.lines,
+    length: source.length,
+    get text(): string {
+      throw new Error('the whole text was built');
+    },
+  };
+}
+
+const line = (role: string, content: string): string => JSON.stringify({ role, content });
+
+describe('a JSONL file read as lines', () => {
+  const cases: Array<[string, Buffer]> = [
+    ['a final newline', bytes(`${line('user', 'a')}\n${line('assistant', 'b')}\n`)],
+    ['no final newline', bytes(`${line('user', 'a')}\n${line('assistant', 'b')}`)],
+    ['CRLF line endings', bytes(`${line('user', 'a')}\r\n${line('assistant', 'b')}\r\n`)],
+    ['blank and whitespace lines between items', bytes(`\n${line('user', 'a')}\n   \n\n${line('assistant', 'b')}\n\n`)],
+    ['a byte-order mark', Buffer.concat([BOM, bytes(`${line('user', 'a')}\n${line('assistant', 'ü 😀')}\n`)])],
+    ['non-ASCII text and a second byte-order mark inside', bytes(`${line('user', '你好 \ufeff')}\n${line('assistant', 'Привет')}\n`)],
+    ['an empty first line before CRLF lines', bytes(`\n${line('user', 'a')}\r\n${line('assistant', 'b')}\r\n`)],
+  ];
+
+  it.each(cases)('has the same text, byte-order mark and line ending as the whole decoded file (%s)', (_name, content) => {
+    const source = sourceFromBytes(content, 'chat.jsonl');
+    expect(isLineSource(source)).toBe(true);
+    expect(whole(source)).toEqual(whole(decodeSource(content, 'chat.jsonl')));
+    expect((source as LineSource).length).toBe(source.text.length);
+  });
+
+  it.each(cases)('lays out the same items, raws and offsets as the whole decoded file (%s)', (_name, content) => {
+    const fromLines = readLayout(withoutText(sourceFromBytes(content, 'chat.jsonl') as LineSource));
+    const fromText = readLayout(decodeSource(content, 'chat.jsonl'));
+    const shape = (slot: Slot): unknown => ({ items: slot.items, raws: slot.raws, offsets: slot.offsets, region: slot.region });
+    expect(fromLines.slots.map(shape)).toEqual(fromText.slots.map(shape));
+    const [a] = fromLines.slots as Slot[];
+    const [b] = fromText.slots as Slot[];
+    expect(a?.write(a.raws.slice(1))).toBe(b?.write(b.raws.slice(1)));
+  });
+
+  it('reads a file in 1 MiB pieces whose lines and multi-byte characters straddle the pieces', () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 40; i++) lines.push(line(i % 2 === 0 ? 'user' : 'assistant', `${'😀é你'.repeat(9000 + i * 17)} ${i}`));
+    // One line longer than a piece as well.
+    lines.push(line('user', 'x'.repeat(2_500_000)));
+    const content = Buffer.concat([BOM, bytes(`${lines.join('\r\n')}\r\n`)]);
+    const file = tempFile('big.jsonl', content);
+    const source = readSourceFile(file, 'big.jsonl');
+    expect(isLineSource(source)).toBe(true);
+    expect(whole(source)).toEqual(whole(decodeSource(content, 'big.jsonl')));
+  });
+
+  it('recognises JSONL without a .jsonl extension from its first lines, and leaves JSON whole', () => {
+    const jsonl = bytes(`  \n${line('user', 'a')}\n${line('assistant', 'b')}\n`);
+    expect(isLineSource(readSourceFile(tempFile('session', jsonl), 'session'))).toBe(true);
+    expect(isLineSource(sourceFromBytes(jsonl, '<stdin>'))).toBe(true);
+    const json = bytes(`[\n  ${line('user', 'a')},\n  ${line('assistant', 'b')}\n]\n`);
+    expect(isLineSource(readSourceFile(tempFile('session', json), 'session'))).toBe(false);
+    expect(isLineSource(readSourceFile(tempFile('chat.json', jsonl), 'chat.json'))).toBe(false);
+    // One value only: JSON, as detectFraming says.
+    expect(isLineSource(sourceFromBytes(bytes(`${line('user', 'a')}\n`), '<stdin>'))).toBe(false);
+  });
+
+  const refused: Array<[string, Buffer]> = [
+    ['an empty file', Buffer.alloc(0)],
+    ['only a byte-order mark', BOM],
+    ['only whitespace', bytes(' \n\t\r\n \n')],
+    ['a NUL byte', bytes(`${line('user', 'a')}\n{"role":"user","content":"b\u0000"}\n`)],
+    ['invalid UTF-8', Buffer.concat([bytes(`${line('user', 'a')}\n{"role":"user","content":"`), Buffer.from([0xc3, 0x28]), bytes('"}\n')])],
+    ['a UTF-16 byte-order mark', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${line('user', 'a')}\n`, 'utf16le')])],
+  ];
+
+  it.each(refused)('refuses %s with the same error as decoding the whole file', (_name, content) => {
+    const expected = errorOf(() => decodeSource(content, 'chat.jsonl'));
+    expect(expected).not.toBe('no error');
+    expect(errorOf(() => sourceFromBytes(content, 'chat.jsonl'))).toBe(expected);
+    expect(errorOf(() => readSourceFile(tempFile('chat.jsonl', content), 'chat.jsonl'))).toBe(expected);
+  });
+
+  it('says why a file cannot be read, as the command line words it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'swc-lines-'));
+    expect(errorOf(() => readSourceFile(path.join(dir, 'missing.jsonl'), 'missing.jsonl'))).toBe('missing.jsonl: cannot read: no such file');
+    expect(errorOf(() => readSourceFile(dir, 'dir.jsonl'))).toBe('dir.jsonl: cannot read: is a directory');
+  });
+
+  it('reports a line that is not JSON with the same message, line and column, without building the text', () => {
+    const content = bytes(`${line('user', 'a')}\n\n{"role": "assistant", "content": tru}\n`);
+    const expected = errorOf(() => readLayout(decodeSource(content, 'chat.jsonl')));
+    expect(expected).toMatch(/^chat\.jsonl:3:\d+: line 3 is not valid JSON/);
+    expect(errorOf(() => readLayout(withoutText(sourceFromBytes(content, 'chat.jsonl') as LineSource)))).toBe(expected);
+  });
+
+  it('finds the line and column of an offset in its lines', () => {
+    const content = bytes(`${line('user', 'a😀b')}\r\n\n${line('assistant', 'ü')}`);
+    const source = sourceFromBytes(content, 'chat.jsonl');
+    for (const offset of [0, 5, 20, 27, 28, 29, 30, 31, 40, source.text.length]) {
+      expect(positionOf(withoutText(source as LineSource), offset)).toEqual(lineColumn(source.text, offset));
+    }
+  });
+
+  it('compacts to the same output without building the whole text, changed or not', () => {
+    const content = readFileSync(SAMPLE);
+    const counter = createApproxCounter();
+    for (const target of [2000, 1_000_000]) {
+      const options = { target, counter };
+      const fromLines = compactSource(withoutText(sourceFromBytes(content, 'sample.jsonl') as LineSource), options);
+      const fromText = compactSource(decodeSource(content, 'sample.jsonl'), options);
+      expect(fromLines.changed).toBe(target === 2000);
+      expect(fromLines.changed).toBe(fromText.changed);
+      if (fromLines.changed) expect(fromLines.output).toBe(fromText.output);
+      else expect(() => fromLines.output).toThrow('the whole text was built');
+      expect(fromLines.conversations.map((c) => c.plan)).toEqual(fromText.conversations.map((c) => c.plan));
+    }
+  });
+
+  it('rebuilds a whole-file slot from its replacement alone', () => {
+    const source = withoutText(sourceFromBytes(readFileSync(SAMPLE), 'sample.jsonl') as LineSource);
+    const layout = readLayout(source);
+    const slot = layout.slots[0] as Slot;
+    expect(rebuild(layout, new Map([[slot, 'replacement']]))).toBe('replacement');
+  });
+});
