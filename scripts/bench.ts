@@ -4,7 +4,7 @@
  * Prints a markdown table of medians (min–max) and the ratios the speed issue sets targets for.
  *
  * Options: --runs N (default 5), --big-runs N (runs for 50 MB and larger, default 3), --quick (no 50/100 MB files,
- * no LangChain attempt at 10k), --no-langchain.
+ * no LangChain attempt at 10k), --no-langchain, --swc <bin> (another build's bin/swc.js).
  * Generated files live under .bench/ (git-ignored) and are reused while the generator's settings are the same.
  */
 import { spawnSync } from 'node:child_process';
@@ -19,14 +19,15 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH = path.join(ROOT, '.bench');
 const JS = path.join(BENCH, 'js');
 const OUT = path.join(BENCH, 'out');
-const SWC = path.join(ROOT, 'bin', 'swc.js');
+const args = process.argv.slice(2);
+/** `--swc <bin>` measures another build of the command line (for example one with a change under review). */
+const SWC = args.includes('--swc') ? path.resolve(args[args.indexOf('--swc') + 1] as string) : path.join(ROOT, 'bin', 'swc.js');
 const NODE = process.execPath;
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 const MB = 1e6;
 /** Bump when generate.ts changes what it writes, so cached files are made again. */
 const GENERATOR_VERSION = 1;
 
-const args = process.argv.slice(2);
 const flag = (name: string): boolean => args.includes(name);
 const numberFlag = (name: string, fallback: number): number => {
   const i = args.indexOf(name);

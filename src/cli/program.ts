@@ -10,6 +10,14 @@ import type { CliIo } from './io.js';
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
 
+/** Commander's error text as one line: `error: unknown option '--x' (did you mean --y?)`. */
+function oneLine(text: string): string {
+  return text
+    .trim()
+    .replace(/\s*\n\(Did you mean (.*)\)$/s, ' (did you mean $1)')
+    .replace(/\s*\n\s*/g, ' ');
+}
+
 /** Exit codes, documented in the README. */
 export const EXIT = { ok: 0, changesNeeded: 1, error: 2 } as const;
 
@@ -34,6 +42,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .configureOutput({
       writeOut: (s) => void io.stdout.write(s),
       writeErr: (s) => void io.stderr.write(s),
+      outputError: (s, write) => write(`swc: ${oneLine(s)}\n`),
     });
 
   program
@@ -93,10 +102,6 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     }
     if (isKnownError(error)) {
       err(`swc: ${error instanceof UsageError ? 'error: ' : ''}${error.message}`);
-      if (error instanceof UsageError) {
-        const command = program.commands.find((c) => argv.includes(c.name()));
-        err(`Run 'swc ${command ? `${command.name()} ` : ''}--help' for usage.`);
-      }
       return EXIT.error;
     }
     err(`swc: unexpected error: ${error instanceof Error ? error.message : String(error)}`);

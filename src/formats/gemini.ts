@@ -14,7 +14,12 @@ import { isRecord, own, type ConversationInput, type FormatAdapter, type Normali
  * `codeExecutionResult` (in the same model content) is not rendered, as thoughts are not.
  */
 
-const ROLES: Record<string, Role> = { user: 'user', model: 'assistant', function: 'tool' };
+/** Content roles (a Map: a role such as `constructor` in the input is data, not a prototype lookup). */
+const ROLES = new Map<string, Role>([
+  ['user', 'user'],
+  ['model', 'assistant'],
+  ['function', 'tool'],
+]);
 
 /** A part field in camelCase or snake_case (`functionCall` / `function_call`). */
 function field(part: JsonObject, camel: string, snake: string): JsonValue | undefined {
@@ -168,10 +173,10 @@ function systemInstruction(container: Readonly<Record<string, unknown>> | null):
 
 function roleOf(input: ConversationInput, k: number, content: Record<string, unknown>): Role {
   const roleName = own(content, 'role');
-  if (roleName !== undefined && (typeof roleName !== 'string' || !(roleName in ROLES))) {
+  if (roleName !== undefined && (typeof roleName !== 'string' || !ROLES.has(roleName))) {
     input.fail(k, `unknown role ${JSON.stringify(roleName)} (Gemini contents are "user" or "model")`);
   }
-  const role = roleName === undefined ? 'user' : (ROLES[roleName] as Role);
+  const role = roleName === undefined ? 'user' : (ROLES.get(roleName) as Role);
   return role === 'user' && carriesResponses(content) ? 'tool' : role;
 }
 

@@ -21,7 +21,13 @@ import { isRecord, own, type ConversationInput, type FormatAdapter, type Normali
 
 type Kind = 'user' | 'system' | 'message' | 'reasoning' | 'call' | 'self-call' | 'output' | 'other';
 
-const ROLES: Record<string, Kind> = { user: 'user', system: 'system', developer: 'system', assistant: 'message' };
+/** Message roles (a Map: a role such as `constructor` in the input is data, not a prototype lookup). */
+const ROLES = new Map<string, Kind>([
+  ['user', 'user'],
+  ['system', 'system'],
+  ['developer', 'system'],
+  ['assistant', 'message'],
+]);
 
 /** Item types of the Responses API that are not messages; with `message`, they mark a list as Responses input. */
 const KNOWN_TYPES = new Set([
@@ -49,7 +55,7 @@ function kindOf(item: unknown): Kind | null {
   if (!isRecord(item)) return null;
   const type = own(item, 'type');
   const role = own(item, 'role');
-  if (type === 'message' || (type === undefined && role !== undefined)) return typeof role === 'string' ? (ROLES[role] ?? null) : null;
+  if (type === 'message' || (type === undefined && role !== undefined)) return typeof role === 'string' ? (ROLES.get(role) ?? null) : null;
   if (typeof type !== 'string') return null;
   if (type === 'reasoning') return 'reasoning';
   if (type === 'mcp_approval_response') return hasString(item, 'approval_request_id') ? 'output' : 'other';
@@ -94,7 +100,7 @@ function isPlausibleItem(item: unknown): boolean {
   const content = own(item, 'content');
   return (
     typeof role === 'string' &&
-    role in ROLES &&
+    ROLES.has(role) &&
     (typeof content === 'string' || Array.isArray(content)) &&
     !FOREIGN_KEYS.some((k) => own(item, k) !== undefined)
   );
