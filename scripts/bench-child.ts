@@ -6,7 +6,9 @@
  *   floor-lines <file.jsonl>         the same, reading 1 MiB at a time and decoding line by line
  *   render <file> <out.txt>          write the text swc tokenizes (every message rendered, joined by "\n")
  *   raw-count <text.txt>             gpt-tokenizer o200k `countTokens` on that text, in one call
- *   langchain <file.jsonl> <target>  LangChain.js trimMessages, strategy "last", gpt-tokenizer o200k counter
+ *   langchain <file.jsonl> <target> [cached]
+ *                                    LangChain.js trimMessages, strategy "last", a gpt-tokenizer o200k counter
+ *                                    (with "cached": one that remembers each message's count)
  *
  * bench.ts compiles this file to plain JavaScript with imports of ../src pointed at the built ../dist.
  */
@@ -101,7 +103,7 @@ interface ChatLine {
 }
 
 /** LangChain's trimMessages on the transcript, counting with gpt-tokenizer as its docs suggest for OpenAI models. */
-async function langchain(file: string, target: number): Promise<number> {
+async function langchain(file: string, target: number, cached: boolean): Promise<number> {
   const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
   const { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages, isAIMessage } = await import('@langchain/core/messages');
   type Base = import('@langchain/core/messages').BaseMessage;
@@ -123,17 +125,27 @@ async function langchain(file: string, target: number): Promise<number> {
     const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
     return calls.length === 0 ? content : `${content}\n${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join('\n')}`;
   };
+  const memo = new WeakMap<Base, number>();
+  const tokensOf = (m: Base): number => {
+    if (!cached) return countTokens(textOf(m), plain);
+    let n = memo.get(m);
+    if (n === undefined) {
+      n = countTokens(textOf(m), plain);
+      memo.set(m, n);
+    }
+    return n;
+  };
   const kept = await trimMessages(messages, {
     maxTokens: target,
     strategy: 'last',
     includeSystem: true,
     startOn: 'human',
-    tokenCounter: (list: Base[]) => list.reduce((sum, m) => sum + countTokens(textOf(m), plain), 0),
+    tokenCounter: (list: Base[]) => list.reduce((sum, m) => sum + tokensOf(m), 0),
   });
   return kept.length;
 }
 
-const [mode, a, b] = process.argv.slice(2);
+const [mode, a, b, c] = process.argv.slice(2);
 let result: number;
 switch (mode) {
   case 'floor':
@@ -149,7 +161,7 @@ switch (mode) {
     result = await rawCount(a as string);
     break;
   case 'langchain':
-    result = await langchain(a as string, Number(b));
+    result = await langchain(a as string, Number(b), c === 'cached');
     break;
   default:
     throw new Error(`unknown mode ${mode}`);

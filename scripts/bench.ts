@@ -3,8 +3,9 @@
  * LangChain.js trimMessages, on generated transcripts, all in one run so the ratios are fair on a shared machine.
  * Prints a markdown table of medians (min–max) and the ratios the speed issue sets targets for.
  *
- * Options: --runs N (default 5), --big-runs N (runs for 50 MB and larger, default 3), --quick (no 50/100 MB files,
- * no LangChain attempt at 10k), --no-langchain, --swc <bin> (another build's bin/swc.js).
+ * Options: --runs N (default 5), --big-runs N (runs for 50 MB and larger, default 3), --quick (no 50/100 MB files),
+ * --no-langchain, --swc <bin> (another build's bin/swc.js). LangChain runs on each file from the smallest up until
+ * a run does not finish within a minute.
  * Generated files live under .bench/ (git-ignored) and are reused while the generator's settings are the same.
  */
 import { spawnSync } from 'node:child_process';
@@ -24,6 +25,8 @@ const args = process.argv.slice(2);
 const SWC = args.includes('--swc') ? path.resolve(args[args.indexOf('--swc') + 1] as string) : path.join(ROOT, 'bin', 'swc.js');
 const NODE = process.execPath;
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+/** Under GNU time, a time limit must stop the Node process itself (killing time would leave it running). */
+const TIMEOUT = existsSync('/usr/bin/timeout') ? '/usr/bin/timeout' : null;
 const MB = 1e6;
 /** Bump when generate.ts changes what it writes, so cached files are made again. */
 const GENERATOR_VERSION = 1;
@@ -115,19 +118,23 @@ const PRELOAD = path.join(JS, 'report-rss.mjs');
  */
 function runNode(argv: readonly string[], timeoutMs = 0, cwd = ROOT): Sample {
   rmSync(RSS_FILE, { force: true });
-  const command = TIME !== null ? TIME : NODE;
-  const full = TIME !== null ? ['-f', '%M', '-o', RSS_FILE, NODE, ...argv] : ['--import', pathToFileURL(PRELOAD).href, ...argv];
+  const useTime = TIME !== null && (timeoutMs === 0 || TIMEOUT !== null);
+  const limited = timeoutMs > 0 && useTime ? [TIMEOUT as string, '-s', 'KILL', `${timeoutMs / 1000}s`] : [];
+  const command = useTime ? (TIME as string) : NODE;
+  const full = useTime ? ['-f', '%M', '-o', RSS_FILE, ...limited, NODE, ...argv] : ['--import', pathToFileURL(PRELOAD).href, ...argv];
   const start = process.hrtime.bigint();
   const r = spawnSync(command, full, {
     cwd,
     encoding: 'utf8',
-    timeout: timeoutMs > 0 ? timeoutMs : undefined,
+    // Without GNU time the Node process is the child, and the child is what a time limit stops.
+    timeout: timeoutMs > 0 && !useTime ? timeoutMs : undefined,
     killSignal: 'SIGKILL',
     maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, NO_COLOR: '1', SWC_BENCH_RSS: RSS_FILE },
   });
   const wall = Number(process.hrtime.bigint() - start) / 1e9;
-  const timedOut = r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
+  // timeout(1) ends with status 137 after SIGKILL (GNU time passes the status on); spawnSync reports ETIMEDOUT.
+  const timedOut = (r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') || (limited.length > 0 && r.status === 137);
   let rss = Number.NaN;
   if (existsSync(RSS_FILE)) {
     const lines = readFileSync(RSS_FILE, 'utf8').trim().split('\n');
@@ -223,7 +230,6 @@ interface SizeRows {
   floor: Row;
   floorLines: Row;
   everything: Row;
-  langchain: Row | null;
 }
 
 const perSize: SizeRows[] = sizes.map((c) => ({
@@ -232,27 +238,29 @@ const perSize: SizeRows[] = sizes.map((c) => ({
   floor: row('(2) floor: read whole + JSON.parse lines', label(c), [child, 'floor', c.file]),
   floorLines: row('(2′) floor: read by line + JSON.parse', label(c), [child, 'floor-lines', c.file]),
   everything: row('(3) count-everything compactor', label(c), [countEverything, c.file, String(TARGET), outFile(`${c.name}-all`)]),
-  langchain: !LANGCHAIN
-    ? null
-    : c.messages <= 1_000
-      ? row('(4) LangChain.js trimMessages', label(c), [child, 'langchain', c.file, String(TARGET)], { timeoutMs: 60_000 })
-      : null,
 }));
 
 const started = Date.now();
 for (const s of perSize) {
   process.stderr.write(`${s.corpus.name}:\n`);
-  const rows = [s.swc, s.floor, s.floorLines, s.everything, ...(s.langchain ? [s.langchain] : [])];
+  const rows = [s.swc, s.floor, s.floorLines, s.everything];
   runRows(rows, s.corpus.bytes >= 50 * MB ? BIG_RUNS : RUNS);
 }
 
-// LangChain past 1k messages: one attempt with a minute's limit shows where it stops finishing.
-let langchainBig: Row | null = null;
-const tenK = sizes.find((c) => c.messages === 10_000);
-if (LANGCHAIN && !QUICK && tenK !== undefined) {
-  process.stderr.write('LangChain at 10k messages (one attempt, stopped after 60 s):\n');
-  langchainBig = row('(4) LangChain.js trimMessages', label(tenK), [child, 'langchain', tenK.file, String(TARGET)], { timeoutMs: 60_000 });
-  runRows([langchainBig], 1);
+// LangChain, from the smallest file up, as long as one run finishes within a minute.
+const langchainRows: Array<{ row: Row; corpus: Corpus; cached: boolean }> = [];
+if (LANGCHAIN) {
+  for (const cached of [false, true]) {
+    for (const c of sizes) {
+      const what = `(4) LangChain.js trimMessages${cached ? ', counts cached per message' : ''}`;
+      const x = row(what, label(c), [child, 'langchain', c.file, String(TARGET), ...(cached ? ['cached'] : [])], { timeoutMs: 60_000 });
+      langchainRows.push({ row: x, corpus: c, cached });
+      process.stderr.write(`LangChain${cached ? ' (cached counter)' : ''} on ${c.name}:\n`);
+      runRows([x], 1);
+      if ((x.samples[0] as Sample).timedOut) break;
+      runRows([x], (c.bytes >= 50 * MB ? BIG_RUNS : RUNS) - 1);
+    }
+  }
 }
 
 // Doubling the history at a fixed target.
@@ -334,9 +342,8 @@ lines.push('| what | input | wall time | peak memory | runs |');
 lines.push('|---|---|---|---|---|');
 for (const s of perSize) {
   lines.push(tableRow(s.swc), tableRow(s.floor), tableRow(s.floorLines), tableRow(s.everything));
-  if (s.langchain) lines.push(tableRow(s.langchain));
+  for (const l of langchainRows) if (l.corpus === s.corpus) lines.push(tableRow(l.row));
 }
-if (langchainBig) lines.push(tableRow(langchainBig));
 if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
 lines.push(tableRow(nearSwc), tableRow(nearRaw), tableRow(jobs1), tableRow(jobs2), tableRow(version), tableRow(help), tableRow(nodeOnly));
 lines.push('');
@@ -346,12 +353,14 @@ for (const s of perSize) {
   const floorBest = Math.min(wallOf(s.floor), wallOf(s.floorLines));
   lines.push(`| (1)/(2) swc ÷ floor (the faster of (2), (2′)) | ${label(s.corpus)} | ${ratio(wallOf(s.swc), floorBest)} |`);
   lines.push(`| (3)/(1) count-everything ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.everything), wallOf(s.swc))} (outputs ${same(outFile(`${s.corpus.name}-swc`), outFile(`${s.corpus.name}-all`))}) |`);
-  if (s.langchain && s.langchain.samples.some((x) => x.ok)) lines.push(`| (4)/(1) LangChain ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.langchain), wallOf(s.swc))} |`);
+  for (const l of langchainRows) {
+    if (l.corpus !== s.corpus) continue;
+    const name = `(4)/(1) LangChain${l.cached ? ' (cached counts)' : ''} ÷ swc`;
+    const done = l.row.samples.filter((x) => x.ok);
+    const value = done.length > 0 ? ratio(median(done.map((x) => x.wall)), wallOf(s.swc)) : `> ${ratio(60, wallOf(s.swc))} (stopped at 60 s)`;
+    lines.push(`| ${name} | ${label(s.corpus)} | ${value} |`);
+  }
   lines.push(`| swc peak memory ÷ file size | ${label(s.corpus)} | ${ratio(rssOf(s.swc), s.corpus.bytes / MB)} |`);
-}
-if (langchainBig) {
-  const big = perSize.find((s) => s.corpus === tenK);
-  if (big) lines.push(`| (4)/(1) LangChain ÷ swc | ${label(big.corpus)} | ${langchainBig.samples.every((x) => x.timedOut) ? `> ${ratio(60, wallOf(big.swc))} (stopped at 60 s)` : ratio(wallOf(langchainBig), wallOf(big.swc))} |`);
 }
 if (doubling) {
   const full = perSize.find((s) => s.corpus.messages === 100_000);

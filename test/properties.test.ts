@@ -142,7 +142,7 @@ describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', ()
     );
   });
 
-  it('writes kept items byte for byte and the note in the file own style, or the input itself when nothing changes', () => {
+  it("writes kept items byte for byte and the note in the file's own style, or the input itself when nothing changes", () => {
     fc.assert(
       fc.property(transcriptFileArb(CODECS), settingsArb, (file, settings) => {
         const result = compactBytes(file.bytes, file.name, targetOf(file, settings.share), settings);

@@ -97,12 +97,15 @@ class WorkerPool {
     const lost = (reason: string): void => {
       if (this.closed || !this.workers.includes(slot)) return;
       this.workers.splice(this.workers.indexOf(slot), 1);
-      // The files it held fail alone; the run goes on with a fresh worker.
-      for (const pending of slot.running.values()) {
-        const record = failedRecord(pending.job.display, new Error(`the worker thread stopped: ${reason}`), this.target);
-        pending.resolve({ index: pending.job.index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null });
-      }
+      // A worker takes its jobs in order, so the oldest one it held is the one it died on: that file fails; the
+      // ones waiting behind it go back to the queue, so the outcome does not depend on which worker held them.
+      const [culprit, ...waiting] = slot.running.values();
       slot.running.clear();
+      this.queue.unshift(...waiting);
+      if (culprit !== undefined) {
+        const record = failedRecord(culprit.job.display, new Error(`the worker thread stopped: ${reason}`), this.target);
+        culprit.resolve({ index: culprit.job.index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null });
+      }
       if (!slot.ready || this.respawns >= this.size + 16) {
         // A worker that cannot even start (or keeps dying) will not do better next time: stop the run.
         this.fatal = new Error(`cannot start a worker thread: ${reason}`);
@@ -112,6 +115,7 @@ class WorkerPool {
       }
       this.respawns++;
       this.workers.push(this.spawn());
+      this.pump();
     };
     worker.on('error', (error) => lost(error.message));
     worker.on('exit', (code) => lost(`exited with code ${code}`));
@@ -332,12 +336,15 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
 
   try {
     const inFlight: Array<Promise<JobResult> | undefined> = new Array(files.length);
-    const lookahead = Math.max(16, workers * PER_WORKER * 2);
+    const lookahead = Math.max(32, workers * PER_WORKER * 4);
     const writing: Array<Promise<JobResult>> = [];
     let dispatched = 0;
     for (let i = 0; i < files.length; i++) {
       while (dispatched < files.length && dispatched < i + lookahead) {
-        inFlight[dispatched] = runJob(dispatched);
+        const job = runJob(dispatched);
+        // Only a pool that cannot start rejects; the first rejection awaited stops the run, the rest are moot.
+        job.catch(() => undefined);
+        inFlight[dispatched] = job;
         dispatched++;
       }
       progress.update(i, files.length, (files[i] as InputFile).display);

@@ -16,17 +16,18 @@ const ROLES: Record<string, Role> = {
   function: 'tool',
 };
 
+/** Content part types of Chat Completions (Responses, Anthropic and others use different ones). */
+const CHAT_PART_TYPES = new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']);
+
 /** Whether an item looks like an OpenAI chat message. */
 function isOpenAiMessage(item: unknown): boolean {
   if (!isRecord(item) || typeof own(item, 'role') !== 'string') return false;
+  // A top-level "type" marks a Responses item; "parts" a Gemini content; "meta" with part lists Haystack.
+  if (own(item, 'type') !== undefined || own(item, 'parts') !== undefined) return false;
   if (own(item, 'meta') !== undefined && Array.isArray(own(item, 'content'))) return false;
   const content = own(item, 'content');
-  if (Array.isArray(content)) return content.every((part) => isRecord(part) && typeof own(part, 'type') === 'string');
-  return (
-    content === undefined ||
-    content === null ||
-    typeof content === 'string'
-  ) && own(item, 'parts') === undefined;
+  if (Array.isArray(content)) return content.every((part) => isRecord(part) && CHAT_PART_TYPES.has(own(part, 'type') as string));
+  return content === undefined || content === null || typeof content === 'string';
 }
 
 /** The text of a string-or-parts content, parts joined with `sep`; null when there is no text at all. */

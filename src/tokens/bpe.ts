@@ -1,5 +1,6 @@
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './approx.js';
+import { createPieceCounter, type PieceCount } from './pieces.js';
 
 /** Options that make an encoding read special-token text as plain text. */
 type SpecialOptions = { disallowedSpecial?: Set<string>; allowedSpecial?: Set<string> };
@@ -22,9 +23,10 @@ const BIG_RUN_CHARS = 4_000_000;
 const BIG_RUN_MERGE_CACHE = 1_000_000;
 
 /**
- * A text at least this long is counted piece by piece, stopping once it passes what is left of a limit, when it
- * is also at least 8 characters per token left (so it most likely passes it): counting history that will be
- * dropped would cost far more than the decision needs.
+ * Without the encoding's pieces at hand (another gpt-tokenizer version), a text at least this long is counted
+ * through the public generator, stopping once it passes what is left of a limit, when it is also at least 8
+ * characters per token left (so it most likely passes it): counting history that will be dropped would cost far
+ * more than the decision needs.
  */
 const PIECEWISE_MIN_LENGTH = 16_384;
 const PIECEWISE_CHARS_PER_TOKEN = 8;
@@ -47,20 +49,26 @@ export function createBpeCounter(name: string, encoding: Encoding): TokenCounter
   // Lower bounds left by counts that stopped at a limit inside a long text.
   const linkedAtLeast = new WeakMap<Rendered, number>();
   const plainAtLeast = new WeakMap<Rendered, number>();
-  let counted = 0;
-  const count = (text: string): number => {
-    if (counted < BIG_RUN_CHARS) {
-      counted += text.length;
-      if (counted >= BIG_RUN_CHARS) encoding.setMergeCacheSize?.(BIG_RUN_MERGE_CACHE);
-    }
-    return encoding.countTokens(text, PLAIN);
-  };
+  const pieces = createPieceCounter(encoding);
   const generator = encoding.encodeGenerator?.bind(encoding);
+  let counted = 0;
+  /** Grows the merge cache once this counter has tokenized a lot (see BIG_RUN_CHARS). */
+  const track = (text: string): void => {
+    if (counted >= BIG_RUN_CHARS) return;
+    counted += text.length;
+    if (counted >= BIG_RUN_CHARS) encoding.setMergeCacheSize?.(BIG_RUN_MERGE_CACHE);
+  };
+  const count = (text: string): number => {
+    track(text);
+    return pieces !== null ? pieces.count(text).tokens : encoding.countTokens(text, PLAIN);
+  };
   /**
-   * Counts `text` piece by piece until the count passes `room`.
+   * Counts `text` until the count passes `room`.
    * @returns the exact count, or (when it stopped) a number above `room` that the exact count is at least
    */
-  const countWithin = (text: string, room: number): { tokens: number; exact: boolean } => {
+  const countWithin = (text: string, room: number): PieceCount => {
+    track(text);
+    if (pieces !== null) return pieces.count(text, room);
     let tokens = 0;
     for (const piece of (generator as NonNullable<typeof generator>)(text, PLAIN)) {
       tokens += piece.length;
@@ -68,9 +76,14 @@ export function createBpeCounter(name: string, encoding: Encoding): TokenCounter
     }
     return { tokens, exact: true };
   };
-  /** Whether a count limited to `room` tokens is worth doing piece by piece. */
-  const isWorthStopping = (r: Rendered, room: number | undefined): room is number =>
-    room !== undefined && generator !== undefined && r.text.length >= PIECEWISE_MIN_LENGTH && r.text.length > (Math.max(room, 0) + 1) * PIECEWISE_CHARS_PER_TOKEN;
+  /**
+   * Whether to count with the room: always when the encoding's pieces are at hand (it costs nothing extra);
+   * through the public generator only for a long text that most likely passes it.
+   */
+  const canStop = (r: Rendered, room: number | undefined): room is number =>
+    room !== undefined &&
+    (pieces !== null ||
+      (generator !== undefined && r.text.length >= PIECEWISE_MIN_LENGTH && r.text.length > (Math.max(room, 0) + 1) * PIECEWISE_CHARS_PER_TOKEN));
   /** A message's count as the last of its group (plain) or before another (linked), or some number above `room`. */
   const within = (r: Rendered, isLast: boolean, room: number | undefined): number => {
     const exact = (isLast ? plain : linked).get(r);
@@ -78,7 +91,7 @@ export function createBpeCounter(name: string, encoding: Encoding): TokenCounter
     const bounds = isLast ? plainAtLeast : linkedAtLeast;
     const bound = bounds.get(r);
     if (room !== undefined && bound !== undefined && bound > room) return bound;
-    if (isWorthStopping(r, room)) {
+    if (canStop(r, room)) {
       const { tokens, exact: whole } = countWithin(isLast ? r.text : `${r.text}\n`, room);
       if (!whole) {
         bounds.set(r, tokens);

@@ -25,8 +25,8 @@ function archive(count: number): string {
 /** The files a shard run processed, from its report, as paths relative to `root`. */
 function shardFiles(root: string, cwd: string, inputs: readonly string[], shard: string | null, extra: readonly string[] = []): string[] {
   const report = path.join(tempDir(), 'report.json');
-  const run = swc(['compact', ...inputs, '--check', '-t', '1000000', '--tokenizer', 'approx', ...(shard === null ? [] : ['--shard', shard]), '--report', report, ...extra], { cwd });
-  expect(run.status).toBe(0);
+  const run = swc(['compact', ...inputs, '--check', '-q', '-t', '1000000', '--tokenizer', 'approx', ...(shard === null ? [] : ['--shard', shard]), '--report', report, ...extra], { cwd });
+  expect(run).toEqual({ status: 0, stdout: '', stderr: '' });
   const { files } = JSON.parse(readFileSync(report, 'utf8')) as { files: Array<{ path: string }> };
   return files.map((f) => path.relative(root, path.resolve(cwd, f.path)).split(path.sep).join('/'));
 }

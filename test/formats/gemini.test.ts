@@ -105,6 +105,8 @@ describe('reading Gemini contents', () => {
     expect(() => compactText('{"contents": [\n {"role": "assistant", "parts": [{"text": "x"}]}]}', 'bad.json', 5)).toThrow(
       'bad.json:2:2: message 1: unknown role "assistant" (Gemini contents are "user" or "model")',
     );
+    // A role that names a property of every JavaScript object is just an unknown role.
+    expect(() => compactText('{"contents": [{"role": "toString", "parts": [{"text": "x"}]}]}', 'bad.json', 5)).toThrow('message 1: unknown role "toString"');
   });
 });
 

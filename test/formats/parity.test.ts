@@ -80,7 +80,8 @@ function expectedFormat(format: FormatName, conversation: Conversation, options:
   );
   if (format === 'anthropic' && !rich && conversation.every((m) => m.role !== 'system')) return 'openai';
   const items = conversation.some((m) => m.role === 'assistant' && (m.calls.length > 0 || m.reasoning !== null));
-  if (format === 'responses' && options.jsonl && !items) return 'openai';
+  // Untyped Responses JSONL with only plain messages is plain chat; typed items (`"type": "message"`) are Responses only.
+  if (format === 'responses' && options.jsonl && !items && options.typed !== true) return 'openai';
   return format;
 }
 

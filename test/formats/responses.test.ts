@@ -151,6 +151,7 @@ describe('reading Responses items', () => {
   it('fails on an item with neither a type nor a role, naming it', () => {
     expect(() => compactText('{"input": [{"role": "user", "content": "x"},\n {"content": "y"}]}', 'bad.json', 5, 'responses')).toThrow('bad.json:2:2: message 2: item has neither a "type" nor a "role"');
     expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5, 'responses')).toThrow('bad.json:1:12: message 1: unknown role "tool" (expected user, system, developer or assistant)');
+    expect(() => compactText('{"input": [{"role": "constructor", "content": "x"}]}', 'bad.json', 5, 'responses')).toThrow('message 1: unknown role "constructor"');
     // Auto-detection does not guess at such a list.
     expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5)).toThrow('bad.json: cannot tell the transcript format of "input" (first item has keys "role", "content"); pass --format (');
   });
