@@ -54,7 +54,8 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
     // new file: default mode
   }
   const dir = path.dirname(target);
-  const tmp = path.join(dir, `.${path.basename(target)}.swc-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  // The name keeps a short prefix of the target's so it stays under the 255-byte limit of file names.
+  const tmp = path.join(dir, `.${Array.from(path.basename(target)).slice(0, 48).join('')}.swc-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   pending.add(tmp);
   try {
     const handle = await fs.open(tmp, 'wx', mode);
@@ -67,10 +68,25 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
     await fs.chmod(tmp, mode);
     await fs.rename(tmp, target);
     pending.delete(tmp);
+    await syncDirectory(dir);
   } catch (error) {
     pending.delete(tmp);
     await fs.unlink(tmp).catch(() => undefined);
     throw error;
+  }
+}
+
+/** Flushes a directory so a rename in it survives a power cut (best effort: not every file system allows it). */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await fs.open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // not supported here; the rename itself is still atomic
   }
 }
 

@@ -14,12 +14,19 @@ export interface CliRun {
   stderr: string;
 }
 
+/** The test process's environment with NO_COLOR set and FORCE_COLOR removed (an empty one still counts as set). */
+function plainEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+  delete env.FORCE_COLOR;
+  return { ...env, ...extra };
+}
+
 /** Runs the built CLI with NO_COLOR, as a user's shell would. */
 export function swc(args: readonly string[], options: { cwd?: string; input?: string | Buffer; env?: Record<string, string> } = {}): CliRun {
   const result = spawnSync(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     input: options.input,
-    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '', ...options.env },
+    env: plainEnv(options.env),
     encoding: 'utf8',
     maxBuffer: 512 * 1024 * 1024,
   });
