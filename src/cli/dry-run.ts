@@ -478,6 +478,8 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
   const several = result.conversations.length > 1;
   result.conversations.forEach((c, k) => {
     const { plan, totals } = all[k] as { plan: Plan; totals: PlanTotals };
+    // In a file of many conversations only those that change get a section; the rest are counted at the end.
+    if (several && !plan.changed) return;
     lines.push('');
     if (several) {
       lines.push(
@@ -500,16 +502,8 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
     const removed = all.reduce((a, x) => a + x.totals.removed.messages, 0);
     lines.push('');
     lines.push(
-      emitLine(
-        [
-          {
-            text: `total: removed ${plural(removed, 'message')} from ${formatCount(changed)} of ${plural(all.length, 'conversation')}; target met in ${formatCount(met)} of ${formatCount(all.length)}`,
-            tone: met === all.length ? 'good' : 'bad',
-          },
-        ],
-        width,
-        view.color,
-      ),
+      emitLine([{ text: `total: ${plural(all.length, 'conversation')}, ${formatCount(changed)} would change${changed < all.length ? `, ${formatCount(all.length - changed)} unchanged (not shown)` : ''}` }], width, view.color),
+      emitLine([{ text: `removed ${plural(removed, 'message')}; target met in ${formatCount(met)} of ${formatCount(all.length)}`, tone: met === all.length ? 'good' : 'bad' }], width, view.color),
     );
   }
   return `${lines.join('\n')}\n`;

@@ -13,8 +13,8 @@ export function missReason(plan: Plan, target: number): string | null {
     return `the instructions and the current task alone take ${formatCount(plan.protectedTokens)}`;
   }
   if (plan.heldByMinKeepSteps) return 'min_keep_steps kept steps larger than the budget';
-  if (!plan.changed) return 'nothing could be removed';
-  return 'the kept groups could not be split further';
+  if (!plan.changed) return 'nothing can be removed under the rules';
+  return 'the note and the newlines joining the kept groups, which the budget does not count, push it over';
 }
 
 /** The one-line summary of a file's compaction for stderr. */
@@ -26,6 +26,17 @@ export function describeOutcome(result: FileResult, target: number, tokenizer: s
   const removed = plans.reduce((a, p) => a + p.removedCount, 0);
   const total = plans.reduce((a, p) => a + p.removedCount + p.keptCount, 0);
   const name = result.file;
+  if (result.records || plans.length > 1) {
+    const metCount = plans.filter((p) => p.targetMet).length;
+    const miss = plans.map((p) => missReason(p, target)).find((r) => r !== null);
+    return (
+      `swc: ${name}: ${formatCount(plans.length)} conversations, ${formatCount(result.changedConversations)} compacted, ` +
+      `${formatCount(plans.length - result.changedConversations)} unchanged; ` +
+      `${exact ? '' : 'at least '}${formatCount(before)} → ${formatCount(after)} tokens (${tokenizer}); ` +
+      `removed ${formatCount(removed)} of ${formatCount(total)} messages; target ${formatCount(target)} met in ` +
+      (metCount === plans.length ? 'every conversation' : `${formatCount(metCount)} of ${formatCount(plans.length)} (first miss: ${miss})`)
+    );
+  }
   if (!result.changed) {
     const why = plans.every((p) => p.unchanged === 'fits') ? `fits the target ${formatCount(target)}` : 'nothing to remove';
     const miss = plans.map((p) => missReason(p, target)).find((r) => r !== null);

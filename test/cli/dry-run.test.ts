@@ -175,7 +175,18 @@ describe('the dry-run diff', () => {
     expect(out).toContain('@@ conversation 1 of 2 (line 1 "messages") @@');
     expect(out).toContain('@@ conversation 2 of 2 (line 2 "messages") @@');
     expect(out).toContain('--- before  20 messages  200 tokens\n');
-    expect(out.endsWith('total: removed 10 messages from 2 of 2 conversations; target met in 1 of 2\n')).toBe(true);
+    expect(out.endsWith('total: 2 conversations, 2 would change\nremoved 10 messages; target met in 1 of 2\n')).toBe(true);
+  });
+
+  it('leaves out the sections of conversations that would not change', () => {
+    const line = (messages: Item[]): string => JSON.stringify({ messages });
+    const small = [{ role: 'user', content: 'hi' }] as unknown as Item[];
+    const text = `${line(small)}\n${line(steps())}\n${line(small)}\n`;
+    const out = renderDryRun(compactMessages([], { target: 50 }, createFakeCounter(), 'runs.jsonl', text), view({ target: 50 }));
+    expect(out).not.toContain('@@ conversation 1 of 3');
+    expect(out).toContain('@@ conversation 2 of 3 (line 2 "messages") @@');
+    expect(out).not.toContain('@@ conversation 3 of 3');
+    expect(out).toContain('total: 3 conversations, 1 would change, 2 unchanged (not shown)\n');
   });
 });
 
