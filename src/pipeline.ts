@@ -79,11 +79,28 @@ export function chooseFormat(slot: Slot, format: string | undefined, file: strin
   const open = key === null || (CONVERSATION_KEYS as readonly string[]).includes(key) || !FORMATS.some((f) => f.listKeys.includes(key));
   const found = (key === null ? undefined : FORMATS.find((f) => f.listKeys.includes(key) && detects(f))) ?? (open ? FORMATS.find(detects) : undefined);
   if (found) return found;
+  const partial = formatOfTheRest(slot, key, open);
+  if (partial) return partial;
   if (slot.items.length === 0) return FORMATS.find((f) => f.listKeys.includes(slot.key ?? 'messages')) ?? (FORMATS[0] as FormatAdapter);
   throw new InputError(
     `cannot tell the transcript format of ${slot.where} (${describeShape(slot.items[0])}); pass --format (${formatNames().join(', ')})${recordHint(slot)}`,
     file,
   );
+}
+
+/**
+ * The format of a list in which some items are broken: the first format whose own items, taken together, are in
+ * it, when every other item fits no format at all. Its checks then name the broken item ("message 3: expected a
+ * message object, found a number"). A list mixing two formats' messages gets none, and stays "cannot tell".
+ */
+function formatOfTheRest(slot: Slot, key: string | null, open: boolean): FormatAdapter | undefined {
+  const fitsAlone = (f: FormatAdapter, item: unknown): boolean => f.detect([item], slot.container);
+  const takes = (f: FormatAdapter): boolean => {
+    const fitting = slot.items.filter((item) => fitsAlone(f, item));
+    if (fitting.length === 0 || !f.detect(fitting, slot.container)) return false;
+    return slot.items.every((item) => fitsAlone(f, item) || !FORMATS.some((g) => fitsAlone(g, item)));
+  };
+  return (key === null ? undefined : FORMATS.find((f) => f.listKeys.includes(key) && takes(f))) ?? (open ? FORMATS.find(takes) : undefined);
 }
 
 /** When the items look like records holding a list of objects under some key, names --conversation-key for it. */

@@ -105,7 +105,7 @@ describe('a transcript with a malformed message', () => {
   });
 
   it('is refused at a message with no role', () => {
-    refuseFixture('no-role.json', 'swc: no-role.json:3:3: message 2: message has no "role"');
+    refuseFixture('no-role.json', 'swc: no-role.json:3:3: message 2: no "role"');
   });
 
   it('is refused at a message with an unknown role', () => {
@@ -136,7 +136,7 @@ describe('a transcript with a malformed message', () => {
   it('is refused at Haystack content that is not a list of parts', () => {
     refuseFixture(
       'haystack-content-wrong-type.json',
-      'swc: haystack-content-wrong-type.json:3:3: message 2: "content" must be a list of part objects, found a string',
+      'swc: haystack-content-wrong-type.json:3:3: message 2: "content" must be a list of part objects, found an object',
     );
   });
 

@@ -79,7 +79,9 @@ export function emitLine(pieces: readonly Piece[], width: number, color: ChalkIn
   }
   while (out.length > 0) {
     const last = out[out.length - 1] as Piece;
-    const trimmed = last.text.replace(/ +$/u, '');
+    let end = last.text.length;
+    while (end > 0 && last.text.charCodeAt(end - 1) === 0x20) end--;
+    const trimmed = last.text.slice(0, end);
     if (trimmed !== '') {
       out[out.length - 1] = { text: trimmed, tone: last.tone };
       break;

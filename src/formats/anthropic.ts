@@ -164,7 +164,7 @@ export function plainText(content: unknown): string | null {
 function checkMessage(input: ConversationInput, k: number, item: unknown): Record<string, unknown> {
   if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
   const role = own(item, 'role');
-  if (role === undefined) input.fail(k, 'message has no "role"');
+  if (role === undefined) input.fail(k, 'no "role"');
   if (role !== 'user' && role !== 'assistant' && role !== 'system') {
     input.fail(k, `unknown role ${JSON.stringify(role)} (Anthropic messages are "user" or "assistant"; instructions go in "system")`);
   }

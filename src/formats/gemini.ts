@@ -68,7 +68,13 @@ function fileName(blob: JsonObject): string | null {
   if (typeof display === 'string' && display !== '') return display;
   const uri = field(blob, 'fileUri', 'file_uri');
   if (typeof uri !== 'string') return null;
-  const last = uri.replace(/[?#].*$/, '').replace(/\/+$/, '').split('/').pop() ?? '';
+  // Plain string scans, not regular expressions: a URI of 100,000 slashes must not take seconds.
+  const cut = [uri.indexOf('?'), uri.indexOf('#')].filter((i) => i !== -1);
+  let path = cut.length > 0 ? uri.slice(0, Math.min(...cut)) : uri;
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
+  path = path.slice(0, end);
+  const last = path.slice(path.lastIndexOf('/') + 1);
   return last === '' ? null : last;
 }
 

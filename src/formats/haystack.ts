@@ -117,7 +117,7 @@ export const haystack: FormatAdapter = {
     const messages: Message[] = input.items.map((item, k) => {
       if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
       const roleName = own(item, 'role');
-      if (roleName === undefined) input.fail(k, 'message has no "role"');
+      if (roleName === undefined) input.fail(k, 'no "role"');
       if (typeof roleName !== 'string' || !ROLES.has(roleName)) input.fail(k, `unknown role ${JSON.stringify(roleName)} (expected system, user, assistant or tool)`);
       const parts = own(item, 'content');
       if (!Array.isArray(parts) || !parts.every(isRecord)) input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);

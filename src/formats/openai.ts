@@ -116,7 +116,7 @@ export function answeredIds(item: Record<string, unknown>): string[] {
 function checkMessage(input: ConversationInput, k: number, item: unknown): Record<string, unknown> {
   if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
   const role = own(item, 'role');
-  if (role === undefined) input.fail(k, 'message has no "role"');
+  if (role === undefined) input.fail(k, 'no "role"');
   if (typeof role !== 'string' || !Object.prototype.hasOwnProperty.call(ROLES, role)) input.fail(k, `unknown role ${JSON.stringify(role)} (expected system, developer, user, assistant, tool or function)`);
   const content = own(item, 'content');
   if (!(content === undefined || content === null || typeof content === 'string' || Array.isArray(content))) {

@@ -108,6 +108,12 @@ export function describeFsError(error: unknown): string {
       return 'permission denied';
     case 'EISDIR':
       return 'is a directory';
+    case 'ENOTDIR':
+      return 'a part of the path is not a directory';
+    case 'ENAMETOOLONG':
+      return 'the file name is too long';
+    case 'EEXIST':
+      return 'a file is in the way';
     case 'ENOSPC':
       return 'no space left on the device';
     case 'EROFS':

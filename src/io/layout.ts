@@ -180,6 +180,14 @@ function conversationMember(text: string, pos: number, keys: readonly string[]):
 }
 
 /**
+ * Whether an object is a message rather than a record: it has a string `role` (chat formats) or `from`
+ * (ShareGPT). Records (dataset rows, trajectories) name their conversation but have no role of their own.
+ */
+function isMessageLike(keys: readonly string[], isString: (key: string) => boolean): boolean {
+  return (keys.includes('role') && isString('role')) || (keys.includes('from') && isString('from'));
+}
+
+/**
  * Whether the list at `arrayStart` is a list of records rather than of messages: its first element is an
  * object holding, under a conversation key, a list that is empty or starts with an object. Only the first
  * element is looked at, so a long message list costs nothing extra.
@@ -187,7 +195,8 @@ function conversationMember(text: string, pos: number, keys: readonly string[]):
 function isRecordList(text: string, arrayStart: number, keys: readonly string[]): boolean {
   const first = skipWhitespace(text, arrayStart + 1);
   const found = conversationMember(text, first, keys);
-  if (found === null) return false;
+  // A message with an extra list-valued field (a `history` of its own, say) is still a message.
+  if (found === null || isMessageLike(found.members.map((m) => m.key), (key) => text.charCodeAt((findMember(found.members, key) as Member).value.start) === 0x22)) return false;
   const inner = skipWhitespace(text, found.member.value.start + 1);
   const c = text.charCodeAt(inner);
   return c === 0x7b || c === 0x5d;
@@ -281,6 +290,8 @@ function lineCol(source: SourceText, offset: number): [number, number] {
 /** Whether a parsed line is a record holding a conversation list under one of `keys`. */
 function isRecordLine(value: unknown, keys: readonly string[]): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  if (isMessageLike(Object.keys(record), (key) => typeof record[key] === 'string')) return false;
   for (const key of keys) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     const list = (value as Record<string, unknown>)[key];
