@@ -28,7 +28,7 @@ export function renderMessage(message: Message): Rendered {
   if (content.texts.length > 0) lines.push(`[${role}] ${content.texts.join('\n')}`);
   for (const call of content.toolCalls) lines.push(`[${role} -> tool_call] ${call.name}(${call.arguments})`);
   for (let i = 0; i < content.images; i++) lines.push(`[${role}] <image>`);
-  for (const file of content.files) lines.push(`[${role}] <file: ${file === null || file === '' ? 'unnamed' : file}>`);
+  for (const file of content.files) lines.push(`[${role}] ${filePlaceholder(file)}`);
   return {
     text: lines.length > 0 ? lines.join('\n') : `[${role}] <no content>`,
     images: content.images,
@@ -42,4 +42,37 @@ export const EMPTY_CONTENT: Content = Object.freeze({ texts: [], toolCalls: [], 
 /** A content that is just text parts. */
 export function textContent(...texts: string[]): Content {
   return { texts, toolCalls: [], results: [], images: 0, files: [] };
+}
+
+/** The stand-in for a file in rendered text. */
+export function filePlaceholder(name: string | null): string {
+  return `<file: ${name === null || name === '' ? 'unnamed' : name}>`;
+}
+
+/** A part of a tool result as an adapter classifies it: text, an image, a file (its name or null), or nothing shown. */
+export type ResultPart = { readonly text: string } | 'image' | { readonly file: string | null } | null;
+
+/**
+ * Joins a tool result's parts as Haystack renders them: texts with nothing between them, `<image>` and
+ * `<file: NAME>` standing for images and files (which also cost their flat token amounts).
+ * @param parts the result's parts, in order
+ * @param classify says what each part is, in the adapter's own terms
+ */
+export function joinResultParts<T>(parts: Iterable<T>, classify: (part: T) => ResultPart): { text: string; images: number; files: number } {
+  let text = '';
+  let images = 0;
+  let files = 0;
+  for (const part of parts) {
+    const kind = classify(part);
+    if (kind === null) continue;
+    if (kind === 'image') {
+      text += '<image>';
+      images++;
+    } else if ('text' in kind) text += kind.text;
+    else {
+      text += filePlaceholder(kind.file);
+      files++;
+    }
+  }
+  return { text, images, files };
 }

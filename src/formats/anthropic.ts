@@ -1,3 +1,4 @@
+import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
 import { isEarlierNoteText } from '../core/note.js';
 import { renderArguments } from '../core/python-json.js';
@@ -99,25 +100,19 @@ function resultOf(block: JsonObject, names: CallNames): ToolResult {
   const id = block.tool_use_id;
   const name = typeof id === 'string' ? (names.get(id) ?? '') : '';
   const content = block.content;
-  let text = '';
-  let images = 0;
-  let files = 0;
-  if (typeof content === 'string') text = content;
-  else if (Array.isArray(content)) {
-    for (const part of content) {
-      if (!isJsonObject(part)) continue;
-      if (part.type === 'text' && typeof part.text === 'string') text += part.text;
-      else if (part.type === 'image') {
-        text += '<image>';
-        images++;
-      } else if (part.type === 'document') {
-        text += `<file: ${documentName(part) ?? 'unnamed'}>`;
-        files++;
-      } else if (part.type === 'search_result' && Array.isArray(part.content)) {
-        for (const inner of part.content) if (isJsonObject(inner) && typeof inner.text === 'string') text += inner.text;
-      }
-    }
-  }
+  const { text, images, files } =
+    typeof content === 'string'
+      ? { text: content, images: 0, files: 0 }
+      : joinResultParts(Array.isArray(content) ? content : [], (part): ResultPart => {
+          if (!isJsonObject(part)) return null;
+          if (part.type === 'text' && typeof part.text === 'string') return { text: part.text };
+          if (part.type === 'image') return 'image';
+          if (part.type === 'document') return { file: documentName(part) };
+          if (part.type === 'search_result' && Array.isArray(part.content)) {
+            return { text: part.content.map((inner) => (isJsonObject(inner) && typeof inner.text === 'string' ? inner.text : '')).join('') };
+          }
+          return null;
+        });
   return { name, text, error: block.is_error === true, images, files };
 }
 

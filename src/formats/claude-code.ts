@@ -1,3 +1,4 @@
+import { joinResultParts, type ResultPart } from '../core/render.js';
 import { createHash } from 'node:crypto';
 import { isJsonObject, parseJson, skipWhitespace, type JsonValue } from '../core/json-value.js';
 import { isEarlierNoteText } from '../core/note.js';
@@ -127,23 +128,13 @@ function parseMessage(raw: string): JsonValue | undefined {
 /** A tool result's content: text blocks joined, images and documents as placeholders. */
 function resultText(content: JsonValue | undefined): { text: string; images: number; files: number } {
   if (typeof content === 'string') return { text: content, images: 0, files: 0 };
-  let text = '';
-  let images = 0;
-  let files = 0;
-  if (Array.isArray(content)) {
-    for (const block of content) {
-      if (!isJsonObject(block)) continue;
-      if (typeof block.text === 'string') text += block.text;
-      else if (block.type === 'image') {
-        text += '<image>';
-        images++;
-      } else if (block.type === 'document') {
-        text += `<file: ${typeof block.title === 'string' && block.title !== '' ? block.title : 'unnamed'}>`;
-        files++;
-      }
-    }
-  }
-  return { text, images, files };
+  return joinResultParts(Array.isArray(content) ? content : [], (block): ResultPart => {
+    if (!isJsonObject(block)) return null;
+    if (typeof block.text === 'string') return { text: block.text };
+    if (block.type === 'image') return 'image';
+    if (block.type === 'document') return { file: typeof block.title === 'string' ? block.title : null };
+    return null;
+  });
 }
 
 /** What the model sees of a message: the content of its own lines and of the user lines attached to it. */

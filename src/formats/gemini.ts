@@ -1,3 +1,4 @@
+import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
 import { isEarlierNoteText } from '../core/note.js';
 import { renderArguments } from '../core/python-json.js';
@@ -104,24 +105,13 @@ function resultOf(fr: JsonObject, names: ReadonlyMap<string, string>): ToolResul
   const linked = typeof id === 'string' ? names.get(id) : undefined;
   const name = linked ?? (typeof fr.name === 'string' ? fr.name : '');
   const read = responseText(fr.response);
-  let text = read.text;
-  let images = 0;
-  let files = 0;
   // Multimodal function responses carry their images and files as parts.
-  if (Array.isArray(fr.parts)) {
-    for (const part of fr.parts) {
-      const blob = isJsonObject(part) ? blobOf(part) : null;
-      if (blob === null) continue;
-      if (isImage(blob)) {
-        text += '<image>';
-        images++;
-      } else {
-        text += `<file: ${fileName(blob) ?? 'unnamed'}>`;
-        files++;
-      }
-    }
-  }
-  return { name, text, error: read.error, images, files };
+  const media = joinResultParts(Array.isArray(fr.parts) ? fr.parts : [], (part): ResultPart => {
+    const blob = isJsonObject(part) ? blobOf(part) : null;
+    if (blob === null) return null;
+    return isImage(blob) ? 'image' : { file: fileName(blob) };
+  });
+  return { name, text: read.text + media.text, error: read.error, images: media.images, files: media.files };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
 import { renderArguments } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
@@ -34,23 +35,16 @@ function fileName(part: JsonValue | undefined): string | null {
 function resultOf(part: JsonObject): ToolResult {
   const origin = isJsonObject(part.origin) ? part.origin : {};
   const result = part.result;
-  let text = '';
-  let images = 0;
-  let files = 0;
-  if (typeof result === 'string') text = result;
-  else if (Array.isArray(result)) {
-    for (const block of result) {
-      if (!isJsonObject(block)) continue;
-      if (typeof block.text === 'string') text += block.text;
-      else if (block.image !== undefined) {
-        text += '<image>';
-        images++;
-      } else if (block.file !== undefined) {
-        text += `<file: ${fileName(block.file) ?? 'unnamed'}>`;
-        files++;
-      }
-    }
-  }
+  const { text, images, files } =
+    typeof result === 'string'
+      ? { text: result, images: 0, files: 0 }
+      : joinResultParts(Array.isArray(result) ? result : [], (block): ResultPart => {
+          if (!isJsonObject(block)) return null;
+          if (typeof block.text === 'string') return { text: block.text };
+          if (block.image !== undefined) return 'image';
+          if (block.file !== undefined) return { file: fileName(block.file) };
+          return null;
+        });
   return { name: typeof origin.tool_name === 'string' ? origin.tool_name : '', text, error: part.error === true, images, files };
 }
 

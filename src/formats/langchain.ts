@@ -1,3 +1,4 @@
+import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
 import { isEarlierNoteText } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
@@ -132,24 +133,14 @@ function callsOf(fields: JsonObject, blockCalls: ToolCall[]): ToolCall[] {
 
 function resultOf(content: JsonValue | undefined): { text: string; images: number; files: number } {
   if (typeof content === 'string') return { text: content, images: 0, files: 0 };
-  let text = '';
-  let images = 0;
-  let files = 0;
-  if (Array.isArray(content)) {
-    for (const block of content) {
-      if (typeof block === 'string') text += block;
-      else if (!isJsonObject(block)) continue;
-      else if (typeof block.text === 'string') text += block.text;
-      else if (block.type === 'image_url' || block.type === 'image') {
-        text += '<image>';
-        images++;
-      } else if (block.type === 'file') {
-        text += `<file: ${typeof block.filename === 'string' && block.filename !== '' ? block.filename : 'unnamed'}>`;
-        files++;
-      }
-    }
-  }
-  return { text, images, files };
+  return joinResultParts(Array.isArray(content) ? content : [], (block): ResultPart => {
+    if (typeof block === 'string') return { text: block };
+    if (!isJsonObject(block)) return null;
+    if (typeof block.text === 'string') return { text: block.text };
+    if (block.type === 'image_url' || block.type === 'image') return 'image';
+    if (block.type === 'file') return { file: typeof block.filename === 'string' ? block.filename : null };
+    return null;
+  });
 }
 
 /** The role of a valid item, failing with the reason otherwise. */

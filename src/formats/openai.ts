@@ -1,3 +1,4 @@
+import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
 import { isEarlierNoteText } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
@@ -57,25 +58,17 @@ function partsText(content: JsonValue | undefined, sep: string): { texts: string
 /** A tool result's parts joined with nothing between them, images and files as placeholders. */
 function resultParts(content: JsonValue | undefined): { text: string; images: number; files: number } {
   if (typeof content === 'string') return { text: content, images: 0, files: 0 };
-  let text = '';
-  let images = 0;
-  let files = 0;
-  if (Array.isArray(content)) {
-    for (const part of content) {
-      if (!isJsonObject(part)) continue;
-      const type = part.type;
-      if (typeof part.text === 'string') text += part.text;
-      else if (type === 'image_url' || type === 'input_image' || type === 'image') {
-        text += '<image>';
-        images++;
-      } else if (type === 'file' || type === 'input_file') {
-        const file = isJsonObject(part.file) ? part.file : part;
-        text += `<file: ${typeof file.filename === 'string' && file.filename !== '' ? file.filename : 'unnamed'}>`;
-        files++;
-      }
+  return joinResultParts(Array.isArray(content) ? content : [], (part): ResultPart => {
+    if (!isJsonObject(part)) return null;
+    const type = part.type;
+    if (typeof part.text === 'string') return { text: part.text };
+    if (type === 'image_url' || type === 'input_image' || type === 'image') return 'image';
+    if (type === 'file' || type === 'input_file') {
+      const file = isJsonObject(part.file) ? part.file : part;
+      return { file: typeof file.filename === 'string' ? file.filename : null };
     }
-  }
-  return { text, images, files };
+    return null;
+  });
 }
 
 function callsOf(message: JsonValue): ToolCall[] {

@@ -1,3 +1,4 @@
+import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
 import { isEarlierNoteText } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
@@ -144,17 +145,13 @@ function outputOf(item: JsonValue, name: string): ToolResult {
   let files = 0;
   if (typeof output === 'string') text = output;
   else if (Array.isArray(output)) {
-    for (const part of output) {
-      if (!isJsonObject(part)) continue;
-      if (typeof part.text === 'string') text += part.text;
-      else if (part.type === 'input_image') {
-        text += '<image>';
-        images++;
-      } else if (part.type === 'input_file') {
-        text += `<file: ${typeof part.filename === 'string' && part.filename !== '' ? part.filename : 'unnamed'}>`;
-        files++;
-      }
-    }
+    ({ text, images, files } = joinResultParts(output, (part): ResultPart => {
+      if (!isJsonObject(part)) return null;
+      if (typeof part.text === 'string') return { text: part.text };
+      if (part.type === 'input_image') return 'image';
+      if (part.type === 'input_file') return { file: typeof part.filename === 'string' ? part.filename : null };
+      return null;
+    }));
   } else if (isJsonObject(output)) {
     if (typeof output.image_url === 'string' || (typeof output.type === 'string' && output.type.includes('screenshot'))) {
       text = '<image>';
