@@ -11,6 +11,7 @@ import { colorFor, colorLevel } from './color.js';
 import { emitJson, reportTarget, windowThresholds, type CompactSettings } from './compact.js';
 import { writeAll, type CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
+import { planWindowOf } from './plan-json.js';
 import { failedRecord, recordError, reportDocument, summaryLine, totalsOf, type FileRecord, type ReportSettings } from './report.js';
 import { processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
 
@@ -269,6 +270,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     tokenizer: settings.tokenizer,
     target: settings.target,
     window: windowThresholds(settings) ?? null,
+    planWindow: planWindowOf(settings.window),
     minKeepSteps: settings.minKeepSteps,
     note: settings.note,
     format: settings.format,

@@ -5,12 +5,13 @@ import { noteTemplate } from '../core/compact.js';
 import type { TokenCounter } from '../core/types.js';
 import { InputError, UsageError } from '../errors.js';
 import { describeFsError, readStdin, writeFileAtomic } from '../io/files.js';
-import { decodeSource, encodeOutput } from '../io/source.js';
+import { sourceFromBytes, readSourceFile } from '../io/lines.js';
+import { encodeOutput } from '../io/source.js';
 import { compactSource, type FileResult, type WindowThresholds } from '../pipeline.js';
 import { createCounter, isTokenizerName, TOKENIZERS, type TokenizerName } from '../tokens/index.js';
 import { writeAll, type CliIo } from './io.js';
 import { parseWhole } from './options.js';
-import { planDocument } from './plan-json.js';
+import { planDocument, planWindowOf } from './plan-json.js';
 import { describeOutcome } from './summary.js';
 
 /** Options of `swc compact` as commander hands them over. */
@@ -195,8 +196,13 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   if (check && (inPlace || outDir !== undefined)) {
     throw new UsageError(`--check writes nothing, so it cannot be used with ${inPlace ? '--in-place' : '--out-dir'}: run the check and the rewrite as two steps`);
   }
-  if (flags.output !== undefined && (inputs.length > 1 || inPlace || outDir !== undefined || check || dryRun)) {
-    throw new UsageError('--output takes the result of exactly one input; with several files use --out-dir or --in-place');
+  if (flags.output !== undefined) {
+    // Name the option that clashes with --output; only then is the number of inputs the problem.
+    if (dryRun) throw new UsageError('--dry-run writes nothing; it cannot be combined with --output');
+    if (check) throw new UsageError('--check writes nothing; it cannot be combined with --output');
+    if (inPlace) throw new UsageError('--in-place rewrites each input itself; it cannot be combined with --output');
+    if (outDir !== undefined) throw new UsageError('--out-dir and --output cannot be used together: write every result under the out-dir, or one result to --output');
+    if (inputs.length > 1) throw new UsageError('--output takes the result of exactly one input; with several files use --out-dir or --in-place');
   }
   if (inputs.includes('-')) {
     if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
@@ -244,20 +250,10 @@ export function windowThresholds(settings: CompactSettings): WindowThresholds | 
   return settings.window === null ? undefined : { trigger: settings.window.trigger, target: settings.window.target };
 }
 
-/** Reads an input (a path, or - for standard input) as bytes. */
-export async function readInput(input: string, io: CliIo): Promise<Uint8Array> {
-  if (input === '-') return readStdin(io.stdin);
-  try {
-    return await fs.readFile(path.resolve(io.cwd, input));
-  } catch (error) {
-    throw new InputError(`cannot read: ${describeFsError(error)}`, input);
-  }
-}
-
 /** Compacts one input with a counter; returns the decision and the output text. */
 export async function compactInput(input: string, settings: CompactSettings, counter: TokenCounter, io: CliIo, exhaustive = false): Promise<FileResult> {
-  const bytes = await readInput(input, io);
-  const source = decodeSource(bytes, input === '-' ? '<stdin>' : input);
+  // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
+  const source = input === '-' ? sourceFromBytes(await readStdin(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), input);
   return compactSource(source, {
     target: settings.target,
     window: windowThresholds(settings),
@@ -314,16 +310,19 @@ async function runStream(settings: CompactSettings, io: CliIo, report: (line: st
   const json = reportTarget(settings);
   const result = await compactInput(input, settings, counter, io, json !== null);
   await deliver(input, result, settings, io);
-  const target = result.conversations[0]?.target ?? settings.target;
-  if (!settings.quiet && json?.kind !== 'stderr') report(describeOutcome(result, target, counter.name));
+  const window = planWindowOf(settings.window);
+  if (!settings.quiet && json?.kind !== 'stderr') {
+    report(describeOutcome(result, { tokenizer: counter.name, target: settings.target, minKeepSteps: settings.minKeepSteps, counter, window }));
+  }
   if (json !== null) {
     const plan = planDocument(result, {
-      target,
+      target: settings.target,
       tokenizer: counter.name,
       minKeepSteps: settings.minKeepSteps,
       note: noteTemplate(settings.note),
       format: settings.format,
       counter,
+      window,
     });
     await emitJson(json, plan, io);
   }

@@ -3,8 +3,8 @@ import { analyze, isEarlierNote, type Group, type Plan, type Structure } from '.
 import { contentOf } from '../core/render.js';
 import type { Content, Message, TokenCounter } from '../core/types.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
-import { countOf, planTotals, type Miss, type PlanTotals } from './plan-json.js';
-import { formatCount } from './summary.js';
+import { countOf, isBelowThreshold, itemSpan, missContextOf, noteItemIndex, planTotals, type Miss, type PlanTotals, type PlanWindow } from './plan-json.js';
+import { formatCount, missText, percent, thresholdText } from './summary.js';
 import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, padStartTo, previewOf, wrapToWidth } from './text-width.js';
 
 /**
@@ -16,6 +16,7 @@ import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, pa
 
 /** How to show a dry run. */
 export interface DryRunView {
+  /** The run's target: --target, or context window × compact-to. */
   readonly target: number;
   readonly tokenizer: string;
   readonly minKeepSteps: number;
@@ -26,6 +27,8 @@ export interface DryRunView {
   readonly color: ChalkInstance;
   /** When given, the note's own tokens are measured and shown. */
   readonly counter?: TokenCounter;
+  /** The context-window thresholds, when the run used them instead of a fixed target. */
+  readonly window?: PlanWindow | null;
 }
 
 /** What a piece of a line means; each meaning has one colour. */
@@ -137,6 +140,9 @@ export function rangeLabel(start: number, end: number): string {
   return end - start <= 1 ? `#${start}` : `#${start}-${end - 1}`;
 }
 
+/** The range column of a group held outside the message list (instructions in a request's `system`). */
+export const OUTSIDE_LABEL = 'outside';
+
 /** `2 turns`, `1 step`. */
 function plural(n: number, word: string): string {
   return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
@@ -206,20 +212,27 @@ function orphanReason(messages: readonly Message[], structure: Structure, index:
 }
 
 /** The line that says there is no note, and why. */
-function noNoteReason(plan: Plan, noteOn: boolean): string {
+function noNoteReason(c: ConversationResult, noteOn: boolean, window: PlanWindow | null | undefined): string {
+  const { plan } = c;
   if (!noteOn) return 'no note: notes are off';
+  if (isBelowThreshold(c, window)) return 'no note: nothing removed (below the threshold)';
   if (plan.unchanged === 'fits') return 'no note: nothing removed (fits the target)';
   if (plan.unchanged === 'only-notes') return 'no note: only earlier notes would go, so nothing changes';
   return 'no note: nothing can be removed';
 }
 
-/** The rows of one conversation, the note (or its absence) where it would be inserted. */
+/**
+ * The rows of one conversation, the note (or its absence) where it would be inserted. Ranges are item positions
+ * in the file's list (`#first-last`, inclusive), the note's the position it is written at (`@n`); leading
+ * instructions held outside the list show `outside` and 0 messages.
+ */
 function conversationRows(conversation: ConversationResult, view: DryRunView, totals: PlanTotals): Row[] {
   const { plan } = conversation;
-  const messages = conversation.normalized.messages;
+  const { messages, itemsOf } = conversation.normalized;
   const structure = analyze(messages);
   const labels = groupLabels(plan.groups);
   const noteOn = view.note !== null;
+  const noteAt = noteItemIndex(conversation);
   const rows: Row[] = [];
   plan.groups.forEach((g, k) => {
     const label = labels[k] as string;
@@ -227,7 +240,7 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
       rows.push({
         marker: '+',
         label,
-        range: `@${g.start}`,
+        range: `@${noteAt ?? 0}`,
         count: countLabel(1),
         tokens: totals.noteTokens === null ? '' : tokensLabel(totals.noteTokens),
         text: plan.noteText ?? '',
@@ -236,13 +249,14 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
       return;
     }
     const isProtected = g.kind === 'system' || g.kind === 'task';
+    const span = itemSpan(itemsOf, g);
     let text = groupText(messages, g);
     if (g.kind === 'orphan' && !g.kept) text = `${orphanReason(messages, structure, g.start, noteOn)} · ${text}`;
     rows.push({
       marker: isProtected ? ' ' : g.kept ? '+' : '-',
       label,
-      range: rangeLabel(g.start, g.end),
-      count: countLabel(countOf(messages, g.indices)),
+      range: span.end === span.start ? OUTSIDE_LABEL : rangeLabel(span.start, span.end),
+      count: countLabel(countOf(messages, g.indices, itemsOf)),
       tokens: tokensLabel(g.tokens),
       text,
       tone: isProtected ? 'protected' : g.kept ? 'kept' : 'removed',
@@ -250,7 +264,7 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
   });
   if (plan.noteText === null) {
     const at = plan.groups.findIndex((g) => g.kind === 'system') + 1;
-    rows.splice(at, 0, { marker: ' ', label: 'note', range: '', count: '', tokens: '', text: noNoteReason(plan, noteOn), tone: 'note' });
+    rows.splice(at, 0, { marker: ' ', label: 'note', range: '', count: '', tokens: '', text: noNoteReason(conversation, noteOn, view.window), tone: 'note' });
   }
   return rows;
 }
@@ -293,8 +307,23 @@ export function allocate(tokens: readonly number[], scale: number, cells: number
   return out;
 }
 
+/** Where the bar's marker stands, and what the legend calls it. */
+interface BarMarker {
+  readonly at: number;
+  readonly label: string;
+}
+
+/** The bar's marker: the target, or for a conversation below the window threshold, that threshold (less the tool schemas). */
+function barMarker(c: ConversationResult, window: PlanWindow | null | undefined): BarMarker {
+  if (!isBelowThreshold(c, window)) return { at: c.target, label: `target ${formatCount(c.target)}` };
+  const { trigger } = window as PlanWindow;
+  const at = Math.max(trigger - c.toolTokens, 0);
+  return { at, label: `threshold ${formatCount(trigger)}${c.toolTokens > 0 ? ` (${formatCount(at)} after tool schemas)` : ''}` };
+}
+
 /** The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what goes. */
-function budgetLines(totals: PlanTotals, target: number, width: number, color: ChalkInstance): string[] {
+function budgetLines(totals: PlanTotals, marker: BarMarker, width: number, color: ChalkInstance): string[] {
+  const target = marker.at;
   const parts: BarPart[] = [
     { key: 'protected', char: '█', tone: 'protected', tokens: totals.protectedTokens ?? 0 },
     { key: 'turns', char: '▓', tone: 'kept', tokens: (totals.keptTurnTokens ?? 0) + (totals.keptOtherTokens ?? 0) },
@@ -330,7 +359,7 @@ function budgetLines(totals: PlanTotals, target: number, width: number, color: C
     if (p.tokens === 0 && p.key !== 'protected') continue;
     legend.push([{ text: `${p.char} ${p.key} ${formatCount(p.tokens)}`, tone: p.tone }]);
   }
-  legend.push([{ text: `│ target ${formatCount(target)}`, tone: 'strong' }]);
+  legend.push([{ text: `│ ${marker.label}`, tone: 'strong' }]);
   return [emitLine(merge(pieces), width, color), ...flowItems(legend, width, color)];
 }
 
@@ -368,32 +397,21 @@ function merge(pieces: readonly Piece[]): Piece[] {
   return out;
 }
 
-/** Why the target is missed, in one phrase. */
-export function missText(miss: Miss, minKeepSteps: number): string {
-  switch (miss.kind) {
-    case 'protected':
-      return `the protected part alone (instructions and current task) takes ${formatCount(miss.protectedTokens)} tokens`;
-    case 'min-keep-steps': {
-      const which = miss.steps === 1 ? 'the newest step' : `the ${miss.steps} newest steps`;
-      const left = miss.budget > 0 ? `the ${formatCount(miss.budget)} tokens left after the protected part` : 'what the protected part leaves';
-      return `min_keep_steps ${minKeepSteps} held ${which} (${formatCount(miss.stepTokens)} tokens), more than ${left}`;
-    }
-    case 'note':
-      return miss.noteTokens === null
-        ? `the kept messages fit, but with the note they come to ${formatCount(miss.tokensAfter)} tokens`
-        : `the kept messages fit, but the note (${formatCount(miss.noteTokens)} tokens) brings them to ${formatCount(miss.tokensAfter)}`;
-    case 'joined':
-      return `counted together, what is left comes to ${formatCount(miss.tokensAfter)} tokens and cannot be cut further`;
-  }
-}
-
 /** The closing lines: what went, then whether the target is met (and if not, why), wrapped to the width. */
-function closingLines(plan: Plan, totals: PlanTotals, view: DryRunView, width: number, toolTokens: number): string[] {
-  const target = `${formatCount(view.target)}${toolTokens > 0 ? ` (after ${formatCount(toolTokens)} tokens of tool schemas)` : ''}`;
+function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunView, width: number): string[] {
+  const { plan } = c;
+  const toolTokens = c.toolTokens;
+  const target = `${formatCount(c.target)}${toolTokens > 0 ? ` (after ${formatCount(toolTokens)} tokens of tool schemas)` : ''}`;
   const after = formatCount(plan.tokensAfter);
-  const verdict = plan.targetMet
-    ? `target ${target} met (${after} tokens)`
-    : `target ${target} not met (${after} tokens): ${missText(totals.miss as Miss, view.minKeepSteps)}`;
+  let verdict: string;
+  if (isBelowThreshold(c, view.window)) {
+    const size = plan.tokensAfter + toolTokens;
+    verdict = `${thresholdText(view.window as PlanWindow)}: ${formatCount(size)} tokens${toolTokens > 0 ? ', tool schemas included' : ''}`;
+  } else {
+    verdict = plan.targetMet
+      ? `target ${target} met (${after} tokens)`
+      : `target ${target} not met (${after} tokens): ${missText(totals.miss as Miss, missContextOf(c, view.minKeepSteps))}`;
+  }
   let first: string;
   if (!plan.changed) {
     first = plan.unchanged === 'only-notes' ? 'nothing removed: only earlier notes would go' : 'nothing removed';
@@ -417,45 +435,64 @@ function beforeTokens(tokens: number, exact: boolean, target: number): string {
   return exact ? formatCount(tokens) : `more than ${formatCount(target)}`;
 }
 
-/** The target a conversation was planned against (window thresholds make it differ per conversation). */
-export function targetOf(c: ConversationResult, fallback: number): number {
-  return typeof c.target === 'number' ? c.target : fallback;
+/** One conversation, its plan and totals, as the view draws them. */
+interface Drawn {
+  readonly c: ConversationResult;
+  readonly plan: Plan;
+  readonly totals: PlanTotals;
 }
 
-/** Tokens of the tool schemas taken off a conversation's target (window thresholds only). */
-export function toolTokensOf(c: ConversationResult): number {
-  return typeof c.toolTokens === 'number' ? c.toolTokens : 0;
+/** The settings the header lists: with window thresholds the window and its two shares instead of a target. */
+function settingsItems(result: FileResult, view: DryRunView): string[] {
+  const window = view.window ?? null;
+  const budget =
+    window === null
+      ? [`target ${formatCount(view.target)}`]
+      : [
+          `context window ${formatCount(window.contextWindow)}`,
+          `compact at ${percent(window.compactAt)} (${formatCount(window.trigger)})`,
+          `compact to ${percent(window.compactTo)} (${formatCount(window.target)})`,
+        ];
+  return [`format ${result.format}`, `tokenizer ${view.tokenizer}`, ...budget, `min_keep_steps ${view.minKeepSteps}`, view.note === null ? 'no note' : 'note on'];
 }
 
-/** The file header: name, format, settings, then `--- before` and `+++ after` lines. */
-function headerLines(result: FileResult, view: DryRunView, all: readonly { plan: Plan; totals: PlanTotals }[]): string[] {
+/**
+ * The file header: name, format, settings, then `--- before` and `+++ after` lines. Tokens are the conversation's;
+ * the tool schemas a window counts are named beside them. A file below the window's threshold says so.
+ */
+function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]): string[] {
   const { width, color } = view;
-  const sum = (f: (x: { plan: Plan; totals: PlanTotals }) => number): number => all.reduce((a, x) => a + f(x), 0);
+  const sum = (f: (x: Drawn) => number): number => all.reduce((a, x) => a + f(x), 0);
   const exact = all.every((x) => x.plan.tokensBeforeExact);
   const before = {
+    count: sum((x) => x.totals.messagesBefore),
     messages: formatCount(sum((x) => x.totals.messagesBefore)),
     tokens: beforeTokens(sum((x) => x.plan.tokensBefore), exact, view.target),
   };
-  const after = { messages: formatCount(sum((x) => x.totals.messagesAfter)), tokens: formatCount(sum((x) => x.plan.tokensAfter)) };
+  const after = { count: sum((x) => x.totals.messagesAfter), messages: formatCount(sum((x) => x.totals.messagesAfter)), tokens: formatCount(sum((x) => x.plan.tokensAfter)) };
   const mw = Math.max(before.messages.length, after.messages.length);
   const tw = Math.max(before.tokens.length, after.tokens.length);
   const met = all.every((x) => x.plan.targetMet);
-  const settings = [
-    `format ${result.format}`,
-    `tokenizer ${view.tokenizer}`,
-    `target ${formatCount(view.target)}`,
-    `min_keep_steps ${view.minKeepSteps}`,
-    view.note === null ? 'no note' : 'note on',
-  ];
+  const tools = sum((x) => x.c.toolTokens);
+  const targets = new Set(all.map((x) => x.c.target));
+  const window = view.window ?? null;
+  const verdict =
+    window !== null && all.length > 0 && all.every((x) => isBelowThreshold(x.c, window))
+      ? thresholdText(window)
+      : `target${targets.size === 1 ? ` ${formatCount([...targets][0] as number)}` : ''} ${met ? 'met' : 'not met'}`;
   const title = 'dry run: ';
   return [
     emitLine([{ text: title, tone: 'strong' }, { text: cutStartToWidth(result.file, width - title.length), tone: 'strong' }], width, color),
-    ...flowItems(settings.map((text) => [{ text }]), width, color),
-    emitLine([{ text: `--- before  ${before.messages.padStart(mw)} messages  ${before.tokens.padStart(tw)} tokens`, tone: 'removed' }], width, color),
+    ...flowItems(settingsItems(result, view).map((text) => [{ text }]), width, color),
+    emitLine(
+      [{ text: `--- before  ${before.messages.padStart(mw)} ${before.count === 1 ? 'message ' : 'messages'}  ${before.tokens.padStart(tw)} tokens${tools > 0 ? `  (+ ${formatCount(tools)} tokens of tool schemas)` : ''}`, tone: 'removed' }],
+      width,
+      color,
+    ),
     emitLine(
       [
-        { text: `+++ after   ${after.messages.padStart(mw)} messages  ${after.tokens.padStart(tw)} tokens`, tone: 'kept' },
-        { text: `  target ${formatCount(view.target)} ${met ? 'met' : 'not met'}`, tone: met ? 'good' : 'bad' },
+        { text: `+++ after   ${after.messages.padStart(mw)} ${after.count === 1 ? 'message ' : 'messages'}  ${after.tokens.padStart(tw)} tokens`, tone: 'kept' },
+        { text: `  ${verdict}`, tone: met ? 'good' : 'bad' },
       ],
       width,
       color,
@@ -472,14 +509,14 @@ function headerLines(result: FileResult, view: DryRunView, all: readonly { plan:
  */
 export function renderDryRun(result: FileResult, view: DryRunView): string {
   const width = Math.max(view.width, 1);
-  const all = result.conversations.map((c) => ({
+  const all: Drawn[] = result.conversations.map((c) => ({
+    c,
     plan: c.plan,
-    totals: planTotals(c.plan, targetOf(c, view.target), view.minKeepSteps, view.counter),
+    totals: planTotals(c, { minKeepSteps: view.minKeepSteps, counter: view.counter, window: view.window }),
   }));
   const lines = headerLines(result, { ...view, width }, all);
   const several = result.conversations.length > 1;
-  result.conversations.forEach((c, k) => {
-    const { plan, totals } = all[k] as { plan: Plan; totals: PlanTotals };
+  all.forEach(({ c, plan, totals }, k) => {
     // In a file of many conversations only those that change get a section; the rest are counted at the end.
     if (several && !plan.changed) return;
     lines.push('');
@@ -494,9 +531,8 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
       lines.push(...layoutRows(conversationRows(c, view, totals), width, view.color));
     }
     lines.push('');
-    const target = targetOf(c, view.target);
-    lines.push(...budgetLines(totals, target, width, view.color));
-    lines.push(...closingLines(plan, totals, { ...view, target }, width, toolTokensOf(c)));
+    lines.push(...budgetLines(totals, barMarker(c, view.window), width, view.color));
+    lines.push(...closingLines(c, totals, view, width));
   });
   if (several) {
     const changed = all.filter((x) => x.plan.changed).length;

@@ -61,7 +61,9 @@ export interface Finding {
 /**
  * Checks tool pairing in the terms every provider shares: each call needs a result in the tool messages right
  * after the message that makes it (or in that message itself), each result needs such a call, and call ids
- * are unique. Calls and results without ids pair by tool name, in order.
+ * are unique. Calls and results without ids pair by tool name, in order. An adapter may name the unit a call
+ * and its results share (`turn`) where that is not the normalized message, and may let results without ids
+ * answer calls with ids (`idsOptional`).
  * @param pairing the calls and results an adapter found, by item
  * @param messageOf the message an item belongs to, or null
  * @param messages the normalized messages (for their roles)
@@ -100,10 +102,9 @@ export function checkPairing(
     const match = calls.find(
       (c) =>
         !c.answered &&
-        c.home !== null &&
-        c.home === head &&
+        isSameTurn(c, result, head) &&
         c.item <= result.item &&
-        (result.id !== null ? c.id === result.id : c.id === null && (result.name === '' || c.name === result.name)),
+        (result.id !== null ? c.id === result.id : (c.id === null || pairing.idsOptional === true) && (result.name === '' || c.name === result.name)),
     );
     if (match !== undefined) {
       match.answered = true;
@@ -132,6 +133,15 @@ export function checkPairing(
     });
   }
   return findings;
+}
+
+/**
+ * Whether a result sits where its call's answers belong: by the adapter's own `turn` when either side names one,
+ * else in the tool messages right after the call's message (`head`) or in that message itself.
+ */
+function isSameTurn(call: { home: number | null; turn?: string }, result: { turn?: string }, head: number | null): boolean {
+  if (call.turn !== undefined || result.turn !== undefined) return call.turn === result.turn;
+  return call.home !== null && call.home === head;
 }
 
 function nameOf(name: string): string {
@@ -251,11 +261,11 @@ function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, cou
 /**
  * Reads a decoded file's structure and problems.
  * @param source the decoded input
- * @param options the format (`auto` or a name) and the token counter
+ * @param options the format (`auto` or a name), the token counter, and the key records hold their conversation under
  * @throws InputError when the file cannot be laid out or placed in a format
  */
-export function inspectSource(source: SourceText, options: { format: string; counter: TokenCounter }): Inspection {
-  const layout = readLayout(source);
+export function inspectSource(source: SourceText, options: { format: string; counter: TokenCounter; conversationKey?: string | undefined }): Inspection {
+  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey });
   const conversations: InspectedConversation[] = [];
   let previous: FormatAdapter | null = null;
   for (const slot of layout.slots) {
@@ -402,7 +412,9 @@ export function renderInspect(inspection: Inspection, view: { width: number; col
         [
           {
             text: `total: ${inspection.conversations.length} conversations, ${formatCount(messages)} messages, ${formatCount(tokens)} tokens; ${
-              problems === 0 ? 'no problems' : `${formatCount(problems)} problems in ${formatCount(withProblems)} conversations`
+              problems === 0
+                ? 'no problems'
+                : `${formatCount(problems)} problem${problems === 1 ? '' : 's'} in ${formatCount(withProblems)} conversation${withProblems === 1 ? '' : 's'}`
             }`,
             tone: problems === 0 ? 'good' : 'bad',
           },
@@ -471,19 +483,57 @@ export function inspectDocument(inspection: Inspection) {
 export interface InspectFlags {
   tokenizer?: string;
   format?: string;
+  conversationKey?: string;
   json?: boolean;
+  ignore?: string[];
+  quiet?: boolean;
   color?: boolean;
   debug?: boolean;
 }
 
-/** Reads an input (a path, or - for standard input) as bytes. */
-async function readBytes(input: string, io: CliIo): Promise<Uint8Array> {
-  if (input === '-') return readStdin(io.stdin);
+/** Reads a file (or, for -, standard input) as bytes. */
+async function readBytes(file: string, shown: string, io: CliIo): Promise<Uint8Array> {
+  if (file === '-') return readStdin(io.stdin);
   try {
-    return await fs.readFile(path.resolve(io.cwd, input));
+    return await fs.readFile(file);
   } catch (error) {
-    throw new InputError(`cannot read: ${describeFsError(error)}`, input);
+    throw new InputError(`cannot read: ${describeFsError(error)}`, shown);
   }
+}
+
+/** One file to inspect: where it is, and the name to show for it. */
+interface Target {
+  readonly file: string;
+  readonly shown: string;
+}
+
+/**
+ * The files the inputs stand for, expanded as `swc compact` expands them (directories, glob patterns,
+ * `--ignore`), sorted; a file named outright keeps the name it was typed with.
+ */
+async function findTargets(inputs: readonly string[], flags: InspectFlags, io: CliIo): Promise<Target[]> {
+  if (inputs.includes('-')) {
+    if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
+    if ((flags.ignore ?? []).length > 0) throw new UsageError('--ignore needs files; standard input is a single stream');
+    return [{ file: '-', shown: '<stdin>' }];
+  }
+  // Loaded here, not at the top: every command imports this module, and fast-glob is slow to load.
+  const { expandInputs } = await import('../io/expand.js');
+  const { files } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
+  const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
+  return files.map((f) => ({ file: f.absolute, shown: typed.get(f.absolute) ?? f.display }));
+}
+
+/** The problems of an inspection, one line each: `file:line:col  #message  kind  text` (--quiet). */
+export function renderProblems(inspection: Inspection, color: ChalkInstance): string {
+  const lines: string[] = [];
+  for (const c of inspection.conversations) {
+    for (const p of c.problems) {
+      const message = p.message === null ? '' : `  #${p.message}`;
+      lines.push(`${escapeControls(inspection.file)}:${p.line}:${p.column}${message}  ${color.red(p.kind)}  ${escapeControls(p.text)}`);
+    }
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
 /** Exit codes of inspect. */
@@ -491,35 +541,44 @@ export const INSPECT_EXIT = { clean: 0, problems: 1, unreadable: 2 } as const;
 
 /**
  * Runs `swc inspect` over its inputs.
+ * @param inputs files, directories and quoted glob patterns, or - for standard input
  * @returns 0 when no problem was found, 1 when some were, 2 when an input could not be read (the highest wins)
+ * @throws UsageError for a bad flag, or an input that matches no file
  */
 export async function runInspect(inputs: readonly string[], flags: InspectFlags, io: CliIo, report: (line: string) => void): Promise<number> {
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
+  const targets = await findTargets(inputs, flags, io);
   const counter = await createCounter(tokenizer);
   // Commander sets `color` to true unless --no-color is given: only `false` is a request.
   const color = colorFor(io.stdout, io.env, flags.color === false ? false : undefined);
   const width = io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80;
+  const quiet = flags.quiet === true;
   let code: number = INSPECT_EXIT.clean;
   let shown = 0;
-  for (const input of inputs) {
+  for (const target of targets) {
     let inspection: Inspection;
     try {
-      const bytes = await readBytes(input, io);
-      const source = decodeSource(bytes, input === '-' ? '<stdin>' : input);
-      inspection = inspectSource(source, { format: flags.format ?? 'auto', counter });
+      const bytes = await readBytes(target.file, target.shown, io);
+      const source = decodeSource(bytes, target.shown);
+      inspection = inspectSource(source, { format: flags.format ?? 'auto', counter, conversationKey: flags.conversationKey });
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       report(`swc: ${error.message}`);
       code = INSPECT_EXIT.unreadable;
       continue;
     }
-    const out = flags.json ? `${JSON.stringify(inspectDocument(inspection), null, inputs.length > 1 ? undefined : 2)}\n` : renderInspect(inspection, { width, color });
-    // Texts of several files are a blank line apart; JSON is one document per line.
-    await writeAll(io.stdout, shown > 0 && !flags.json ? `\n${out}` : out);
+    const troubled = inspection.conversations.some((c) => c.problems.length > 0);
+    if (troubled) code = Math.max(code, INSPECT_EXIT.problems);
+    if (quiet && !troubled) continue;
+    let out: string;
+    if (flags.json) out = `${JSON.stringify(inspectDocument(inspection), null, targets.length > 1 ? undefined : 2)}\n`;
+    else if (quiet) out = renderProblems(inspection, color);
+    // Texts of several files are a blank line apart; JSON and problem lines are one line per document or problem.
+    else out = shown > 0 ? `\n${renderInspect(inspection, { width, color })}` : renderInspect(inspection, { width, color });
+    await writeAll(io.stdout, out);
     shown++;
-    if (inspection.conversations.some((c) => c.problems.length > 0)) code = Math.max(code, INSPECT_EXIT.problems);
   }
   return code;
 }

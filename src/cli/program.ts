@@ -45,27 +45,29 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       outputError: (s, write) => write(`swc: ${oneLine(s)}\n`),
     });
 
+  const noteFlags = new Set<string>();
   program
     .command('compact')
     .description('compact transcripts to a token target, writing them in the format they came in')
     .argument('<inputs...>', "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input")
     .option('-t, --target <tokens>', 'the token budget to compact to (required, unless --context-window)')
     .option('--context-window <tokens>', 'compact by thresholds of this context window instead of a fixed --target')
-    .option('--compact-at <fraction>', `with --context-window: compact files whose size reaches this share of it (default ${DEFAULT_COMPACT_AT})`)
-    .option('--compact-to <fraction>', `with --context-window: compact them to this share of it (default ${DEFAULT_COMPACT_TO})`)
-    .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept', '1')
+    .option('--compact-at <fraction>', `with --context-window: compact files whose size reaches this share of it (default: ${DEFAULT_COMPACT_AT})`)
+    .option('--compact-to <fraction>', `with --context-window: compact them to this share of it (default: ${DEFAULT_COMPACT_TO})`)
+    .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept (default: 1)')
     .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
     .option('--no-note', 'remove silently, without an omission note')
-    .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base'))
-    .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto'))
+    // A default with a description is shown bare, `(default: o200k_base)`, like every other default here.
+    .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base', 'o200k_base'))
+    .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto', 'auto'))
     .option('--conversation-key <key>', 'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)')
-    .option('-o, --output <file>', 'write the result here (- for stdout, the default)')
+    .option('-o, --output <file>', 'write the result to this file, - for stdout (default: -)')
     .option('--in-place', 'rewrite each input file atomically (only when it changes)')
     .option('--out-dir <dir>', 'write every result (compacted or copied unchanged) under this directory, mirroring the inputs')
     .option('--base <dir>', 'the directory paths are mirrored and sharded from (default: the common base of the inputs)')
     .option('--check', 'write nothing; list the files that would be compacted and exit 1 if there are any')
     .option('--dry-run', 'write nothing; print a diff of what would be removed, per file')
-    .option('--json', 'print the plan (with --dry-run, to stdout instead of the diff) or, for many files, a report of every file (to stderr)')
+    .option('--json', 'print the JSON plan (one file) or report (several files): with --dry-run to stdout instead of the diff, else to stderr (one file: after compacting, while stdout keeps the transcript)')
     .option('--report <file>', 'write that JSON report to a file instead')
     .option('--ignore <pattern>', 'leave out files matching this glob pattern (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
@@ -73,8 +75,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('-q, --quiet', 'print nothing but errors')
     .option('--no-color', 'never use colour')
     .option('--debug', 'show stack traces for unexpected errors')
+    // --note and --no-note set one value, the last one winning; given together they are a mistake, not a choice.
+    .on('option:note', () => noteFlags.add('--note'))
+    .on('option:no-note', () => noteFlags.add('--no-note'))
     .action(async (inputs: string[], flags: CompactFlags) => {
       debug = flags.debug === true;
+      if (noteFlags.size > 1) throw new UsageError('--note and --no-note cannot be used together: give a note template, or --no-note to remove silently');
       const settings = resolveSettings(inputs, flags);
       code = await runCompact(settings, io, err);
     });
@@ -82,10 +88,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   program
     .command('inspect')
     .description('show the structure and token cost of transcripts and the problems a provider would reject them for')
-    .argument('<inputs...>', 'transcript files (JSON or JSONL), or - for standard input')
-    .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base'))
-    .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto'))
+    .argument('<inputs...>', "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input")
+    .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base', 'o200k_base'))
+    .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto', 'auto'))
+    .option('--conversation-key <key>', 'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)')
     .option('--json', 'print the same as JSON (one document per file)')
+    .option('--ignore <pattern>', 'leave out files matching this glob pattern (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('-q, --quiet', 'print only the problems (one line each) and errors')
     .option('--no-color', 'never use colour')
     .option('--debug', 'show stack traces for unexpected errors')
     .action(async (inputs: string[], flags: InspectFlags) => {

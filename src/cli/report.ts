@@ -1,7 +1,8 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeForLine, InputError } from '../errors.js';
 import type { FileResult } from '../pipeline.js';
-import { formatCount, missReason } from './summary.js';
+import { messageCounts } from './plan-json.js';
+import { formatCount, outcomeLine, type LineContext } from './summary.js';
 
 /**
  * What a batch run says about each file and about the whole run: one record per file (the `--json` /
@@ -81,7 +82,8 @@ export interface ReportDocument {
 }
 
 /**
- * The record of a file that was compacted (or found unchanged).
+ * The record of a file that was compacted (or found unchanged). Messages are counted as everywhere else
+ * (`messageCounts`: items of the file, as the note counts them).
  * @param result the pipeline's outcome
  * @param path the path to show
  * @param target the run's token target
@@ -90,15 +92,17 @@ export function recordOf(result: FileResult, path: string, target: number): File
   const cs = result.conversations;
   const sum = (f: (c: (typeof cs)[number]) => number): number => cs.reduce((a, c) => a + f(c), 0);
   const toolTokens = sum((c) => c.toolTokens);
+  const counts = cs.map(messageCounts);
+  const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
   return {
     path,
     status: result.changed ? 'compacted' : 'unchanged',
     written: null,
     format: result.format === '' ? null : result.format,
     conversations: cs.length,
-    messagesBefore: sum((c) => c.normalized.messages.length),
-    messagesAfter: sum((c) => c.plan.kept.length + (c.plan.noteText !== null ? 1 : 0)),
-    messagesRemoved: sum((c) => c.plan.removed.length),
+    messagesBefore: count((n) => n.before),
+    messagesAfter: count((n) => n.after),
+    messagesRemoved: count((n) => n.removed),
     tokensBefore: sum((c) => c.plan.tokensBefore) + toolTokens,
     tokensBeforeExact: cs.every((c) => c.plan.tokensBeforeExact),
     tokensAfter: sum((c) => c.plan.tokensAfter) + toolTokens,
@@ -181,33 +185,15 @@ function isLookOnly(mode: ReportSettings['mode']): boolean {
 }
 
 /**
- * The line a file gets on stderr. In a batch an unchanged file gets none unless it misses its target.
+ * The line a file gets on stderr: its error, or the outcome line every mode shares (see `outcomeLine`). In a
+ * batch an unchanged file gets none unless it misses its target.
+ * @param context tokenizer, the run's target, min_keep_steps, counter and window, as the outcome line needs them
  * @param every give unchanged files a line too (a run on one file)
  * @returns the line, or null when the file is not worth a line
  */
-export function fileLine(record: FileRecord, result: FileResult | null, tokenizer: string, every = false): string | null {
+export function fileLine(record: FileRecord, result: FileResult | null, context: LineContext, every = false): string | null {
   if (record.status === 'failed') return `swc: ${record.error?.message ?? escapeForLine(record.path)}`;
-  const miss = result?.conversations.map((c) => missReason(c.plan, c.target)).find((r) => r !== null) ?? null;
-  if (record.status === 'unchanged' && record.targetMet !== false && !every) return null;
-  const several = record.conversations > 1;
-  const met = result?.conversations.filter((c) => c.plan.targetMet).length ?? 0;
-  // With several conversations the target applies to each one.
-  const verdict = several
-    ? `target ${formatCount(record.target ?? 0)} met in ${formatCount(met)} of ${formatCount(record.conversations)} conversations`
-    : `target ${formatCount(record.target ?? 0)} ${record.targetMet ? 'met' : `not met${miss ? `: ${miss}` : ''}`}`;
-  const target = record.target === null ? '' : `; ${verdict}`;
-  if (record.status === 'unchanged') return `swc: ${escapeForLine(record.path)}: unchanged, ${formatCount(record.tokensAfter ?? 0)} tokens (${tokenizer})${target}`;
-  // Counting stopped once the file was known to be over its target: say that, not a partial count.
-  const before = record.tokensBeforeExact
-    ? formatCount(record.tokensBefore ?? 0)
-    : several
-      ? `at least ${formatCount(Math.max(record.tokensBefore ?? 0, record.tokensAfter ?? 0))}`
-      : `more than ${formatCount(record.target ?? 0)}`;
-  return (
-    `swc: ${escapeForLine(record.path)}${several ? ` (${formatCount(record.conversations)} conversations)` : ''}: ` +
-    `${before} → ${formatCount(record.tokensAfter ?? 0)} tokens (${tokenizer}), ` +
-    `removed ${formatCount(record.messagesRemoved ?? 0)} of ${formatCount(record.messagesBefore ?? 0)} messages${target}`
-  );
+  return result === null ? null : outcomeLine(result, record.path, context, every);
 }
 
 /**

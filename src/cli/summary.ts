@@ -1,52 +1,148 @@
-import type { Plan } from '../core/compact.js';
+import type { TokenCounter } from '../core/types.js';
+import { escapeForLine } from '../errors.js';
 import type { FileResult } from '../pipeline.js';
+import { isBelowThreshold, messageCounts, missContextOf, missOf, type Miss, type MissContext, type Planned, type PlanWindow } from './plan-json.js';
+
+/**
+ * What swc says about one file in words: the one-line outcome on stderr (the same line for -o, --in-place,
+ * --out-dir and --check), and the phrases for a missed target and a file below the window threshold, which the
+ * dry run uses too. The numbers come from plan-json.ts, so every mode says the same.
+ */
 
 /** Formats a count with thousands separators, the same on every machine. */
 export function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-/** Why a plan missed its target, in one phrase, or null when it met it. */
-export function missReason(plan: Plan, target: number): string | null {
-  if (plan.targetMet) return null;
-  if (plan.protectedTokens !== null && plan.protectedTokens > target) {
-    return `the instructions and the current task alone take ${formatCount(plan.protectedTokens)}`;
-  }
-  if (plan.heldByMinKeepSteps) return 'min_keep_steps kept steps larger than the budget';
-  if (!plan.changed) return 'nothing can be removed under the rules';
-  return 'the note and the newlines joining the kept groups, which the budget does not count, push it over';
+/** `70%` for 0.7: a share as a percentage, without binary-float noise. */
+export function percent(share: number): string {
+  return `${Number((share * 100).toPrecision(12))}%`;
 }
 
-/** The one-line summary of a file's compaction for stderr. */
-export function describeOutcome(result: FileResult, target: number, tokenizer: string): string {
-  const plans = result.conversations.map((c) => c.plan);
-  const before = plans.reduce((a, p) => a + p.tokensBefore, 0);
-  const exact = plans.every((p) => p.tokensBeforeExact);
-  const after = plans.reduce((a, p) => a + p.tokensAfter, 0);
-  const removed = plans.reduce((a, p) => a + p.removedCount, 0);
-  const total = plans.reduce((a, p) => a + p.removedCount + p.keptCount, 0);
-  const name = result.file;
-  if (result.records || plans.length > 1) {
-    const metCount = plans.filter((p) => p.targetMet).length;
-    const miss = plans.map((p) => missReason(p, target)).find((r) => r !== null);
+/** `below the threshold 210 (70% of 300)`: the compact-at threshold a file stayed under. */
+export function thresholdText(window: PlanWindow): string {
+  return `below the threshold ${formatCount(window.trigger)} (${percent(window.compactAt)} of ${formatCount(window.contextWindow)})`;
+}
+
+/** `2 tokens`, `1 token`. */
+function tokens(n: number): string {
+  return `${formatCount(n)} token${n === 1 ? '' : 's'}`;
+}
+
+/** Who the protected part is: the instructions, the current task, or both. */
+function protectedWho(context: MissContext): { who: string; verb: string } {
+  if (context.instructions && context.task) return { who: 'the instructions and the current task', verb: 'take' };
+  if (context.task) return { who: 'the current task', verb: 'takes' };
+  return { who: 'the instructions', verb: 'take' };
+}
+
+/**
+ * Why a target is missed, in one phrase with its units: the one wording of every summary line, batch line and dry run.
+ * @param miss the reason plan-json.ts found
+ * @param context min_keep_steps, the protected part's make-up, the target and the tool schemas
+ */
+export function missText(miss: Miss, context: MissContext): string {
+  switch (miss.kind) {
+    case 'tools':
+      return `the tool schemas alone take ${tokens(miss.toolTokens)}, ${miss.toolTokens > miss.target ? 'more than' : 'all of'} the ${formatCount(miss.target)}-token target`;
+    case 'protected': {
+      const { who, verb } = protectedWho(context);
+      const tools = context.toolTokens > 0 ? `, more than the ${tokens(context.target)} the tool schemas (${tokens(context.toolTokens)}) leave of the target` : '';
+      return `${who} alone ${verb} ${tokens(miss.protectedTokens)}${tools}`;
+    }
+    case 'min-keep-steps': {
+      const which = miss.steps === 1 ? 'the newest step' : `the ${formatCount(miss.steps)} newest steps`;
+      return `min_keep_steps ${context.minKeepSteps} held ${which} (${tokens(miss.stepTokens)}), more than the ${tokens(miss.budget)} left`;
+    }
+    case 'earlier-notes':
+      return `only earlier notes could go, and a new note would take their place (${tokens(miss.tokensAfter)})`;
+    case 'note':
+      return miss.noteTokens === null
+        ? `the kept messages fit, but with the note they come to ${tokens(miss.tokensAfter)}`
+        : `the kept messages fit, but the note (${tokens(miss.noteTokens)}) brings them to ${tokens(miss.tokensAfter)}`;
+    case 'joined':
+      return `the kept groups fit one by one, but counted together they come to ${tokens(miss.tokensAfter)}`;
+  }
+}
+
+/** What the outcome line needs besides the result. */
+export interface LineContext {
+  readonly tokenizer: string;
+  /** The run's target: --target, or context window × compact-to. */
+  readonly target: number;
+  readonly minKeepSteps: number;
+  /** Measures what a missed target's reason needs when the decision did not count it. */
+  readonly counter?: TokenCounter | undefined;
+  readonly window?: PlanWindow | null | undefined;
+}
+
+/**
+ * Why a conversation misses its target, phrased, or null when it meets it.
+ * @param c the conversation and its plan
+ * @param context min_keep_steps, a counter, the window
+ */
+export function missReason(c: Planned, context: Pick<LineContext, 'minKeepSteps' | 'counter' | 'window'>): string | null {
+  const miss = missOf(c, context);
+  return miss === null ? null : missText(miss, missContextOf(c, context.minKeepSteps));
+}
+
+/** Why an unchanged conversation stayed as it was. */
+function unchangedWhy(c: Planned, context: LineContext): string {
+  if (isBelowThreshold(c, context.window)) return thresholdText(context.window as PlanWindow);
+  if (c.plan.unchanged === 'fits') return `fits the target ${formatCount(context.target)}`;
+  if (c.plan.unchanged === 'only-notes') return 'only earlier notes would go';
+  return 'nothing can be removed';
+}
+
+/**
+ * The one-line outcome of a file, the same in every mode. Tokens include the tool schemas when window thresholds
+ * count them; messages are counted in the file's own terms (see `messageCounts`).
+ * @param result the pipeline's outcome
+ * @param path the name to show
+ * @param context tokenizer, target, min_keep_steps, counter, window
+ * @param every give a file that did not change and meets its target a line too (a run on one named file)
+ * @returns the line, or null when the file is not worth one
+ */
+export function outcomeLine(result: FileResult, path: string, context: LineContext, every = true): string | null {
+  const cs = result.conversations;
+  const sum = (f: (c: (typeof cs)[number]) => number): number => cs.reduce((a, c) => a + f(c), 0);
+  const tools = sum((c) => c.toolTokens);
+  const before = sum((c) => c.plan.tokensBefore) + tools;
+  const exact = cs.every((c) => c.plan.tokensBeforeExact);
+  const after = sum((c) => c.plan.tokensAfter) + tools;
+  const counts = cs.map(messageCounts);
+  const removed = counts.reduce((a, n) => a + n.removed, 0);
+  const total = counts.reduce((a, n) => a + n.before, 0);
+  const met = cs.filter((c) => c.plan.targetMet).length;
+  if (!result.changed && met === cs.length && !every) return null;
+  const name = escapeForLine(path);
+  const target = formatCount(context.target);
+  const firstMiss = cs.find((c) => !c.plan.targetMet);
+  const reason = firstMiss === undefined ? null : missReason(firstMiss, context);
+  if (result.records || cs.length > 1) {
+    const where = firstMiss === undefined ? '' : ` (first miss, ${escapeForLine(firstMiss.slot.where)}: ${reason})`;
     return (
-      `swc: ${name}: ${formatCount(plans.length)} conversations, ${formatCount(result.changedConversations)} compacted, ` +
-      `${formatCount(plans.length - result.changedConversations)} unchanged; ` +
-      `${exact ? '' : 'at least '}${formatCount(before)} → ${formatCount(after)} tokens (${tokenizer}); ` +
-      `removed ${formatCount(removed)} of ${formatCount(total)} messages; target ${formatCount(target)} met in ` +
-      (metCount === plans.length ? 'every conversation' : `${formatCount(metCount)} of ${formatCount(plans.length)} (first miss: ${miss})`)
+      `swc: ${name}: ${formatCount(cs.length)} conversations, ${formatCount(result.changedConversations)} compacted, ` +
+      `${formatCount(cs.length - result.changedConversations)} unchanged; ` +
+      `${exact ? '' : 'at least '}${formatCount(before)} → ${formatCount(after)} tokens (${context.tokenizer}); ` +
+      `removed ${formatCount(removed)} of ${formatCount(total)} messages; target ${target} met in ` +
+      (met === cs.length ? 'every conversation' : `${formatCount(met)} of ${formatCount(cs.length)}${where}`)
     );
   }
+  const verdict = firstMiss === undefined ? `target ${target} met` : `target ${target} not met: ${reason}`;
+  const only = cs[0];
   if (!result.changed) {
-    const why = plans.every((p) => p.unchanged === 'fits') ? `fits the target ${formatCount(target)}` : 'nothing to remove';
-    const miss = plans.map((p) => missReason(p, target)).find((r) => r !== null);
-    return `swc: ${name}: unchanged, ${formatCount(after)} tokens (${tokenizer}), ${why}${miss ? `; target not met: ${miss}` : ''}`;
+    const why = only === undefined ? 'nothing to compact' : unchangedWhy(only, context);
+    return `swc: ${name}: unchanged, ${formatCount(after)} tokens (${context.tokenizer}), ${why}${firstMiss === undefined ? '' : `; ${verdict}`}`;
   }
-  const met = plans.every((p) => p.targetMet);
-  const miss = plans.map((p) => missReason(p, target)).find((r) => r !== null);
+  // Counting stopped once the file was known to be over its target: say that, not a partial count.
   return (
-    `swc: ${name}: ${exact ? formatCount(before) : `more than ${formatCount(target)}`} → ${formatCount(after)} tokens (${tokenizer}), ` +
-    `removed ${formatCount(removed)} of ${formatCount(total)} messages; ` +
-    (met ? `target ${formatCount(target)} met` : `target ${formatCount(target)} not met: ${miss}`)
+    `swc: ${name}: ${exact ? formatCount(before) : `more than ${target}`} → ${formatCount(after)} tokens (${context.tokenizer}), ` +
+    `removed ${formatCount(removed)} of ${formatCount(total)} messages; ${verdict}`
   );
+}
+
+/** The one-line summary of a file's compaction for stderr (a run on one file to stdout or --output). */
+export function describeOutcome(result: FileResult, context: LineContext): string {
+  return outcomeLine(result, result.file, context) as string;
 }

@@ -1,16 +1,15 @@
 import { Chalk } from 'chalk';
-import { readFileSync } from 'node:fs';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { noteTemplate } from '../core/compact.js';
 import type { TokenCounter } from '../core/types.js';
-import { InputError } from '../errors.js';
-import { describeFsError } from '../io/files.js';
-import { decodeSource, encodeOutput } from '../io/source.js';
+import { sourceFromBytes, readSourceFile } from '../io/lines.js';
+import { encodeOutput } from '../io/source.js';
 import { compactSource, type WindowThresholds } from '../pipeline.js';
 import { createCounter, type TokenizerName } from '../tokens/index.js';
 import { renderDryRun } from './dry-run.js';
-import { planDocument } from './plan-json.js';
+import { planDocument, type PlanWindow } from './plan-json.js';
 import { failedRecord, fileLine, recordOf, type FileRecord } from './report.js';
+import type { LineContext } from './summary.js';
 
 /**
  * One file's work, the same in a worker thread and in the main thread: read, compact, and describe the result
@@ -24,6 +23,8 @@ export interface JobSettings {
   /** The token target (with thresholds: context window × compact-to). */
   readonly target: number;
   readonly window: WindowThresholds | null;
+  /** The same thresholds as the plan, the summary line and the dry run describe them. */
+  readonly planWindow: PlanWindow | null;
   readonly minKeepSteps: number;
   /** undefined: the default note; null: none; otherwise the template. */
   readonly note: string | null | undefined;
@@ -75,14 +76,13 @@ export function processFile(job: Job, settings: JobSettings, counter: TokenCount
   } catch (error) {
     // A file that cannot be read or parsed, or a bug met on it: that file fails, the run goes on.
     const record = failedRecord(job.display, error, settings.target);
-    return { index: job.index, record, line: fileLine(record, null, counter.name), diff: null, bytes: null };
+    return { index: job.index, record, line: fileLine(record, null, lineContext(settings, counter)), diff: null, bytes: null };
   }
 }
 
 /** The work of `processFile`; throws on a file it cannot handle. */
 function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): JobResult {
-  const input = job.content ?? readBytes(job.file, job.display);
-  const source = decodeSource(input, job.display);
+  const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.file, job.display);
   const result = compactSource(source, {
     target: settings.target,
     window: settings.window ?? undefined,
@@ -94,10 +94,11 @@ function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): J
     exhaustive: settings.exhaustive,
   });
   const note = noteTemplate(settings.note);
-  const target = result.conversations[0]?.target ?? settings.target;
+  const target = settings.target;
+  const window = settings.planWindow;
   let record = recordOf(result, job.display, settings.target);
   if (settings.plan) {
-    const plan = planDocument(result, { target, tokenizer: counter.name, minKeepSteps: settings.minKeepSteps, note, format: settings.format, counter });
+    const plan = planDocument(result, { target, tokenizer: counter.name, minKeepSteps: settings.minKeepSteps, note, format: settings.format, counter, window });
     record = { ...record, plan };
   }
   const diff =
@@ -111,22 +112,20 @@ function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): J
           width: settings.diff.width,
           color: new Chalk({ level: settings.diff.level }),
           counter,
+          window,
         });
   let bytes: Uint8Array | null = null;
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
-    bytes = result.changed ? encodeOutput(result.output, result.layout.source.bom) : input;
+    bytes = encodeOutput(result.output, result.layout.source.bom);
   }
-  return { index: job.index, record, line: fileLine(record, result, counter.name, settings.everyLine), diff, bytes };
+  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, counter), settings.everyLine), diff, bytes };
 }
 
-/** Reads a file whole, as an InputError when it cannot be read. */
-function readBytes(file: string, display: string): Uint8Array {
-  try {
-    return readFileSync(file);
-  } catch (error) {
-    throw new InputError(`cannot read: ${describeFsError(error)}`, display);
-  }
+/** What a file's line says besides the result: the run's settings and the counter. */
+function lineContext(settings: JobSettings, counter: TokenCounter): LineContext {
+  return { tokenizer: counter.name, target: settings.target, minKeepSteps: settings.minKeepSteps, counter, window: settings.planWindow };
 }
+
 
 /** Messages from the main thread. */
 export type ToWorker = { readonly type: 'job'; readonly job: Job };

@@ -6,7 +6,7 @@ import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { SLIDING_WINDOW } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
 
 /**
  * Anthropic Messages: a request body `{model, system, messages, ...}`, a bare messages list, or JSONL of messages.
@@ -170,6 +170,95 @@ function checkMessage(input: ConversationInput, k: number, item: unknown): Recor
   return item;
 }
 
+/** Whether a block is a server tool's result (`web_search_tool_result`, `mcp_tool_result`...), held by the assistant message that made the call. */
+function isServerResult(type: unknown): boolean {
+  return typeof type === 'string' && type !== 'tool_result' && type.endsWith('_tool_result');
+}
+
+/** A block's string field, or null. */
+function stringOf(block: Record<string, unknown>, key: string): string | null {
+  const value = own(block, key);
+  return typeof value === 'string' ? value : null;
+}
+
+/** The call ids the server tool results among these blocks answer. */
+export function serverResultIds(blocks: readonly unknown[]): (string | null)[] {
+  return blocks.filter((b): b is Record<string, unknown> => isRecord(b) && isServerResult(own(b, 'type'))).map((b) => stringOf(b, 'tool_use_id'));
+}
+
+/**
+ * The tool calls and results of one message's blocks, for `swc inspect`: client calls (`tool_use`) and server
+ * calls with their results in an assistant message, `tool_result` blocks in a user message. A server call
+ * still running (`pause_turn`: unanswered at the end of the conversation) is left out; a block on the wrong
+ * side is a problem.
+ * @param blocks the message's content blocks
+ * @param role the message's role
+ * @param item the item the message is (or, in Claude Code, the line holding it)
+ * @param isRunning whether a server call with this id is still running
+ * @param turn the `turn` to give every call and result (Claude Code sub-agent lines), or undefined
+ * @returns the calls and results in block order, and the blocks on the wrong side
+ */
+export function blockPairing(
+  blocks: readonly unknown[],
+  role: 'user' | 'assistant',
+  item: number,
+  isRunning: (id: string | null) => boolean,
+  turn?: string,
+): { calls: PairedCall[]; results: PairedResult[]; problems: { item: number; text: string }[] } {
+  const calls: PairedCall[] = [];
+  const results: PairedResult[] = [];
+  const problems: { item: number; text: string }[] = [];
+  const at = turn === undefined ? {} : { turn };
+  for (const block of blocks) {
+    if (!isRecord(block)) continue;
+    const type = own(block, 'type');
+    if (typeof type !== 'string') continue;
+    const id = stringOf(block, 'id');
+    if (CALL_BLOCKS.has(type)) {
+      if (role !== 'assistant') {
+        problems.push({ item, text: `${type} block ${JSON.stringify(id)} in a user message (only assistant messages call tools)` });
+        continue;
+      }
+      if (type !== 'tool_use' && isRunning(id)) continue;
+      calls.push({ item, id, name: stringOf(block, 'name') ?? '', ...at });
+    } else if (type === 'tool_result') {
+      const answers = stringOf(block, 'tool_use_id');
+      if (role !== 'user') {
+        problems.push({ item, text: `tool_result block for ${JSON.stringify(answers)} in an assistant message (results go in the user message after the call)` });
+        continue;
+      }
+      results.push({ item, id: answers, name: '', ...at });
+    } else if (isServerResult(type) && role === 'assistant') {
+      results.push({ item, id: stringOf(block, 'tool_use_id'), name: '', ...at });
+    }
+  }
+  return { calls, results, problems };
+}
+
+/** Tool calls and results with their ids, and items of no known role, for `swc inspect`. */
+function anthropicPairing(input: ConversationInput): Pairing {
+  const calls: PairedCall[] = [];
+  const results: PairedResult[] = [];
+  const problems: { item: number; text: string }[] = [];
+  const unknownRoles: { item: number; role: string | null }[] = [];
+  input.items.forEach((item, k) => {
+    const role = isRecord(item) ? own(item, 'role') : undefined;
+    if (!isRecord(item) || (role !== 'user' && role !== 'assistant' && role !== 'system')) {
+      unknownRoles.push({ item: k, role: typeof role === 'string' ? role : null });
+      return;
+    }
+    const content = own(item, 'content');
+    if (role === 'system' || !Array.isArray(content)) return;
+    const last = k === input.items.length - 1;
+    const answered = last ? new Set(serverResultIds(content)) : null;
+    const found = blockPairing(content, role, k, (id) => answered !== null && !answered.has(id));
+    calls.push(...found.calls);
+    results.push(...found.results);
+    problems.push(...found.problems);
+  });
+  return { calls, results, unknownRoles, problems };
+}
+
 export const anthropic: FormatAdapter = {
   name: 'anthropic',
   listKeys: ['messages'],
@@ -202,4 +291,5 @@ export const anthropic: FormatAdapter = {
   makeNote({ text }) {
     return { role: 'user', content: text };
   },
+  pairing: anthropicPairing,
 };

@@ -6,7 +6,7 @@ import type { Content, Role, ToolCall, ToolResult } from '../core/types.js';
 import { SLIDING_WINDOW } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
 
 /**
  * Google Gemini: `{contents, systemInstruction, ...}` in the REST API's camelCase or the Python SDK's snake_case,
@@ -182,6 +182,60 @@ function checkParts(input: ConversationInput, k: number, content: Record<string,
   if (bad !== -1) input.fail(k, `part ${bad + 1} must be an object, found ${describe(parts[bad])}`);
 }
 
+/** A call's or response's id and name, in either spelling of the part. */
+function callIdentity(value: Record<string, unknown>): { id: string | null; name: string } {
+  const id = own(value, 'id');
+  const name = own(value, 'name');
+  return { id: typeof id === 'string' && id !== '' ? id : null, name: typeof name === 'string' ? name : '' };
+}
+
+/**
+ * Why an item is no content of a known role (its role, or null when it has none), or null when it is one, or
+ * when `normalize` will name what is wrong with it itself (a content-less ADK event is fine; a role without parts is not).
+ */
+function unknownRoleOf(item: unknown, content: Record<string, unknown> | null): { role: string | null } | null {
+  if (content === null && isAdkEvent(item)) return null;
+  if (content === null && !isRecord(item)) return { role: null };
+  const role = own(content ?? (item as Record<string, unknown>), 'role');
+  if (role === undefined) return content === null ? { role: null } : null;
+  if (typeof role !== 'string') return { role: null };
+  return ROLES.has(role) ? null : { role };
+}
+
+/**
+ * Function calls and responses with their ids, and contents of no known role, for `swc inspect`. Ids are
+ * optional in Gemini: a response without one answers the first unanswered call of its name right before it.
+ */
+function geminiPairing(input: ConversationInput): Pairing {
+  const calls: PairedCall[] = [];
+  const results: PairedResult[] = [];
+  const problems: { item: number; text: string }[] = [];
+  const unknownRoles: { item: number; role: string | null }[] = [];
+  input.items.forEach((item, k) => {
+    const content = contentOfItem(item);
+    const unknown = unknownRoleOf(item, content);
+    if (unknown !== null) {
+      unknownRoles.push({ item: k, ...unknown });
+      return;
+    }
+    if (content === null) return;
+    const model = own(content, 'role') === 'model';
+    for (const part of own(content, 'parts') as unknown[]) {
+      if (!isRecord(part)) continue;
+      const call = fieldOf(part, 'functionCall', 'function_call');
+      const response = fieldOf(part, 'functionResponse', 'function_response');
+      if (isRecord(call)) {
+        if (model) calls.push({ item: k, ...callIdentity(call) });
+        else problems.push({ item: k, text: `function call ${JSON.stringify(callIdentity(call).name)} in a content that is not the model's` });
+      } else if (isRecord(response)) {
+        if (!model) results.push({ item: k, ...callIdentity(response) });
+        else problems.push({ item: k, text: `function response ${JSON.stringify(callIdentity(response).name)} in a model content (responses go in the content after the call)` });
+      }
+    }
+  });
+  return { calls, results, unknownRoles, problems, idsOptional: true };
+}
+
 export const gemini: FormatAdapter = {
   name: 'gemini',
   listKeys: ['contents', 'events'],
@@ -230,4 +284,5 @@ export const gemini: FormatAdapter = {
     // In an ADK session the note is an event by the user.
     return items.some((i) => contentOfItem(i) !== null && contentOfItem(i) !== i) ? { author: 'user', content } : content;
   },
+  pairing: geminiPairing,
 };

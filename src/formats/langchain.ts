@@ -4,7 +4,7 @@ import { isEarlierNoteText } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import { SLIDING_WINDOW, type Content, type Message, type Role, type ToolCall, type ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type FormatAdapter, type Normalized } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
 
 /**
  * LangChain serialized messages: `messages_to_dict` (`{type, data}`) and `dumpd`
@@ -160,6 +160,86 @@ function roleOf(item: unknown, fail: (reason: string) => never): Role {
   return mapped;
 }
 
+/**
+ * The role of an item, or the role or type it names that no LangChain message has (null when it names none).
+ * A known type in a broken shape is neither: `normalize` says what is wrong with it.
+ */
+function roleOrUnknown(item: unknown): { role: Role | null } | { unknown: string | null } {
+  if (!isRecord(item)) return { unknown: null };
+  const type = typeOf(item);
+  if (type === null) {
+    const id = own(item, 'id');
+    const name = isDumpd(item) ? (Array.isArray(id) ? id[id.length - 1] : undefined) : own(item, 'type');
+    if (typeof name !== 'string') return { unknown: null };
+    const chunk = name.endsWith('MessageChunk') ? name.slice(0, -'MessageChunk'.length).toLowerCase() : name;
+    const known = own(CLASSES, name.replace(/Chunk$/, '')) !== undefined || own(TYPES, chunk) !== undefined;
+    return known ? { role: null } : { unknown: name };
+  }
+  const role = TYPES[type] as Role | 'chat';
+  if (role !== 'chat') return { role };
+  const chatRole = own(own(item, isDumpd(item) ? 'kwargs' : 'data') as Record<string, unknown>, 'role');
+  const mapped = typeof chatRole === 'string' ? (own(CHAT_ROLES, chatRole) as Role | undefined) : undefined;
+  return mapped === undefined ? { unknown: typeof chatRole === 'string' ? chatRole : null } : { role: mapped };
+}
+
+/** A string field of a record, or null. */
+function stringIn(value: unknown, key: string): string | null {
+  const field = isRecord(value) ? own(value, key) : undefined;
+  return typeof field === 'string' ? field : null;
+}
+
+/**
+ * The ids and names of an AI message's calls, from the same place `callsOf` reads them: `tool_calls` and
+ * `invalid_tool_calls`, else `tool_use` / `tool_call` content blocks, else `additional_kwargs`.
+ */
+function callIds(fields: Record<string, unknown>): { id: string | null; name: string }[] {
+  const list = (key: string): unknown[] => {
+    const value = own(fields, key);
+    return Array.isArray(value) ? value.filter(isRecord) : [];
+  };
+  const direct = [...list('tool_calls'), ...list('invalid_tool_calls')].map((c) => ({ id: stringIn(c, 'id'), name: stringIn(c, 'name') ?? '' }));
+  if (direct.length > 0) return direct;
+  const content = own(fields, 'content');
+  const blocks = (Array.isArray(content) ? content : []).filter(
+    (b) => isRecord(b) && (own(b, 'type') === 'tool_use' || own(b, 'type') === 'tool_call') && typeof own(b, 'name') === 'string',
+  );
+  if (blocks.length > 0) return blocks.map((b) => ({ id: stringIn(b, 'id'), name: stringIn(b, 'name') as string }));
+  const extra = own(fields, 'additional_kwargs');
+  const out: { id: string | null; name: string }[] = [];
+  const openaiCalls = isRecord(extra) ? own(extra, 'tool_calls') : undefined;
+  for (const call of Array.isArray(openaiCalls) ? openaiCalls : []) {
+    const fn = isRecord(call) ? own(call, 'function') : undefined;
+    if (isRecord(fn)) out.push({ id: stringIn(call, 'id'), name: stringIn(fn, 'name') ?? '' });
+  }
+  const legacy = isRecord(extra) ? own(extra, 'function_call') : undefined;
+  if (isRecord(legacy)) out.push({ id: null, name: stringIn(legacy, 'name') ?? '' });
+  return out;
+}
+
+/** Tool calls and results with their ids, and items of no known type or role, for `swc inspect`. */
+function langchainPairing(input: ConversationInput): Pairing {
+  const calls: PairedCall[] = [];
+  const results: PairedResult[] = [];
+  const unknownRoles: { item: number; role: string | null }[] = [];
+  input.items.forEach((item, k) => {
+    const found = roleOrUnknown(item);
+    if ('unknown' in found) {
+      unknownRoles.push({ item: k, role: found.unknown });
+      return;
+    }
+    if (found.role === null) return;
+    const fields = own(item as Record<string, unknown>, isDumpd(item) ? 'kwargs' : 'data') as Record<string, unknown>;
+    if (found.role === 'assistant') {
+      for (const call of callIds(fields)) calls.push({ item: k, ...call });
+    } else if (found.role === 'tool') {
+      // A FunctionMessage names its function but no call id.
+      const id = typeOf(item) === 'function' ? null : stringIn(fields, 'tool_call_id');
+      results.push({ item: k, id, name: stringIn(fields, 'name') ?? '' });
+    }
+  });
+  return { calls, results, unknownRoles };
+}
+
 /** The key order and class path the file's own human messages use, for the note. */
 function humanShape(items: readonly unknown[]): { dumpd: boolean; keys: string[] | null; path: string[] } {
   const dumpd = items.filter(isDumpd).length * 2 > items.length;
@@ -240,4 +320,5 @@ export const langchain: FormatAdapter = {
     if (!('content' in data)) data.content = text;
     return { type: 'human', data };
   },
+  pairing: langchainPairing,
 };

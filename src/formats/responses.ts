@@ -6,7 +6,7 @@ import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { SLIDING_WINDOW } from '../core/types.js';
 import { ConversationBuilder, instructionTexts, type Entry } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
 
 /**
  * OpenAI Responses input: `{input, instructions, ...}` (input a list of items or one string), or a bare item list.
@@ -232,6 +232,43 @@ function checkItem(input: ConversationInput, k: number, item: unknown): Kind {
   return input.fail(k, 'item has neither a "type" nor a "role"');
 }
 
+/** Item types the client answers: without a `call_id`, a call and its output cannot find each other. */
+const CLIENT_TYPES = new Set(['function_call', 'custom_tool_call', 'function_call_output', 'custom_tool_call_output']);
+
+/**
+ * Tool calls and outputs with their call ids, and items of no known role, for `swc inspect`. Calls that hold
+ * their own result (web search, MCP calls, server-executed tool search with a null `call_id`) are no calls
+ * here; an MCP approval request counts as a call only once some response answers it (leaving one unanswered
+ * declines it).
+ */
+function responsesPairing(input: ConversationInput): Pairing {
+  const calls: PairedCall[] = [];
+  const results: PairedResult[] = [];
+  const problems: { item: number; text: string }[] = [];
+  const unknownRoles: { item: number; role: string | null }[] = [];
+  const approved = new Set<string>();
+  for (const item of input.items) {
+    if (isRecord(item) && own(item, 'type') === 'mcp_approval_response' && hasString(item, 'approval_request_id')) approved.add(own(item, 'approval_request_id') as string);
+  }
+  input.items.forEach((item, k) => {
+    const kind = kindOf(item);
+    if (kind === null) {
+      const role = isRecord(item) ? own(item, 'role') : undefined;
+      unknownRoles.push({ item: k, role: typeof role === 'string' ? role : null });
+      return;
+    }
+    if (!isRecord(item)) return;
+    const type = own(item, 'type');
+    if (kind === 'call') {
+      const approval = type === 'mcp_approval_request';
+      const id = own(item, approval ? 'id' : 'call_id') as string;
+      if (!approval || approved.has(id)) calls.push({ item: k, id, name: callName(item) });
+    } else if (kind === 'output') results.push({ item: k, id: answeredId(item) ?? null, name: '' });
+    else if (CLIENT_TYPES.has(type as string)) problems.push({ item: k, text: `${type as string} has no "call_id"` });
+  });
+  return { calls, results, unknownRoles, problems };
+}
+
 export const responses: FormatAdapter = {
   name: 'responses',
   listKeys: ['input'],
@@ -348,4 +385,5 @@ export const responses: FormatAdapter = {
     const style = (messages.filter((i) => own(i as Record<string, unknown>, 'role') === 'user').pop() ?? messages.pop()) as Record<string, unknown> | undefined;
     return style !== undefined && own(style, 'type') === 'message' ? { type: 'message', role: 'user', content: text } : { role: 'user', content: text };
   },
+  pairing: responsesPairing,
 };

@@ -3,7 +3,7 @@ import { isEarlierNoteText } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import { SLIDING_WINDOW, type Content, type Message, type Role, type ToolCall } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type FormatAdapter, type Normalized } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
 
 /**
  * ShareGPT-style training data: `{"conversations": [{"from", "value"}]}` with human/gpt/system/function_call/
@@ -107,6 +107,78 @@ function plainText(item: Record<string, unknown>): string | null {
   return texts.length === 1 ? (texts[0] as string) : null;
 }
 
+/** The names of the calls a function_call value or tool_call part holds, read as `parseCalls` reads them. */
+function callNamesIn(value: unknown): string[] {
+  let parsed = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value) as unknown;
+    } catch {
+      return [''];
+    }
+  } else if (!isRecord(value) && !Array.isArray(value)) return [];
+  return (Array.isArray(parsed) ? parsed : [parsed]).map((call) => {
+    const name = isRecord(call) ? own(call, 'name') : undefined;
+    return typeof name === 'string' ? name : '';
+  });
+}
+
+/** The names of the calls an item makes, from the same places `partsOf` reads them. */
+function callNamesOf(item: Record<string, unknown>): string[] {
+  const body = bodyOf(item);
+  if (typeof body === 'string') return speakerOf(item) === 'function_call' ? callNamesIn(body) : [];
+  if (!Array.isArray(body)) return [];
+  return body.flatMap((part) => (isRecord(part) && own(part, 'type') === 'tool_call' ? callNamesIn(own(part, 'value')) : []));
+}
+
+/**
+ * Calls and observations for `swc inspect`. Neither has an id: the observations right after an assistant run
+ * answer its calls by position, the last one answering every call left (LLaMA-Factory puts the results of
+ * parallel calls in one observation). A run of calls that ends the conversation is the sample's target, not
+ * a call waiting for its result, so it is left out.
+ */
+function sharegptPairing(input: ConversationInput): Pairing {
+  const calls: PairedCall[] = [];
+  const results: PairedResult[] = [];
+  const unknownRoles: { item: number; role: string | null }[] = [];
+  /** Each run of assistant items and the observations right after it (a run of none for observations after anything else). */
+  const runs: { calls: PairedCall[]; observations: number[] }[] = [];
+  let open = false;
+  input.items.forEach((item, k) => {
+    const speaker = isRecord(item) ? speakerOf(item) : undefined;
+    const part = typeof speaker === 'string' ? (own(SPEAKERS, speaker) as Part | undefined) : undefined;
+    if (part === undefined) {
+      unknownRoles.push({ item: k, role: typeof speaker === 'string' ? speaker : null });
+      return;
+    }
+    const record = item as Record<string, unknown>;
+    if (part === 'assistant' || part === 'call') {
+      if (!open) runs.push({ calls: [], observations: [] });
+      open = true;
+      (runs[runs.length - 1] as (typeof runs)[number]).calls.push(...callNamesOf(record).map((name) => ({ item: k, id: null, name })));
+      return;
+    }
+    open = false;
+    if (part === 'tool') {
+      if (runs.length === 0) runs.push({ calls: [], observations: [] });
+      (runs[runs.length - 1] as (typeof runs)[number]).observations.push(k);
+    } else {
+      // Anything else ends the run: observations after it answer nothing.
+      runs.push({ calls: [], observations: [] });
+    }
+  });
+  runs.forEach((run, r) => {
+    const n = run.observations.length;
+    if (n === 0 && r === runs.length - 1) return;
+    calls.push(...run.calls);
+    run.observations.forEach((k, i) => {
+      const answers = i === n - 1 && run.calls.length > n ? run.calls.length - n + 1 : 1;
+      for (let a = 0; a < answers; a++) results.push({ item: k, id: null, name: '' });
+    });
+  });
+  return { calls, results, unknownRoles };
+}
+
 export const sharegpt: FormatAdapter = {
   name: 'sharegpt',
   listKeys: ['conversations', 'messages'],
@@ -182,6 +254,7 @@ export const sharegpt: FormatAdapter = {
     const typed = items.some((item) => isRecord(item) && Array.isArray(own(item, 'content')));
     return { role: userTag ?? 'user', content: typed ? [{ type: 'text', value: text }] : text };
   },
+  pairing: sharegptPairing,
 };
 
 function textContent(raw: string): Content {

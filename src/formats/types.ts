@@ -82,6 +82,11 @@ export interface PairedCall {
   /** The call id, or null when the format or the item gives none (then calls and results pair by tool name, in order). */
   readonly id: string | null;
   readonly name: string;
+  /**
+   * Optional: the unit the call is made in, for formats whose pairing unit is not the normalized message
+   * (Claude Code sub-agent lines). A call or result with a `turn` pairs only with one of the same `turn`.
+   */
+  readonly turn?: string;
 }
 
 /** One tool result as `pairing` reports it: one entry per call it answers. */
@@ -91,6 +96,8 @@ export interface PairedResult {
   readonly id: string | null;
   /** The tool's name when the result says it (used to pair results without ids), else ''. */
   readonly name: string;
+  /** Optional: the unit of the call it answers (see `PairedCall.turn`). */
+  readonly turn?: string;
 }
 
 /** What `pairing` finds in a conversation's items. */
@@ -102,6 +109,11 @@ export interface Pairing {
   readonly unknownRoles?: readonly { readonly item: number; readonly role: string | null }[];
   /** Other problems a provider would reject, each at an item. */
   readonly problems?: readonly { readonly item: number; readonly text: string }[];
+  /**
+   * Optional: results without an id may answer calls that have one, by tool name in order (Gemini, where ids
+   * are optional on either side). Otherwise a result without an id answers only calls without one.
+   */
+  readonly idsOptional?: boolean;
 }
 
 /** A plain-object guard that does not trust prototypes. */

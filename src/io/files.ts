@@ -35,6 +35,7 @@ function installCleanup(): void {
 
 /**
  * Replaces a file's content atomically. A symlink is followed: the file it points to is rewritten and the link stays.
+ * A device, FIFO or socket is written into directly (there is nothing to replace atomically).
  * @param file the path to write
  * @param data the new content
  * @param modeFrom a file whose permission bits the new file gets (defaults to the target when it exists)
@@ -46,6 +47,12 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
     target = await fs.realpath(file);
   } catch {
     // a new file: write where asked
+  }
+  const existing = await fs.stat(target).catch(() => null);
+  if (existing !== null && !existing.isFile() && !existing.isDirectory()) {
+    // A device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written into, never replaced by a file.
+    await fs.writeFile(target, data);
+    return;
   }
   let mode = 0o644;
   try {

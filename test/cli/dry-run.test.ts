@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Chalk } from 'chalk';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { allocate, renderDryRun, type DryRunView } from '../../src/cli/dry-run.js';
 import { displayWidth } from '../../src/cli/text-width.js';
 import { noteTemplate } from '../../src/core/compact.js';
@@ -12,6 +14,7 @@ import { createApproxCounter } from '../../src/tokens/index.js';
 import type { TokenCounter } from '../../src/core/types.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { ROOT } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Item = Record<string, unknown>;
@@ -116,15 +119,15 @@ describe('the dry-run diff', () => {
     const out = dryRun(steps(), { target: 50, minKeepSteps: 3 });
     expect(out).toMatchSnapshot();
     expect(out.replace(/\n {2}/g, ' ')).toContain(
-      'nothing removed\ntarget 50 not met (80 tokens): min_keep_steps 3 held the 3 newest steps (60 tokens), more than the 30 tokens left after the protected part\n',
+      'nothing removed\ntarget 50 not met (80 tokens): min_keep_steps 3 held the 3 newest steps (60 tokens), more than the 30 tokens left\n',
     );
   });
 
-  it('says the protected part alone is over the target when it is', () => {
+  it('says the instructions and the current task alone are over the target when they are', () => {
     // Both turns go; the step stays by min_keep_steps: 20 + 40 + note 10 = 70.
     const out = dryRun(history(), { target: 15 });
     expect(out).toMatchSnapshot();
-    expect(out).toContain('target 15 not met (70 tokens): the protected part alone (instructions and\n  current task) takes 20 tokens\n');
+    expect(out).toContain('target 15 not met (70 tokens): the instructions and the current task alone take\n  20 tokens\n');
   });
 
   it('shows a line saying there is no note when notes are off', () => {
@@ -187,6 +190,97 @@ describe('the dry-run diff', () => {
     expect(out).toContain('@@ conversation 2 of 3 (line 2 "messages") @@');
     expect(out).not.toContain('@@ conversation 3 of 3');
     expect(out).toContain('total: 3 conversations, 1 would change, 2 unchanged (not shown)\n');
+  });
+});
+
+describe('the dry-run diff in item positions and window terms', () => {
+  it('numbers a Claude Code log by its lines: a split message spans them, the note at the line it is written', () => {
+    // Lines: 0 U, 1-3 one assistant message split in three, 4-5 results, 6 A, 7 U (task), 8-9 A split, 10 result, 11 A.
+    const text = readFileSync(path.join(ROOT, 'fixtures/claude-code/split-assistant.jsonl'), 'utf8');
+    const settings = { target: 50, note: '[{num_removed} gone]' };
+    const out = renderDryRun(compactMessages([], settings, createFakeCounter(), 'split.jsonl', text), view(settings));
+    expect(out).toBe(
+      [
+        'dry run: split.jsonl',
+        'format claude-code  tokenizer fake  target 50  min_keep_steps 1  note on',
+        '--- before  12 messages  90 tokens',
+        '+++ after    6 messages  50 tokens  target 50 met',
+        '',
+        '+ note    @0      1 msg  10 tok  [7 gone]',
+        '- turn 1  #0-6   7 msgs  50 tok  List the files in src and test.',
+        '  task    #7      1 msg  10 tok  Now count the lines in a.ts.',
+        '+ step 1  #8-10  3 msgs  20 tok  Bash → 1 result · Counting.',
+        '+ step 2  #11     1 msg  10 tok  src/a.ts has 42 lines.',
+        '',
+        `budget [${'█'.repeat(7)}${'▒'.repeat(21)}${'▞'.repeat(7)}│${'░'.repeat(35)}]`,
+        '█ protected 10  ▒ steps 30  ▞ note 10  ░ removed 50  │ target 50',
+        'removed 7 messages (50 tokens) in 1 turn and 0 steps',
+        'target 50 met (50 tokens)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('shows instructions held outside the list (Anthropic system) as outside, with no message', () => {
+    const body = { model: 'm', system: 'Be brief.', messages: [usr('old question'), ast('old answer'), usr('the task')] };
+    const settings = { target: 30, note: null };
+    const out = renderDryRun(compactMessages([], settings, createFakeCounter(), 'request.json', JSON.stringify(body)), view(settings));
+    expect(out).toContain(
+      [
+        '--- before  3 messages  40 tokens',
+        '+++ after   1 message   20 tokens  target 30 met',
+        '',
+        '  system  outside  0 msgs  10 tok  Be brief.',
+        '  note                             no note: notes are off',
+        '- turn 1  #0-1     2 msgs  20 tok  old question',
+        '  task    #2        1 msg  10 tok  the task',
+      ].join('\n'),
+    );
+  });
+
+  /** An OpenAI request body with one tool schema (10 tokens to the fake counter), dry-run against window thresholds. */
+  function windowRun(contextWindow: number, compactAt: number, compactTo: number): string {
+    const body = { messages: [usr('old question'), ast('old answer'), usr('the task')], tools: [{ type: 'function', function: { name: 'pick', parameters: {} } }] };
+    const window = { contextWindow, compactAt, compactTo, trigger: Math.ceil(contextWindow * compactAt), target: Math.floor(contextWindow * compactTo) };
+    const result = compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
+      target: window.target,
+      window: { trigger: window.trigger, target: window.target },
+      counter: createFakeCounter(),
+      exhaustive: true,
+    });
+    return renderDryRun(result, view({ target: window.target }, { window }));
+  }
+
+  it('says a file below the compact-at threshold is below it, with the window settings in the header', () => {
+    // 30 tokens of messages + 10 of schemas = 40, below ceil(100 × 0.7) = 70.
+    const out = windowRun(100, 0.7, 0.4);
+    expect(out).toContain(
+      [
+        'format openai  tokenizer fake  context window 100  compact at 70% (70)',
+        'compact to 40% (40)  min_keep_steps 1  note on',
+        '--- before  3 messages  30 tokens  (+ 10 tokens of tool schemas)',
+        '+++ after   3 messages  30 tokens  below the threshold 70 (70% of 100)',
+        '',
+        '  note                          no note: nothing removed (below the threshold)',
+      ].join('\n'),
+    );
+    expect(out).toContain('│ threshold 70 (60 after tool schemas)\nnothing removed\nbelow the threshold 70 (70% of 100): 40 tokens, tool schemas included\n');
+  });
+
+  it('says when the tool schemas alone take more than the compact-to share', () => {
+    // 40 tokens reach ceil(40 × 0.7) = 28; the schemas (10) are more than floor(40 × 0.2) = 8.
+    const out = windowRun(40, 0.7, 0.2);
+    expect(out.replace(/\n {2}/g, ' ')).toContain(
+      'target 0 (after 10 tokens of tool schemas) not met (20 tokens): the tool schemas alone take 10 tokens, more than the 8-token target\n',
+    );
+  });
+
+  it('says when the note is what brings the kept messages over the target the schemas leave', () => {
+    // 40 tokens reach ceil(60 × 0.5) = 30; the target floor(60 × 0.4) = 24 less 10 of schemas leaves 14: task 10 + note 10.
+    const out = windowRun(60, 0.5, 0.4);
+    expect(out.replace(/\n {2}/g, ' ')).toContain(
+      'target 14 (after 10 tokens of tool schemas) not met (20 tokens): the kept messages fit, but the note (10 tokens) brings them to 20 tokens\n',
+    );
   });
 });
 

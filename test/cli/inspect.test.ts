@@ -4,15 +4,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkPairing, inspectSource } from '../../src/cli/inspect.js';
 import { textContent } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
+import { anthropic } from '../../src/formats/anthropic.js';
+import { claudeCode } from '../../src/formats/claude-code.js';
+import { gemini } from '../../src/formats/gemini.js';
 import { haystack } from '../../src/formats/haystack.js';
+import { langchain } from '../../src/formats/langchain.js';
 import { openai } from '../../src/formats/openai.js';
+import { responses } from '../../src/formats/responses.js';
+import { sharegpt } from '../../src/formats/sharegpt.js';
 import type { ConversationInput, Pairing } from '../../src/formats/types.js';
 import { decodeSource } from '../../src/io/source.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
@@ -174,6 +180,390 @@ describe('adapter pairing', () => {
   });
 });
 
+describe('adapter pairing of the other formats', () => {
+  it('reads Anthropic tool_use and tool_result, server calls with their results in the same message, and blocks on the wrong side', () => {
+    const pairing = anthropic.pairing?.(
+      inputOf([
+        { role: 'user', content: [{ type: 'text', text: 'go' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server_tool_use', id: 's1', name: 'web_search', input: {} },
+            { type: 'web_search_tool_result', tool_use_id: 's1', content: [] },
+            { type: 'tool_use', id: 'a', name: 'f', input: {} },
+            { type: 'tool_result', tool_use_id: 'x', content: 'r' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: 'r' }, { type: 'tool_use', id: 'b', name: 'g', input: {} }] },
+        { role: 'tool', content: 'r' },
+        { role: 'assistant', content: [{ type: 'server_tool_use', id: 's2', name: 'web_search', input: {} }] },
+      ]),
+    );
+    expect(pairing).toEqual({
+      calls: [
+        { item: 1, id: 's1', name: 'web_search' },
+        { item: 1, id: 'a', name: 'f' },
+      ],
+      results: [
+        { item: 1, id: 's1', name: '' },
+        { item: 2, id: 'a', name: '' },
+      ],
+      unknownRoles: [{ item: 3, role: 'tool' }],
+      problems: [
+        { item: 1, text: 'tool_result block for "x" in an assistant message (results go in the user message after the call)' },
+        { item: 2, text: 'tool_use block "b" in a user message (only assistant messages call tools)' },
+      ],
+    });
+  });
+
+  it('reads Responses calls and outputs by call_id, leaving out calls that hold their own result', () => {
+    const pairing = responses.pairing?.(
+      inputOf([
+        'hi',
+        { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+        { type: 'custom_tool_call', call_id: 'c2', name: 'patch', input: 'x' },
+        { type: 'computer_call', call_id: 'c3', action: { type: 'click' } },
+        { type: 'mcp_call', id: 'mcp_1', name: 'ask', arguments: '{}', output: 'r' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+        { type: 'tool_search_call', id: 'ts_1', call_id: null },
+        { type: 'tool_search_output', id: 'tso_1', call_id: null },
+        { type: 'mcp_approval_request', id: 'ap_1', name: 'ask', arguments: '{}' },
+        { type: 'mcp_approval_request', id: 'ap_2', name: 'delete', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'r' },
+        { type: 'custom_tool_call_output', call_id: 'c2', output: 'r' },
+        { type: 'computer_call_output', call_id: 'c3', output: { type: 'computer_screenshot' } },
+        { type: 'mcp_approval_response', approval_request_id: 'ap_1', approve: true },
+        { type: 'function_call', name: 'g', arguments: '{}' },
+        { type: 'message', role: 'tool', content: 'r' },
+        { content: 'no role' },
+      ]),
+    );
+    expect(pairing).toEqual({
+      calls: [
+        { item: 1, id: 'c1', name: 'f' },
+        { item: 2, id: 'c2', name: 'patch' },
+        { item: 3, id: 'c3', name: 'computer' },
+        { item: 8, id: 'ap_1', name: 'ask' },
+      ],
+      results: [
+        { item: 10, id: 'c1', name: '' },
+        { item: 11, id: 'c2', name: '' },
+        { item: 12, id: 'c3', name: '' },
+        { item: 13, id: 'ap_1', name: '' },
+      ],
+      unknownRoles: [
+        { item: 15, role: 'tool' },
+        { item: 16, role: null },
+      ],
+      problems: [{ item: 14, text: 'function_call has no "call_id"' }],
+    });
+  });
+
+  it('reads Gemini calls and responses in either spelling, ids optional, in contents and ADK events', () => {
+    const pairing = gemini.pairing?.(
+      inputOf([
+        { author: 'user', content: { role: 'user', parts: [{ text: 'go' }] } },
+        { author: 'agent', content: { role: 'model', parts: [{ function_call: { name: 'f', args: {} } }, { functionCall: { id: 'c2', name: 'g', args: {} } }] } },
+        { author: 'agent', actions: { state_delta: {} } },
+        { author: 'agent', content: { role: 'user', parts: [{ function_response: { name: 'f', response: {} } }, { functionResponse: { id: 'c2', name: 'g', response: {} } }] } },
+        { author: 'agent', content: { role: 'model', parts: [{ functionResponse: { name: 'f', response: {} } }] } },
+        { author: 'agent', content: { role: 'system', parts: [{ text: 'x' }] } },
+        'not a content',
+      ]),
+    );
+    expect(pairing).toEqual({
+      calls: [
+        { item: 1, id: null, name: 'f' },
+        { item: 1, id: 'c2', name: 'g' },
+      ],
+      results: [
+        { item: 3, id: null, name: 'f' },
+        { item: 3, id: 'c2', name: 'g' },
+      ],
+      unknownRoles: [
+        { item: 5, role: 'system' },
+        { item: 6, role: null },
+      ],
+      problems: [{ item: 4, text: 'function response "f" in a model content (responses go in the content after the call)' }],
+      idsOptional: true,
+    });
+  });
+
+  it('reads LangChain tool_calls, invalid_tool_calls and their fallbacks, tool_call_id, and unknown types', () => {
+    const ai = (data: Record<string, unknown>) => ({ type: 'ai', data: { content: '', ...data } });
+    const pairing = langchain.pairing?.(
+      inputOf([
+        ai({ tool_calls: [{ name: 'f', args: {}, id: 'a' }], invalid_tool_calls: [{ name: 'g', args: '{', id: 'b', error: 'bad' }] }),
+        { type: 'tool', data: { content: 'r', tool_call_id: 'a' } },
+        { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'AIMessage'], kwargs: { content: [{ type: 'tool_use', id: 'c', name: 'h', input: {} }], tool_calls: [] } },
+        ai({ additional_kwargs: { tool_calls: [{ id: 'd', type: 'function', function: { name: 'k', arguments: '{}' } }], function_call: { name: 'old', arguments: '{}' } } }),
+        { type: 'function', data: { content: 'r', name: 'old' } },
+        { type: 'robot', data: { content: 'r' } },
+        { type: 'chat', data: { content: 'r', role: 'narrator' } },
+      ]),
+    );
+    expect(pairing).toEqual({
+      calls: [
+        { item: 0, id: 'a', name: 'f' },
+        { item: 0, id: 'b', name: 'g' },
+        { item: 2, id: 'c', name: 'h' },
+        { item: 3, id: 'd', name: 'k' },
+        { item: 3, id: null, name: 'old' },
+      ],
+      results: [
+        { item: 1, id: 'a', name: '' },
+        { item: 4, id: null, name: 'old' },
+      ],
+      unknownRoles: [
+        { item: 5, role: 'robot' },
+        { item: 6, role: 'narrator' },
+      ],
+    });
+  });
+
+  it('reads Claude Code calls and results per line, giving sidechain lines the sub-agent message up their parentUuid chain', () => {
+    const line = (uuid: string, parentUuid: string | null, type: string, content: unknown, extra: Record<string, unknown> = {}) => ({
+      parentUuid,
+      isSidechain: false,
+      type,
+      message: type === 'assistant' ? { id: `m-${uuid}`, role: type, content } : { role: type, content },
+      uuid,
+      ...extra,
+    });
+    const side = { isSidechain: true };
+    const pairing = claudeCode.pairing?.(
+      inputOf([
+        line('u1', null, 'user', 'go'),
+        line('a1', 'u1', 'assistant', [{ type: 'tool_use', id: 'task', name: 'Task', input: {} }]),
+        line('s1', null, 'user', 'sub-agent prompt', side),
+        line('s2', 's1', 'assistant', [{ type: 'tool_use', id: 'x', name: 'Read', input: {} }], side),
+        line('s3', 's2', 'user', [{ type: 'tool_result', tool_use_id: 'x', content: 'r' }], side),
+        line('s4', 's1', 'user', [{ type: 'tool_result', tool_use_id: 'y', content: 'r' }], side),
+        line('u2', 'a1', 'user', [{ type: 'tool_result', tool_use_id: 'task', content: 'r' }]),
+        'not an event',
+      ]),
+    );
+    expect(pairing).toEqual({
+      calls: [
+        { item: 1, id: 'task', name: 'Task' },
+        { item: 3, id: 'x', name: 'Read', turn: 'side message m-s2' },
+      ],
+      results: [
+        { item: 4, id: 'x', name: '', turn: 'side message m-s2' },
+        { item: 5, id: 'y', name: '', turn: 'side result at line 5' },
+        { item: 6, id: 'task', name: '' },
+      ],
+      unknownRoles: [{ item: 7, role: null }],
+      problems: [],
+    });
+  });
+
+  it('pairs ShareGPT observations with the calls of the run before them by position, the last observation taking the rest', () => {
+    const typed = (role: string, ...parts: [string, string][]) => ({ role, content: parts.map(([type, value]) => ({ type, value })) });
+    const call = (name: string) => ['tool_call', JSON.stringify({ name, arguments: {} })] as [string, string];
+    const pairing = sharegpt.pairing?.(
+      inputOf([
+        typed('user', ['text', 'go']),
+        typed('assistant', ['reasoning', 'r'], call('f'), call('g'), call('h')),
+        typed('tool', ['text', 'r1']),
+        typed('tool', ['text', 'r2 and r3']),
+        typed('assistant', ['text', 'done']),
+        typed('tool', ['text', 'r4']),
+        typed('narrator', ['text', 'x']),
+        typed('user', ['text', 'again']),
+        typed('assistant', call('k')),
+      ]),
+    );
+    expect(pairing).toEqual({
+      calls: [
+        { item: 1, id: null, name: 'f' },
+        { item: 1, id: null, name: 'g' },
+        { item: 1, id: null, name: 'h' },
+      ],
+      results: [
+        { item: 2, id: null, name: '' },
+        { item: 3, id: null, name: '' },
+        { item: 3, id: null, name: '' },
+        { item: 5, id: null, name: '' },
+      ],
+      unknownRoles: [{ item: 6, role: 'narrator' }],
+    });
+  });
+});
+
+/** The problems inspect finds in a transcript given as a value (or JSONL text), as `kind: text` lines. */
+function problemsIn(value: unknown, file = 'x.json'): string[] {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const inspection = inspectSource(decodeSource(Buffer.from(text), file), { format: 'auto', counter: createFakeCounter() });
+  return inspection.conversations.flatMap((c) => c.problems.map((p) => `${p.kind}: ${p.text}`));
+}
+
+describe('pairing rules per format', () => {
+  const serverCall = (id: string) => ({ type: 'server_tool_use', id, name: 'web_search', input: { query: 'q' } });
+  const serverResult = (id: string) => ({ type: 'web_search_tool_result', tool_use_id: id, content: [] });
+
+  it('accepts an Anthropic server call still running at the end of the conversation (pause_turn)', () => {
+    const messages = [
+      { role: 'user', content: 'Search.' },
+      { role: 'assistant', content: [serverCall('s1'), serverResult('s1'), { type: 'text', text: 'More.' }, serverCall('s2')] },
+    ];
+    expect(problemsIn({ model: 'm', messages })).toEqual([]);
+  });
+
+  it('flags an Anthropic server call left without a result before the end', () => {
+    const messages = [
+      { role: 'user', content: 'Search.' },
+      { role: 'assistant', content: [serverCall('s1'), { type: 'text', text: 'Paused.' }] },
+      { role: 'user', content: 'Go on.' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+    ];
+    expect(problemsIn({ model: 'm', messages })).toEqual(['missing-result: tool call "s1" (web_search) has no result']);
+  });
+
+  it('accepts Responses calls that hold their own result and a server tool search without call ids', () => {
+    const input = [
+      { role: 'user', content: 'Go.' },
+      { type: 'reasoning', id: 'rs_1', summary: [] },
+      { type: 'tool_search_call', id: 'ts_1', call_id: null, status: 'completed' },
+      { type: 'tool_search_output', id: 'tso_1', call_id: null, tools: [] },
+      { type: 'mcp_call', id: 'mcp_1', name: 'ask', arguments: '{}', output: 'r', server_label: 's' },
+      { type: 'custom_tool_call', call_id: 'c1', name: 'patch', input: 'x' },
+      { type: 'custom_tool_call_output', call_id: 'c1', output: 'ok' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Done.' }] },
+    ];
+    expect(problemsIn({ input })).toEqual([]);
+  });
+
+  it('flags a Responses output parted from its call by a user message', () => {
+    const input = [
+      { role: 'user', content: 'Go.' },
+      { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+      { role: 'user', content: 'Hurry.' },
+      { type: 'function_call_output', call_id: 'c1', output: 'r' },
+    ];
+    expect(problemsIn({ input })).toEqual([
+      'missing-result: tool call "c1" (f) has no result right after it',
+      'orphan-result: result for call id "c1" is not right after its call (line 1)',
+    ]);
+  });
+
+  it('lets a Gemini response without an id answer a call with one, by name', () => {
+    const contents = (name: string) => [
+      { role: 'user', parts: [{ text: 'Go.' }] },
+      { role: 'model', parts: [{ functionCall: { id: 'c1', name: 'f', args: {} } }] },
+      { role: 'user', parts: [{ functionResponse: { name, response: { result: 'r' } } }] },
+    ];
+    expect(problemsIn({ contents: contents('f') })).toEqual([]);
+    expect(problemsIn({ contents: contents('g') })).toEqual([
+      'missing-result: tool call "c1" (f) has no result',
+      'orphan-result: result of g (no call id) answers no call right before it',
+    ]);
+  });
+
+  it('requires a result for every LangChain invalid tool call too', () => {
+    const messages = [
+      { type: 'human', data: { content: 'Go.' } },
+      { type: 'ai', data: { content: '', tool_calls: [{ name: 'f', args: {}, id: 'a' }], invalid_tool_calls: [{ name: 'g', args: '{', id: 'b', error: 'bad' }] } },
+      { type: 'tool', data: { content: 'r', tool_call_id: 'a' } },
+    ];
+    expect(problemsIn(messages)).toEqual(['missing-result: tool call "b" (g) has no result']);
+  });
+
+  describe('Claude Code', () => {
+    let n = 0;
+    const line = (type: string, content: unknown, extra: Record<string, unknown> = {}) => ({
+      parentUuid: null as string | null,
+      isSidechain: false,
+      sessionId: 's',
+      type,
+      message: { role: type, content },
+      uuid: `u${++n}`,
+      ...extra,
+    });
+    const say = (id: string, block: unknown, extra: Record<string, unknown> = {}) => {
+      const l = line('assistant', [block], extra);
+      (l.message as Record<string, unknown>).id = id;
+      return l;
+    };
+    const use = (id: string, name: string) => ({ type: 'tool_use', id, name, input: {} });
+    const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'r' });
+    /** Chains the lines: each main line and each sidechain line follows the one before it on its own chain. */
+    const session = (lines: ReturnType<typeof line>[]): string => {
+      let main: string | null = null;
+      let side: string | null = null;
+      for (const l of lines) {
+        const onSide = l.isSidechain;
+        if (l.parentUuid === null && !(onSide && l.type === 'user' && typeof l.message.content === 'string')) l.parentUuid = onSide ? side : main;
+        if (onSide) side = l.uuid;
+        else main = l.uuid;
+      }
+      return lines.map((l) => JSON.stringify(l)).join('\n');
+    };
+    const sc = { isSidechain: true };
+
+    it('accepts split assistant lines, a meta line, and sub-agents whose lines sit between the main results', () => {
+      n = 0;
+      const text = session([
+        line('user', 'Build it.'),
+        say('m1', { type: 'text', text: 'Two agents.' }),
+        say('m1', use('task_a', 'Task')),
+        line('user', 'Hook says hi.', { isMeta: true }),
+        say('m1', use('task_b', 'Task')),
+        line('user', [result('task_a')]),
+        line('user', 'Sub-agent B prompt', sc),
+        say('s1', use('read_1', 'Read'), sc),
+        say('s1', use('read_2', 'Read'), sc),
+        line('user', [result('read_1')], sc),
+        line('user', [result('read_2')], sc),
+        say('s2', { type: 'text', text: 'B done.' }, sc),
+        line('user', [result('task_b')]),
+        say('m2', { type: 'text', text: 'Built.' }),
+      ]);
+      expect(problemsIn(text, 'x.jsonl')).toEqual([]);
+    });
+
+    it('pairs sidechain lines only among themselves', () => {
+      n = 0;
+      const text = session([
+        line('user', 'Build it.'),
+        say('m1', use('task_a', 'Task')),
+        line('user', 'Sub-agent prompt', sc),
+        say('s1', use('read_1', 'Read'), sc),
+        line('user', [result('task_a')], sc),
+        line('user', [result('task_a')]),
+        say('m2', { type: 'text', text: 'Built.' }),
+      ]);
+      expect(problemsIn(text, 'x.jsonl')).toEqual([
+        'missing-result: tool call "read_1" (Read) has no result',
+        'orphan-result: result for call id "task_a" is not right after its call (line 2)',
+      ]);
+    });
+  });
+
+  it('accepts a ShareGPT conversation ending in a call (the training target) and parallel calls answered by one observation', () => {
+    const conversations = [
+      { from: 'human', value: 'Go.' },
+      { from: 'function_call', value: '[{"name": "f", "arguments": {}}, {"name": "g", "arguments": {}}]' },
+      { from: 'observation', value: '["r1", "r2"]' },
+      { from: 'gpt', value: 'Done.' },
+      { from: 'human', value: 'Again.' },
+      { from: 'function_call', value: '{"name": "f", "arguments": {}}' },
+    ];
+    expect(problemsIn({ conversations })).toEqual([]);
+  });
+
+  it('flags a second ShareGPT observation for a single call', () => {
+    const conversations = [
+      { from: 'human', value: 'Go.' },
+      { from: 'function_call', value: '{"name": "f", "arguments": {}}' },
+      { from: 'observation', value: 'r1' },
+      { from: 'observation', value: 'r2' },
+      { from: 'gpt', value: 'Done.' },
+    ];
+    expect(problemsIn({ conversations })).toEqual(['orphan-result: result of unnamed tool (no call id) answers no call right before it']);
+  });
+});
+
 describe('inspecting a source', () => {
   it('counts every group and leaves messages of unknown role out of the structure, flagging them', () => {
     const text = JSON.stringify([
@@ -197,11 +587,11 @@ describe('inspecting a source', () => {
 });
 
 /** Runs the built CLI like a user in a pipe: no terminal, and colour only when the environment asks for it. */
-function swc(args: string[], env: Record<string, string> = { NO_COLOR: '1' }, cwd = root) {
+function swc(args: string[], env: Record<string, string> = { NO_COLOR: '1' }, cwd = root, input?: string) {
   const base = { ...process.env };
   delete base.FORCE_COLOR;
   delete base.NO_COLOR;
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd, env: { ...base, ...env }, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [cli, ...args], { cwd, env: { ...base, ...env }, encoding: 'utf8', ...(input === undefined ? {} : { input }) });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -314,25 +704,162 @@ describe('swc inspect (built CLI)', () => {
     expect(readFileSync(file).equals(before)).toBe(true);
     expect(statSync(file).mtimeMs).toBe(mtime);
   });
+
+  // One broken fixture per format and problem kind (ShareGPT has no call ids, so no duplicate-id).
+  it.each([
+    ['anthropic-missing-result.json', '10:5  #2  missing-result', 'tool call "toolu_02" (get_forecast) has no result'],
+    ['anthropic-orphan-result.json', '23:5  #3  orphan-result', 'result for call id "toolu_99" answers no call'],
+    ['anthropic-duplicate-id.json', '46:5  #6  duplicate-id', 'call id "toolu_01" (get_weather) is already used by the call on line 10'],
+    ['responses-missing-result.json', '15:5  #2  missing-result', 'tool call "call_2" (get_forecast) has no result'],
+    ['responses-orphan-result.json', '20:5  #4  orphan-result', 'result for call id "call_9" answers no call'],
+    ['responses-duplicate-id.json', '34:5  #5  duplicate-id', 'call id "call_1" (get_weather) is already used by the call on line 9'],
+    ['gemini-missing-result.json', '17:5  #1  missing-result', 'tool call without an id (get_forecast) has no result'],
+    ['gemini-orphan-result.json', '32:5  #3  orphan-result', 'result for call id "call_9" answers no call'],
+    ['gemini-duplicate-id.json', '62:5  #6  duplicate-id', 'call id "call_1" (get_weather) is already used by the call on line 18'],
+    ['langchain-missing-result.json', '25:3  #2  missing-result', 'tool call "call_2" (get_forecast) has no result'],
+    ['langchain-orphan-result.json', '71:3  #4  orphan-result', 'result for call id "call_9" answers no call'],
+    ['langchain-duplicate-id.json', '86:3  #6  duplicate-id', 'call id "call_1" (get_weather) is already used by the call on line 25'],
+    ['claude-code-missing-result.jsonl', '4:1  #1  missing-result', 'tool call "toolu_02" (Read) has no result'],
+    ['claude-code-orphan-result.jsonl', '4:1  #3  orphan-result', 'result for call id "toolu_99" answers no call'],
+    ['claude-code-duplicate-id.jsonl', '6:1  #5  duplicate-id', 'call id "toolu_01" (Read) is already used by the call on line 2'],
+    ['sharegpt-missing-result.json', '7:5  #1  missing-result', 'tool call without an id (get_weather) has no result'],
+    ['sharegpt-orphan-result.json', '19:5  #4  orphan-result', 'result of unnamed tool (no call id) answers no call right before it'],
+  ])('flags %s and exits 1, in full and with --quiet', (file, where, text) => {
+    const full = swc(['inspect', '--tokenizer', 'approx', file], { NO_COLOR: '1' }, dir);
+    expect(full.status).toBe(1);
+    expect(full.stderr).toBe('');
+    expect(full.stdout.endsWith(`\n\n1 problem:\n  ${file}:${where}\n    ${text}\n`)).toBe(true);
+    expect(full.stdout).toMatch(/^! (turn|step) \d+ /m);
+    const quiet = swc(['inspect', '--tokenizer', 'approx', '-q', file], { NO_COLOR: '1' }, dir);
+    expect(quiet).toEqual({ status: 1, stdout: `${file}:${where}  ${text}\n`, stderr: '' });
+  });
+});
+
+describe('swc inspect inputs (built CLI)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'swc-inspect-inputs-'));
+    const place = (from: string, to: string) => {
+      mkdirSync(path.dirname(path.join(dir, to)), { recursive: true });
+      copyFileSync(path.join(fixtures, from), path.join(dir, to));
+    };
+    place('clean.json', 'tree/a/clean.json');
+    place('missing-result.json', 'tree/a/missing-result.json');
+    place('gemini-orphan-result.json', 'tree/b/gemini.json');
+    place('claude-code-missing-result.jsonl', 'tree/b/session.jsonl');
+    place('duplicate-id.json', 'tree/node_modules/pkg/duplicate-id.json');
+    place('records-dialog.jsonl', 'records.jsonl');
+    writeFileSync(path.join(dir, 'tree/notes.txt'), 'not a transcript');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const missing = 'tree/a/missing-result.json:37:3  #6  missing-result  tool call "call_3" (get_forecast) has no result\n';
+  const orphan = 'tree/b/gemini.json:32:5  #3  orphan-result  result for call id "call_9" answers no call\n';
+  const session = 'tree/b/session.jsonl:4:1  #1  missing-result  tool call "toolu_02" (Read) has no result\n';
+
+  it('searches a directory for .json and .jsonl files, in sorted order, leaving out node_modules', () => {
+    expect(swc(['inspect', '--tokenizer', 'approx', '-q', 'tree'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: missing + orphan + session, stderr: '' });
+  });
+
+  it('leaves out what --ignore matches', () => {
+    const r = swc(['inspect', '--tokenizer', 'approx', '-q', 'tree', '--ignore', 'tree/b/**', '--ignore', '**/clean.json'], { NO_COLOR: '1' }, dir);
+    expect(r).toEqual({ status: 1, stdout: missing, stderr: '' });
+  });
+
+  it('expands a quoted glob pattern itself', () => {
+    expect(swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/**/*.jsonl'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: session, stderr: '' });
+  });
+
+  it('prints nothing with --quiet when there is no problem, and one JSON document per troubled file with --json', () => {
+    expect(swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 0, stdout: '', stderr: '' });
+    const r = swc(['inspect', '--tokenizer', 'approx', '-q', '--json', 'tree/a'], { NO_COLOR: '1' }, dir);
+    expect(r.status).toBe(1);
+    const docs = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { file: string; ok: boolean });
+    expect(docs.map((d) => [d.file, d.ok])).toEqual([['tree/a/missing-result.json', false]]);
+  });
+
+  it('shows every file of several inputs in full, a blank line apart, with the worst exit code', () => {
+    const r = swc(['inspect', '--tokenizer', 'approx', 'tree/a'], { NO_COLOR: '1' }, dir);
+    expect(r.status).toBe(1);
+    expect(r.stdout.match(/^inspect: .*$/gm)).toEqual(['inspect: tree/a/clean.json', 'inspect: tree/a/missing-result.json']);
+    expect(r.stdout).toContain('no problems found\n\ninspect: tree/a/missing-result.json\n');
+  });
+
+  it('reads records whose conversation is under --conversation-key', () => {
+    const without = swc(['inspect', '--tokenizer', 'approx', 'records.jsonl'], { NO_COLOR: '1' }, dir);
+    expect(without.status).toBe(2);
+    expect(without.stderr).toContain('--conversation-key "dialog"');
+    const r = swc(['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', 'records.jsonl'], { NO_COLOR: '1' }, dir);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain('@@ conversation 2 of 2 (line 2 "dialog") @@\n');
+    expect(r.stdout.endsWith('\n\ntotal: 2 conversations, 8 messages, 55 tokens; 1 problem in 1 conversation\n')).toBe(true);
+    const quiet = swc(['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', '-q', 'records.jsonl'], { NO_COLOR: '1' }, dir);
+    expect(quiet).toEqual({ status: 1, stdout: 'records.jsonl:2:127  #2  orphan-result  result for call id "call_2" answers no call\n', stderr: '' });
+  });
+
+  it('still reads standard input, alone', () => {
+    const text = readFileSync(path.join(fixtures, 'orphan-result.json'), 'utf8');
+    const r = swc(['inspect', '--tokenizer', 'approx', '-q', '-'], { NO_COLOR: '1' }, dir, text);
+    expect(r).toEqual({ status: 1, stdout: '<stdin>:41:3  #7  orphan-result  result for call id "call_9" answers no call\n', stderr: '' });
+    expect(swc(['inspect', '-', 'tree'], { NO_COLOR: '1' }, dir, text)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'swc: error: - (standard input) cannot be mixed with other inputs\n',
+    });
+  });
+
+  it('exits 2 with one line when an input matches nothing', () => {
+    expect(swc(['inspect', 'tree/**/*.yaml'], { NO_COLOR: '1' }, dir)).toEqual({ status: 2, stdout: '', stderr: 'swc: error: no files match the pattern "tree/**/*.yaml"\n' });
+    expect(swc(['inspect', 'nowhere.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 2, stdout: '', stderr: 'swc: error: "nowhere.json": no such file or directory\n' });
+  });
 });
 
 describe('swc inspect on the real transcripts in ../shared/data', () => {
   const real = (rel: string): string => path.join(data, rel);
   const have = existsSync(data);
 
+  // Every format's pairing is checked now; the only problems are real ones: tau-bench and SWE-agent reuse some
+  // call ids across steps (every result still follows its own call).
   (have ? it : it.skip).each([
-    ['openai-chat/pydanticai-multiple_agent_tool_calls.request.json', 0, []],
-    ['openai-chat/pydanticai-deepseek_deferred_capability_with_thinking.request.json', 0, []],
-    // tau-bench and SWE-agent reuse some call ids across steps (every result still follows its own call).
-    ['openai-chat/taubench-airline-task109-messages.json', 1, ['duplicate-id', 'duplicate-id', 'duplicate-id', 'duplicate-id']],
-    ['haystack/DERIVED-taubench-airline-task109.haystack.json', 1, ['duplicate-id', 'duplicate-id', 'duplicate-id', 'duplicate-id']],
-    ['openai-chat/sweagent-marshmallow-1867-function_calling_replace.traj.json', 1, ['duplicate-id', 'duplicate-id', 'duplicate-id', 'duplicate-id', 'duplicate-id']],
-  ])('inspects %s: exit %i, problems %j', (rel, status, kinds) => {
+    ['anthropic/pydanticai-multiple_parallel_tool_calls.request.json', 0, {}],
+    ['anthropic/pydanticai-pause_turn_web_search.request.json', 0, {}],
+    ['anthropic/pydanticai-tool_search_handoff_anthropic_openai_anthropic.request.json', 0, {}],
+    ['claude-code/ccviewer-5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl', 0, {}],
+    ['claude-code/ccviewer-fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl', 0, {}],
+    ['claude-code/claude-reliability-coverage-test-fix.jsonl', 0, {}],
+    ['claude-code/claude-reliability-python-to-rust-port.jsonl', 0, {}],
+    ['gemini/adk-context_update_test.session.json', 0, {}],
+    ['gemini/adk-flow_complex_spark.session.json', 0, {}],
+    ['gemini/pydanticai-anthropic_to_google_history_replay.request.json', 0, {}],
+    ['gemini/pydanticai-google_instructions_only_with_tool_calls.request.json', 0, {}],
+    ['haystack/DERIVED-taubench-airline-task109.haystack.json', 1, { 'duplicate-id': 4 }],
+    ['langchain/DERIVED-taubench-airline-task109.dumpd.json', 1, { 'duplicate-id': 4 }],
+    ['langchain/DERIVED-taubench-airline-task109.messages_to_dict.json', 1, { 'duplicate-id': 4 }],
+    ['openai-chat/pydanticai-deepseek_deferred_capability_with_thinking.request.json', 0, {}],
+    ['openai-chat/pydanticai-multiple_agent_tool_calls.request.json', 0, {}],
+    ['openai-chat/sweagent-marshmallow-1867-function_calling_replace.traj.json', 1, { 'duplicate-id': 5 }],
+    ['openai-chat/taubench-airline-task109-messages.json', 1, { 'duplicate-id': 4 }],
+    ['openai-chat/taubench-gpt-4o-airline.json', 1, { 'duplicate-id': 73 }],
+    ['openai-responses/pydanticai-cross_provider_replay_anthropic_to_responses.request.json', 0, {}],
+    ['openai-responses/pydanticai-native_tool_search_deferred_capability.request.json', 0, {}],
+    ['openai-responses/pydanticai-responses_mcp_server_tool.request.json', 0, {}],
+    ['openai-responses/pydanticai-responses_model_retry.request.json', 0, {}],
+    ['sharegpt/llamafactory-glaive_toolcall_en_demo.json', 0, {}],
+    ['sharegpt/llamafactory-reason_tool_use_demo_50.jsonl', 0, {}],
+  ])('inspects %s: exit %i, problems %j, pairing checked', (rel, status, kinds) => {
     const r = swc(['inspect', '--tokenizer', 'approx', '--json', real(rel)]);
     expect(r.status).toBe(status);
-    const doc = JSON.parse(r.stdout) as { problems: { kind: string }[]; groups: { tokens: number }[]; tokens: number };
-    expect(doc.problems.map((p) => p.kind)).toEqual(kinds);
+    const doc = JSON.parse(r.stdout) as {
+      problems: { kind: string }[];
+      groups: { tokens: number }[];
+      pairingChecked?: boolean;
+      conversations?: { pairingChecked: boolean }[];
+    };
+    const counted: Record<string, number> = {};
+    for (const p of doc.problems) counted[p.kind] = (counted[p.kind] ?? 0) + 1;
+    expect(counted).toEqual(kinds);
     expect(doc.groups.every((g) => Number.isInteger(g.tokens))).toBe(true);
+    expect(doc.conversations === undefined ? doc.pairingChecked : doc.conversations.every((c) => c.pairingChecked)).toBe(true);
   });
 
   (have ? it : it.skip)('reads every file there without an unexpected error', () => {

@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { countOf, planDocument, planTotals, type PlanDocument, type PlanSettings } from '../../src/cli/plan-json.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { countOf, messageCounts, planDocument, planTotals, type PlanDocument, type PlanSettings, type PlanWindow } from '../../src/cli/plan-json.js';
 import { noteTemplate, planCompaction } from '../../src/core/compact.js';
 import { textContent } from '../../src/core/render.js';
 import { DEFAULT_NOTE_TEMPLATE, formatNote } from '../../src/core/note.js';
@@ -12,6 +14,7 @@ import type { Message, TokenCounter } from '../../src/core/types.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/index.js';
+import { ROOT } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Item = Record<string, unknown>;
@@ -123,10 +126,24 @@ describe('the JSON plan', () => {
       { role: 'user', content: textContent('task') },
     ];
     const plan = planCompaction(messages, createFakeCounter(), { target: 30, exhaustive: true });
-    const totals = planTotals(plan, 30, 1);
+    const normalized = { messages, itemsOf: [[0], [1, 2], [3, 4, 5], [6]] };
+    const totals = planTotals({ plan, normalized, target: 30, toolTokens: 0 }, { minKeepSteps: 1 });
     expect(plan.noteText).toBe(formatNote(DEFAULT_NOTE_TEMPLATE, 5));
     expect([totals.messagesBefore, totals.messagesAfter, totals.removed.messages]).toEqual([7, 3, 5]);
     expect(countOf(messages, [1, 2])).toBe(5);
+  });
+
+  it('counts instructions held outside the list as no message, whatever weight an adapter gave them', () => {
+    const messages: Message[] = [
+      { role: 'system', content: textContent('held in the request, beside the list') },
+      { role: 'user', content: textContent('old question') },
+      { role: 'assistant', content: textContent('old answer') },
+      { role: 'user', content: textContent('task') },
+    ];
+    const plan = planCompaction(messages, createFakeCounter(), { target: 30, exhaustive: true });
+    const normalized = { messages, itemsOf: [[], [0], [1], [2]] };
+    expect(messageCounts({ plan, normalized, target: 30, toolTokens: 0 })).toEqual({ before: 3, after: 2, removed: 2 });
+    expect(countOf(messages, [0, 1], normalized.itemsOf)).toBe(1);
   });
 
   it('tags groups with their conversation and lists each conversation when a file holds several', () => {
@@ -140,6 +157,72 @@ describe('the JSON plan', () => {
     expect(doc.groups.every((g) => g.conversation === (doc.groups.indexOf(g) < 6 ? 0 : 1))).toBe(true);
     expect([doc.messagesBefore, doc.messagesAfter, doc.removed.messages]).toEqual([24, 22, 4]);
     expect(doc.note).toBeUndefined();
+  });
+});
+
+describe('the JSON plan in item positions', () => {
+  it('gives a Claude Code log its line positions: a split message spans its lines, the note where it is written', () => {
+    // Lines: 0 U, 1-3 one assistant message split in three, 4-5 results, 6 A, 7 U (task), 8-9 A split, 10 result, 11 A.
+    // Fake counter: 9 messages of 10 tokens; target 50 keeps the task (10) and both steps (30), the note takes 10.
+    const text = readFileSync(path.join(ROOT, 'fixtures/claude-code/split-assistant.jsonl'), 'utf8');
+    const doc = documentFor(text, 'split.jsonl', { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' }, createFakeCounter());
+    expect(doc.groups).toEqual([
+      { kind: 'note', start: 0, end: 1, messages: 1, tokens: 10, kept: true, text: '[7 gone]' },
+      { kind: 'turn', start: 0, end: 7, messages: 7, tokens: 50, kept: false },
+      { kind: 'task', start: 7, end: 8, messages: 1, tokens: 10, kept: true },
+      { kind: 'step', start: 8, end: 11, messages: 3, tokens: 20, kept: true },
+      { kind: 'step', start: 11, end: 12, messages: 1, tokens: 10, kept: true },
+    ]);
+    expect([doc.messagesBefore, doc.messagesAfter, doc.removed.messages]).toEqual([12, 6, 7]);
+    expect(doc.note).toEqual({ index: 0, text: '[7 gone]' });
+    const written = compactText(text, 'split.jsonl', { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' }, createFakeCounter(), false).output.trimEnd().split('\n');
+    expect(written).toHaveLength(doc.messagesAfter);
+    expect((JSON.parse(written[0] as string) as { message: { content: string } }).message.content).toBe('[7 gone]');
+  });
+
+  it('shows instructions held outside the list (Anthropic system) as a system group at 0-0 with no message', () => {
+    const body = {
+      model: 'm',
+      system: 'Be brief.',
+      messages: [
+        { role: 'user', content: 'old question' },
+        { role: 'assistant', content: 'old answer' },
+        { role: 'user', content: 'the task' },
+      ],
+    };
+    // Protected: system and task, 20; budget 30 - 20 = 10 cannot hold the old turn (20).
+    const doc = documentFor(JSON.stringify(body), 'request.json', { target: 30, minKeepSteps: 1, note: null }, createFakeCounter());
+    expect(doc.format).toBe('anthropic');
+    expect(doc.groups).toEqual([
+      { kind: 'system', start: 0, end: 0, messages: 0, tokens: 10, kept: true, outside: true },
+      { kind: 'turn', start: 0, end: 2, messages: 2, tokens: 20, kept: false },
+      { kind: 'task', start: 2, end: 3, messages: 1, tokens: 10, kept: true },
+    ]);
+    expect([doc.messagesBefore, doc.messagesAfter, doc.removed.messages]).toEqual([3, 1, 2]);
+  });
+
+  it('records the window settings and says when the tool schemas alone take the whole target', () => {
+    const body = {
+      messages: [
+        { role: 'user', content: 'old question' },
+        { role: 'assistant', content: 'old answer' },
+        { role: 'user', content: 'the task' },
+      ],
+      tools: [{ type: 'function', function: { name: 'pick', parameters: {} } }],
+    };
+    // Fake counter: the schemas add one rendered text, 10 tokens; window 40 × 0.2 = 8 leaves the conversation nothing.
+    const window: PlanWindow = { contextWindow: 40, compactAt: 0.7, compactTo: 0.2, trigger: 28, target: 8 };
+    const counter = createFakeCounter();
+    const result = compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
+      target: 8,
+      window: { trigger: 28, target: 8 },
+      counter,
+      exhaustive: true,
+    });
+    const doc = planDocument(result, { target: 8, tokenizer: 'fake', minKeepSteps: 1, note: null, format: 'auto', counter, window });
+    expect(doc.settings).toEqual({ target: null, tokenizer: 'fake', minKeepSteps: 1, note: null, format: 'auto', contextWindow: 40, compactAt: 0.7, compactTo: 0.2 });
+    expect([doc.target, doc.toolTokens, doc.targetMet]).toEqual([0, 10, false]);
+    expect(doc.missReason).toEqual({ kind: 'tools', toolTokens: 10, target: 8 });
   });
 });
 
@@ -186,6 +269,59 @@ function messagesOf(spec: Spec): Item[] {
   return out;
 }
 
+/** A step of a Claude Code log: one assistant message split over a line per block, its results, extra lines. */
+const ccStepArb = fc.record({
+  say: fc.boolean(),
+  calls: fc.integer({ min: 0, max: 3 }),
+  // A last text block of the same message written after the results, as split messages can be.
+  lateText: fc.boolean(),
+  // A `system` line (a hook's output) that travels with the message before it and counts as no message.
+  systemLine: fc.boolean(),
+});
+
+const claudeCodeArb = fc.record({
+  summary: fc.boolean(),
+  turns: fc.array(fc.record({ ask: text, meta: fc.boolean(), earlierNote: fc.boolean(), steps: fc.array(ccStepArb, { maxLength: 3 }) }), { maxLength: 4 }),
+  task: text,
+  steps: fc.array(ccStepArb, { maxLength: 4 }),
+});
+
+type CcSpec = typeof claudeCodeArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Writes a random Claude Code spec as session lines, each with a uuid chained to the one before. */
+function claudeCodeLines(spec: CcSpec): Item[] {
+  const out: Item[] = [];
+  let serial = 0;
+  let parent: string | null = null;
+  const line = (fields: Item): void => {
+    const uuid = `u-${++serial}`;
+    out.push({ parentUuid: parent, isSidechain: false, sessionId: 's-1', ...fields, uuid });
+    parent = uuid;
+  };
+  const user = (content: unknown, extra: Item = {}): void => line({ type: 'user', message: { role: 'user', content }, ...extra });
+  const assistant = (id: string, block: Item): void => line({ type: 'assistant', message: { id, type: 'message', role: 'assistant', content: [block] } });
+  const step = (s: CcSpec['steps'][number]): void => {
+    const id = `msg_${++serial}`;
+    const calls = Array.from({ length: s.calls }, (_, k) => `toolu_${serial}_${k}`);
+    if (s.say || calls.length === 0) assistant(id, { type: 'text', text: `saying ${serial}` });
+    for (const call of calls) assistant(id, { type: 'tool_use', id: call, name: 'Bash', input: { command: `ls ${serial}` } });
+    if (s.systemLine) line({ type: 'system', content: 'hook ran', level: 'info' });
+    for (const call of calls) user([{ type: 'tool_result', tool_use_id: call, content: `result ${serial}` }]);
+    if (s.lateText && calls.length > 0) assistant(id, { type: 'text', text: `done ${serial}` });
+  };
+  if (spec.summary) out.push({ type: 'summary', summary: 'An earlier session', leafUuid: 'u-0' });
+  for (const turn of spec.turns) {
+    user(turn.ask === '' ? 'question' : turn.ask);
+    if (turn.meta) user('<local-command-caveat>Caveat: generated by local commands.</local-command-caveat>', { isMeta: true });
+    // An earlier run's note inside the turn: its own orphan, which the turn's span skips.
+    if (turn.earlierNote) user(formatNote(DEFAULT_NOTE_TEMPLATE, 4));
+    turn.steps.forEach(step);
+  }
+  user(spec.task === '' ? 'task' : spec.task);
+  spec.steps.forEach(step);
+  return out;
+}
+
 describe('the JSON plan against a real compaction', () => {
   const approx = createApproxCounter();
 
@@ -225,6 +361,46 @@ describe('the JSON plan against a real compaction', () => {
         },
       ),
       { numRuns: 300, seed: 20240603 },
+    );
+  });
+
+  it('removes exactly the lines a real compaction removes from random Claude Code logs, in line positions', () => {
+    fc.assert(
+      fc.property(
+        claudeCodeArb,
+        fc.double({ min: 0.05, max: 1.2, noNaN: true }),
+        fc.integer({ min: 0, max: 2 }),
+        fc.constantFrom<string | null | undefined>(undefined, null),
+        (spec, fraction, minKeepSteps, note) => {
+          const lines = claudeCodeLines(spec);
+          const input = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+          const whole = compactText(input, 'log.jsonl', { target: 1_000_000, minKeepSteps, note }, approx, true).conversations[0]?.plan.tokensBefore ?? 0;
+          const settings = { target: Math.max(1, Math.round(whole * fraction)), minKeepSteps, note };
+          const doc = documentFor(input, 'log.jsonl', settings, approx);
+          const real = compactText(input, 'log.jsonl', settings, approx, false);
+          expect(doc.format).toBe('claude-code');
+          expect(doc.changed).toBe(real.changed);
+
+          // Lines are matched by uuid: kept lines may be relinked (parentUuid), the note has a fresh uuid.
+          const written = real.output.trimEnd().split('\n').map((l) => JSON.parse(l) as Item);
+          const inputUuids = lines.map((l) => l.uuid as string | undefined);
+          const keptLines = new Set(written.map((l) => inputUuids.indexOf(l.uuid as string)).filter((k) => k >= 0));
+          const pinned = lines.flatMap((l, k) => (l.type === 'summary' ? [k] : []));
+          const all = lines.map((_, k) => k);
+          expect([...indicesOf(doc, true), ...pinned].sort((a, b) => a - b)).toEqual(all.filter((k) => keptLines.has(k) || pinned.includes(k)));
+          expect(indicesOf(doc, false)).toEqual(all.filter((k) => !keptLines.has(k) && !pinned.includes(k)));
+
+          // Messages count the user and assistant lines, as the note's {num_removed} does.
+          const counted = (k: number): boolean => lines[k]?.type === 'user' || lines[k]?.type === 'assistant';
+          expect(doc.messagesBefore).toBe(all.filter(counted).length);
+          expect(doc.removed.messages).toBe(indicesOf(doc, false).filter(counted).length);
+          expect(doc.messagesAfter).toBe(written.filter((l) => l.type === 'user' || l.type === 'assistant').length);
+          const noteGroup = doc.groups.find((g) => g.kind === 'note');
+          const fresh = written.findIndex((l) => !inputUuids.includes(l.uuid as string) && l.type !== 'summary');
+          expect(noteGroup?.start ?? -1).toBe(fresh);
+        },
+      ),
+      { numRuns: 150, seed: 20240611 },
     );
   });
 

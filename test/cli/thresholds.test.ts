@@ -49,7 +49,7 @@ interface Record {
   toolTokens: number;
   target: number;
   targetMet: boolean;
-  plan: { settings: { target: number }; tokensAfter: number };
+  plan: { settings: Record<string, unknown>; target: number; tokensAfter: number };
 }
 
 /** Runs a --check with a report and returns the one file's record and the exit status. */
@@ -92,8 +92,9 @@ describe('swc compact --context-window', () => {
     expect(record.target).toBe(600);
     // What the schemas add after "[assistant] Done." (17 characters) and a newline, at 4 characters a token.
     expect(record.toolTokens).toBe(Math.floor((17 + 1 + TOOLS_PYTHON.length) / 4) - Math.floor(17 / 4));
-    // The conversation itself aims at what the schemas leave of the target.
-    expect(record.plan.settings.target).toBe(600 - record.toolTokens);
+    // The conversation itself aims at what the schemas leave of the target; the plan records the window settings.
+    expect(record.plan.target).toBe(600 - record.toolTokens);
+    expect(record.plan.settings).toMatchObject({ target: null, contextWindow: 1500, compactAt: 0.7, compactTo: 0.4 });
     expect(record.tokensAfter).toBe(record.plan.tokensAfter + record.toolTokens);
     expect(record.tokensAfter).toBeLessThanOrEqual(600);
     expect(record.targetMet).toBe(true);
@@ -119,6 +120,54 @@ describe('swc compact --context-window', () => {
     const { record } = check(file, ['--target', '1000000']);
     expect(record.toolTokens).toBe(0);
     expect(record.tokensBefore).toBe(o200k.countTokens(RENDERED.join('\n')));
+  });
+});
+
+describe('what swc says about a run with --context-window', () => {
+  /** The tool schemas' tokens for the approx counter: what they add after "[assistant] Done." and a newline. */
+  const TOOL_TOKENS = Math.floor((17 + 1 + TOOLS_PYTHON.length) / 4) - Math.floor(17 / 4);
+
+  it('says a file below the compact-at threshold is below it, naming the threshold and its share', () => {
+    const file = requestFile();
+    const size = check(file, ['--context-window', '1000000', '--tokenizer', 'approx']).record.tokensBefore;
+    const run = swc(['compact', file, '-o', path.join(tempDir(), 'out.json'), '--context-window', '100000', '--tokenizer', 'approx']);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe(`swc: ${file}: unchanged, ${size.toLocaleString('en-US')} tokens (approx), below the threshold 70,000 (70% of 100,000)\n`);
+    const dry = swc(['compact', file, '--dry-run', '--context-window', '10000', '--compact-at', '0.5', '--tokenizer', 'approx']);
+    expect(dry.stdout.split('\n').slice(1, 5)).toEqual([
+      'format openai  tokenizer approx  context window 10,000  compact at 50% (5,000)',
+      'compact to 40% (4,000)  min_keep_steps 1  note on',
+      `--- before  27 messages  ${(size - TOOL_TOKENS).toLocaleString('en-US')} tokens  (+ ${TOOL_TOKENS} tokens of tool schemas)`,
+      `+++ after   27 messages  ${(size - TOOL_TOKENS).toLocaleString('en-US')} tokens  below the threshold 5,000 (50% of 10,000)`,
+    ]);
+  });
+
+  it('says when the tool schemas alone take more than the compact-to share', () => {
+    // A window of 100 compacts at 70 and aims at 40, less than the schemas alone.
+    expect(TOOL_TOKENS).toBeGreaterThan(40);
+    const file = requestFile();
+    const run = swc(['compact', file, '--context-window', '100', '--tokenizer', 'approx']);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toMatch(
+      new RegExp(`^swc: [^\\n]+: more than 40 → [\\d,]+ tokens \\(approx\\), removed 24 of 27 messages; target 40 not met: the tool schemas alone take ${TOOL_TOKENS} tokens, more than the 40-token target\\n$`),
+    );
+  });
+
+  it('records the window settings in the plan of one file', () => {
+    const run = swc(['compact', requestFile(), '--context-window', '1500', '--tokenizer', 'approx', '--json']);
+    expect(run.status).toBe(0);
+    const plan = JSON.parse(run.stderr) as { settings: Record<string, unknown>; target: number; toolTokens: number };
+    expect(plan.settings).toEqual({
+      target: null,
+      tokenizer: 'approx',
+      minKeepSteps: 1,
+      note: '[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]',
+      format: 'auto',
+      contextWindow: 1500,
+      compactAt: 0.7,
+      compactTo: 0.4,
+    });
+    expect([plan.target, plan.toolTokens]).toEqual([600 - TOOL_TOKENS, TOOL_TOKENS]);
   });
 });
 

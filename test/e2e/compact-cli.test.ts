@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, SHARED_DATA, swc, tempDir } from '../helpers/cli.js';
 import { pairingProblems } from '../helpers/invariants.js';
@@ -172,5 +172,109 @@ describe.each(REAL)('real transcript %s', (name) => {
     }
     const again = swc(['compact', '-', '-t', String(target), '--tokenizer', 'approx'], { input: run.stdout });
     expect(again.stdout).toBe(run.stdout);
+  });
+});
+
+describe('swc compact counts messages the same way in every mode', () => {
+  // A Claude Code log (split messages count their lines) and Anthropic requests (the system prompt beside the list counts none).
+  const cases: Array<[string, string, { before: number; removed: number }]> = [
+    ['claude-code/ccviewer-5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl', '3000', { before: 53, removed: 48 }],
+    ['anthropic/pydanticai-tool_search_handoff_anthropic_openai_anthropic.request.json', '100', { before: 11, removed: 8 }],
+    ['anthropic/pydanticai-multiple_parallel_tool_calls.request.json', '100', { before: 3, removed: 0 }],
+  ];
+
+  /** `removed 48 of 53 messages` in a summary line, as numbers. */
+  function lineCounts(stderr: string): { before: number; removed: number } | null {
+    const m = /removed ([\d,]+) of ([\d,]+) messages/.exec(stderr);
+    return m === null ? null : { before: Number(m[2]?.replace(/,/g, '')), removed: Number(m[1]?.replace(/,/g, '')) };
+  }
+
+  it.each(cases)('%s: -o, --in-place, --out-dir, the batch report and --dry-run (text and --json) agree', (name, target, expected) => {
+    const source = path.join(SHARED_DATA, name);
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 'in'));
+    cpSync(source, path.join(dir, 'in', path.basename(source)));
+    const file = path.join('in', path.basename(source));
+    const args = ['-t', target, '--tokenizer', 'approx'];
+    const changed = expected.removed > 0;
+    const run = (extra: string[]): ReturnType<typeof swc> => swc(['compact', file, ...args, ...extra], { cwd: dir });
+
+    const output = run(['-o', 'out.json']);
+    const outDir = run(['--out-dir', 'out1']);
+    // The directory as input: a batch, with a report of files.
+    const batch = swc(['compact', 'in', ...args, '--out-dir', 'out2', '--report', 'report.json'], { cwd: dir });
+    const dryJson = JSON.parse(run(['--dry-run', '--json']).stdout) as { messagesBefore: number; messagesAfter: number; removed: { messages: number } };
+    const dryText = run(['--dry-run']).stdout;
+    const inPlace = run(['--in-place']);
+    const report = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as {
+      files: Array<{ messagesBefore: number; messagesAfter: number; messagesRemoved: number; plan: { messagesBefore: number; removed: { messages: number } } }>;
+    };
+    const record = report.files[0];
+    const lines = [output, outDir, inPlace, batch].map((r) => r.stderr.split('\n')[0] as string);
+
+    const after = expected.before - expected.removed + (changed ? 1 : 0);
+    expect([dryJson.messagesBefore, dryJson.messagesAfter, dryJson.removed.messages]).toEqual([expected.before, after, expected.removed]);
+    expect([record?.messagesBefore, record?.messagesAfter, record?.messagesRemoved]).toEqual([expected.before, after, expected.removed]);
+    expect([record?.plan.messagesBefore, record?.plan.removed.messages]).toEqual([expected.before, expected.removed]);
+    expect(dryText).toContain(`\n--- before  ${String(expected.before).padStart(String(expected.before).length)} messages  `);
+    expect(dryText).toMatch(new RegExp(`\\n\\+\\+\\+ after +${after} messages? `));
+    if (changed) {
+      expect(dryText).toContain(`\nremoved ${expected.removed} messages (`);
+      for (const line of lines) expect(lineCounts(line)).toEqual(expected);
+    } else {
+      for (const line of lines) expect(line).toMatch(/: unchanged, [\d,]+ tokens \(approx\), nothing can be removed; target 100 not met: /);
+    }
+    // Every mode gives the file the same line: the same numbers, the same reason in the same words.
+    expect(new Set(lines.map((l) => l.replace(/^swc: [^:]+: /, ''))).size).toBe(1);
+  });
+});
+
+describe('swc compact refuses options that contradict each other, naming the conflict', () => {
+  const cases: Array<[string[], string]> = [
+    [['--dry-run', '-o', 'x.json'], '--dry-run writes nothing; it cannot be combined with --output'],
+    [['--check', '-o', 'x.json'], '--check writes nothing; it cannot be combined with --output'],
+    [['--in-place', '-o', 'x.json'], '--in-place rewrites each input itself; it cannot be combined with --output'],
+    [['--out-dir', 'out', '-o', 'x.json'], '--out-dir and --output cannot be used together: write every result under the out-dir, or one result to --output'],
+    [['--note', 'gone', '--no-note'], '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently'],
+    [['--no-note', '--note', 'gone'], '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently'],
+  ];
+  it.each(cases)('refuses %j with one line', (args, message) => {
+    const dir = tempDir([SAMPLE]);
+    const run = swc(['compact', 'sample.jsonl', '-t', '100', ...args], { cwd: dir });
+    expect(run).toEqual({ status: 2, stdout: '', stderr: `swc: error: ${message}\n` });
+    expect(readdirSync(dir)).toEqual(['sample.jsonl']);
+  });
+
+  it('still says --output takes one input when several are given', () => {
+    const run = swc(['compact', SAMPLE, SAMPLE, '-t', '100', '-o', 'x.json']);
+    expect(run).toEqual({ status: 2, stdout: '', stderr: 'swc: error: --output takes the result of exactly one input; with several files use --out-dir or --in-place\n' });
+  });
+
+  it('runs --check with --dry-run as a dry run that exits as --check does', () => {
+    const dir = tempDir([SAMPLE]);
+    const over = swc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '--check', '--dry-run'], { cwd: dir });
+    expect(over.status).toBe(1);
+    expect(over.stdout).toBe(swc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '--dry-run'], { cwd: dir }).stdout);
+    expect(over.stderr).toBe('');
+    const fits = swc(['compact', 'sample.jsonl', '-t', '1000000', '--tokenizer', 'approx', '--check', '--dry-run'], { cwd: dir });
+    expect(fits.status).toBe(0);
+    expect(fits.stdout.startsWith('dry run: sample.jsonl\n')).toBe(true);
+    expect(readFileSync(path.join(dir, 'sample.jsonl'))).toEqual(readFileSync(SAMPLE));
+  });
+});
+
+describe('swc compact --help', () => {
+  it('shows every default the same way, and where --json writes for one file', () => {
+    const help = swc(['compact', '--help']).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('newest steps of the current task always kept (default: 1)');
+    expect(help).toContain('reaches this share of it (default: 0.7)');
+    expect(help).toContain('compact them to this share of it (default: 0.4)');
+    expect(help).toContain('"approx", default: o200k_base)');
+    expect(help).toContain(', default: auto)');
+    expect(help).toContain('write the result to this file, - for stdout (default: -)');
+    expect(help).not.toMatch(/default: "/);
+    expect(help).toContain(
+      '--json print the JSON plan (one file) or report (several files): with --dry-run to stdout instead of the diff, else to stderr (one file: after compacting, while stdout keeps the transcript)',
+    );
   });
 });

@@ -1,5 +1,6 @@
+import { afterAll } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, cpSync } from 'node:fs';
+import { mkdtempSync, cpSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,9 +34,16 @@ export function swc(args: readonly string[], options: { cwd?: string; input?: st
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** A fresh temporary directory, optionally holding copies of some files. */
+const made: string[] = [];
+// Every test file that makes temporary directories removes them when it is done.
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, optionally holding copies of some files; removed after the test file. */
 export function tempDir(copies: readonly string[] = []): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'swc-test-'));
+  made.push(dir);
   for (const file of copies) cpSync(file, path.join(dir, path.basename(file)));
   return dir;
 }
