@@ -224,8 +224,9 @@ describe('swc compact counts messages the same way in every mode', () => {
     } else {
       for (const line of lines) expect(line).toMatch(/: unchanged, [\d,]+ tokens \(approx\), nothing can be removed; target 100 not met: /);
     }
-    // Every mode gives the file the same line: the same numbers, the same reason in the same words.
-    expect(new Set(lines.map((l) => l.replace(/^swc: [^:]+: /, ''))).size).toBe(1);
+    // Every mode gives the file the same line: the same numbers, the same reason in the same words (only the tokens
+    // before differ: a run with a report counts them all, a plain run stops at "more than" the target).
+    expect(new Set(lines.map((l) => l.replace(/^swc: [^:]+: (more than [\d,]+ → |[\d,]+ → )?/, ''))).size).toBe(1);
   });
 });
 
