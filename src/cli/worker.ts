@@ -138,16 +138,9 @@ export interface WorkerInit {
   readonly settings: JobSettings;
 }
 
-/** Larger merge cache for long-running workers: many files of varied text (see PERF.md). */
-const MERGE_CACHE_SIZE = 1_000_000;
-
 async function serve(port: NonNullable<typeof parentPort>, init: WorkerInit): Promise<void> {
+  // The counter keeps the encoding's merge cache in check itself (src/tokens/bpe.ts).
   const counter = await createCounter(init.settings.tokenizer);
-  if (init.settings.tokenizer !== 'approx') {
-    const encoding: { setMergeCacheSize?: (n: number) => void } =
-      init.settings.tokenizer === 'cl100k_base' ? await import('gpt-tokenizer/encoding/cl100k_base') : await import('gpt-tokenizer/encoding/o200k_base');
-    encoding.setMergeCacheSize?.(MERGE_CACHE_SIZE);
-  }
   port.on('message', (message: ToWorker) => {
     const result = processFile(message.job, init.settings, counter);
     port.postMessage({ type: 'done', result } satisfies FromWorker);

@@ -10,17 +10,18 @@ export interface Encoding {
   countTokens(text: string, options?: SpecialOptions): number;
   /** The tokens of each pre-token piece in turn: lets a count stop at a limit inside a long text. */
   encodeGenerator?(text: string, options?: SpecialOptions): Iterable<number[]>;
-  /** Sizes the encoding's cache of merged pieces (shared by everything that uses the encoding in this thread). */
-  setMergeCacheSize?(size: number): void;
+  /** Empties the encoding's cache of merged pieces (shared by everything that uses the encoding in this thread). */
+  clearMergeCache?(): void;
 }
 
 /**
- * Once a counter has tokenized this many characters, the merge cache grows from gpt-tokenizer's 100,000 pieces
- * to a million: varied archives overflow the small cache and then count at about half speed. Runs that stop
- * early at a small target never get there and keep the small cache (and its memory).
+ * The merge cache is emptied after every this many characters tokenized. gpt-tokenizer evicts from a full cache
+ * one entry at a time, and on varied text (many distinct words) each eviction gets slower as deleted entries pile
+ * up: measured here, 60 files of random words counted in 23 s with the cache as it is and 4.9 s when it is emptied
+ * now and then, while ordinary prose loses only ~15% (1.24 s → 1.42 s on 10 MB). A long batch run in one worker
+ * would otherwise slow down without bound.
  */
-const BIG_RUN_CHARS = 4_000_000;
-const BIG_RUN_MERGE_CACHE = 1_000_000;
+const CLEAR_CACHE_EVERY_CHARS = 512_000;
 
 /**
  * Without the encoding's pieces at hand (another gpt-tokenizer version), a text at least this long is counted
@@ -52,11 +53,12 @@ export function createBpeCounter(name: string, encoding: Encoding): TokenCounter
   const pieces = createPieceCounter(encoding);
   const generator = encoding.encodeGenerator?.bind(encoding);
   let counted = 0;
-  /** Grows the merge cache once this counter has tokenized a lot (see BIG_RUN_CHARS). */
+  /** Empties the merge cache every so often (see CLEAR_CACHE_EVERY_CHARS). */
   const track = (text: string): void => {
-    if (counted >= BIG_RUN_CHARS) return;
     counted += text.length;
-    if (counted >= BIG_RUN_CHARS) encoding.setMergeCacheSize?.(BIG_RUN_MERGE_CACHE);
+    if (counted < CLEAR_CACHE_EVERY_CHARS) return;
+    counted = 0;
+    encoding.clearMergeCache?.();
   };
   const count = (text: string): number => {
     track(text);

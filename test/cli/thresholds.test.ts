@@ -49,7 +49,7 @@ interface Record {
   toolTokens: number;
   target: number;
   targetMet: boolean;
-  plan: { settings: Record<string, unknown>; target: number; tokensAfter: number };
+  plan: { settings: { [key: string]: unknown }; target: number; tokensAfter: number };
 }
 
 /** Runs a --check with a report and returns the one file's record and the exit status. */
@@ -156,7 +156,7 @@ describe('what swc says about a run with --context-window', () => {
   it('records the window settings in the plan of one file', () => {
     const run = swc(['compact', requestFile(), '--context-window', '1500', '--tokenizer', 'approx', '--json']);
     expect(run.status).toBe(0);
-    const plan = JSON.parse(run.stderr) as { settings: Record<string, unknown>; target: number; toolTokens: number };
+    const plan = JSON.parse(run.stderr) as { settings: { [key: string]: unknown }; target: number; toolTokens: number };
     expect(plan.settings).toEqual({
       target: null,
       tokenizer: 'approx',
