@@ -194,7 +194,7 @@ export const sharegpt: FormatAdapter = {
     const system = input.container === null ? undefined : own(input.container, 'system');
     if (typeof system === 'string' && system !== '') {
       // The record's system prompt sits beside the list: instructions that stand for no item.
-      messages.push({ role: 'system', content: { texts: [system], toolCalls: [], results: [], images: 0, files: [] } });
+      messages.push({ role: 'system', weight: 0, content: { texts: [system], toolCalls: [], results: [], images: 0, files: [] } });
       itemsOf.push([]);
     }
     /** The items of the assistant run the next observations answer, and how many answered it so far. */

@@ -63,7 +63,7 @@ describe('ShareGPT records', () => {
     expect(normalized.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant']);
     // The record's system prompt stands for no item of the list.
     expect(normalized.itemsOf).toEqual([[], [0], [1, 2], [3], [4], [5], [6], [7], [8]]);
-    expect(normalized.messages.map((m) => m.weight ?? 1)).toEqual([1, 1, 2, 1, 1, 1, 1, 1, 1]);
+    expect(normalized.messages.map((m) => m.weight ?? 1)).toEqual([0, 1, 2, 1, 1, 1, 1, 1, 1]);
     expect(normalized.messages.map((m) => renderMessage(m).text).slice(0, 4)).toEqual([
       '[system] You answer weather questions.',
       "[user] What's the weather in Oslo?",
