@@ -19,6 +19,7 @@ import {
   groupLabels,
   groupText,
   layoutRows,
+  OUTSIDE_LABEL,
   rangeLabel,
   tokensLabel,
   type Piece,
@@ -26,7 +27,7 @@ import {
   type Tone,
 } from './dry-run.js';
 import { writeAll, type CliIo } from './io.js';
-import { countOf } from './plan-json.js';
+import { countOf, itemSpan } from './plan-json.js';
 import { formatCount } from './summary.js';
 import { cutStartToWidth, escapeControls, wrapToWidth } from './text-width.js';
 
@@ -169,6 +170,8 @@ export interface InspectedConversation {
   readonly where: string;
   readonly format: string;
   readonly messages: readonly Message[];
+  /** The file items each message stands for: ranges and counts are in the file's own terms, as in the dry run. */
+  readonly itemsOf: Normalized['itemsOf'];
   /** Every group in conversation order, each counted. */
   readonly groups: readonly Group[];
   readonly tokens: number;
@@ -251,6 +254,7 @@ function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, cou
     where: slot.where,
     format: adapter.name,
     messages: normalized.messages,
+    itemsOf: normalized.itemsOf,
     groups: plan.groups,
     tokens: plan.tokensBefore,
     problems,
@@ -285,11 +289,11 @@ interface KindTotals {
   readonly tokens: number;
 }
 
-function totalsOf(messages: readonly Message[], groups: readonly Group[], kind: GroupKind): KindTotals {
+function totalsOf(messages: readonly Message[], groups: readonly Group[], kind: GroupKind, itemsOf?: Normalized['itemsOf']): KindTotals {
   const of = groups.filter((g) => g.kind === kind);
   return {
     groups: of.length,
-    messages: of.reduce((a, g) => a + countOf(messages, g.indices), 0),
+    messages: of.reduce((a, g) => a + countOf(messages, g.indices, itemsOf), 0),
     tokens: of.reduce((a, g) => a + (g.tokens ?? 0), 0),
   };
 }
@@ -298,13 +302,14 @@ function totalsOf(messages: readonly Message[], groups: readonly Group[], kind: 
 export function conversationTotals(
   messages: readonly Message[],
   groups: readonly Group[],
+  itemsOf?: Normalized['itemsOf'],
 ): Record<'system' | 'turns' | 'task' | 'steps' | 'orphans', KindTotals> {
   return {
-    system: totalsOf(messages, groups, 'system'),
-    turns: totalsOf(messages, groups, 'turn'),
-    task: totalsOf(messages, groups, 'task'),
-    steps: totalsOf(messages, groups, 'step'),
-    orphans: totalsOf(messages, groups, 'orphan'),
+    system: totalsOf(messages, groups, 'system', itemsOf),
+    turns: totalsOf(messages, groups, 'turn', itemsOf),
+    task: totalsOf(messages, groups, 'task', itemsOf),
+    steps: totalsOf(messages, groups, 'step', itemsOf),
+    orphans: totalsOf(messages, groups, 'orphan', itemsOf),
   };
 }
 
@@ -315,7 +320,7 @@ function messageCount(c: InspectedConversation): number {
 
 /** The summary items of one conversation: `instructions 1,251`, `7 turns 4,592`… */
 function summaryItems(c: InspectedConversation): Piece[][] {
-  const t = conversationTotals(c.messages, c.groups);
+  const t = conversationTotals(c.messages, c.groups, c.itemsOf);
   const plural = (n: number, word: string): string => `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
   const items: Piece[][] = [
     [{ text: `${plural(messageCount(c), 'message')}, ${formatCount(c.tokens)} tokens:`, tone: 'strong' }],
@@ -326,6 +331,12 @@ function summaryItems(c: InspectedConversation): Piece[][] {
   ];
   if (t.orphans.groups > 0) items.push([{ text: `${plural(t.orphans.groups, 'message')} in no group ${formatCount(t.orphans.tokens)}` }]);
   return items;
+}
+
+/** A group's range in the file's own items, as the dry run shows it (`outside` for instructions outside the list). */
+function rangeOf(itemsOf: Normalized['itemsOf'], g: Group): string {
+  const span = itemSpan(itemsOf, g);
+  return span.end === span.start ? OUTSIDE_LABEL : rangeLabel(span.start, span.end);
 }
 
 /** The table rows of one conversation; groups holding a problem are marked `!`. */
@@ -339,8 +350,8 @@ function inspectRows(c: InspectedConversation): Row[] {
     return {
       marker: bad ? '!' : ' ',
       label: labels[k] as string,
-      range: rangeLabel(g.start, g.end),
-      count: countLabel(countOf(c.messages, g.indices)),
+      range: rangeOf(c.itemsOf, g),
+      count: countLabel(countOf(c.messages, g.indices, c.itemsOf)),
       tokens: tokensLabel(g.tokens),
       text: groupText(c.messages, g),
       tone,
@@ -428,23 +439,18 @@ export function renderInspect(inspection: Inspection, view: { width: number; col
 }
 
 /** A group as inspect's JSON lists it. */
-function groupData(messages: readonly Message[], g: Group, conversation: number | null) {
+function groupData(c: InspectedConversation, g: Group, conversation: number | null) {
+  const span = itemSpan(c.itemsOf, g);
   return {
     kind: g.kind,
-    start: g.start,
-    end: g.end,
-    messages: countOf(messages, g.indices),
+    start: span.start,
+    end: span.end,
+    messages: countOf(c.messages, g.indices, c.itemsOf),
     tokens: g.tokens,
-    ...(g.indices.length !== g.end - g.start ? { skip: skipped(g) } : {}),
+    ...(span.skip.length > 0 ? { skip: span.skip } : {}),
+    ...(span.outside ? { outside: true } : {}),
     ...(conversation !== null ? { conversation } : {}),
   };
-}
-
-function skipped(g: Group): number[] {
-  const own = new Set(g.indices);
-  const out: number[] = [];
-  for (let i = g.start; i < g.end; i++) if (!own.has(i)) out.push(i);
-  return out;
 }
 
 /**
@@ -460,7 +466,7 @@ export function inspectDocument(inspection: Inspection) {
     format: c.format,
     messages: messageCount(c),
     tokens: c.tokens,
-    totals: conversationTotals(c.messages, c.groups),
+    totals: conversationTotals(c.messages, c.groups, c.itemsOf),
     problems: c.problems.length,
     pairingChecked: c.pairingChecked,
   }));
@@ -473,7 +479,7 @@ export function inspectDocument(inspection: Inspection) {
     tokens: perConversation.reduce((a, c) => a + c.tokens, 0),
     ...(several || only === undefined ? {} : { totals: only.totals, pairingChecked: only.pairingChecked }),
     ok: inspection.conversations.every((c) => c.problems.length === 0),
-    groups: inspection.conversations.flatMap((c, k) => c.groups.map((g) => groupData(c.messages, g, several ? k : null))),
+    groups: inspection.conversations.flatMap((c, k) => c.groups.map((g) => groupData(c, g, several ? k : null))),
     problems: inspection.conversations.flatMap((c, k) => c.problems.map((p) => ({ ...p, ...tag(k) }))),
     ...(several ? { conversations: perConversation } : {}),
   };

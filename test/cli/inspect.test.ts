@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkPairing, inspectSource } from '../../src/cli/inspect.js';
+import { ROOT as REPO, swc as runSwc } from '../helpers/cli.js';
 import { textContent } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
 import { anthropic } from '../../src/formats/anthropic.js';
@@ -874,5 +875,18 @@ describe('swc inspect on the real transcripts in ../shared/data', () => {
       expect(r.stderr).not.toContain('unexpected error');
       if (r.status === 2) expect(r.stderr).toMatch(/^swc: .+\n$/);
     }
+  });
+});
+
+describe('inspect and the dry run', () => {
+  it('number the groups of a split Claude Code session the same way, in the file\'s own lines', () => {
+    const file = path.join(REPO, 'fixtures/claude-code/split-assistant.jsonl');
+    type G = { kind: string; start: number; end: number; messages: number };
+    const pick = (groups: G[]): G[] => groups.filter((g) => g.kind !== 'note').map(({ kind, start, end, messages }) => ({ kind, start, end, messages }));
+    const inspected = JSON.parse(runSwc(['inspect', file, '--json', '--tokenizer', 'approx']).stdout) as { groups: G[] };
+    const planned = JSON.parse(runSwc(['compact', file, '-t', '1000000', '--dry-run', '--json', '--tokenizer', 'approx']).stdout) as { groups: G[] };
+    expect(pick(inspected.groups)).toEqual(pick(planned.groups));
+    // Split assistant lines make at least one group span more lines than it has messages in core terms.
+    expect(inspected.groups.some((g) => g.end - g.start > 1)).toBe(true);
   });
 });
