@@ -9,28 +9,56 @@ import path from 'node:path';
 
 const pending = new Set<string>();
 let handlersInstalled = false;
+/** Writes between their first step and their rename or clean-up. */
+let inFlight = 0;
+/** Set once a signal asks the process to stop: writes still in flight remove their temporary file and stop. */
+let interrupted = false;
+/** Re-raises the signal once the writes in flight have cleaned up. */
+let whenSettled: (() => void) | null = null;
 
-/** Removes temporary files still pending when the process is interrupted. */
+/** Thrown inside a write that an interrupt overtook; its temporary file is removed on the way out. */
+class Interrupted extends Error {}
+
+function removePending(): void {
+  for (const tmp of pending) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already renamed or gone
+    }
+  }
+  pending.clear();
+}
+
+/**
+ * Removes temporary files when the process is interrupted. A temporary file whose creation is still in flight when
+ * the signal arrives would appear after a plain clean-up, so the signal is re-raised only once every write in
+ * flight has stopped and removed its own file (or after two seconds at most).
+ */
 function installCleanup(): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
-  const cleanup = (): void => {
-    for (const tmp of pending) {
-      try {
-        unlinkSync(tmp);
-      } catch {
-        // already renamed or gone
-      }
-    }
-    pending.clear();
-  };
-  process.on('exit', cleanup);
+  process.on('exit', removePending);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
-      cleanup();
-      process.kill(process.pid, signal);
+      interrupted = true;
+      removePending();
+      const raise = (): void => {
+        removePending();
+        process.kill(process.pid, signal);
+      };
+      if (inFlight === 0) raise();
+      else {
+        whenSettled = raise;
+        setTimeout(raise, 2000).unref();
+      }
     });
   }
+}
+
+/** Stops a write that an interrupt overtook. */
+function checkInterrupted(): void {
+  if (interrupted) throw new Interrupted('interrupted');
 }
 
 /**
@@ -63,16 +91,21 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
   const dir = path.dirname(target);
   // The name keeps a short prefix of the target's so it stays under the 255-byte limit of file names.
   const tmp = path.join(dir, `.${Array.from(path.basename(target)).slice(0, 48).join('')}.swc-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  checkInterrupted();
   pending.add(tmp);
+  inFlight++;
   try {
     const handle = await fs.open(tmp, 'wx', mode);
     try {
+      checkInterrupted();
       await handle.writeFile(data);
+      checkInterrupted();
       await handle.sync();
     } finally {
       await handle.close();
     }
     await fs.chmod(tmp, mode);
+    checkInterrupted();
     await fs.rename(tmp, target);
     pending.delete(tmp);
     await syncDirectory(dir);
@@ -80,6 +113,9 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
     pending.delete(tmp);
     await fs.unlink(tmp).catch(() => undefined);
     throw error;
+  } finally {
+    inFlight--;
+    if (inFlight === 0 && whenSettled !== null) whenSettled();
   }
 }
 
