@@ -343,12 +343,8 @@ export interface PlanNote {
   readonly text: string;
 }
 
-/** One conversation's totals in the JSON plan (only listed when a file holds several). */
-export interface PlanConversation {
-  readonly conversation: number;
-  readonly where: string;
-  readonly target: number;
-  readonly toolTokens?: number;
+/** What a plan says of a file or of one of its conversations: the outcome in counts. */
+interface PlanOutcome {
   readonly changed: boolean;
   readonly messagesBefore: number;
   readonly messagesAfter: number;
@@ -357,6 +353,14 @@ export interface PlanConversation {
   readonly tokensAfter: number;
   readonly targetMet: boolean;
   readonly removed: PlanTotals['removed'];
+}
+
+/** One conversation's totals in the JSON plan (only listed when a file holds several). */
+export interface PlanConversation extends PlanOutcome {
+  readonly conversation: number;
+  readonly where: string;
+  readonly target: number;
+  readonly toolTokens?: number;
   readonly note: PlanNote | null;
   readonly missReason: Miss | null;
 }
@@ -376,18 +380,10 @@ export interface PlanDocumentSettings {
 }
 
 /** The JSON plan of one file. */
-export interface PlanDocument {
+export interface PlanDocument extends PlanOutcome {
   readonly file: string;
   readonly format: string;
   readonly settings: PlanDocumentSettings;
-  readonly changed: boolean;
-  readonly messagesBefore: number;
-  readonly messagesAfter: number;
-  readonly tokensBefore: number;
-  readonly tokensBeforeExact: boolean;
-  readonly tokensAfter: number;
-  readonly targetMet: boolean;
-  readonly removed: PlanTotals['removed'];
   /**
    * The target the conversation was planned against: the fixed target, or with window thresholds window ×
    * compact-to less the tool schemas (below the compact-at threshold: the largest size that stays below it).
