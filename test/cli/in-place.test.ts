@@ -110,17 +110,25 @@ describe('swc compact --in-place', () => {
     expect(listFiles(dir).filter(isTemporary)).toEqual([]);
   });
 
-  it('leaves every file wholly old or wholly new when killed with SIGKILL at any moment', async () => {
+  /**
+   * A tree to interrupt runs on, and what an uninterrupted run makes of it: the files before and after, and one
+   * file the run changes (to wait for its first write).
+   */
+  function pristineAndDone(files: number, seed: number) {
     const root = tempDir();
     const pristine = path.join(root, 'pristine');
-    writeTree(pristine, 160, 7);
+    writeTree(pristine, files, seed);
     const before = readTree(pristine);
-    // The finished result, from an uninterrupted run.
     const done = path.join(root, 'done');
     cpSync(pristine, done, { recursive: true });
     expect(swc(['compact', '.', ...ARGS, '--quiet'], { cwd: done })).toEqual({ status: 0, stdout: '', stderr: '' });
     const after = readTree(done);
     const watched = [...before.keys()].find((f) => after.get(f) !== before.get(f)) as string;
+    return { root, pristine, before, after, watched };
+  }
+
+  it('leaves every file wholly old or wholly new when killed with SIGKILL at any moment', async () => {
+    const { root, pristine, before, after, watched } = pristineAndDone(160, 7);
     const r = random(42);
     let partial = 0;
     for (let round = 0; round < 24; round++) {
@@ -144,15 +152,7 @@ describe('swc compact --in-place', () => {
   }, 240_000);
 
   it('leaves no temporary file and no half-written file when interrupted with SIGINT', async () => {
-    const root = tempDir();
-    const pristine = path.join(root, 'pristine');
-    writeTree(pristine, 120, 9);
-    const before = readTree(pristine);
-    const done = path.join(root, 'done');
-    cpSync(pristine, done, { recursive: true });
-    expect(swc(['compact', '.', ...ARGS, '--quiet'], { cwd: done })).toEqual({ status: 0, stdout: '', stderr: '' });
-    const after = readTree(done);
-    const watched = [...before.keys()].find((f) => after.get(f) !== before.get(f)) as string;
+    const { root, pristine, before, after, watched } = pristineAndDone(120, 9);
     const r = random(7);
     for (let round = 0; round < 10; round++) {
       const work = path.join(root, `work-${round}`);
