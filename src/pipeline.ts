@@ -9,7 +9,9 @@ import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import { isRecord, own, type FormatAdapter, type Normalized } from './formats/types.js';
 import { arrayElements, findMember, objectMembers } from './io/json-layout.js';
 import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from './io/layout.js';
-import { positionOf } from './io/lines.js';
+import { isLineSource, positionOf } from './io/lines.js';
+import { SLIM_LONGER_THAN } from './io/slim.js';
+import { isEarlierNoteText } from './core/note.js';
 import type { SourceText } from './io/source.js';
 
 /** Settings for compacting one file. */
@@ -27,6 +29,11 @@ export interface FileOptions {
   readonly window?: WindowThresholds;
   /** The key each record of a many-conversation file holds its conversation under, tried before the usual ones. */
   readonly conversationKey?: string | undefined;
+  /**
+   * Bulk strings (message text, tool arguments and outputs) longer than this are left out of the parsed items and
+   * read from the raw text when rendered (see io/slim.ts). Default SLIM_LONGER_THAN; Infinity keeps every string.
+   */
+  readonly slimLongerThan?: number;
 }
 
 /**
@@ -188,8 +195,12 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
  * @returns decisions and the output text
  */
 export function compactSource(source: SourceText, options: FileOptions): FileResult {
-  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey });
   const template = noteTemplate(options.note);
+  const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
+  const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) };
+  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, slimming });
+  // Every line is parsed: a file held as lines can let its bytes go and read the lines it keeps again.
+  if (isLineSource(source) && layout.slots.length === 1 && layout.slots[0]?.wholeFile === true) source.release?.();
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
   const formats: string[] = [];

@@ -21,7 +21,7 @@ export function formatNote(template: string, removed: number): string {
  */
 export function matchesNoteTemplate(text: string, template: string): boolean {
   if (template === '') return false;
-  const pieces = template.split(NUM_REMOVED);
+  const pieces = piecesOf(template);
   if (pieces.length === 1) return text === template;
   const first = pieces[0] as string;
   if (!text.startsWith(first)) return false;
@@ -39,6 +39,18 @@ export function matchesNoteTemplate(text: string, template: string): boolean {
     reachable = next;
   }
   return reachable.has(text.length);
+}
+
+/** A template's literal pieces around its placeholders, remembered for the last two templates (active and default). */
+const pieceCache = new Map<string, readonly string[]>();
+function piecesOf(template: string): readonly string[] {
+  let pieces = pieceCache.get(template);
+  if (pieces === undefined) {
+    if (pieceCache.size >= 2) pieceCache.clear();
+    pieces = template.split(NUM_REMOVED);
+    pieceCache.set(template, pieces);
+  }
+  return pieces;
 }
 
 function isAsciiDigit(c: number): boolean {

@@ -278,11 +278,10 @@ export const anthropic: FormatAdapter = {
         const text = plainText(own(item, 'content'));
         if (text !== null && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
       }
-      const rawText = input.raws[k] as string;
       builder.add({
         role: asTool ? 'tool' : (own(item, 'role') as 'user' | 'assistant' | 'system'),
         compaction,
-        content: () => anthropicContent(parseJson(rawText), asTool, names),
+        content: () => anthropicContent(parseJson(input.raws[k] as string), asTool, names),
         items: [k],
       });
     });

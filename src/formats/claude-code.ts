@@ -505,8 +505,9 @@ export const claudeCode: FormatAdapter = {
         const type = own(items[k] as Record<string, unknown>, 'type');
         return type === 'user' || type === 'assistant';
       }).length;
-      const seen = (counted[m] as number[]).map((k) => raws[k] as string);
-      return { role, compaction: compactions[m], weight: Math.max(lines, 1), content: () => contentOf(role, seen, callNames) };
+      // Raw texts are read when the message is rendered: a source held as lines decodes them only then.
+      const seen = counted[m] as number[];
+      return { role, compaction: compactions[m], weight: Math.max(lines, 1), content: () => contentOf(role, seen.map((k) => raws[k] as string), callNames) };
     });
     return { messages, itemsOf, pinned };
   },

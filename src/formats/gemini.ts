@@ -265,13 +265,12 @@ export const gemini: FormatAdapter = {
         if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string') names.set(own(call, 'id') as string, own(call, 'name') as string);
       }
       const text = role === 'user' ? noteCandidate(content) : null;
-      const raw = input.raws[k] as string;
       const wrapped = content !== item;
       builder.add({
         role,
         compaction: text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined,
         content: () => {
-          const value = parseJson(raw);
+          const value = parseJson(input.raws[k] as string);
           return geminiContent(wrapped && isJsonObject(value) ? (value.content ?? null) : value, role, names);
         },
         items: [k],

@@ -117,8 +117,7 @@ export const haystack: FormatAdapter = {
       if (!Array.isArray(parts) || !parts.every(isRecord)) input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);
       const carriesResults = parts.some((p) => own(p, 'tool_call_result') !== undefined);
       const role: Role = carriesResults ? 'tool' : (roleName as Role);
-      const raw = input.raws[k] as string;
-      return { role, compaction: compactionOf(item), content: () => contentOf(parseJson(raw)) };
+      return { role, compaction: compactionOf(item), content: () => contentOf(parseJson(input.raws[k] as string)) };
     });
     return { messages, itemsOf: messages.map((_, k) => [k]) };
   },

@@ -290,12 +290,11 @@ export const langchain: FormatAdapter = {
       let compaction: string | undefined;
       const text = own(fields, 'content');
       if (role === 'user' && typeof text === 'string' && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
-      const raw = input.raws[k] as string;
       // Looked up now: a call id used again later (tau-bench reuses them) must not rename this result.
       const callId = own(fields, 'tool_call_id');
       const calledAs = typeof callId === 'string' ? callNames.get(callId) : undefined;
       const content = (): Content => {
-        const value = parseJson(raw);
+        const value = parseJson(input.raws[k] as string);
         const f = isJsonObject(value) ? fieldsOf(value) : {};
         if (role === 'tool') {
           const name = typeof f.name === 'string' && f.name !== '' ? f.name : (calledAs ?? '');

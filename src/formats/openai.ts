@@ -171,6 +171,8 @@ export const openai: FormatAdapter = {
   },
   normalize(input, noteTemplate): Normalized {
     const callNames = new Map<string, string>();
+    // Raw texts are read when a message is rendered, not before: a source held as lines decodes them on demand.
+    const raws = input.raws;
     const messages: Message[] = input.items.map((raw, k) => {
       const item = checkMessage(input, k, raw);
       const roleName = own(item, 'role') as string;
@@ -188,7 +190,6 @@ export const openai: FormatAdapter = {
         const text = own(item, 'content');
         if (typeof text === 'string' && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
       }
-      const rawText = input.raws[k] as string;
       const legacyName = own(item, 'name');
       const ownName = typeof legacyName === 'string' ? legacyName : '';
       // The name of the call this result answers, looked up now: ids may be reused later in the file.
@@ -197,7 +198,7 @@ export const openai: FormatAdapter = {
           ? ownName
           : (answeredIds(item).map((id) => callNames.get(id)).find((n) => n !== undefined) ?? ownName);
       const content = (): Content => {
-        const value = parseJson(rawText);
+        const value = parseJson(raws[k] as string);
         const obj = isJsonObject(value) ? value : {};
         if (role === 'tool') {
           const { text, images, files } = resultParts(obj.content);

@@ -351,13 +351,12 @@ export const responses: FormatAdapter = {
           last = null;
           break;
       }
-      const raw = raws[k] as string;
       let entry: Entry;
       if (kind === 'output') {
         const id = record === null ? undefined : answeredId(record);
         entry = {
           role: 'tool',
-          content: () => ({ texts: [], toolCalls: [], results: [outputOf(parseJson(raw), id === undefined ? '' : (names.get(id) ?? ''))], images: 0, files: [] }),
+          content: () => ({ texts: [], toolCalls: [], results: [outputOf(parseJson(raws[k] as string), id === undefined ? '' : (names.get(id) ?? ''))], images: 0, files: [] }),
           items: [k],
         };
       } else {
@@ -366,7 +365,7 @@ export const responses: FormatAdapter = {
           role: kind === 'user' ? 'user' : 'system',
           compaction: text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined,
           content: () => {
-            const value = parseJson(raw);
+            const value = parseJson(raws[k] as string);
             const parts = messageParts(typeof value === 'string' ? value : isJsonObject(value) ? value.content : undefined);
             return { texts: parts.texts, toolCalls: [], results: [], images: parts.images, files: parts.files };
           },

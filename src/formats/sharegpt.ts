@@ -212,36 +212,37 @@ export const sharegpt: FormatAdapter = {
       if (typeof body !== 'string' && !isTypedParts(body)) {
         return input.fail(k, `the message text must be a string or a list of {type, value} parts, found ${describe(body)}`);
       }
-      const raw = input.raws[k] as string;
+      // Raw texts are read when a message is rendered: a source held as lines decodes them only then.
+      const raw = (i: number = k): string => input.raws[i] as string;
       if (part === 'assistant' || part === 'call') {
         if (runOpen) {
           // A gpt message and the function_call after it are one assistant turn.
           const m = messages.length - 1;
           (itemsOf[m] as number[]).push(k);
-          const raws = (itemsOf[m] as number[]).map((i) => input.raws[i] as string);
-          messages[m] = { role: 'assistant', weight: raws.length, content: () => assistantContent(raws) };
+          const joined = [...(itemsOf[m] as number[])];
+          messages[m] = { role: 'assistant', weight: joined.length, content: () => assistantContent(joined.map((i) => raw(i))) };
           run.push(k);
           return;
         }
         runOpen = true;
         run = [k];
         answered = 0;
-        messages.push({ role: 'assistant', content: () => assistantContent([raw]) });
+        messages.push({ role: 'assistant', content: () => assistantContent([raw()]) });
         itemsOf.push([k]);
         return;
       }
       runOpen = false;
       if (part === 'tool') {
-        const calls = run.map((i) => input.raws[i] as string);
+        const calls = [...run];
         const position = answered++;
-        messages.push({ role: 'tool', content: () => observationContent(raw, calls, position) });
+        messages.push({ role: 'tool', content: () => observationContent(raw(), calls.map((i) => raw(i)), position) });
         itemsOf.push([k]);
         return;
       }
       if (part === 'user') run = [];
       const text = plainText(item);
       const compaction = part === 'user' && text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined;
-      messages.push({ role: part, compaction, content: () => textContent(raw) });
+      messages.push({ role: part, compaction, content: () => textContent(raw()) });
       itemsOf.push([k]);
     });
     return { messages, itemsOf };

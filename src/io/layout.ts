@@ -2,7 +2,9 @@ import { JsonSyntaxError, skipWhitespace } from '../core/json-value.js';
 import { InputError } from '../errors.js';
 import { arrayElements, explainJsonError, findMember, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
 import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
-import { forEachLine, isLineSource, textLength } from './lines.js';
+import { lazyList } from '../core/lazy-list.js';
+import { forEachLine, isLineSource } from './lines.js';
+import { slimItem, type Slimming } from './slim.js';
 import { lineColumn, type SourceText } from './source.js';
 
 /**
@@ -32,6 +34,8 @@ export interface Slot {
   readonly region: Span;
   /** For files of many conversations: the record (array element or line) this list belongs to, 0-based. */
   readonly record?: number;
+  /** Set when the slot's region is the whole file (JSONL lines): its text alone is the rebuilt file. */
+  readonly wholeFile?: boolean;
 }
 
 export interface Layout {
@@ -50,6 +54,8 @@ export const CONVERSATION_KEYS = ['messages', 'conversations', 'traj', 'history'
 export interface LayoutOptions {
   /** A key to look for each conversation under before the usual ones (`--conversation-key`). */
   readonly conversationKey?: string | undefined;
+  /** Keep items slim (see slim.ts): for compacting, where only rendering reads message text. */
+  readonly slimming?: Slimming | undefined;
 }
 
 /** The keys to try for a record's conversation: the one named first, then the usual ones. */
@@ -125,11 +131,12 @@ export function arraySlot(
   where: string,
   container: Readonly<Record<string, unknown>> | null,
   key: string | null,
+  slimming?: Slimming,
 ): Slot {
   const text = source.text;
   const { elements, end } = arrayElements(text, arrayStart);
   const raws = elements.map((e) => text.slice(e.start, e.end));
-  const items = elements.map((e) => parseSlice(text, e));
+  const items = elements.map((e) => (slimming === undefined ? parseSlice(text, e) : slimItem(parseSlice(text, e), slimming)));
   const first = elements[0];
   const second = elements[1];
   const last = elements[elements.length - 1];
@@ -206,7 +213,7 @@ function isRecordList(text: string, arrayStart: number, keys: readonly string[])
  * One slot for the conversation of the record at `pos`; every other member of the record is left as it is.
  * @throws InputError when the record is not an object holding a list under one of `keys`
  */
-function recordSlot(source: SourceText, pos: number, keys: readonly string[], record: number, label: string): Slot {
+function recordSlot(source: SourceText, pos: number, keys: readonly string[], record: number, label: string, slimming?: Slimming): Slot {
   const text = source.text;
   const found = conversationMember(text, pos, keys);
   if (found === null) {
@@ -220,13 +227,13 @@ function recordSlot(source: SourceText, pos: number, keys: readonly string[], re
   }
   const { members, member } = found;
   const container = parseMembers(text, members, member.key);
-  return { ...arraySlot(source, member.value.start, `${label} "${member.key}"`, container, member.key), record };
+  return { ...arraySlot(source, member.value.start, `${label} "${member.key}"`, container, member.key, slimming), record };
 }
 
 /** One slot per record of the top-level list at `arrayStart`. */
-function recordListSlots(source: SourceText, arrayStart: number, keys: readonly string[]): Slot[] {
+function recordListSlots(source: SourceText, arrayStart: number, keys: readonly string[], slimming: Slimming | undefined): Slot[] {
   const { elements } = arrayElements(source.text, arrayStart);
-  return elements.map((e, k) => recordSlot(source, e.start, keys, k, `record ${k + 1}`));
+  return elements.map((e, k) => recordSlot(source, e.start, keys, k, `record ${k + 1}`, slimming));
 }
 
 function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
@@ -238,8 +245,8 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
   const c = text.charCodeAt(start);
   const recordKeys = conversationKeys(options);
   if (c === 0x5b) {
-    if (isRecordList(text, start, recordKeys)) return { framing: 'json', source, slots: recordListSlots(source, start, recordKeys) };
-    return { framing: 'json', source, slots: [arraySlot(source, start, 'the top-level list', null, null)] };
+    if (isRecordList(text, start, recordKeys)) return { framing: 'json', source, slots: recordListSlots(source, start, recordKeys, options.slimming) };
+    return { framing: 'json', source, slots: [arraySlot(source, start, 'the top-level list', null, null, options.slimming)] };
   }
   if (c !== 0x7b) {
     parseSlice(text, { start, end });
@@ -251,7 +258,7 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
     const member = findMember(members, key);
     if (member === undefined) continue;
     const container = parseMembers(text, members, key);
-    if (text.charCodeAt(member.value.start) === 0x5b) return { framing: 'json', source, slots: [arraySlot(source, member.value.start, `"${key}"`, container, key)] };
+    if (text.charCodeAt(member.value.start) === 0x5b) return { framing: 'json', source, slots: [arraySlot(source, member.value.start, `"${key}"`, container, key, options.slimming)] };
     if (key === 'input' && text.charCodeAt(member.value.start) === 0x22) {
       return { framing: 'json', source, slots: [stringInputSlot(source, member.value, container)] };
     }
@@ -304,34 +311,45 @@ function isRecordLine(value: unknown, keys: readonly string[]): boolean {
 
 function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const items: unknown[] = [];
-  const raws: string[] = [];
+  const lineIndex: number[] = [];
   const offsets: number[] = [];
   const lineNos: number[] = [];
+  const slimming = options.slimming;
+  // A source that has the whole text keeps each line's text as a slice of it; one held as lines decodes a line
+  // again when it is read (kept lines when writing, messages when rendering), so parsed-only history costs nothing.
+  const lines = isLineSource(source) ? source.lines : null;
+  const sliced: string[] = [];
+  let length = 0;
   forEachLine(source, (line, lineNo, pos) => {
+    length = pos + line.length;
     const body = line.endsWith('\r') ? line.slice(0, -1) : line;
     if (body.trim() === '') return;
+    let item: unknown;
     try {
-      items.push(JSON.parse(body));
+      item = JSON.parse(body);
     } catch (error) {
       throw jsonlLineError(source, lineNo, body, error);
     }
-    raws.push(line);
+    items.push(slimming === undefined ? item : slimItem(item, slimming));
+    if (lines === null) sliced.push(line);
+    else lineIndex.push(lineNo - 1);
     offsets.push(pos);
     lineNos.push(lineNo);
   });
+  const raws: readonly string[] = lines === null ? sliced : lazyList(lineIndex.length, (k) => lines[lineIndex[k] as number] as string);
   const recordKeys = conversationKeys(options);
   if (isRecordLine(items[0], recordKeys)) {
     // One record per line: each line's list is a conversation of its own.
-    const slots = raws.map((raw, k) => {
-      const start = (offsets[k] as number) + (raw.length - raw.trimStart().length);
-      return recordSlot(source, start, recordKeys, k, `line ${lineNos[k] as number}`);
+    const slots = offsets.map((offset, k) => {
+      const raw = raws[k] as string;
+      const start = offset + (raw.length - raw.trimStart().length);
+      return recordSlot(source, start, recordKeys, k, `line ${lineNos[k] as number}`, slimming);
     });
     return { framing: 'jsonl', source, slots };
   }
-  const length = textLength(source);
-  const finalNewline = isLineSource(source) ? source.lines.length > 1 && source.lines[source.lines.length - 1] === '' : source.text.endsWith('\n');
-  const firstRaw = raws[0] ?? '';
-  const style = detectStyle(firstRaw, '', source.eol);
+  const finalNewline = isLineSource(source) ? source.finalNewline : source.text.endsWith('\n');
+  if (finalNewline) length++;
+  const style = detectStyle(raws[0] ?? '', '', source.eol);
   return {
     framing: 'jsonl',
     source,
@@ -344,6 +362,7 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
         key: null,
         offsets,
         region: { start: 0, end: length },
+        wholeFile: true,
         write(parts) {
           // Line endings are the file's own; a line's text is kept exactly.
           const lines = parts.map((p) => (p.endsWith('\r') ? p.slice(0, -1) : p));
@@ -362,7 +381,7 @@ export function rebuild(layout: Layout, replacements: ReadonlyMap<Slot, string>)
   const changed = layout.slots.filter((s) => replacements.has(s)).sort((a, b) => b.region.start - a.region.start);
   const only = changed.length === 1 ? (changed[0] as Slot) : null;
   // A slot that is the whole file (JSONL lines) replaces it: a file held as lines never has its text built.
-  if (only !== null && only.region.start === 0 && only.region.end === textLength(layout.source)) return replacements.get(only) as string;
+  if (only?.wholeFile === true) return replacements.get(only) as string;
   // Regions never overlap: the pieces between them are joined once, so many changed records cost one copy.
   const text = layout.source.text;
   const pieces: string[] = [];

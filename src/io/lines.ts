@@ -1,21 +1,37 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
 import { describeFsError } from './files.js';
 import { decodeSource, lineColumn, type SourceText } from './source.js';
 
 /**
- * Reading JSONL line by line. A JSONL file is decoded one line at a time into a string of its own, so no string of
- * the whole file is ever built (a file can be larger than the ~512 MB one JavaScript string holds) and the file's
- * bytes are never held whole (the file is read in 1 MiB chunks). The result is still a SourceText: its `text` is
- * joined from the lines only if something asks for it.
+ * Reading JSONL line by line. A JSONL file is kept as its bytes (one copy, outside the JavaScript heap, read in
+ * blocks that end at a line break) and a line is decoded into a string only when something reads it. No string
+ * of the whole file is ever built unless asked for (a file can be larger than the ~512 MB one JavaScript string
+ * holds), and lines that are only parsed once (history a decision drops) never stay in memory as text.
+ *
+ * Once a compaction has parsed every line, a source read from a regular file can let its bytes go (`release`):
+ * the few lines read after that (those the decision counts and keeps) are read again from the file, which must
+ * then still be the file that was read (same size, times and inode), or the read fails and nothing is written.
  */
 
 /** A decoded JSONL file held as its lines. */
 export interface LineSource extends SourceText {
-  /** The text split at each "\n" (a line keeps its "\r"): `lines.join("\n")` is `text`. */
+  /**
+   * The text split at each "\n" (a line keeps its "\r"): `lines.join("\n")` is `text`. A line is decoded each time
+   * it is read, so read each once where it matters.
+   */
   readonly lines: readonly string[];
-  /** The length of `text` in UTF-16 units, known without building it. */
+  /** The length of `text` in UTF-16 units (counted on first read, without building the text). */
   readonly length: number;
+  /** Whether the file ends with a line break (then the last element of `lines` is ''). */
+  readonly finalNewline: boolean;
+  /**
+   * Lets the bytes held go: lines read later are read again from the file. A source not read from a regular
+   * file keeps its bytes (there is nothing to read again).
+   */
+  release?(): void;
 }
 
 /** Whether a source is held as lines (its `text` is built only on demand). */
@@ -23,21 +39,16 @@ export function isLineSource(source: SourceText): source is LineSource {
   return Array.isArray((source as Partial<LineSource>).lines);
 }
 
-/** The length of a source's text, without building the text of a line source. */
-export function textLength(source: SourceText): number {
-  return isLineSource(source) ? source.length : source.text.length;
-}
-
 /**
  * Calls `visit` for each line of a source (its text up to a "\n", a "\r" kept) with the line's 1-based number and
- * the offset in `text` where it starts. A line source hands out its own lines; other text is sliced.
+ * the offset in `text` where it starts. A line source decodes its lines one at a time; other text is sliced.
  */
 export function forEachLine(source: SourceText, visit: (line: string, lineNo: number, offset: number) => void): void {
   if (isLineSource(source)) {
     let offset = 0;
     const lines = source.lines;
     // The empty piece after a final "\n" is not a line.
-    const count = lines.length > 1 && lines[lines.length - 1] === '' ? lines.length - 1 : lines.length;
+    const count = source.finalNewline ? lines.length - 1 : lines.length;
     for (let k = 0; k < count; k++) {
       const line = lines[k] as string;
       visit(line, k + 1, offset);
@@ -70,74 +81,86 @@ export function positionOf(source: SourceText, offset: number): { line: number; 
   return { line: lines.length, column: 1 };
 }
 
-const CHUNK = 1 << 20;
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** How much of a file is read at a time; a block is cut at its last line break, so no line spans two blocks. */
+const BLOCK = 64 << 20;
+/** Files up to this size are held in memory while compacted; bigger ones are read again for the lines kept. */
+const HOLD = 32 << 20;
+/** How much of a file's beginning decides whether it is JSONL. */
+const HEAD = 1 << 20;
 
 /**
- * Cuts bytes into decoded lines. It gives up (returns false) at anything `decodeSource` refuses (a UTF-16
+ * Cuts blocks of bytes into lines. It gives up (returns false) at anything `decodeSource` refuses (a UTF-16
  * byte-order mark, invalid UTF-8, a NUL byte, a file of only whitespace), so that those errors are always
  * worded and placed by the one function that owns them.
  */
 class LineSplitter {
-  readonly lines: string[] = [];
-  length = 0;
+  /** The blocks, and for each line the block it is in and where it starts and ends (before its "\n"). */
+  readonly blocks: Buffer[] = [];
+  /** Where in the file each block starts. */
+  readonly blockStarts: number[] = [];
+  readonly blockOf: number[] = [];
+  readonly starts: number[] = [];
+  readonly ends: number[] = [];
   bom = false;
-  private bytes = 0;
-  private carry: Buffer[] = [];
+  finalNewline = false;
+  /** Whether the first line ends with "\r" before its "\n". */
+  firstLineCr = false;
+  private started = false;
   private content = false;
   private failed = false;
 
-  /** Takes the next chunk; false once the input needs the exact checks. */
-  push(chunk: Uint8Array): boolean {
+  /**
+   * @param hold whether to keep the block's bytes (else its lines are read again from the file when read)
+   */
+  constructor(readonly holds = true) {}
+
+  /** Takes the next block, which must end at a line break unless it is the last. False once the input needs the exact checks. */
+  push(block: Buffer, fileOffset = 0): boolean {
     if (this.failed) return false;
-    if (chunk.length === 0) return true;
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
-    if (buffer.indexOf(0) !== -1) return this.fail();
+    if (block.length === 0) return true;
+    if (block.indexOf(0) !== -1 || !isUtf8(block)) return this.fail();
     let pos = 0;
-    // The first chunk is the whole file or a full 1 MiB, so a byte-order mark is never cut.
-    if (this.bytes === 0) {
-      if ((buffer[0] === 0xff && buffer[1] === 0xfe) || (buffer[0] === 0xfe && buffer[1] === 0xff)) return this.fail();
-      if (buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) {
+    if (!this.started) {
+      this.started = true;
+      if ((block[0] === 0xff && block[1] === 0xfe) || (block[0] === 0xfe && block[1] === 0xff)) return this.fail();
+      if (block[0] === 0xef && block[1] === 0xbb && block[2] === 0xbf) {
         this.bom = true;
         pos = 3;
       }
     }
-    this.bytes += buffer.length;
+    if (!this.content) this.content = hasContent(block, pos);
+    const index = this.blockStarts.push(fileOffset) - 1;
+    if (this.holds) this.blocks.push(block);
+    const firstLine = this.starts.length === 0;
     for (;;) {
-      const nl = buffer.indexOf(0x0a, pos);
-      if (nl === -1) break;
-      if (!this.line(this.joinCarry(buffer.subarray(pos, nl)))) return this.fail();
+      const nl = block.indexOf(0x0a, pos);
+      this.blockOf.push(index);
+      this.starts.push(pos);
+      if (nl === -1) {
+        this.ends.push(block.length);
+        this.finalNewline = false;
+        break;
+      }
+      this.ends.push(nl);
+      if (firstLine && this.ends.length === 1) this.firstLineCr = nl > pos && block[nl - 1] === 0x0d;
       pos = nl + 1;
+      if (pos === block.length) {
+        this.finalNewline = true;
+        break;
+      }
     }
-    // Copied: the caller may reuse its buffer for the next chunk.
-    if (pos < buffer.length) this.carry.push(Buffer.from(buffer.subarray(pos)));
     return true;
   }
 
-  /** Ends the input; false when it needs the exact checks (empty, only whitespace, bad last line). */
+  /** Ends the input; false when it needs the exact checks (empty, only whitespace). */
   end(): boolean {
-    if (this.failed) return false;
-    if (!this.line(this.joinCarry(Buffer.alloc(0)))) return this.fail();
-    return this.content;
-  }
-
-  private joinCarry(tail: Buffer): Buffer {
-    if (this.carry.length === 0) return tail;
-    const whole = Buffer.concat([...this.carry, tail]);
-    this.carry = [];
-    return whole;
-  }
-
-  private line(bytes: Buffer): boolean {
-    let line: string;
-    try {
-      line = decoder.decode(bytes);
-    } catch {
-      return false;
+    if (this.failed || !this.content) return false;
+    // The empty piece after a final line break, as "a\n".split("\n") has it.
+    if (this.finalNewline) {
+      this.blockOf.push(-1);
+      this.starts.push(0);
+      this.ends.push(0);
     }
-    if (!this.content && line.trim() !== '') this.content = true;
-    this.lines.push(line);
-    this.length += line.length + (this.lines.length > 1 ? 1 : 0);
     return true;
   }
 
@@ -147,29 +170,145 @@ class LineSplitter {
   }
 }
 
-/** Builds a LineSource from split lines. */
-function lineSource(file: string, splitter: LineSplitter): LineSource {
-  const lines = splitter.lines;
-  const first = lines[0] ?? '';
-  const eol = lines.length > 1 && first.length > 0 && first.charCodeAt(first.length - 1) === 0x0d ? '\r\n' : '\n';
+/** Whether bytes from `pos` hold anything but JSON whitespace. */
+function hasContent(block: Buffer, pos: number): boolean {
+  for (let i = pos; i < block.length; i++) {
+    const b = block[i];
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return true;
+  }
+  return false;
+}
+
+/** A regular file a source was read from, to read lines from again once its bytes are let go. */
+interface Origin {
+  readonly path: string;
+  readonly stat: Stats;
+}
+
+/** Builds a LineSource from split blocks. */
+function lineSource(file: string, splitter: LineSplitter, origin?: Origin): LineSource {
+  const { blockOf, starts, ends, blockStarts } = splitter;
+  let blocks: Buffer[] | null = splitter.blocks.length > 0 ? splitter.blocks : null;
+  const reader = origin === undefined ? null : new FileLines(file, origin);
+  const line = (k: number): string => {
+    const b = blockOf[k] as number;
+    if (b === -1) return '';
+    if (blocks !== null) return (blocks[b] as Buffer).toString('utf8', starts[k], ends[k]);
+    const at = blockStarts[b] as number;
+    return (reader as FileLines).read(at + (starts[k] as number), at + (ends[k] as number));
+  };
+  const lines = lazyList(starts.length, line);
+  const eol = starts.length > 1 && splitter.firstLineCr ? '\r\n' : '\n';
   let text: string | undefined;
-  return {
+  let length: number | undefined;
+  const source: LineSource = {
     file,
     bom: splitter.bom,
     eol,
     lines,
-    length: splitter.length,
+    finalNewline: splitter.finalNewline,
+    get length(): number {
+      length ??= utf16Length(blocks ?? [(reader as FileLines).whole()], splitter.bom);
+      return length;
+    },
     get text(): string {
       if (text === undefined) {
         try {
-          text = lines.join('\n');
-        } catch {
+          // Blocks end at line breaks, so they decode on their own.
+          const bytes = blocks ?? [(reader as FileLines).whole()];
+          text = bytes.map((block, k) => block.toString('utf8', k === 0 && splitter.bom ? 3 : 0)).join('');
+        } catch (error) {
+          if (error instanceof InputError) throw error;
           throw new InputError('this file is too large to be handled as one text (about 512 MiB is the limit); only its lines can be read', file);
         }
       }
       return text;
     },
   };
+  if (reader !== null) {
+    source.release = (): void => {
+      blocks = null;
+      splitter.blocks.length = 0;
+    };
+  }
+  return source;
+}
+
+/**
+ * Reads lines of a file again, through a window of the file around the last line read (lines are read in runs,
+ * newest first when counting and in order when writing). The file is opened for each window and must still be
+ * the one first read.
+ */
+class FileLines {
+  private window: Buffer = Buffer.alloc(0);
+  private windowStart = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly origin: Origin,
+  ) {}
+
+  /** The decoded bytes from `start` to `end` of the file. */
+  read(start: number, end: number): string {
+    if (start < this.windowStart || end > this.windowStart + this.window.length) {
+      const from = Math.max(0, start - WINDOW / 2);
+      this.windowStart = from;
+      this.window = this.bytes(from, Math.max(end, from + WINDOW));
+    }
+    return this.window.toString('utf8', start - this.windowStart, end - this.windowStart);
+  }
+
+  /** The whole file. */
+  whole(): Buffer {
+    return this.bytes(0, this.origin.stat.size);
+  }
+
+  private bytes(from: number, to: number): Buffer {
+    const end = Math.min(to, this.origin.stat.size);
+    let fd: number;
+    try {
+      fd = openSync(this.origin.path, 'r');
+    } catch (error) {
+      throw this.changed(describeFsError(error));
+    }
+    try {
+      if (!sameFile(fstatSync(fd), this.origin.stat)) throw this.changed('it was changed');
+      const buffer = Buffer.allocUnsafe(end - from);
+      let filled = 0;
+      while (filled < buffer.length) {
+        const n = readSync(fd, buffer, filled, buffer.length - filled, from + filled);
+        if (n === 0) throw this.changed('it got shorter');
+        filled += n;
+      }
+      return buffer;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private changed(how: string): InputError {
+    return new InputError(`the file changed while it was being compacted (${how}); nothing was written for it`, this.file);
+  }
+}
+
+/** How much of a file is read at once when lines are read again. */
+const WINDOW = 1 << 20;
+
+/** Whether a file is still the one that was read: same inode, size and times. */
+function sameFile(now: Stats, then: Stats): boolean {
+  return now.ino === then.ino && now.dev === then.dev && now.size === then.size && now.mtimeMs === then.mtimeMs && now.ctimeMs === then.ctimeMs;
+}
+
+/** The UTF-16 length of the text in blocks: one unit per code point, two for those above U+FFFF. */
+function utf16Length(blocks: readonly Buffer[], bom: boolean): number {
+  let length = 0;
+  blocks.forEach((block, k) => {
+    for (let i = k === 0 && bom ? 3 : 0; i < block.length; i++) {
+      const b = block[i] as number;
+      if ((b & 0xc0) !== 0x80) length += b >= 0xf0 ? 2 : 1;
+    }
+  });
+  return length;
 }
 
 const JSON_WHITESPACE = /^[ \t\r\n]*$/;
@@ -203,19 +342,20 @@ function looksLikeJsonl(file: string, head: Uint8Array, complete: boolean): bool
 
 /**
  * Decodes bytes already in memory (standard input): JSONL as lines, anything else as one text.
- * @param bytes the content
+ * @param bytes the content (kept, not copied: the caller must not change it afterwards)
  * @param file the name shown in messages (its extension, if any, says JSON or JSONL)
  * @throws InputError as `decodeSource` does
  */
 export function sourceFromBytes(bytes: Uint8Array, file: string): SourceText {
-  if (!looksLikeJsonl(file, bytes.subarray(0, CHUNK), bytes.length <= CHUNK)) return decodeSource(bytes, file);
+  if (!looksLikeJsonl(file, bytes.subarray(0, HEAD), bytes.length <= HEAD)) return decodeSource(bytes, file);
   const splitter = new LineSplitter();
-  if (splitter.push(bytes) && splitter.end()) return lineSource(file, splitter);
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (splitter.push(buffer) && splitter.end()) return lineSource(file, splitter);
   return decodeSource(bytes, file);
 }
 
 /**
- * Reads and decodes a file: JSONL (by extension, or by its first lines) one line at a time, anything else whole.
+ * Reads and decodes a file: JSONL (by extension, or by its first lines) as lines, anything else whole.
  * A pipe or other special file is read whole first, since it cannot be read twice.
  * @param path the file to read
  * @param file the name shown in messages
@@ -229,16 +369,41 @@ export function readSourceFile(path: string, file: string = path): SourceText {
     throw cannotRead(error, file);
   }
   try {
-    if (!fstatSync(fd).isFile()) return sourceFromBytes(readFileSync(fd), file);
-    const buffer = Buffer.allocUnsafe(CHUNK);
-    let n = readSync(fd, buffer, 0, CHUNK, null);
-    if (!looksLikeJsonl(file, buffer.subarray(0, n), n < CHUNK)) return decodeSource(readFileSync(path), file);
-    const splitter = new LineSplitter();
-    while (n > 0) {
-      if (!splitter.push(buffer.subarray(0, n))) break;
-      n = readSync(fd, buffer, 0, CHUNK, null);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return sourceFromBytes(readFileSync(fd), file);
+    let carry: Buffer = Buffer.alloc(0);
+    let remaining = stat.size;
+    let read = 0;
+    // A big file's bytes are not held: its lines are read again from the file, a window at a time.
+    const splitter = new LineSplitter(stat.size <= HOLD);
+    let decided = false;
+    for (;;) {
+      // Sized to what is left of the file, so the last block wastes nothing; a file that grows is read on.
+      const block = Buffer.allocUnsafeSlow(carry.length + Math.max(Math.min(BLOCK, remaining), HEAD));
+      carry.copy(block);
+      const blockStart = read - carry.length;
+      const n = readSync(fd, block, carry.length, block.length - carry.length, null);
+      remaining -= n;
+      read += n;
+      const filled = carry.length + n;
+      if (!decided) {
+        // The first block holds the file's first MiB, or all of a smaller file.
+        if (!looksLikeJsonl(file, block.subarray(0, Math.min(filled, HEAD)), filled < HEAD)) return decodeSource(readFileSync(path), file);
+        decided = true;
+      }
+      if (n === 0) {
+        if (filled > 0 && !splitter.push(block.subarray(0, filled), blockStart)) break;
+        if (!splitter.end()) break;
+        // Read again only from a file that did not change while it was read.
+        const same = sameFile(fstatSync(fd), stat);
+        if (!same && !splitter.holds) throw new InputError('the file changed while it was being read; nothing was written for it', file);
+        return lineSource(file, splitter, same ? { path, stat } : undefined);
+      }
+      const cut = block.lastIndexOf(0x0a, filled - 1) + 1;
+      if (!splitter.push(block.subarray(0, cut), blockStart)) break;
+      // The unfinished last line starts the next block (its bytes here are never read again).
+      carry = block.subarray(cut, filled);
     }
-    if (n === 0 && splitter.end()) return lineSource(file, splitter);
     // Something to refuse: let decodeSource say what and where.
     return decodeSource(readFileSync(path), file);
   } catch (error) {

@@ -48,6 +48,7 @@ function withoutText(source: LineSource): LineSource {
     eol: source.eol,
     lines: source.lines,
     length: source.length,
+    finalNewline: source.finalNewline,
     get text(): string {
       throw new Error('the whole text was built');
     },
