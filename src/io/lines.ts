@@ -85,6 +85,8 @@ export function positionOf(source: SourceText, offset: number): { line: number; 
 const BLOCK = 64 << 20;
 /** Files up to this size are held in memory while compacted; bigger ones are read again for the lines kept. */
 const HOLD = 32 << 20;
+/** How much is read past the size a file had when opened, to find its end. */
+const TAIL = 1 << 12;
 /** How much of a file's beginning decides whether it is JSONL. */
 const HEAD = 1 << 20;
 
@@ -359,9 +361,10 @@ export function sourceFromBytes(bytes: Uint8Array, file: string): SourceText {
  * A pipe or other special file is read whole first, since it cannot be read twice.
  * @param path the file to read
  * @param file the name shown in messages
+ * @param holdUpTo the size up to which a JSONL file's bytes are held; a bigger file's lines are read again from it
  * @throws InputError as `decodeSource` does, and "cannot read: …" when the file system refuses
  */
-export function readSourceFile(path: string, file: string = path): SourceText {
+export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD): SourceText {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -375,11 +378,12 @@ export function readSourceFile(path: string, file: string = path): SourceText {
     let remaining = stat.size;
     let read = 0;
     // A big file's bytes are not held: its lines are read again from the file, a window at a time.
-    const splitter = new LineSplitter(stat.size <= HOLD);
+    const splitter = new LineSplitter(stat.size <= holdUpTo);
     let decided = false;
     for (;;) {
-      // Sized to what is left of the file, so the last block wastes nothing; a file that grows is read on.
-      const block = Buffer.allocUnsafeSlow(carry.length + Math.max(Math.min(BLOCK, remaining), HEAD));
+      // Sized to what is left of the file, so a block wastes nothing; at the end, a small read finds the end of
+      // the file (or reads on if it grew).
+      const block = Buffer.allocUnsafeSlow(carry.length + (remaining > 0 ? Math.min(BLOCK, remaining) : TAIL));
       carry.copy(block);
       const blockStart = read - carry.length;
       const n = readSync(fd, block, carry.length, block.length - carry.length, null);
@@ -388,7 +392,7 @@ export function readSourceFile(path: string, file: string = path): SourceText {
       const filled = carry.length + n;
       if (!decided) {
         // The first block holds the file's first MiB, or all of a smaller file.
-        if (!looksLikeJsonl(file, block.subarray(0, Math.min(filled, HEAD)), filled < HEAD)) return decodeSource(readFileSync(path), file);
+        if (!looksLikeJsonl(file, block.subarray(0, Math.min(filled, HEAD)), filled < HEAD || n === 0)) return decodeSource(readFileSync(path), file);
         decided = true;
       }
       if (n === 0) {

@@ -30,6 +30,8 @@ const BULK_KEYS = new Set([
   'newString',
   'originalFile',
   'lines',
+  // ShareGPT's message text.
+  'value',
 ]);
 
 /** What ends a replaced string: with it, the string is never a role, type, id or note any format looks for. */

@@ -1,0 +1,199 @@
+/**
+ * Slim items and files read again: compacting with every bulk string left out of the parsed items, and with a
+ * file's lines read back from disk instead of held, decides and writes exactly what compacting with everything
+ * in memory does, on every fixture, every transcript in shared/data and random conversations in five formats.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isLineSource, readSourceFile, sourceFromBytes } from '../../src/io/lines.js';
+import { SLIMMED, slimItem } from '../../src/io/slim.js';
+import { decodeSource, type SourceText } from '../../src/io/source.js';
+import { compactSource, type FileOptions, type FileResult } from '../../src/pipeline.js';
+import { createApproxCounter } from '../../src/tokens/approx.js';
+import { ROOT, SHARED_DATA, tempDir } from '../helpers/cli.js';
+import { FORMAT_NAMES, randomConversation, writeAs } from '../helpers/convert.js';
+
+const counter = createApproxCounter();
+
+/** Every transcript-like file under a directory. */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesUnder(full));
+    else if (/\.(json|jsonl)$/.test(entry.name)) out.push(full);
+  }
+  return out.sort();
+}
+
+/** What a compaction decided and wrote, or the error it stopped with. */
+function outcome(run: () => FileResult): unknown {
+  let result: FileResult;
+  try {
+    result = run();
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+  return {
+    changed: result.changed,
+    output: result.output,
+    plans: result.conversations.map((c) => c.plan),
+    formats: result.format,
+  };
+}
+
+/** Whether some item of a result holds a stand-in (so a comparison really compared slim items). */
+function slimmed(run: () => FileResult): boolean {
+  try {
+    return run().conversations.some((c) => c.slot.items.some((item) => JSON.stringify(item).includes(JSON.stringify(SLIMMED).slice(1, -1))));
+  } catch {
+    return false;
+  }
+}
+
+/** A note template longer than any string kept whole, so earlier notes must be recognised by the keep rule. */
+const LONG_NOTE = `${'Earlier history was summarised away. '.repeat(9)}{num_removed} messages went.`;
+
+const TARGETS = [1, 300, 3000, 30_000, 1e9];
+
+function compare(file: string, bytes: Buffer): void {
+  const make = (): SourceText => sourceFromBytes(bytes, path.basename(file));
+  for (const target of TARGETS) {
+    for (const note of [undefined, LONG_NOTE]) {
+      const options: FileOptions = { target, note, counter, exhaustive: target === 3000 };
+      const slim = outcome(() => compactSource(make(), { ...options, slimLongerThan: 0 }));
+      const full = outcome(() => compactSource(make(), { ...options, slimLongerThan: Infinity }));
+      expect({ file, target, note, ...(slim as object) }).toEqual({ file, target, note, ...(full as object) });
+      // Compacting the result again recognises the note it wrote either way.
+      const first = full as { output?: string; changed?: boolean };
+      if (first.changed === true && typeof first.output === 'string') {
+        const again = Buffer.from(first.output);
+        const slimAgain = outcome(() => compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: 0 }));
+        const fullAgain = outcome(() => compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: Infinity }));
+        expect({ file, target, note, again: true, ...(slimAgain as object) }).toEqual({ file, target, note, again: true, ...(fullAgain as object) });
+      }
+    }
+  }
+}
+
+describe('slim items', () => {
+  it('replace long strings under bulk keys only, keeping how they begin and earlier notes whole', () => {
+    const long = `  <command-name>/model</command-name> ${'x'.repeat(400)}`;
+    const note = `[3 earlier messages were removed${' '.repeat(300)}]`;
+    const item = {
+      role: 'user',
+      id: 'y'.repeat(400),
+      content: [{ type: 'text', text: long }, { type: 'text', text: 'short' }],
+      nested: { output: long, name: long },
+      lines: [long, 7, { text: long }],
+      kept: note,
+      data: note,
+    };
+    const slim = slimItem(structuredClone(item), { longerThan: 256, keep: (t) => t === note }) as typeof item;
+    const text = slim.content[0]?.text as string;
+    expect(text.endsWith(SLIMMED)).toBe(true);
+    expect(text.length).toBeLessThan(200);
+    // Leading whitespace and the first 96 characters after it stay.
+    expect(text.slice(0, -SLIMMED.length)).toBe(long.slice(0, 2 + 96));
+    expect(slim.content[1]?.text).toBe('short');
+    expect(slim.id).toBe(item.id);
+    expect(slim.nested.name).toBe(long);
+    expect(slim.nested.output.endsWith(SLIMMED)).toBe(true);
+    expect(slim.lines[0]?.toString().endsWith(SLIMMED)).toBe(true);
+    expect(slim.lines[1]).toBe(7);
+    expect((slim.lines[2] as { text: string }).text.endsWith(SLIMMED)).toBe(true);
+    expect(slim.data).toBe(note);
+    expect(slim.kept).toBe(note);
+  });
+
+  it('walk values nested far deeper than the call stack goes', () => {
+    let deep: unknown = { content: 'z'.repeat(300) };
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    slimItem(deep, { longerThan: 0, keep: () => false });
+    let inner = deep;
+    while (Array.isArray(inner)) inner = inner[0];
+    expect((inner as { content: string }).content.endsWith(SLIMMED)).toBe(true);
+  });
+});
+
+describe('compacting with slim items decides and writes what compacting with whole items does', () => {
+  const fixtures = filesUnder(path.join(ROOT, 'fixtures'));
+  const shared = filesUnder(SHARED_DATA);
+
+  it('finds the transcripts to compare', () => {
+    expect(fixtures.length).toBeGreaterThan(30);
+    expect(shared.length).toBeGreaterThan(20);
+  });
+
+  it.each(fixtures.map((f) => [path.relative(ROOT, f)]))('%s', (name) => {
+    compare(name, readFileSync(path.join(ROOT, name)));
+  });
+
+  it.each(shared.map((f) => [path.relative(SHARED_DATA, f)]))('shared/data/%s', (name) => {
+    compare(name, readFileSync(path.join(SHARED_DATA, name)));
+  });
+
+  it('really slims items in every format directory of shared/data (so the comparisons compare something)', () => {
+    const dirs = readdirSync(SHARED_DATA, { withFileTypes: true }).filter((d) => d.isDirectory());
+    for (const dir of dirs) {
+      const files = filesUnder(path.join(SHARED_DATA, dir.name));
+      const any = files.some((f) => slimmed(() => compactSource(sourceFromBytes(readFileSync(f), path.basename(f)), { target: 1, counter, slimLongerThan: 0 })));
+      expect({ dir: dir.name, slimmed: any }).toEqual({ dir: dir.name, slimmed: true });
+    }
+  });
+
+  it.each(FORMAT_NAMES.map((f) => [f]))('random %s conversations, JSON and JSONL', (format) => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const conversation = randomConversation(seed);
+      for (const jsonl of [false, true]) {
+        const written = writeAs(format, conversation, { jsonl });
+        const bytes = Buffer.from(written.text);
+        for (const target of [1, 60, 400, 1e9]) {
+          const options: FileOptions = { target, counter, minKeepSteps: seed % 3 };
+          const slim = outcome(() => compactSource(sourceFromBytes(bytes, written.name), { ...options, slimLongerThan: 0 }));
+          const full = outcome(() => compactSource(decodeSource(bytes, written.name), { ...options, slimLongerThan: Infinity }));
+          expect({ seed, jsonl, target, ...(slim as object) }).toEqual({ seed, jsonl, target, ...(full as object) });
+        }
+      }
+    }
+  });
+});
+
+describe('a big JSONL file read again from disk', () => {
+  /** Lines of multi-byte text long enough that reads back cross many 1 MiB windows. */
+  function bigJsonl(): string {
+    const lines = [JSON.stringify({ role: 'system', content: 'You are careful. \ufeff' })];
+    for (let i = 0; i < 120; i++) {
+      lines.push(JSON.stringify({ role: 'user', content: `${'Grüße 你好 😀 '.repeat(1500 + i)} ${i}` }));
+      lines.push(JSON.stringify({ role: 'assistant', content: `answer ${i} ${'é'.repeat(20_000 + i)}` }));
+    }
+    return `${lines.join('\r\n')}\r\n`;
+  }
+
+  it('compacts to the same bytes as the file held in memory, changed or not', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'big.jsonl');
+    const text = bigJsonl();
+    writeFileSync(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]));
+    expect(statSync(file).size).toBeGreaterThan(5 << 20);
+    for (const target of [1, 50_000, 400_000, 1e9]) {
+      const again = readSourceFile(file, 'big.jsonl', 0);
+      const held = readSourceFile(file, 'big.jsonl');
+      expect(isLineSource(again)).toBe(true);
+      const options: FileOptions = { target, counter };
+      expect({ target, ...(outcome(() => compactSource(again, options)) as object) }).toEqual({ target, ...(outcome(() => compactSource(held, options)) as object) });
+    }
+  });
+
+  it('refuses, writing nothing, when the file changed between reading and reading again', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'big.jsonl');
+    writeFileSync(file, bigJsonl());
+    const source = readSourceFile(file, 'big.jsonl', 0);
+    appendFileSync(file, `${JSON.stringify({ role: 'user', content: 'sneaked in' })}\n`);
+    expect(() => compactSource(source, { target: 1000, counter })).toThrow(
+      'big.jsonl: the file changed while it was being compacted (it was changed); nothing was written for it',
+    );
+  });
+});
