@@ -307,11 +307,11 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     try {
       if (outDir !== null) {
         const dest = await outDir.destination(file);
-        await writeOrFail(dest, result.bytes, file);
+        await writeOrFail(dest, result.bytes, file, false);
         return { ...result, record: { ...result.record, written: path.relative(io.cwd, dest) || dest } };
       }
       if (settings.inPlace && result.record.status === 'compacted') {
-        await writeOrFail(file.absolute, result.bytes, file);
+        await writeOrFail(file.absolute, result.bytes, file, true);
         return { ...result, record: { ...result.record, written: file.display } };
       }
       return result;
@@ -381,10 +381,10 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   return code;
 }
 
-/** Writes atomically, turning a file-system error into the file's InputError. */
-async function writeOrFail(dest: string, bytes: Uint8Array, file: InputFile): Promise<void> {
+/** Writes atomically (durably when it replaces the input), turning a file-system error into the file's InputError. */
+async function writeOrFail(dest: string, bytes: Uint8Array, file: InputFile, durable: boolean): Promise<void> {
   try {
-    await writeFileAtomic(dest, bytes, file.absolute);
+    await writeFileAtomic(dest, bytes, file.absolute, durable);
   } catch (error) {
     throw new InputError(`cannot write ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
   }

@@ -67,8 +67,12 @@ function checkInterrupted(): void {
  * @param file the path to write
  * @param data the new content
  * @param modeFrom a file whose permission bits the new file gets (defaults to the target when it exists)
+ * @param durable flush the new content and the directory to disk before and after the rename, so a power loss
+ *   leaves the old file or the new one, never an empty one: for replacing an input (`--in-place`). Results written
+ *   beside the inputs (`--out-dir`) skip it, as compilers and formatters do: two flushes per file would make disk
+ *   waits, not work, the cost of a large batch.
  */
-export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?: string): Promise<void> {
+export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?: string, durable = true): Promise<void> {
   installCleanup();
   let target = file;
   try {
@@ -100,7 +104,7 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
       checkInterrupted();
       await handle.writeFile(data);
       checkInterrupted();
-      await handle.sync();
+      if (durable) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -108,7 +112,7 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
     checkInterrupted();
     await fs.rename(tmp, target);
     pending.delete(tmp);
-    await syncDirectory(dir);
+    if (durable) await syncDirectory(dir);
   } catch (error) {
     pending.delete(tmp);
     await fs.unlink(tmp).catch(() => undefined);

@@ -13,6 +13,9 @@ interface Core {
   getBpeRankFromString(piece: string): number | undefined;
   getBpeRankFromBytes(bytes: Uint8Array): number | undefined;
   bytePairEncode(piece: string): readonly number[];
+  /** The cache of merged pieces and its capacity (absent when caching is off or in other versions). */
+  readonly mergeCache?: { readonly size: number };
+  readonly mergeCacheSize?: number;
 }
 
 /** Pieces longer than this (in UTF-16 units) are merged with a heap; shorter ones by gpt-tokenizer, with its cache. */
@@ -33,6 +36,11 @@ export interface PieceCounter {
    * @param room when given, counting stops once the count passes it
    */
   count(text: string, room?: number): PieceCount;
+  /**
+   * How many more pieces the encoding's merge cache takes before it is full, or undefined when that cannot be
+   * seen (no cache, or a gpt-tokenizer without one where it is looked for).
+   */
+  cacheRoom(): number | undefined;
 }
 
 /**
@@ -69,6 +77,11 @@ export function createPieceCounter(encoding: unknown): PieceCounter | null {
         if (room !== undefined && tokens > room) return { tokens, exact: false };
       }
       return { tokens, exact: true };
+    },
+    cacheRoom() {
+      const size = core.mergeCache?.size;
+      const capacity = core.mergeCacheSize;
+      return typeof size === 'number' && typeof capacity === 'number' ? capacity - size : undefined;
     },
   };
 }
