@@ -9,7 +9,7 @@ import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import { isRecord, own, type FormatAdapter, type Normalized } from './formats/types.js';
 import { arrayElements, findMember, objectMembers } from './io/json-layout.js';
 import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from './io/layout.js';
-import { isLineSource, positionOf } from './io/lines.js';
+import { positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
 import type { SourceText } from './io/source.js';
@@ -199,8 +199,6 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
   const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) };
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, slimming });
-  // Every line is parsed: a file held as lines can let its bytes go and read the lines it keeps again.
-  if (isLineSource(source) && layout.slots.length === 1 && layout.slots[0]?.wholeFile === true) source.release?.();
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
   const formats: string[] = [];

@@ -11,9 +11,9 @@ import { decodeSource, lineColumn, type SourceText } from './source.js';
  * of the whole file is ever built unless asked for (a file can be larger than the ~512 MB one JavaScript string
  * holds), and lines that are only parsed once (history a decision drops) never stay in memory as text.
  *
- * Once a compaction has parsed every line, a source read from a regular file can let its bytes go (`release`):
- * the few lines read after that (those the decision counts and keeps) are read again from the file, which must
- * then still be the file that was read (same size, times and inode), or the read fails and nothing is written.
+ * A big file's bytes are not held at all: its lines are read again from the file when read (the parse reads each
+ * once, then a decision reads the few it counts and keeps), and the file must then still be the one first read
+ * (same size, times and inode), or the read fails and nothing is written.
  */
 
 /** A decoded JSONL file held as its lines. */
@@ -27,11 +27,6 @@ export interface LineSource extends SourceText {
   readonly length: number;
   /** Whether the file ends with a line break (then the last element of `lines` is ''). */
   readonly finalNewline: boolean;
-  /**
-   * Lets the bytes held go: lines read later are read again from the file. A source not read from a regular
-   * file keeps its bytes (there is nothing to read again).
-   */
-  release?(): void;
 }
 
 /** Whether a source is held as lines (its `text` is built only on demand). */
@@ -190,7 +185,7 @@ interface Origin {
 /** Builds a LineSource from split blocks. */
 function lineSource(file: string, splitter: LineSplitter, origin?: Origin): LineSource {
   const { blockOf, starts, ends, blockStarts } = splitter;
-  let blocks: Buffer[] | null = splitter.blocks.length > 0 ? splitter.blocks : null;
+  const blocks: Buffer[] | null = splitter.holds ? splitter.blocks : null;
   const reader = origin === undefined ? null : new FileLines(file, origin);
   const line = (k: number): string => {
     const b = blockOf[k] as number;
@@ -227,12 +222,6 @@ function lineSource(file: string, splitter: LineSplitter, origin?: Origin): Line
       return text;
     },
   };
-  if (reader !== null) {
-    source.release = (): void => {
-      blocks = null;
-      splitter.blocks.length = 0;
-    };
-  }
   return source;
 }
 
