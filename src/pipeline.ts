@@ -5,7 +5,7 @@ import { renderArguments } from './core/python-json.js';
 import { renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
 import { InputError } from './errors.js';
-import { FORMATS, findFormat, formatNames } from './formats/registry.js';
+import { FORMATS, findFormat, formatNames, isTellingText } from './formats/registry.js';
 import { isRecord, own, type FormatAdapter, type Normalized } from './formats/types.js';
 import { arrayElements, findMember, objectMembers } from './io/json-layout.js';
 import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from './io/layout.js';
@@ -197,7 +197,7 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
 export function compactSource(source: SourceText, options: FileOptions): FileResult {
   const template = noteTemplate(options.note);
   const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
-  const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) };
+  const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) };
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];

@@ -451,6 +451,7 @@ function claudeCodePairing(input: ConversationInput): Pairing {
 
 export const claudeCode: FormatAdapter = {
   name: 'claude-code',
+  readsTextStarting: [INTERRUPTION, CAVEAT, LOCAL_ECHO, COMMAND],
   listKeys: ['messages'],
   detect(items) {
     return items.length > 0 && items.every(isLine) && items.some((item) => isSessionMessageLine(item as Record<string, unknown>));

@@ -12,6 +12,12 @@ import type { FormatAdapter } from './types.js';
  * Every format, in the order auto-detection tries them (more specific shapes first).
  * Adding a format means adding it here.
  */
+/** Whether some format reads how this text begins to tell what its message is (so it must stay whole in slim items). */
+export function isTellingText(text: string): boolean {
+  const start = text.trimStart();
+  return TELLING_STARTS.some((pattern) => pattern.test(start));
+}
+
 export const FORMATS: readonly FormatAdapter[] = [
   haystack,
   // Session logs, LangChain dicts and ShareGPT rows have shapes of their own (an event `type` with a `message`,
@@ -37,3 +43,5 @@ export function formatNames(): string[] {
 export function findFormat(name: string): FormatAdapter | undefined {
   return FORMATS.find((f) => f.name === name);
 }
+
+const TELLING_STARTS: readonly RegExp[] = FORMATS.flatMap((f) => f.readsTextStarting ?? []);

@@ -57,6 +57,12 @@ export interface FormatAdapter {
   readonly name: string;
   /** Keys under which an object container holds this format's list, in order of preference. */
   readonly listKeys: readonly string[];
+  /**
+   * Optional: patterns, anchored at the start, of message texts whose beginning `normalize` reads (after leading
+   * whitespace) to tell what a message is. Texts that match are kept whole in the slim items (see io/slim.ts);
+   * any other long text is read only when a message is rendered.
+   */
+  readonly readsTextStarting?: readonly RegExp[];
   /** Whether these items (and container) are in this format. */
   detect(items: readonly unknown[], container: Readonly<Record<string, unknown>> | null): boolean;
   /** @param noteTemplate the active note template, to recognise earlier notes in formats without metadata */

@@ -3,13 +3,14 @@
  * names and keys when they normalize it, and the text of a message only to see whether it is an earlier note;
  * the text itself is read again from the item's raw text when it is rendered, and only for messages a decision
  * counts. So after parsing, long strings under the keys where formats keep message text, tool arguments,
- * outputs and media are replaced by a short stand-in: their first characters (formats that tell a message's
- * kind by how its text begins, like Claude Code's command echoes, still can) and a marker. A 100 MB transcript
- * then keeps its structure in a few megabytes instead of a second copy of all its text.
+ * outputs and media are replaced by one shared stand-in. A 100 MB transcript then keeps its structure in a few
+ * megabytes instead of a second copy of all its text.
  *
  * What is never replaced: anything under another key (ids, names, roles, types, session fields a note copies),
- * strings of at most `longerThan` characters, and texts that read as an earlier note. The parity tests compact
- * every fixture and transcript with every such string replaced and require the same decisions and bytes.
+ * strings of at most `longerThan` characters or of only whitespace, and the texts `keep` names: earlier notes and
+ * texts whose beginning a format reads to tell what a message is (Claude Code's command echoes). The parity tests
+ * compact every fixture and transcript with every other such string replaced and require the same decisions and
+ * bytes.
  */
 
 /** Keys whose long string values (or strings listed directly under them) only rendering reads. */
@@ -34,11 +35,8 @@ const BULK_KEYS = new Set([
   'value',
 ]);
 
-/** What ends a replaced string: with it, the string is never a role, type, id or note any format looks for. */
+/** What a replaced string reads as: never a role, type, id or note any format looks for. */
 export const SLIMMED = '\u0000swc: text read only when rendered';
-
-/** How many characters of a replaced string stay in front of the marker. */
-const PREFIX = 96;
 
 /** How to slim items. */
 export interface Slimming {
@@ -49,7 +47,7 @@ export interface Slimming {
 }
 
 /** The default length above which bulk strings are replaced. */
-export const SLIM_LONGER_THAN = 256;
+export const SLIM_LONGER_THAN = 64;
 
 /**
  * Slims a parsed item in place and returns it.
@@ -68,12 +66,12 @@ export function slimItem(value: unknown, slimming: Slimming): unknown {
     for (const key in record) {
       const child = record[key];
       if (typeof child === 'string') {
-        if (BULK_KEYS.has(key) && replaceable(child, slimming)) record[key] = standIn(child);
+        if (BULK_KEYS.has(key) && replaceable(child, slimming)) record[key] = SLIMMED;
       } else if (typeof child === 'object' && child !== null) {
         if (Array.isArray(child) && BULK_KEYS.has(key)) {
           for (let i = 0; i < child.length; i++) {
             const element: unknown = child[i];
-            if (typeof element === 'string' && replaceable(element, slimming)) child[i] = standIn(element);
+            if (typeof element === 'string' && replaceable(element, slimming)) child[i] = SLIMMED;
           }
         }
         pending.push(child);
@@ -84,15 +82,6 @@ export function slimItem(value: unknown, slimming: Slimming): unknown {
 }
 
 function replaceable(text: string, slimming: Slimming): boolean {
-  return text.length > slimming.longerThan && !slimming.keep(text);
+  return text.length > slimming.longerThan && !slimming.keep(text) && text.trim() !== '';
 }
 
-/**
- * The stand-in for a long string. A plain `slice` would make a view that keeps the whole original alive; slicing
- * a concatenation copies the characters into a string of their own, so the original can be collected.
- */
-function standIn(text: string): string {
-  // Leading whitespace does not count towards the prefix: formats trim it before they look.
-  const start = text.length - text.trimStart().length;
-  return (SLIMMED + text.slice(0, start + PREFIX)).slice(SLIMMED.length) + SLIMMED;
-}
