@@ -6,6 +6,8 @@
  *   floor-lines <file.jsonl>         the same, reading 1 MiB at a time and decoding line by line
  *   render <file> <out.txt>          write the text swc tokenizes (every message rendered, joined by "\n")
  *   raw-count <text.txt>             gpt-tokenizer o200k `countTokens` on that text, in one call
+ *   halves <swc bin> <tree> <out>    two `swc compact --jobs 1` processes at once, each on half of the tree's
+ *                                    directories: how much two cores give this work on this machine at all
  *   langchain <file.jsonl> <target> [cached]
  *                                    LangChain.js trimMessages, strategy "last", a gpt-tokenizer o200k counter
  *                                    (with "cached": one that remembers each message's count)
@@ -89,6 +91,26 @@ function render(file: string, out: string): number {
   return text.length;
 }
 
+/** Two independent single-threaded swc runs at once, each on half of the tree's subdirectories. */
+async function halves(swc: string, tree: string, out: string): Promise<number> {
+  const { spawn } = await import('node:child_process');
+  const { readdirSync: list } = await import('node:fs');
+  const path = await import('node:path');
+  const dirs = list(tree, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => path.join(tree, d.name))
+    .sort();
+  const half = Math.ceil(dirs.length / 2);
+  const run = (part: string[], name: string): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [swc, 'compact', '--target', '2000', '-q', '--out-dir', path.join(out, name), '--base', tree, '--jobs', '1', ...part], { stdio: 'ignore' });
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve(part.length) : reject(new Error(`swc exited with ${code}`))));
+    });
+  const done = await Promise.all([run(dirs.slice(0, half), 'a'), run(dirs.slice(half), 'b')]);
+  return done[0] + done[1];
+}
+
 async function rawCount(file: string): Promise<number> {
   const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
   const text = readFileSync(file, 'utf8');
@@ -162,6 +184,9 @@ switch (mode) {
     break;
   case 'langchain':
     result = await langchain(a as string, Number(b), c === 'cached');
+    break;
+  case 'halves':
+    result = await halves(a as string, b as string, c as string);
     break;
   default:
     throw new Error(`unknown mode ${mode}`);
