@@ -143,7 +143,10 @@ async function serve(port: NonNullable<typeof parentPort>, init: WorkerInit): Pr
   const counter = await createCounter(init.settings.tokenizer);
   port.on('message', (message: ToWorker) => {
     const result = processFile(message.job, init.settings, counter);
-    port.postMessage({ type: 'done', result } satisfies FromWorker);
+    // The output bytes move to the main thread instead of being copied, unless they share a pooled buffer.
+    const bytes = result.bytes;
+    const own = bytes !== null && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+    port.postMessage({ type: 'done', result } satisfies FromWorker, own ? [bytes.buffer as ArrayBuffer] : []);
   });
   port.postMessage({ type: 'ready' } satisfies FromWorker);
 }

@@ -71,6 +71,28 @@ function resultParts(content: JsonValue | undefined): { text: string; images: nu
   });
 }
 
+/**
+ * A message parsed for rendering: natively (several times faster) when nothing its rendering reads depends on how a
+ * number was written, which is everywhere but tool arguments given as JSON objects (rendered as Python would write
+ * their numbers); losslessly otherwise. Both parsers agree on everything else rendering reads (strings, types, keys).
+ */
+function parseForRendering(raw: string): JsonValue {
+  const value = JSON.parse(raw) as JsonValue;
+  return hasObjectArguments(value) ? parseJson(raw) : value;
+}
+
+/** Whether a message has a tool call whose arguments are not a string (so their numbers' spelling matters). */
+function hasObjectArguments(message: JsonValue): boolean {
+  if (!isJsonObject(message)) return false;
+  const objectArguments = (fn: JsonValue | undefined): boolean => {
+    if (!isJsonObject(fn)) return false;
+    const args = fn.arguments ?? fn.input;
+    return args !== undefined && args !== null && typeof args !== 'string';
+  };
+  if (Array.isArray(message.tool_calls) && message.tool_calls.some((call) => isJsonObject(call) && (objectArguments(call.function) || objectArguments(call.custom)))) return true;
+  return objectArguments(message.function_call);
+}
+
 function callsOf(message: JsonValue): ToolCall[] {
   if (!isJsonObject(message)) return [];
   const calls: ToolCall[] = [];
@@ -198,7 +220,7 @@ export const openai: FormatAdapter = {
           ? ownName
           : (answeredIds(item).map((id) => callNames.get(id)).find((n) => n !== undefined) ?? ownName);
       const content = (): Content => {
-        const value = parseJson(raws[k] as string);
+        const value = parseForRendering(raws[k] as string);
         const obj = isJsonObject(value) ? value : {};
         if (role === 'tool') {
           const { text, images, files } = resultParts(obj.content);
