@@ -338,12 +338,12 @@ export async function runCompact(settings: CompactSettings, io: CliIo, report: (
   const only = settings.inputs[0] as string;
   // Batch machinery (fast-glob, ora, worker threads) loads only when needed: one file starts as fast as before.
   if (isStreamRun(settings)) {
-    const { isPattern } = await import('../io/expand.js');
-    if (only !== '-' && isPattern(only)) {
-      const stat = await fs.stat(path.resolve(io.cwd, only)).catch(() => null);
-      if (stat === null) throw new UsageError(`${JSON.stringify(only)} is a pattern: add --out-dir <dir>, --in-place, --check or --dry-run to compact the files it matches`);
-    }
     const stat = only === '-' ? null : await fs.stat(path.resolve(io.cwd, only)).catch(() => null);
+    // A name that exists is a file, whatever its characters; only a missing one is looked at as a pattern.
+    if (only !== '-' && stat === null) {
+      const { isPattern } = await import('../io/expand.js');
+      if (isPattern(only)) throw new UsageError(`${JSON.stringify(only)} is a pattern: add --out-dir <dir>, --in-place, --check or --dry-run to compact the files it matches`);
+    }
     if (stat?.isDirectory()) throw new UsageError(`${only} is a directory: add --out-dir <dir>, --in-place, --check or --dry-run to compact the files in it`);
     return runStream(settings, io, report);
   }
