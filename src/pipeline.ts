@@ -9,10 +9,10 @@ import { FORMATS, findFormat, formatNames, isTellingText } from './formats/regis
 import { isRecord, own, type FormatAdapter, type Normalized } from './formats/types.js';
 import { arrayElements, findMember, objectMembers } from './io/json-layout.js';
 import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from './io/layout.js';
-import { positionOf } from './io/lines.js';
+import { isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
-import type { SourceText } from './io/source.js';
+import { encodeOutput, type SourceText } from './io/source.js';
 
 /** Settings for compacting one file. */
 export interface FileOptions {
@@ -186,6 +186,15 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
   }
   if (!noteWritten) note();
   return slot.write(parts);
+}
+
+/**
+ * The bytes to write for a result. An unchanged file held as lines is written as the bytes it was read from, so its
+ * text is never built (a JSONL file can be larger than one JavaScript string).
+ */
+export function outputBytes(result: FileResult): Buffer {
+  const source = result.layout.source;
+  return !result.changed && isLineSource(source) ? source.bytes() : encodeOutput(result.output, source.bom);
 }
 
 /**

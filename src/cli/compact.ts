@@ -6,8 +6,7 @@ import type { TokenCounter } from '../core/types.js';
 import { InputError, UsageError } from '../errors.js';
 import { describeFsError, readStdin, writeFileAtomic } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
-import { encodeOutput } from '../io/source.js';
-import { compactSource, type FileResult, type WindowThresholds } from '../pipeline.js';
+import { compactSource, outputBytes, type FileResult, type WindowThresholds } from '../pipeline.js';
 import { createCounter, isTokenizerName, TOKENIZERS, type TokenizerName } from '../tokens/index.js';
 import { writeAll, type CliIo } from './io.js';
 import { parseWhole } from './options.js';
@@ -268,7 +267,7 @@ export async function compactInput(input: string, settings: CompactSettings, cou
 
 /** Writes a result to --output or stdout. */
 async function deliver(input: string, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
-  const data = encodeOutput(result.output, result.layout.source.bom);
+  const data = outputBytes(result);
   if (settings.output !== undefined && settings.output !== '-') {
     const out = path.resolve(io.cwd, settings.output);
     try {

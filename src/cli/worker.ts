@@ -3,8 +3,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { noteTemplate } from '../core/compact.js';
 import type { TokenCounter } from '../core/types.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
-import { encodeOutput } from '../io/source.js';
-import { compactSource, type WindowThresholds } from '../pipeline.js';
+import { compactSource, outputBytes, type WindowThresholds } from '../pipeline.js';
 import { createCounter, type TokenizerName } from '../tokens/index.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument, type PlanWindow } from './plan-json.js';
@@ -116,7 +115,7 @@ function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): J
         });
   let bytes: Uint8Array | null = null;
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
-    bytes = encodeOutput(result.output, result.layout.source.bom);
+    bytes = outputBytes(result);
   }
   return { index: job.index, record, line: fileLine(record, result, lineContext(settings, counter), settings.everyLine), diff, bytes };
 }

@@ -27,6 +27,8 @@ export interface LineSource extends SourceText {
   readonly length: number;
   /** Whether the file ends with a line break (then the last element of `lines` is ''). */
   readonly finalNewline: boolean;
+  /** The file's bytes as they were read (with its byte-order mark), without building its text. */
+  bytes(): Buffer;
 }
 
 /** Whether a source is held as lines (its `text` is built only on demand). */
@@ -207,6 +209,9 @@ function lineSource(file: string, splitter: LineSplitter, origin?: Origin): Line
     get length(): number {
       length ??= utf16Length(blocks ?? [(reader as FileLines).whole()], splitter.bom);
       return length;
+    },
+    bytes(): Buffer {
+      return blocks === null ? (reader as FileLines).whole() : Buffer.concat(blocks);
     },
     get text(): string {
       if (text === undefined) {

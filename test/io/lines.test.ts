@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { readLayout, rebuild, type Slot } from '../../src/io/layout.js';
 import { isLineSource, positionOf, readSourceFile, sourceFromBytes, type LineSource } from '../../src/io/lines.js';
 import { decodeSource, lineColumn, type SourceText } from '../../src/io/source.js';
-import { compactSource } from '../../src/pipeline.js';
+import { compactSource, outputBytes } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -49,6 +49,7 @@ function withoutText(source: LineSource): LineSource {
     lines: source.lines,
     length: source.length,
     finalNewline: source.finalNewline,
+    bytes: () => source.bytes(),
     get text(): string {
       throw new Error('the whole text was built');
     },
@@ -157,6 +158,18 @@ describe('a JSONL file read as lines', () => {
       if (fromLines.changed) expect(fromLines.output).toBe(fromText.output);
       else expect(() => fromLines.output).toThrow('the whole text was built');
       expect(fromLines.conversations.map((c) => c.plan)).toEqual(fromText.conversations.map((c) => c.plan));
+    }
+  });
+
+  it('writes an unchanged file as the bytes it was read from, held or read again, without building its text', () => {
+    const sample = readFileSync(SAMPLE);
+    const content = Buffer.concat([BOM, sample.subarray(0, sample.lastIndexOf(0x0a, 20_000)), bytes('\r\n')]);
+    const file = tempFile('same.jsonl', content);
+    for (const holdUpTo of [Infinity, 0]) {
+      const source = withoutText(readSourceFile(file, 'same.jsonl', holdUpTo) as LineSource);
+      const result = compactSource(source, { target: 1_000_000_000, counter: createApproxCounter() });
+      expect(result.changed).toBe(false);
+      expect(outputBytes(result).equals(content)).toBe(true);
     }
   });
 
