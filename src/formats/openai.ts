@@ -1,6 +1,7 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
 import { isEarlierNoteText } from '../core/note.js';
+import { lazyList } from '../core/lazy-list.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { SLIDING_WINDOW } from '../core/types.js';
@@ -185,6 +186,33 @@ function openaiPairing(input: ConversationInput): Pairing {
   return { calls, results, unknownRoles };
 }
 
+/**
+ * A message of a chat list whose content is read from its raw text when rendered. A class rather than a closure per
+ * message: a long file's messages then share one method instead of each holding a function and its scope.
+ */
+class ChatMessage implements Message {
+  constructor(
+    readonly role: Role,
+    readonly compaction: string | undefined,
+    private readonly raws: readonly string[],
+    private readonly index: number,
+    /** For a tool result: the name of the call it answers. */
+    private readonly resultName: string,
+  ) {}
+
+  content(): Content {
+    const value = parseForRendering(this.raws[this.index] as string);
+    const obj = isJsonObject(value) ? value : {};
+    if (this.role === 'tool') {
+      const { text, images, files } = resultParts(obj.content);
+      const result: ToolResult = { name: this.resultName, text, error: false, images, files };
+      return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
+    }
+    const { texts, images, files } = partsText(obj.content, '\n');
+    return { texts, toolCalls: this.role === 'assistant' ? callsOf(obj) : [], results: [], images, files };
+  }
+}
+
 export const openai: FormatAdapter = {
   name: 'openai',
   listKeys: ['messages'],
@@ -219,20 +247,10 @@ export const openai: FormatAdapter = {
         role !== 'tool' || roleName === 'function'
           ? ownName
           : (answeredIds(item).map((id) => callNames.get(id)).find((n) => n !== undefined) ?? ownName);
-      const content = (): Content => {
-        const value = parseForRendering(raws[k] as string);
-        const obj = isJsonObject(value) ? value : {};
-        if (role === 'tool') {
-          const { text, images, files } = resultParts(obj.content);
-          const result: ToolResult = { name: resultName, text, error: false, images, files };
-          return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
-        }
-        const { texts, images, files } = partsText(obj.content, '\n');
-        return { texts, toolCalls: role === 'assistant' ? callsOf(obj) : [], results: [], images, files };
-      };
-      return { role, compaction, content };
+      return new ChatMessage(role, compaction, raws, k, resultName);
     });
-    return { messages, itemsOf: messages.map((_, k) => [k]) };
+    // One item per message, listed on demand (a 100,000-message file would otherwise hold as many small lists).
+    return { messages, itemsOf: lazyList(messages.length, (k) => [k]) };
   },
   makeNote({ text }) {
     return { role: 'user', content: text };
