@@ -1,7 +1,6 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
 import { isEarlierNoteText } from '../core/note.js';
-import { lazyList } from '../core/lazy-list.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { SLIDING_WINDOW } from '../core/types.js';
@@ -249,8 +248,7 @@ export const openai: FormatAdapter = {
           : (answeredIds(item).map((id) => callNames.get(id)).find((n) => n !== undefined) ?? ownName);
       return new ChatMessage(role, compaction, raws, k, resultName);
     });
-    // One item per message, listed on demand (a 100,000-message file would otherwise hold as many small lists).
-    return { messages, itemsOf: lazyList(messages.length, (k) => [k]) };
+    return { messages, itemsOf: messages.map((_, k) => [k]) };
   },
   makeNote({ text }) {
     return { role: 'user', content: text };

@@ -178,7 +178,7 @@ function hasContent(block: Buffer, pos: number): boolean {
   return false;
 }
 
-/** A regular file a source was read from, to read lines from again once its bytes are let go. */
+/** The regular file a source was read from and how it was then, to read lines from again (its bytes not held). */
 interface Origin {
   readonly path: string;
   readonly stat: Stats;
@@ -268,7 +268,7 @@ class FileLines {
       throw this.changed(describeFsError(error));
     }
     try {
-      if (!sameFile(fstatSync(fd), this.origin.stat)) throw this.changed('it was changed');
+      if (!sameFile(fstatSync(fd), this.origin.stat)) throw this.changed('its size, times or inode differ');
       const buffer = Buffer.allocUnsafe(end - from);
       let filled = 0;
       while (filled < buffer.length) {

@@ -185,7 +185,7 @@ describe('a big JSONL file read again from disk', () => {
     const source = readSourceFile(file, 'big.jsonl', 0);
     appendFileSync(file, `${JSON.stringify({ role: 'user', content: 'sneaked in' })}\n`);
     expect(() => compactSource(source, { target: 1000, counter })).toThrow(
-      'big.jsonl: the file changed while it was being compacted (it was changed); nothing was written for it',
+      'big.jsonl: the file changed while it was being compacted (its size, times or inode differ); nothing was written for it',
     );
   });
 });
