@@ -56,6 +56,8 @@ class WorkerPool {
   private readonly workers: PoolWorker[] = [];
   private readonly queue: Pending[] = [];
   private respawns = 0;
+  /** How many of the pool's first workers have been started. */
+  private started = 1;
   private fatal: Error | null = null;
   private closed = false;
 
@@ -64,7 +66,10 @@ class WorkerPool {
     private readonly init: WorkerInit,
     private readonly target: number,
   ) {
-    for (let i = 0; i < size; i++) this.workers.push(this.spawn());
+    // One at a time: a worker loading its modules opens dozens of files at once, and several together can pass a low
+    // open-file limit (`ulimit -n 64`). The next starts as soon as the previous has its modules, so the encodings
+    // still load side by side.
+    this.workers.push(this.spawn());
   }
 
   /** Runs a job; resolves with its result (a failed record when its worker died), never rejects unless no worker can start. */
@@ -86,7 +91,12 @@ class WorkerPool {
     const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.init });
     const slot: PoolWorker = { worker, ready: false, running: new Map() };
     worker.on('message', (message: FromWorker) => {
-      if (message.type === 'ready') {
+      if (message.type === 'loaded') {
+        if (!this.closed && this.fatal === null && this.started < this.size) {
+          this.started++;
+          this.workers.push(this.spawn());
+        }
+      } else if (message.type === 'ready') {
         slot.ready = true;
       } else {
         const pending = slot.running.get(message.result.index);

@@ -129,7 +129,7 @@ function lineContext(settings: JobSettings, counter: TokenCounter): LineContext 
 /** Messages from the main thread. */
 export type ToWorker = { readonly type: 'job'; readonly job: Job };
 /** Messages to the main thread. */
-export type FromWorker = { readonly type: 'ready' } | { readonly type: 'done'; readonly result: JobResult };
+export type FromWorker = { readonly type: 'loaded' } | { readonly type: 'ready' } | { readonly type: 'done'; readonly result: JobResult };
 
 /** Data a worker is started with. */
 export interface WorkerInit {
@@ -138,6 +138,8 @@ export interface WorkerInit {
 }
 
 async function serve(port: NonNullable<typeof parentPort>, init: WorkerInit): Promise<void> {
+  // The modules are loaded: the pool may start the next worker (module loading opens many files at once).
+  port.postMessage({ type: 'loaded' } satisfies FromWorker);
   // The counter keeps the encoding's merge cache in check itself (src/tokens/bpe.ts).
   const counter = await createCounter(init.settings.tokenizer);
   port.on('message', (message: ToWorker) => {
