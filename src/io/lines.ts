@@ -236,7 +236,9 @@ function lineSource(file: string, splitter: LineSplitter, origin?: Origin): Line
  * the one first read.
  */
 class FileLines {
+  /** The window's bytes: the start of one buffer, reused for every window (lines are copied out as strings). */
   private window: Buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   private windowStart = 0;
 
   constructor(
@@ -247,20 +249,25 @@ class FileLines {
   /** The decoded bytes from `start` to `end` of the file. */
   read(start: number, end: number): string {
     if (start < this.windowStart || end > this.windowStart + this.window.length) {
-      const from = Math.max(0, start - WINDOW / 2);
+      // Reading on from the window: the next window starts at the line; reading back: it ends at the line.
+      const from = start >= this.windowStart ? start : Math.max(0, end - WINDOW);
+      const to = Math.min(Math.max(end, from + WINDOW), this.origin.stat.size);
+      if (this.buffer.length < to - from) this.buffer = Buffer.allocUnsafeSlow(Math.max(to - from, WINDOW));
+      // The old window goes first: its bytes are overwritten, and a failed read must leave no stale window.
+      this.window = Buffer.alloc(0);
+      this.window = this.fill(this.buffer.subarray(0, to - from), from);
       this.windowStart = from;
-      this.window = this.bytes(from, Math.max(end, from + WINDOW));
     }
     return this.window.toString('utf8', start - this.windowStart, end - this.windowStart);
   }
 
-  /** The whole file. */
+  /** The whole file, in a buffer of its own. */
   whole(): Buffer {
-    return this.bytes(0, this.origin.stat.size);
+    return this.fill(Buffer.allocUnsafeSlow(this.origin.stat.size), 0);
   }
 
-  private bytes(from: number, to: number): Buffer {
-    const end = Math.min(to, this.origin.stat.size);
+  /** Fills `buffer` with the file's bytes from `from` on, after checking the file is still the one read. */
+  private fill(buffer: Buffer, from: number): Buffer {
     let fd: number;
     try {
       fd = openSync(this.origin.path, 'r');
@@ -269,7 +276,6 @@ class FileLines {
     }
     try {
       if (!sameFile(fstatSync(fd), this.origin.stat)) throw this.changed('its size, times or inode differ');
-      const buffer = Buffer.allocUnsafe(end - from);
       let filled = 0;
       while (filled < buffer.length) {
         const n = readSync(fd, buffer, filled, buffer.length - filled, from + filled);
@@ -288,7 +294,7 @@ class FileLines {
 }
 
 /** How much of a file is read at once when lines are read again. */
-const WINDOW = 1 << 20;
+const WINDOW = 4 << 20;
 
 /** Whether a file is still the one that was read: same inode, size and times. */
 function sameFile(now: Stats, then: Stats): boolean {
