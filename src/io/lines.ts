@@ -250,7 +250,7 @@ class FileLines {
   read(start: number, end: number): string {
     if (start < this.windowStart || end > this.windowStart + this.window.length) {
       // Reading on from the window: the next window starts at the line; reading back: it ends at the line.
-      const from = start >= this.windowStart ? start : Math.max(0, end - WINDOW);
+      const from = start >= this.windowStart ? start : Math.max(0, Math.min(start, end - WINDOW));
       const to = Math.min(Math.max(end, from + WINDOW), this.origin.stat.size);
       if (this.buffer.length < to - from) this.buffer = Buffer.allocUnsafeSlow(Math.max(to - from, WINDOW));
       // The old window goes first: its bytes are overwritten, and a failed read must leave no stale window.
@@ -380,10 +380,18 @@ export function readSourceFile(path: string, file: string = path, holdUpTo: numb
     // A big file's bytes are not held: its lines are read again from the file, a window at a time.
     const splitter = new LineSplitter(stat.size <= holdUpTo);
     let decided = false;
+    /** A big file's blocks are not kept, so one buffer serves them all (the carried tail moves to its start). */
+    let spare: Buffer | null = null;
     for (;;) {
       // Sized to what is left of the file, so a block wastes nothing; at the end, a small read finds the end of
       // the file (or reads on if it grew).
-      const block = Buffer.allocUnsafeSlow(carry.length + (remaining > 0 ? Math.min(BLOCK, remaining) : TAIL));
+      const size = carry.length + (remaining > 0 ? Math.min(BLOCK, remaining) : TAIL);
+      let block: Buffer;
+      if (splitter.holds || spare === null || spare.length < size) {
+        block = Buffer.allocUnsafeSlow(size);
+        if (!splitter.holds) spare = block;
+      } else block = spare.subarray(0, size);
+      // Overlapping when the block reuses the buffer the tail is in: copy moves bytes as memmove does.
       carry.copy(block);
       const blockStart = read - carry.length;
       const n = readSync(fd, block, carry.length, block.length - carry.length, null);

@@ -160,6 +160,8 @@ describe('a big JSONL file read again from disk', () => {
       lines.push(JSON.stringify({ role: 'user', content: `${'Grüße 你好 😀 '.repeat(1500 + i)} ${i}` }));
       lines.push(JSON.stringify({ role: 'assistant', content: `answer ${i} ${'é'.repeat(20_000 + i)}` }));
     }
+    // One line longer than the window lines are read again through, read back and forth.
+    lines.splice(120, 0, JSON.stringify({ role: 'user', content: `${'long line '.repeat(500_000)}end` }));
     return `${lines.join('\r\n')}\r\n`;
   }
 
