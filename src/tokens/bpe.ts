@@ -1,6 +1,6 @@
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './approx.js';
-import { createPieceCounter, type PieceCount } from './pieces.js';
+import { createPieceCounter, type PieceCount, type PieceCounter } from './pieces.js';
 
 /** Options that make an encoding read special-token text as plain text. */
 type SpecialOptions = { disallowedSpecial?: Set<string>; allowedSpecial?: Set<string> };
@@ -46,14 +46,14 @@ const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
  * are the sum of `count(text + "\n")` for each message but the last, plus `count(last)`.
  * @param name the encoding's name
  * @param encoding a gpt-tokenizer encoding module
+ * @param pieces how to count piece by piece (by default, through the encoding's inside when it has the one known)
  */
-export function createBpeCounter(name: string, encoding: Encoding): TokenCounter {
+export function createBpeCounter(name: string, encoding: Encoding, pieces: PieceCounter | null = createPieceCounter(encoding)): TokenCounter {
   const linked = new WeakMap<Rendered, number>();
   const plain = new WeakMap<Rendered, number>();
   // Lower bounds left by counts that stopped at a limit inside a long text.
   const linkedAtLeast = new WeakMap<Rendered, number>();
   const plainAtLeast = new WeakMap<Rendered, number>();
-  const pieces = createPieceCounter(encoding);
   const generator = encoding.encodeGenerator?.bind(encoding);
   let counted = 0;
   /** Empties the merge cache before it fills (see CACHE_CHECK_CHARS). */

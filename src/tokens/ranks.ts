@@ -1,0 +1,238 @@
+import { isUtf8 } from 'node:buffer';
+import { readFileSync } from 'node:fs';
+import { countMerges, type PieceCount, type PieceCounter } from './pieces.js';
+
+/**
+ * swc's own reading of a BPE encoding: the token bytes written at build time (scripts/build-ranks.mjs, from the
+ * installed gpt-tokenizer) in an open-addressing table of typed arrays, and a counter that gives exactly
+ * gpt-tokenizer's counts. Loading it reads one file of 0.7–1.6 MB and hashes the tokens (~20 ms); loading
+ * gpt-tokenizer's own module compiles 2.4 MB of JavaScript and fills a 200,000-entry map (~0.3 s), a cost every
+ * `swc compact` run and every worker paid before counting a single token.
+ *
+ * gpt-tokenizer's lookups, which these copy: a whole pre-token piece is looked up as a string (so a piece with a
+ * lone surrogate is never found whole); a run of bytes during merging is looked up as a string when it is valid
+ * UTF-8, decoded with a leading byte-order mark dropped, and by its bytes otherwise.
+ */
+
+const MAGIC = 'SWCRANK1';
+/** Pieces longer than this (in UTF-16 units) are merged with a heap; shorter ones by the direct loop. */
+const LONG_PIECE = 1000;
+/** Merged pieces whose count is remembered; the memory is emptied when full (no eviction cost). */
+const CACHE_SIZE = 100_000;
+const NONE = -1;
+const NO_RANK = 0x7fffffff;
+
+/** The tokens of one encoding, looked up by their bytes. */
+export class RankTable {
+  /** Slot → rank + 1 (0: empty). */
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+
+  private constructor(
+    readonly name: string,
+    /** The pre-tokenizer. */
+    readonly pattern: RegExp,
+    /** Every token's bytes, in rank order. */
+    private readonly bytes: Uint8Array,
+    /** Where each rank's bytes start in `bytes` (rank + 1: where they end); equal for a rank with no token. */
+    private readonly starts: Uint32Array,
+    /** The byte length of the longest token: a piece of n bytes has at least n / longest tokens. */
+    readonly longest: number,
+  ) {
+    const count = starts.length - 1;
+    let size = 1;
+    while (size < count * 2) size <<= 1;
+    this.slots = new Int32Array(size);
+    this.mask = size - 1;
+    for (let rank = 0; rank < count; rank++) {
+      const start = starts[rank] as number;
+      const end = starts[rank + 1] as number;
+      if (end === start) continue;
+      let slot = hashBytes(bytes, start, end) & this.mask;
+      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
+      this.slots[slot] = rank + 1;
+    }
+  }
+
+  /**
+   * Reads an encoding written at build time.
+   * @returns the table, or null when the file is missing or not one this version reads
+   */
+  static load(name: string): RankTable | null {
+    let file: Buffer;
+    try {
+      // From src/tokens or dist/tokens alike: the build writes <package>/dist/ranks.
+      file = readFileSync(new URL(`../../dist/ranks/${name}.bin`, import.meta.url));
+    } catch {
+      return null;
+    }
+    if (file.length < 16 || file.toString('latin1', 0, 8) !== MAGIC) return null;
+    let at = 8;
+    const count = file.readUInt32LE(at);
+    at += 4;
+    const text = (): string => {
+      const n = file.readUInt32LE(at);
+      const value = file.toString('utf8', at + 4, at + 4 + n);
+      at += 4 + n;
+      return value;
+    };
+    const source = text();
+    const flags = text();
+    const lengths = file.subarray(at, at + count);
+    at += count;
+    const starts = new Uint32Array(count + 1);
+    let longest = 0;
+    for (let rank = 0; rank < count; rank++) {
+      const n = lengths[rank] as number;
+      starts[rank + 1] = (starts[rank] as number) + n;
+      if (n > longest) longest = n;
+    }
+    const bytes = file.subarray(at);
+    if (bytes.length !== starts[count]) return null;
+    return new RankTable(name, new RegExp(source, flags), bytes, starts, longest);
+  }
+
+  /** The rank of the token whose bytes are exactly `buf[start..end)`, or NONE. */
+  rankOfExactly(buf: Uint8Array, start: number, end: number): number {
+    const length = end - start;
+    if (length <= 0 || length > this.longest) return NONE;
+    let slot = hashBytes(buf, start, end) & this.mask;
+    for (;;) {
+      const entry = this.slots[slot] as number;
+      if (entry === 0) return NONE;
+      const rank = entry - 1;
+      const from = this.starts[rank] as number;
+      if ((this.starts[rank + 1] as number) - from === length) {
+        let i = 0;
+        while (i < length && this.bytes[from + i] === buf[start + i]) i++;
+        if (i === length) return rank;
+      }
+      slot = (slot + 1) & this.mask;
+    }
+  }
+
+  /** The rank gpt-tokenizer finds for the bytes `buf[start..end)` while merging, or NONE. */
+  rankOf(buf: Uint8Array, start: number, end: number): number {
+    // Valid UTF-8 that starts with a byte-order mark is looked up without it.
+    if (end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf && isUtf8(buf.subarray(start, end))) {
+      return this.rankOfExactly(buf, start + 3, end);
+    }
+    return this.rankOfExactly(buf, start, end);
+  }
+}
+
+/** FNV-1a over bytes. */
+function hashBytes(buf: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ (buf[i] as number), 0x01000193);
+  return h >>> 0;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Counts texts with a rank table: each pre-token piece is one token when it is a token, else the number of parts
+ * byte-pair merging leaves (the adjacent pair whose joined bytes have the lowest rank merged first, the leftmost
+ * of equals, until no pair is a token), the same merges gpt-tokenizer makes.
+ */
+export function createRankCounter(table: RankTable): PieceCounter {
+  let scratch = new Uint8Array(4096);
+  // Per merge: where each part starts, and the rank of joining it with the next.
+  let starts = new Int32Array(256);
+  let pairs = new Int32Array(256);
+  const cache = new Map<string, number>();
+  const pattern = new RegExp(table.pattern.source, table.pattern.flags.includes('g') ? table.pattern.flags : `${table.pattern.flags}g`);
+
+  /** Writes a piece's UTF-8 bytes to `scratch`; returns their length, negated when the piece has a lone surrogate. */
+  const bytesOf = (piece: string): number => {
+    const n = piece.length;
+    if (scratch.length < n * 3) scratch = new Uint8Array(n * 3);
+    let i = 0;
+    for (; i < n; i++) {
+      const c = piece.charCodeAt(i);
+      if (c >= 0x80) break;
+      scratch[i] = c;
+    }
+    if (i === n) return n;
+    const { written } = encoder.encodeInto(piece, scratch);
+    return (piece as string & { isWellFormed(): boolean }).isWellFormed() ? written : -written;
+  };
+
+  /** Merges `scratch[0..n)` with the direct loop (n small). */
+  const mergeShort = (n: number): number => {
+    if (starts.length < n + 1) {
+      starts = new Int32Array(n + 1);
+      pairs = new Int32Array(n + 1);
+    }
+    for (let i = 0; i <= n; i++) starts[i] = i;
+    let parts = n;
+    for (let i = 0; i < n - 1; i++) {
+      const r = table.rankOf(scratch, i, i + 2);
+      pairs[i] = r === NONE ? NO_RANK : r;
+    }
+    pairs[n - 1] = NO_RANK;
+    const rankAt = (i: number): number => {
+      if (i + 2 > parts) return NO_RANK;
+      const r = table.rankOf(scratch, starts[i] as number, starts[i + 2] as number);
+      return r === NONE ? NO_RANK : r;
+    };
+    while (parts > 1) {
+      let lowest = NO_RANK;
+      let at = -1;
+      for (let i = 0; i < parts - 1; i++) {
+        const r = pairs[i] as number;
+        if (r < lowest) {
+          lowest = r;
+          at = i;
+        }
+      }
+      if (at === -1) break;
+      // Part at+1 joins part at: drop its start and its pair.
+      starts.copyWithin(at + 1, at + 2, parts + 1);
+      pairs.copyWithin(at + 1, at + 2, parts);
+      parts--;
+      pairs[at] = rankAt(at);
+      if (at > 0) pairs[at - 1] = rankAt(at - 1);
+    }
+    return parts;
+  };
+
+  const countPiece = (piece: string): number => {
+    const signed = bytesOf(piece);
+    const n = signed < 0 ? -signed : signed;
+    // A whole piece is looked up as a string: one with a lone surrogate is never found.
+    if (signed > 0 && table.rankOfExactly(scratch, 0, n) !== NONE) return 1;
+    if (n <= 1) return n;
+    const known = cache.get(piece);
+    if (known !== undefined) return known;
+    const tokens = mergeShort(n);
+    if (cache.size >= CACHE_SIZE) cache.clear();
+    cache.set(piece, tokens);
+    return tokens;
+  };
+
+  return {
+    count(text: string, room?: number): PieceCount {
+      let tokens = 0;
+      pattern.lastIndex = 0;
+      for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+        const piece = match[0];
+        if (piece.length <= LONG_PIECE) {
+          tokens += countPiece(piece);
+        } else {
+          const bytes = encoder.encode(piece);
+          const least = Math.ceil(bytes.length / table.longest);
+          if (room !== undefined && tokens + least > room) return { tokens: tokens + least, exact: false };
+          tokens += countMerges(bytes, (b) => {
+            const r = table.rankOf(b, 0, b.length);
+            return r === NONE ? undefined : r;
+          });
+        }
+        if (room !== undefined && tokens > room) return { tokens, exact: false };
+      }
+      return { tokens, exact: true };
+    },
+    // The cache empties itself when full, at no cost: nothing for the caller to manage.
+    cacheRoom: () => Infinity,
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * swc's own reading of the BPE encodings (dist/ranks, written by the build from gpt-tokenizer): the same counts as
+ * gpt-tokenizer's countTokens on real transcripts, generated text and hostile strings, down to gpt-tokenizer's
+ * own lookup quirks; the counter createCounter hands out is this one.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base';
+import * as o200k from 'gpt-tokenizer/encoding/o200k_base';
+import { renderMessage } from '../../src/core/render.js';
+import type { Rendered } from '../../src/core/types.js';
+import { createBpeCounter } from '../../src/tokens/bpe.js';
+import { createCounter } from '../../src/tokens/index.js';
+import { createRankCounter, RankTable } from '../../src/tokens/ranks.js';
+import { SHARED_DATA } from '../helpers/cli.js';
+import { createRng, randomConversation, referenceMessages } from '../helpers/convert.js';
+
+const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
+
+/** Every transcript file under shared/data (they are what users have), as text. */
+function sharedTexts(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = path.join(dir, name);
+      const stat = statSync(p);
+      if (stat.isDirectory()) walk(p);
+      else if (/\.jsonl?$/.test(name)) out.push(readFileSync(p, 'utf8'));
+    }
+  };
+  walk(SHARED_DATA);
+  return out;
+}
+
+/** Units that stress the pre-tokenizer and the byte lookups: byte-order marks, lone surrogates, joiners, scripts. */
+const UNITS = [
+  'a', 'Z', 'the', ' ', '   ', '\n', '\r\n', '\t', '0', '1234', '\ufeff', '\ufeffusing', '\ud800', '\udc00', '\ud83d',
+  '😀', '👨‍👩‍👧', '中文', '名', 'ñ', 'é', '\u0301', "'s", "'LL", '!', '...', '<|endoftext|>', '<|im_start|>', '\u00a0',
+  'ـ', 'ß', 'İ', '\u200b', '٣', 'ង', 'Привет', '{"a": [1, 2.5]}', '\\u00e9', '----', '    def f():',
+];
+
+describe.each([
+  ['o200k_base', o200k],
+  ['cl100k_base', cl100k],
+] as const)('the %s rank table', (name, gpt) => {
+  const table = RankTable.load(name) as RankTable;
+  const pieces = createRankCounter(table);
+  const reference = (text: string): number => gpt.countTokens(text, PLAIN);
+
+  it('is written by the build and loads', () => {
+    expect(table).not.toBeNull();
+    expect(table.name).toBe(name);
+  });
+
+  it('counts every shared transcript exactly as gpt-tokenizer does', () => {
+    const texts = sharedTexts();
+    expect(texts.length).toBeGreaterThan(10);
+    for (const text of texts) expect(pieces.count(text)).toEqual({ tokens: reference(text), exact: true });
+  });
+
+  it('counts rendered random conversations exactly as gpt-tokenizer does', () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      for (const message of referenceMessages(randomConversation(seed))) {
+        const text = renderMessage(message).text;
+        expect(pieces.count(text).tokens).toBe(reference(text));
+      }
+    }
+  });
+
+  it('counts hostile strings exactly as gpt-tokenizer does (byte-order marks, lone surrogates, long runs)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(...UNITS), fc.string({ maxLength: 12, unit: 'binary' }), fc.string({ maxLength: 12, unit: 'grapheme' })), { maxLength: 30 }),
+        fc.nat({ max: 1600 }),
+        fc.constantFrom('', ' ', 'x', '-', '\n', '7'),
+        (parts, runLength, run) => {
+          const text = parts.join('') + run.repeat(runLength);
+          expect(pieces.count(text)).toEqual({ tokens: reference(text), exact: true });
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('looks up valid UTF-8 after a byte-order mark without the mark, as gpt-tokenizer does', () => {
+    // gpt-tokenizer decodes the bytes it looks up and TextDecoder drops a leading U+FEFF: "\ufeff名" is one token.
+    const rng = createRng(11);
+    const sample = ['名', 'ង', 'using', 'namespace', '\n\n'];
+    for (let i = 0; i < 300; i++) sample.push(String.fromCodePoint(rng.int(0x20, 0x2fff)) + String.fromCodePoint(rng.int(0x4e00, 0x9fff)));
+    for (const tail of sample) {
+      for (const text of [`\ufeff${tail}`, `a\ufeff${tail}`, `\ufeff\ufeff${tail}`]) expect(pieces.count(text).tokens).toBe(reference(text));
+    }
+  });
+
+  it('stops at a room with a number above it, and is exact when it did not stop', () => {
+    const rng = createRng(5);
+    const texts = sharedTexts().map((t) => t.slice(0, 20_000));
+    for (const text of texts) {
+      const full = reference(text);
+      const room = rng.int(0, full + 5);
+      const got = pieces.count(text, room);
+      if (got.exact) expect(got.tokens).toBe(full);
+      else {
+        expect(got.tokens).toBeGreaterThan(room);
+        expect(full).toBeGreaterThanOrEqual(got.tokens);
+      }
+      expect(got.exact).toBe(full <= room);
+    }
+  });
+
+  it('is what createCounter hands out, measuring groups as the gpt-tokenizer counter does', async () => {
+    const ours = await createCounter(name);
+    const theirs = createBpeCounter(name, gpt);
+    for (let seed = 100; seed < 130; seed++) {
+      const rendered: Rendered[] = referenceMessages(randomConversation(seed)).map(renderMessage);
+      expect(ours.measure(rendered)).toBe(theirs.measure(rendered));
+    }
+  });
+});
+
+describe('a rank file that is not there', () => {
+  it('is reported as missing, so createCounter falls back to gpt-tokenizer', () => {
+    expect(RankTable.load('no_such_encoding')).toBeNull();
+  });
+});
