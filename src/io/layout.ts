@@ -3,7 +3,7 @@ import { InputError } from '../errors.js';
 import { arrayElements, explainJsonError, findMember, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
 import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
 import { lazyList } from '../core/lazy-list.js';
-import { forEachLine, isLineSource } from './lines.js';
+import { forEachLine, isLineSource, type LineSource } from './lines.js';
 import { slimItem, type Slimming } from './slim.js';
 import { lineColumn, type SourceText } from './source.js';
 
@@ -317,7 +317,7 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const slimming = options.slimming;
   // A source that has the whole text keeps each line's text as a slice of it; one held as lines decodes a line
   // again when it is read (kept lines when writing, messages when rendering), so parsed-only history costs nothing.
-  const lines = isLineSource(source) ? source.lines : null;
+  const held = isLineSource(source);
   const sliced: string[] = [];
   let length = 0;
   forEachLine(source, (line, lineNo, pos) => {
@@ -331,11 +331,13 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
       throw jsonlLineError(source, lineNo, body, error);
     }
     items.push(slimming === undefined ? item : slimItem(item, slimming));
-    if (lines === null) sliced.push(line);
+    if (!held) sliced.push(line);
     else lineIndex.push(lineNo - 1);
     offsets.push(pos);
     lineNos.push(lineNo);
   });
+  // Read only now: a big file is read while its lines are parsed, and has its lines once that is done.
+  const lines = held ? (source as LineSource).lines : null;
   const raws: readonly string[] = lines === null ? sliced : lazyList(lineIndex.length, (k) => lines[lineIndex[k] as number] as string);
   const recordKeys = conversationKeys(options);
   if (isRecordLine(items[0], recordKeys)) {

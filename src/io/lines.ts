@@ -18,6 +18,8 @@ import { decodeSource, lineColumn, type SourceText } from './source.js';
 
 /** A decoded JSONL file held as its lines. */
 export interface LineSource extends SourceText {
+  /** What tells a line source (read without touching anything that would read the file). */
+  readonly heldAs: 'lines';
   /**
    * The text split at each "\n" (a line keeps its "\r"): `lines.join("\n")` is `text`. A line is decoded each time
    * it is read, so read each once where it matters.
@@ -29,11 +31,13 @@ export interface LineSource extends SourceText {
   readonly finalNewline: boolean;
   /** The file's bytes as they were read (with its byte-order mark), without building its text. */
   bytes(): Buffer;
+  /** Goes through the lines as `forEachLine` does, reading a file not read yet only once (big files). */
+  visitLines?(visit: (line: string, lineNo: number, offset: number) => void): void;
 }
 
 /** Whether a source is held as lines (its `text` is built only on demand). */
 export function isLineSource(source: SourceText): source is LineSource {
-  return Array.isArray((source as Partial<LineSource>).lines);
+  return (source as Partial<LineSource>).heldAs === 'lines';
 }
 
 /**
@@ -42,6 +46,10 @@ export function isLineSource(source: SourceText): source is LineSource {
  */
 export function forEachLine(source: SourceText, visit: (line: string, lineNo: number, offset: number) => void): void {
   if (isLineSource(source)) {
+    if (source.visitLines !== undefined) {
+      source.visitLines(visit);
+      return;
+    }
     let offset = 0;
     const lines = source.lines;
     // The empty piece after a final "\n" is not a line.
@@ -202,6 +210,7 @@ function lineSource(file: string, splitter: LineSplitter, origin?: Origin): Line
   let length: number | undefined;
   const source: LineSource = {
     file,
+    heldAs: 'lines',
     bom: splitter.bom,
     eol,
     lines,
@@ -289,7 +298,7 @@ class FileLines {
   }
 
   private changed(how: string): InputError {
-    return new InputError(`the file changed while it was being compacted (${how}); nothing was written for it`, this.file);
+    return changedWhileCompacted(this.file, how);
   }
 }
 
@@ -362,9 +371,10 @@ export function sourceFromBytes(bytes: Uint8Array, file: string): SourceText {
  * @param path the file to read
  * @param file the name shown in messages
  * @param holdUpTo the size up to which a JSONL file's bytes are held; a bigger file's lines are read again from it
+ * @param blockSize how much is read at a time (smaller only in tests)
  * @throws InputError as `decodeSource` does, and "cannot read: …" when the file system refuses
  */
-export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD): SourceText {
+export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD, blockSize: number = BLOCK): SourceText {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -374,56 +384,180 @@ export function readSourceFile(path: string, file: string = path, holdUpTo: numb
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) return sourceFromBytes(readFileSync(fd), file);
-    let carry: Buffer = Buffer.alloc(0);
-    let remaining = stat.size;
-    let read = 0;
-    // A big file's bytes are not held: its lines are read again from the file, a window at a time.
-    const splitter = new LineSplitter(stat.size <= holdUpTo);
-    let decided = false;
-    /** A big file's blocks are not kept, so one buffer serves them all (the carried tail moves to its start). */
-    let spare: Buffer | null = null;
-    for (;;) {
-      // Sized to what is left of the file, so a block wastes nothing; at the end, a small read finds the end of
-      // the file (or reads on if it grew).
-      const size = carry.length + (remaining > 0 ? Math.min(BLOCK, remaining) : TAIL);
-      let block: Buffer;
-      if (splitter.holds || spare === null || spare.length < size) {
-        block = Buffer.allocUnsafeSlow(size);
-        if (!splitter.holds) spare = block;
-      } else block = spare.subarray(0, size);
-      // Overlapping when the block reuses the buffer the tail is in: copy moves bytes as memmove does.
-      carry.copy(block);
-      const blockStart = read - carry.length;
-      const n = readSync(fd, block, carry.length, block.length - carry.length, null);
-      remaining -= n;
-      read += n;
-      const filled = carry.length + n;
-      if (!decided) {
-        // The first block holds the file's first MiB, or all of a smaller file.
-        if (!looksLikeJsonl(file, block.subarray(0, Math.min(filled, HEAD)), filled < HEAD || n === 0)) return decodeSource(readFileSync(path), file);
-        decided = true;
-      }
-      if (n === 0) {
-        if (filled > 0 && !splitter.push(block.subarray(0, filled), blockStart)) break;
-        if (!splitter.end()) break;
-        // Read again only from a file that did not change while it was read.
-        const same = sameFile(fstatSync(fd), stat);
-        if (!same && !splitter.holds) throw new InputError('the file changed while it was being read; nothing was written for it', file);
-        return lineSource(file, splitter, same ? { path, stat } : undefined);
-      }
-      const cut = block.lastIndexOf(0x0a, filled - 1) + 1;
-      if (!splitter.push(block.subarray(0, cut), blockStart)) break;
-      // The unfinished last line starts the next block (its bytes here are never read again).
-      carry = block.subarray(cut, filled);
+    const holds = stat.size <= holdUpTo;
+    if (!holds) {
+      // A big file is read once, when its lines are first gone through (see deferredLineSource); here only its
+      // beginning, to tell JSONL.
+      const head = Buffer.allocUnsafe(Math.min(HEAD, stat.size));
+      const got = readSync(fd, head, 0, head.length, 0);
+      if (!looksLikeJsonl(file, head.subarray(0, got), got === stat.size)) return decodeSource(readFileSync(path), file);
+      // A beginning of only whitespace goes the plain way, where decodeSource words what it refuses.
+      if (hasContent(head.subarray(0, got), 0)) return deferredLineSource(path, file, stat, blockSize);
     }
-    // Something to refuse: let decodeSource say what and where.
-    return decodeSource(readFileSync(path), file);
+    const splitter = new LineSplitter(holds);
+    const outcome = readBlocks(fd, file, splitter, holds, null, blockSize);
+    if (outcome === 'json') return decodeSource(readFileSync(path), file);
+    if (outcome === 'refused' || !splitter.end()) return decodeSource(readFileSync(path), file);
+    // Read again only from a file that did not change while it was read.
+    const same = sameFile(fstatSync(fd), stat);
+    if (!same && !holds) throw changedWhileRead(file);
+    return lineSource(file, splitter, same ? { path, stat } : undefined);
   } catch (error) {
     // File-system errors carry a code; anything else is a fault to show as it is.
     throw (error as NodeJS.ErrnoException | undefined)?.code === undefined ? error : cannotRead(error, file);
   } finally {
     closeSync(fd);
   }
+}
+
+/** A visitor of lines, as `forEachLine` calls it. */
+type LineVisitor = (line: string, lineNo: number, offset: number) => void;
+
+/** Lines handed to a visitor while a file is read: the next line's number and offset, and what the visitor threw. */
+interface Visiting {
+  readonly visit: LineVisitor;
+  next: number;
+  offset: number;
+  failed: boolean;
+  error: unknown;
+}
+
+/**
+ * Reads a file from where its descriptor is into a splitter, in blocks cut at line breaks; with `visiting`, each
+ * line is handed over as soon as its block is read, so the file is read once. A visitor that throws is not called
+ * again, but the file is still read to its end, so a problem of the file itself (invalid UTF-8, a NUL byte) is
+ * what gets reported, wherever it is.
+ * @param decide whether the first block must first show JSONL (a file read whole that was not looked at yet)
+ * @returns 'json' when it is not JSONL, 'refused' at bytes decodeSource must word, else 'read'
+ */
+function readBlocks(fd: number, file: string, splitter: LineSplitter, decide: boolean, visiting: Visiting | null, blockSize: number): 'read' | 'json' | 'refused' {
+  let carry: Buffer = Buffer.alloc(0);
+  let remaining = fstatSync(fd).size;
+  let read = 0;
+  let decided = !decide;
+  /** A big file's blocks are not kept, so one buffer serves them all (the carried tail moves to its start). */
+  let spare: Buffer | null = null;
+  for (;;) {
+    // Sized to what is left of the file, so a block wastes nothing; at the end, a small read finds the end of
+    // the file (or reads on if it grew).
+    const size = carry.length + (remaining > 0 ? Math.min(blockSize, remaining) : TAIL);
+    let block: Buffer;
+    if (splitter.holds || spare === null || spare.length < size) {
+      block = Buffer.allocUnsafeSlow(size);
+      if (!splitter.holds) spare = block;
+    } else block = spare.subarray(0, size);
+    // Overlapping when the block reuses the buffer the tail is in: copy moves bytes as memmove does.
+    carry.copy(block);
+    const blockStart = read - carry.length;
+    const n = readSync(fd, block, carry.length, block.length - carry.length, null);
+    remaining -= n;
+    read += n;
+    const filled = carry.length + n;
+    if (!decided) {
+      // The first block holds the file's first MiB, or all of a smaller file.
+      if (!looksLikeJsonl(file, block.subarray(0, Math.min(filled, HEAD)), filled < HEAD || n === 0)) return 'json';
+      decided = true;
+    }
+    const cut = n === 0 ? filled : block.lastIndexOf(0x0a, filled - 1) + 1;
+    if (cut > 0 || n === 0) {
+      if (!splitter.push(block.subarray(0, cut), blockStart)) return 'refused';
+      if (visiting !== null) visitNewLines(splitter, block, visiting);
+    }
+    if (n === 0) return 'read';
+    // The unfinished last line starts the next block (its bytes here are never read again).
+    carry = block.subarray(cut, filled);
+  }
+}
+
+/** Hands the lines the splitter took from `block` to the visitor, decoded from the block. */
+function visitNewLines(splitter: LineSplitter, block: Buffer, visiting: Visiting): void {
+  const { starts, ends } = splitter;
+  for (let k = visiting.next; k < starts.length; k++) {
+    const line = block.toString('utf8', starts[k] as number, ends[k] as number);
+    if (!visiting.failed) {
+      try {
+        visiting.visit(line, k + 1, visiting.offset);
+      } catch (error) {
+        visiting.failed = true;
+        visiting.error = error;
+      }
+    }
+    visiting.offset += line.length + 1;
+  }
+  visiting.next = starts.length;
+}
+
+/**
+ * A big JSONL file that has not been read yet: the first time its lines are gone through (`forEachLine`, the
+ * parse), the file is read once and each line handed over as its block is read; anything else read from it before
+ * reads the file first without visiting. The file must still be the one opened (same size, times and inode).
+ */
+function deferredLineSource(path: string, file: string, stat: Stats, blockSize: number): LineSource {
+  let ready: LineSource | null = null;
+  const scan = (visit: LineVisitor | null): LineSource => {
+    if (ready !== null) return ready;
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (error) {
+      throw changedWhileCompacted(file, describeFsError(error));
+    }
+    try {
+      if (!sameFile(fstatSync(fd), stat)) throw changedWhileCompacted(file, 'its size, times or inode differ');
+      const splitter = new LineSplitter(false);
+      const visiting: Visiting | null = visit === null ? null : { visit, next: 0, offset: 0, failed: false, error: undefined };
+      const outcome = readBlocks(fd, file, splitter, false, visiting, blockSize);
+      if (outcome !== 'read' || !splitter.end()) {
+        // The bytes decodeSource refuses: it says what and where.
+        decodeSource(readFileSync(path), file);
+        throw new InputError('cannot be read as UTF-8 lines', file);
+      }
+      if (!sameFile(fstatSync(fd), stat)) throw changedWhileCompacted(file, 'its size, times or inode differ');
+      const source = lineSource(file, splitter, { path, stat });
+      ready = source;
+      if (visiting?.failed === true) throw visiting.error;
+      return source;
+    } catch (error) {
+      throw (error as NodeJS.ErrnoException | undefined)?.code === undefined ? error : cannotRead(error, file);
+    } finally {
+      closeSync(fd);
+    }
+  };
+  return {
+    file,
+    heldAs: 'lines',
+    get bom() {
+      return scan(null).bom;
+    },
+    get eol() {
+      return scan(null).eol;
+    },
+    get lines() {
+      return scan(null).lines;
+    },
+    get length() {
+      return scan(null).length;
+    },
+    get finalNewline() {
+      return scan(null).finalNewline;
+    },
+    get text() {
+      return scan(null).text;
+    },
+    bytes: () => scan(null).bytes(),
+    visitLines(visit) {
+      if (ready === null) scan(visit);
+      else forEachLine(ready, visit);
+    },
+  };
+}
+
+function changedWhileRead(file: string): InputError {
+  return new InputError('the file changed while it was being read; nothing was written for it', file);
+}
+
+function changedWhileCompacted(file: string, how: string): InputError {
+  return new InputError(`the file changed while it was being compacted (${how}); nothing was written for it`, file);
 }
 
 function cannotRead(error: unknown, file: string): InputError {

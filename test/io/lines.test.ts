@@ -44,6 +44,7 @@ function errorOf(run: () => unknown): string {
 function withoutText(source: LineSource): LineSource {
   return {
     file: source.file,
+    heldAs: 'lines',
     bom: source.bom,
     eol: source.eol,
     lines: source.lines,
@@ -178,5 +179,69 @@ describe('a JSONL file read as lines', () => {
     const layout = readLayout(source);
     const slot = layout.slots[0] as Slot;
     expect(rebuild(layout, new Map([[slot, 'replacement']]))).toBe('replacement');
+  });
+});
+
+describe('a big JSONL file, read once while its lines are parsed', () => {
+  /** Read as a file too big to hold (its lines read again later), in small blocks so lines straddle them. */
+  const readBig = (file: string, name: string, block = 4096): SourceText => readSourceFile(file, name, 0, block);
+  const shape = (slot: Slot): unknown => ({ items: slot.items, raws: slot.raws, offsets: slot.offsets, region: slot.region });
+
+  const lines: string[] = [];
+  for (let i = 0; i < 300; i++) lines.push(line(i % 2 === 0 ? 'user' : 'assistant', `${'😀é你 '.repeat((i * 37) % 900)}${i}`));
+  const contents: Array<[string, Buffer]> = [
+    ['LF, final newline', bytes(`${lines.join('\n')}\n`)],
+    ['CRLF, a byte-order mark, no final newline', Buffer.concat([BOM, bytes(lines.join('\r\n'))])],
+    ['blank lines and a line longer than a block', bytes(`\n${lines.slice(0, 50).join('\n\n')}\n${line('user', 'x'.repeat(20_000))}\n  \n`)],
+  ];
+
+  it.each(contents)('lays out the same items, raws and offsets as the whole decoded file (%s)', (_name, content) => {
+    const file = tempFile('big.jsonl', content);
+    for (const block of [4096, 1 << 20]) {
+      const source = readBig(file, 'big.jsonl', block);
+      expect(isLineSource(source)).toBe(true);
+      const fromFile = readLayout(source);
+      const fromText = readLayout(decodeSource(content, 'big.jsonl'));
+      expect(fromFile.slots.map(shape)).toEqual(fromText.slots.map(shape));
+      expect(whole(source)).toEqual(whole(decodeSource(content, 'big.jsonl')));
+    }
+  });
+
+  it('reports a problem of the file (invalid UTF-8, a NUL byte) before a line that is not JSON above it', () => {
+    const bad = bytes(`${line('user', 'a')}\n{"role": tru}\n${lines.join('\n')}\n`);
+    const cases = [
+      Buffer.concat([bad, bytes('{"role":"user","content":"'), Buffer.from([0xc3, 0x28]), bytes('"}\n')]),
+      Buffer.concat([bad, bytes('{"role":"user","content":"b\u0000"}\n')]),
+    ];
+    for (const content of cases) {
+      const expected = errorOf(() => decodeSource(content, 'big.jsonl'));
+      expect(expected).not.toBe('no error');
+      expect(errorOf(() => readLayout(readBig(tempFile('big.jsonl', content), 'big.jsonl')))).toBe(expected);
+    }
+    // Without one, the line that is not JSON is what is reported, as for the whole text.
+    const expected = errorOf(() => readLayout(decodeSource(bad, 'big.jsonl')));
+    expect(expected).toMatch(/^big\.jsonl:2:\d+: line 2 is not valid JSON/);
+    const source = readBig(tempFile('big.jsonl', bad), 'big.jsonl');
+    expect(errorOf(() => readLayout(source))).toBe(expected);
+    // The file was read to its end all the same: its lines are there.
+    expect((source as LineSource).lines.length).toBe(lines.length + 3);
+  });
+
+  it('refuses what decoding the whole file refuses, with the same error', () => {
+    for (const content of [
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${line('user', 'a')}\n${line('user', 'b')}\n`, 'utf16le')]),
+      bytes(' \n\t\r\n \n'),
+    ]) {
+      const expected = errorOf(() => decodeSource(content, 'big.jsonl'));
+      expect(expected).not.toBe('no error');
+      expect(errorOf(() => readLayout(readBig(tempFile('big.jsonl', content), 'big.jsonl')))).toBe(expected);
+    }
+  });
+
+  it('reads its lines first when something else asks for them before the parse', () => {
+    const content = contents[0]?.[1] as Buffer;
+    const source = readBig(tempFile('big.jsonl', content), 'big.jsonl') as LineSource;
+    expect(source.lines[7]).toBe(lines[7]);
+    expect(readLayout(source).slots.map(shape)).toEqual(readLayout(decodeSource(content, 'big.jsonl')).slots.map(shape));
   });
 });
