@@ -371,10 +371,10 @@ export function sourceFromBytes(bytes: Uint8Array, file: string): SourceText {
  * @param path the file to read
  * @param file the name shown in messages
  * @param holdUpTo the size up to which a JSONL file's bytes are held; a bigger file's lines are read again from it
- * @param blockSize how much is read at a time (smaller only in tests)
+ * @param blockSize how much is read at a time (by default a held file at once, a bigger one a window at a time)
  * @throws InputError as `decodeSource` does, and "cannot read: …" when the file system refuses
  */
-export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD, blockSize: number = BLOCK): SourceText {
+export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD, blockSize?: number): SourceText {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -392,10 +392,10 @@ export function readSourceFile(path: string, file: string = path, holdUpTo: numb
       const got = readSync(fd, head, 0, head.length, 0);
       if (!looksLikeJsonl(file, head.subarray(0, got), got === stat.size)) return decodeSource(readFileSync(path), file);
       // A beginning of only whitespace goes the plain way, where decodeSource words what it refuses.
-      if (hasContent(head.subarray(0, got), 0)) return deferredLineSource(path, file, stat, blockSize);
+      if (hasContent(head.subarray(0, got), 0)) return deferredLineSource(path, file, stat, blockSize ?? WINDOW);
     }
     const splitter = new LineSplitter(holds);
-    const outcome = readBlocks(fd, file, splitter, holds, null, blockSize);
+    const outcome = readBlocks(fd, file, splitter, holds, null, blockSize ?? (holds ? BLOCK : WINDOW));
     if (outcome === 'json') return decodeSource(readFileSync(path), file);
     if (outcome === 'refused' || !splitter.end()) return decodeSource(readFileSync(path), file);
     // Read again only from a file that did not change while it was read.
