@@ -4,12 +4,16 @@
  * encoding by reading one small file instead of compiling gpt-tokenizer's 2.4 MB rank module and building its
  * 200,000-entry map (~0.3 s a process). Layout (little-endian), read by src/tokens/ranks.ts:
  *
- *   "SWCRANK1"  u32 token count  u32 n + pattern (UTF-8)  u32 n + flags  u8 byte length of each token (0: none)
- *   then every token's bytes, in rank order.
+ *   "SWCRANK3"  u32 token count  u32 slot count  u32 longest token (bytes)  u32 n + pattern (UTF-8)  u32 n + flags
+ *   (zeros to a multiple of 4)  i32 lookup slots  u32 where each rank's bytes start, and where the last ends
+ *   every token's bytes, in rank order (a rank with no token has none).
+ *
+ * Runs after tsc: the lookup slots are built by the same code that reads them (dist/tokens/ranks.js).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildSlots, startsOf } from '../dist/tokens/ranks.js';
 
 const out = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'ranks');
 const ENCODINGS = [
@@ -62,13 +66,19 @@ for (const { name, params } of ENCODINGS) {
     lengths[rank] = bytes.length;
     parts.push(bytes);
   }
-  const file = Buffer.concat([
-    Buffer.from('SWCRANK1', 'latin1'),
+  const bytes = Buffer.concat(parts);
+  const starts = startsOf(lengths);
+  const slots = buildSlots(bytes, starts);
+  const head = Buffer.concat([
+    Buffer.from('SWCRANK3', 'latin1'),
     u32(ranks.length),
+    u32(slots.length),
+    u32(lengths.reduce((a, b) => Math.max(a, b), 0)),
     withLength(tokenSplitRegex.source),
     withLength(tokenSplitRegex.flags),
-    lengths,
-    ...parts,
   ]);
+  const pad = Buffer.alloc((4 - (head.length % 4)) % 4);
+  const words = (array) => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+  const file = Buffer.concat([head, pad, words(slots), words(starts), bytes]);
   writeFileSync(path.join(out, `${name}.bin`), file);
 }

@@ -14,7 +14,7 @@ import { countMerges, type PieceCount, type PieceCounter } from './pieces.js';
  * UTF-8, decoded with a leading byte-order mark dropped, and by its bytes otherwise.
  */
 
-const MAGIC = 'SWCRANK1';
+const MAGIC = 'SWCRANK3';
 /** Pieces longer than this (in UTF-16 units) are merged with a heap; shorter ones by the direct loop. */
 const LONG_PIECE = 1000;
 /** Merged pieces whose count is remembered; the memory is emptied when full (no eviction cost). */
@@ -24,8 +24,6 @@ const NO_RANK = 0x7fffffff;
 
 /** The tokens of one encoding, looked up by their bytes. */
 export class RankTable {
-  /** Slot → rank + 1 (0: empty). */
-  private readonly slots: Int32Array;
   private readonly mask: number;
 
   private constructor(
@@ -36,22 +34,12 @@ export class RankTable {
     private readonly bytes: Uint8Array,
     /** Where each rank's bytes start in `bytes` (rank + 1: where they end); equal for a rank with no token. */
     private readonly starts: Uint32Array,
+    /** Open addressing by `hashBytes`, linear probing: slot → rank + 1 (0: empty); a power of two long. */
+    private readonly slots: Int32Array,
     /** The byte length of the longest token: a piece of n bytes has at least n / longest tokens. */
     readonly longest: number,
   ) {
-    const count = starts.length - 1;
-    let size = 1;
-    while (size < count * 2) size <<= 1;
-    this.slots = new Int32Array(size);
-    this.mask = size - 1;
-    for (let rank = 0; rank < count; rank++) {
-      const start = starts[rank] as number;
-      const end = starts[rank + 1] as number;
-      if (end === start) continue;
-      let slot = hashBytes(bytes, start, end) & this.mask;
-      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
-      this.slots[slot] = rank + 1;
-    }
+    this.mask = slots.length - 1;
   }
 
   /**
@@ -66,10 +54,21 @@ export class RankTable {
     } catch {
       return null;
     }
-    if (file.length < 16 || file.toString('latin1', 0, 8) !== MAGIC) return null;
+    if (file.length < 20 || file.toString('latin1', 0, 8) !== MAGIC) return null;
+    try {
+      return RankTable.read(name, file);
+    } catch {
+      // Cut short or not one this version wrote.
+      return null;
+    }
+  }
+
+  private static read(name: string, file: Buffer): RankTable | null {
     let at = 8;
     const count = file.readUInt32LE(at);
-    at += 4;
+    const slotCount = file.readUInt32LE(at + 4);
+    const longest = file.readUInt32LE(at + 8);
+    at += 12;
     const text = (): string => {
       const n = file.readUInt32LE(at);
       const value = file.toString('utf8', at + 4, at + 4 + n);
@@ -78,18 +77,14 @@ export class RankTable {
     };
     const source = text();
     const flags = text();
-    const lengths = file.subarray(at, at + count);
-    at += count;
-    const starts = new Uint32Array(count + 1);
-    let longest = 0;
-    for (let rank = 0; rank < count; rank++) {
-      const n = lengths[rank] as number;
-      starts[rank + 1] = (starts[rank] as number) + n;
-      if (n > longest) longest = n;
-    }
+    at = (at + 3) & ~3;
+    const slots = int32View(file, at, slotCount);
+    at += slotCount * 4;
+    const starts = new Uint32Array(int32View(file, at, count + 1).buffer, file.byteOffset + at, count + 1);
+    at += (count + 1) * 4;
     const bytes = file.subarray(at);
-    if (bytes.length !== starts[count]) return null;
-    return new RankTable(name, new RegExp(source, flags), bytes, starts, longest);
+    if (bytes.length !== starts[count] || slotCount === 0 || (slotCount & (slotCount - 1)) !== 0) return null;
+    return new RankTable(name, new RegExp(source, flags), bytes, starts, slots, longest);
   }
 
   /** The rank of the token whose bytes are exactly `buf[start..end)`, or NONE. */
@@ -119,6 +114,40 @@ export class RankTable {
     }
     return this.rankOfExactly(buf, start, end);
   }
+}
+
+/** 32-bit words at a 4-aligned offset of a file read whole (readFileSync gives a buffer of its own, aligned). */
+function int32View(file: Buffer, at: number, length: number): Int32Array {
+  if ((file.byteOffset + at) % 4 !== 0) throw new Error('rank file buffer is not aligned');
+  return new Int32Array(file.buffer, file.byteOffset + at, length);
+}
+
+/** Where each token starts in the concatenated bytes, from each token's length (one more entry: the end). */
+export function startsOf(lengths: Uint8Array): Uint32Array {
+  const starts = new Uint32Array(lengths.length + 1);
+  for (let rank = 0; rank < lengths.length; rank++) starts[rank + 1] = (starts[rank] as number) + (lengths[rank] as number);
+  return starts;
+}
+
+/**
+ * The lookup slots of a table (written at build time, so loading one only reads them): twice as many as tokens,
+ * rounded up to a power of two; a token's slot is its hash, or the next free one after it.
+ */
+export function buildSlots(bytes: Uint8Array, starts: Uint32Array): Int32Array {
+  const count = starts.length - 1;
+  let size = 1;
+  while (size < count * 2) size <<= 1;
+  const slots = new Int32Array(size);
+  const mask = size - 1;
+  for (let rank = 0; rank < count; rank++) {
+    const start = starts[rank] as number;
+    const end = starts[rank + 1] as number;
+    if (end === start) continue;
+    let slot = hashBytes(bytes, start, end) & mask;
+    while (slots[slot] !== 0) slot = (slot + 1) & mask;
+    slots[slot] = rank + 1;
+  }
+  return slots;
 }
 
 /** FNV-1a over bytes. */
