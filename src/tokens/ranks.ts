@@ -170,21 +170,27 @@ export function createRankCounter(table: RankTable): PieceCounter {
   let starts = new Int32Array(256);
   let pairs = new Int32Array(256);
   const cache = new Map<string, number>();
-  const pattern = new RegExp(table.pattern.source, table.pattern.flags.includes('g') ? table.pattern.flags : `${table.pattern.flags}g`);
+  // Sticky: a piece is found where the previous one ended (test() then builds no match), and where none starts
+  // the search moves on one code point, as a global search does.
+  const sticky = new RegExp(table.pattern.source, table.pattern.flags.replace(/[gy]/g, '') + 'y');
 
-  /** Writes a piece's UTF-8 bytes to `scratch`; returns their length, negated when the piece has a lone surrogate. */
-  const bytesOf = (piece: string): number => {
-    const n = piece.length;
+  /**
+   * Writes the UTF-8 bytes of `text[start..end)` to `scratch`; returns their length, negated when the piece has a
+   * lone surrogate. Plain ASCII is copied without making a string of the piece.
+   */
+  const bytesOf = (text: string, start: number, end: number): number => {
+    const n = end - start;
     if (scratch.length < n * 3) scratch = new Uint8Array(n * 3);
-    let i = 0;
-    for (; i < n; i++) {
-      const c = piece.charCodeAt(i);
-      if (c >= 0x80) break;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(start + i);
+      if (c >= 0x80) {
+        const piece = text.slice(start, end);
+        const { written } = encoder.encodeInto(piece, scratch);
+        return (piece as string & { isWellFormed(): boolean }).isWellFormed() ? written : -written;
+      }
       scratch[i] = c;
     }
-    if (i === n) return n;
-    const { written } = encoder.encodeInto(piece, scratch);
-    return (piece as string & { isWellFormed(): boolean }).isWellFormed() ? written : -written;
+    return n;
   };
 
   /** Merges `scratch[0..n)` with the direct loop (n small). */
@@ -226,12 +232,14 @@ export function createRankCounter(table: RankTable): PieceCounter {
     return parts;
   };
 
-  const countPiece = (piece: string): number => {
-    const signed = bytesOf(piece);
+  /** The tokens of the piece `text[start..end)`. */
+  const countPiece = (text: string, start: number, end: number): number => {
+    const signed = bytesOf(text, start, end);
     const n = signed < 0 ? -signed : signed;
     // A whole piece is looked up as a string: one with a lone surrogate is never found.
     if (signed > 0 && table.rankOfExactly(scratch, 0, n) !== NONE) return 1;
     if (n <= 1) return n;
+    const piece = text.slice(start, end);
     const known = cache.get(piece);
     if (known !== undefined) return known;
     const tokens = mergeShort(n);
@@ -243,13 +251,21 @@ export function createRankCounter(table: RankTable): PieceCounter {
   return {
     count(text: string, room?: number): PieceCount {
       let tokens = 0;
-      pattern.lastIndex = 0;
-      for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-        const piece = match[0];
-        if (piece.length <= LONG_PIECE) {
-          tokens += countPiece(piece);
+      let at = 0;
+      while (at < text.length) {
+        sticky.lastIndex = at;
+        if (!sticky.test(text)) {
+          // No piece starts here (the encodings' patterns leave no gaps, but a global search would move on).
+          const c = text.charCodeAt(at);
+          const pair = c >= 0xd800 && c <= 0xdbff && at + 1 < text.length && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00;
+          at += pair ? 2 : 1;
+          continue;
+        }
+        const end = sticky.lastIndex;
+        if (end - at <= LONG_PIECE) {
+          tokens += countPiece(text, at, end);
         } else {
-          const bytes = encoder.encode(piece);
+          const bytes = encoder.encode(text.slice(at, end));
           const least = Math.ceil(bytes.length / table.longest);
           if (room !== undefined && tokens + least > room) return { tokens: tokens + least, exact: false };
           tokens += countMerges(bytes, (b) => {
@@ -257,6 +273,7 @@ export function createRankCounter(table: RankTable): PieceCounter {
             return r === NONE ? undefined : r;
           });
         }
+        at = end;
         if (room !== undefined && tokens > room) return { tokens, exact: false };
       }
       return { tokens, exact: true };
