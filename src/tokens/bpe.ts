@@ -1,6 +1,6 @@
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './approx.js';
-import { createPieceCounter, type PieceCount, type PieceCounter } from './pieces.js';
+import { createPieceCounter, type PieceCount, type PieceCounter, type Resume } from './pieces.js';
 
 /** Options that make an encoding read special-token text as plain text. */
 type SpecialOptions = { disallowedSpecial?: Set<string>; allowedSpecial?: Set<string> };
@@ -35,6 +35,12 @@ const CLEAR_CACHE_EVERY_CHARS = 512_000;
 const PIECEWISE_MIN_LENGTH = 16_384;
 const PIECEWISE_CHARS_PER_TOKEN = 8;
 
+/** What a count that stopped at a limit left: the number it passed the limit with, and where to go on from. */
+interface Bound {
+  readonly atLeast: number;
+  readonly resume: Resume | undefined;
+}
+
 /** Input text is never read as special tokens: `<|endoftext|>` in a transcript is just text. */
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
 
@@ -51,9 +57,9 @@ const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
 export function createBpeCounter(name: string, encoding: Encoding, pieces: PieceCounter | null = createPieceCounter(encoding)): TokenCounter {
   const linked = new WeakMap<Rendered, number>();
   const plain = new WeakMap<Rendered, number>();
-  // Lower bounds left by counts that stopped at a limit inside a long text.
-  const linkedAtLeast = new WeakMap<Rendered, number>();
-  const plainAtLeast = new WeakMap<Rendered, number>();
+  // Lower bounds left by counts that stopped at a limit inside a text, and where to go on from (when the counter can).
+  const linkedAtLeast = new WeakMap<Rendered, Bound>();
+  const plainAtLeast = new WeakMap<Rendered, Bound>();
   const generator = encoding.encodeGenerator?.bind(encoding);
   let counted = 0;
   /** Empties the merge cache before it fills (see CACHE_CHECK_CHARS). */
@@ -70,17 +76,17 @@ export function createBpeCounter(name: string, encoding: Encoding, pieces: Piece
     counted = 0;
     encoding.clearMergeCache?.();
   };
-  const count = (text: string): number => {
+  const count = (text: string, from?: Resume): number => {
     track(text);
-    return pieces !== null ? pieces.count(text).tokens : encoding.countTokens(text, PLAIN);
+    return pieces !== null ? pieces.count(text, undefined, from).tokens : encoding.countTokens(text, PLAIN);
   };
   /**
    * Counts `text` until the count passes `room`.
    * @returns the exact count, or (when it stopped) a number above `room` that the exact count is at least
    */
-  const countWithin = (text: string, room: number): PieceCount => {
+  const countWithin = (text: string, room: number, from?: Resume): PieceCount => {
     track(text);
-    if (pieces !== null) return pieces.count(text, room);
+    if (pieces !== null) return pieces.count(text, room, from);
     let tokens = 0;
     for (const piece of (generator as NonNullable<typeof generator>)(text, PLAIN)) {
       tokens += piece.length;
@@ -102,11 +108,12 @@ export function createBpeCounter(name: string, encoding: Encoding, pieces: Piece
     if (exact !== undefined) return exact;
     const bounds = isLast ? plainAtLeast : linkedAtLeast;
     const bound = bounds.get(r);
-    if (room !== undefined && bound !== undefined && bound > room) return bound;
+    if (room !== undefined && bound !== undefined && bound.atLeast > room) return bound.atLeast;
     if (canStop(r, room)) {
-      const { tokens, exact: whole } = countWithin(isLast ? r.text : `${r.text}\n`, room);
+      // A count that stopped before goes on from where it stopped.
+      const { tokens, exact: whole, resume } = countWithin(isLast ? r.text : `${r.text}\n`, room, bound?.resume);
       if (!whole) {
-        bounds.set(r, tokens);
+        bounds.set(r, { atLeast: tokens, resume });
         return tokens;
       }
       if (!isLast) linked.set(r, tokens);
@@ -118,7 +125,7 @@ export function createBpeCounter(name: string, encoding: Encoding, pieces: Piece
   const linkedOf = (r: Rendered): number => {
     let n = linked.get(r);
     if (n === undefined) {
-      n = count(r.text + '\n');
+      n = count(r.text + '\n', linkedAtLeast.get(r)?.resume);
       linked.set(r, n);
     }
     return n;
@@ -126,7 +133,9 @@ export function createBpeCounter(name: string, encoding: Encoding, pieces: Piece
   const plainOf = (r: Rendered): number => {
     let n = plain.get(r);
     if (n === undefined) {
-      n = linkedOf(r) - newlineCost(r.text, count);
+      // A plain count that stopped is finished; otherwise the linked count less what the newline adds.
+      const started = plainAtLeast.get(r)?.resume;
+      n = started !== undefined ? count(r.text, started) : linkedOf(r) - newlineCost(r.text, (t) => count(t));
       plain.set(r, n);
     }
     return n;

@@ -27,6 +27,14 @@ const encoder = new TextEncoder();
 export interface PieceCount {
   readonly tokens: number;
   readonly exact: boolean;
+  /** When it stopped: where counting can go on from (a piece boundary) and the tokens before it. */
+  readonly resume?: Resume;
+}
+
+/** A count that stopped, to go on with instead of starting again. */
+export interface Resume {
+  readonly at: number;
+  readonly tokens: number;
 }
 
 /** Counts texts with one encoding's pre-tokenizer and ranks. */
@@ -34,8 +42,9 @@ export interface PieceCounter {
   /**
    * @param text the text, read as plain text (special-token text is not special)
    * @param room when given, counting stops once the count passes it
+   * @param from where an earlier count of the same text stopped (counters that cannot go on start again)
    */
-  count(text: string, room?: number): PieceCount;
+  count(text: string, room?: number, from?: Resume): PieceCount;
   /**
    * How many more pieces the encoding's merge cache takes before it is full, or undefined when that cannot be
    * seen (no cache, or a gpt-tokenizer without one where it is looked for).

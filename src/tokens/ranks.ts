@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
-import { countMerges, type PieceCount, type PieceCounter } from './pieces.js';
+import { countMerges, type PieceCount, type PieceCounter, type Resume } from './pieces.js';
 
 /**
  * swc's own reading of a BPE encoding: the token bytes written at build time (scripts/build-ranks.mjs, from the
@@ -249,9 +249,10 @@ export function createRankCounter(table: RankTable): PieceCounter {
   };
 
   return {
-    count(text: string, room?: number): PieceCount {
-      let tokens = 0;
-      let at = 0;
+    count(text: string, room?: number, from?: Resume): PieceCount {
+      let tokens = from?.tokens ?? 0;
+      let at = from?.at ?? 0;
+      if (room !== undefined && tokens > room) return { tokens, exact: false, resume: { at, tokens } };
       while (at < text.length) {
         sticky.lastIndex = at;
         if (!sticky.test(text)) {
@@ -267,14 +268,14 @@ export function createRankCounter(table: RankTable): PieceCounter {
         } else {
           const bytes = encoder.encode(text.slice(at, end));
           const least = Math.ceil(bytes.length / table.longest);
-          if (room !== undefined && tokens + least > room) return { tokens: tokens + least, exact: false };
+          if (room !== undefined && tokens + least > room) return { tokens: tokens + least, exact: false, resume: { at, tokens } };
           tokens += countMerges(bytes, (b) => {
             const r = table.rankOf(b, 0, b.length);
             return r === NONE ? undefined : r;
           });
         }
         at = end;
-        if (room !== undefined && tokens > room) return { tokens, exact: false };
+        if (room !== undefined && tokens > room) return { tokens, exact: false, resume: { at, tokens } };
       }
       return { tokens, exact: true };
     },

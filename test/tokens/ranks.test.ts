@@ -110,6 +110,52 @@ describe.each([
     }
   });
 
+  it('goes on from where a count stopped, to the count it would have given from the start', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(...UNITS), fc.string({ maxLength: 12, unit: 'grapheme' })), { minLength: 1, maxLength: 60 }),
+        fc.nat({ max: 1500 }),
+        fc.nat({ max: 80 }),
+        fc.nat({ max: 80 }),
+        (parts, runLength, first, more) => {
+          const text = parts.join('') + '-'.repeat(runLength);
+          const stopped = pieces.count(text, first);
+          if (stopped.exact) return;
+          expect(stopped.resume).toBeDefined();
+          expect(pieces.count(text, undefined, stopped.resume)).toEqual({ tokens: reference(text), exact: true });
+          const second = first + more;
+          const again = pieces.count(text, second, stopped.resume);
+          const fresh = pieces.count(text, second);
+          expect(again.exact).toBe(fresh.exact);
+          if (again.exact) expect(again.tokens).toBe(fresh.tokens);
+          else expect(again.tokens).toBeGreaterThan(second);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('does not count the start of a message again when a count that stopped inside it is asked for more', () => {
+    let chars = 0;
+    const tally = {
+      count(text: string, room?: number, from?: { at: number; tokens: number }) {
+        const counted = pieces.count(text, room, from);
+        // The characters this call went through: from where it started to where it stopped (or the end).
+        chars += (counted.resume?.at ?? text.length) - (from?.at ?? 0);
+        return counted;
+      },
+      cacheRoom: () => Infinity,
+    };
+    const counter = createBpeCounter(name, { countTokens: (t: string) => tally.count(t).tokens }, tally);
+    const long: Rendered = { text: `[tool:read] ${sharedTexts().join('\n').slice(0, 200_000)}`, images: 0, files: 0 };
+    const list = [{ text: '[user] go on', images: 0, files: 0 }, long];
+    for (const limit of [100, 2_000, 20_000]) expect(counter.measure(list, limit)).toBeGreaterThan(limit);
+    const exact = counter.measure(list);
+    expect(exact).toBe(reference(list.map((r) => r.text).join('\n')));
+    // Each character of the long message counted once (and the short one twice: linked, then as the last).
+    expect(chars).toBeLessThan(long.text.length + 100);
+  });
+
   it('is what createCounter hands out, measuring groups as the gpt-tokenizer counter does', async () => {
     const ours = await createCounter(name);
     const theirs = createBpeCounter(name, gpt);
