@@ -282,7 +282,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   }
   const tokensAfter = meter.measureRendered(outRendered);
 
-  const groups = describeGroups(messages, meter, structure, turnGroups, stepGroups, keptSet, exhaustive, {
+  const groups = describeGroups(messages, meter, structure, turnGroups, stepGroups, (i) => keptSet.has(i), exhaustive, {
     turnCounts,
     stepCounts,
     protectedTokens,
@@ -320,7 +320,6 @@ function unchangedPlan(
   why: Unchanged,
   exhaustive: boolean,
 ): Plan {
-  const all = new Set(range(0, messages.length));
   const protectedIdx = structure.task === null ? range(0, structure.systemEnd) : [...range(0, structure.systemEnd), structure.task];
   const exact = exhaustive || whole <= target;
   // An unchanged conversation is measured whole: the output is the input.
@@ -339,7 +338,7 @@ function unchangedPlan(
     tokensAfter: tokens,
     targetMet: tokens <= target,
     protectedTokens: exhaustive ? meter.measure(protectedIdx) : null,
-    groups: describeGroups(messages, meter, structure, turnGroups, stepGroups, all, exhaustive, {
+    groups: describeGroups(messages, meter, structure, turnGroups, stepGroups, () => true, exhaustive, {
       turnCounts: new Map(),
       stepCounts: new Map(),
       protectedTokens: null,
@@ -367,39 +366,39 @@ function describeGroups(
   structure: Structure,
   turnGroups: number[][],
   stepGroups: number[][],
-  keptSet: ReadonlySet<number>,
+  isKept: (index: number) => boolean,
   exhaustive: boolean,
   known: Known,
 ): Group[] {
   const { systemEnd, task } = structure;
   const groups: Group[] = [];
-  const covered = new Set<number>();
+  const covered = new Uint8Array(messages.length);
   const tokensOf = (indices: readonly number[], knownCount: number | undefined): number | null =>
     knownCount !== undefined ? knownCount : exhaustive ? meter.measure(indices) : null;
 
   if (systemEnd > 0) {
     const idx = range(0, systemEnd);
     groups.push({ kind: 'system', start: 0, end: systemEnd, indices: idx, tokens: tokensOf(idx, undefined), kept: true });
-    idx.forEach((i) => covered.add(i));
+    for (const i of idx) covered[i] = 1;
   }
   structure.turns.forEach(([s, e], k) => {
     const idx = turnGroups[k] as number[];
-    idx.forEach((i) => covered.add(i));
-    groups.push({ kind: 'turn', start: s, end: e, indices: idx, tokens: tokensOf(idx, known.turnCounts.get(k)), kept: idx.every((i) => keptSet.has(i)) });
+    for (const i of idx) covered[i] = 1;
+    groups.push({ kind: 'turn', start: s, end: e, indices: idx, tokens: tokensOf(idx, known.turnCounts.get(k)), kept: idx.every(isKept) });
   });
   if (task !== null) {
-    covered.add(task);
+    covered[task] = 1;
     groups.push({ kind: 'task', start: task, end: task + 1, indices: [task], tokens: tokensOf([task], undefined), kept: true });
   }
   structure.steps.forEach(([s, e], k) => {
     const idx = stepGroups[k] as number[];
-    idx.forEach((i) => covered.add(i));
-    groups.push({ kind: 'step', start: s, end: e, indices: idx, tokens: tokensOf(idx, known.stepCounts.get(k)), kept: idx.every((i) => keptSet.has(i)) });
+    for (const i of idx) covered[i] = 1;
+    groups.push({ kind: 'step', start: s, end: e, indices: idx, tokens: tokensOf(idx, known.stepCounts.get(k)), kept: idx.every(isKept) });
   });
   // Messages in no group: before the first turn, earlier notes, strays after the task.
   for (let i = 0; i < messages.length; i++) {
-    if (covered.has(i)) continue;
-    groups.push({ kind: 'orphan', start: i, end: i + 1, indices: [i], tokens: tokensOf([i], undefined), kept: keptSet.has(i) });
+    if (covered[i] === 1) continue;
+    groups.push({ kind: 'orphan', start: i, end: i + 1, indices: [i], tokens: tokensOf([i], undefined), kept: isKept(i) });
   }
   groups.sort((a, b) => a.start - b.start || a.end - b.end);
   if (known.noteIndex !== null && known.noteText !== null) {
