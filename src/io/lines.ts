@@ -16,6 +16,9 @@ import { decodeSource, lineColumn, type SourceText } from './source.js';
  * (same size, times and inode), or the read fails and nothing is written.
  */
 
+/** A visitor of lines: a line's text (its "\r" kept), its 1-based number, and where it starts in the text. */
+export type LineVisitor = (line: string, lineNo: number, offset: number) => void;
+
 /** A decoded JSONL file held as its lines. */
 export interface LineSource extends SourceText {
   /** What tells a line source (read without touching anything that would read the file). */
@@ -32,7 +35,7 @@ export interface LineSource extends SourceText {
   /** The file's bytes as they were read (with its byte-order mark), without building its text. */
   bytes(): Buffer;
   /** Goes through the lines as `forEachLine` does, reading a file not read yet only once (big files). */
-  visitLines?(visit: (line: string, lineNo: number, offset: number) => void): void;
+  visitLines?(visit: LineVisitor): void;
 }
 
 /** Whether a source is held as lines (its `text` is built only on demand). */
@@ -44,7 +47,7 @@ export function isLineSource(source: SourceText): source is LineSource {
  * Calls `visit` for each line of a source (its text up to a "\n", a "\r" kept) with the line's 1-based number and
  * the offset in `text` where it starts. A line source decodes its lines one at a time; other text is sliced.
  */
-export function forEachLine(source: SourceText, visit: (line: string, lineNo: number, offset: number) => void): void {
+export function forEachLine(source: SourceText, visit: LineVisitor): void {
   if (isLineSource(source)) {
     if (source.visitLines !== undefined) {
       source.visitLines(visit);
@@ -395,9 +398,9 @@ export function readSourceFile(path: string, file: string = path, holdUpTo: numb
       if (hasContent(head.subarray(0, got), 0)) return deferredLineSource(path, file, stat, blockSize ?? WINDOW);
     }
     const splitter = new LineSplitter(holds);
-    const outcome = readBlocks(fd, file, splitter, holds, null, blockSize ?? (holds ? BLOCK : WINDOW));
-    if (outcome === 'json') return decodeSource(readFileSync(path), file);
-    if (outcome === 'refused' || !splitter.end()) return decodeSource(readFileSync(path), file);
+    const outcome = readBlocks(fd, stat.size, file, splitter, holds, null, blockSize ?? (holds ? BLOCK : WINDOW));
+    // Not JSONL, or something to refuse: decodeSource reads it whole, or says what and where.
+    if (outcome !== 'read' || !splitter.end()) return decodeSource(readFileSync(path), file);
     // Read again only from a file that did not change while it was read.
     const same = sameFile(fstatSync(fd), stat);
     if (!same && !holds) throw changedWhileRead(file);
@@ -409,9 +412,6 @@ export function readSourceFile(path: string, file: string = path, holdUpTo: numb
     closeSync(fd);
   }
 }
-
-/** A visitor of lines, as `forEachLine` calls it. */
-type LineVisitor = (line: string, lineNo: number, offset: number) => void;
 
 /** Lines handed to a visitor while a file is read: the next line's number and offset, and what the visitor threw. */
 interface Visiting {
@@ -430,9 +430,9 @@ interface Visiting {
  * @param decide whether the first block must first show JSONL (a file read whole that was not looked at yet)
  * @returns 'json' when it is not JSONL, 'refused' at bytes decodeSource must word, else 'read'
  */
-function readBlocks(fd: number, file: string, splitter: LineSplitter, decide: boolean, visiting: Visiting | null, blockSize: number): 'read' | 'json' | 'refused' {
+function readBlocks(fd: number, size: number, file: string, splitter: LineSplitter, decide: boolean, visiting: Visiting | null, blockSize: number): 'read' | 'json' | 'refused' {
   let carry: Buffer = Buffer.alloc(0);
-  let remaining = fstatSync(fd).size;
+  let remaining = size;
   let read = 0;
   let decided = !decide;
   /** A big file's blocks are not kept, so one buffer serves them all (the carried tail moves to its start). */
@@ -440,12 +440,12 @@ function readBlocks(fd: number, file: string, splitter: LineSplitter, decide: bo
   for (;;) {
     // Sized to what is left of the file, so a block wastes nothing; at the end, a small read finds the end of
     // the file (or reads on if it grew).
-    const size = carry.length + (remaining > 0 ? Math.min(blockSize, remaining) : TAIL);
+    const want = carry.length + (remaining > 0 ? Math.min(blockSize, remaining) : TAIL);
     let block: Buffer;
-    if (splitter.holds || spare === null || spare.length < size) {
-      block = Buffer.allocUnsafeSlow(size);
+    if (splitter.holds || spare === null || spare.length < want) {
+      block = Buffer.allocUnsafeSlow(want);
       if (!splitter.holds) spare = block;
-    } else block = spare.subarray(0, size);
+    } else block = spare.subarray(0, want);
     // Overlapping when the block reuses the buffer the tail is in: copy moves bytes as memmove does.
     carry.copy(block);
     const blockStart = read - carry.length;
@@ -506,7 +506,7 @@ function deferredLineSource(path: string, file: string, stat: Stats, blockSize: 
       if (!sameFile(fstatSync(fd), stat)) throw changedWhileCompacted(file, 'its size, times or inode differ');
       const splitter = new LineSplitter(false);
       const visiting: Visiting | null = visit === null ? null : { visit, next: 0, offset: 0, failed: false, error: undefined };
-      const outcome = readBlocks(fd, file, splitter, false, visiting, blockSize);
+      const outcome = readBlocks(fd, stat.size, file, splitter, false, visiting, blockSize);
       if (outcome !== 'read' || !splitter.end()) {
         // The bytes decodeSource refuses: it says what and where.
         decodeSource(readFileSync(path), file);
