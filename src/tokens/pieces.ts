@@ -19,7 +19,7 @@ interface Core {
 }
 
 /** Pieces longer than this (in UTF-16 units) are merged with a heap; shorter ones by gpt-tokenizer, with its cache. */
-const LONG_PIECE = 1000;
+export const LONG_PIECE = 1000;
 
 const encoder = new TextEncoder();
 

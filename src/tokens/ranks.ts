@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
-import { countMerges, type PieceCount, type PieceCounter, type Resume } from './pieces.js';
+import { countMerges, LONG_PIECE, type PieceCount, type PieceCounter, type Resume } from './pieces.js';
 
 /**
  * swc's own reading of a BPE encoding: the token bytes written at build time (scripts/build-ranks.mjs, from the
@@ -15,8 +15,6 @@ import { countMerges, type PieceCount, type PieceCounter, type Resume } from './
  */
 
 const MAGIC = 'SWCRANK3';
-/** Pieces longer than this (in UTF-16 units) are merged with a heap; shorter ones by the direct loop. */
-const LONG_PIECE = 1000;
 /** Merged pieces whose count is remembered; the memory is emptied when full (no eviction cost). */
 const CACHE_SIZE = 100_000;
 const NONE = -1;
