@@ -1,6 +1,6 @@
 /**
  * `swc inspect`: the pairing checks on their own, then the built CLI on temporary copies of the broken fixtures
- * (one per problem kind) and on the real transcripts in ../shared/data.
+ * (one per problem kind) and on the real transcripts in fixtures/real.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
@@ -26,7 +26,7 @@ import { createFakeCounter } from '../helpers/fake-counter.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const fixtures = path.join(root, 'fixtures/inspect');
-const data = path.resolve(root, '../shared/data');
+const data = path.join(root, 'fixtures/real');
 const cli = path.join(root, 'bin/swc.js');
 
 const msg = (role: Message['role']): Message => ({ role, content: textContent('x') });
@@ -815,13 +815,12 @@ describe('swc inspect inputs (built CLI)', () => {
   });
 });
 
-describe('swc inspect on the real transcripts in ../shared/data', () => {
+describe('swc inspect on the real transcripts in fixtures/real', () => {
   const real = (rel: string): string => path.join(data, rel);
-  const have = existsSync(data);
 
   // Every format's pairing is checked now; the only problems are real ones: tau-bench and SWE-agent reuse some
   // call ids across steps (every result still follows its own call).
-  (have ? it : it.skip).each([
+  it.each([
     ['anthropic/pydanticai-multiple_parallel_tool_calls.request.json', 0, {}],
     ['anthropic/pydanticai-pause_turn_web_search.request.json', 0, {}],
     ['anthropic/pydanticai-tool_search_handoff_anthropic_openai_anthropic.request.json', 0, {}],
@@ -863,7 +862,7 @@ describe('swc inspect on the real transcripts in ../shared/data', () => {
     expect(doc.conversations === undefined ? doc.pairingChecked : doc.conversations.every((c) => c.pairingChecked)).toBe(true);
   });
 
-  (have ? it : it.skip)('reads every file there without an unexpected error', () => {
+  it('reads every file there without an unexpected error', () => {
     const files = readdirSync(data, { recursive: true, withFileTypes: true })
       .filter((d) => d.isFile() && /\.jsonl?$/.test(d.name))
       .map((d) => path.join(d.parentPath, d.name))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, SHARED_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
 import { pairingProblems } from '../helpers/invariants.js';
 
 const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
@@ -148,8 +148,8 @@ function textOf(m: Msg): string {
 }
 
 describe.each(REAL)('real transcript %s', (name) => {
-  const file = path.join(SHARED_DATA, name);
-  it('exists in the shared data', () => {
+  const file = path.join(REAL_DATA, name);
+  it('exists in fixtures/real', () => {
     expect(existsSync(file)).toBe(true);
   });
   it.each([20, 200, 1000, 3000, 8000])('keeps every promise at target %i', (target) => {
@@ -190,7 +190,7 @@ describe('swc compact counts messages the same way in every mode', () => {
   }
 
   it.each(cases)('%s: -o, --in-place, --out-dir, the batch report and --dry-run (text and --json) agree', (name, target, expected) => {
-    const source = path.join(SHARED_DATA, name);
+    const source = path.join(REAL_DATA, name);
     const dir = tempDir();
     mkdirSync(path.join(dir, 'in'));
     cpSync(source, path.join(dir, 'in', path.basename(source)));

@@ -7,7 +7,7 @@ import { InputError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/index.js';
-import { ROOT, SHARED_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Line = Record<string, unknown>;
@@ -301,7 +301,7 @@ describe('Claude Code sessions: what a compaction writes', () => {
 });
 
 describe('Claude Code sessions: real logs through the CLI', () => {
-  const dir = path.join(SHARED_DATA, 'claude-code');
+  const dir = path.join(REAL_DATA, 'claude-code');
   const files = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
 
   it('finds the four real session logs', () => {

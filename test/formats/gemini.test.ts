@@ -6,7 +6,7 @@ import { renderMessage } from '../../src/core/render.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
-import { ROOT, SHARED_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
 import { compactionProblems } from '../helpers/convert.js';
 
 const FIXTURE = path.join(ROOT, 'fixtures/gemini/agent-session.json');
@@ -146,7 +146,7 @@ describe('writing Gemini contents back', () => {
 });
 
 describe('swc compact on real Gemini request bodies and ADK sessions', () => {
-  const dir = path.join(SHARED_DATA, 'gemini');
+  const dir = path.join(REAL_DATA, 'gemini');
   const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
   it.each(files)('%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing', (name) => {

@@ -5,7 +5,7 @@ import { renderMessage } from '../../src/core/render.js';
 import { InputError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
-import { ROOT, SHARED_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Item = Record<string, unknown>;
@@ -116,7 +116,7 @@ describe('LangChain messages', () => {
 });
 
 describe('LangChain messages: the real derived files through the CLI', () => {
-  const dir = path.join(SHARED_DATA, 'langchain');
+  const dir = path.join(REAL_DATA, 'langchain');
   const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
   it('counts both serialized forms of the same conversation alike', () => {

@@ -6,7 +6,7 @@ import { formatNames } from '../../src/formats/registry.js';
 import { readLayout } from '../../src/io/layout.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
-import { ROOT, SHARED_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 import { pairingProblems } from '../helpers/invariants.js';
 
@@ -154,7 +154,7 @@ describe('files that hold many conversations', () => {
 
 describe('files that hold many conversations: real trajectories through the CLI', () => {
   it('compacts a SWE-agent trajectory under "history", every other byte of the file kept', () => {
-    const source = path.join(SHARED_DATA, 'openai-chat/sweagent-marshmallow-1867-function_calling_replace.traj.json');
+    const source = path.join(REAL_DATA, 'openai-chat/sweagent-marshmallow-1867-function_calling_replace.traj.json');
     const input = readFileSync(source, 'utf8');
     const history = (JSON.parse(input) as { history: Item[] }).history;
     const tmp = tempDir();
@@ -172,7 +172,7 @@ describe('files that hold many conversations: real trajectories through the CLI'
   });
 
   it('compacts the 200 tau-bench runs one by one, keeping each run\'s other fields, instructions, task and pairing', () => {
-    const source = path.join(SHARED_DATA, 'openai-chat/taubench-gpt-4o-airline.json');
+    const source = path.join(REAL_DATA, 'openai-chat/taubench-gpt-4o-airline.json');
     const input = readFileSync(source, 'utf8');
     const runs = JSON.parse(input) as Array<{ traj: Item[] } & Item>;
     expect(runs).toHaveLength(200);

@@ -6,7 +6,7 @@ import { DEFAULT_NOTE_TEMPLATE } from '../../src/core/note.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
-import { SHARED_DATA } from '../helpers/cli.js';
+import { REAL_DATA } from '../helpers/cli.js';
 import { createRng, FORMAT_NAMES, randomConversation, referenceMessages, writeAs, type Conversation, type FormatName, type WriteOptions } from '../helpers/convert.js';
 
 /** What one compaction kept of the conversation, message by message, and what it measured. */
@@ -150,11 +150,11 @@ describe('the same conversation in every format', () => {
   });
 });
 
-describe('auto-detection on the real transcripts in ../shared/data', () => {
+describe('auto-detection on the real transcripts in fixtures/real', () => {
   const expected: Record<string, string> = { anthropic: 'anthropic', 'openai-responses': 'responses', gemini: 'gemini', 'openai-chat': 'openai' };
-  const files = readdirSync(SHARED_DATA, { withFileTypes: true })
+  const files = readdirSync(REAL_DATA, { withFileTypes: true })
     .filter((d) => d.isDirectory())
-    .flatMap((d) => readdirSync(path.join(SHARED_DATA, d.name)).map((f) => path.join(d.name, f)))
+    .flatMap((d) => readdirSync(path.join(REAL_DATA, d.name)).map((f) => path.join(d.name, f)))
     .sort();
 
   it('names Anthropic, Responses, Gemini and OpenAI files by their format, and claims no file of another format for them', () => {
@@ -162,7 +162,7 @@ describe('auto-detection on the real transcripts in ../shared/data', () => {
     for (const file of files) {
       let format: string;
       try {
-        format = compactSource(decodeSource(readFileSync(path.join(SHARED_DATA, file)), file), { target: 1e9, counter: createApproxCounter() }).format;
+        format = compactSource(decodeSource(readFileSync(path.join(REAL_DATA, file)), file), { target: 1e9, counter: createApproxCounter() }).format;
       } catch {
         format = 'error';
       }

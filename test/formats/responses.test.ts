@@ -6,7 +6,7 @@ import { renderMessage } from '../../src/core/render.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
-import { ROOT, SHARED_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
 import { compactionProblems } from '../helpers/convert.js';
 
 const FIXTURE = path.join(ROOT, 'fixtures/responses/agent-session.json');
@@ -195,7 +195,7 @@ describe('writing Responses items back', () => {
 });
 
 describe('swc compact on real Responses request bodies', () => {
-  const dir = path.join(SHARED_DATA, 'openai-responses');
+  const dir = path.join(REAL_DATA, 'openai-responses');
   const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
   it.each(files)('%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing', (name) => {

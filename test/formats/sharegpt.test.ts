@@ -4,7 +4,7 @@ import path from 'node:path';
 import { renderMessage } from '../../src/core/render.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
-import { ROOT, SHARED_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Item = Record<string, unknown>;
@@ -157,7 +157,7 @@ describe('ShareGPT records: the real LLaMA-Factory datasets through the CLI', ()
   ] as const;
   for (const { file, key, jsonl } of cases) {
     it(`compacts every record of ${file} on its own, keeping the other fields, the task and the call pairing`, () => {
-      const source = path.join(SHARED_DATA, 'sharegpt', file);
+      const source = path.join(REAL_DATA, 'sharegpt', file);
       const text = readFileSync(source, 'utf8');
       const input: Record_[] = jsonl ? parseJsonl(text) : (JSON.parse(text) as Record_[]);
       const tmp = tempDir();

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin/swc.js');
-export const SHARED_DATA = path.resolve(ROOT, '../shared/data');
+/** Real third-party transcripts kept in the repository (sources and licences in fixtures/real/PROVENANCE.md). */
+export const REAL_DATA = path.join(ROOT, 'fixtures/real');
 
 export interface CliRun {
   status: number | null;

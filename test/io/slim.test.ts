@@ -1,7 +1,7 @@
 /**
  * Slim items and files read again: compacting with every bulk string left out of the parsed items, and with a
  * file's lines read back from disk instead of held, decides and writes exactly what compacting with everything
- * in memory does, on every fixture, every transcript in shared/data and random conversations in five formats.
+ * in memory does, on every fixture, every real transcript in fixtures/real and random conversations in five formats.
  */
 import { describe, expect, it } from '@jest/globals';
 import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { SLIMMED, slimItem } from '../../src/io/slim.js';
 import { decodeSource, type SourceText } from '../../src/io/source.js';
 import { compactSource, type FileOptions, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
-import { ROOT, SHARED_DATA, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { FORMAT_NAMES, randomConversation, writeAs } from '../helpers/convert.js';
 
 const counter = createApproxCounter();
@@ -110,26 +110,27 @@ describe('slim items', () => {
 });
 
 describe('compacting with slim items decides and writes what compacting with whole items does', () => {
-  const fixtures = filesUnder(path.join(ROOT, 'fixtures'));
-  const shared = filesUnder(SHARED_DATA);
+  // The real transcripts are compared on their own below, so the hand-written fixtures leave them out.
+  const fixtures = filesUnder(path.join(ROOT, 'fixtures')).filter((f) => !f.startsWith(REAL_DATA + path.sep));
+  const real = filesUnder(REAL_DATA);
 
   it('finds the transcripts to compare', () => {
     expect(fixtures.length).toBeGreaterThan(30);
-    expect(shared.length).toBeGreaterThan(20);
+    expect(real.length).toBeGreaterThan(20);
   });
 
   it.each(fixtures.map((f) => [path.relative(ROOT, f)]))('%s', (name) => {
     compare(name, readFileSync(path.join(ROOT, name)));
   });
 
-  it.each(shared.map((f) => [path.relative(SHARED_DATA, f)]))('shared/data/%s', (name) => {
-    compare(name, readFileSync(path.join(SHARED_DATA, name)));
+  it.each(real.map((f) => [path.relative(REAL_DATA, f)]))('real/%s', (name) => {
+    compare(name, readFileSync(path.join(REAL_DATA, name)));
   });
 
-  it('really slims items in every format directory of shared/data (so the comparisons compare something)', () => {
-    const dirs = readdirSync(SHARED_DATA, { withFileTypes: true }).filter((d) => d.isDirectory());
+  it('really slims items in every format directory of fixtures/real (so the comparisons compare something)', () => {
+    const dirs = readdirSync(REAL_DATA, { withFileTypes: true }).filter((d) => d.isDirectory());
     for (const dir of dirs) {
-      const files = filesUnder(path.join(SHARED_DATA, dir.name));
+      const files = filesUnder(path.join(REAL_DATA, dir.name));
       const any = files.some((f) => slimmed(() => compactSource(sourceFromBytes(readFileSync(f), path.basename(f)), { target: 1, counter, slimLongerThan: 0 })));
       expect({ dir: dir.name, slimmed: any }).toEqual({ dir: dir.name, slimmed: true });
     }

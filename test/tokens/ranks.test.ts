@@ -14,13 +14,13 @@ import type { Rendered } from '../../src/core/types.js';
 import { createBpeCounter } from '../../src/tokens/bpe.js';
 import { createCounter } from '../../src/tokens/index.js';
 import { createRankCounter, RankTable } from '../../src/tokens/ranks.js';
-import { SHARED_DATA } from '../helpers/cli.js';
+import { REAL_DATA } from '../helpers/cli.js';
 import { createRng, randomConversation, referenceMessages } from '../helpers/convert.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
 
-/** Every transcript file under shared/data (they are what users have), as text. */
-function sharedTexts(): string[] {
+/** Every transcript file under fixtures/real (they are what users have), as text. */
+function realTexts(): string[] {
   const out: string[] = [];
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir).sort()) {
@@ -30,7 +30,7 @@ function sharedTexts(): string[] {
       else if (/\.jsonl?$/.test(name)) out.push(readFileSync(p, 'utf8'));
     }
   };
-  walk(SHARED_DATA);
+  walk(REAL_DATA);
   return out;
 }
 
@@ -54,8 +54,8 @@ describe.each([
     expect(table.name).toBe(name);
   });
 
-  it('counts every shared transcript exactly as gpt-tokenizer does', () => {
-    const texts = sharedTexts();
+  it('counts every real transcript exactly as gpt-tokenizer does', () => {
+    const texts = realTexts();
     expect(texts.length).toBeGreaterThan(10);
     for (const text of texts) expect(pieces.count(text)).toEqual({ tokens: reference(text), exact: true });
   });
@@ -96,7 +96,7 @@ describe.each([
 
   it('stops at a room with a number above it, and is exact when it did not stop', () => {
     const rng = createRng(5);
-    const texts = sharedTexts().map((t) => t.slice(0, 20_000));
+    const texts = realTexts().map((t) => t.slice(0, 20_000));
     for (const text of texts) {
       const full = reference(text);
       const room = rng.int(0, full + 5);
@@ -147,7 +147,7 @@ describe.each([
       cacheRoom: () => Infinity,
     };
     const counter = createBpeCounter(name, { countTokens: (t: string) => tally.count(t).tokens }, tally);
-    const long: Rendered = { text: `[tool:read] ${sharedTexts().join('\n').slice(0, 200_000)}`, images: 0, files: 0 };
+    const long: Rendered = { text: `[tool:read] ${realTexts().join('\n').slice(0, 200_000)}`, images: 0, files: 0 };
     const list = [{ text: '[user] go on', images: 0, files: 0 }, long];
     for (const limit of [100, 2_000, 20_000]) expect(counter.measure(list, limit)).toBeGreaterThan(limit);
     const exact = counter.measure(list);
