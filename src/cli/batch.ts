@@ -4,11 +4,12 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { noteTemplate } from '../core/compact.js';
 import { escapeForLine, InputError, UsageError } from '../errors.js';
-import { describeFsError, readStdin, writeFileAtomic } from '../io/files.js';
+import type { TokenCounter } from '../core/types.js';
+import { ChangedError, describeFsError, readStdin, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { expandInputs, isInside, type InputFile } from '../io/expand.js';
 import { createCounter } from '../tokens/index.js';
 import { colorFor, colorLevel } from './color.js';
-import { emitJson, reportTarget, windowThresholds, type CompactSettings } from './compact.js';
+import { checkReportPath, emitJson, reportTarget, windowThresholds, type CompactSettings } from './compact.js';
 import { writeAll, type CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
 import { planWindowOf } from './plan-json.js';
@@ -22,6 +23,9 @@ import { processFile, type FromWorker, type Job, type JobResult, type JobSetting
  * writes and reports; at most a bounded number of files is in flight, so memory and descriptors stay flat
  * on archives of any size.
  */
+
+/** The worker's module: beside this one when built; the build's copy when this runs from its TypeScript source (tests). */
+const WORKER_URL = import.meta.url.endsWith('.ts') ? new URL('../../dist/cli/worker.js', import.meta.url) : new URL('./worker.js', import.meta.url);
 
 /** Jobs a worker holds at once: one running, one waiting, so it never idles between files. */
 const PER_WORKER = 2;
@@ -88,7 +92,7 @@ class WorkerPool {
   }
 
   private spawn(): PoolWorker {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.init });
+    const worker = new Worker(WORKER_URL, { workerData: this.init });
     const slot: PoolWorker = { worker, ready: false, running: new Map() };
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'loaded') {
@@ -116,6 +120,11 @@ class WorkerPool {
       if (culprit !== undefined) {
         const record = failedRecord(culprit.job.display, new Error(`the worker thread stopped: ${reason}`), this.target);
         culprit.resolve({ index: culprit.job.index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null });
+      }
+      // A worker that cannot start (a low open-file or memory limit) leaves the work to those that did.
+      if (!slot.ready && this.workers.length > 0) {
+        this.pump();
+        return;
       }
       if (!slot.ready || this.respawns >= this.size + 16) {
         // A worker that cannot even start (or keeps dying) will not do better next time: stop the run.
@@ -169,20 +178,30 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
   };
 }
 
+/** A checked place for a result under the out-dir. */
+interface Destination {
+  readonly path: string;
+  /** The real folder it is in, which must still be so right before the rename. */
+  readonly realDir: string;
+}
+
 /**
  * Places results under the out-dir without ever leaving it: every directory on the way is created one level at
  * a time, and one that is a symbolic link must lead back inside; an existing symbolic link is never written through.
+ * A destination that is an input (by inode, so links and hard links count) is never replaced; one that exists with
+ * other content is replaced only with --force.
  */
 class OutDir {
-  private readonly checked = new Set<string>();
+  private readonly checked = new Map<string, string>();
   private constructor(
     readonly root: string,
     private readonly realRoot: string,
     private readonly base: string,
     private readonly inputs: ReadonlySet<string>,
+    private readonly force: boolean,
   ) {}
 
-  static async open(dir: string, base: string, inputs: ReadonlySet<string>): Promise<OutDir> {
+  static async open(dir: string, base: string, files: readonly InputFile[], force: boolean): Promise<OutDir> {
     try {
       await fs.mkdir(dir, { recursive: true });
     } catch (error) {
@@ -191,25 +210,36 @@ class OutDir {
     const realRoot = await fs.realpath(dir);
     const realBase = await fs.realpath(base).catch(() => base);
     if (realRoot === realBase) throw new UsageError('--out-dir is the inputs\' base directory itself, so it would overwrite them: use --in-place for that, or another directory');
-    return new OutDir(path.resolve(dir), realRoot, base, inputs);
+    const stats = await Promise.all(files.map((f) => fs.stat(f.real).catch(() => null)));
+    const inputs = new Set(stats.flatMap((st) => (st === null ? [] : [inodeKey(st)])));
+    return new OutDir(path.resolve(dir), realRoot, base, inputs, force);
   }
 
-  /** The checked path a file's result goes to. */
-  async destination(file: InputFile): Promise<string> {
+  /**
+   * The checked place a file's result goes to, or null when the same result is already there.
+   * @throws InputError when writing there would overwrite an input or a file that is not this result
+   */
+  async destination(file: InputFile, bytes: Uint8Array): Promise<Destination | null> {
     const rel = path.relative(this.base, file.absolute);
     if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
     const dest = path.join(this.root, rel);
     if (!isInside(this.root, dest) || dest === this.root) throw new InputError('would land outside the out-dir; refusing', file.display);
-    if (this.inputs.has(dest)) throw new InputError(`its out-dir path ${dest} is one of the inputs; refusing to overwrite it`, file.display);
-    await this.ensureDirectory(path.dirname(dest), file.display);
+    const realDir = await this.ensureDirectory(path.dirname(dest), file.display);
     const stat = await fs.lstat(dest).catch(() => null);
-    if (stat?.isSymbolicLink()) throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
-    if (stat?.isDirectory()) throw new InputError(`${dest} is a directory`, file.display);
-    return dest;
+    if (stat === null) return { path: dest, realDir };
+    if (stat.isSymbolicLink()) throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
+    if (stat.isDirectory()) throw new InputError(`${dest} is a directory`, file.display);
+    if (this.inputs.has(inodeKey(stat))) throw new InputError(`its out-dir path ${dest} is one of the inputs; refusing to overwrite it`, file.display);
+    if (stat.isFile() && stat.size === bytes.length && (await fs.readFile(dest)).equals(bytes)) return null;
+    if (!this.force) throw new InputError(`${dest} already exists with other content; refusing to replace it (add --force to replace files in the out-dir)`, file.display);
+    return { path: dest, realDir };
   }
 
-  private async ensureDirectory(dir: string, display: string): Promise<void> {
-    if (dir === this.root || this.checked.has(dir)) return;
+  /** Makes sure a folder under the out-dir exists and really is inside it. @returns its real path */
+  private async ensureDirectory(dir: string, display: string): Promise<string> {
+    if (dir === this.root) return this.realRoot;
+    const known = this.checked.get(dir);
+    if (known !== undefined) return known;
     await this.ensureDirectory(path.dirname(dir), display);
     const stat = await fs.lstat(dir).catch(() => null);
     if (stat === null) {
@@ -218,14 +248,17 @@ class OutDir {
       });
       return this.ensureDirectory(dir, display);
     }
-    if (stat.isSymbolicLink()) {
-      const real = await fs.realpath(dir).catch(() => null);
-      if (real === null || !isInside(this.realRoot, real)) throw new InputError(`${dir} is a symbolic link that leads outside the out-dir; refusing to write there`, display);
-    } else if (!stat.isDirectory()) {
-      throw new InputError(`${dir} is in the way (not a directory)`, display);
-    }
-    this.checked.add(dir);
+    if (!stat.isSymbolicLink() && !stat.isDirectory()) throw new InputError(`${dir} is in the way (not a directory)`, display);
+    const real = await fs.realpath(dir).catch(() => null);
+    if (real === null || !isInside(this.realRoot, real)) throw new InputError(`${dir} is a symbolic link that leads outside the out-dir; refusing to write there`, display);
+    this.checked.set(dir, real);
+    return real;
   }
+}
+
+/** A file's device and inode: the same for every path (link, hard link) that leads to it. */
+function inodeKey(stat: { dev: number; ino: number }): string {
+  return `${stat.dev}:${stat.ino}`;
 }
 
 /** Files to process and how to get each one's result. */
@@ -239,12 +272,12 @@ interface Work {
 async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   if (settings.inputs[0] === '-') {
     if (settings.shard !== null) throw new UsageError('--shard needs files; standard input is a single stream');
-    return { files: [{ absolute: '-', relative: '<stdin>', display: '<stdin>' }], total: 1, base: io.cwd };
+    return { files: [{ absolute: '-', real: '-', relative: '<stdin>', display: '<stdin>' }], total: 1, base: io.cwd };
   }
   // The run's own outputs are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
-  const excludeFiles = settings.report === undefined ? [] : [path.resolve(io.cwd, settings.report)];
-  const { files, base } = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, excludeFiles, base: settings.base });
+  const { files, base } = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, base: settings.base });
+  await checkReportPath(settings, io, files.map((f) => f.real));
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
   return { files: mine, total: files.length, base };
@@ -269,9 +302,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const single = await isSingleFile(settings, io);
   const work = await findWork(settings, io);
   const mode = modeOf(settings);
-  const outDir = settings.outDir !== undefined && !settings.dryRun
-    ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, new Set(work.files.map((f) => f.absolute)))
-    : null;
+  const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
   const human = !settings.quiet && json?.kind !== 'stderr';
   // With the report on stderr, errors live in it; a single file's plan cannot hold one, so then it is printed.
   const errorsShown = json?.kind !== 'stderr' || single;
@@ -296,7 +327,8 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const stdin = files[0]?.absolute === '-';
   const workers = stdin ? 0 : Math.min(settings.jobs, files.length);
   const pool = workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
-  const counter = stdin ? await createCounter(settings.tokenizer) : null;
+  let counter: TokenCounter | null = stdin ? await createCounter(settings.tokenizer) : null;
+  const mainCounter = async (): Promise<TokenCounter> => (counter ??= await createCounter(settings.tokenizer));
   const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet || json?.kind === 'stderr'));
   const records: FileRecord[] = [];
   const say = (line: string): void => report(line);
@@ -305,9 +337,11 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     const file = files[index] as InputFile;
     if (file.absolute === '-') {
       const content = await readStdin(io.stdin);
-      return processFile({ index, file: '-', display: file.display, content }, jobSettings, counter!);
+      return processFile({ index, file: '-', display: file.display, content }, jobSettings, await mainCounter());
     }
-    return (pool as WorkerPool).run({ index, file: file.absolute, display: file.display });
+    const job: Job = { index, file: file.absolute, real: file.real, display: file.display };
+    // A pool none of whose workers could start (a low open-file or memory limit) leaves the work to this thread.
+    return (pool as WorkerPool).run(job).catch(async () => processFile(job, jobSettings, await mainCounter()));
   };
 
   /** Writes a result where it belongs; a write that fails turns the record into a failure, the original intact. */
@@ -316,12 +350,14 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     if (result.record.status === 'failed' || result.bytes === null) return result;
     try {
       if (outDir !== null) {
-        const dest = await outDir.destination(file);
-        await writeOrFail(dest, result.bytes, file, false);
-        return { ...result, record: { ...result.record, written: path.relative(io.cwd, dest) || dest } };
+        const dest = await outDir.destination(file, result.bytes);
+        if (dest !== null) await writeOrFail(dest.path, result.bytes, file, { realDir: dest.realDir, durable: false });
+        const shown = dest?.path ?? path.join(outDir.root, path.relative(work.base, file.absolute));
+        return { ...result, record: { ...result.record, written: path.relative(io.cwd, shown) || shown } };
       }
       if (settings.inPlace && result.record.status === 'compacted') {
-        await writeOrFail(file.absolute, result.bytes, file, true);
+        if (result.identity === null || result.identity === undefined) throw new InputError('is not a regular file; --in-place only rewrites regular files (the original is unchanged)', file.display);
+        await writeOrFail(file.real, result.bytes, file, { expect: result.identity, durable: true });
         return { ...result, record: { ...result.record, written: file.display } };
       }
       return result;
@@ -391,11 +427,12 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   return code;
 }
 
-/** Writes atomically (durably when it replaces the input), turning a file-system error into the file's InputError. */
-async function writeOrFail(dest: string, bytes: Uint8Array, file: InputFile, durable: boolean): Promise<void> {
+/** Writes atomically, turning a file-system error into the file's InputError. */
+async function writeOrFail(dest: string, bytes: Uint8Array, file: InputFile, options: WriteOptions): Promise<void> {
   try {
-    await writeFileAtomic(dest, bytes, file.absolute, durable);
+    await writeFileAtomic(dest, bytes, options);
   } catch (error) {
+    if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, file.display);
     throw new InputError(`cannot write ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
   }
 }

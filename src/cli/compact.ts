@@ -4,7 +4,7 @@ import path from 'node:path';
 import { noteTemplate } from '../core/compact.js';
 import type { TokenCounter } from '../core/types.js';
 import { InputError, UsageError } from '../errors.js';
-import { describeFsError, readStdin, writeFileAtomic } from '../io/files.js';
+import { ChangedError, describeFsError, identifyFile, isInside, readStdin, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import { compactSource, outputBytes, type FileResult, type WindowThresholds } from '../pipeline.js';
 import { createCounter, isTokenizerName, TOKENIZERS, type TokenizerName } from '../tokens/index.js';
@@ -35,6 +35,7 @@ export interface CompactFlags {
   ignore?: string[];
   jobs?: string;
   shard?: string;
+  force?: boolean;
   quiet?: boolean;
   debug?: boolean;
   color?: boolean;
@@ -89,6 +90,8 @@ export interface CompactSettings {
   readonly ignore: readonly string[];
   readonly jobs: number;
   readonly shard: Shard | null;
+  /** Replace files in the out-dir that hold something other than this run's result. */
+  readonly force: boolean;
   readonly quiet: boolean;
   /** --no-color (false), or nothing said (undefined). */
   readonly color: boolean | undefined;
@@ -165,6 +168,7 @@ export function parseShard(raw: string): Shard {
   if (m === null) throw new UsageError(`--shard must look like 2/4 (the 2nd of 4 shards), got "${raw}"`);
   const index = Number(m[1]);
   const count = Number(m[2]);
+  if (!Number.isSafeInteger(count)) throw new UsageError(`--shard is too large: "${raw}"`);
   if (count < 1) throw new UsageError(`--shard ${raw}: the number of shards must be at least 1`);
   if (index < 1 || index > count) throw new UsageError(`--shard ${raw}: the shard must be between 1 and ${count} (shards count from 1)`);
   return { index, count };
@@ -234,6 +238,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     ignore: flags.ignore ?? [],
     jobs,
     shard: flags.shard === undefined ? null : parseShard(flags.shard),
+    force: flags.force === true,
     quiet: flags.quiet === true,
     color: flags.color === false ? false : undefined,
   };
@@ -252,7 +257,7 @@ export function windowThresholds(settings: CompactSettings): WindowThresholds | 
 /** Compacts one input with a counter; returns the decision and the output text. */
 export async function compactInput(input: string, settings: CompactSettings, counter: TokenCounter, io: CliIo, exhaustive = false): Promise<FileResult> {
   // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
-  const source = input === '-' ? sourceFromBytes(await readStdin(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), input);
+  const source = input === '-' ? sourceFromBytes(await readStdin(io.stdin), '<stdin>') : readSourceFile(input, path.relative(io.cwd, input) || input);
   return compactSource(source, {
     target: settings.target,
     window: windowThresholds(settings),
@@ -265,14 +270,49 @@ export async function compactInput(input: string, settings: CompactSettings, cou
   });
 }
 
-/** Writes a result to --output or stdout. */
-async function deliver(input: string, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
+/**
+ * Refuses a --report path that would overwrite what the run reads or writes: an input, the --output, or a file in
+ * the out-dir (compared by real path, so links count).
+ */
+export async function checkReportPath(settings: CompactSettings, io: CliIo, inputs: readonly string[]): Promise<void> {
+  if (settings.report === undefined || settings.report === '-') return;
+  const report = await realTarget(path.resolve(io.cwd, settings.report));
+  if (inputs.includes(report)) {
+    throw new UsageError(`--report ${settings.report} is one of the inputs, so the report would overwrite it: write the report elsewhere (or leave the file out with --ignore)`);
+  }
+  if (settings.output !== undefined && settings.output !== '-' && (await realTarget(path.resolve(io.cwd, settings.output))) === report) {
+    throw new UsageError(`--report ${settings.report} is also the --output file; give them different paths`);
+  }
+  if (settings.outDir !== undefined) {
+    const outDir = await realTarget(path.resolve(io.cwd, settings.outDir));
+    if (isInside(outDir, report)) throw new UsageError(`--report ${settings.report} is inside the --out-dir, where results are written; write the report elsewhere`);
+  }
+}
+
+/** The one input of a stream run, resolved once: the file it really is, and what it was before it was read. */
+interface StreamInput {
+  /** The path shown in messages. */
+  readonly shown: string;
+  /** The real path, or '-' for standard input. */
+  readonly real: string;
+  readonly identity: FileIdentity | null;
+}
+
+/**
+ * Writes a result to --output or stdout. An --output that is the input itself is replaced only if the input is still
+ * the file that was read.
+ */
+async function deliver(input: StreamInput, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
   const data = outputBytes(result);
   if (settings.output !== undefined && settings.output !== '-') {
     const out = path.resolve(io.cwd, settings.output);
     try {
-      await writeFileAtomic(out, data, input === '-' ? undefined : path.resolve(io.cwd, input));
+      const isInput = input.real !== '-' && (await realTarget(out)) === input.real;
+      if (isInput && input.identity === null) throw new InputError('is not a regular file, so it cannot be replaced by its result', settings.output);
+      await writeFileAtomic(out, data, { follow: true, expect: isInput ? (input.identity ?? undefined) : undefined });
     } catch (error) {
+      if (error instanceof InputError) throw error;
+      if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, input.shown);
       throw new InputError(`cannot write: ${describeFsError(error)}`, settings.output);
     }
     return;
@@ -296,7 +336,7 @@ export async function emitJson(target: Exclude<ReportTarget, null>, document: un
   if (target.kind === 'stdout') return writeAll(io.stdout, text);
   if (target.kind === 'stderr') return writeAll(io.stderr, text);
   try {
-    await writeFileAtomic(path.resolve(io.cwd, target.file), Buffer.from(text, 'utf8'));
+    await writeFileAtomic(path.resolve(io.cwd, target.file), Buffer.from(text, 'utf8'), { follow: true });
   } catch (error) {
     throw new InputError(`cannot write the report: ${describeFsError(error)}`, target.file);
   }
@@ -305,9 +345,13 @@ export async function emitJson(target: Exclude<ReportTarget, null>, document: un
 /** One input to stdout or --output: today's behaviour for a single file, in this thread. */
 async function runStream(settings: CompactSettings, io: CliIo, report: (line: string) => void): Promise<number> {
   const counter = await createCounter(settings.tokenizer);
-  const input = settings.inputs[0] as string;
+  const given = settings.inputs[0] as string;
+  const real = given === '-' ? '-' : await realTarget(path.resolve(io.cwd, given));
+  await checkReportPath(settings, io, real === '-' ? [] : [real]);
+  // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
+  const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   const json = reportTarget(settings);
-  const result = await compactInput(input, settings, counter, io, json !== null);
+  const result = await compactInput(real === '-' ? '-' : path.resolve(io.cwd, given), settings, counter, io, json !== null);
   await deliver(input, result, settings, io);
   const window = planWindowOf(settings.window);
   if (!settings.quiet && json?.kind !== 'stderr') {

@@ -6,12 +6,22 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
   process.stdout.write(`${version}\n`);
 } else {
-  // A reader that goes away (`swc … | head`) is not an error: stop quietly, as other Unix tools do.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
-  const [{ realIo }, { run }] = await Promise.all([import('./io.js'), import('./program.js')]);
-  // The one place that sets the exit code; output is flushed before Node exits on its own.
-  process.exitCode = await run(argv, realIo);
+  try {
+    const [{ exitCodeAfter, guardStream, realIo }, { run }, { describeFsError }] = await Promise.all([import('./io.js'), import('./program.js'), import('../io/files.js')]);
+    // A reader that goes away (`swc … | head`) or a full disk never crashes the run nor passes for a success; an
+    // unwritable stderr changes nothing.
+    const stdout = guardStream(process.stdout);
+    const stderr = guardStream(process.stderr);
+    const earned = await run(argv, { ...realIo, stdout, stderr });
+    // The one place that sets the exit code; output is flushed before Node exits on its own.
+    process.exitCode = exitCodeAfter(earned, stdout.failure);
+    if (stdout.failure !== null && stdout.failure.code !== 'EPIPE') stderr.write(`swc: cannot write to standard output: ${describeFsError(stdout.failure)}\n`);
+  } catch (error) {
+    // Not even the command could load (a low open-file or memory limit): one line, not a stack.
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (code === undefined) throw error;
+    const why = code === 'EMFILE' || code === 'ENFILE' ? 'too many open files (raise the limit with ulimit -n)' : code === 'ENOMEM' ? 'out of memory' : (error as Error).message;
+    process.stderr.write(`swc: cannot start: ${why}\n`);
+    process.exitCode = 2;
+  }
 }

@@ -64,6 +64,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('-o, --output <file>', 'write the result to this file, - for stdout (default: -)')
     .option('--in-place', 'rewrite each input file atomically (only when it changes)')
     .option('--out-dir <dir>', 'write every result (compacted or copied unchanged) under this directory, mirroring the inputs')
+    .option('--force', 'with --out-dir: replace files there that hold something other than this run\'s result')
     .option('--base <dir>', 'the directory paths are mirrored and sharded from (default: the common base of the inputs)')
     .option('--check', 'write nothing; list the files that would be compacted and exit 1 if there are any')
     .option('--dry-run', 'write nothing; print a diff of what would be removed, per file')

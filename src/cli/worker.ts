@@ -2,6 +2,7 @@ import { Chalk } from 'chalk';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { noteTemplate } from '../core/compact.js';
 import type { TokenCounter } from '../core/types.js';
+import { identifyFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import { compactSource, outputBytes, type WindowThresholds } from '../pipeline.js';
 import { createCounter, type TokenizerName } from '../tokens/index.js';
@@ -45,6 +46,8 @@ export interface JobSettings {
 export interface Job {
   readonly index: number;
   readonly file: string;
+  /** The file it really is (links resolved): identified, then read. */
+  readonly real?: string;
   /** The path shown in messages and records. */
   readonly display: string;
   /** The content, when it does not come from the file (standard input). */
@@ -60,6 +63,8 @@ export interface JobResult {
   readonly diff: string | null;
   /** The bytes to write (the compacted output, or the input unchanged), when asked for. */
   readonly bytes: Uint8Array | null;
+  /** The file as it was before it was read (null: not a regular file, or standard input): a rewrite must find it so. */
+  readonly identity?: FileIdentity | null;
 }
 
 /**
@@ -81,7 +86,9 @@ export function processFile(job: Job, settings: JobSettings, counter: TokenCount
 
 /** The work of `processFile`; throws on a file it cannot handle. */
 function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): JobResult {
-  const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.file, job.display);
+  // Taken before reading: whatever happens to the file from here on shows when its rewrite compares.
+  const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
+  const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
   const result = compactSource(source, {
     target: settings.target,
     window: settings.window ?? undefined,
@@ -117,7 +124,7 @@ function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): J
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
     bytes = outputBytes(result);
   }
-  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, counter), settings.everyLine), diff, bytes };
+  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, counter), settings.everyLine), diff, bytes, identity };
 }
 
 /** What a file's line says besides the result: the run's settings and the counter. */

@@ -1,7 +1,11 @@
 import fg from 'fast-glob';
-import { promises as fs } from 'node:fs';
+import micromatch from 'micromatch';
+import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import { isInside } from './files.js';
+
+export { isInside };
 
 /**
  * Turns command-line inputs (files, directories, quoted glob patterns) into one sorted list of files, the way
@@ -20,18 +24,18 @@ export interface ExpandOptions {
   readonly cwd: string;
   /** Patterns to leave out (relative to `cwd`), as given with --ignore. */
   readonly ignore?: readonly string[];
-  /** Directories never searched (e.g. the --out-dir), absolute. */
+  /** Directories whose files are never inputs (the --out-dir), absolute; compared by real path. */
   readonly exclude?: readonly string[];
-  /** Files never taken (e.g. the --report), absolute. */
-  readonly excludeFiles?: readonly string[];
   /** The directory results are relative to; by default the common base of the inputs. Absolute or relative to `cwd`. */
   readonly base?: string;
 }
 
 /** One file to process. */
 export interface InputFile {
-  /** Absolute path. */
+  /** Absolute path, as given or found (a symbolic link stays one). */
   readonly absolute: string;
+  /** The file it really is (links resolved): what is read, compared and replaced. */
+  readonly real: string;
   /** Path relative to the base with `/` separators, NFC-normalized: the sort key, the shard key, the out-dir path. */
   readonly relative: string;
   /** Path to show in messages: relative to the working directory. */
@@ -75,12 +79,6 @@ export function commonAncestor(dirs: readonly string[]): string {
   return joined === '' ? path.sep : joined;
 }
 
-/** Whether `child` is `parent` or inside it (both absolute, resolved). */
-export function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
 /** The key a file is sorted, sharded and mirrored by: its path under the base, `/`-separated, NFC. */
 export function relativeKey(base: string, file: string): string {
   return path.relative(base, file).split(path.sep).join('/').normalize('NFC');
@@ -91,57 +89,69 @@ function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The options every search shares: links to directories are never followed, so a link loop cannot make a walk endless. */
+const SEARCH = { onlyFiles: true, dot: false, unique: true, followSymbolicLinks: false } as const;
+
+/**
+ * The files one input gives, absolute: a path that exists is taken as it is (a file, a FIFO, a link to one; never a
+ * pattern, whatever its characters), a directory is searched, anything else is a glob pattern.
+ */
+async function filesOf(input: string, cwd: string, ignore: readonly string[], stat: Stats | null): Promise<string[]> {
+  const absolute = path.resolve(cwd, input);
+  const ignored = (abs: string): boolean => ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, abs), ignore as string[], { dot: true });
+  if (stat?.isDirectory()) {
+    // Searched from inside, so no character of the directory's name is read as a pattern.
+    const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, cwd: absolute, ignore: [...DEFAULT_IGNORE] });
+    return found.map((m) => path.join(absolute, m)).filter((abs) => !ignored(abs));
+  }
+  // A file named outright and ignored is skipped quietly (`swc compact $(git ls-files) --ignore …`).
+  if (stat !== null) return ignored(absolute) ? [] : [absolute];
+  const found = await fg(input, { ...SEARCH, cwd, ignore: [...DEFAULT_IGNORE, ...ignore] });
+  return found.map((m) => path.resolve(cwd, m));
+}
+
 /**
  * Expands inputs into files.
  * @param inputs files, directories and glob patterns as typed
- * @param options working directory, ignores, base
- * @returns files sorted by their path under the base, without duplicates, and the base
+ * @param options working directory, ignores, excluded directories, base
+ * @returns files sorted by their path under the base, each real file once (under the path it was first met by), and
+ *   the base
  * @throws UsageError naming an input that matches nothing, or a file outside --base
  */
 export async function expandInputs(inputs: readonly string[], options: ExpandOptions): Promise<Expansion> {
   const { cwd } = options;
-  const ignore = [...(options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p))];
-  for (const dir of options.exclude ?? []) ignore.push(`${fg.escapePath(toGlobPath(cwd, dir))}/**`);
-  for (const file of options.excludeFiles ?? []) ignore.push(fg.escapePath(toGlobPath(cwd, file)));
+  const ignore = (options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p));
+  const excluded = await Promise.all((options.exclude ?? []).map((dir) => fs.realpath(dir).catch(() => path.resolve(dir))));
   const found = new Map<string, string>();
   const bases: string[] = [];
   for (const input of inputs) {
     const absolute = path.resolve(cwd, input);
     const stat = await fs.stat(absolute).catch(() => null);
-    let pattern: string;
-    let searched = true;
-    if (stat?.isDirectory()) {
-      pattern = `${fg.escapePath(toGlobPath(cwd, input))}/${TRANSCRIPT_GLOB}`;
-      bases.push(absolute);
-    } else if (stat !== null || !isPattern(input)) {
-      // A plain path: matched literally, so --ignore still applies to it; a missing one is reported below.
-      pattern = fg.escapePath(toGlobPath(cwd, input));
-      bases.push(path.dirname(absolute));
-      searched = false;
-    } else {
-      pattern = input;
-      bases.push(patternBase(cwd, input));
-    }
+    if (stat === null && !isPattern(input)) throw new UsageError(noMatch(input, stat, false));
+    bases.push(stat?.isDirectory() ? absolute : stat !== null ? path.dirname(absolute) : patternBase(cwd, input));
     let matches: string[];
     try {
-      matches = await fg(pattern, { cwd, ignore: searched ? [...DEFAULT_IGNORE, ...ignore] : ignore, onlyFiles: true, dot: false, unique: true });
+      matches = (await filesOf(input, cwd, ignore, stat)).sort(compareKeys);
     } catch (error) {
       throw new UsageError(`cannot search ${JSON.stringify(input)}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    // A file named outright and ignored is skipped quietly (`swc compact $(git ls-files) --ignore …`).
-    if (matches.length === 0 && !stat?.isFile()) throw new UsageError(noMatch(input, stat, ignore.length > 0));
-    for (const m of matches) {
-      const abs = path.resolve(cwd, m);
-      if (!found.has(abs)) found.set(abs, m);
-    }
+    const reals = await Promise.all(matches.map((abs) => fs.realpath(abs).catch(() => abs)));
+    let kept = 0;
+    matches.forEach((abs, k) => {
+      const real = reals[k] as string;
+      if (excluded.some((dir) => isInside(dir, real))) return;
+      kept++;
+      if (!found.has(real)) found.set(real, abs);
+    });
+    if (kept === 0 && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0));
   }
   const base = options.base !== undefined ? path.resolve(cwd, options.base) : commonAncestor(bases);
   const files: InputFile[] = [];
-  for (const abs of found.keys()) {
+  for (const [real, abs] of found) {
     if (!isInside(base, abs)) {
       throw new UsageError(`${path.relative(cwd, abs)} is outside the base ${path.relative(cwd, base) || '.'} (set --base to a directory that holds every input)`);
     }
-    files.push({ absolute: abs, relative: relativeKey(base, abs), display: path.relative(cwd, abs) || abs });
+    files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: path.relative(cwd, abs) || abs });
   }
   files.sort((a, b) => compareKeys(a.relative, b.relative));
   return { files, base };

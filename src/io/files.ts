@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs, unlinkSync } from 'node:fs';
+import { lstatSync, promises as fs, unlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 
 /**
- * Atomic file replacement: write a temporary file beside the target, flush it, give it the target's mode,
- * rename it over the target. A reader (or a crash) sees the old file or the new one, never a mix.
+ * Atomic file replacement: write a temporary file beside the target (created exclusively, so no link is followed),
+ * flush it, then rename it over the target only if the target is still what the run resolved. A reader (or a crash)
+ * sees the old file or the new one, never a mix; a file that changed since it was read is never replaced.
  */
 
 const pending = new Set<string>();
@@ -18,6 +19,55 @@ let whenSettled: (() => void) | null = null;
 
 /** Thrown inside a write that an interrupt overtook; its temporary file is removed on the way out. */
 class Interrupted extends Error {}
+
+/**
+ * Test seam: called right before each rename with the path about to be replaced, so a test can make a concurrent
+ * change happen at that exact point (no sleeps). Never set outside tests.
+ */
+export const writeHooks: { beforeRename?: (target: string) => void | Promise<void> } = {};
+
+/** What makes a file the one that was read: the inode it is, and its size and times then. */
+export interface FileIdentity {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ctimeMs: number;
+  readonly uid: number;
+  readonly gid: number;
+  readonly mode: number;
+}
+
+/** The identity of a file as `stat` gives it. */
+export function identityOf(stat: Stats): FileIdentity {
+  return { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, uid: stat.uid, gid: stat.gid, mode: stat.mode };
+}
+
+/**
+ * The identity of a path itself, links not followed: taken before a file is read, so any change after (an append,
+ * a rewrite, a link swapped in) shows at write time.
+ * @returns null when the path is not a regular file (or cannot be looked at)
+ */
+export function identifyFile(file: string): FileIdentity | null {
+  let stat: Stats;
+  try {
+    stat = lstatSync(file);
+  } catch {
+    // Missing or unreadable: the read that follows says why.
+    return null;
+  }
+  return stat.isFile() ? identityOf(stat) : null;
+}
+
+/** Whether a file is still the one identified: same inode, size and times. */
+export function isSameFile(now: Stats, then: FileIdentity): boolean {
+  return now.isFile() && now.dev === then.dev && now.ino === then.ino && now.size === then.size && now.mtimeMs === then.mtimeMs && now.ctimeMs === then.ctimeMs;
+}
+
+/** Thrown when the file to replace is no longer the one that was read; nothing is written. */
+export class ChangedError extends Error {
+  readonly code = 'ECHANGED';
+}
 
 function removePending(): void {
   for (const tmp of pending) {
@@ -61,37 +111,52 @@ function checkInterrupted(): void {
   if (interrupted) throw new Interrupted('interrupted');
 }
 
+/** How a write treats what is at the target path. */
+export interface WriteOptions {
+  /**
+   * Replace exactly this file (`--in-place`, or `-o` naming the input): right before the rename the path must still
+   * be a regular file with this identity (not a link swapped in, not appended to); else nothing is written. The new
+   * file keeps its permission bits (special bits dropped) and, where allowed, its owner and group.
+   */
+  readonly expect?: FileIdentity;
+  /**
+   * Follow a symbolic link at the target once, at the start (`-o link`): the file it points to is rewritten and the
+   * link stays. Otherwise a link at the target is replaced by the new file, never written through.
+   */
+  readonly follow?: boolean;
+  /** The directory the target must still really be in right before the rename (an out-dir's checked folder). */
+  readonly realDir?: string;
+  /**
+   * Flush the new content and the directory before and after the rename, so a power loss leaves the old file or the
+   * new one, never an empty one (`--in-place`, `-o`). Results written beside the inputs (`--out-dir`) skip it.
+   */
+  readonly durable?: boolean;
+}
+
 /**
- * Replaces a file's content atomically. A symlink is followed: the file it points to is rewritten and the link stays.
- * A device, FIFO or socket is written into directly (there is nothing to replace atomically).
- * @param file the path to write
+ * Replaces a file's content atomically. A device, FIFO or socket is written into directly (there is nothing to
+ * replace atomically). A new file gets the default mode less the umask; an existing one keeps its permission bits
+ * (never setuid, setgid or sticky), and its owner and group where the process may set them.
+ * @param file the path to write (absolute)
  * @param data the new content
- * @param modeFrom a file whose permission bits the new file gets (defaults to the target when it exists)
- * @param durable flush the new content and the directory to disk before and after the rename, so a power loss
- *   leaves the old file or the new one, never an empty one: for replacing an input (`--in-place`). Results written
- *   beside the inputs (`--out-dir`) skip it, as compilers and formatters do: two flushes per file would make disk
- *   waits, not work, the cost of a large batch.
+ * @param options what the target must still be, and whether to flush
+ * @throws ChangedError when the target is no longer the file it must be; file-system errors as they come
  */
-export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?: string, durable = true): Promise<void> {
+export async function writeFileAtomic(file: string, data: Uint8Array, options: WriteOptions = {}): Promise<void> {
   installCleanup();
+  const durable = options.durable ?? true;
   let target = file;
-  try {
-    target = await fs.realpath(file);
-  } catch {
-    // a new file: write where asked
+  if (options.follow === true) target = await fs.realpath(file).catch(() => file);
+  const existing = await fs.lstat(target).catch(() => null);
+  if (options.expect !== undefined && (existing === null || !isSameFile(existing, options.expect))) {
+    throw new ChangedError('the file changed while it was being compacted');
   }
-  const existing = await fs.stat(target).catch(() => null);
-  if (existing !== null && !existing.isFile() && !existing.isDirectory()) {
+  if (existing !== null && !existing.isFile() && !existing.isDirectory() && !existing.isSymbolicLink()) {
     // A device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written into, never replaced by a file.
     await fs.writeFile(target, data);
     return;
   }
-  let mode = 0o644;
-  try {
-    mode = (await fs.stat(modeFrom ?? target)).mode & 0o7777;
-  } catch {
-    // new file: default mode
-  }
+  const keep = existing?.isFile() === true ? existing : null;
   const dir = path.dirname(target);
   // The name keeps a short prefix of the target's so it stays under the 255-byte limit of file names.
   const tmp = path.join(dir, `.${Array.from(path.basename(target)).slice(0, 48).join('')}.swc-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
@@ -99,17 +164,27 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
   pending.add(tmp);
   inFlight++;
   try {
-    const handle = await fs.open(tmp, 'wx', mode);
+    // 'wx' is O_CREAT|O_EXCL: a link planted at the temporary name is never followed. 0o666 less the umask for a new file.
+    const handle = await fs.open(tmp, 'wx', 0o666);
     try {
       checkInterrupted();
       await handle.writeFile(data);
+      if (keep !== null) {
+        await handle.chmod(keep.mode & 0o777);
+        if (keep.uid !== process.geteuid?.() || keep.gid !== process.getegid?.()) {
+          // Only root may give a file away; for anyone else the new file is theirs (or their group's), as with any
+          // editor's save.
+          await handle.chown(keep.uid, keep.gid).catch(() => undefined);
+        }
+      }
       checkInterrupted();
       if (durable) await handle.sync();
     } finally {
       await handle.close();
     }
-    await fs.chmod(tmp, mode);
     checkInterrupted();
+    await writeHooks.beforeRename?.(target);
+    await checkStillTarget(target, dir, options);
     await fs.rename(tmp, target);
     pending.delete(tmp);
     if (durable) await syncDirectory(dir);
@@ -121,6 +196,36 @@ export async function writeFileAtomic(file: string, data: Uint8Array, modeFrom?:
     inFlight--;
     if (inFlight === 0 && whenSettled !== null) whenSettled();
   }
+}
+
+/** The last look before a rename: the file is still the one read, and its folder still really the one resolved. */
+async function checkStillTarget(target: string, dir: string, options: WriteOptions): Promise<void> {
+  if (options.expect !== undefined) {
+    const now = await fs.lstat(target).catch(() => null);
+    if (now === null || !isSameFile(now, options.expect)) throw new ChangedError('the file changed while it was being compacted');
+  }
+  const expectedDir = options.realDir ?? (options.expect !== undefined ? dir : undefined);
+  if (expectedDir !== undefined) {
+    const real = await fs.realpath(dir).catch(() => null);
+    if (real !== expectedDir) throw new ChangedError(`its folder ${dir} was moved or replaced by a link while it was being compacted`);
+  }
+}
+
+/** Whether `child` is `parent` or inside it (both absolute, resolved). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/**
+ * The real path a path names, links resolved, for comparing paths that may not exist yet: the real path of its
+ * nearest existing ancestor with the rest appended.
+ */
+export async function realTarget(file: string): Promise<string> {
+  const real = await fs.realpath(file).catch(() => null);
+  if (real !== null) return real;
+  const parent = path.dirname(file);
+  return parent === file ? file : path.join(await realTarget(parent), path.basename(file));
 }
 
 /** Flushes a directory so a rename in it survives a power cut (best effort: not every file system allows it). */
@@ -136,7 +241,6 @@ async function syncDirectory(dir: string): Promise<void> {
     // not supported here; the rename itself is still atomic
   }
 }
-
 /** Reads all of standard input. */
 export async function readStdin(stream: NodeJS.ReadableStream = process.stdin): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -165,6 +269,15 @@ export function describeFsError(error: unknown): string {
       return 'no space left on the device';
     case 'EROFS':
       return 'read-only file system';
+    case 'ECHANGED':
+      return error instanceof Error ? error.message : 'the file changed while it was being compacted';
+    case 'ELOOP':
+      return 'too many levels of symbolic links';
+    case 'EMFILE':
+    case 'ENFILE':
+      return 'too many open files (raise the limit with ulimit -n, or use fewer --jobs)';
+    case 'EPIPE':
+      return 'the reader went away';
     case 'ERR_FS_FILE_TOO_LARGE':
       return 'the file is too large to read as one text (over 2 GiB)';
     default:
