@@ -1,21 +1,66 @@
-import { JsonNumber, isJsonObject, parseJson, type JsonValue } from './json-value.js';
+import { JsonNumber, isJsonObject, parseJson, type JsonObject, type JsonValue } from './json-value.js';
 
 /**
  * Writes a JSON value exactly as Python's `json.dumps(value, sort_keys=True)` does, because tool-call
  * arguments are measured in that form: keys sorted by code point at every level, `", "` and `": "`
- * separators, everything outside printable ASCII escaped, floats in Python's repr.
+ * separators, everything outside printable ASCII escaped, floats in Python's repr. Iterative, so any depth
+ * the parser accepts is written in full (a deep value must cost what it says, never a stand-in).
  * @param value a value from `parseJson` (numbers keep their lexeme)
  * @returns the Python rendering
  */
 export function pythonJsonDumps(value: JsonValue): string {
-  if (value === null) return 'null';
-  if (value === true) return 'true';
-  if (value === false) return 'false';
-  if (typeof value === 'string') return pythonString(value);
-  if (value instanceof JsonNumber) return pythonNumber(value.raw);
-  if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
-  const keys = Object.keys(value).sort(compareCodePoints);
-  return `{${keys.map((k) => `${pythonString(k)}: ${pythonJsonDumps(value[k] as JsonValue)}`).join(', ')}}`;
+  const open: DumpFrame[] = [];
+  let out = '';
+  let next: JsonValue = value;
+  for (;;) {
+    if (next === null) out += 'null';
+    else if (next === true) out += 'true';
+    else if (next === false) out += 'false';
+    else if (typeof next === 'string') out += pythonString(next);
+    else if (next instanceof JsonNumber) out += pythonNumber(next.raw);
+    else if (Array.isArray(next)) {
+      if (next.length === 0) out += '[]';
+      else {
+        out += '[';
+        open.push({ items: next, keys: null, at: 0 });
+      }
+    } else {
+      const keys = Object.keys(next).sort(compareCodePoints);
+      if (keys.length === 0) out += '{}';
+      else {
+        out += '{';
+        open.push({ items: next, keys, at: 0 });
+      }
+    }
+    // Find the next value to write, closing every container that has none left.
+    let found = false;
+    while (!found) {
+      const top = open[open.length - 1];
+      if (top === undefined) return out;
+      const count = top.keys === null ? (top.items as JsonValue[]).length : top.keys.length;
+      if (top.at === count) {
+        out += top.keys === null ? ']' : '}';
+        open.pop();
+        continue;
+      }
+      if (top.at > 0) out += ', ';
+      if (top.keys === null) next = (top.items as JsonValue[])[top.at] as JsonValue;
+      else {
+        const key = top.keys[top.at] as string;
+        out += `${pythonString(key)}: `;
+        next = (top.items as JsonObject)[key] as JsonValue;
+      }
+      top.at++;
+      found = true;
+    }
+  }
+}
+
+/** A list or object being written: its items, its keys in writing order (null for a list), and the next position. */
+interface DumpFrame {
+  readonly items: JsonValue[] | JsonObject;
+  readonly keys: string[] | null;
+  at: number;
 }
 
 /**
@@ -32,14 +77,9 @@ export function renderArgumentsString(raw: string): string {
   return renderArguments(parsed);
 }
 
-/** Renders a parsed arguments value; falls back to compact JSON for nesting too deep to walk. */
+/** Renders a parsed arguments value as Python writes it, at any depth. */
 export function renderArguments(value: JsonValue): string {
-  try {
-    return pythonJsonDumps(value);
-  } catch (error) {
-    if (error instanceof RangeError) return '<arguments nested too deeply>';
-    throw error;
-  }
+  return pythonJsonDumps(value);
 }
 
 /** Compares strings by Unicode code point, as Python sorts them (JavaScript's default compares UTF-16 units). */
