@@ -276,8 +276,10 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   }
   // The run's own outputs are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
-  const { files, base } = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, base: settings.base });
-  await checkReportPath(settings, io, files.map((f) => f.real));
+  const expansion = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, base: settings.base });
+  const ownReport = await checkReportPath(settings, io, expansion.files.map((f) => f.real));
+  const { base } = expansion;
+  const files = ownReport === null ? expansion.files : expansion.files.filter((f) => f.real !== ownReport);
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
   return { files: mine, total: files.length, base };

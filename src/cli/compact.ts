@@ -255,9 +255,9 @@ export function windowThresholds(settings: CompactSettings): WindowThresholds | 
 }
 
 /** Compacts one input with a counter; returns the decision and the output text. */
-export async function compactInput(input: string, settings: CompactSettings, counter: TokenCounter, io: CliIo, exhaustive = false): Promise<FileResult> {
+export async function compactInput(input: string, settings: CompactSettings, counter: TokenCounter, io: CliIo, exhaustive = false, shown = input): Promise<FileResult> {
   // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
-  const source = input === '-' ? sourceFromBytes(await readStdin(io.stdin), '<stdin>') : readSourceFile(input, path.relative(io.cwd, input) || input);
+  const source = input === '-' ? sourceFromBytes(await readStdin(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
   return compactSource(source, {
     target: settings.target,
     window: windowThresholds(settings),
@@ -272,20 +272,33 @@ export async function compactInput(input: string, settings: CompactSettings, cou
 
 /**
  * Refuses a --report path that would overwrite what the run reads or writes: an input, the --output, or a file in
- * the out-dir (compared by real path, so links count).
+ * the out-dir (compared by real path, so links count). An input that is swc's own earlier report is no transcript:
+ * it is left out of the inputs instead, so a report kept among the inputs can be written again.
+ * @param inputs the real paths of the inputs
+ * @returns the report's real path when it is to be left out of the inputs, else null
  */
-export async function checkReportPath(settings: CompactSettings, io: CliIo, inputs: readonly string[]): Promise<void> {
-  if (settings.report === undefined || settings.report === '-') return;
+export async function checkReportPath(settings: CompactSettings, io: CliIo, inputs: readonly string[]): Promise<string | null> {
+  if (settings.report === undefined || settings.report === '-') return null;
   const report = await realTarget(path.resolve(io.cwd, settings.report));
-  if (inputs.includes(report)) {
-    throw new UsageError(`--report ${settings.report} is one of the inputs, so the report would overwrite it: write the report elsewhere (or leave the file out with --ignore)`);
-  }
   if (settings.output !== undefined && settings.output !== '-' && (await realTarget(path.resolve(io.cwd, settings.output))) === report) {
     throw new UsageError(`--report ${settings.report} is also the --output file; give them different paths`);
   }
   if (settings.outDir !== undefined) {
     const outDir = await realTarget(path.resolve(io.cwd, settings.outDir));
     if (isInside(outDir, report)) throw new UsageError(`--report ${settings.report} is inside the --out-dir, where results are written; write the report elsewhere`);
+  }
+  if (!inputs.includes(report)) return null;
+  if (inputs.length > 1 && (await isOwnReport(report))) return report;
+  throw new UsageError(`--report ${settings.report} is one of the inputs, so the report would overwrite it: write the report elsewhere (or leave the file out with --ignore)`);
+}
+
+/** Whether a file is a report swc wrote (`version`, `settings`, `summary`, `files`), not a transcript. */
+async function isOwnReport(file: string): Promise<boolean> {
+  try {
+    const doc = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown> | null;
+    return typeof doc === 'object' && doc !== null && typeof doc.version === 'number' && typeof doc.settings === 'object' && typeof doc.summary === 'object' && Array.isArray(doc.files);
+  } catch {
+    return false;
   }
 }
 
@@ -351,7 +364,7 @@ async function runStream(settings: CompactSettings, io: CliIo, report: (line: st
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   const json = reportTarget(settings);
-  const result = await compactInput(real === '-' ? '-' : path.resolve(io.cwd, given), settings, counter, io, json !== null);
+  const result = await compactInput(real, settings, counter, io, json !== null, given);
   await deliver(input, result, settings, io);
   const window = planWindowOf(settings.window);
   if (!settings.quiet && json?.kind !== 'stderr') {
