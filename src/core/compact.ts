@@ -1,3 +1,4 @@
+// The rules this module decides by, numbered and explained: docs/strategy.md (in the repository root).
 import { lazyList } from './lazy-list.js';
 import { DEFAULT_NOTE_TEMPLATE, formatNote } from './note.js';
 import { renderMessage } from './render.js';
