@@ -1,0 +1,101 @@
+/**
+ * The JSON Schemas in docs/schema describe what the built binary really writes: plans from `--dry-run --json` on
+ * fixtures of every shape (instructions outside the list, many conversations, thresholds with tool schemas, missed
+ * targets) and batch reports from `--check --report` and `--dry-run --json` on a folder with compacted, unchanged
+ * and broken files. They forbid what they do not describe, so new output fields arrive with their documentation.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { ROOT, swc, tempDir } from '../helpers/cli.js';
+
+function schema(name: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(path.join(ROOT, 'docs/schema', name), 'utf8')) as Record<string, unknown>;
+}
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+ajv.addSchema(schema('plan.schema.json')).addSchema(schema('report.schema.json'));
+const validatePlan = ajv.getSchema('plan.schema.json') as ValidateFunction;
+const validateReport = ajv.getSchema('report.schema.json') as ValidateFunction;
+
+/** The schema's complaints about a document, one line each (empty when it is valid). */
+function problems(validate: ValidateFunction, document: unknown): string[] {
+  return validate(document) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+}
+
+/** Runs the binary and parses its standard output as JSON. */
+function jsonOf(args: string[], cwd = ROOT): unknown {
+  const r = swc(args, { cwd });
+  expect(r.stderr).not.toMatch(/error/);
+  return JSON.parse(r.stdout) as unknown;
+}
+
+describe('docs/schema/plan.schema.json', () => {
+  it.each([
+    ['a compacted JSONL file with a note', ['fixtures/sample.jsonl', '-t', '2000']],
+    ['a target missed because of the protected part', ['fixtures/sample.jsonl', '-t', '100']],
+    ['notes off', ['fixtures/sample.jsonl', '-t', '2000', '--no-note']],
+    ['instructions held outside the list', ['fixtures/anthropic/agent-session.json', '-t', '300']],
+    ['a file of many conversations', ['fixtures/multi/records.json', '-t', '50']],
+    ['context-window thresholds with tool schemas', ['fixtures/real/openai-chat/pydanticai-deepseek_deferred_capability_with_thinking.request.json', '--context-window', '1000']],
+    ['tool schemas larger than the target', ['fixtures/real/openai-chat/pydanticai-deepseek_deferred_capability_with_thinking.request.json', '--context-window', '300']],
+    ['an unchanged file', ['fixtures/anthropic/messages.jsonl', '-t', '100000']],
+  ])('describes the dry-run plan of %s', (_name, args) => {
+    const plan = jsonOf(['compact', ...args, '--dry-run', '--json']);
+    expect(problems(validatePlan, plan)).toEqual([]);
+  });
+
+  it('rejects what it does not describe', () => {
+    const plan = jsonOf(['compact', 'fixtures/sample.jsonl', '-t', '2000', '--dry-run', '--json']) as Record<string, unknown>;
+    expect(validatePlan({ ...plan, surprise: 1 })).toBe(false);
+    expect(validatePlan({ ...plan, groups: [{ kind: 'chapter', start: 0, end: 1, messages: 1, tokens: 1, kept: true }] })).toBe(false);
+    expect(validatePlan({ ...plan, missReason: { kind: 'protected' } })).toBe(false);
+  });
+});
+
+describe('docs/schema/report.schema.json', () => {
+  /** A folder of transcripts: one to compact, one already small, one of many conversations, one broken. */
+  function archive(): string {
+    const dir = tempDir();
+    cpSync(path.join(ROOT, 'fixtures/sample.jsonl'), path.join(dir, 'archive/sample.jsonl'));
+    mkdirSync(path.join(dir, 'archive/small'));
+    writeFileSync(path.join(dir, 'archive/small/hello.jsonl'), '{"role": "user", "content": "Hello!"}\n');
+    cpSync(path.join(ROOT, 'fixtures/multi/records.json'), path.join(dir, 'archive/records.json'));
+    writeFileSync(path.join(dir, 'archive/broken.json'), '{"messages": [');
+    return dir;
+  }
+
+  it('describes the report of --check --report on a folder', () => {
+    const dir = archive();
+    const r = swc(['compact', 'archive', '--check', '-t', '50', '--report', 'r.json'], { cwd: dir });
+    expect(r.status).toBe(2);
+    const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: Array<{ status: string; conversations: number }> };
+    expect(new Set(report.files.map((f) => f.status))).toEqual(new Set(['compacted', 'failed', 'unchanged']));
+    expect(report.files.some((f) => f.status === 'compacted' && f.conversations > 1)).toBe(true);
+    expect(problems(validateReport, report)).toEqual([]);
+  });
+
+  it('describes the report of --dry-run --json with thresholds and a shard', () => {
+    const dir = archive();
+    const report = jsonOf(['compact', 'archive', '--dry-run', '--json', '--context-window', '3000', '--shard', '1/1'], dir);
+    expect(problems(validateReport, report)).toEqual([]);
+  });
+
+  it('describes the report of --out-dir --report, with the paths written', () => {
+    const dir = archive();
+    swc(['compact', 'archive', '--out-dir', 'out', '-t', '2000', '--report', 'r.json'], { cwd: dir });
+    const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: Array<{ written: string | null }> };
+    expect(report.files.some((f) => f.written !== null)).toBe(true);
+    expect(problems(validateReport, report)).toEqual([]);
+  });
+
+  it('rejects a record without its error or with an unknown status', () => {
+    const dir = archive();
+    const report = jsonOf(['compact', 'archive', '--dry-run', '--json', '-t', '2000'], dir) as { files: Array<Record<string, unknown>> };
+    const [first] = report.files;
+    expect(validateReport({ ...report, files: [{ ...first, status: 'skipped' }] })).toBe(false);
+    const { error: _dropped, ...withoutError } = first as Record<string, unknown>;
+    expect(validateReport({ ...report, files: [withoutError] })).toBe(false);
+  });
+});
