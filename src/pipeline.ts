@@ -13,6 +13,12 @@ import { isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
 import { encodeOutput, type SourceText } from './io/source.js';
+import { createCounter, type TokenizerName } from './tokens/index.js';
+import { noteBeforeItem, outcomeOf, type ConversationOutcome, type OutcomeSettings } from './outcome/outcome.js';
+
+// What the command line needs of the core and the formats comes through here.
+export { noteTemplate } from './core/compact.js';
+export { formatNames } from './formats/registry.js';
 
 /** Settings for compacting one file. */
 export interface FileOptions {
@@ -54,6 +60,8 @@ export interface ConversationResult {
   readonly target: number;
   /** Tokens the container's tool schemas add to the conversation (counted with thresholds only, else 0). */
   readonly toolTokens: number;
+  /** What every output shows of it, worked out once with the counter the decision was made with. */
+  readonly outcome: ConversationOutcome;
 }
 
 /** The outcome for one file. */
@@ -155,16 +163,7 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
   const keep = new Set<number>(normalized.pinned ?? []);
   for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
   const order = [...keep].sort((a, b) => a - b);
-  let noteBefore = Infinity;
-  if (plan.noteText !== null && plan.noteIndex !== null) {
-    for (let pos = plan.noteIndex; pos < plan.kept.length; pos++) {
-      const items = normalized.itemsOf[plan.kept[pos] as number] ?? [];
-      if (items.length > 0) {
-        noteBefore = Math.min(...items);
-        break;
-      }
-    }
-  }
+  const noteBefore = noteBeforeItem(plan, normalized);
   let noteValue: unknown =
     plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: slot.items });
   let edited: ReadonlyMap<number, string> | undefined;
@@ -197,6 +196,27 @@ export function outputBytes(result: FileResult): Buffer {
   return !result.changed && isLineSource(source) ? source.bytes() : encodeOutput(result.output, source.bom);
 }
 
+/** Settings of a run: a file's settings with the tokenizer named instead of a counter handed in. */
+export interface RunOptions extends Omit<FileOptions, 'counter'> {
+  readonly tokenizer: TokenizerName;
+}
+
+/** Compacts files with one run's settings; the counter is loaded once and stays inside. */
+export interface FileCompactor {
+  /** The tokenizer's name, as outputs show it. */
+  readonly tokenizer: string;
+  compact(source: SourceText): FileResult;
+}
+
+/**
+ * Loads a run's tokenizer once and returns a compactor for its files: the road every command takes, so no caller
+ * handles a counter.
+ */
+export async function createFileCompactor(options: RunOptions): Promise<FileCompactor> {
+  const counter = await createCounter(options.tokenizer);
+  return { tokenizer: counter.name, compact: (source) => compactSource(source, { ...options, counter }) };
+}
+
 /**
  * Compacts every conversation in a decoded file.
  * @param source the decoded input
@@ -210,6 +230,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
+  const outcomeSettings: OutcomeSettings = { minKeepSteps: options.minKeepSteps ?? 1, counter: options.counter, window: options.window ?? null };
   const formats: string[] = [];
   let previous: FormatAdapter | null = null;
   for (const slot of layout.slots) {
@@ -231,7 +252,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
           toolTokens: 0,
         };
     const { plan } = decided;
-    conversations.push({ slot, normalized, ...decided });
+    conversations.push(withOutcome({ slot, normalized, ...decided }, outcomeSettings));
     if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan));
   }
   const changed = replacements.size > 0;
@@ -249,6 +270,18 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     records: layout.slots.some((s) => s.record !== undefined),
     conversationCount: conversations.length,
     changedConversations: replacements.size,
+  };
+}
+
+/** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
+function withOutcome(c: Omit<ConversationResult, 'outcome'>, settings: OutcomeSettings): ConversationResult {
+  let outcome: ConversationOutcome | null = null;
+  return {
+    ...c,
+    get outcome(): ConversationOutcome {
+      outcome ??= outcomeOf(c, settings);
+      return outcome;
+    },
   };
 }
 

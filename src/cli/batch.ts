@@ -2,19 +2,19 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { noteTemplate } from '../core/compact.js';
 import { escapeForLine, InputError, UsageError } from '../errors.js';
-import type { TokenCounter } from '../core/types.js';
 import { ChangedError, describeFsError, readStdin, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { expandInputs, isInside, type InputFile } from '../io/expand.js';
-import { createCounter } from '../tokens/index.js';
 import { colorFor, colorLevel } from './color.js';
-import { checkReportPath, emitJson, reportTarget, windowThresholds, type CompactSettings } from './compact.js';
+import { EXIT } from './exit-codes.js';
+import { checkReportPath, emitJson, reportTarget } from './json-output.js';
+import { windowThresholds, type CompactSettings } from './settings.js';
 import { writeAll, type CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
 import { planWindowOf } from './plan-json.js';
 import { failedRecord, recordError, reportDocument, summaryLine, totalsOf, type FileRecord, type ReportSettings } from './report.js';
-import { processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
+import { noteTemplate, type FileCompactor } from '../pipeline.js';
+import { compactorFor, processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
 
 /**
  * `swc compact` over many files: expand the inputs, keep this shard's files, compact them in worker threads,
@@ -329,8 +329,8 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const stdin = files[0]?.absolute === '-';
   const workers = stdin ? 0 : Math.min(settings.jobs, files.length);
   const pool = workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
-  let counter: TokenCounter | null = stdin ? await createCounter(settings.tokenizer) : null;
-  const mainCounter = async (): Promise<TokenCounter> => (counter ??= await createCounter(settings.tokenizer));
+  let compactor: FileCompactor | null = stdin ? await compactorFor(jobSettings) : null;
+  const inThisThread = async (): Promise<FileCompactor> => (compactor ??= await compactorFor(jobSettings));
   const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet || json?.kind === 'stderr'));
   const records: FileRecord[] = [];
   const say = (line: string): void => report(line);
@@ -339,11 +339,11 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     const file = files[index] as InputFile;
     if (file.absolute === '-') {
       const content = await readStdin(io.stdin);
-      return processFile({ index, file: '-', display: file.display, content }, jobSettings, await mainCounter());
+      return processFile({ index, file: '-', display: file.display, content }, jobSettings, await inThisThread());
     }
     const job: Job = { index, file: file.absolute, real: file.real, display: file.display };
     // A pool none of whose workers could start (a low open-file or memory limit) leaves the work to this thread.
-    return (pool as WorkerPool).run(job).catch(async () => processFile(job, jobSettings, await mainCounter()));
+    return (pool as WorkerPool).run(job).catch(async () => processFile(job, jobSettings, await inThisThread()));
   };
 
   /** Writes a result where it belongs; a write that fails turns the record into a failure, the original intact. */
@@ -411,14 +411,14 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   }
 
   const totals = totalsOf(records);
-  let code = totals.failed > 0 ? 2 : settings.check && totals.compacted > 0 ? 1 : 0;
+  let code: number = totals.failed > 0 ? EXIT.error : settings.check && totals.compacted > 0 ? EXIT.changesNeeded : EXIT.ok;
   if (json !== null) {
     const document = single ? (records[0]?.plan ?? null) : reportDocument(reportSettings(settings, jobSettings.tokenizer), records);
     try {
       if (document !== null) await emitJson(json, document, io);
     } catch (error) {
       say(`swc: ${recordError(json.kind === 'file' ? json.file : '<report>', error).message}`);
-      code = 2;
+      code = EXIT.error;
     }
   }
   // One named file has said all in its own line (or its diff); a batch ends with the summary.

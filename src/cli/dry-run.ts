@@ -1,9 +1,10 @@
 import type { ChalkInstance } from 'chalk';
-import { analyze, isEarlierNote, type Group, type Plan, type Structure } from '../core/compact.js';
+import type { Group, Plan } from '../core/compact.js';
 import { contentOf } from '../core/render.js';
-import type { Content, Message, TokenCounter } from '../core/types.js';
+import type { Content, Message } from '../core/types.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
-import { countOf, isBelowThreshold, itemSpan, missContextOf, noteItemIndex, planTotals, type Miss, type PlanTotals, type PlanWindow } from './plan-json.js';
+import { countOf, itemSpan, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
+import type { PlanWindow } from './plan-json.js';
 import { formatCount, missText, percent, thresholdText } from './summary.js';
 import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, padStartTo, previewOf, wrapToWidth } from './text-width.js';
 
@@ -25,8 +26,6 @@ export interface DryRunView {
   /** Terminal columns: no line is wider. */
   readonly width: number;
   readonly color: ChalkInstance;
-  /** When given, the note's own tokens are measured and shown. */
-  readonly counter?: TokenCounter;
   /** The context-window thresholds, when the run used them instead of a fixed target. */
   readonly window?: PlanWindow | null;
 }
@@ -201,21 +200,25 @@ export function groupLabels(groups: readonly Group[]): string[] {
   return groups.map((g) => (g.kind === 'turn' ? `turn ${++turn}` : g.kind === 'step' ? `step ${++step}` : g.kind));
 }
 
-/** Why a message in no group goes. */
-function orphanReason(messages: readonly Message[], structure: Structure, index: number, noteOn: boolean): string {
-  const message = messages[index] as Message;
-  if (isEarlierNote(message)) return noteOn ? 'earlier note, the new note replaces it' : 'earlier note';
-  if (structure.task !== null && index > structure.task) return 'after the task, in no step';
-  const firstTurn = structure.turns[0]?.[0] ?? structure.task ?? Infinity;
-  if (index < firstTurn) return 'before the first user message, in no turn';
-  return 'in no turn or step';
+/** Why a message in no group goes, in words. */
+function orphanReason(kind: OrphanKind, noteOn: boolean): string {
+  switch (kind) {
+    case 'earlier-note':
+      return noteOn ? 'earlier note, the new note replaces it' : 'earlier note';
+    case 'after-task':
+      return 'after the task, in no step';
+    case 'before-first-turn':
+      return 'before the first user message, in no turn';
+    case 'no-group':
+      return 'in no turn or step';
+  }
 }
 
 /** The line that says there is no note, and why. */
-function noNoteReason(c: ConversationResult, noteOn: boolean, window: PlanWindow | null | undefined): string {
+function noNoteReason(c: ConversationResult, noteOn: boolean): string {
   const { plan } = c;
   if (!noteOn) return 'no note: notes are off';
-  if (isBelowThreshold(c, window)) return 'no note: nothing removed (below the threshold)';
+  if (c.outcome.belowThreshold) return 'no note: nothing removed (below the threshold)';
   if (plan.unchanged === 'fits') return 'no note: nothing removed (fits the target)';
   if (plan.unchanged === 'only-notes') return 'no note: only earlier notes would go, so nothing changes';
   return 'no note: nothing can be removed';
@@ -229,10 +232,9 @@ function noNoteReason(c: ConversationResult, noteOn: boolean, window: PlanWindow
 function conversationRows(conversation: ConversationResult, view: DryRunView, totals: PlanTotals): Row[] {
   const { plan } = conversation;
   const { messages, itemsOf } = conversation.normalized;
-  const structure = analyze(messages);
   const labels = groupLabels(plan.groups);
   const noteOn = view.note !== null;
-  const noteAt = noteItemIndex(conversation);
+  const noteAt = conversation.outcome.note?.index ?? null;
   const rows: Row[] = [];
   plan.groups.forEach((g, k) => {
     const label = labels[k] as string;
@@ -251,7 +253,8 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
     const isProtected = g.kind === 'system' || g.kind === 'task';
     const span = itemSpan(itemsOf, g);
     let text = groupText(messages, g);
-    if (g.kind === 'orphan' && !g.kept) text = `${orphanReason(messages, structure, g.start, noteOn)} · ${text}`;
+    const orphan = conversation.outcome.orphans[k];
+    if (orphan != null) text = `${orphanReason(orphan, noteOn)} · ${text}`;
     rows.push({
       marker: isProtected ? ' ' : g.kept ? '+' : '-',
       label,
@@ -264,7 +267,7 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
   });
   if (plan.noteText === null) {
     const at = plan.groups.findIndex((g) => g.kind === 'system') + 1;
-    rows.splice(at, 0, { marker: ' ', label: 'note', range: '', count: '', tokens: '', text: noNoteReason(conversation, noteOn, view.window), tone: 'note' });
+    rows.splice(at, 0, { marker: ' ', label: 'note', range: '', count: '', tokens: '', text: noNoteReason(conversation, noteOn), tone: 'note' });
   }
   return rows;
 }
@@ -315,7 +318,7 @@ interface BarMarker {
 
 /** The bar's marker: the target, or for a conversation below the window threshold, that threshold (less the tool schemas). */
 function barMarker(c: ConversationResult, window: PlanWindow | null | undefined): BarMarker {
-  if (!isBelowThreshold(c, window)) return { at: c.target, label: `target ${formatCount(c.target)}` };
+  if (!c.outcome.belowThreshold) return { at: c.target, label: `target ${formatCount(c.target)}` };
   const { trigger } = window as PlanWindow;
   const at = Math.max(trigger - c.toolTokens, 0);
   return { at, label: `threshold ${formatCount(trigger)}${c.toolTokens > 0 ? ` (${formatCount(at)} after tool schemas)` : ''}` };
@@ -404,13 +407,13 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
   const target = `${formatCount(c.target)}${toolTokens > 0 ? ` (after ${formatCount(toolTokens)} tokens of tool schemas)` : ''}`;
   const after = formatCount(plan.tokensAfter);
   let verdict: string;
-  if (isBelowThreshold(c, view.window)) {
+  if (c.outcome.belowThreshold) {
     const size = plan.tokensAfter + toolTokens;
     verdict = `${thresholdText(view.window as PlanWindow)}: ${formatCount(size)} tokens${toolTokens > 0 ? ', tool schemas included' : ''}`;
   } else {
     verdict = plan.targetMet
       ? `target ${target} met (${after} tokens)`
-      : `target ${target} not met (${after} tokens): ${missText(totals.miss as Miss, missContextOf(c, view.minKeepSteps))}`;
+      : `target ${target} not met (${after} tokens): ${missText(totals.miss as Miss, c.outcome.missContext)}`;
   }
   let first: string;
   if (!plan.changed) {
@@ -477,7 +480,7 @@ function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]
   const targets = new Set(all.map((x) => x.c.target));
   const window = view.window ?? null;
   const verdict =
-    window !== null && all.length > 0 && all.every((x) => isBelowThreshold(x.c, window))
+    window !== null && all.length > 0 && all.every((x) => x.c.outcome.belowThreshold)
       ? thresholdText(window)
       : `target${targets.size === 1 ? ` ${formatCount([...targets][0] as number)}` : ''} ${met ? 'met' : 'not met'}`;
   const title = 'dry run: ';
@@ -512,7 +515,7 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
   const all: Drawn[] = result.conversations.map((c) => ({
     c,
     plan: c.plan,
-    totals: planTotals(c, { minKeepSteps: view.minKeepSteps, counter: view.counter, window: view.window }),
+    totals: c.outcome.totals,
   }));
   const lines = headerLines(result, { ...view, width }, all);
   const several = result.conversations.length > 1;

@@ -26,8 +26,9 @@ import {
   type Row,
   type Tone,
 } from './dry-run.js';
+import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
-import { countOf, itemSpan } from './plan-json.js';
+import { countOf, itemSpan } from '../outcome/outcome.js';
 import { formatCount } from './summary.js';
 import { cutStartToWidth, escapeControls, wrapToWidth } from './text-width.js';
 
@@ -543,7 +544,6 @@ export function renderProblems(inspection: Inspection, color: ChalkInstance): st
 }
 
 /** Exit codes of inspect. */
-export const INSPECT_EXIT = { clean: 0, problems: 1, unreadable: 2 } as const;
 
 /**
  * Runs `swc inspect` over its inputs.
@@ -561,7 +561,7 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   const color = colorFor(io.stdout, io.env, flags.color === false ? false : undefined);
   const width = io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80;
   const quiet = flags.quiet === true;
-  let code: number = INSPECT_EXIT.clean;
+  let code: number = EXIT.ok;
   let shown = 0;
   for (const target of targets) {
     let inspection: Inspection;
@@ -572,11 +572,11 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       report(`swc: ${error.message}`);
-      code = INSPECT_EXIT.unreadable;
+      code = EXIT.error;
       continue;
     }
     const troubled = inspection.conversations.some((c) => c.problems.length > 0);
-    if (troubled) code = Math.max(code, INSPECT_EXIT.problems);
+    if (troubled) code = Math.max(code, EXIT.problems);
     if (quiet && !troubled) continue;
     let out: string;
     if (flags.json) out = `${JSON.stringify(inspectDocument(inspection), null, targets.length > 1 ? undefined : 2)}\n`;

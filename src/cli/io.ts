@@ -1,3 +1,5 @@
+import { EXIT } from './exit-codes.js';
+
 /** What a command may touch of the outside world, passed in so tests can run commands in-process. */
 export interface OutStream {
   write(chunk: string | Uint8Array): boolean;
@@ -83,9 +85,6 @@ export function guardStream(stream: RawStream): GuardedStream {
   };
 }
 
-/** The exit code when a reader hangs up: the shell's code for a process stopped by SIGPIPE (128 + 13). */
-export const EXIT_PIPE = 141;
-
 /**
  * The exit code a run ends with, given what happened to its standard output: a reader that went away keeps the code
  * the run earned (or 141 where it earned 0, so `swc … | head` under pipefail never passes as a success); any other
@@ -95,6 +94,6 @@ export const EXIT_PIPE = 141;
  */
 export function exitCodeAfter(earned: number, failure: NodeJS.ErrnoException | null): number {
   if (failure === null) return earned;
-  if (failure.code === 'EPIPE') return earned !== 0 ? earned : EXIT_PIPE;
-  return 2;
+  if (failure.code === 'EPIPE') return earned !== EXIT.ok ? earned : EXIT.pipe;
+  return EXIT.error;
 }

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { EXIT } from './exit-codes.js';
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
@@ -22,6 +23,6 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
     if (code === undefined) throw error;
     const why = code === 'EMFILE' || code === 'ENFILE' ? 'too many open files (raise the limit with ulimit -n)' : code === 'ENOMEM' ? 'out of memory' : (error as Error).message;
     process.stderr.write(`swc: cannot start: ${why}\n`);
-    process.exitCode = 2;
+    process.exitCode = EXIT.error;
   }
 }

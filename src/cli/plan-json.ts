@@ -1,13 +1,10 @@
-import type { Group, GroupKind, Plan } from '../core/compact.js';
-import { renderMessage, textContent } from '../core/render.js';
-import type { Message, TokenCounter } from '../core/types.js';
-import type { Normalized } from '../formats/types.js';
+import type { Group, GroupKind } from '../core/compact.js';
+import { countOf, itemSpan, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
 
 /**
- * What a compaction plan says, in numbers: the JSON plan of `--dry-run --json` / `--report`, the totals the
- * dry-run view prints, the message counts and the reason for a missed target every summary line uses. All read
- * the same definitions, so the text, the records and the JSON never disagree.
+ * The JSON plan of `--dry-run --json` / `--report`: a file's outcome (src/outcome) as a document, in item positions
+ * of the file's own list. It reads the outcome and measures nothing.
  */
 
 /** Context-window thresholds a plan was made with (`--context-window`), in tokens and as typed shares. */
@@ -40,277 +37,8 @@ export interface PlanSettings {
   readonly note: string | null;
   /** The format asked for (`auto` or a name). */
   readonly format: string;
-  /** When given, the note's own tokens are measured, and so are groups a missed target's reason needs. */
-  readonly counter?: TokenCounter;
   /** The context-window thresholds, when the run used them instead of a fixed target. */
   readonly window?: PlanWindow | null;
-}
-
-/** A conversation as planned: the parts of a pipeline result that what is said about it reads. */
-export type Planned = Pick<ConversationResult, 'plan' | 'normalized' | 'target' | 'toolTokens'>;
-
-/** Why a plan misses its target. */
-export type Miss =
-  /** The tool schemas alone take the whole share of the window compaction aims at (window thresholds only). */
-  | { readonly kind: 'tools'; readonly toolTokens: number; readonly target: number }
-  | { readonly kind: 'protected'; readonly protectedTokens: number }
-  | { readonly kind: 'min-keep-steps'; readonly steps: number; readonly stepTokens: number; readonly budget: number }
-  /** Only earlier notes could go, and a new note would take their place, so nothing changes. */
-  | { readonly kind: 'earlier-notes'; readonly tokensAfter: number }
-  | { readonly kind: 'note'; readonly noteTokens: number | null; readonly tokensAfter: number }
-  | { readonly kind: 'joined'; readonly tokensAfter: number };
-
-/** Token sums of what a plan keeps and removes, by kind of group; null where a group was not counted. */
-export interface PlanTotals {
-  readonly messagesBefore: number;
-  readonly messagesAfter: number;
-  readonly protectedTokens: number | null;
-  readonly keptTurnTokens: number | null;
-  readonly keptStepTokens: number | null;
-  /** Messages in no group that stay (only when nothing is removed). */
-  readonly keptOtherTokens: number | null;
-  readonly noteTokens: number | null;
-  readonly removed: {
-    readonly messages: number;
-    readonly tokens: number | null;
-    readonly turns: number;
-    readonly steps: number;
-    readonly orphans: number;
-  };
-  readonly miss: Miss | null;
-}
-
-/** A sum of counts that stays null when any part was not counted. */
-function sumTokens(groups: readonly Group[]): number | null {
-  let total = 0;
-  for (const g of groups) {
-    if (g.tokens === null) return null;
-    total += g.tokens;
-  }
-  return total;
-}
-
-/**
- * How many messages these are in the file's own count, the one the note's `{num_removed}` uses: a message
- * stands for `weight` items (e.g. the several lines of one split Claude Code message), 1 by default.
- * @param itemsOf when given, a message that stands for no item (instructions held outside the list) counts 0
- */
-export function countOf(messages: readonly Message[], indices: readonly number[], itemsOf?: Normalized['itemsOf']): number {
-  let n = 0;
-  for (const i of indices) {
-    if (itemsOf !== undefined && (itemsOf[i]?.length ?? 0) === 0) continue;
-    n += messages[i]?.weight ?? 1;
-  }
-  return n;
-}
-
-/** Message counts of one conversation, in the file's own terms. */
-export interface MessageCounts {
-  readonly before: number;
-  readonly after: number;
-  readonly removed: number;
-}
-
-/**
- * The one definition of "messages" every report uses (summary line, batch record, JSON plan, dry run): items of
- * the file's list as the note's `{num_removed}` counts them, so a split Claude Code message counts its lines and
- * instructions held outside the list (Anthropic `system`, Gemini `systemInstruction`, Responses `instructions`)
- * count none. After = what stays, plus one for the note.
- */
-export function messageCounts(c: Planned): MessageCounts {
-  const { messages, itemsOf } = c.normalized;
-  const all = messages.map((_, i) => i);
-  const before = countOf(messages, all, itemsOf);
-  const removed = countOf(messages, c.plan.removed, itemsOf);
-  return { before, after: before - removed + (c.plan.noteText !== null ? 1 : 0), removed };
-}
-
-/** Where a group sits in the file's list. */
-export interface ItemSpan {
-  /** Its first item; 0 for a group that holds no item. */
-  readonly start: number;
-  /** Its last item + 1; equal to `start` for a group that holds no item. */
-  readonly end: number;
-  /** Items inside [start, end) that are not its own (an earlier note inside a turn, another message's line). */
-  readonly skip: readonly number[];
-  /** Whether some of its messages are instructions held outside the list, which stand for no item. */
-  readonly outside: boolean;
-}
-
-/**
- * The item span of a group: items are positions in the file's list (JSONL lines, array elements), and a message
- * stands for the items `itemsOf` gives it (several for a split Claude Code message or a Responses run, none for
- * instructions held outside the list). The span covers the items of the group's message range [start, end)
- * (a turn's range runs to the next turn, an earlier note inside it included); `skip` lists those not its own.
- * @param group the group's message range and its own messages
- */
-export function itemSpan(itemsOf: Normalized['itemsOf'], group: Pick<Group, 'start' | 'end' | 'indices'>): ItemSpan {
-  const own = new Set<number>();
-  let outside = false;
-  for (const m of group.indices) {
-    const items = itemsOf[m] ?? [];
-    if (items.length === 0) outside = true;
-    for (const k of items) own.add(k);
-  }
-  let start = Infinity;
-  let end = -Infinity;
-  for (let m = group.start; m < group.end; m++) {
-    for (const k of itemsOf[m] ?? []) {
-      start = Math.min(start, k);
-      end = Math.max(end, k + 1);
-    }
-  }
-  if (start === Infinity) return { start: 0, end: 0, skip: [], outside };
-  const skip: number[] = [];
-  if (own.size !== end - start) for (let k = start; k < end; k++) if (!own.has(k)) skip.push(k);
-  return { start, end, skip, outside };
-}
-
-/**
- * Where the note lands in the written list: the number of items written before it (kept items and items that
- * belong to no message), as `writeSlot` places it before the first item of the kept message it precedes.
- * @returns the item index in the output, or null without a note
- */
-export function noteItemIndex(c: Planned): number | null {
-  const { plan, normalized } = c;
-  if (plan.noteText === null || plan.noteIndex === null) return null;
-  const written = new Set<number>(normalized.pinned ?? []);
-  for (const m of plan.kept) for (const k of normalized.itemsOf[m] ?? []) written.add(k);
-  let before = Infinity;
-  for (let pos = plan.noteIndex; pos < plan.kept.length; pos++) {
-    const items = normalized.itemsOf[plan.kept[pos] as number] ?? [];
-    if (items.length > 0) {
-      before = Math.min(...items);
-      break;
-    }
-  }
-  let index = 0;
-  for (const k of written) if (k < before) index++;
-  return index;
-}
-
-/**
- * The note's own cost, measured alone.
- * @returns null when there is no note or no counter to measure it with
- */
-export function noteTokens(plan: Plan, counter: TokenCounter | undefined): number | null {
-  if (plan.noteText === null || counter === undefined) return null;
-  return counter.measure([renderMessage({ role: 'user', content: textContent(plan.noteText) })]);
-}
-
-/** What `planTotals` needs besides the conversation. */
-export interface TotalsSettings {
-  readonly minKeepSteps: number;
-  /** Measures the note, and the groups a missed target's reason needs when the decision did not count them. */
-  readonly counter?: TokenCounter | undefined;
-  readonly window?: PlanWindow | null | undefined;
-}
-
-/**
- * Totals of one conversation's plan and, when it misses its target, why.
- * @param c the conversation and its decision (made with `exhaustive` for every group's tokens)
- * @param settings min_keep_steps, a counter, the window thresholds
- */
-export function planTotals(c: Planned, settings: TotalsSettings): PlanTotals {
-  const { plan } = c;
-  const groups = plan.groups;
-  const of = (kind: GroupKind, kept: boolean): Group[] => groups.filter((g) => g.kind === kind && g.kept === kept);
-  const removedGroups = groups.filter((g) => !g.kept && g.kind !== 'note');
-  const note = noteTokens(plan, settings.counter);
-  const counts = messageCounts(c);
-  return {
-    messagesBefore: counts.before,
-    messagesAfter: counts.after,
-    protectedTokens: plan.protectedTokens ?? sumTokens(groups.filter(isProtected)),
-    keptTurnTokens: sumTokens(of('turn', true)),
-    keptStepTokens: sumTokens(of('step', true)),
-    keptOtherTokens: sumTokens(of('orphan', true)),
-    noteTokens: note,
-    removed: {
-      messages: counts.removed,
-      tokens: sumTokens(removedGroups),
-      turns: of('turn', false).length,
-      steps: of('step', false).length,
-      orphans: of('orphan', false).length,
-    },
-    miss: missOf(c, settings, note),
-  };
-}
-
-/** The leading instructions and the current task: never removed. */
-function isProtected(g: Group): boolean {
-  return g.kind === 'system' || g.kind === 'task';
-}
-
-/**
- * A group's tokens, exactly: as the decision counted them, or measured now. A plan that did not count every
- * group (tokensBefore not exact) may have stopped counting a step early, so its kept steps are measured again.
- * @returns null when it cannot be known without a counter
- */
-function exactTokensOf(c: Planned, g: Group, counter: TokenCounter | undefined): number | null {
-  if (g.tokens !== null && (c.plan.tokensBeforeExact || counter === undefined)) return g.tokens;
-  if (g.indices.length === 0) return 0;
-  if (counter === undefined) return null;
-  return counter.measure(g.indices.map((i) => renderMessage(c.normalized.messages[i] as Message)));
-}
-
-/**
- * The first reason that explains a missed target, or null when it is met: the tool schemas, the protected
- * part, min_keep_steps, earlier notes, the note, or joined counting. Counts the decision skipped (a plain run
- * stops counting early) are measured here, so every mode gives the same reason with the same numbers.
- */
-export function missOf(c: Planned, settings: TotalsSettings, note: number | null = noteTokens(c.plan, settings.counter)): Miss | null {
-  const { plan } = c;
-  if (plan.targetMet) return null;
-  const window = settings.window ?? null;
-  if (window !== null && c.toolTokens > 0 && c.toolTokens >= window.target) return { kind: 'tools', toolTokens: c.toolTokens, target: window.target };
-  const target = c.target;
-  let protectedTokens = plan.protectedTokens;
-  if (protectedTokens === null && settings.counter !== undefined) {
-    const indices = plan.groups.filter(isProtected).flatMap((g) => g.indices);
-    protectedTokens = indices.length === 0 ? 0 : settings.counter.measure(indices.map((i) => renderMessage(c.normalized.messages[i] as Message)));
-  }
-  if (protectedTokens !== null && protectedTokens > target) return { kind: 'protected', protectedTokens };
-  const budget = target - (protectedTokens ?? 0);
-  const keptSteps = plan.groups.filter((g) => g.kind === 'step' && g.kept);
-  let stepTokens: number | null = 0;
-  for (const g of keptSteps) {
-    const t = exactTokensOf(c, g, settings.counter);
-    stepTokens = t === null || stepTokens === null ? null : stepTokens + t;
-  }
-  // Kept steps over the budget can only be there because min_keep_steps would not let them go.
-  const held = keptSteps.length > 0 && stepTokens !== null && keptSteps.length <= settings.minKeepSteps && stepTokens > budget;
-  if (held || plan.heldByMinKeepSteps) return { kind: 'min-keep-steps', steps: keptSteps.length, stepTokens: stepTokens ?? 0, budget };
-  if (plan.unchanged === 'only-notes') return { kind: 'earlier-notes', tokensAfter: plan.tokensAfter };
-  if (plan.noteText !== null) return { kind: 'note', noteTokens: note, tokensAfter: plan.tokensAfter };
-  return { kind: 'joined', tokensAfter: plan.tokensAfter };
-}
-
-/** What the phrase of a missed target says besides the reason's own numbers. */
-export interface MissContext {
-  readonly minKeepSteps: number;
-  /** Whether the conversation has leading instructions and a current task (the protected part). */
-  readonly instructions: boolean;
-  readonly task: boolean;
-  /** The target the conversation was planned against, and the tool schemas' tokens taken off it. */
-  readonly target: number;
-  readonly toolTokens: number;
-}
-
-/** The context a missed target is phrased in. */
-export function missContextOf(c: Planned, minKeepSteps: number): MissContext {
-  return {
-    minKeepSteps,
-    instructions: c.plan.groups.some((g) => g.kind === 'system'),
-    task: c.plan.groups.some((g) => g.kind === 'task'),
-    target: c.target,
-    toolTokens: c.toolTokens,
-  };
-}
-
-/** Whether a conversation stayed below the window's compact-at threshold (so it was left alone, target met). */
-export function isBelowThreshold(c: Planned, window: PlanWindow | null | undefined): boolean {
-  return window != null && c.plan.unchanged === 'fits' && c.plan.tokensBefore + c.toolTokens < window.trigger;
 }
 
 /** One group in the JSON plan. */
@@ -335,12 +63,6 @@ export interface PlanGroup {
   readonly text?: string;
   /** Which conversation of the file (0-based); only when the file holds several. */
   readonly conversation?: number;
-}
-
-/** The note of a conversation: where it is written in the output list, and its text. */
-export interface PlanNote {
-  readonly index: number;
-  readonly text: string;
 }
 
 /** What a plan says of a file or of one of its conversations: the outcome in counts. */
@@ -399,7 +121,7 @@ export interface PlanDocument extends PlanOutcome {
 }
 
 /** A group as the JSON plan lists it, in item positions. */
-function planGroup(group: Group, c: Planned, note: { index: number | null; tokens: number | null }, conversation: number | null): PlanGroup {
+function planGroup(group: Group, c: ConversationResult, note: { index: number | null; tokens: number | null }, conversation: number | null): PlanGroup {
   const { plan, normalized } = c;
   const isNote = group.kind === 'note';
   const span = isNote ? null : itemSpan(normalized.itemsOf, group);
@@ -418,12 +140,9 @@ function planGroup(group: Group, c: Planned, note: { index: number | null; token
   };
 }
 
-function conversationSummary(c: ConversationResult, k: number, settings: PlanSettings) {
-  const { plan } = c;
-  const totals = planTotals(c, { minKeepSteps: settings.minKeepSteps, counter: settings.counter, window: settings.window });
-  const index = noteItemIndex(c);
-  const note = plan.noteText !== null && index !== null ? { index, text: plan.noteText } : null;
-  return { k, c, plan, totals, note, index, where: c.slot.where, target: c.target, toolTokens: c.toolTokens };
+function conversationSummary(c: ConversationResult, k: number) {
+  const { totals, note } = c.outcome;
+  return { k, c, plan: c.plan, totals, note, index: note?.index ?? null, where: c.slot.where, target: c.target, toolTokens: c.toolTokens };
 }
 
 /** The settings a plan records: the command line's meaning, the window's shares when it was used. */
@@ -444,7 +163,7 @@ function documentSettings(settings: PlanSettings): PlanDocumentSettings {
  */
 export function planDocument(result: FileResult, settings: PlanSettings): PlanDocument {
   const several = result.conversations.length > 1;
-  const parts = result.conversations.map((c, k) => conversationSummary(c, k, settings));
+  const parts = result.conversations.map((c, k) => conversationSummary(c, k));
   const groups: PlanGroup[] = [];
   for (const p of parts) {
     for (const g of p.plan.groups) groups.push(planGroup(g, p.c, { index: p.index, tokens: p.totals.noteTokens }, several ? p.k : null));

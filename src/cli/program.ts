@@ -1,10 +1,12 @@
 import { Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import { isKnownError, UsageError } from '../errors.js';
-import { formatNames } from '../formats/registry.js';
+import { formatNames } from '../pipeline.js';
 import { TOKENIZERS } from '../tokens/index.js';
-import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, resolveSettings, runCompact, type CompactFlags } from './compact.js';
+import { runCompact } from './compact.js';
+import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, resolveSettings, type CompactFlags } from './settings.js';
 import { runInspect, type InspectFlags } from './inspect.js';
+import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
 const require = createRequire(import.meta.url);
@@ -18,8 +20,6 @@ function oneLine(text: string): string {
     .replace(/\s*\n\s*/g, ' ');
 }
 
-/** Exit codes, documented in the README. */
-export const EXIT = { ok: 0, changesNeeded: 1, error: 2 } as const;
 
 /**
  * Runs the swc command line.

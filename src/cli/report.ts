@@ -1,7 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeForLine, InputError } from '../errors.js';
 import type { FileResult } from '../pipeline.js';
-import { messageCounts } from './plan-json.js';
 import { formatCount, outcomeLine, type LineContext } from './summary.js';
 
 /**
@@ -42,7 +41,7 @@ export interface FileRecord {
   /** Whether every conversation ends at or under its target (with thresholds: or stayed below the trigger). */
   readonly targetMet: boolean | null;
   readonly error: RecordError | null;
-  /** The file's plan (issue 3's plan document), when a report or dry run asked for it. */
+  /** The file's JSON plan, when a report or dry run asked for it. */
   readonly plan?: unknown;
 }
 
@@ -83,7 +82,7 @@ export interface ReportDocument {
 
 /**
  * The record of a file that was compacted (or found unchanged). Messages are counted as everywhere else
- * (`messageCounts`: items of the file, as the note counts them).
+ * (the outcome's counts: items of the file, as the note counts them).
  * @param result the pipeline's outcome
  * @param path the path to show
  * @param target the run's token target
@@ -92,7 +91,7 @@ export function recordOf(result: FileResult, path: string, target: number): File
   const cs = result.conversations;
   const sum = (f: (c: (typeof cs)[number]) => number): number => cs.reduce((a, c) => a + f(c), 0);
   const toolTokens = sum((c) => c.toolTokens);
-  const counts = cs.map(messageCounts);
+  const counts = cs.map((c) => c.outcome.counts);
   const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
   return {
     path,

@@ -1,12 +1,12 @@
-import type { TokenCounter } from '../core/types.js';
 import { escapeForLine } from '../errors.js';
-import type { FileResult } from '../pipeline.js';
-import { isBelowThreshold, messageCounts, missContextOf, missOf, type Miss, type MissContext, type Planned, type PlanWindow } from './plan-json.js';
+import type { Miss, MissContext } from '../outcome/outcome.js';
+import type { ConversationResult, FileResult } from '../pipeline.js';
+import type { PlanWindow } from './plan-json.js';
 
 /**
  * What swc says about one file in words: the one-line outcome on stderr (the same line for -o, --in-place,
  * --out-dir and --check), and the phrases for a missed target and a file below the window threshold, which the
- * dry run uses too. The numbers come from plan-json.ts, so every mode says the same.
+ * dry run uses too. The numbers come from the outcome (src/outcome), so every mode says the same.
  */
 
 /** Formats a count with thousands separators, the same on every machine. */
@@ -76,24 +76,18 @@ export interface LineContext {
   /** The run's target: --target, or context window × compact-to. */
   readonly target: number;
   readonly minKeepSteps: number;
-  /** Measures what a missed target's reason needs when the decision did not count it. */
-  readonly counter?: TokenCounter | undefined;
   readonly window?: PlanWindow | null | undefined;
 }
 
-/**
- * Why a conversation misses its target, phrased, or null when it meets it.
- * @param c the conversation and its plan
- * @param context min_keep_steps, a counter, the window
- */
-export function missReason(c: Planned, context: Pick<LineContext, 'minKeepSteps' | 'counter' | 'window'>): string | null {
-  const miss = missOf(c, context);
-  return miss === null ? null : missText(miss, missContextOf(c, context.minKeepSteps));
+/** Why a conversation misses its target, phrased, or null when it meets it. */
+export function missReason(c: ConversationResult): string | null {
+  const { miss } = c.outcome.totals;
+  return miss === null ? null : missText(miss, c.outcome.missContext);
 }
 
 /** Why an unchanged conversation stayed as it was. */
-function unchangedWhy(c: Planned, context: LineContext): string {
-  if (isBelowThreshold(c, context.window)) return thresholdText(context.window as PlanWindow);
+function unchangedWhy(c: ConversationResult, context: LineContext): string {
+  if (c.outcome.belowThreshold) return thresholdText(context.window as PlanWindow);
   if (c.plan.unchanged === 'fits') return `fits the target ${formatCount(context.target)}`;
   if (c.plan.unchanged === 'only-notes') return 'only earlier notes would go';
   return 'nothing can be removed';
@@ -115,7 +109,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   const before = sum((c) => c.plan.tokensBefore) + tools;
   const exact = cs.every((c) => c.plan.tokensBeforeExact);
   const after = sum((c) => c.plan.tokensAfter) + tools;
-  const counts = cs.map(messageCounts);
+  const counts = cs.map((c) => c.outcome.counts);
   const removed = counts.reduce((a, n) => a + n.removed, 0);
   const total = counts.reduce((a, n) => a + n.before, 0);
   const met = cs.filter((c) => c.plan.targetMet).length;
@@ -123,7 +117,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   const name = escapeForLine(path);
   const target = formatCount(context.target);
   const firstMiss = cs.find((c) => !c.plan.targetMet);
-  const reason = firstMiss === undefined ? null : missReason(firstMiss, context);
+  const reason = firstMiss === undefined ? null : missReason(firstMiss);
   if (result.records || cs.length > 1) {
     const where = firstMiss === undefined ? '' : ` (first miss, ${escapeForLine(firstMiss.slot.where)}: ${reason})`;
     return (

@@ -1,11 +1,9 @@
 import { Chalk } from 'chalk';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { noteTemplate } from '../core/compact.js';
-import type { TokenCounter } from '../core/types.js';
 import { identifyFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
-import { compactSource, outputBytes, type WindowThresholds } from '../pipeline.js';
-import { createCounter, type TokenizerName } from '../tokens/index.js';
+import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, type WindowThresholds } from '../pipeline.js';
+import type { TokenizerName } from '../tokens/index.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument, type PlanWindow } from './plan-json.js';
 import { failedRecord, fileLine, recordOf, type FileRecord } from './report.js';
@@ -72,39 +70,30 @@ export interface JobResult {
  * unexpected failure, comes back as a failed record.
  * @param job the file
  * @param settings the run's settings
- * @param counter the tokenizer, loaded once per thread
+ * @param compactor the run's compactor, its tokenizer loaded once per thread
  */
-export function processFile(job: Job, settings: JobSettings, counter: TokenCounter): JobResult {
+export function processFile(job: Job, settings: JobSettings, compactor: FileCompactor): JobResult {
   try {
-    return describeFile(job, settings, counter);
+    return describeFile(job, settings, compactor);
   } catch (error) {
     // A file that cannot be read or parsed, or a bug met on it: that file fails, the run goes on.
     const record = failedRecord(job.display, error, settings.target);
-    return { index: job.index, record, line: fileLine(record, null, lineContext(settings, counter)), diff: null, bytes: null };
+    return { index: job.index, record, line: fileLine(record, null, lineContext(settings, compactor)), diff: null, bytes: null };
   }
 }
 
 /** The work of `processFile`; throws on a file it cannot handle. */
-function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): JobResult {
+function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor): JobResult {
   // Taken before reading: whatever happens to the file from here on shows when its rewrite compares.
   const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
   const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
-  const result = compactSource(source, {
-    target: settings.target,
-    window: settings.window ?? undefined,
-    minKeepSteps: settings.minKeepSteps,
-    note: settings.note,
-    format: settings.format,
-    conversationKey: settings.conversationKey,
-    counter,
-    exhaustive: settings.exhaustive,
-  });
+  const result = compactor.compact(source);
   const note = noteTemplate(settings.note);
   const target = settings.target;
   const window = settings.planWindow;
   let record = recordOf(result, job.display, settings.target);
   if (settings.plan) {
-    const plan = planDocument(result, { target, tokenizer: counter.name, minKeepSteps: settings.minKeepSteps, note, format: settings.format, counter, window });
+    const plan = planDocument(result, { target, tokenizer: compactor.tokenizer, minKeepSteps: settings.minKeepSteps, note, format: settings.format, window });
     record = { ...record, plan };
   }
   const diff =
@@ -112,26 +101,39 @@ function describeFile(job: Job, settings: JobSettings, counter: TokenCounter): J
       ? null
       : renderDryRun(result, {
           target,
-          tokenizer: counter.name,
+          tokenizer: compactor.tokenizer,
           minKeepSteps: settings.minKeepSteps,
           note,
           width: settings.diff.width,
           color: new Chalk({ level: settings.diff.level }),
-          counter,
           window,
         });
   let bytes: Uint8Array | null = null;
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
     bytes = outputBytes(result);
   }
-  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, counter), settings.everyLine), diff, bytes, identity };
+  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, compactor), settings.everyLine), diff, bytes, identity };
 }
 
-/** What a file's line says besides the result: the run's settings and the counter. */
-function lineContext(settings: JobSettings, counter: TokenCounter): LineContext {
-  return { tokenizer: counter.name, target: settings.target, minKeepSteps: settings.minKeepSteps, counter, window: settings.planWindow };
+/** What a file's line says besides the result: the run's settings and the tokenizer's name. */
+function lineContext(settings: JobSettings, compactor: FileCompactor): LineContext {
+  return { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window: settings.planWindow };
 }
 
+
+/** The compactor for a run's settings: the settings every file of the run shares, the tokenizer loaded once. */
+export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
+  return createFileCompactor({
+    tokenizer: settings.tokenizer,
+    target: settings.target,
+    window: settings.window ?? undefined,
+    minKeepSteps: settings.minKeepSteps,
+    note: settings.note,
+    format: settings.format,
+    conversationKey: settings.conversationKey,
+    exhaustive: settings.exhaustive,
+  });
+}
 
 /** Messages from the main thread. */
 export type ToWorker = { readonly type: 'job'; readonly job: Job };
@@ -147,10 +149,9 @@ export interface WorkerInit {
 async function serve(port: NonNullable<typeof parentPort>, init: WorkerInit): Promise<void> {
   // The modules are loaded: the pool may start the next worker (module loading opens many files at once).
   port.postMessage({ type: 'loaded' } satisfies FromWorker);
-  // The counter keeps the encoding's merge cache in check itself (src/tokens/bpe.ts).
-  const counter = await createCounter(init.settings.tokenizer);
+  const compactor = await compactorFor(init.settings);
   port.on('message', (message: ToWorker) => {
-    const result = processFile(message.job, init.settings, counter);
+    const result = processFile(message.job, init.settings, compactor);
     // The output bytes move to the main thread instead of being copied, unless they share a pooled buffer.
     const bytes = result.bytes;
     const own = bytes !== null && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;

@@ -54,7 +54,6 @@ function view(settings: { target: number; minKeepSteps?: number; note?: string |
     note: noteTemplate(settings.note),
     width: 80,
     color: new Chalk({ level: 0 }),
-    counter: createFakeCounter(),
     ...extra,
   };
 }
@@ -309,13 +308,13 @@ describe('the dry-run layout', () => {
 
   it.each([20, 40, 60, 80, 100, 132])('keeps every line within %i columns, previews in CJK and emoji included', (width) => {
     const settings = { target: 1500 };
-    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width, tokenizer: 'approx', counter: createApproxCounter() }));
+    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width, tokenizer: 'approx' }));
     for (const line of out.split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(width);
   });
 
   it('keeps the columns aligned when previews hold wide characters', () => {
     const settings = { target: 1500 };
-    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width: 100, tokenizer: 'approx', counter: createApproxCounter() }));
+    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width: 100, tokenizer: 'approx' }));
     const rows = out.split('\n').filter((l) => / tok {2}/.test(l));
     expect(rows.length).toBe(7);
     // Where each row's preview starts, in columns: the same for all of them.
@@ -326,7 +325,7 @@ describe('the dry-run layout', () => {
 
   it('shows control characters, newlines and bidi overrides as visible escapes', () => {
     const settings = { target: 1500 };
-    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width: 200, tokenizer: 'approx', counter: createApproxCounter() }));
+    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width: 200, tokenizer: 'approx' }));
     expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/u);
     expect(out).toContain('あなたは旅行代理店のアシスタントです。\\n\\tRules: be kind 😊');
     expect(out).toContain('\\u202eevil\\u202c');

@@ -6,7 +6,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { countOf, messageCounts, planDocument, planTotals, type PlanDocument, type PlanSettings, type PlanWindow } from '../../src/cli/plan-json.js';
+import { planDocument, type PlanDocument, type PlanSettings, type PlanWindow } from '../../src/cli/plan-json.js';
+import { countOf, outcomeOf } from '../../src/outcome/outcome.js';
 import { noteTemplate, planCompaction } from '../../src/core/compact.js';
 import { textContent } from '../../src/core/render.js';
 import { DEFAULT_NOTE_TEMPLATE, formatNote } from '../../src/core/note.js';
@@ -31,7 +32,6 @@ function documentFor(text: string, file: string, settings: { target: number; min
     minKeepSteps: settings.minKeepSteps,
     note: noteTemplate(settings.note),
     format: 'auto',
-    counter,
   };
   return planDocument(result, planSettings);
 }
@@ -127,7 +127,7 @@ describe('the JSON plan', () => {
     ];
     const plan = planCompaction(messages, createFakeCounter(), { target: 30, exhaustive: true });
     const normalized = { messages, itemsOf: [[0], [1, 2], [3, 4, 5], [6]] };
-    const totals = planTotals({ plan, normalized, target: 30, toolTokens: 0 }, { minKeepSteps: 1 });
+    const { totals } = outcomeOf({ plan, normalized, target: 30, toolTokens: 0 }, { minKeepSteps: 1, counter: createFakeCounter() });
     expect(plan.noteText).toBe(formatNote(DEFAULT_NOTE_TEMPLATE, 5));
     expect([totals.messagesBefore, totals.messagesAfter, totals.removed.messages]).toEqual([7, 3, 5]);
     expect(countOf(messages, [1, 2])).toBe(5);
@@ -142,7 +142,7 @@ describe('the JSON plan', () => {
     ];
     const plan = planCompaction(messages, createFakeCounter(), { target: 30, exhaustive: true });
     const normalized = { messages, itemsOf: [[], [0], [1], [2]] };
-    expect(messageCounts({ plan, normalized, target: 30, toolTokens: 0 })).toEqual({ before: 3, after: 2, removed: 2 });
+    expect(outcomeOf({ plan, normalized, target: 30, toolTokens: 0 }, { minKeepSteps: 1, counter: createFakeCounter() }).counts).toEqual({ before: 3, after: 2, removed: 2 });
     expect(countOf(messages, [0, 1], normalized.itemsOf)).toBe(1);
   });
 
@@ -219,7 +219,7 @@ describe('the JSON plan in item positions', () => {
       counter,
       exhaustive: true,
     });
-    const doc = planDocument(result, { target: 8, tokenizer: 'fake', minKeepSteps: 1, note: null, format: 'auto', counter, window });
+    const doc = planDocument(result, { target: 8, tokenizer: 'fake', minKeepSteps: 1, note: null, format: 'auto', window });
     expect(doc.settings).toEqual({ target: null, tokenizer: 'fake', minKeepSteps: 1, note: null, format: 'auto', contextWindow: 40, compactAt: 0.7, compactTo: 0.2 });
     expect([doc.target, doc.toolTokens, doc.targetMet]).toEqual([0, 10, false]);
     expect(doc.missReason).toEqual({ kind: 'tools', toolTokens: 10, target: 8 });

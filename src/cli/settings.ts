@@ -1,0 +1,249 @@
+import { availableParallelism } from 'node:os';
+import { UsageError } from '../errors.js';
+import type { WindowThresholds } from '../pipeline.js';
+import { isTokenizerName, TOKENIZERS, type TokenizerName } from '../tokens/index.js';
+import { parseWhole } from './options.js';
+
+/** The settings of `swc compact`, checked and resolved once from the command line; every part of the run reads these. */
+
+/** Options of `swc compact` as commander hands them over. */
+export interface CompactFlags {
+  target?: string;
+  contextWindow?: string;
+  compactAt?: string;
+  compactTo?: string;
+  minKeepSteps?: string;
+  note?: string | boolean;
+  tokenizer?: string;
+  format?: string;
+  conversationKey?: string;
+  output?: string;
+  inPlace?: boolean;
+  outDir?: string;
+  base?: string;
+  check?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+  report?: string;
+  ignore?: string[];
+  jobs?: string;
+  shard?: string;
+  force?: boolean;
+  quiet?: boolean;
+  debug?: boolean;
+  color?: boolean;
+}
+
+/** A fraction typed on the command line, kept exact (0.7 is 7/10, not a binary float). */
+export interface Fraction {
+  readonly text: string;
+  readonly numerator: bigint;
+  readonly denominator: bigint;
+  readonly value: number;
+}
+
+/** The context-window thresholds, as typed and in tokens. */
+export interface WindowSettings {
+  readonly tokens: number;
+  readonly compactAt: Fraction;
+  readonly compactTo: Fraction;
+  /** Sizes from here on are compacted: ceil(window × compact-at). */
+  readonly trigger: number;
+  /** What they are compacted to: floor(window × compact-to). */
+  readonly target: number;
+}
+
+/** A shard of the files: the `index`-th (1-based) of `count`. */
+export interface Shard {
+  readonly index: number;
+  readonly count: number;
+}
+
+/** Validated settings of one `swc compact` run. */
+export interface CompactSettings {
+  readonly inputs: readonly string[];
+  /** The token target: --target, or the window's target. */
+  readonly target: number;
+  readonly window: WindowSettings | null;
+  readonly minKeepSteps: number;
+  /** undefined: the default note; null: no note; otherwise the template. */
+  readonly note: string | null | undefined;
+  readonly tokenizer: TokenizerName;
+  readonly format: string;
+  /** In files of many records, the key each record holds its conversation under. */
+  readonly conversationKey: string | undefined;
+  readonly output: string | undefined;
+  readonly inPlace: boolean;
+  readonly outDir: string | undefined;
+  readonly base: string | undefined;
+  readonly check: boolean;
+  readonly dryRun: boolean;
+  readonly json: boolean;
+  readonly report: string | undefined;
+  readonly ignore: readonly string[];
+  readonly jobs: number;
+  readonly shard: Shard | null;
+  /** Replace files in the out-dir that hold something other than this run's result. */
+  readonly force: boolean;
+  readonly quiet: boolean;
+  /** --no-color (false), or nothing said (undefined). */
+  readonly color: boolean | undefined;
+}
+
+export const DEFAULT_COMPACT_AT = '0.7';
+export const DEFAULT_COMPACT_TO = '0.4';
+
+/**
+ * Parses a fraction exactly: `0.7`, `.7`, `1`, or a percentage `70%`.
+ * @throws UsageError for anything else
+ */
+export function parseFraction(name: string, raw: string): Fraction {
+  const text = raw.trim();
+  const m = /^(\d*)(?:\.(\d*))?(%?)$/.exec(text);
+  if (m === null || (m[1] === '' && (m[2] ?? '') === '')) {
+    throw new UsageError(`${name} must be a fraction such as 0.7 or 70%, got "${raw}"`);
+  }
+  const digits = `${m[1] ?? ''}${m[2] ?? ''}` || '0';
+  let denominator = 10n ** BigInt((m[2] ?? '').length);
+  if (m[3] === '%') denominator *= 100n;
+  const numerator = BigInt(digits);
+  return { text, numerator, denominator, value: Number(numerator) / Number(denominator) };
+}
+
+/** a < b for fractions. */
+function isBelow(a: Fraction, b: Fraction): boolean {
+  return a.numerator * b.denominator < b.numerator * a.denominator;
+}
+
+/** window × fraction, rounded up or down, in exact integer arithmetic. */
+function scale(window: number, f: Fraction, round: 'up' | 'down'): number {
+  const product = BigInt(window) * f.numerator;
+  const q = product / f.denominator;
+  return Number(round === 'up' && q * f.denominator !== product ? q + 1n : q);
+}
+
+/**
+ * Checks the threshold options: `0 < compact-to < compact-at <= 1` and a positive window, each refusal
+ * saying why the rule exists.
+ */
+export function resolveWindow(flags: CompactFlags): WindowSettings | null {
+  if (flags.contextWindow === undefined) {
+    const stray = flags.compactAt !== undefined ? '--compact-at' : flags.compactTo !== undefined ? '--compact-to' : null;
+    if (stray !== null) throw new UsageError(`${stray} needs --context-window <tokens>: its fraction is a share of that window`);
+    return null;
+  }
+  if (flags.target !== undefined) {
+    throw new UsageError('--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to');
+  }
+  const tokens = parseWhole('--context-window', flags.contextWindow, 1);
+  const compactAt = parseFraction('--compact-at', flags.compactAt ?? DEFAULT_COMPACT_AT);
+  const compactTo = parseFraction('--compact-to', flags.compactTo ?? DEFAULT_COMPACT_TO);
+  if (compactAt.numerator === 0n) throw new UsageError(`--compact-at must be above 0, got ${compactAt.text}: at 0 every file, even an empty one, would be compacted`);
+  if (compactAt.numerator > compactAt.denominator) {
+    throw new UsageError(`--compact-at must be at most 1, got ${compactAt.text}: a transcript larger than its context window no longer fits it, so waiting that long is too late`);
+  }
+  if (compactTo.numerator === 0n) throw new UsageError(`--compact-to must be above 0, got ${compactTo.text}: nothing of a conversation fits in 0 tokens`);
+  if (!isBelow(compactTo, compactAt)) {
+    throw new UsageError(
+      `--compact-to (${compactTo.text}) must be below --compact-at (${compactAt.text}): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again`,
+    );
+  }
+  const target = scale(tokens, compactTo, 'down');
+  if (target < 1) {
+    throw new UsageError(`--compact-to ${compactTo.text} of a ${tokens}-token window is less than one token: nothing would fit; raise --compact-to or --context-window`);
+  }
+  return { tokens, compactAt, compactTo, trigger: scale(tokens, compactAt, 'up'), target };
+}
+
+/** Parses `--shard i/n` (1-based, like jest and playwright). */
+export function parseShard(raw: string): Shard {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(raw);
+  if (m === null) throw new UsageError(`--shard must look like 2/4 (the 2nd of 4 shards), got "${raw}"`);
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (!Number.isSafeInteger(count)) throw new UsageError(`--shard is too large: "${raw}"`);
+  if (count < 1) throw new UsageError(`--shard ${raw}: the number of shards must be at least 1`);
+  if (index < 1 || index > count) throw new UsageError(`--shard ${raw}: the shard must be between 1 and ${count} (shards count from 1)`);
+  return { index, count };
+}
+
+/** Whether a run writes nothing but its result to stdout (one input, no batch option): the behaviour of one file. */
+export function isStreamRun(settings: CompactSettings): boolean {
+  return !settings.inPlace && settings.outDir === undefined && !settings.check && !settings.dryRun && settings.inputs.length === 1;
+}
+
+/** Checks flags and turns them into settings; every problem is a UsageError that says what to do. */
+export function resolveSettings(inputs: readonly string[], flags: CompactFlags): CompactSettings {
+  const window = resolveWindow(flags);
+  if (window === null && flags.target === undefined) {
+    throw new UsageError('--target <tokens> is required (the token budget to compact to)');
+  }
+  const target = window?.target ?? parseWhole('--target', flags.target as string, 1);
+  const minKeepSteps = flags.minKeepSteps === undefined ? 1 : parseWhole('--min-keep-steps', flags.minKeepSteps, 0);
+  const tokenizer = flags.tokenizer ?? 'o200k_base';
+  if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  const note = flags.note === false ? null : flags.note === true || flags.note === undefined ? undefined : flags.note === '' ? null : flags.note;
+  if (inputs.length === 0) throw new UsageError('no input given (a file, a directory, a quoted glob pattern, or - for standard input)');
+  const inPlace = flags.inPlace === true;
+  const check = flags.check === true;
+  const dryRun = flags.dryRun === true;
+  const outDir = flags.outDir;
+  if (inPlace && outDir !== undefined) throw new UsageError('--in-place and --out-dir cannot be used together: rewrite the inputs, or write copies under the out-dir');
+  if (check && (inPlace || outDir !== undefined)) {
+    throw new UsageError(`--check writes nothing, so it cannot be used with ${inPlace ? '--in-place' : '--out-dir'}: run the check and the rewrite as two steps`);
+  }
+  if (flags.output !== undefined) {
+    // Name the option that clashes with --output; only then is the number of inputs the problem.
+    if (dryRun) throw new UsageError('--dry-run writes nothing; it cannot be combined with --output');
+    if (check) throw new UsageError('--check writes nothing; it cannot be combined with --output');
+    if (inPlace) throw new UsageError('--in-place rewrites each input itself; it cannot be combined with --output');
+    if (outDir !== undefined) throw new UsageError('--out-dir and --output cannot be used together: write every result under the out-dir, or one result to --output');
+    if (inputs.length > 1) throw new UsageError('--output takes the result of exactly one input; with several files use --out-dir or --in-place');
+  }
+  if (inputs.includes('-')) {
+    if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
+    if (inPlace) throw new UsageError('--in-place cannot rewrite standard input; use --output');
+    if (outDir !== undefined) throw new UsageError('--out-dir needs files; for standard input use --output');
+  }
+  if (inputs.length > 1 && !inPlace && outDir === undefined && !check && !dryRun) {
+    throw new UsageError(
+      `${inputs.length} inputs given: add --out-dir <dir> to write the results there, --in-place to rewrite each file, --check to only report which need compaction, or --dry-run to preview`,
+    );
+  }
+  const jobs = flags.jobs === undefined ? availableParallelism() : parseWhole('--jobs', flags.jobs, 1);
+  const settings: CompactSettings = {
+    inputs,
+    target,
+    window,
+    minKeepSteps,
+    note,
+    tokenizer,
+    format: flags.format ?? 'auto',
+    conversationKey: flags.conversationKey,
+    output: flags.output,
+    inPlace,
+    outDir,
+    base: flags.base,
+    check,
+    dryRun,
+    json: flags.json === true,
+    report: flags.report,
+    ignore: flags.ignore ?? [],
+    jobs,
+    shard: flags.shard === undefined ? null : parseShard(flags.shard),
+    force: flags.force === true,
+    quiet: flags.quiet === true,
+    color: flags.color === false ? false : undefined,
+  };
+  if (isStreamRun(settings) && (settings.shard !== null || settings.base !== undefined || settings.ignore.length > 0)) {
+    const flag = settings.shard !== null ? '--shard' : settings.base !== undefined ? '--base' : '--ignore';
+    throw new UsageError(`${flag} only applies to batch runs: add --out-dir, --in-place, --check or --dry-run`);
+  }
+  return settings;
+}
+
+/** The pipeline's thresholds for settings, or undefined for a fixed target. */
+export function windowThresholds(settings: CompactSettings): WindowThresholds | undefined {
+  return settings.window === null ? undefined : { trigger: settings.window.trigger, target: settings.window.target };
+}
+

@@ -1,0 +1,90 @@
+import path from 'node:path';
+import { InputError } from '../errors.js';
+import { ChangedError, describeFsError, identifyFile, readStdin, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
+import { sourceFromBytes, readSourceFile } from '../io/lines.js';
+import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
+import { EXIT } from './exit-codes.js';
+import { writeAll, type CliIo } from './io.js';
+import { checkReportPath, emitJson, reportTarget } from './json-output.js';
+import { planDocument, planWindowOf } from './plan-json.js';
+import { windowThresholds, type CompactSettings } from './settings.js';
+import { describeOutcome } from './summary.js';
+
+/** One input to stdout or --output, in this thread: the run of one file. */
+
+/** Reads one input (a file, or - for standard input) and compacts it. */
+export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input): Promise<FileResult> {
+  // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
+  const source = input === '-' ? sourceFromBytes(await readStdin(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
+  return compactor.compact(source);
+}
+
+/** The one input of a stream run, resolved once: the file it really is, and what it was before it was read. */
+interface StreamInput {
+  /** The path shown in messages. */
+  readonly shown: string;
+  /** The real path, or '-' for standard input. */
+  readonly real: string;
+  readonly identity: FileIdentity | null;
+}
+
+/**
+ * Writes a result to --output or stdout. An --output that is the input itself is replaced only if the input is still
+ * the file that was read.
+ */
+async function deliver(input: StreamInput, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
+  const data = outputBytes(result);
+  if (settings.output !== undefined && settings.output !== '-') {
+    const out = path.resolve(io.cwd, settings.output);
+    try {
+      const isInput = input.real !== '-' && (await realTarget(out)) === input.real;
+      if (isInput && input.identity === null) throw new InputError('is not a regular file, so it cannot be replaced by its result', settings.output);
+      await writeFileAtomic(out, data, { follow: true, expect: isInput ? (input.identity ?? undefined) : undefined });
+    } catch (error) {
+      if (error instanceof InputError) throw error;
+      if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, input.shown);
+      throw new InputError(`cannot write: ${describeFsError(error)}`, settings.output);
+    }
+    return;
+  }
+  await writeAll(io.stdout, data);
+}
+
+/** One input to stdout or --output, in this thread. */
+export async function runStream(settings: CompactSettings, io: CliIo, report: (line: string) => void): Promise<number> {
+  const json = reportTarget(settings);
+  const compactor = await createFileCompactor({
+    tokenizer: settings.tokenizer,
+    target: settings.target,
+    window: windowThresholds(settings),
+    minKeepSteps: settings.minKeepSteps,
+    note: settings.note,
+    format: settings.format,
+    conversationKey: settings.conversationKey,
+    exhaustive: json !== null,
+  });
+  const given = settings.inputs[0] as string;
+  const real = given === '-' ? '-' : await realTarget(path.resolve(io.cwd, given));
+  await checkReportPath(settings, io, real === '-' ? [] : [real]);
+  // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
+  const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
+  const result = await compactInput(real, compactor, io, given);
+  await deliver(input, result, settings, io);
+  const window = planWindowOf(settings.window);
+  if (!settings.quiet && json?.kind !== 'stderr') {
+    report(describeOutcome(result, { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }));
+  }
+  if (json !== null) {
+    const plan = planDocument(result, {
+      target: settings.target,
+      tokenizer: compactor.tokenizer,
+      minKeepSteps: settings.minKeepSteps,
+      note: noteTemplate(settings.note),
+      format: settings.format,
+      window,
+    });
+    await emitJson(json, plan, io);
+  }
+  return EXIT.ok;
+}
+

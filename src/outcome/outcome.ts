@@ -1,0 +1,343 @@
+import { analyze, isEarlierNote, type Group, type GroupKind, type Plan } from '../core/compact.js';
+import { renderMessage, textContent } from '../core/render.js';
+import type { Message, TokenCounter } from '../core/types.js';
+import type { Normalized } from '../formats/types.js';
+
+/**
+ * Everything any output says about one conversation's decision, worked out once while the counter is at hand: message
+ * counts in the file's own terms, where the note is written and what it costs, token sums by kind of group, and why
+ * a target was missed. Summary lines, dry runs, JSON plans and reports read this and never measure.
+ */
+
+/** The context-window thresholds a conversation was planned against, in tokens. */
+export interface OutcomeWindow {
+  /** Sizes from here on are compacted. */
+  readonly trigger: number;
+  /** What they are compacted to. */
+  readonly target: number;
+}
+
+/** Why a plan misses its target. */
+export type Miss =
+  /** The tool schemas alone take the whole share of the window compaction aims at (window thresholds only). */
+  | { readonly kind: 'tools'; readonly toolTokens: number; readonly target: number }
+  | { readonly kind: 'protected'; readonly protectedTokens: number }
+  | { readonly kind: 'min-keep-steps'; readonly steps: number; readonly stepTokens: number; readonly budget: number }
+  /** Only earlier notes could go, and a new note would take their place, so nothing changes. */
+  | { readonly kind: 'earlier-notes'; readonly tokensAfter: number }
+  | { readonly kind: 'note'; readonly noteTokens: number | null; readonly tokensAfter: number }
+  | { readonly kind: 'joined'; readonly tokensAfter: number };
+
+/** Message counts of one conversation, in the file's own terms. */
+export interface MessageCounts {
+  readonly before: number;
+  readonly after: number;
+  readonly removed: number;
+}
+
+/** Token sums of what a plan keeps and removes, by kind of group; null where a group was not counted. */
+export interface PlanTotals {
+  readonly messagesBefore: number;
+  readonly messagesAfter: number;
+  readonly protectedTokens: number | null;
+  readonly keptTurnTokens: number | null;
+  readonly keptStepTokens: number | null;
+  /** Messages in no group that stay (only when nothing is removed). */
+  readonly keptOtherTokens: number | null;
+  readonly noteTokens: number | null;
+  readonly removed: {
+    readonly messages: number;
+    readonly tokens: number | null;
+    readonly turns: number;
+    readonly steps: number;
+    readonly orphans: number;
+  };
+  readonly miss: Miss | null;
+}
+
+/** The note of a conversation: where it is written in the output list, and its text. */
+export interface PlanNote {
+  readonly index: number;
+  readonly text: string;
+}
+
+/** What the phrase of a missed target says besides the reason's own numbers. */
+export interface MissContext {
+  readonly minKeepSteps: number;
+  /** Whether the conversation has leading instructions and a current task (the protected part). */
+  readonly instructions: boolean;
+  readonly task: boolean;
+  /** The target the conversation was planned against, and the tool schemas' tokens taken off it. */
+  readonly target: number;
+  readonly toolTokens: number;
+}
+
+/** Why a message that belongs to no turn or step goes: an earlier note, after the task, before the first turn, elsewhere. */
+export type OrphanKind = 'earlier-note' | 'after-task' | 'before-first-turn' | 'no-group';
+
+/** What every output shows of one conversation. */
+export interface ConversationOutcome {
+  /** For each of the plan's groups, in order: why it goes when it is a removed orphan, else null. */
+  readonly orphans: readonly (OrphanKind | null)[];
+  readonly counts: MessageCounts;
+  readonly totals: PlanTotals;
+  /** The note's place in the written list and its text, or null without a note. */
+  readonly note: PlanNote | null;
+  readonly missContext: MissContext;
+  /** Whether it stayed below the window's compact-at threshold (left alone, target met). */
+  readonly belowThreshold: boolean;
+}
+
+/** A conversation as planned: what its outcome is worked out from. */
+export interface Planned {
+  readonly plan: Plan;
+  readonly normalized: Normalized;
+  /** The target the plan was made against (with thresholds: the trigger or the target, less the tool schemas). */
+  readonly target: number;
+  /** Tokens the container's tool schemas add (counted with thresholds only, else 0). */
+  readonly toolTokens: number;
+}
+
+/** What an outcome is worked out with besides the conversation. */
+export interface OutcomeSettings {
+  readonly minKeepSteps: number;
+  readonly counter: TokenCounter;
+  readonly window?: OutcomeWindow | null | undefined;
+}
+
+/**
+ * The outcome of one planned conversation.
+ * @param c the conversation and its decision
+ * @param settings min_keep_steps, the counter the decision was made with, the window thresholds
+ */
+export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOutcome {
+  const index = notePlacement(c.plan, c.normalized);
+  return {
+    orphans: orphanKinds(c),
+    counts: messageCounts(c),
+    totals: planTotals(c, settings),
+    note: c.plan.noteText !== null && index !== null ? { index, text: c.plan.noteText } : null,
+    missContext: missContextOf(c, settings.minKeepSteps),
+    belowThreshold: isBelowThreshold(c, settings.window),
+  };
+}
+
+/** Why each removed orphan goes, from the conversation's structure as the decision saw it. */
+function orphanKinds(c: Planned): (OrphanKind | null)[] {
+  const { groups } = c.plan;
+  const isRemovedOrphan = (g: Group): boolean => g.kind === 'orphan' && !g.kept;
+  if (!groups.some(isRemovedOrphan)) return groups.map(() => null);
+  const { messages } = c.normalized;
+  const structure = analyze(messages);
+  const firstTurn = structure.turns[0]?.[0] ?? structure.task ?? Infinity;
+  return groups.map((g): OrphanKind | null => {
+    if (!isRemovedOrphan(g)) return null;
+    if (isEarlierNote(messages[g.start] as Message)) return 'earlier-note';
+    if (structure.task !== null && g.start > structure.task) return 'after-task';
+    return g.start < firstTurn ? 'before-first-turn' : 'no-group';
+  });
+}
+
+/** A sum of counts that stays null when any part was not counted. */
+function sumTokens(groups: readonly Group[]): number | null {
+  let total = 0;
+  for (const g of groups) {
+    if (g.tokens === null) return null;
+    total += g.tokens;
+  }
+  return total;
+}
+
+/**
+ * How many messages these are in the file's own count, the one the note's `{num_removed}` uses: a message
+ * stands for `weight` items (e.g. the several lines of one split Claude Code message), 1 by default.
+ * @param itemsOf when given, a message that stands for no item (instructions held outside the list) counts 0
+ */
+export function countOf(messages: readonly Message[], indices: readonly number[], itemsOf?: Normalized['itemsOf']): number {
+  let n = 0;
+  for (const i of indices) {
+    if (itemsOf !== undefined && (itemsOf[i]?.length ?? 0) === 0) continue;
+    n += messages[i]?.weight ?? 1;
+  }
+  return n;
+}
+
+/**
+ * The one definition of "messages" every report uses (summary line, batch record, JSON plan, dry run): items of
+ * the file's list as the note's `{num_removed}` counts them, so a split Claude Code message counts its lines and
+ * instructions held outside the list (Anthropic `system`, Gemini `systemInstruction`, Responses `instructions`)
+ * count none. After = what stays, plus one for the note.
+ */
+function messageCounts(c: Planned): MessageCounts {
+  const { messages, itemsOf } = c.normalized;
+  const all = messages.map((_, i) => i);
+  const before = countOf(messages, all, itemsOf);
+  const removed = countOf(messages, c.plan.removed, itemsOf);
+  return { before, after: before - removed + (c.plan.noteText !== null ? 1 : 0), removed };
+}
+
+/** Where a group sits in the file's list. */
+export interface ItemSpan {
+  /** Its first item; 0 for a group that holds no item. */
+  readonly start: number;
+  /** Its last item + 1; equal to `start` for a group that holds no item. */
+  readonly end: number;
+  /** Items inside [start, end) that are not its own (an earlier note inside a turn, another message's line). */
+  readonly skip: readonly number[];
+  /** Whether some of its messages are instructions held outside the list, which stand for no item. */
+  readonly outside: boolean;
+}
+
+/**
+ * The item span of a group: items are positions in the file's list (JSONL lines, array elements), and a message
+ * stands for the items `itemsOf` gives it (several for a split Claude Code message or a Responses run, none for
+ * instructions held outside the list). The span covers the items of the group's message range [start, end)
+ * (a turn's range runs to the next turn, an earlier note inside it included); `skip` lists those not its own.
+ * @param group the group's message range and its own messages
+ */
+export function itemSpan(itemsOf: Normalized['itemsOf'], group: Pick<Group, 'start' | 'end' | 'indices'>): ItemSpan {
+  const own = new Set<number>();
+  let outside = false;
+  for (const m of group.indices) {
+    const items = itemsOf[m] ?? [];
+    if (items.length === 0) outside = true;
+    for (const k of items) own.add(k);
+  }
+  let start = Infinity;
+  let end = -Infinity;
+  for (let m = group.start; m < group.end; m++) {
+    for (const k of itemsOf[m] ?? []) {
+      start = Math.min(start, k);
+      end = Math.max(end, k + 1);
+    }
+  }
+  if (start === Infinity) return { start: 0, end: 0, skip: [], outside };
+  const skip: number[] = [];
+  if (own.size !== end - start) for (let k = start; k < end; k++) if (!own.has(k)) skip.push(k);
+  return { start, end, skip, outside };
+}
+
+/**
+ * The input item the note is written before: the first item of the first kept message from the note's place on
+ * that stands for an item; Infinity when the note goes last (or there is none). The writer and every report use
+ * this one rule.
+ */
+export function noteBeforeItem(plan: Plan, normalized: Pick<Normalized, 'itemsOf'>): number {
+  if (plan.noteText === null || plan.noteIndex === null) return Infinity;
+  for (let pos = plan.noteIndex; pos < plan.kept.length; pos++) {
+    const items = normalized.itemsOf[plan.kept[pos] as number] ?? [];
+    if (items.length > 0) return Math.min(...items);
+  }
+  return Infinity;
+}
+
+/**
+ * Where the note lands in the written list: the number of items written before it (kept items and items that
+ * belong to no message).
+ * @returns the item index in the output, or null without a note
+ */
+export function notePlacement(plan: Plan, normalized: Pick<Normalized, 'itemsOf' | 'pinned'>): number | null {
+  if (plan.noteText === null || plan.noteIndex === null) return null;
+  const written = new Set<number>(normalized.pinned ?? []);
+  for (const m of plan.kept) for (const k of normalized.itemsOf[m] ?? []) written.add(k);
+  const before = noteBeforeItem(plan, normalized);
+  let index = 0;
+  for (const k of written) if (k < before) index++;
+  return index;
+}
+
+/**
+ * The note's own cost, measured alone.
+ * @returns null when there is no note
+ */
+function noteTokens(plan: Plan, counter: TokenCounter): number | null {
+  if (plan.noteText === null) return null;
+  return counter.measure([renderMessage({ role: 'user', content: textContent(plan.noteText) })]);
+}
+
+/** Totals of one conversation's plan and, when it misses its target, why. */
+function planTotals(c: Planned, settings: OutcomeSettings): PlanTotals {
+  const { plan } = c;
+  const groups = plan.groups;
+  const of = (kind: GroupKind, kept: boolean): Group[] => groups.filter((g) => g.kind === kind && g.kept === kept);
+  const removedGroups = groups.filter((g) => !g.kept && g.kind !== 'note');
+  const note = noteTokens(plan, settings.counter);
+  const counts = messageCounts(c);
+  return {
+    messagesBefore: counts.before,
+    messagesAfter: counts.after,
+    protectedTokens: plan.protectedTokens ?? sumTokens(groups.filter(isProtected)),
+    keptTurnTokens: sumTokens(of('turn', true)),
+    keptStepTokens: sumTokens(of('step', true)),
+    keptOtherTokens: sumTokens(of('orphan', true)),
+    noteTokens: note,
+    removed: {
+      messages: counts.removed,
+      tokens: sumTokens(removedGroups),
+      turns: of('turn', false).length,
+      steps: of('step', false).length,
+      orphans: of('orphan', false).length,
+    },
+    miss: missOf(c, settings, note),
+  };
+}
+
+/** The leading instructions and the current task: never removed. */
+function isProtected(g: Group): boolean {
+  return g.kind === 'system' || g.kind === 'task';
+}
+
+/**
+ * A group's tokens, exactly: as the decision counted them, or measured now. A plan that did not count every
+ * group (tokensBefore not exact) may have stopped counting a step early, so its kept steps are measured again.
+ */
+function exactTokensOf(c: Planned, g: Group, counter: TokenCounter): number {
+  if (g.tokens !== null && c.plan.tokensBeforeExact) return g.tokens;
+  if (g.indices.length === 0) return 0;
+  return counter.measure(g.indices.map((i) => renderMessage(c.normalized.messages[i] as Message)));
+}
+
+/**
+ * The first reason that explains a missed target, or null when it is met: the tool schemas, the protected
+ * part, min_keep_steps, earlier notes, the note, or joined counting. Counts the decision skipped (a plain run
+ * stops counting early) are measured here, so every mode gives the same reason with the same numbers.
+ */
+function missOf(c: Planned, settings: OutcomeSettings, note: number | null): Miss | null {
+  const { plan } = c;
+  if (plan.targetMet) return null;
+  const window = settings.window ?? null;
+  if (window !== null && c.toolTokens > 0 && c.toolTokens >= window.target) return { kind: 'tools', toolTokens: c.toolTokens, target: window.target };
+  const target = c.target;
+  let protectedTokens = plan.protectedTokens;
+  if (protectedTokens === null) {
+    const indices = plan.groups.filter(isProtected).flatMap((g) => g.indices);
+    protectedTokens = indices.length === 0 ? 0 : settings.counter.measure(indices.map((i) => renderMessage(c.normalized.messages[i] as Message)));
+  }
+  if (protectedTokens > target) return { kind: 'protected', protectedTokens };
+  const budget = target - protectedTokens;
+  const keptSteps = plan.groups.filter((g) => g.kind === 'step' && g.kept);
+  let stepTokens = 0;
+  for (const g of keptSteps) stepTokens += exactTokensOf(c, g, settings.counter);
+  // Kept steps over the budget can only be there because min_keep_steps would not let them go.
+  const held = keptSteps.length > 0 && keptSteps.length <= settings.minKeepSteps && stepTokens > budget;
+  if (held || plan.heldByMinKeepSteps) return { kind: 'min-keep-steps', steps: keptSteps.length, stepTokens, budget };
+  if (plan.unchanged === 'only-notes') return { kind: 'earlier-notes', tokensAfter: plan.tokensAfter };
+  if (plan.noteText !== null) return { kind: 'note', noteTokens: note, tokensAfter: plan.tokensAfter };
+  return { kind: 'joined', tokensAfter: plan.tokensAfter };
+}
+
+/** The context a missed target is phrased in. */
+function missContextOf(c: Planned, minKeepSteps: number): MissContext {
+  return {
+    minKeepSteps,
+    instructions: c.plan.groups.some((g) => g.kind === 'system'),
+    task: c.plan.groups.some((g) => g.kind === 'task'),
+    target: c.target,
+    toolTokens: c.toolTokens,
+  };
+}
+
+/** Whether a conversation stayed below the window's compact-at threshold (so it was left alone, target met). */
+function isBelowThreshold(c: Planned, window: OutcomeWindow | null | undefined): boolean {
+  return window != null && c.plan.unchanged === 'fits' && c.plan.tokensBefore + c.toolTokens < window.trigger;
+}
