@@ -145,6 +145,12 @@ describe('.pre-commit-hooks.yaml', () => {
     expect(existsSync(path.join(ROOT, PKG.bin[command] as string))).toBe(true);
   });
 
+  it('installs from this repository: npm pack keeps the build\'s output off standard output, where pre-commit reads the tarball name', () => {
+    // pre-commit runs `npm pack` and installs the file named by its standard output; the prepare script's banner
+    // printed there (npm 10 and later, with scripts in the foreground) would become part of that name.
+    expect(readFileSync(path.join(ROOT, '.npmrc'), 'utf8')).toMatch(/^foreground-scripts=false$/m);
+  });
+
   it('takes staged .json, .jsonl and .ndjson files', () => {
     const files = new RegExp(hook.files as string);
     expect(['a.json', 'logs/a.jsonl', 'x/y.ndjson'].filter((f) => !files.test(f))).toEqual([]);
