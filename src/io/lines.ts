@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
+import { resolve } from 'node:path';
 import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
 import { describeFsError } from './files.js';
@@ -97,6 +98,32 @@ const HOLD = 32 << 20;
 const TAIL = 1 << 12;
 /** How much of a file's beginning decides whether it is JSONL. */
 const HEAD = 1 << 20;
+/** How much of a pipe or device is read at a time. */
+const CHUNK = 1 << 20;
+
+/**
+ * The largest whole-JSON input. A JSON file is parsed as one value, and its peak memory grows with the number of
+ * items in it: measured at up to 15 times the file's size (records of very short messages; about 4 times for agent
+ * transcripts), so 64 MiB stays under 1 GiB, room to spare under the ~2 GB heap Node gives a machine with 8 GB of
+ * memory. JSONL is read line by line and has no such limit.
+ */
+export const JSON_LIMIT = 64 << 20;
+
+/** The most a pipe, FIFO or standard input may bring: it cannot be read twice, so it is held in memory whole. */
+export const STREAM_LIMIT = 512 << 20;
+
+/** Sizes past which an input is refused instead of read, in bytes. */
+export interface ReadLimits {
+  /** The largest whole-JSON input (JSONL has no limit). */
+  readonly json: number;
+  /** The most a pipe, FIFO or standard input may bring. */
+  readonly stream: number;
+}
+
+const LIMITS: ReadLimits = { json: JSON_LIMIT, stream: STREAM_LIMIT };
+
+/** The names of standard input: whatever it is (a terminal, a pipe, a file, even /dev/zero) it is read, bounded. */
+const STANDARD_INPUT = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0', `/proc/${process.pid}/fd/0`]);
 
 /**
  * Cuts blocks of bytes into lines. It gives up (returns false) at anything `decodeSource` refuses (a UTF-16
@@ -358,10 +385,14 @@ function looksLikeJsonl(file: string, head: Uint8Array, complete: boolean): bool
  * Decodes bytes already in memory (standard input): JSONL as lines, anything else as one text.
  * @param bytes the content (kept, not copied: the caller must not change it afterwards)
  * @param file the name shown in messages (its extension, if any, says JSON or JSONL)
- * @throws InputError as `decodeSource` does
+ * @param jsonLimit the largest whole-JSON content; JSONL has no limit
+ * @throws InputError as `decodeSource` does, and for JSON over `jsonLimit`
  */
-export function sourceFromBytes(bytes: Uint8Array, file: string): SourceText {
-  if (!looksLikeJsonl(file, bytes.subarray(0, HEAD), bytes.length <= HEAD)) return decodeSource(bytes, file);
+export function sourceFromBytes(bytes: Uint8Array, file: string, jsonLimit: number = JSON_LIMIT): SourceText {
+  if (!looksLikeJsonl(file, bytes.subarray(0, HEAD), bytes.length <= HEAD)) {
+    if (bytes.length > jsonLimit) throw jsonTooLarge(file, bytes.length, jsonLimit);
+    return decodeSource(bytes, file);
+  }
   const splitter = new LineSplitter();
   const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   if (splitter.push(buffer) && splitter.end()) return lineSource(file, splitter);
@@ -370,36 +401,47 @@ export function sourceFromBytes(bytes: Uint8Array, file: string): SourceText {
 
 /**
  * Reads and decodes a file: JSONL (by extension, or by its first lines) as lines, anything else whole.
- * A pipe or other special file is read whole first, since it cannot be read twice.
+ * A pipe is read whole first, since it cannot be read twice, and refused once it brings more than the stream limit;
+ * a device is refused unless it is standard input by name. A whole-JSON file over the JSON limit is refused by its
+ * size, having read at most its first MiB (to tell JSONL, which has no limit).
  * @param path the file to read
  * @param file the name shown in messages
  * @param holdUpTo the size up to which a JSONL file's bytes are held; a bigger file's lines are read again from it
  * @param blockSize how much is read at a time (by default a held file at once, a bigger one a window at a time)
- * @throws InputError as `decodeSource` does, and "cannot read: …" when the file system refuses
+ * @param limits the sizes past which an input is refused
+ * @throws InputError as `decodeSource` does, "cannot read: …" when the file system refuses, "is a device", and
+ *   "too large" past a limit
  */
-export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD, blockSize?: number): SourceText {
+export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD, blockSize?: number, limits: ReadLimits = LIMITS): SourceText {
   let fd: number;
   try {
+    // Looked at before it is opened: opening a device can have effects of its own (a tape rewinds).
+    if (isRefusedDevice(statSync(path), path, file)) throw deviceRefused(file);
     fd = openSync(path, 'r');
   } catch (error) {
-    throw cannotRead(error, file);
+    throw error instanceof InputError ? error : cannotRead(error, file);
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return sourceFromBytes(readFileSync(fd), file);
+    if (!stat.isFile()) {
+      // Replaced by a device between the look and the open.
+      if (isRefusedDevice(stat, path, file)) throw deviceRefused(file);
+      return sourceFromBytes(readFdBounded(fd, file, limits.stream), file, limits.json);
+    }
     const holds = stat.size <= holdUpTo;
-    if (!holds) {
-      // A big file is read once, when its lines are first gone through (see deferredLineSource); here only its
-      // beginning, to tell JSONL.
+    if (!holds || stat.size > limits.json) {
+      // Only the beginning is read here, to tell JSONL: a big JSONL file is read once, when its lines are first gone
+      // through (see deferredLineSource), and a JSON file over the limit not at all.
       const head = Buffer.allocUnsafe(Math.min(HEAD, stat.size));
       const got = readSync(fd, head, 0, head.length, 0);
-      if (!looksLikeJsonl(file, head.subarray(0, got), got === stat.size)) return decodeSource(readFileSync(path), file);
+      if (!looksLikeJsonl(file, head.subarray(0, got), got === stat.size)) return readJson(path, file, stat.size, limits.json);
       // A beginning of only whitespace goes the plain way, where decodeSource words what it refuses.
-      if (hasContent(head.subarray(0, got), 0)) return deferredLineSource(path, file, stat, blockSize ?? WINDOW);
+      if (!holds && hasContent(head.subarray(0, got), 0)) return deferredLineSource(path, file, stat, blockSize ?? WINDOW);
     }
     const splitter = new LineSplitter(holds);
     const outcome = readBlocks(fd, stat.size, file, splitter, holds, null, blockSize ?? (holds ? BLOCK : WINDOW));
-    // Not JSONL, or something to refuse: decodeSource reads it whole, or says what and where.
+    if (outcome === 'json') return readJson(path, file, stat.size, limits.json);
+    // Something to refuse: decodeSource reads it whole, and says what and where.
     if (outcome !== 'read' || !splitter.end()) return decodeSource(readFileSync(path), file);
     // Read again only from a file that did not change while it was read.
     const same = sameFile(fstatSync(fd), stat);
@@ -411,6 +453,60 @@ export function readSourceFile(path: string, file: string = path, holdUpTo: numb
   } finally {
     closeSync(fd);
   }
+}
+
+/** Reads a whole-JSON file as one text, unless it is over the limit. */
+function readJson(path: string, file: string, size: number, limit: number): SourceText {
+  if (size > limit) throw jsonTooLarge(file, size, limit);
+  return decodeSource(readFileSync(path), file);
+}
+
+/**
+ * Whether a file is a device to refuse: reading one may never end (/dev/zero, /dev/urandom). Standard input named
+ * as such is read whatever it is (often a terminal or a pipe); its reading is bounded. The name shown counts too,
+ * since the path read may be where the name led (`/dev/stdin` resolved is `/dev/pts/0`, or `/dev/zero` under `<`).
+ */
+function isRefusedDevice(stat: Stats, path: string, file: string): boolean {
+  return (stat.isCharacterDevice() || stat.isBlockDevice()) && !STANDARD_INPUT.has(resolve(path)) && !STANDARD_INPUT.has(file);
+}
+
+/**
+ * Reads a pipe or device to its end, and stops as soon as it has brought more than `limit` bytes.
+ * @throws InputError "too large" past the limit
+ */
+function readFdBounded(fd: number, file: string, limit: number): Buffer {
+  const chunks: Buffer[] = [];
+  const chunk = Buffer.allocUnsafeSlow(CHUNK);
+  let total = 0;
+  for (;;) {
+    const n = readSync(fd, chunk, 0, CHUNK, null);
+    if (n === 0) return Buffer.concat(chunks, total);
+    total += n;
+    if (total > limit) throw streamTooLarge(file, limit);
+    // Copied: a pipe gives a little at a time, and the chunk is read into again.
+    chunks.push(Buffer.from(chunk.subarray(0, n)));
+  }
+}
+
+/**
+ * Reads a stream (standard input) to its end, held in memory since it cannot be read twice, and stops as soon as it
+ * has brought more than `limit` bytes (the stream is then destroyed: nothing more is read from it).
+ * @param stream the stream to read
+ * @param file the name shown in messages
+ * @param limit the most bytes taken
+ * @returns the bytes read
+ * @throws InputError "too large" past the limit
+ */
+export async function readStreamBounded(stream: AsyncIterable<Uint8Array | string>, file = '<stdin>', limit: number = STREAM_LIMIT): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    total += bytes.length;
+    if (total > limit) throw streamTooLarge(file, limit);
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks, total);
 }
 
 /** Lines handed to a visitor while a file is read: the next line's number and offset, and what the visitor threw. */
@@ -558,6 +654,25 @@ function changedWhileRead(file: string): InputError {
 
 function changedWhileCompacted(file: string, how: string): InputError {
   return new InputError(`the file changed while it was being compacted (${how}); nothing was written for it`, file);
+}
+
+function deviceRefused(file: string): InputError {
+  return new InputError('is a device, not a transcript file', file);
+}
+
+function streamTooLarge(file: string, limit: number): InputError {
+  return new InputError(`the input is too large (more than ${describeSize(limit)} from a pipe or standard input, which is held in memory whole; that is the limit)`, file);
+}
+
+function jsonTooLarge(file: string, size: number, limit: number): InputError {
+  return new InputError(`is ${describeSize(size)}; whole JSON files over ${describeSize(limit)} are refused (they are parsed as one value; a JSONL file has no such limit)`, file);
+}
+
+/** A size in MiB, KiB or bytes, rounded up (a size just over a limit is never shown as the limit). */
+function describeSize(bytes: number): string {
+  if (bytes >= 1 << 20) return `${Math.ceil(bytes / (1 << 20))} MiB`;
+  if (bytes >= 1 << 10) return `${Math.ceil(bytes / (1 << 10))} KiB`;
+  return `${bytes} bytes`;
 }
 
 function cannotRead(error: unknown, file: string): InputError {
