@@ -1,13 +1,13 @@
 /** Errors the CLI reports as one clear line (no stack unless --debug). */
 
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+import { escapeUnsafe } from './safe-text.js';
 
 /**
- * Writes control characters, line separators and bidi overrides as `\uXXXX`, so an error naming a file or quoting
- * input stays one line and cannot drive the terminal.
+ * Writes control characters, line separators and bidi marks as `\uXXXX` (see safe-text.ts), so an error naming a
+ * file or quoting input stays one line and cannot drive the terminal.
  */
 export function escapeForLine(text: string): string {
-  return text.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeUnsafe(text, 'code');
 }
 
 /** The command line asks for something impossible. Exit 2. */

@@ -3,7 +3,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { escapeForLine, InputError, UsageError } from '../errors.js';
-import { ChangedError, describeFsError, readStdin, writeFileAtomic, type WriteOptions } from '../io/files.js';
+import { ChangedError, describeFsError, writeFileAtomic, type WriteOptions } from '../io/files.js';
+import { readStreamBounded } from '../io/lines.js';
 import { expandInputs, isInside, type InputFile } from '../io/expand.js';
 import { colorFor, colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
@@ -338,7 +339,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const runJob = async (index: number): Promise<JobResult> => {
     const file = files[index] as InputFile;
     if (file.absolute === '-') {
-      const content = await readStdin(io.stdin);
+      const content = await readStreamBounded(io.stdin);
       return processFile({ index, file: '-', display: file.display, content }, jobSettings, await inThisThread());
     }
     const job: Job = { index, file: file.absolute, real: file.real, display: file.display };

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { InputError } from '../errors.js';
-import { ChangedError, describeFsError, identifyFile, readStdin, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
-import { sourceFromBytes, readSourceFile } from '../io/lines.js';
+import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
+import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
@@ -15,7 +15,7 @@ import { describeOutcome } from './summary.js';
 /** Reads one input (a file, or - for standard input) and compacts it. */
 export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input): Promise<FileResult> {
   // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
-  const source = input === '-' ? sourceFromBytes(await readStdin(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
+  const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
   return compactor.compact(source);
 }
 

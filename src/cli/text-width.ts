@@ -1,3 +1,5 @@
+import { escapeUnsafe } from '../safe-text.js';
+
 /**
  * How wide text is on a terminal, and how to cut it to a width without breaking a character.
  * East Asian wide and fullwidth characters and emoji take two columns, combining marks and zero-width
@@ -59,10 +61,6 @@ const EMOJI_PRESENTATION = /^\p{Emoji_Presentation}$/u;
 const PICTOGRAPHIC = /[\p{Extended_Pictographic}\p{Regional_Indicator}]/u;
 /** What turns a pictograph into an emoji picture: VS16, ZWJ sequences, skin tones, flags, keycaps. */
 const EMOJI_SEQUENCE = /[\ufe0f\u200d\u{1f3fb}-\u{1f3ff}\p{Regional_Indicator}\u20e3]/u;
-
-/** Characters a preview must not send to a terminal as they are: controls, line and paragraph separators, bidi overrides. */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
-const NAMED_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\t': '\\t', '\r': '\\r' };
 
 let segmenter: Intl.Segmenter | undefined;
 
@@ -133,20 +131,9 @@ export function displayWidth(text: string): number {
   return width;
 }
 
-/** The visible form of one unsafe character: `\n`, `\t`, `\r`, `\x1b`, `\u2028`. */
-function escapeChar(ch: string): string {
-  const named = NAMED_ESCAPES[ch];
-  if (named !== undefined) return named;
-  const cp = ch.codePointAt(0) as number;
-  return cp < 0x100 ? `\\x${cp.toString(16).padStart(2, '0')}` : `\\u${cp.toString(16).padStart(4, '0')}`;
-}
-
 /** A grapheme as it is printed: unchanged, or with its unsafe characters escaped. */
 function visible(cluster: string): string {
-  if (!UNSAFE.test(cluster)) return cluster;
-  let out = '';
-  for (const ch of cluster) out += UNSAFE.test(ch) ? escapeChar(ch) : ch;
-  return out;
+  return escapeUnsafe(cluster, 'readable');
 }
 
 /**
@@ -154,10 +141,7 @@ function visible(cluster: string): string {
  * so text stays on one line and cannot drive the terminal.
  */
 export function escapeControls(text: string): string {
-  if (!UNSAFE.test(text)) return text;
-  let out = '';
-  for (const ch of text) out += UNSAFE.test(ch) ? escapeChar(ch) : ch;
-  return out;
+  return escapeUnsafe(text, 'readable');
 }
 
 /**
