@@ -9,10 +9,9 @@ import { expandInputs, isInside, type InputFile } from '../io/expand.js';
 import { colorFor, colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
 import { checkReportPath, emitJson, reportTarget } from './json-output.js';
-import { windowThresholds, type CompactSettings } from './settings.js';
+import type { CompactSettings } from './settings.js';
 import { writeAll, type CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
-import { planWindowOf } from './plan-json.js';
 import { failedRecord, recordError, reportDocument, summaryLine, totalsOf, type FileRecord, type ReportSettings } from './report.js';
 import { noteTemplate, type FileCompactor } from '../pipeline.js';
 import { compactorFor, processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
@@ -313,8 +312,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const jobSettings: JobSettings = {
     tokenizer: settings.tokenizer,
     target: settings.target,
-    window: windowThresholds(settings) ?? null,
-    planWindow: planWindowOf(settings.window),
+    window: settings.window,
     minKeepSteps: settings.minKeepSteps,
     note: settings.note,
     format: settings.format,

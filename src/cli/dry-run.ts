@@ -4,7 +4,7 @@ import { contentOf } from '../core/render.js';
 import type { Content, Message } from '../core/types.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
 import { countOf, itemSpan, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
-import type { PlanWindow } from './plan-json.js';
+import type { WindowSettings } from './settings.js';
 import { formatCount, missText, percent, thresholdText } from './summary.js';
 import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, padStartTo, previewOf, wrapToWidth } from './text-width.js';
 
@@ -27,7 +27,7 @@ export interface DryRunView {
   readonly width: number;
   readonly color: ChalkInstance;
   /** The context-window thresholds, when the run used them instead of a fixed target. */
-  readonly window?: PlanWindow | null;
+  readonly window?: WindowSettings | null;
 }
 
 /** What a piece of a line means; each meaning has one colour. */
@@ -317,9 +317,9 @@ interface BarMarker {
 }
 
 /** The bar's marker: the target, or for a conversation below the window threshold, that threshold (less the tool schemas). */
-function barMarker(c: ConversationResult, window: PlanWindow | null | undefined): BarMarker {
+function barMarker(c: ConversationResult, window: WindowSettings | null | undefined): BarMarker {
   if (!c.outcome.belowThreshold) return { at: c.target, label: `target ${formatCount(c.target)}` };
-  const { trigger } = window as PlanWindow;
+  const { trigger } = window as WindowSettings;
   const at = Math.max(trigger - c.toolTokens, 0);
   return { at, label: `threshold ${formatCount(trigger)}${c.toolTokens > 0 ? ` (${formatCount(at)} after tool schemas)` : ''}` };
 }
@@ -409,7 +409,7 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
   let verdict: string;
   if (c.outcome.belowThreshold) {
     const size = plan.tokensAfter + toolTokens;
-    verdict = `${thresholdText(view.window as PlanWindow)}: ${formatCount(size)} tokens${toolTokens > 0 ? ', tool schemas included' : ''}`;
+    verdict = `${thresholdText(view.window as WindowSettings)}: ${formatCount(size)} tokens${toolTokens > 0 ? ', tool schemas included' : ''}`;
   } else {
     verdict = plan.targetMet
       ? `target ${target} met (${after} tokens)`
@@ -452,9 +452,9 @@ function settingsItems(result: FileResult, view: DryRunView): string[] {
     window === null
       ? [`target ${formatCount(view.target)}`]
       : [
-          `context window ${formatCount(window.contextWindow)}`,
-          `compact at ${percent(window.compactAt)} (${formatCount(window.trigger)})`,
-          `compact to ${percent(window.compactTo)} (${formatCount(window.target)})`,
+          `context window ${formatCount(window.tokens)}`,
+          `compact at ${percent(window.compactAt.value)} (${formatCount(window.trigger)})`,
+          `compact to ${percent(window.compactTo.value)} (${formatCount(window.target)})`,
         ];
   return [`format ${result.format}`, `tokenizer ${view.tokenizer}`, ...budget, `min_keep_steps ${view.minKeepSteps}`, view.note === null ? 'no note' : 'note on'];
 }

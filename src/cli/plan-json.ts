@@ -1,31 +1,12 @@
 import type { Group, GroupKind } from '../core/compact.js';
 import { countOf, itemSpan, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
+import type { WindowSettings } from './settings.js';
 
 /**
  * The JSON plan of `--dry-run --json` / `--report`: a file's outcome (src/outcome) as a document, in item positions
  * of the file's own list. It reads the outcome and measures nothing.
  */
-
-/** Context-window thresholds a plan was made with (`--context-window`), in tokens and as typed shares. */
-export interface PlanWindow {
-  readonly contextWindow: number;
-  /** The shares as numbers (0.7), for the plan's settings and the text. */
-  readonly compactAt: number;
-  readonly compactTo: number;
-  /** Sizes from here on are compacted: ceil(window × compact-at). */
-  readonly trigger: number;
-  /** What they are compacted to: floor(window × compact-to). */
-  readonly target: number;
-}
-
-/** The window settings of a run as the CLI resolves them (tokens, exact fractions), or null. */
-export function planWindowOf(
-  window: { readonly tokens: number; readonly compactAt: { readonly value: number }; readonly compactTo: { readonly value: number }; readonly trigger: number; readonly target: number } | null,
-): PlanWindow | null {
-  if (window === null) return null;
-  return { contextWindow: window.tokens, compactAt: window.compactAt.value, compactTo: window.compactTo.value, trigger: window.trigger, target: window.target };
-}
 
 /** Settings a plan was made with, as the plan document records them. */
 export interface PlanSettings {
@@ -38,7 +19,7 @@ export interface PlanSettings {
   /** The format asked for (`auto` or a name). */
   readonly format: string;
   /** The context-window thresholds, when the run used them instead of a fixed target. */
-  readonly window?: PlanWindow | null;
+  readonly window?: WindowSettings | null;
 }
 
 /** One group in the JSON plan. */
@@ -149,7 +130,7 @@ function conversationSummary(c: ConversationResult, k: number) {
 function documentSettings(settings: PlanSettings): PlanDocumentSettings {
   const window = settings.window ?? null;
   const base = { target: window === null ? settings.target : null, tokenizer: settings.tokenizer, minKeepSteps: settings.minKeepSteps, note: settings.note, format: settings.format };
-  return window === null ? base : { ...base, contextWindow: window.contextWindow, compactAt: window.compactAt, compactTo: window.compactTo };
+  return window === null ? base : { ...base, contextWindow: window.tokens, compactAt: window.compactAt.value, compactTo: window.compactTo.value };
 }
 
 /**

@@ -6,7 +6,7 @@ import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, typ
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { checkReportPath, emitJson, reportTarget } from './json-output.js';
-import { planDocument, planWindowOf } from './plan-json.js';
+import { planDocument } from './plan-json.js';
 import { windowThresholds, type CompactSettings } from './settings.js';
 import { describeOutcome } from './summary.js';
 
@@ -70,7 +70,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   const result = await compactInput(real, compactor, io, given);
   await deliver(input, result, settings, io);
-  const window = planWindowOf(settings.window);
+  const { window } = settings;
   if (!settings.quiet && json?.kind !== 'stderr') {
     report(describeOutcome(result, { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }));
   }

@@ -1,7 +1,7 @@
 import { escapeForLine } from '../errors.js';
 import type { Miss, MissContext } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
-import type { PlanWindow } from './plan-json.js';
+import type { WindowSettings } from './settings.js';
 
 /**
  * What swc says about one file in words: the one-line outcome on stderr (the same line for -o, --in-place,
@@ -25,8 +25,8 @@ export function percent(share: number): string {
 }
 
 /** `below the threshold 210 (70% of 300)`: the compact-at threshold a file stayed under. */
-export function thresholdText(window: PlanWindow): string {
-  return `below the threshold ${formatCount(window.trigger)} (${percent(window.compactAt)} of ${formatCount(window.contextWindow)})`;
+export function thresholdText(window: WindowSettings): string {
+  return `below the threshold ${formatCount(window.trigger)} (${percent(window.compactAt.value)} of ${formatCount(window.tokens)})`;
 }
 
 /** `2 tokens`, `1 token`. */
@@ -76,7 +76,7 @@ export interface LineContext {
   /** The run's target: --target, or context window × compact-to. */
   readonly target: number;
   readonly minKeepSteps: number;
-  readonly window?: PlanWindow | null | undefined;
+  readonly window?: WindowSettings | null | undefined;
 }
 
 /** Why a conversation misses its target, phrased, or null when it meets it. */
@@ -87,7 +87,7 @@ export function missReason(c: ConversationResult): string | null {
 
 /** Why an unchanged conversation stayed as it was. */
 function unchangedWhy(c: ConversationResult, context: LineContext): string {
-  if (c.outcome.belowThreshold) return thresholdText(context.window as PlanWindow);
+  if (c.outcome.belowThreshold) return thresholdText(context.window as WindowSettings);
   if (c.plan.unchanged === 'fits') return `fits the target ${formatCount(context.target)}`;
   if (c.plan.unchanged === 'only-notes') return 'only earlier notes would go';
   return 'nothing can be removed';

@@ -2,10 +2,11 @@ import { Chalk } from 'chalk';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { identifyFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
-import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, type WindowThresholds } from '../pipeline.js';
+import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
 import type { TokenizerName } from '../tokens/index.js';
 import { renderDryRun } from './dry-run.js';
-import { planDocument, type PlanWindow } from './plan-json.js';
+import { planDocument } from './plan-json.js';
+import type { WindowSettings } from './settings.js';
 import { failedRecord, fileLine, recordOf, type FileRecord } from './report.js';
 import type { LineContext } from './summary.js';
 
@@ -20,9 +21,9 @@ export interface JobSettings {
   readonly tokenizer: TokenizerName;
   /** The token target (with thresholds: context window × compact-to). */
   readonly target: number;
-  readonly window: WindowThresholds | null;
+  /** The context-window thresholds (the pipeline reads their trigger and target), or null for a fixed target. */
+  readonly window: WindowSettings | null;
   /** The same thresholds as the plan, the summary line and the dry run describe them. */
-  readonly planWindow: PlanWindow | null;
   readonly minKeepSteps: number;
   /** undefined: the default note; null: none; otherwise the template. */
   readonly note: string | null | undefined;
@@ -90,7 +91,7 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   const result = compactor.compact(source);
   const note = noteTemplate(settings.note);
   const target = settings.target;
-  const window = settings.planWindow;
+  const { window } = settings;
   let record = recordOf(result, job.display, settings.target);
   if (settings.plan) {
     const plan = planDocument(result, { target, tokenizer: compactor.tokenizer, minKeepSteps: settings.minKeepSteps, note, format: settings.format, window });
@@ -117,7 +118,7 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
 
 /** What a file's line says besides the result: the run's settings and the tokenizer's name. */
 function lineContext(settings: JobSettings, compactor: FileCompactor): LineContext {
-  return { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window: settings.planWindow };
+  return { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window: settings.window };
 }
 
 

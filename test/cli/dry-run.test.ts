@@ -7,6 +7,7 @@ import { Chalk } from 'chalk';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { allocate, renderDryRun, type DryRunView } from '../../src/cli/dry-run.js';
+import { resolveWindow, type WindowSettings } from '../../src/cli/settings.js';
 import { displayWidth } from '../../src/cli/text-width.js';
 import { noteTemplate } from '../../src/core/compact.js';
 import { DEFAULT_NOTE_TEMPLATE, formatNote } from '../../src/core/note.js';
@@ -240,7 +241,7 @@ describe('the dry-run diff in item positions and window terms', () => {
   /** An OpenAI request body with one tool schema (10 tokens to the fake counter), dry-run against window thresholds. */
   function windowRun(contextWindow: number, compactAt: number, compactTo: number): string {
     const body = { messages: [usr('old question'), ast('old answer'), usr('the task')], tools: [{ type: 'function', function: { name: 'pick', parameters: {} } }] };
-    const window = { contextWindow, compactAt, compactTo, trigger: Math.ceil(contextWindow * compactAt), target: Math.floor(contextWindow * compactTo) };
+    const window = resolveWindow({ contextWindow: String(contextWindow), compactAt: String(compactAt), compactTo: String(compactTo) }) as WindowSettings;
     const result = compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
       target: window.target,
       window: { trigger: window.trigger, target: window.target },

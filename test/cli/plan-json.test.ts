@@ -6,7 +6,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { planDocument, type PlanDocument, type PlanSettings, type PlanWindow } from '../../src/cli/plan-json.js';
+import { planDocument, type PlanDocument, type PlanSettings } from '../../src/cli/plan-json.js';
+import { resolveWindow } from '../../src/cli/settings.js';
 import { countOf, outcomeOf } from '../../src/outcome/outcome.js';
 import { noteTemplate, planCompaction } from '../../src/core/compact.js';
 import { textContent } from '../../src/core/render.js';
@@ -211,7 +212,8 @@ describe('the JSON plan in item positions', () => {
       tools: [{ type: 'function', function: { name: 'pick', parameters: {} } }],
     };
     // Fake counter: the schemas add one rendered text, 10 tokens; window 40 × 0.2 = 8 leaves the conversation nothing.
-    const window: PlanWindow = { contextWindow: 40, compactAt: 0.7, compactTo: 0.2, trigger: 28, target: 8 };
+    const window = resolveWindow({ contextWindow: '40', compactAt: '0.7', compactTo: '0.2' });
+    expect(window).toMatchObject({ trigger: 28, target: 8 });
     const counter = createFakeCounter();
     const result = compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
       target: 8,
