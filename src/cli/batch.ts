@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { escapeForLine, InputError, UsageError } from '../errors.js';
+import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { readStreamBounded } from '../io/lines.js';
 import { expandInputs, isInside, type InputFile } from '../io/expand.js';
-import { colorFor, colorLevel } from './color.js';
+import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
-import { checkReportPath, emitJson, reportTarget } from './json-output.js';
+import { checkReportPath, reportTarget } from './json-output.js';
 import type { CompactSettings } from './settings.js';
-import { writeAll, type CliIo } from './io.js';
+import type { CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
-import { failedRecord, recordError, reportDocument, summaryLine, totalsOf, type FileRecord, type ReportSettings } from './report.js';
+import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
+import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
 import { noteTemplate, type FileCompactor } from '../pipeline.js';
 import { compactorFor, processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
 
@@ -305,10 +306,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const work = await findWork(settings, io);
   const mode = modeOf(settings);
   const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
-  const human = !settings.quiet && json?.kind !== 'stderr';
-  // With the report on stderr, errors live in it; a single file's plan cannot hold one, so then it is printed.
-  const errorsShown = json?.kind !== 'stderr' || single;
-  const diffs = settings.dryRun && json?.kind !== 'stdout';
+  const reporters = reportersFor(settings, mode, json, single);
   const jobSettings: JobSettings = {
     tokenizer: settings.tokenizer,
     target: settings.target,
@@ -318,7 +316,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     format: settings.format,
     conversationKey: settings.conversationKey,
     exhaustive: json !== null || settings.dryRun,
-    diff: diffs ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
+    diff: reporters.includes('dry-run') ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
     plan: json !== null,
     bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',
     everyLine: single,
@@ -332,7 +330,6 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const inThisThread = async (): Promise<FileCompactor> => (compactor ??= await compactorFor(jobSettings));
   const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet || json?.kind === 'stderr'));
   const records: FileRecord[] = [];
-  const say = (line: string): void => report(line);
 
   const runJob = async (index: number): Promise<JobResult> => {
     const file = files[index] as InputFile;
@@ -368,19 +365,13 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     }
   };
 
+  const context: RunContext = { settings, io, single, json, reportSettings: reportSettings(settings, jobSettings.tokenizer), say: report };
   /** Reports one committed file, in order. */
   const emit = async (result: JobResult): Promise<void> => {
     // Every record of a report has a plan key; a failed file's is null.
     const record = jobSettings.plan && result.record.plan === undefined ? { ...result.record, plan: null } : result.record;
     records.push(record);
-    if (record.status === 'failed') {
-      if (errorsShown) say(result.line ?? `swc: ${record.path}: failed`);
-    } else if (human && result.line !== null && (mode === 'in-place' || mode === 'out-dir' || (single && mode === 'check'))) {
-      say(result.line);
-    }
-    if (result.diff !== null) await writeAll(io.stdout, `${records.length > 1 ? '\n' : ''}${result.diff}`);
-    // One path a line: a name with a newline in it is escaped, not split.
-    if (settings.check && !settings.dryRun && record.status === 'compacted') await writeAll(io.stdout, `${escapeForLine(record.path)}\n`);
+    for (const name of reporters) await (REPORTERS[name] as Reporter).file?.(result, record, records.length, context);
   };
 
   try {
@@ -411,19 +402,11 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
 
   const totals = totalsOf(records);
   let code: number = totals.failed > 0 ? EXIT.error : settings.check && totals.compacted > 0 ? EXIT.changesNeeded : EXIT.ok;
-  if (json !== null) {
-    const document = single ? (records[0]?.plan ?? null) : reportDocument(reportSettings(settings, jobSettings.tokenizer), records);
-    try {
-      if (document !== null) await emitJson(json, document, io);
-    } catch (error) {
-      say(`swc: ${recordError(json.kind === 'file' ? json.file : '<report>', error).message}`);
-      code = EXIT.error;
-    }
-  }
-  // One named file has said all in its own line (or its diff); a batch ends with the summary.
-  if (human && !single) {
-    const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
-    say(summaryLine(totals, reportSettings(settings, jobSettings.tokenizer), (performance.now() - started) / 1000, shard, colorFor(io.stderr, io.env, settings.color)));
+  const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
+  const end: RunEnd = { records, totals, seconds: (performance.now() - started) / 1000, shard };
+  for (const name of reporters) {
+    const written = (await (REPORTERS[name] as Reporter).end?.(end, context)) ?? true;
+    if (!written) code = EXIT.error;
   }
   return code;
 }

@@ -1,0 +1,114 @@
+import { escapeForLine } from '../errors.js';
+import { colorFor } from './color.js';
+import { writeAll, type CliIo } from './io.js';
+import { emitJson, type ReportTarget } from './json-output.js';
+import { recordError, reportDocument, summaryLine, type FileRecord, type ReportSettings, type Totals } from './report.js';
+import type { CompactSettings } from './settings.js';
+import type { JobResult } from './worker.js';
+
+/**
+ * The outputs of a `swc compact` run over files, each a reporter with one job: a committed file's result (or the
+ * run's records) in, text out. The runner looks them up by name from `reportersFor` and calls them in that order; it
+ * holds no output logic of its own.
+ */
+
+/** What every reporter of a run may read. */
+export interface RunContext {
+  readonly settings: CompactSettings;
+  readonly io: CliIo;
+  /** The command named one file (or -): its JSON is that file's plan, and it gets a line even when unchanged. */
+  readonly single: boolean;
+  /** Where the JSON goes, or null. */
+  readonly json: ReportTarget;
+  /** The report's settings part (mode, tokenizer, thresholds, shard). */
+  readonly reportSettings: ReportSettings;
+  /** Writes one line to stderr. */
+  readonly say: (line: string) => void;
+}
+
+/** What the run knows when the last file is done. */
+export interface RunEnd {
+  readonly records: readonly FileRecord[];
+  readonly totals: Totals;
+  readonly seconds: number;
+  /** `2/4 (31 of 120 files)`, or null without --shard. */
+  readonly shard: string | null;
+}
+
+/** One output of a run. */
+export interface Reporter {
+  /** Called for each committed file, in sorted path order; `count` is how many files were reported so far, this one included. */
+  file?(result: JobResult, record: FileRecord, count: number, ctx: RunContext): Promise<void>;
+  /** Called once after the last file. @returns false when the output could not be written (the run then exits 2) */
+  end?(run: RunEnd, ctx: RunContext): Promise<boolean>;
+}
+
+
+/** Every reporter, by name. */
+export const REPORTERS = {
+  /** A failed file's one-line error on stderr. */
+  errors: {
+    async file(result, record, _count, ctx) {
+      if (record.status === 'failed') ctx.say(result.line ?? `swc: ${record.path}: failed`);
+    },
+  },
+  /** Each file's outcome line on stderr (files that changed, or missed their target). */
+  'file-lines': {
+    async file(result, record, _count, ctx) {
+      if (record.status !== 'failed' && result.line !== null) ctx.say(result.line);
+    },
+  },
+  /** The dry-run view of each file on stdout, a blank line between files. */
+  'dry-run': {
+    async file(result, _record, count, ctx) {
+      if (result.diff !== null) await writeAll(ctx.io.stdout, `${count > 1 ? '\n' : ''}${result.diff}`);
+    },
+  },
+  /** `--check`: the path of each file that would be compacted on stdout, one a line (a newline in a name escaped). */
+  'check-paths': {
+    async file(_result, record, _count, ctx) {
+      if (record.status === 'compacted') await writeAll(ctx.io.stdout, `${escapeForLine(record.path)}\n`);
+    },
+  },
+  /** The JSON document: the one file's plan, or the report of every file. */
+  json: {
+    async end(run, ctx) {
+      const target = ctx.json;
+      if (target === null) return true;
+      const document = ctx.single ? (run.records[0]?.plan ?? null) : reportDocument(ctx.reportSettings, run.records);
+      try {
+        if (document !== null) await emitJson(target, document, ctx.io);
+        return true;
+      } catch (error) {
+        ctx.say(`swc: ${recordError(target.kind === 'file' ? target.file : '<report>', error).message}`);
+        return false;
+      }
+    },
+  },
+  /** The closing line on stderr: files scanned, compacted, unchanged, failed, tokens, time. */
+  summary: {
+    async end(run, ctx) {
+      ctx.say(summaryLine(run.totals, ctx.reportSettings, run.seconds, run.shard, colorFor(ctx.io.stderr, ctx.io.env, ctx.settings.color)));
+      return true;
+    },
+  },
+} as const satisfies Record<string, Reporter>;
+
+export type ReporterName = keyof typeof REPORTERS;
+
+/**
+ * The reporters a run's settings call for, in the order they write. With the JSON on stderr the errors live in it
+ * (a single file's plan cannot hold one, so its error is still printed); --quiet keeps only errors.
+ */
+export function reportersFor(settings: CompactSettings, mode: ReportSettings['mode'], json: ReportTarget, single: boolean): ReporterName[] {
+  const human = !settings.quiet && json?.kind !== 'stderr';
+  const names: ReporterName[] = [];
+  if (json?.kind !== 'stderr' || single) names.push('errors');
+  if (human && (mode === 'in-place' || mode === 'out-dir' || (single && mode === 'check'))) names.push('file-lines');
+  if (settings.dryRun && json?.kind !== 'stdout') names.push('dry-run');
+  if (settings.check && !settings.dryRun) names.push('check-paths');
+  if (json !== null) names.push('json');
+  // One named file has said all in its own line (or its view); a batch ends with the summary.
+  if (human && !single) names.push('summary');
+  return names;
+}
