@@ -3,10 +3,9 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { identifyFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
-import type { TokenizerName } from '../tokens/index.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
-import type { WindowSettings } from './settings.js';
+import type { CompactSettings } from './settings.js';
 import { failedRecord, fileLine, recordOf, type FileRecord } from './report.js';
 import type { LineContext } from './summary.js';
 
@@ -16,19 +15,11 @@ import type { LineContext } from './summary.js';
  * Run as a worker (dist/cli/worker.js), it loads the encoding once and then takes jobs from the main thread.
  */
 
-/** What every job of a run shares; sent once to each worker. */
-export interface JobSettings {
-  readonly tokenizer: TokenizerName;
-  /** The token target (with thresholds: context window × compact-to). */
-  readonly target: number;
-  /** The context-window thresholds (the pipeline reads their trigger and target), or null for a fixed target. */
-  readonly window: WindowSettings | null;
-  /** The same thresholds as the plan, the summary line and the dry run describe them. */
-  readonly minKeepSteps: number;
-  /** undefined: the default note; null: none; otherwise the template. */
-  readonly note: string | null | undefined;
-  readonly format: string;
-  readonly conversationKey: string | undefined;
+/**
+ * What every job of a run shares; sent once to each worker: the run's own settings (as resolved from the command
+ * line, nothing renamed) and what the chosen reporters need of each file.
+ */
+export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'> {
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
