@@ -277,6 +277,7 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   }
   // The run's own outputs are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
+  if (settings.outDir !== undefined) await refuseOutDirAsInput(settings, io);
   const expansion = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, base: settings.base });
   const ownReport = await checkReportPath(settings, io, expansion.files.map((f) => f.real));
   const { base } = expansion;
@@ -284,6 +285,18 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
   return { files: mine, total: files.length, base };
+}
+
+/** An --out-dir that is itself one of the input directories would put every result over its input: --in-place is that. */
+async function refuseOutDirAsInput(settings: CompactSettings, io: CliIo): Promise<void> {
+  const outDir = await fs.realpath(path.resolve(io.cwd, settings.outDir as string)).catch(() => null);
+  if (outDir === null) return;
+  for (const input of settings.inputs) {
+    const real = await fs.realpath(path.resolve(io.cwd, input)).catch(() => null);
+    if (real === outDir && (await fs.stat(real)).isDirectory()) {
+      throw new UsageError(`--out-dir ${settings.outDir} is the input directory ${input} itself, so every result would replace its input: use --in-place to rewrite the files there`);
+    }
+  }
 }
 
 /** Whether the command named exactly one file (or -): its JSON is then that file's plan, as for a single file. */

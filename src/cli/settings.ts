@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { UsageError } from '../errors.js';
 import type { WindowThresholds } from '../pipeline.js';
 import { isTokenizerName, TOKENIZERS, type TokenizerName } from '../tokens/index.js';
-import { parseWhole } from './options.js';
+import { parseTokens, parseWhole } from './options.js';
 
 /** The settings of `swc compact`, checked and resolved once from the command line; every part of the run reads these. */
 
@@ -135,7 +135,7 @@ export function resolveWindow(flags: CompactFlags): WindowSettings | null {
   if (flags.target !== undefined) {
     throw new UsageError('--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to');
   }
-  const tokens = parseWhole('--context-window', flags.contextWindow, 1);
+  const tokens = parseTokens('--context-window', flags.contextWindow, 1);
   const compactAt = parseFraction('--compact-at', flags.compactAt ?? DEFAULT_COMPACT_AT);
   const compactTo = parseFraction('--compact-to', flags.compactTo ?? DEFAULT_COMPACT_TO);
   if (compactAt.numerator === 0n) throw new UsageError(`--compact-at must be above 0, got ${compactAt.text}: at 0 every file, even an empty one, would be compacted`);
@@ -178,7 +178,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   if (window === null && flags.target === undefined) {
     throw new UsageError('--target <tokens> is required (the token budget to compact to)');
   }
-  const target = window?.target ?? parseWhole('--target', flags.target as string, 1);
+  const target = window?.target ?? parseTokens('--target', flags.target as string, 1);
   const minKeepSteps = flags.minKeepSteps === undefined ? 1 : parseWhole('--min-keep-steps', flags.minKeepSteps, 0);
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);

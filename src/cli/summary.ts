@@ -77,6 +77,8 @@ export interface LineContext {
   readonly target: number;
   readonly minKeepSteps: number;
   readonly window?: WindowSettings | null | undefined;
+  /** Nothing is written (--check, --dry-run): the line says what would happen. */
+  readonly lookOnly?: boolean;
 }
 
 /** Why a conversation misses its target, phrased, or null when it meets it. */
@@ -116,15 +118,16 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   if (!result.changed && met === cs.length && !every) return null;
   const name = escapeForLine(path);
   const target = formatCount(context.target);
+  const [removedVerb, compactedWord] = context.lookOnly === true ? ['would remove', 'would be compacted'] : ['removed', 'compacted'];
   const firstMiss = cs.find((c) => !c.plan.targetMet);
   const reason = firstMiss === undefined ? null : missReason(firstMiss);
   if (result.records || cs.length > 1) {
     const where = firstMiss === undefined ? '' : ` (first miss, ${escapeForLine(firstMiss.slot.where)}: ${reason})`;
     return (
-      `swc: ${name}: ${formatCount(cs.length)} conversations, ${formatCount(result.changedConversations)} compacted, ` +
+      `swc: ${name}: ${formatCount(cs.length)} conversations, ${formatCount(result.changedConversations)} ${compactedWord}, ` +
       `${formatCount(cs.length - result.changedConversations)} unchanged; ` +
       `${exact ? '' : 'at least '}${formatCount(before)} → ${formatCount(after)} tokens (${context.tokenizer}); ` +
-      `removed ${formatCount(removed)} of ${formatCount(total)} messages; target ${target} met in ` +
+      `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages; target ${target} met in ` +
       (met === cs.length ? 'every conversation' : `${formatCount(met)} of ${formatCount(cs.length)}${where}`)
     );
   }
@@ -137,7 +140,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   // Counting stopped once the file was known to be over its target: say that, not a partial count.
   return (
     `swc: ${name}: ${exact ? formatCount(before) : `more than ${target}`} → ${formatCount(after)} tokens (${context.tokenizer}), ` +
-    `removed ${formatCount(removed)} of ${formatCount(total)} messages; ${verdict}`
+    `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages; ${verdict}`
   );
 }
 

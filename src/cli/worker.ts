@@ -109,7 +109,7 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
 
 /** What a file's line says besides the result: the run's settings and the tokenizer's name. */
 function lineContext(settings: JobSettings, compactor: FileCompactor): LineContext {
-  return { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window: settings.window };
+  return { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window: settings.window, lookOnly: settings.bytes === 'none' };
 }
 
 

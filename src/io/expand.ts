@@ -14,7 +14,7 @@ export { isInside };
  */
 
 /** What a directory input is searched for. */
-export const TRANSCRIPT_GLOB = '**/*.{json,jsonl}';
+export const TRANSCRIPT_GLOB = '**/*.{json,jsonl,ndjson}';
 
 /** Never searched into (as prettier and eslint do); a file there named outright is still taken. */
 export const DEFAULT_IGNORE = ['**/node_modules/**'] as const;
@@ -91,6 +91,8 @@ function compareKeys(a: string, b: string): number {
 
 /** The options every search shares: links to directories are never followed, so a link loop cannot make a walk endless. */
 const SEARCH = { onlyFiles: true, dot: false, unique: true, followSymbolicLinks: false } as const;
+/** Extensions are matched in any case (`A.JSONL`), as people name files. */
+const ANY_CASE = { caseSensitiveMatch: false } as const;
 
 /**
  * The files one input gives, absolute: a path that exists is taken as it is (a file, a FIFO, a link to one; never a
@@ -101,7 +103,7 @@ async function filesOf(input: string, cwd: string, ignore: readonly string[], st
   const ignored = (abs: string): boolean => ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, abs), ignore as string[], { dot: true });
   if (stat?.isDirectory()) {
     // Searched from inside, so no character of the directory's name is read as a pattern.
-    const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, cwd: absolute, ignore: [...DEFAULT_IGNORE] });
+    const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, ...ANY_CASE, cwd: absolute, ignore: [...DEFAULT_IGNORE] });
     return found.map((m) => path.join(absolute, m)).filter((abs) => !ignored(abs));
   }
   // A file named outright and ignored is skipped quietly (`swc compact $(git ls-files) --ignore …`).

@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import * as o200k from 'gpt-tokenizer/encoding/o200k_base';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { swc, tempDir } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 
 /**
  * --context-window / --compact-at / --compact-to: a file is compacted only once its size (tool schemas included)
@@ -53,18 +54,18 @@ interface Record {
 }
 
 /** Runs a --check with a report and returns the one file's record and the exit status. */
-function check(file: string, args: readonly string[]): { status: number | null; record: Record } {
+async function check(file: string, args: readonly string[]): Promise<{ status: number; record: Record }> {
   const report = path.join(tempDir(), 'report.json');
   // The directory as input: a report of files (a file named alone would give its bare plan).
-  const run = swc(['compact', path.dirname(file), '--check', ...args, '--report', report]);
+  const run = await runSwc(['compact', path.dirname(file), '--check', ...args, '--report', report], { cwd: ROOT });
   const { files } = JSON.parse(readFileSync(report, 'utf8')) as { files: Record[] };
   return { status: run.status, record: files[0] as Record };
 }
 
 describe('swc compact --context-window', () => {
-  it('counts the tool schemas as Haystack does: json.dumps(tools, sort_keys=True) after the messages', () => {
+  it('counts the tool schemas as Haystack does: json.dumps(tools, sort_keys=True) after the messages', async () => {
     const file = requestFile();
-    const { record } = check(file, ['--context-window', '1000000']);
+    const { record } = await check(file, ['--context-window', '1000000']);
     // The whole request measured as one text: the rendered messages, then the schemas, joined by newlines.
     const whole = o200k.countTokens(`${RENDERED.join('\n')}\n${TOOLS_PYTHON}`);
     expect(record.tokensBefore).toBe(whole);
@@ -72,22 +73,22 @@ describe('swc compact --context-window', () => {
     expect(record.status).toBe('unchanged');
   });
 
-  it('compacts a file only once its size, schemas included, reaches window × compact-at', () => {
+  it('compacts a file only once its size, schemas included, reaches window × compact-at', async () => {
     const file = requestFile();
-    const size = check(file, ['--context-window', '1000000', '--tokenizer', 'approx']).record.tokensBefore;
+    const size = (await check(file, ['--context-window', '1000000', '--tokenizer', 'approx'])).record.tokensBefore;
     // ceil(w × 0.7) <= size exactly when w <= size / 0.7.
     const largest = Math.floor((size * 10) / 7);
-    const at = check(file, ['--context-window', String(largest), '--tokenizer', 'approx']);
+    const at = await check(file, ['--context-window', String(largest), '--tokenizer', 'approx']);
     expect(at.status).toBe(1);
     expect(at.record.status).toBe('compacted');
-    const below = check(file, ['--context-window', String(largest + 1), '--tokenizer', 'approx']);
+    const below = await check(file, ['--context-window', String(largest + 1), '--tokenizer', 'approx']);
     expect(below.status).toBe(0);
     expect(below.record).toMatchObject({ status: 'unchanged', tokensBefore: size, tokensAfter: size, targetMet: true });
   });
 
-  it('compacts to window × compact-to, the schemas coming off that target', () => {
+  it('compacts to window × compact-to, the schemas coming off that target', async () => {
     const file = requestFile();
-    const { status, record } = check(file, ['--context-window', '1500', '--tokenizer', 'approx']);
+    const { status, record } = await check(file, ['--context-window', '1500', '--tokenizer', 'approx']);
     expect(status).toBe(1);
     expect(record.target).toBe(600);
     // What the schemas add after "[assistant] Done." (17 characters) and a newline, at 4 characters a token.
@@ -99,25 +100,25 @@ describe('swc compact --context-window', () => {
     expect(record.tokensAfter).toBeLessThanOrEqual(600);
     expect(record.targetMet).toBe(true);
     // Without the schemas the same window keeps more of the conversation.
-    const bare = check(requestFile(false), ['--context-window', '1500', '--tokenizer', 'approx']).record;
+    const bare = (await check(requestFile(false), ['--context-window', '1500', '--tokenizer', 'approx'])).record;
     expect(bare.toolTokens).toBe(0);
     expect(bare.tokensAfter).toBeGreaterThan(record.tokensAfter - record.toolTokens);
   });
 
-  it('uses 0.7 and 0.4 unless told otherwise, and takes percentages', () => {
+  it('uses 0.7 and 0.4 unless told otherwise, and takes percentages', async () => {
     const file = requestFile();
-    const defaults = swc(['compact', file, '--context-window', '1500', '--tokenizer', 'approx']);
-    const explicit = swc(['compact', file, '--context-window', '1500', '--compact-at', '0.7', '--compact-to', '0.4', '--tokenizer', 'approx']);
-    const percent = swc(['compact', file, '--context-window', '1500', '--compact-at', '70%', '--compact-to', '40%', '--tokenizer', 'approx']);
+    const defaults = await runSwc(['compact', file, '--context-window', '1500', '--tokenizer', 'approx'], { cwd: ROOT });
+    const explicit = await runSwc(['compact', file, '--context-window', '1500', '--compact-at', '0.7', '--compact-to', '0.4', '--tokenizer', 'approx'], { cwd: ROOT });
+    const percent = await runSwc(['compact', file, '--context-window', '1500', '--compact-at', '70%', '--compact-to', '40%', '--tokenizer', 'approx'], { cwd: ROOT });
     expect(defaults.status).toBe(0);
     expect(explicit).toEqual(defaults);
     expect(percent).toEqual(defaults);
     expect(defaults.stdout).not.toBe(readFileSync(file, 'utf8'));
   });
 
-  it('leaves schemas out of the count with a fixed --target', () => {
+  it('leaves schemas out of the count with a fixed --target', async () => {
     const file = requestFile();
-    const { record } = check(file, ['--target', '1000000']);
+    const { record } = await check(file, ['--target', '1000000']);
     expect(record.toolTokens).toBe(0);
     expect(record.tokensBefore).toBe(o200k.countTokens(RENDERED.join('\n')));
   });
@@ -127,13 +128,13 @@ describe('what swc says about a run with --context-window', () => {
   /** The tool schemas' tokens for the approx counter: what they add after "[assistant] Done." and a newline. */
   const TOOL_TOKENS = Math.floor((17 + 1 + TOOLS_PYTHON.length) / 4) - Math.floor(17 / 4);
 
-  it('says a file below the compact-at threshold is below it, naming the threshold and its share', () => {
+  it('says a file below the compact-at threshold is below it, naming the threshold and its share', async () => {
     const file = requestFile();
-    const size = check(file, ['--context-window', '1000000', '--tokenizer', 'approx']).record.tokensBefore;
-    const run = swc(['compact', file, '-o', path.join(tempDir(), 'out.json'), '--context-window', '100000', '--tokenizer', 'approx']);
+    const size = (await check(file, ['--context-window', '1000000', '--tokenizer', 'approx'])).record.tokensBefore;
+    const run = await runSwc(['compact', file, '-o', path.join(tempDir(), 'out.json'), '--context-window', '100000', '--tokenizer', 'approx'], { cwd: ROOT });
     expect(run.status).toBe(0);
     expect(run.stderr).toBe(`swc: ${file}: unchanged, ${size.toLocaleString('en-US')} tokens (approx), below the threshold 70,000 (70% of 100,000)\n`);
-    const dry = swc(['compact', file, '--dry-run', '--context-window', '10000', '--compact-at', '0.5', '--tokenizer', 'approx']);
+    const dry = await runSwc(['compact', file, '--dry-run', '--context-window', '10000', '--compact-at', '0.5', '--tokenizer', 'approx'], { cwd: ROOT });
     expect(dry.stdout.split('\n').slice(1, 5)).toEqual([
       'format openai  tokenizer approx  context window 10,000  compact at 50% (5,000)',
       'compact to 40% (4,000)  min_keep_steps 1  note on',
@@ -142,19 +143,19 @@ describe('what swc says about a run with --context-window', () => {
     ]);
   });
 
-  it('says when the tool schemas alone take more than the compact-to share', () => {
+  it('says when the tool schemas alone take more than the compact-to share', async () => {
     // A window of 100 compacts at 70 and aims at 40, less than the schemas alone.
     expect(TOOL_TOKENS).toBeGreaterThan(40);
     const file = requestFile();
-    const run = swc(['compact', file, '--context-window', '100', '--tokenizer', 'approx']);
+    const run = await runSwc(['compact', file, '--context-window', '100', '--tokenizer', 'approx'], { cwd: ROOT });
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(
       new RegExp(`^swc: [^\\n]+: more than 40 → [\\d,]+ tokens \\(approx\\), removed 24 of 27 messages; target 40 not met: the tool schemas alone take ${TOOL_TOKENS} tokens, more than the 40-token target\\n$`),
     );
   });
 
-  it('records the window settings in the plan of one file', () => {
-    const run = swc(['compact', requestFile(), '--context-window', '1500', '--tokenizer', 'approx', '--json']);
+  it('records the window settings in the plan of one file', async () => {
+    const run = await runSwc(['compact', requestFile(), '--context-window', '1500', '--tokenizer', 'approx', '--json'], { cwd: ROOT });
     expect(run.status).toBe(0);
     const plan = JSON.parse(run.stderr) as { settings: { [key: string]: unknown }; target: number; toolTokens: number };
     expect(plan.settings).toEqual({
@@ -174,7 +175,7 @@ describe('what swc says about a run with --context-window', () => {
 describe('swc compact threshold options', () => {
   const cases: Array<[string[], string]> = [
     [['--context-window', '0'], '--context-window must be at least 1, got 0'],
-    [['--context-window', '8k'], '--context-window must be a whole number, got "8k"'],
+    [['--context-window', '8kb'], '--context-window must be a whole number, got "8kb"'],
     [['--compact-at', '0.5'], '--compact-at needs --context-window <tokens>: its fraction is a share of that window'],
     [['--target', '100', '--context-window', '1000'], '--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to'],
     [['--context-window', '1000', '--compact-at', '1.2'], '--compact-at must be at most 1, got 1.2: a transcript larger than its context window no longer fits it, so waiting that long is too late'],
@@ -188,15 +189,15 @@ describe('swc compact threshold options', () => {
     [['--context-window', '1000', '--compact-to', '0.0001'], '--compact-to 0.0001 of a 1000-token window is less than one token: nothing would fit; raise --compact-to or --context-window'],
     [['--context-window', '1000', '--compact-at', '0.7x'], '--compact-at must be a fraction such as 0.7 or 70%, got "0.7x"'],
   ];
-  it.each(cases)('refuses %j with a reason', (args, message) => {
-    const run = swc(['compact', requestFile(), ...args]);
+  it.each(cases)('refuses %j with a reason', async (args, message) => {
+    const run = await runSwc(['compact', requestFile(), ...args], { cwd: ROOT });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.split('\n')[0]).toBe(`swc: error: ${message}`);
   });
 
-  it('accepts compact-at 1 (compact only a full window)', () => {
-    const run = swc(['compact', requestFile(), '--context-window', '100000', '--compact-at', '1', '--check']);
+  it('accepts compact-at 1 (compact only a full window)', async () => {
+    const run = await runSwc(['compact', requestFile(), '--context-window', '100000', '--compact-at', '1', '--check'], { cwd: ROOT });
     expect(run.status).toBe(0);
   });
 });
