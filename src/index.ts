@@ -4,8 +4,19 @@ export type { CompactOptions, Group, GroupKind, Plan, Structure, Unchanged } fro
 export { DEFAULT_NOTE_TEMPLATE, formatNote, isEarlierNoteText } from './core/note.js';
 export { renderMessage } from './core/render.js';
 export type { Content, Message, Rendered, Role, TokenCounter, ToolCall, ToolResult } from './core/types.js';
-export { createApproxCounter, createBpeCounter, createCounter, TOKENIZERS } from './tokens/index.js';
-export type { TokenizerName } from './tokens/index.js';
+export {
+  CHARS_PER_TOKEN,
+  counterName,
+  createApproxCounter,
+  createBpeCounter,
+  createCounter,
+  parseCounterOptions,
+  resolveCounterOptions,
+  TOKENIZERS,
+  TOKENS_PER_FILE,
+  TOKENS_PER_IMAGE,
+} from './tokens/index.js';
+export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOptions, TokenizerName } from './tokens/index.js';
 export { FORMATS, findFormat } from './formats/registry.js';
 export type { FormatAdapter } from './formats/types.js';
 export { compactSource } from './pipeline.js';

@@ -1,8 +1,8 @@
 import type { Rendered, TokenCounter } from '../core/types.js';
+import { counterName, resolveCounterOptions, type CounterOptions, type CounterWithSettings } from './options.js';
 
-/** Flat costs of content that has no text, as Haystack's approximate counter charges them. */
-export const TOKENS_PER_IMAGE = 85;
-export const TOKENS_PER_FILE = 1000;
+/** Haystack's defaults: 4 characters per token, and the flat costs of content that has no text. */
+export { CHARS_PER_TOKEN, TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './options.js';
 
 /** Counts Unicode code points (what Python's len() gives), not UTF-16 units. */
 export function codePointLength(s: string): number {
@@ -21,10 +21,19 @@ export function codePointLength(s: string): number {
 }
 
 /**
- * floor(code points / 4) of the group's joined text, plus flat image and file costs: exactly Haystack's
- * `ApproximateTokenCounter` defaults. Additive over messages (the joins are one code point each).
+ * Haystack's `ApproximateTokenCounter`: `int(len(text) / chars_per_token)` over the group's texts joined with
+ * newlines (code points, float division, truncated), plus each image and file at its flat cost, those inside tool
+ * results included. Additive over messages before the division (each join is one code point).
+ * @param options characters per token and the flat costs; any left out take Haystack's defaults (4, 85, 1000)
+ * @returns the counter, named `approx` with the defaults and with its settings otherwise (see `counterName`)
+ * @throws RangeError for a rate that is not a positive finite number or a cost that is not a whole number >= 0
  */
-export function createApproxCounter(): TokenCounter {
+export function createApproxCounter(options: CounterOptions = {}): TokenCounter & CounterWithSettings {
+  const settings = resolveCounterOptions(options, 'approx');
+  const { tokensPerImage, tokensPerFile } = settings;
+  const rate = settings.charsPerToken as number;
+  /** Python's `int()` of a non-negative quotient: truncation is the floor. */
+  const tokensOf = (chars: number): number => Math.trunc(chars / rate);
   const lengths = new WeakMap<Rendered, number>();
   const lengthOf = (r: Rendered): number => {
     let n = lengths.get(r);
@@ -35,18 +44,19 @@ export function createApproxCounter(): TokenCounter {
     return n;
   };
   return {
-    name: 'approx',
+    name: counterName('approx', settings),
+    settings,
     measure(messages, limit) {
       let chars = messages.length > 0 ? messages.length - 1 : 0;
       let flat = 0;
       for (let i = messages.length - 1; i >= 0; i--) {
         const r = messages[i] as Rendered;
         chars += lengthOf(r);
-        flat += r.images * TOKENS_PER_IMAGE + r.files * TOKENS_PER_FILE;
+        flat += r.images * tokensPerImage + r.files * tokensPerFile;
         // Every message adds at least its flat cost and its join, so a partial total above the limit is final.
-        if (limit !== undefined && Math.floor(chars / 4) + flat > limit && i > 0) return Math.floor(chars / 4) + flat;
+        if (limit !== undefined && tokensOf(chars) + flat > limit && i > 0) return tokensOf(chars) + flat;
       }
-      return Math.floor(chars / 4) + flat;
+      return tokensOf(chars) + flat;
     },
   };
 }

@@ -1,6 +1,12 @@
 import type { Rendered, TokenCounter } from '../core/types.js';
-import { TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './approx.js';
+import { TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './options.js';
 import { createPieceCounter, type PieceCount, type PieceCounter, type Resume } from './pieces.js';
+
+/** What content with no text costs: tokens per image and per file. */
+export interface FlatCosts {
+  readonly tokensPerImage: number;
+  readonly tokensPerFile: number;
+}
 
 /** Options that make an encoding read special-token text as plain text. */
 type SpecialOptions = { disallowedSpecial?: Set<string>; allowedSpecial?: Set<string> };
@@ -50,11 +56,18 @@ const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
  * A counter over a BPE encoding that counts each message once. Every rendered message starts with `[`, and the
  * encodings' pre-tokenizers always split before that `[` when a newline precedes it, so the tokens of a joined group
  * are the sum of `count(text + "\n")` for each message but the last, plus `count(last)`.
- * @param name the encoding's name
+ * @param name the counter's name, as outputs show it
  * @param encoding a gpt-tokenizer encoding module
  * @param pieces how to count piece by piece (by default, through the encoding's inside when it has the one known)
+ * @param costs tokens per image and per file (checked by the caller; by default Haystack's 85 and 1000)
  */
-export function createBpeCounter(name: string, encoding: Encoding, pieces: PieceCounter | null = createPieceCounter(encoding)): TokenCounter {
+export function createBpeCounter(
+  name: string,
+  encoding: Encoding,
+  pieces: PieceCounter | null = createPieceCounter(encoding),
+  costs: FlatCosts = { tokensPerImage: TOKENS_PER_IMAGE, tokensPerFile: TOKENS_PER_FILE },
+): TokenCounter {
+  const { tokensPerImage, tokensPerFile } = costs;
   const linked = new WeakMap<Rendered, number>();
   const plain = new WeakMap<Rendered, number>();
   // Lower bounds left by counts that stopped at a limit inside a text, and where to go on from (when the counter can).
@@ -147,7 +160,7 @@ export function createBpeCounter(name: string, encoding: Encoding, pieces: Piece
       let total = 0;
       for (let i = last; i >= 0; i--) {
         const r = messages[i] as Rendered;
-        const flat = r.images * TOKENS_PER_IMAGE + r.files * TOKENS_PER_FILE;
+        const flat = r.images * tokensPerImage + r.files * tokensPerFile;
         total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
         if (limit !== undefined && total > limit) return total;
       }
