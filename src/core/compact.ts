@@ -89,6 +89,26 @@ export function taskIndex(messages: readonly Message[]): number | null {
   return null;
 }
 
+/**
+ * The user messages kept as the task, oldest first: the latest user message compaction did not make, and, while the
+ * oldest of those kept could be an earlier run's note written with another template (`couldBeNote`), the real user
+ * message right before it (only user messages between them). A note is written right after the task, so whatever
+ * template wrote it, the task it followed is kept.
+ * @param messages the conversation
+ * @param task the task's index (see `taskIndex`)
+ * @returns the indices, ending with `task`; notes between them are not among them
+ */
+export function taskRun(messages: readonly Message[], task: number): number[] {
+  const run = [task];
+  let oldest = task;
+  for (let i = task - 1; i >= 0 && messages[i]?.role === 'user' && messages[oldest]?.couldBeNote === true; i--) {
+    if (messages[i]?.compaction !== undefined) continue;
+    run.push(i);
+    oldest = i;
+  }
+  return run.reverse();
+}
+
 /** Steps after `start`: an assistant message and the tool-result messages right after it. */
 export function stepSpans(messages: readonly Message[], start: number): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
@@ -120,6 +140,8 @@ export function turnSpans(messages: readonly Message[], start: number, end: numb
 export interface Structure {
   readonly systemEnd: number;
   readonly task: number | null;
+  /** The user messages kept as the task (see `taskRun`), empty without a task. */
+  readonly taskRun: readonly number[];
   readonly turns: ReadonlyArray<readonly [number, number]>;
   readonly steps: ReadonlyArray<readonly [number, number]>;
 }
@@ -128,9 +150,10 @@ export interface Structure {
 export function analyze(messages: readonly Message[]): Structure {
   const systemEnd = leadingSystemEnd(messages);
   const task = taskIndex(messages);
+  const run = task === null ? [] : taskRun(messages, task);
   const steps = stepSpans(messages, task === null ? systemEnd : task + 1);
-  const turns = turnSpans(messages, systemEnd, task ?? systemEnd);
-  return { systemEnd, task, turns, steps };
+  const turns = turnSpans(messages, systemEnd, run[0] ?? systemEnd);
+  return { systemEnd, task, taskRun: run, turns, steps };
 }
 
 /** Renders each message at most once and measures groups of them. */
@@ -228,7 +251,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const { systemEnd, task } = structure;
 
   const whole = meter.measure(range(0, n), exhaustive ? undefined : target);
-  const protectedIdx = task === null ? range(0, systemEnd) : [...range(0, systemEnd), task];
+  const protectedIdx = [...range(0, systemEnd), ...structure.taskRun];
   const stepGroups = structure.steps.map(([s, e]) => range(s, e));
   const turnGroups = structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNote(messages[i] as Message)));
 
@@ -276,7 +299,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const noteText = template === null ? null : formatNote(template, removedCount);
   const keptTurnCount = turnGroups.slice(firstTurn).reduce((a, g) => a + g.length, 0);
   // The note stands where the removed messages were: after the task when steps went, else after the instructions.
-  const noteIndex = noteText === null ? null : firstStep > 0 ? systemEnd + keptTurnCount + (task === null ? 0 : 1) : systemEnd;
+  const noteIndex = noteText === null ? null : firstStep > 0 ? systemEnd + keptTurnCount + structure.taskRun.length : systemEnd;
   const outRendered = kept.map((i) => meter.render(i));
   if (noteText !== null && noteIndex !== null) {
     outRendered.splice(noteIndex, 0, renderMessage({ role: 'user', content: { texts: [noteText], toolCalls: [], results: [], images: 0, files: [] } }));
@@ -321,7 +344,7 @@ function unchangedPlan(
   why: Unchanged,
   exhaustive: boolean,
 ): Plan {
-  const protectedIdx = structure.task === null ? range(0, structure.systemEnd) : [...range(0, structure.systemEnd), structure.task];
+  const protectedIdx = [...range(0, structure.systemEnd), ...structure.taskRun];
   const exact = exhaustive || whole <= target;
   // An unchanged conversation is measured whole: the output is the input.
   const tokens = exact ? whole : meter.measure(range(0, messages.length));
@@ -388,8 +411,9 @@ function describeGroups(
     groups.push({ kind: 'turn', start: s, end: e, indices: idx, tokens: tokensOf(idx, known.turnCounts.get(k)), kept: idx.every(isKept) });
   });
   if (task !== null) {
-    covered[task] = 1;
-    groups.push({ kind: 'task', start: task, end: task + 1, indices: [task], tokens: tokensOf([task], undefined), kept: true });
+    const idx = structure.taskRun;
+    for (const i of idx) covered[i] = 1;
+    groups.push({ kind: 'task', start: idx[0] ?? task, end: task + 1, indices: idx, tokens: tokensOf(idx, undefined), kept: true });
   }
   structure.steps.forEach(([s, e], k) => {
     const idx = stepGroups[k] as number[];

@@ -1,3 +1,5 @@
+import { SLIDING_WINDOW } from './types.js';
+
 /** The omission note: its default template, how it is filled in, and how an earlier one is recognised. */
 
 export const NUM_REMOVED = '{num_removed}';
@@ -55,6 +57,26 @@ function piecesOf(template: string): readonly string[] {
 
 function isAsciiDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
+}
+
+/** How a user message's text marks it for the decision (see `noteMarks`). */
+export interface NoteMarks {
+  readonly compaction?: typeof SLIDING_WINDOW;
+  readonly couldBeNote?: true;
+}
+
+/**
+ * Marks a user message by the text a note of its format would carry: an earlier note when the active or the default
+ * template wrote it, otherwise, when it is shaped exactly as its format writes a note, a message that could be a note
+ * another template wrote (see `Message.couldBeNote`).
+ * @param text that text, or null when the message has none
+ * @param template the active template, or null when notes are off
+ * @param noteShaped whether the message has nothing a note of its format lacks (formats that cannot tell say true)
+ */
+export function noteMarks(text: string | null, template: string | null, noteShaped = true): NoteMarks {
+  if (text === null) return {};
+  if (isEarlierNoteText(text, template)) return { compaction: SLIDING_WINDOW };
+  return noteShaped ? { couldBeNote: true } : {};
 }
 
 /**

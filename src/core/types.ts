@@ -47,6 +47,12 @@ export interface Message {
    * file's own terms, e.g. the several lines of one split Claude Code message.
    */
   readonly weight?: number;
+  /**
+   * Set by an adapter on a user message shaped exactly like a note of its format whose text no template this run
+   * knows matches: an earlier run may have written it with another `--note` template. It is still taken for the task
+   * when it is the latest, but the user message right before it is then kept with it (see `taskRun`).
+   */
+  readonly couldBeNote?: boolean;
 }
 
 /** A message as the token counter sees it. */

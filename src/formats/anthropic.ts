@@ -1,12 +1,11 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
-import { isEarlierNoteText } from '../core/note.js';
+import { noteMarks } from '../core/note.js';
 import { renderArguments } from '../core/python-json.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
-import { SLIDING_WINDOW } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
 
 /**
  * Anthropic Messages: a request body `{model, system, messages, ...}`, a bare messages list, or JSONL of messages.
@@ -273,14 +272,12 @@ export const anthropic: FormatAdapter = {
       const item = checkMessage(input, k, raw);
       collectCallNames(item, names);
       const asTool = carriesToolResults(item);
-      let compaction: string | undefined;
-      if (own(item, 'role') === 'user' && !asTool) {
-        const text = plainText(own(item, 'content'));
-        if (text !== null && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
-      }
+      // `makeNote` writes `{role, content}` with a string content.
+      const noteShaped = typeof own(item, 'content') === 'string' && hasOnlyKeys(item, ['role', 'content']);
+      const marks = own(item, 'role') === 'user' && !asTool ? noteMarks(plainText(own(item, 'content')), noteTemplate, noteShaped) : {};
       builder.add({
         role: asTool ? 'tool' : (own(item, 'role') as 'user' | 'assistant' | 'system'),
-        compaction,
+        ...marks,
         content: () => anthropicContent(parseJson(input.raws[k] as string), asTool, names),
         items: [k],
       });

@@ -1,9 +1,9 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { createHash } from 'node:crypto';
 import { isJsonObject, parseJson, skipWhitespace, type JsonValue } from '../core/json-value.js';
-import { isEarlierNoteText } from '../core/note.js';
+import { noteMarks, type NoteMarks } from '../core/note.js';
 import { renderArguments } from '../core/python-json.js';
-import { SLIDING_WINDOW, type Content, type Message, type Role, type ToolCall, type ToolResult } from '../core/types.js';
+import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { findMember, objectMembers } from '../io/json-layout.js';
 import { describe } from './openai.js';
 import { blockPairing, serverResultIds } from './anthropic.js';
@@ -460,16 +460,16 @@ export const claudeCode: FormatAdapter = {
     const { items, raws } = input;
     const callNames = toolNames(items);
     const roles: Role[] = [];
-    const compactions: (string | undefined)[] = [];
+    const marks: NoteMarks[] = [];
     const itemsOf: number[][] = [];
     const counted: number[][] = [];
     const pinned: number[] = [];
     /** Assistant messages of the current turn by `message.id`: their split lines join them. */
     const byId = new Map<string, number>();
     let owner = -1;
-    const open = (role: Role, k: number, compaction?: string): void => {
+    const open = (role: Role, k: number, mark: NoteMarks = {}): void => {
       roles.push(role);
-      compactions.push(compaction);
+      marks.push(mark);
       itemsOf.push([k]);
       counted.push([k]);
       owner = roles.length - 1;
@@ -493,7 +493,8 @@ export const claudeCode: FormatAdapter = {
       } else if (kind === 'tool') open('tool', k);
       else if (kind === 'user') {
         byId.clear();
-        open('user', k, isEarlierNoteText(userText(item), noteTemplate) ? SLIDING_WINDOW : undefined);
+        const text = userText(item);
+        open('user', k, noteMarks(text === '' ? null : text, noteTemplate));
       } else if (owner < 0) pinned.push(k);
       else {
         (itemsOf[owner] as number[]).push(k);
@@ -508,7 +509,7 @@ export const claudeCode: FormatAdapter = {
       }).length;
       // Raw texts are read when the message is rendered: a source held as lines decodes them only then.
       const seen = counted[m] as number[];
-      return { role, compaction: compactions[m], weight: Math.max(lines, 1), content: () => contentOf(role, seen.map((k) => raws[k] as string), callNames) };
+      return { role, ...marks[m], weight: Math.max(lines, 1), content: () => contentOf(role, seen.map((k) => raws[k] as string), callNames) };
     });
     return { messages, itemsOf, pinned };
   },

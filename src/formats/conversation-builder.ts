@@ -10,6 +10,7 @@ import { isRecord, own, type Normalized } from './types.js';
 export interface Entry {
   readonly role: Role;
   readonly compaction?: string | undefined;
+  readonly couldBeNote?: boolean | undefined;
   readonly content: Content | (() => Content);
   readonly items: number[];
 }
@@ -44,6 +45,7 @@ export class ConversationBuilder {
     const messages: Message[] = this.entries.map((e) => ({
       role: e.role,
       compaction: e.compaction,
+      couldBeNote: e.couldBeNote,
       content: e.content,
       weight: e.items.length === 1 ? undefined : e.items.length,
     }));

@@ -1,9 +1,8 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
-import { isEarlierNoteText } from '../core/note.js';
+import { noteMarks } from '../core/note.js';
 import { renderArguments } from '../core/python-json.js';
 import type { Content, Role, ToolCall, ToolResult } from '../core/types.js';
-import { SLIDING_WINDOW } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
 import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
@@ -268,7 +267,7 @@ export const gemini: FormatAdapter = {
       const wrapped = content !== item;
       builder.add({
         role,
-        compaction: text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined,
+        ...noteMarks(text, noteTemplate),
         content: () => {
           const value = parseJson(input.raws[k] as string);
           return geminiContent(wrapped && isJsonObject(value) ? (value.content ?? null) : value, role, names);

@@ -1,8 +1,8 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
-import { isEarlierNoteText } from '../core/note.js';
+import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
-import { SLIDING_WINDOW, type Content, type Message, type Role, type ToolCall, type ToolResult } from '../core/types.js';
+import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
 import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
 
@@ -287,9 +287,8 @@ export const langchain: FormatAdapter = {
           if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string') callNames.set(own(call, 'id') as string, own(call, 'name') as string);
         }
       }
-      let compaction: string | undefined;
       const text = own(fields, 'content');
-      if (role === 'user' && typeof text === 'string' && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
+      const marks = noteMarks(role === 'user' && typeof text === 'string' ? text : null, noteTemplate);
       // Looked up now: a call id used again later (tau-bench reuses them) must not rename this result.
       const callId = own(fields, 'tool_call_id');
       const calledAs = typeof callId === 'string' ? callNames.get(callId) : undefined;
@@ -304,7 +303,7 @@ export const langchain: FormatAdapter = {
         const { texts, images, files, blockCalls } = textsOf(f.content);
         return { texts, toolCalls: role === 'assistant' ? callsOf(f, blockCalls) : [], results: [], images, files };
       };
-      return { role, compaction, content };
+      return { role, ...marks, content };
     });
     return { messages, itemsOf: messages.map((_, k) => [k]) };
   },

@@ -1,10 +1,9 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
-import { isEarlierNoteText } from '../core/note.js';
+import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
-import { SLIDING_WINDOW } from '../core/types.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type Pairing } from './types.js';
+import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type Pairing } from './types.js';
 
 /** OpenAI Chat Completions messages (and OpenAI-compatible logs such as SWE-agent and tau-bench). */
 
@@ -193,6 +192,7 @@ class ChatMessage implements Message {
   constructor(
     readonly role: Role,
     readonly compaction: string | undefined,
+    readonly couldBeNote: boolean,
     private readonly raws: readonly string[],
     private readonly index: number,
     /** For a tool result: the name of the call it answers. */
@@ -211,6 +211,9 @@ class ChatMessage implements Message {
     return { texts, toolCalls: this.role === 'assistant' ? callsOf(obj) : [], results: [], images, files };
   }
 }
+
+/** The keys of a note as `makeNote` writes it: a user message with any other is none. */
+const NOTE_KEYS = ['role', 'content'];
 
 export const openai: FormatAdapter = {
   name: 'openai',
@@ -234,11 +237,8 @@ export const openai: FormatAdapter = {
           if (typeof id === 'string' && isRecord(fn) && typeof own(fn, 'name') === 'string') callNames.set(id, own(fn, 'name') as string);
         }
       }
-      let compaction: string | undefined;
-      if (role === 'user') {
-        const text = own(item, 'content');
-        if (typeof text === 'string' && isEarlierNoteText(text, noteTemplate)) compaction = SLIDING_WINDOW;
-      }
+      const text = own(item, 'content');
+      const marks = role === 'user' && typeof text === 'string' ? noteMarks(text, noteTemplate, hasOnlyKeys(item, NOTE_KEYS)) : {};
       const legacyName = own(item, 'name');
       const ownName = typeof legacyName === 'string' ? legacyName : '';
       // The name of the call this result answers, looked up now: ids may be reused later in the file.
@@ -246,7 +246,7 @@ export const openai: FormatAdapter = {
         role !== 'tool' || roleName === 'function'
           ? ownName
           : (answeredIds(item).map((id) => callNames.get(id)).find((n) => n !== undefined) ?? ownName);
-      return new ChatMessage(role, compaction, raws, k, resultName);
+      return new ChatMessage(role, marks.compaction, marks.couldBeNote === true, raws, k, resultName);
     });
     return { messages, itemsOf: messages.map((_, k) => [k]) };
   },

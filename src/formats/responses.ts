@@ -1,9 +1,8 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
-import { isEarlierNoteText } from '../core/note.js';
+import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
-import { SLIDING_WINDOW } from '../core/types.js';
 import { ConversationBuilder, instructionTexts, type Entry } from './conversation-builder.js';
 import { describe } from './openai.js';
 import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
@@ -363,7 +362,7 @@ export const responses: FormatAdapter = {
         const text = kind === 'user' ? noteCandidate(item) : null;
         entry = {
           role: kind === 'user' ? 'user' : 'system',
-          compaction: text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined,
+          ...noteMarks(text, noteTemplate),
           content: () => {
             const value = parseJson(raws[k] as string);
             const parts = messageParts(typeof value === 'string' ? value : isJsonObject(value) ? value.content : undefined);

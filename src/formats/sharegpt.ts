@@ -1,7 +1,7 @@
 import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
-import { isEarlierNoteText } from '../core/note.js';
+import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
-import { SLIDING_WINDOW, type Content, type Message, type Role, type ToolCall } from '../core/types.js';
+import type { Content, Message, Role, ToolCall } from '../core/types.js';
 import { describe } from './openai.js';
 import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
 
@@ -241,8 +241,7 @@ export const sharegpt: FormatAdapter = {
       }
       if (part === 'user') run = [];
       const text = plainText(item);
-      const compaction = part === 'user' && text !== null && isEarlierNoteText(text, noteTemplate) ? SLIDING_WINDOW : undefined;
-      messages.push({ role: part, compaction, content: () => textContent(raw()) });
+      messages.push({ role: part, ...noteMarks(part === 'user' ? text : null, noteTemplate), content: () => textContent(raw()) });
       itemsOf.push([k]);
     });
     return { messages, itemsOf };

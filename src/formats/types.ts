@@ -127,6 +127,11 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Whether an object has no own keys but these (a note's exact shape, say). */
+export function hasOnlyKeys(value: Record<string, unknown>, keys: readonly string[]): boolean {
+  return Object.keys(value).every((key) => keys.includes(key));
+}
+
 /** Reads an own property only (a `__proto__` or `constructor` key in the input is data, not behaviour). */
 export function own(value: Record<string, unknown>, key: string): unknown {
   return Object.prototype.hasOwnProperty.call(value, key) ? value[key] : undefined;

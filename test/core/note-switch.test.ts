@@ -1,0 +1,244 @@
+/**
+ * A note is only its text in most formats, so a run with one `--note` template cannot tell a note written with
+ * another from a user's message. Whatever the templates, the current task must survive: when the latest user message
+ * could be such a note, the user message right before it (the task it followed) is kept with it.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { compact, planCompaction, taskIndex, taskRun } from '../../src/core/compact.js';
+import { DEFAULT_NOTE_TEMPLATE } from '../../src/core/note.js';
+import { contentOf } from '../../src/core/render.js';
+import type { Message, TokenCounter } from '../../src/core/types.js';
+import { decodeSource } from '../../src/io/source.js';
+import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { createApproxCounter } from '../../src/tokens/approx.js';
+import { ROOT } from '../helpers/cli.js';
+import { FORMAT_NAMES, randomConversation, writeAs, type Conversation, type RefMessage } from '../helpers/convert.js';
+import { assistant, createFakeCounter, defaultNote, earlierNote, system, tool, user } from '../helpers/fake-counter.js';
+
+function compactText(name: string, text: string, target: number, note: string | null | undefined, counter: TokenCounter = createApproxCounter()): FileResult {
+  return compactSource(decodeSource(Buffer.from(text, 'utf8'), name), { target, note, counter });
+}
+
+/** An OpenAI chat JSONL file of these messages. */
+function jsonl(lines: readonly object[]): string {
+  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+const TASK = { role: 'user', content: 'Please book a table for two at a restaurant near the Louvre tonight.' };
+const BOOKING = jsonl([
+  { role: 'system', content: 'You are a helpful agent.' },
+  { role: 'user', content: 'First question: what is the weather in Paris today?' },
+  { role: 'assistant', content: 'It is sunny in Paris today, around twenty degrees.' },
+  TASK,
+  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q": "restaurants near the Louvre"}' } }] },
+  { role: 'tool', tool_call_id: 'c1', content: "Le Fumoir, Cafe Marly, Le Grand Vefour, Loulou, Ferdi, Juveniles, Willi's Wine Bar" },
+  { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'book', arguments: '{"place": "Cafe Marly", "people": 2}' } }] },
+  { role: 'tool', tool_call_id: 'c2', content: 'Booked: Cafe Marly, 20:00, two people, confirmation 88213' },
+  { role: 'assistant', content: 'Done: Cafe Marly at 20:00 for two, confirmation 88213.' },
+]);
+const TASK_LINE = jsonl([TASK]).trimEnd();
+
+describe('a change of note template between runs', () => {
+  it('keeps the task when a custom note written after it is read with the default template', () => {
+    const first = compactText('booking.jsonl', BOOKING, 110, 'custom note: {num_removed} gone').output;
+    const lines = first.trimEnd().split('\n');
+    // The first run cut steps, so its note follows the task.
+    expect(lines.indexOf('{"role":"user","content":"custom note: 4 gone"}')).toBe(lines.indexOf(TASK_LINE) + 1);
+    const second = compactText('booking.jsonl', first, 70, undefined).output.trimEnd().split('\n');
+    expect(second).toContain(TASK_LINE);
+    // The custom note goes with the task; the new note follows both.
+    expect(second.slice(1, 4)).toEqual([
+      TASK_LINE,
+      '{"role":"user","content":"custom note: 4 gone"}',
+      '{"role":"user","content":"[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}',
+    ]);
+  });
+
+  it('keeps the task when a default note written after it is read with a custom template, and folds it into the next one', () => {
+    const first = compactText('booking.jsonl', BOOKING, 110, undefined).output;
+    const second = compactText('booking.jsonl', first, 70, 'Cut {num_removed}.').output.trimEnd().split('\n');
+    // The default template is always recognised: its note is replaced, not kept.
+    expect(second.slice(1)).toEqual([TASK_LINE, '{"role":"user","content":"Cut 3."}', '{"role":"assistant","content":"Done: Cafe Marly at 20:00 for two, confirmation 88213."}']);
+  });
+
+  it('keeps the original task byte for byte through runs with random templates, targets and formats', () => {
+    const template = fc.oneof(
+      fc.constant<string | undefined>(undefined),
+      fc.constant(DEFAULT_NOTE_TEMPLATE),
+      fc.string({ unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'), minLength: 1, maxLength: 8 }),
+    );
+    const run = fc.record({ note: template, perMille: fc.integer({ min: 0, max: 1000 }) });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.constantFrom(...FORMAT_NAMES),
+        fc.boolean(),
+        fc.array(run, { minLength: 2, maxLength: 3 }),
+        (seed, format, jsonlFraming, runs) => {
+          const conversation = withMarkedTask(randomConversation(seed), seed);
+          const task = lastTaskIndex(conversation);
+          const written = writeAs(format, conversation, { jsonl: jsonlFraming && !conversation.some((m) => m.role === 'system') });
+          const item = written.itemOf[task] as number;
+          const original = compactText(written.name, written.text, Number.MAX_SAFE_INTEGER, undefined);
+          const taskRaw = original.conversations[0]?.slot.raws[item] as string;
+          const whole = original.conversations[0]?.plan.tokensBefore as number;
+          let text = written.text;
+          for (const r of runs) {
+            text = compactText(written.name, text, Math.floor((whole * r.perMille) / 1000), r.note).output;
+            expect({ seed, format, runs, kept: text.includes(taskRaw) }).toEqual({ seed, format, runs, kept: true });
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+const FIXTURES = [
+  'sample.jsonl',
+  'anthropic/agent-session.json',
+  'anthropic/messages.jsonl',
+  'claude-code/interruption-meta.jsonl',
+  'claude-code/sidechain.jsonl',
+  'claude-code/split-assistant.jsonl',
+  'claude-code/summary.jsonl',
+  'gemini/adk-session.json',
+  'gemini/agent-session.json',
+  'langchain/dumpd.json',
+  'langchain/messages-to-dict.json',
+  'multi/sharegpt.json',
+  'multi/sharegpt-typed.jsonl',
+  ...readdirSync(path.join(ROOT, 'fixtures/responses')).map((f) => `responses/${f}`),
+];
+
+/** Each conversation's task as its texts (several messages' when the task is a run of them), from a compaction's plan. */
+function taskTexts(result: FileResult): string[][] {
+  return result.conversations.map((c) => {
+    const task = c.plan.groups.find((g) => g.kind === 'task');
+    return task === undefined ? [] : task.indices.flatMap((i) => contentOf(c.normalized.messages[i] as Message).texts);
+  });
+}
+
+describe('a change of note template in every format', () => {
+  it.each(FIXTURES)('keeps the task of %s through a custom note and then the default one, at any targets', (file) => {
+    const text = readFileSync(path.join(ROOT, 'fixtures', file), 'utf8');
+    const original = compactText(file, text, Number.MAX_SAFE_INTEGER, undefined);
+    const tasks = taskTexts(original);
+    const whole = Math.max(...original.conversations.map((c) => c.plan.tokensBefore));
+    for (const first of [50, 200, 400, 600, 800, 950]) {
+      const once = compactText(file, text, Math.floor((whole * first) / 1000), 'custom note: {num_removed} gone').output;
+      for (const second of [0, 100, 300, 500, 700, 900]) {
+        const twice = compactText(file, once, Math.floor((whole * second) / 1000), undefined).output;
+        const after = compactText(file, twice, Number.MAX_SAFE_INTEGER, undefined).conversations.map((c) => c.normalized.messages.flatMap((m) => contentOf(m).texts));
+        tasks.forEach((texts, k) => {
+          for (const t of texts) expect({ file, first, second, conversation: k, kept: after[k]?.includes(t) }).toEqual({ file, first, second, conversation: k, kept: true });
+        });
+      }
+    }
+  });
+});
+
+/** The index of a generated conversation's task: its latest user message that is not a note. */
+function lastTaskIndex(conversation: Conversation): number {
+  for (let i = conversation.length - 1; i >= 0; i--) {
+    const m = conversation[i] as RefMessage;
+    if (m.role === 'user' && m.note !== true) return i;
+  }
+  return -1;
+}
+
+/** The conversation with its task's text made unique, so finding it in an output finds nothing else. */
+function withMarkedTask(conversation: Conversation, seed: number): Conversation {
+  const task = lastTaskIndex(conversation);
+  return conversation.map((m, i): RefMessage => (i === task && m.role === 'user' ? { ...m, texts: [`TASK ${seed}: the real request`, ...m.texts] } : m));
+}
+
+describe('the user messages kept as the task', () => {
+  /** A user message that could be a note another template wrote (as adapters mark one shaped like a note). */
+  const noteShaped = (text: string): Message => ({ ...user(text), couldBeNote: true });
+  const note = earlierNote(3);
+
+  it('are the latest real user message alone when it could not be a note', () => {
+    const cases: Message[][] = [
+      [system(), user('a'), assistant('b'), user('task')],
+      [system(), user('a'), user('task')],
+      [system(), noteShaped('a'), note, user('task')],
+    ];
+    for (const messages of cases) expect(taskRun(messages, taskIndex(messages) as number)).toEqual([messages.length - 1]);
+  });
+
+  it('reach back over user messages, past earlier notes, while the oldest kept could be a note', () => {
+    const cases: Array<[Message[], number[]]> = [
+      [[system(), user('task'), noteShaped('custom note: 4 gone')], [1, 2]],
+      [[system(), noteShaped('task'), noteShaped('note A'), noteShaped('note B')], [1, 2, 3]],
+      [[system(), user('old'), user('task'), noteShaped('note A'), noteShaped('note B')], [2, 3, 4]],
+      [[system(), user('task'), note, noteShaped('note A'), note], [1, 3]],
+      [[system(), noteShaped('note A')], [1]],
+      [[system(), user('a'), tool('r'), noteShaped('task')], [3]],
+      [[system(), assistant('a'), noteShaped('task')], [2]],
+    ];
+    for (const [messages, run] of cases) expect(taskRun(messages, taskIndex(messages) as number)).toEqual(run);
+  });
+
+  it('are kept together, the note after the last of them, and history is what comes before the first', () => {
+    // fake counter: 10 per message; whole 70 > 35; protected 30 leaves 5, so the step and the turn go.
+    const messages = [system(), user('old'), assistant('answer'), user('task'), noteShaped('custom note: 4 gone'), assistant(null, 'x'), tool('x')];
+    const plan = planCompaction(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 });
+    expect({ kept: plan.kept, removed: plan.removed, noteIndex: plan.noteIndex }).toEqual({ kept: [0, 3, 4], removed: [1, 2, 5, 6], noteIndex: 3 });
+    expect(plan.groups.map((g) => [g.kind, g.indices])).toEqual([
+      ['system', [0]],
+      ['turn', [1, 2]],
+      ['task', [3, 4]],
+      ['note', []],
+      ['step', [5, 6]],
+    ]);
+    expect(compact(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 })?.map((m) => contentOf(m).texts[0] ?? null)).toEqual([
+      'You are a careful agent.',
+      'task',
+      'custom note: 4 gone',
+      defaultNote(4),
+    ]);
+  });
+
+  it('are marked by each adapter only when a message is shaped exactly like its note', () => {
+    const lines = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'old question' },
+      { role: 'user', content: 'Now this.', name: 'someone' },
+      { role: 'user', content: 'custom note: 1 gone' },
+      { role: 'user', content: [{ type: 'text', text: 'in parts' }] },
+    ];
+    const messages = compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, undefined).conversations[0]?.normalized.messages ?? [];
+    expect(messages.map((m) => m.couldBeNote ?? false)).toEqual([false, true, false, true, false]);
+  });
+
+  it('keep a request written as two user messages whole', () => {
+    const two = jsonl([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'old question' },
+      { role: 'assistant', content: 'old answer' },
+      { role: 'user', content: 'Book the table.' },
+      { role: 'user', content: 'For two, tonight.' },
+      { role: 'assistant', content: 'Booked.' },
+    ]);
+    const result = compactText('two.jsonl', two, 1, null);
+    expect(result.output).toContain('"content":"Book the table."');
+    expect(result.output).toContain('"content":"For two, tonight."');
+    expect(result.output).not.toContain('old question');
+    expect(result.conversations[0]?.plan.removedCount).toBe(2);
+  });
+
+  it('leave an earlier user message to history when the latest has fields a note never has', () => {
+    const text = jsonl([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'old question' },
+      { role: 'user', content: 'Now this.', name: 'someone' },
+    ]);
+    const result = compactText('named.jsonl', text, 1, null);
+    expect(result.output).not.toContain('old question');
+    expect(result.output).toContain('"content":"Now this."');
+  });
+});
