@@ -16,7 +16,7 @@ export {
   TOKENS_PER_FILE,
   TOKENS_PER_IMAGE,
 } from './tokens/index.js';
-export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOptions, TokenizerName } from './tokens/index.js';
+export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOptions, ReadCost, TokenizerName } from './tokens/index.js';
 export { FORMATS, findFormat } from './formats/registry.js';
 export type { FormatAdapter } from './formats/types.js';
 export { compactSource } from './pipeline.js';

@@ -40,4 +40,4 @@ export async function createCounter(name: TokenizerName, options: CounterOptions
 
 export { createApproxCounter, createBpeCounter };
 export { CHARS_PER_TOKEN, counterName, parseCounterOptions, resolveCounterOptions, TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './options.js';
-export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOptions } from './options.js';
+export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOptions, ReadCost } from './options.js';

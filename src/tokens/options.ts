@@ -97,25 +97,35 @@ function parseCost(flag: string, raw: string): number {
   const value = Number(text);
   if (!Number.isSafeInteger(value)) throw new UsageError(`${flag} is too large: "${raw}"`);
   if (value < 0) throw new UsageError(`${flag} must be at least 0, got ${value}`);
-  // -0 is 0.
-  return value + 0;
+  return value;
 }
+
+/** Reads a whole number of tokens typed for a flag, throwing a UsageError that names the flag. */
+export type ReadCost = (flag: string, raw: string) => number;
 
 /**
  * Reads the counter flags of a command line, for the CLI: each error is one line that names the flag.
  * @param raw the text given to `--chars-per-token`, `--tokens-per-image` and `--tokens-per-file` (undefined when absent)
  * @param tokenizer the `--tokenizer` chosen
+ * @param readCost reads a cost's text (by default a whole number, `_` or `,` between thousands allowed), so the CLI
+ *   can take costs as it takes other token counts; whatever it returns must still be a whole number of at least 0
  * @returns the options given, as numbers (absent ones stay absent, so the defaults apply)
  * @throws UsageError for a value that is not valid, or `--chars-per-token` with a BPE tokenizer
  */
-export function parseCounterOptions(raw: RawCounterOptions, tokenizer: TokenizerName): CounterOptions {
+export function parseCounterOptions(raw: RawCounterOptions, tokenizer: TokenizerName, readCost: ReadCost = parseCost): CounterOptions {
   const options: { charsPerToken?: number; tokensPerImage?: number; tokensPerFile?: number } = {};
   if (raw.charsPerToken !== undefined) {
     if (tokenizer !== 'approx') throw new UsageError(`--chars-per-token only applies to --tokenizer approx (not ${tokenizer})`);
     options.charsPerToken = parseRate(raw.charsPerToken);
   }
-  if (raw.tokensPerImage !== undefined) options.tokensPerImage = parseCost('--tokens-per-image', raw.tokensPerImage);
-  if (raw.tokensPerFile !== undefined) options.tokensPerFile = parseCost('--tokens-per-file', raw.tokensPerFile);
+  const cost = (flag: string, text: string): number => {
+    const value = readCost(flag, text);
+    if (!isCost(value)) throw new UsageError(`${flag} must be a whole number of at least 0, got "${text}"`);
+    // -0 is 0.
+    return value + 0;
+  };
+  if (raw.tokensPerImage !== undefined) options.tokensPerImage = cost('--tokens-per-image', raw.tokensPerImage);
+  if (raw.tokensPerFile !== undefined) options.tokensPerFile = cost('--tokens-per-file', raw.tokensPerFile);
   return options;
 }
 

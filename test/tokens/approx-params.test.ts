@@ -326,6 +326,13 @@ describe('the options on the command line', () => {
     expect(usageError({ charsPerToken: 'a\nb' })).toBe('--chars-per-token must be a positive number, got "a\\u000ab"');
   });
 
+  it('read the costs with the reader the CLI gives, and still refuse what is not a whole number of at least 0', () => {
+    const withSuffix = (_flag: string, raw: string): number => (raw.endsWith('k') ? Number(raw.slice(0, -1)) * 1000 : parse({ tokensPerFile: raw }).tokensPerFile ?? NaN);
+    expect(parseCounterOptions({ tokensPerImage: '1.5k', tokensPerFile: '200' }, 'o200k_base', withSuffix)).toEqual({ tokensPerImage: 1500, tokensPerFile: 200 });
+    expect(() => parseCounterOptions({ tokensPerImage: '0.0005k' }, 'approx', withSuffix)).toThrow('--tokens-per-image must be a whole number of at least 0, got "0.0005k"');
+    expect(() => parseCounterOptions({ tokensPerImage: '-1k' }, 'approx', withSuffix)).toThrow(UsageError);
+  });
+
   it('give options every counter takes', async () => {
     const options = parse({ charsPerToken: '3.5', tokensPerImage: '0' });
     const counter = await createCounter('approx', options);
