@@ -13,7 +13,7 @@ import { isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
 import { encodeOutput, type SourceText } from './io/source.js';
-import { createCounter, type TokenizerName } from './tokens/index.js';
+import { createCounter, type CounterOptions, type TokenizerName } from './tokens/index.js';
 import { noteBeforeItem, outcomeOf, type ConversationOutcome, type OutcomeSettings } from './outcome/outcome.js';
 
 // What the command line needs of the core and the formats comes through here.
@@ -199,6 +199,8 @@ export function outputBytes(result: FileResult): Buffer {
 /** Settings of a run: a file's settings with the tokenizer named instead of a counter handed in. */
 export interface RunOptions extends Omit<FileOptions, 'counter'> {
   readonly tokenizer: TokenizerName;
+  /** Characters per token (approx only) and the flat image and file costs; Haystack's defaults where left out. */
+  readonly counterOptions?: CounterOptions;
 }
 
 /** Compacts files with one run's settings; the counter is loaded once and stays inside. */
@@ -213,7 +215,7 @@ export interface FileCompactor {
  * handles a counter.
  */
 export async function createFileCompactor(options: RunOptions): Promise<FileCompactor> {
-  const counter = await createCounter(options.tokenizer);
+  const counter = await createCounter(options.tokenizer, options.counterOptions);
   return { tokenizer: counter.name, compact: (source) => compactSource(source, { ...options, counter }) };
 }
 

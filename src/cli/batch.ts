@@ -9,7 +9,7 @@ import { expandInputs, isInside, type InputFile } from '../io/expand.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
 import { checkReportPath, reportTarget } from './json-output.js';
-import type { CompactSettings } from './settings.js';
+import { counterSettingsOf, type CompactSettings } from './settings.js';
 import type { CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
 import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
@@ -165,6 +165,7 @@ function modeOf(settings: CompactSettings): ReportSettings['mode'] {
 
 /** The settings part of the report. */
 function reportSettings(settings: CompactSettings, tokenizer: string): ReportSettings {
+  const counter = counterSettingsOf(settings);
   return {
     mode: modeOf(settings),
     tokenizer,
@@ -176,6 +177,7 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
     note: noteTemplate(settings.note),
     format: settings.format,
     shard: settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count}`,
+    ...(counter !== null ? { counter } : {}),
   };
 }
 
@@ -322,6 +324,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const reporters = reportersFor(settings, mode, json, single);
   const jobSettings: JobSettings = {
     tokenizer: settings.tokenizer,
+    counter: settings.counter,
     target: settings.target,
     window: settings.window,
     minKeepSteps: settings.minKeepSteps,

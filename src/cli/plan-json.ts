@@ -1,6 +1,7 @@
 import type { Group, GroupKind } from '../core/compact.js';
 import { countOf, itemSpan, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
+import type { CounterSettings } from '../tokens/options.js';
 import type { WindowSettings } from './settings.js';
 
 /**
@@ -20,6 +21,8 @@ export interface PlanSettings {
   readonly format: string;
   /** The context-window thresholds, when the run used them instead of a fixed target. */
   readonly window?: WindowSettings | null;
+  /** The counter's settings, when they are not Haystack's defaults. */
+  readonly counter?: CounterSettings | null;
 }
 
 /** One group in the JSON plan. */
@@ -80,6 +83,8 @@ export interface PlanDocumentSettings {
   readonly contextWindow?: number;
   readonly compactAt?: number;
   readonly compactTo?: number;
+  /** The counter's settings, only when they are not Haystack's defaults. */
+  readonly counter?: CounterSettings;
 }
 
 /** The JSON plan of one file. */
@@ -129,7 +134,14 @@ function conversationSummary(c: ConversationResult, k: number) {
 /** The settings a plan records: the command line's meaning, the window's shares when it was used. */
 function documentSettings(settings: PlanSettings): PlanDocumentSettings {
   const window = settings.window ?? null;
-  const base = { target: window === null ? settings.target : null, tokenizer: settings.tokenizer, minKeepSteps: settings.minKeepSteps, note: settings.note, format: settings.format };
+  const base = {
+    target: window === null ? settings.target : null,
+    tokenizer: settings.tokenizer,
+    minKeepSteps: settings.minKeepSteps,
+    note: settings.note,
+    format: settings.format,
+    ...(settings.counter != null ? { counter: settings.counter } : {}),
+  };
   return window === null ? base : { ...base, contextWindow: window.tokens, compactAt: window.compactAt.value, compactTo: window.compactTo.value };
 }
 

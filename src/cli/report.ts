@@ -1,4 +1,5 @@
 import type { ChalkInstance } from 'chalk';
+import type { CounterSettings } from '../tokens/options.js';
 import { escapeForLine, InputError } from '../errors.js';
 import type { FileResult } from '../pipeline.js';
 import { formatCount, outcomeLine, type LineContext } from './summary.js';
@@ -57,6 +58,8 @@ export interface ReportSettings {
   readonly note: string | null;
   readonly format: string;
   readonly shard: string | null;
+  /** The counter's settings, only when they are not Haystack's defaults. */
+  readonly counter?: CounterSettings;
 }
 
 /** Totals of a run. */

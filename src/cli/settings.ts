@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { UsageError } from '../errors.js';
 import type { WindowThresholds } from '../pipeline.js';
-import { isTokenizerName, TOKENIZERS, type TokenizerName } from '../tokens/index.js';
+import { isTokenizerName, parseCounterOptions, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from '../tokens/index.js';
+import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
 import { parseTokens, parseWhole } from './options.js';
 
 /** The settings of `swc compact`, checked and resolved once from the command line; every part of the run reads these. */
@@ -28,6 +29,9 @@ export interface CompactFlags {
   ignore?: string[];
   jobs?: string;
   shard?: string;
+  charsPerToken?: string;
+  tokensPerImage?: string;
+  tokensPerFile?: string;
   force?: boolean;
   quiet?: boolean;
   debug?: boolean;
@@ -69,6 +73,8 @@ export interface CompactSettings {
   /** undefined: the default note; null: no note; otherwise the template. */
   readonly note: string | null | undefined;
   readonly tokenizer: TokenizerName;
+  /** --chars-per-token, --tokens-per-image, --tokens-per-file as given (Haystack's defaults for the rest). */
+  readonly counter: CounterOptions;
   readonly format: string;
   /** In files of many records, the key each record holds its conversation under. */
   readonly conversationKey: string | undefined;
@@ -218,6 +224,9 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     minKeepSteps,
     note,
     tokenizer,
+    counter: parseCounterOptions({ charsPerToken: flags.charsPerToken, tokensPerImage: flags.tokensPerImage, tokensPerFile: flags.tokensPerFile }, tokenizer, (flag, raw) =>
+      parseTokens(flag, raw, 0),
+    ),
     format: flags.format ?? 'auto',
     conversationKey: flags.conversationKey,
     output: flags.output,
@@ -247,3 +256,12 @@ export function windowThresholds(settings: CompactSettings): WindowThresholds | 
   return settings.window === null ? undefined : { trigger: settings.window.trigger, target: settings.window.target };
 }
 
+
+/**
+ * The counter's settings as plans and reports record them: every value, when any differs from Haystack's defaults
+ * (4 characters per token, 85 per image, 1,000 per file); null with the defaults, so those documents stay as they were.
+ */
+export function counterSettingsOf(settings: Pick<CompactSettings, 'tokenizer' | 'counter'>): CounterSettings | null {
+  const resolved = resolveCounterOptions(settings.counter, settings.tokenizer);
+  return isDefaultSettings(resolved) ? null : resolved;
+}

@@ -7,7 +7,7 @@ import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { checkReportPath, emitJson, reportTarget } from './json-output.js';
 import { planDocument } from './plan-json.js';
-import { windowThresholds, type CompactSettings } from './settings.js';
+import { counterSettingsOf, windowThresholds, type CompactSettings } from './settings.js';
 import { describeOutcome } from './summary.js';
 
 /** One input to stdout or --output, in this thread: the run of one file. */
@@ -55,6 +55,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   const json = reportTarget(settings);
   const compactor = await createFileCompactor({
     tokenizer: settings.tokenizer,
+    counterOptions: settings.counter,
     target: settings.target,
     window: windowThresholds(settings),
     minKeepSteps: settings.minKeepSteps,
@@ -77,7 +78,8 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   if (json !== null) {
     const plan = planDocument(result, {
       target: settings.target,
-      tokenizer: compactor.tokenizer,
+      tokenizer: settings.tokenizer,
+      counter: counterSettingsOf(settings),
       minKeepSteps: settings.minKeepSteps,
       note: noteTemplate(settings.note),
       format: settings.format,

@@ -5,7 +5,7 @@ import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
-import type { CompactSettings } from './settings.js';
+import { counterSettingsOf, type CompactSettings } from './settings.js';
 import { failedRecord, fileLine, recordOf, type FileRecord } from './report.js';
 import type { LineContext } from './summary.js';
 
@@ -19,7 +19,7 @@ import type { LineContext } from './summary.js';
  * What every job of a run shares; sent once to each worker: the run's own settings (as resolved from the command
  * line, nothing renamed) and what the chosen reporters need of each file.
  */
-export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'> {
+export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'> {
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -85,7 +85,7 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   const { window } = settings;
   let record = recordOf(result, job.display, settings.target);
   if (settings.plan) {
-    const plan = planDocument(result, { target, tokenizer: compactor.tokenizer, minKeepSteps: settings.minKeepSteps, note, format: settings.format, window });
+    const plan = planDocument(result, { target, tokenizer: settings.tokenizer, counter: counterSettingsOf(settings), minKeepSteps: settings.minKeepSteps, note, format: settings.format, window });
     record = { ...record, plan };
   }
   const diff =
@@ -117,6 +117,7 @@ function lineContext(settings: JobSettings, compactor: FileCompactor): LineConte
 export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
   return createFileCompactor({
     tokenizer: settings.tokenizer,
+    counterOptions: settings.counter,
     target: settings.target,
     window: settings.window ?? undefined,
     minKeepSteps: settings.minKeepSteps,
