@@ -68,9 +68,12 @@ export function noteTemplate(note: string | null | undefined): string | null {
   return note === null || note === '' ? null : note;
 }
 
-/** A sliding-window note of an earlier run: left out of turns and folded into the new note. */
+/**
+ * A sliding-window note of an earlier run: left out of turns and folded into the new note. Only a user message can be
+ * one, as in Haystack's `_is_compaction_note`: a system message that carries the marker stays with its turn.
+ */
 export function isEarlierNote(message: Message): boolean {
-  return message.compaction === SLIDING_WINDOW;
+  return message.role === 'user' && message.compaction === SLIDING_WINDOW;
 }
 
 /** End of the unbroken run of leading system messages that compaction did not make. */

@@ -92,7 +92,7 @@ describe('test_sliding_window.py TestIsCompactionNote', () => {
   // Haystack's first SlidingWindowCompactor wrote its notes) is not one: it stays in its turn and is kept with it.
   // swc's isEarlierNote looks at the marker only, so it folds the message away: this case fails until it looks at
   // the role too.
-  it.failing('test_only_matches_sliding_window_omission_message[system-message], as a decision', () => {
+  it('test_only_matches_sliding_window_omission_message[system-message], as a decision', () => {
     const messages = [
       system('rules'),
       user('ancient question '.repeat(200)),
