@@ -208,7 +208,7 @@ class OutDir {
     try {
       await fs.mkdir(dir, { recursive: true });
     } catch (error) {
-      throw new UsageError(`cannot create the out-dir ${dir}: ${describeFsError(error)}`);
+      throw new UsageError(`cannot create the out-dir ${dir}: ${describeFsError(await mkdirError(dir, error))}`);
     }
     const realRoot = await fs.realpath(dir);
     const realBase = await fs.realpath(base).catch(() => base);
@@ -232,6 +232,8 @@ class OutDir {
     if (stat === null) return { path: dest, realDir };
     if (stat.isSymbolicLink()) throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
     if (stat.isDirectory()) throw new InputError(`${dest} is a directory`, file.display);
+    // A FIFO or device there is never written into, even with --force: only regular files are replaced.
+    if (!stat.isFile()) throw new InputError(`${dest} is not a regular file; refusing to write into it`, file.display);
     if (this.inputs.has(inodeKey(stat))) throw new InputError(`its out-dir path ${dest} is one of the inputs; refusing to overwrite it`, file.display);
     if (stat.isFile() && stat.size === bytes.length && (await fs.readFile(dest)).equals(bytes)) return null;
     if (!this.force) throw new InputError(`${dest} already exists with other content; refusing to replace it (add --force to replace files in the out-dir)`, file.display);
@@ -259,6 +261,24 @@ class OutDir {
   }
 }
 
+/**
+ * Why a directory could not be made: a recursive mkdir can report a missing parent where the real cause is that the
+ * nearest existing ancestor refuses a new entry (a read-only file system), so that one step is tried alone.
+ */
+async function mkdirError(dir: string, error: unknown): Promise<unknown> {
+  if ((error as NodeJS.ErrnoException | undefined)?.code !== 'ENOENT') return error;
+  let child = dir;
+  let parent = path.dirname(dir);
+  while (parent !== child && (await fs.stat(parent).catch(() => null)) === null) {
+    child = parent;
+    parent = path.dirname(parent);
+  }
+  return fs.mkdir(child).then(
+    () => error,
+    (cause: unknown) => cause,
+  );
+}
+
 /** A file's device and inode: the same for every path (link, hard link) that leads to it. */
 function inodeKey(stat: { dev: number; ino: number }): string {
   return `${stat.dev}:${stat.ino}`;
@@ -270,23 +290,26 @@ interface Work {
   /** How many files the inputs gave before sharding. */
   readonly total: number;
   readonly base: string;
+  /** The --report file's real path, resolved once (null without one). */
+  readonly report: string | null;
 }
 
 async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   if (settings.inputs[0] === '-') {
     if (settings.shard !== null) throw new UsageError('--shard needs files; standard input is a single stream');
-    return { files: [{ absolute: '-', real: '-', relative: '<stdin>', display: '<stdin>' }], total: 1, base: io.cwd };
+    const { file } = await checkReportPath(settings, io, []);
+    return { files: [{ absolute: '-', real: '-', relative: '<stdin>', display: '<stdin>', found: false }], total: 1, base: io.cwd, report: file };
   }
   // The run's own outputs are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
   if (settings.outDir !== undefined) await refuseOutDirAsInput(settings, io);
   const expansion = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, base: settings.base });
-  const ownReport = await checkReportPath(settings, io, expansion.files.map((f) => f.real));
+  const reportPath = await checkReportPath(settings, io, expansion.files.map((f) => f.real));
   const { base } = expansion;
-  const files = ownReport === null ? expansion.files : expansion.files.filter((f) => f.real !== ownReport);
+  const files = reportPath.exclude === null ? expansion.files : expansion.files.filter((f) => f.real !== reportPath.exclude);
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
-  return { files: mine, total: files.length, base };
+  return { files: mine, total: files.length, base, report: reportPath.file };
 }
 
 /** An --out-dir that is itself one of the input directories would put every result over its input: --in-place is that. */
@@ -316,9 +339,9 @@ async function isSingleFile(settings: CompactSettings, io: CliIo): Promise<boole
  */
 export async function runBatch(settings: CompactSettings, io: CliIo, report: (line: string) => void): Promise<number> {
   const started = performance.now();
-  const json = reportTarget(settings);
   const single = await isSingleFile(settings, io);
   const work = await findWork(settings, io);
+  const json = reportTarget(settings, work.report);
   const mode = modeOf(settings);
   const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
   const reporters = reportersFor(settings, mode, json, single);
@@ -353,7 +376,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       const content = await readStreamBounded(io.stdin);
       return processFile({ index, file: '-', display: file.display, content }, jobSettings, await inThisThread());
     }
-    const job: Job = { index, file: file.absolute, real: file.real, display: file.display };
+    const job: Job = { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
     // A pool none of whose workers could start (a low open-file or memory limit) leaves the work to this thread.
     return (pool as WorkerPool).run(job).catch(async () => processFile(job, jobSettings, await inThisThread()));
   };

@@ -5,7 +5,7 @@ import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.
 import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
-import { checkReportPath, emitJson, reportTarget } from './json-output.js';
+import { checkReportPath, emitJson, reportTarget, standardStream } from './json-output.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, windowThresholds, type CompactSettings } from './settings.js';
 import { describeOutcome } from './summary.js';
@@ -29,17 +29,16 @@ interface StreamInput {
 }
 
 /**
- * Writes a result to --output or stdout. An --output that is the input itself is replaced only if the input is still
- * the file that was read.
+ * Writes a result to --output (its real path, resolved when the run started) or a standard stream. An --output that
+ * is the input itself is replaced only if the input is still the file that was read.
  */
-async function deliver(input: StreamInput, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
+async function deliver(input: StreamInput, out: string | null, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
   const data = outputBytes(result);
-  if (settings.output !== undefined && settings.output !== '-') {
-    const out = path.resolve(io.cwd, settings.output);
+  if (out !== null && settings.output !== undefined) {
     try {
-      const isInput = input.real !== '-' && (await realTarget(out)) === input.real;
+      const isInput = input.real !== '-' && out === input.real;
       if (isInput && input.identity === null) throw new InputError('is not a regular file, so it cannot be replaced by its result', settings.output);
-      await writeFileAtomic(out, data, { follow: true, expect: isInput ? (input.identity ?? undefined) : undefined });
+      await writeFileAtomic(out, data, { realDir: path.dirname(out), expect: isInput ? (input.identity ?? undefined) : undefined });
     } catch (error) {
       if (error instanceof InputError) throw error;
       if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, input.shown);
@@ -47,12 +46,17 @@ async function deliver(input: StreamInput, result: FileResult, settings: Compact
     }
     return;
   }
-  await writeAll(io.stdout, data);
+  await writeAll(settings.output !== undefined && standardStream(settings.output) === 'stderr' ? io.stderr : io.stdout, data);
 }
 
 /** One input to stdout or --output, in this thread. */
 export async function runStream(settings: CompactSettings, io: CliIo, report: (line: string) => void): Promise<number> {
-  const json = reportTarget(settings);
+  const given = settings.inputs[0] as string;
+  const real = given === '-' ? '-' : await realTarget(path.resolve(io.cwd, given));
+  // Every path to write is resolved once, now: a link planted there later is replaced, never written through.
+  const reportPath = await checkReportPath(settings, io, real === '-' ? [] : [real]);
+  const json = reportTarget(settings, reportPath.file);
+  const out = settings.output === undefined || standardStream(settings.output) !== null ? null : await realTarget(path.resolve(io.cwd, settings.output));
   const compactor = await createFileCompactor({
     tokenizer: settings.tokenizer,
     counterOptions: settings.counter,
@@ -64,13 +68,10 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     conversationKey: settings.conversationKey,
     exhaustive: json !== null,
   });
-  const given = settings.inputs[0] as string;
-  const real = given === '-' ? '-' : await realTarget(path.resolve(io.cwd, given));
-  await checkReportPath(settings, io, real === '-' ? [] : [real]);
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   const result = await compactInput(real, compactor, io, given);
-  await deliver(input, result, settings, io);
+  await deliver(input, out, result, settings, io);
   const { window } = settings;
   if (!settings.quiet && json?.kind !== 'stderr') {
     report(describeOutcome(result, { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }));

@@ -1,6 +1,7 @@
 import { Chalk } from 'chalk';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { identifyFile, type FileIdentity } from '../io/files.js';
+import { InputError } from '../errors.js';
+import { identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { renderDryRun } from './dry-run.js';
@@ -40,6 +41,8 @@ export interface Job {
   readonly real?: string;
   /** The path shown in messages and records. */
   readonly display: string;
+  /** Found by a directory search or a pattern (so a regular file then), not named outright. */
+  readonly found?: boolean;
   /** The content, when it does not come from the file (standard input). */
   readonly content?: Uint8Array;
 }
@@ -78,6 +81,8 @@ export function processFile(job: Job, settings: JobSettings, compactor: FileComp
 function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor): JobResult {
   // Taken before reading: whatever happens to the file from here on shows when its rewrite compares.
   const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
+  // A file a search found was a regular file; one swapped for a FIFO since would block the read forever.
+  if (job.found === true && !isRegularFile(job.real ?? job.file)) throw new InputError('is no longer a regular file; nothing was read from it', job.display);
   const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
   const result = compactor.compact(source);
   const note = noteTemplate(settings.note);

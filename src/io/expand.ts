@@ -40,6 +40,8 @@ export interface InputFile {
   readonly relative: string;
   /** Path to show in messages: relative to the working directory. */
   readonly display: string;
+  /** Found by a directory search or a pattern (a regular file then), not named outright. */
+  readonly found: boolean;
 }
 
 export interface Expansion {
@@ -124,7 +126,7 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
   const { cwd } = options;
   const ignore = (options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p));
   const excluded = await Promise.all((options.exclude ?? []).map((dir) => fs.realpath(dir).catch(() => path.resolve(dir))));
-  const found = new Map<string, string>();
+  const found = new Map<string, { abs: string; searched: boolean }>();
   const bases: string[] = [];
   for (const input of inputs) {
     const absolute = path.resolve(cwd, input);
@@ -139,21 +141,25 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     }
     const reals = await Promise.all(matches.map((abs) => fs.realpath(abs).catch(() => abs)));
     let kept = 0;
+    const named = stat !== null && !stat.isDirectory();
     matches.forEach((abs, k) => {
       const real = reals[k] as string;
-      if (excluded.some((dir) => isInside(dir, real))) return;
+      if (excluded.some((dir) => isInside(dir, real))) {
+        if (named) throw new UsageError(`${input} is inside the --out-dir, where this run writes its results; it cannot also be an input`);
+        return;
+      }
       kept++;
-      if (!found.has(real)) found.set(real, abs);
+      if (!found.has(real)) found.set(real, { abs, searched: !named });
     });
     if (kept === 0 && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0));
   }
   const base = options.base !== undefined ? path.resolve(cwd, options.base) : commonAncestor(bases);
   const files: InputFile[] = [];
-  for (const [real, abs] of found) {
+  for (const [real, { abs, searched }] of found) {
     if (!isInside(base, abs)) {
       throw new UsageError(`${path.relative(cwd, abs)} is outside the base ${path.relative(cwd, base) || '.'} (set --base to a directory that holds every input)`);
     }
-    files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: path.relative(cwd, abs) || abs });
+    files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: path.relative(cwd, abs) || abs, found: searched });
   }
   files.sort((a, b) => compareKeys(a.relative, b.relative));
   return { files, base };

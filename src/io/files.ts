@@ -59,6 +59,15 @@ export function identifyFile(file: string): FileIdentity | null {
   return stat.isFile() ? identityOf(stat) : null;
 }
 
+/** Whether a path is a regular file now (links not followed); false when it is missing. */
+export function isRegularFile(file: string): boolean {
+  try {
+    return lstatSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a file is still the one identified: same inode, size and times. */
 export function isSameFile(now: Stats, then: FileIdentity): boolean {
   return now.isFile() && now.dev === then.dev && now.ino === then.ino && now.size === then.size && now.mtimeMs === then.mtimeMs && now.ctimeMs === then.ctimeMs;
@@ -89,7 +98,7 @@ function installCleanup(): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
   process.on('exit', removePending);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2'] as const) {
     process.once(signal, () => {
       interrupted = true;
       removePending();
@@ -119,11 +128,6 @@ export interface WriteOptions {
    * file keeps its permission bits (special bits dropped) and, where allowed, its owner and group.
    */
   readonly expect?: FileIdentity;
-  /**
-   * Follow a symbolic link at the target once, at the start (`-o link`): the file it points to is rewritten and the
-   * link stays. Otherwise a link at the target is replaced by the new file, never written through.
-   */
-  readonly follow?: boolean;
   /** The directory the target must still really be in right before the rename (an out-dir's checked folder). */
   readonly realDir?: string;
   /**
@@ -145,8 +149,9 @@ export interface WriteOptions {
 export async function writeFileAtomic(file: string, data: Uint8Array, options: WriteOptions = {}): Promise<void> {
   installCleanup();
   const durable = options.durable ?? true;
-  let target = file;
-  if (options.follow === true) target = await fs.realpath(file).catch(() => file);
+  // A link at the target is replaced by the new file, never written through: callers resolve the paths they were
+  // asked to write once, when the run starts.
+  const target = file;
   const existing = await fs.lstat(target).catch(() => null);
   if (options.expect !== undefined && (existing === null || !isSameFile(existing, options.expect))) {
     throw new ChangedError('the file changed while it was being compacted');
