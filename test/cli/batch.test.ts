@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BIN, swc, tempDir } from '../helpers/cli.js';
+import { BIN, ROOT, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 
 /**
  * `swc compact` on many files, end to end on temporary trees: inputs (files, directories, globs, --ignore),
@@ -78,18 +79,18 @@ function reportPaths(dir: string, file = 'report.json'): string[] {
 }
 
 describe('swc compact with many inputs', () => {
-  it('expands files, directories and quoted globs into one sorted list without duplicates', () => {
+  it('expands files, directories and quoted globs into one sorted list without duplicates', async () => {
     const dir = archive();
-    const run = swc(['compact', 'other/c.jsonl', 'archive', 'archive/a/*.jsonl', '--check', '-t', '350', ...APPROX, '--report', 'report.json'], { cwd: dir });
+    const run = await runSwc(['compact', 'other/c.jsonl', 'archive', 'archive/a/*.jsonl', '--check', '-t', '350', ...APPROX, '--report', 'report.json'], { cwd: dir });
     expect(run.status).toBe(1);
     // Dot directories and node_modules are not searched; other files than .json and .jsonl are not taken.
     expect(reportPaths(dir)).toEqual(['archive/a/big.jsonl', 'archive/a/small.jsonl', 'archive/b/big2.json', 'other/c.jsonl']);
     expect(run.stdout).toBe('archive/a/big.jsonl\narchive/b/big2.json\nother/c.jsonl\n');
   });
 
-  it('leaves out what --ignore matches, also files named outright', () => {
+  it('leaves out what --ignore matches, also files named outright', async () => {
     const dir = archive();
-    const run = swc(
+    const run = await runSwc(
       ['compact', 'archive', 'other/c.jsonl', 'archive/node_modules/dep.json', '--ignore', 'archive/b/**', '--ignore', 'other/*', '--check', '-t', '350', ...APPROX, '--report', 'report.json'],
       { cwd: dir },
     );
@@ -98,60 +99,60 @@ describe('swc compact with many inputs', () => {
     expect(reportPaths(dir)).toEqual(['archive/a/big.jsonl', 'archive/a/small.jsonl', 'archive/node_modules/dep.json']);
   });
 
-  it('stops before doing anything when a pattern or directory matches nothing, naming it', () => {
+  it('stops before doing anything when a pattern or directory matches nothing, naming it', async () => {
     const dir = archive();
-    const pattern = swc(['compact', 'archive', 'nothing/**/*.jsonl', '--in-place', '-t', '350'], { cwd: dir });
+    const pattern = await runSwc(['compact', 'archive', 'nothing/**/*.jsonl', '--in-place', '-t', '350'], { cwd: dir });
     expect(pattern.status).toBe(2);
     expect(pattern.stderr.split('\n')[0]).toBe('swc: error: no files match the pattern "nothing/**/*.jsonl"');
-    const ignored = swc(['compact', 'archive/a', '--ignore', 'archive/a/**', '--check', '-t', '350'], { cwd: dir });
+    const ignored = await runSwc(['compact', 'archive/a', '--ignore', 'archive/a/**', '--check', '-t', '350'], { cwd: dir });
     expect(ignored.status).toBe(2);
     expect(ignored.stderr.split('\n')[0]).toBe('swc: error: no .json or .jsonl files under "archive/a" (after --ignore and the output directory are left out)');
     expect(readFileSync(path.join(dir, 'archive/a/big.jsonl'), 'utf8')).toBe(BIG);
   });
 
-  it('refuses several inputs without saying where results go, naming the options to add', () => {
+  it('refuses several inputs without saying where results go, naming the options to add', async () => {
     const dir = archive();
-    const run = swc(['compact', 'archive/a/big.jsonl', 'other/c.jsonl', '-t', '350'], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a/big.jsonl', 'other/c.jsonl', '-t', '350'], { cwd: dir });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.split('\n')[0]).toBe(
       'swc: error: 2 inputs given: add --out-dir <dir> to write the results there, --in-place to rewrite each file, --check to only report which need compaction, or --dry-run to preview',
     );
-    const directory = swc(['compact', 'archive', '-t', '350'], { cwd: dir });
+    const directory = await runSwc(['compact', 'archive', '-t', '350'], { cwd: dir });
     expect(directory.status).toBe(2);
     expect(directory.stderr.split('\n')[0]).toBe('swc: error: archive is a directory: add --out-dir <dir>, --in-place, --check or --dry-run to compact the files in it');
   });
 });
 
 describe('swc compact --out-dir', () => {
-  it('mirrors every input under the out-dir, compacting some and copying the rest byte for byte', () => {
+  it('mirrors every input under the out-dir, compacting some and copying the rest byte for byte', async () => {
     const dir = archive();
     const before = readTree(path.join(dir, 'archive'));
-    const run = swc(['compact', 'archive/a', 'archive/b', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', 'archive/b', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe('');
     // The base is the common directory of the inputs: archive.
     expect(listFiles(path.join(dir, 'out'))).toEqual(['a/big.jsonl', 'a/small.jsonl', 'b/big2.json']);
-    const single = (file: string): string => swc(['compact', file, '-t', '350', ...APPROX], { cwd: dir }).stdout;
-    expect(readFileSync(path.join(dir, 'out/a/big.jsonl'), 'utf8')).toBe(single('archive/a/big.jsonl'));
-    expect(readFileSync(path.join(dir, 'out/b/big2.json'), 'utf8')).toBe(single('archive/b/big2.json'));
+    const single = async (file: string): Promise<string> => (await runSwc(['compact', file, '-t', '350', ...APPROX], { cwd: dir })).stdout;
+    expect(readFileSync(path.join(dir, 'out/a/big.jsonl'), 'utf8')).toBe(await single('archive/a/big.jsonl'));
+    expect(readFileSync(path.join(dir, 'out/b/big2.json'), 'utf8')).toBe(await single('archive/b/big2.json'));
     expect(readFileSync(path.join(dir, 'out/a/small.jsonl'))).toEqual(readFileSync(path.join(dir, 'archive/a/small.jsonl')));
     expect(readFileSync(path.join(dir, 'out/a/big.jsonl'), 'utf8')).not.toBe(BIG);
     expect(readTree(path.join(dir, 'archive'))).toEqual(before);
   });
 
-  it('mirrors from --base, and refuses an input outside it', () => {
+  it('mirrors from --base, and refuses an input outside it', async () => {
     const dir = archive();
-    const run = swc(['compact', 'archive/a', '--base', '.', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', '--base', '.', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     expect(listFiles(path.join(dir, 'out'))).toEqual(['archive/a/big.jsonl', 'archive/a/small.jsonl']);
-    const outside = swc(['compact', 'archive/a', 'other', '--base', 'archive', '--out-dir', 'out2', '-t', '350'], { cwd: dir });
+    const outside = await runSwc(['compact', 'archive/a', 'other', '--base', 'archive', '--out-dir', 'out2', '-t', '350'], { cwd: dir });
     expect(outside.status).toBe(2);
     expect(outside.stderr.split('\n')[0]).toBe('swc: error: other/c.jsonl is outside the base archive (set --base to a directory that holds every input)');
     expect(listFiles(dir).some((f) => f.startsWith('out2/'))).toBe(false);
   });
 
-  it('never writes outside the out-dir, whether inputs climb with .. or a directory in it links elsewhere', () => {
+  it('never writes outside the out-dir, whether inputs climb with .. or a directory in it links elsewhere', async () => {
     const dir = archive();
     mkdirSync(path.join(dir, 'work'));
     mkdirSync(path.join(dir, 'elsewhere'));
@@ -159,7 +160,7 @@ describe('swc compact --out-dir', () => {
     mkdirSync(path.join(dir, 'work/out'));
     symlinkSync(path.join(dir, 'elsewhere'), path.join(dir, 'work/out/a'));
     const before = readTree(dir);
-    const run = swc(['compact', '../archive/a/*.jsonl', '../archive/b/../b', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: path.join(dir, 'work') });
+    const run = await runSwc(['compact', '../archive/a/*.jsonl', '../archive/b/../b', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: path.join(dir, 'work') });
     expect(run.status).toBe(2);
     expect(run.stderr).toContain(`swc: ../archive/a/big.jsonl: ${path.join(dir, 'work/out/a')} is a symbolic link that leads outside the out-dir; refusing to write there`);
     expect(listFiles(path.join(dir, 'elsewhere'))).toEqual([]);
@@ -168,22 +169,22 @@ describe('swc compact --out-dir', () => {
     expect(added).toEqual(['work/out/b/big2.json']);
   });
 
-  it('keeps its own outputs out of the inputs when the out-dir and the report are inside them', () => {
+  it('keeps its own outputs out of the inputs when the out-dir and the report are inside them', async () => {
     const dir = archive();
     const args = ['compact', 'archive/a', '--out-dir', 'archive/a/out', '-t', '350', ...APPROX, '--report', 'archive/a/report.json'];
-    expect(swc(args, { cwd: dir }).status).toBe(0);
-    expect(swc(args, { cwd: dir }).status).toBe(0);
+    expect((await runSwc(args, { cwd: dir })).status).toBe(0);
+    expect((await runSwc(args, { cwd: dir })).status).toBe(0);
     expect(reportPaths(dir, 'archive/a/report.json')).toEqual(['archive/a/big.jsonl', 'archive/a/small.jsonl']);
     expect(listFiles(path.join(dir, 'archive/a/out'))).toEqual(['big.jsonl', 'small.jsonl']);
   });
 });
 
 describe('swc compact --check', () => {
-  it('exits 1 listing the files that would be compacted, and writes nothing', () => {
+  it('exits 1 listing the files that would be compacted, and writes nothing', async () => {
     const dir = archive();
     const before = readTree(dir);
     const mtime = statSync(path.join(dir, 'archive/a/big.jsonl')).mtimeMs;
-    const run = swc(['compact', 'archive/a', 'archive/b', '--check', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', 'archive/b', '--check', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('archive/a/big.jsonl\narchive/b/big2.json\n');
     expect(run.stderr).toMatch(
@@ -193,9 +194,9 @@ describe('swc compact --check', () => {
     expect(statSync(path.join(dir, 'archive/a/big.jsonl')).mtimeMs).toBe(mtime);
   });
 
-  it('exits 0 with an empty list when nothing needs compaction', () => {
+  it('exits 0 with an empty list when nothing needs compaction', async () => {
     const dir = archive();
-    const run = swc(['compact', 'archive/a', '--check', '-t', '1000000', ...APPROX, '--quiet'], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', '--check', '-t', '1000000', ...APPROX, '--quiet'], { cwd: dir });
     expect(run).toEqual({ status: 0, stdout: '', stderr: '' });
   });
 });
@@ -209,11 +210,11 @@ describe('swc compact with broken files among good ones', () => {
     'tree/e-no-list.json': '{"hello": "world"}\n',
   };
 
-  it('reports each broken file with its line and column, leaves it untouched, compacts the rest, and exits 2', () => {
+  it('reports each broken file with its line and column, leaves it untouched, compacts the rest, and exits 2', async () => {
     const dir = tree(broken);
     writeFileSync(path.join(dir, 'tree/c-not-utf8.jsonl'), Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0xff, 0x7d, 0x0a]));
     const bad = ['tree/b-truncated.jsonl', 'tree/c-not-utf8.jsonl', 'tree/e-no-list.json'].map((f) => [f, readFileSync(path.join(dir, f)), statSync(path.join(dir, f)).mtimeMs] as const);
-    const run = swc(['compact', 'tree', '--in-place', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'tree', '--in-place', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(2);
     const lines = run.stderr.trimEnd().split('\n');
     // The reasons are the parser's (path:line:col is this feature's promise).
@@ -227,13 +228,13 @@ describe('swc compact with broken files among good ones', () => {
       expect(readFileSync(path.join(dir, file))).toEqual(bytes);
       expect(statSync(path.join(dir, file)).mtimeMs).toBe(mtime);
     }
-    expect(readFileSync(path.join(dir, 'tree/a.jsonl'), 'utf8')).toBe(swc(['compact', '-', '-t', '350', ...APPROX], { input: BIG }).stdout);
+    expect(readFileSync(path.join(dir, 'tree/a.jsonl'), 'utf8')).toBe((await runSwc(['compact', '-', '-t', '350', ...APPROX], { cwd: ROOT, stdin: BIG })).stdout);
   });
 
-  it('puts every failure in the JSON report with its reason, line and column', () => {
+  it('puts every failure in the JSON report with its reason, line and column', async () => {
     const dir = tree(broken);
     writeFileSync(path.join(dir, 'tree/c-not-utf8.jsonl'), Buffer.from([0x7b, 0xff, 0x0a]));
-    const run = swc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--json'], { cwd: dir });
+    const run = await runSwc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--json'], { cwd: dir });
     expect(run.status).toBe(2);
     const report = JSON.parse(run.stderr) as { summary: Record<string, unknown>; files: Array<Record<string, unknown>> };
     expect(report.files.map((f) => [f.path, f.status])).toEqual([
@@ -253,9 +254,9 @@ describe('swc compact with broken files among good ones', () => {
 });
 
 describe('swc compact reports', () => {
-  it('writes one record per file to --report, with the plan of each', () => {
+  it('writes one record per file to --report, with the plan of each', async () => {
     const dir = archive();
-    const run = swc(['compact', 'archive/a', 'archive/b', '--out-dir', 'out', '-t', '350', ...APPROX, '--report', 'report.json', '-q'], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', 'archive/b', '--out-dir', 'out', '-t', '350', ...APPROX, '--report', 'report.json', '-q'], { cwd: dir });
     expect(run).toEqual({ status: 0, stdout: '', stderr: '' });
     const report = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as Record<string, unknown> & { files: Array<Record<string, unknown>> };
     expect(Object.keys(report)).toEqual(['version', 'settings', 'summary', 'files']);
@@ -280,14 +281,14 @@ describe('swc compact reports', () => {
     // The record agrees with its plan, and the plan with a single-file --json plan.
     expect(big.tokensBefore).toBe(big.plan.tokensBefore);
     expect(big.tokensAfter).toBe(big.plan.tokensAfter);
-    const alone = JSON.parse(swc(['compact', 'archive/a/big.jsonl', '-t', '350', ...APPROX, '--json'], { cwd: dir }).stderr) as Record<string, unknown>;
+    const alone = JSON.parse((await runSwc(['compact', 'archive/a/big.jsonl', '-t', '350', ...APPROX, '--json'], { cwd: dir })).stderr) as Record<string, unknown>;
     expect(big.plan).toEqual(alone);
     expect(report.files[1]).toMatchObject({ path: 'archive/a/small.jsonl', status: 'unchanged', written: 'out/a/small.jsonl', messagesRemoved: 0 });
   });
 
-  it('prints the report to stderr with --json and keeps the summary off it', () => {
+  it('prints the report to stderr with --json and keeps the summary off it', async () => {
     const dir = archive();
-    const run = swc(['compact', 'archive/a', '--in-place', '-t', '350', ...APPROX, '--json'], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', '--in-place', '-t', '350', ...APPROX, '--json'], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe('');
     const report = JSON.parse(run.stderr) as { summary: Record<string, number>; files: unknown[] };
@@ -295,9 +296,9 @@ describe('swc compact reports', () => {
     expect(report.summary).toMatchObject({ files: 2, compacted: 1, unchanged: 1, failed: 0 });
   });
 
-  it('prints only errors with --quiet', () => {
+  it('prints only errors with --quiet', async () => {
     const dir = tree({ 'tree/a.jsonl': BIG, 'tree/bad.jsonl': '{"role": \n' });
-    const run = swc(['compact', 'tree', '--in-place', '-t', '350', ...APPROX, '--quiet'], { cwd: dir });
+    const run = await runSwc(['compact', 'tree', '--in-place', '-t', '350', ...APPROX, '--quiet'], { cwd: dir });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^swc: tree\/bad\.jsonl:1:\d+: [^\n]+\n$/);
@@ -305,23 +306,23 @@ describe('swc compact reports', () => {
 });
 
 describe('swc compact --dry-run on many files', () => {
-  it('prints one diff per file in path order and writes nothing', () => {
+  it('prints one diff per file in path order and writes nothing', async () => {
     const dir = archive();
     const before = readTree(dir);
     const mtime = statSync(path.join(dir, 'archive/b/big2.json')).mtimeMs;
-    const run = swc(['compact', 'archive/b', 'archive/a', '--dry-run', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/b', 'archive/a', '--dry-run', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     const headers = run.stdout.split('\n').filter((l) => l.startsWith('dry run: '));
     expect(headers).toEqual(['dry run: archive/a/big.jsonl', 'dry run: archive/a/small.jsonl', 'dry run: archive/b/big2.json']);
-    const alone = swc(['compact', 'archive/a/small.jsonl', '--dry-run', '-t', '350', ...APPROX], { cwd: dir }).stdout;
+    const alone = (await runSwc(['compact', 'archive/a/small.jsonl', '--dry-run', '-t', '350', ...APPROX], { cwd: dir })).stdout;
     expect(run.stdout).toContain(`\n${alone}\n`);
     expect(readTree(dir)).toEqual(before);
     expect(statSync(path.join(dir, 'archive/b/big2.json')).mtimeMs).toBe(mtime);
   });
 
-  it('prints the report to stdout with --json instead of the diffs', () => {
+  it('prints the report to stdout with --json instead of the diffs', async () => {
     const dir = archive();
-    const run = swc(['compact', 'archive/a', '--dry-run', '--json', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', '--dry-run', '--json', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     const report = JSON.parse(run.stdout) as { settings: { mode: string }; files: Array<{ path: string; plan: { groups: unknown[] } }> };
     expect(report.settings.mode).toBe('dry-run');
@@ -331,22 +332,23 @@ describe('swc compact --dry-run on many files', () => {
 });
 
 describe('swc compact --jobs', () => {
-  it('gives the same trees, reports, output and exit code with one worker as with two', () => {
+  it('gives the same trees, reports, output and exit code with one worker as with two', async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 60; i++) files[`tree/d${i % 4}/f${i}.jsonl`] = transcript(100 + i, i % 3 === 0 ? 2 : 30);
     files['tree/d1/broken.jsonl'] = '{"role": "user"\n';
-    const runs = [1, 2].map((jobs) => {
+    const runs = [];
+    for (const jobs of [1, 2]) {
       const dir = tree(files);
-      const run = swc(['compact', 'tree', '--out-dir', 'out', '-t', '350', ...APPROX, '--jobs', String(jobs), '--report', 'report.json'], { cwd: dir });
-      const check = swc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--jobs', String(jobs)], { cwd: dir });
-      return {
+      const run = await runSwc(['compact', 'tree', '--out-dir', 'out', '-t', '350', ...APPROX, '--jobs', String(jobs), '--report', 'report.json'], { cwd: dir });
+      const check = await runSwc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--jobs', String(jobs)], { cwd: dir });
+      runs.push({
         status: run.status,
         lines: run.stderr.split('\n').slice(0, -2),
         out: readTree(path.join(dir, 'out')),
         report: readFileSync(path.join(dir, 'report.json'), 'utf8'),
         check: [check.status, check.stdout],
-      };
-    });
+      });
+    }
     expect(runs[0]?.status).toBe(2);
     expect(Object.keys(runs[0]?.out ?? {})).toHaveLength(60);
     expect(runs[1]).toEqual(runs[0]);
@@ -354,7 +356,7 @@ describe('swc compact --jobs', () => {
 });
 
 describe('swc compact on a large archive', () => {
-  it('compacts 10,000 small files with at most 64 open file descriptors', () => {
+  it('compacts 10,000 small files with at most 64 open file descriptors', async () => {
     const dir = tempDir();
     const lines = (i: number): string =>
       `${[
@@ -383,6 +385,6 @@ describe('swc compact on a large archive', () => {
       /^swc: 10,000 files scanned: 10,000 compacted, 0 unchanged, 0 failed, 10,000 over target; tokens at least 460,000 → 379,900 \(approx\); \d+\.\d\d s$/,
     );
     expect(listFiles(path.join(dir, 'out'))).toHaveLength(10_000);
-    expect(readFileSync(path.join(dir, 'out/d7/f7.jsonl'), 'utf8')).toBe(swc(['compact', '-', '-t', '20', ...APPROX], { input: lines(7) }).stdout);
+    expect(readFileSync(path.join(dir, 'out/d7/f7.jsonl'), 'utf8')).toBe((await runSwc(['compact', '-', '-t', '20', ...APPROX], { cwd: ROOT, stdin: lines(7) })).stdout);
   }, 240_000);
 });

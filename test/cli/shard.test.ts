@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { shardOf } from '../../src/cli/batch.js';
-import { swc, tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 
 /**
  * --shard i/n: each file goes to the shard its path hash (under the base, `/`-separated, NFC) names, so the
@@ -23,21 +24,22 @@ function archive(count: number): string {
 }
 
 /** The files a shard run processed, from its report, as paths relative to `root`. */
-function shardFiles(root: string, cwd: string, inputs: readonly string[], shard: string | null, extra: readonly string[] = []): string[] {
+async function shardFiles(root: string, cwd: string, inputs: readonly string[], shard: string | null, extra: readonly string[] = []): Promise<string[]> {
   const report = path.join(tempDir(), 'report.json');
-  const run = swc(['compact', ...inputs, '--check', '-q', '-t', '1000000', '--tokenizer', 'approx', ...(shard === null ? [] : ['--shard', shard]), '--report', report, ...extra], { cwd });
+  const run = await runSwc(['compact', ...inputs, '--check', '-q', '-t', '1000000', '--tokenizer', 'approx', ...(shard === null ? [] : ['--shard', shard]), '--report', report, ...extra], { cwd });
   expect(run).toEqual({ status: 0, stdout: '', stderr: '' });
   const { files } = JSON.parse(readFileSync(report, 'utf8')) as { files: Array<{ path: string }> };
   return files.map((f) => path.relative(root, path.resolve(cwd, f.path)).split(path.sep).join('/'));
 }
 
 describe('swc compact --shard', () => {
-  it('splits the files into disjoint shards that together cover every file exactly once', () => {
+  it('splits the files into disjoint shards that together cover every file exactly once', async () => {
     const root = archive(90);
-    const all = shardFiles(root, root, ['tree'], null);
+    const all = await shardFiles(root, root, ['tree'], null);
     expect(all).toHaveLength(90);
     for (const n of [1, 2, 3, 5]) {
-      const shards = Array.from({ length: n }, (_, i) => shardFiles(root, root, ['tree'], `${i + 1}/${n}`));
+      const shards: string[][] = [];
+      for (let i = 0; i < n; i++) shards.push(await shardFiles(root, root, ['tree'], `${i + 1}/${n}`));
       const seen = shards.flat();
       expect(new Set(seen).size).toBe(seen.length);
       expect([...seen].sort()).toEqual([...all].sort());
@@ -47,7 +49,7 @@ describe('swc compact --shard', () => {
     }
   });
 
-  it('puts each file in the same shard whatever the order of the inputs, the working directory or absolute paths', () => {
+  it('puts each file in the same shard whatever the order of the inputs, the working directory or absolute paths', async () => {
     const root = archive(40);
     const inputs: Array<[string, string[]]> = [
       [root, ['tree']],
@@ -57,18 +59,19 @@ describe('swc compact --shard', () => {
       [root, ['tree/**/*.jsonl']],
     ];
     for (const shard of ['1/3', '2/3', '3/3']) {
-      const runs = inputs.map(([cwd, args]) => shardFiles(root, cwd, args, shard));
+      const runs: string[][] = [];
+      for (const [cwd, args] of inputs) runs.push(await shardFiles(root, cwd, args, shard));
       for (const run of runs.slice(1)) expect(run).toEqual(runs[0]);
     }
   });
 
-  it('hashes the path under the base, so --base decides the split', () => {
+  it('hashes the path under the base, so --base decides the split', async () => {
     const root = archive(40);
-    const fromTree = shardFiles(root, root, ['tree'], '1/2');
-    expect(shardFiles(root, root, ['tree/d0', 'tree/d1', 'tree/d2', 'tree/d3', 'tree/d4', 'tree/d5'], '1/2', ['--base', 'tree'])).toEqual(fromTree);
-    const fromRoot = shardFiles(root, root, ['tree'], '1/2', ['--base', '.']);
+    const fromTree = await shardFiles(root, root, ['tree'], '1/2');
+    expect(await shardFiles(root, root, ['tree/d0', 'tree/d1', 'tree/d2', 'tree/d3', 'tree/d4', 'tree/d5'], '1/2', ['--base', 'tree'])).toEqual(fromTree);
+    const fromRoot = await shardFiles(root, root, ['tree'], '1/2', ['--base', '.']);
     expect(fromRoot).toEqual(
-      shardFiles(root, root, ['tree'], null).filter((f) => shardOf(f, 2) === 1),
+      (await shardFiles(root, root, ['tree'], null)).filter((f) => shardOf(f, 2) === 1),
     );
   });
 
@@ -78,22 +81,22 @@ describe('swc compact --shard', () => {
     expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => shardOf('d0/x/f0.jsonl', n))).toEqual([1, 1, 3, 1, 2, 3, 5, 5]);
   });
 
-  it('hashes names in NFC, so decomposed and composed accents land in the same shard', () => {
+  it('hashes names in NFC, so decomposed and composed accents land in the same shard', async () => {
     const nfc = tempDir();
     const nfd = tempDir();
     writeFileSync(path.join(nfc, 'caf\u00e9.jsonl'), LINE(1));
     writeFileSync(path.join(nfd, 'cafe\u0301.jsonl'), LINE(1));
     for (let n = 2; n <= 9; n++) {
       const shard = shardOf('caf\u00e9.jsonl', n);
-      expect(shardFiles(nfc, nfc, ['.'], `${shard}/${n}`)).toHaveLength(1);
-      expect(shardFiles(nfd, nfd, ['.'], `${shard}/${n}`)).toHaveLength(1);
+      expect(await shardFiles(nfc, nfc, ['.'], `${shard}/${n}`)).toHaveLength(1);
+      expect(await shardFiles(nfd, nfd, ['.'], `${shard}/${n}`)).toHaveLength(1);
     }
   });
 
-  it('names the shard in the summary and writes only its own files under --out-dir', () => {
+  it('names the shard in the summary and writes only its own files under --out-dir', async () => {
     const root = archive(30);
-    const mine = shardFiles(root, root, ['tree'], '2/3');
-    const run = swc(['compact', 'tree', '--out-dir', 'out', '-t', '1000000', '--tokenizer', 'approx', '--shard', '2/3'], { cwd: root });
+    const mine = await shardFiles(root, root, ['tree'], '2/3');
+    const run = await runSwc(['compact', 'tree', '--out-dir', 'out', '-t', '1000000', '--tokenizer', 'approx', '--shard', '2/3'], { cwd: root });
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(new RegExp(`^swc: shard 2/3 \\(${mine.length} of 30 files\\): ${mine.length} files scanned: 0 compacted, ${mine.length} unchanged, 0 failed;`));
     for (const f of mine) expect(readFileSync(path.join(root, 'out', path.relative('tree', f)), 'utf8')).toBe(readFileSync(path.join(root, f), 'utf8'));
@@ -106,9 +109,9 @@ describe('swc compact --shard', () => {
     ['2', '--shard must look like 2/4 (the 2nd of 4 shards), got "2"'],
     ['a/b', '--shard must look like 2/4 (the 2nd of 4 shards), got "a/b"'],
   ];
-  it.each(bad)('refuses --shard %s', (spec, message) => {
+  it.each(bad)('refuses --shard %s', async (spec, message) => {
     const root = archive(2);
-    const run = swc(['compact', 'tree', '--check', '-t', '10', '--shard', spec], { cwd: root });
+    const run = await runSwc(['compact', 'tree', '--check', '-t', '10', '--shard', spec], { cwd: root });
     expect(run.status).toBe(2);
     expect(run.stderr.split('\n')[0]).toBe(`swc: error: ${message}`);
   });
