@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BIN, swc, tempDir } from '../helpers/cli.js';
+import { BIN, ROOT, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 
 /**
  * --in-place end to end: only changed files are rewritten, modes are kept, and an interrupted run (kill -9 or
@@ -93,15 +94,15 @@ function expectOldOrNew(work: string, before: Map<string, string>, after: Map<st
 }
 
 describe('swc compact --in-place', () => {
-  it('rewrites only the files that change, keeps their mode, and leaves no temporary file', () => {
+  it('rewrites only the files that change, keeps their mode, and leaves no temporary file', async () => {
     const dir = tempDir();
     writeTree(path.join(dir, 'tree'), 12);
     const small = path.join(dir, 'tree/group-0/even/t0000.jsonl');
     const big = path.join(dir, 'tree/group-1/odd/t0001.jsonl');
     chmodSync(big, 0o640);
     const smallBefore = statSync(small).mtimeMs;
-    const expected = swc(['compact', big, '-t', '400', '--tokenizer', 'approx']).stdout;
-    const run = swc(['compact', 'tree', ...ARGS], { cwd: dir });
+    const expected = (await runSwc(['compact', big, '-t', '400', '--tokenizer', 'approx'], { cwd: ROOT })).stdout;
+    const run = await runSwc(['compact', 'tree', ...ARGS], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe('');
     expect(readFileSync(big, 'utf8')).toBe(expected);
@@ -114,21 +115,21 @@ describe('swc compact --in-place', () => {
    * A tree to interrupt runs on, and what an uninterrupted run makes of it: the files before and after, and one
    * file the run changes (to wait for its first write).
    */
-  function pristineAndDone(files: number, seed: number) {
+  async function pristineAndDone(files: number, seed: number) {
     const root = tempDir();
     const pristine = path.join(root, 'pristine');
     writeTree(pristine, files, seed);
     const before = readTree(pristine);
     const done = path.join(root, 'done');
     cpSync(pristine, done, { recursive: true });
-    expect(swc(['compact', '.', ...ARGS, '--quiet'], { cwd: done })).toEqual({ status: 0, stdout: '', stderr: '' });
+    expect(await runSwc(['compact', '.', ...ARGS, '--quiet'], { cwd: done })).toEqual({ status: 0, stdout: '', stderr: '' });
     const after = readTree(done);
     const watched = [...before.keys()].find((f) => after.get(f) !== before.get(f)) as string;
     return { root, pristine, before, after, watched };
   }
 
   it('leaves every file wholly old or wholly new when killed with SIGKILL at any moment', async () => {
-    const { root, pristine, before, after, watched } = pristineAndDone(160, 7);
+    const { root, pristine, before, after, watched } = await pristineAndDone(160, 7);
     const r = random(42);
     let partial = 0;
     for (let round = 0; round < 24; round++) {
@@ -152,7 +153,7 @@ describe('swc compact --in-place', () => {
   }, 240_000);
 
   it('leaves no temporary file and no half-written file when interrupted with SIGINT', async () => {
-    const { root, pristine, before, after, watched } = pristineAndDone(120, 9);
+    const { root, pristine, before, after, watched } = await pristineAndDone(120, 9);
     const r = random(7);
     for (let round = 0; round < 10; round++) {
       const work = path.join(root, `work-${round}`);
