@@ -1,15 +1,15 @@
 /**
- * `swc inspect`: the pairing checks on their own, then the built CLI on temporary copies of the broken fixtures
- * (one per problem kind) and on the real transcripts in fixtures/real.
+ * `swc inspect`: the pairing checks on their own, then the command line (run in process) on temporary copies of the
+ * broken fixtures (one per problem kind) and on the real transcripts in fixtures/real.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkPairing, inspectSource } from '../../src/cli/inspect.js';
-import { ROOT as REPO, swc as runSwc } from '../helpers/cli.js';
+import { ROOT as REPO } from '../helpers/cli.js';
+import { runSwc, type InProcessRun } from '../helpers/run-in-process.js';
 import { textContent } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
 import { anthropic } from '../../src/formats/anthropic.js';
@@ -27,7 +27,6 @@ import { createFakeCounter } from '../helpers/fake-counter.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const fixtures = path.join(root, 'fixtures/inspect');
 const data = path.join(root, 'fixtures/real');
-const cli = path.join(root, 'bin/swc.js');
 
 const msg = (role: Message['role']): Message => ({ role, content: textContent('x') });
 
@@ -587,26 +586,23 @@ describe('inspecting a source', () => {
   });
 });
 
-/** Runs the built CLI like a user in a pipe: no terminal, and colour only when the environment asks for it. */
-function swc(args: string[], env: Record<string, string> = { NO_COLOR: '1' }, cwd = root, input?: string) {
-  const base = { ...process.env };
-  delete base.FORCE_COLOR;
-  delete base.NO_COLOR;
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd, env: { ...base, ...env }, encoding: 'utf8', ...(input === undefined ? {} : { input }) });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+/** Runs swc in process like a user in a pipe: no terminal, and colour only when the environment asks for it. */
+function swc(args: string[], env: Record<string, string> = { NO_COLOR: '1' }, cwd = root, input?: string): Promise<InProcessRun> {
+  // runSwc sets NO_COLOR unless the environment given says otherwise: here NO_COLOR is unset unless `env` sets it.
+  const unset = { NO_COLOR: undefined } as unknown as Record<string, string>;
+  return runSwc(args, { cwd, env: { ...unset, ...env }, ...(input === undefined ? {} : { stdin: input }) });
 }
 
-describe('swc inspect (built CLI)', () => {
+describe('swc inspect (command line)', () => {
   let dir: string;
   beforeAll(() => {
-    if (!existsSync(path.join(root, 'dist/cli/inspect.js'))) throw new Error('build first: npx tsc -p tsconfig.build.json');
     dir = mkdtempSync(path.join(tmpdir(), 'swc-inspect-'));
     for (const f of readdirSync(fixtures)) copyFileSync(path.join(fixtures, f), path.join(dir, f));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('exits 0 and says so when there is no problem', () => {
-    const r = swc(['inspect', '--tokenizer', 'approx', 'clean.json'], { NO_COLOR: '1' }, dir);
+  it('exits 0 and says so when there is no problem', async () => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', 'clean.json'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(
@@ -632,22 +628,22 @@ describe('swc inspect (built CLI)', () => {
     ['duplicate-id.json', 'duplicate-id', 37, 6, 'call id "call_1" (get_weather) is already used by the call on line 10'],
     ['empty-assistant.json', 'empty-assistant', 37, 6, 'assistant message has nothing in it (no text, tool call, image or file)'],
     ['haystack-missing-result.json', 'missing-result', 22, 2, 'tool call "call_2" (get_weather) has no result'],
-  ])('flags %s and exits 1', (file, kind, line, message, text) => {
-    const r = swc(['inspect', '--tokenizer', 'approx', file], { NO_COLOR: '1' }, dir);
+  ])('flags %s and exits 1', async (file, kind, line, message, text) => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', file], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain(`\n1 problem:\n  ${file}:${line}:3  #${message}  ${kind}\n    ${text}\n`);
     expect(r.stdout).toMatch(/^! step 1 /m);
   });
 
-  it('flags a message of unknown role and exits 1', () => {
-    const r = swc(['inspect', '--tokenizer', 'approx', 'unknown-role.json'], { NO_COLOR: '1' }, dir);
+  it('flags a message of unknown role and exits 1', async () => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', 'unknown-role.json'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('\n1 problem:\n  unknown-role.json:33:3  unknown-role\n    unknown role "narrator" (left out of the structure above)\n');
   });
 
-  it('gives the same as JSON with --json', () => {
-    const r = swc(['inspect', '--tokenizer', 'approx', '--json', 'missing-result.json'], { NO_COLOR: '1' }, dir);
+  it('gives the same as JSON with --json', async () => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', '--json', 'missing-result.json'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
     const doc = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(doc).toEqual({
@@ -675,33 +671,33 @@ describe('swc inspect (built CLI)', () => {
     });
   });
 
-  it('exits 2 on unreadable input, with one line on stderr', () => {
+  it('exits 2 on unreadable input, with one line on stderr', async () => {
     writeFileSync(path.join(dir, 'broken.json'), '[{"role": "user", "content": "hi"},');
-    const r = swc(['inspect', 'broken.json'], { NO_COLOR: '1' }, dir);
+    const r = await swc(['inspect', 'broken.json'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^swc: broken\.json:1:\d+: invalid JSON: .+\n$/);
-    expect(swc(['inspect', 'missing.json'], { NO_COLOR: '1' }, dir).status).toBe(2);
+    expect((await swc(['inspect', 'missing.json'], { NO_COLOR: '1' }, dir)).status).toBe(2);
   });
 
-  it('exits with the worst outcome over several inputs', () => {
-    expect(swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir).status).toBe(1);
-    expect(swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'broken.json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir).status).toBe(2);
+  it('exits with the worst outcome over several inputs', async () => {
+    expect((await swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir)).status).toBe(1);
+    expect((await swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'broken.json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir)).status).toBe(2);
   });
 
-  it('colours only when FORCE_COLOR asks, never with NO_COLOR, --no-color, or when piped', () => {
+  it('colours only when FORCE_COLOR asks, never with NO_COLOR, --no-color, or when piped', async () => {
     const args = ['inspect', '--tokenizer', 'approx', 'duplicate-id.json'];
-    expect(swc(args, { FORCE_COLOR: '1' }, dir).stdout).toContain('\u001b[31m');
-    expect(swc(args, {}, dir).stdout).not.toContain('\u001b[');
-    expect(swc(args, { NO_COLOR: '1', FORCE_COLOR: '1' }, dir).stdout).not.toContain('\u001b[');
-    expect(swc([...args, '--no-color'], { FORCE_COLOR: '1' }, dir).stdout).not.toContain('\u001b[');
+    expect((await swc(args, { FORCE_COLOR: '1' }, dir)).stdout).toContain('\u001b[31m');
+    expect((await swc(args, {}, dir)).stdout).not.toContain('\u001b[');
+    expect((await swc(args, { NO_COLOR: '1', FORCE_COLOR: '1' }, dir)).stdout).not.toContain('\u001b[');
+    expect((await swc([...args, '--no-color'], { FORCE_COLOR: '1' }, dir)).stdout).not.toContain('\u001b[');
   });
 
-  it('does not change the file it inspects', () => {
+  it('does not change the file it inspects', async () => {
     const file = path.join(dir, 'duplicate-id.json');
     const before = readFileSync(file);
     const mtime = statSync(file).mtimeMs;
-    swc(['inspect', 'duplicate-id.json'], { NO_COLOR: '1' }, dir);
+    await swc(['inspect', 'duplicate-id.json'], { NO_COLOR: '1' }, dir);
     expect(readFileSync(file).equals(before)).toBe(true);
     expect(statSync(file).mtimeMs).toBe(mtime);
   });
@@ -725,18 +721,18 @@ describe('swc inspect (built CLI)', () => {
     ['claude-code-duplicate-id.jsonl', '6:1  #5  duplicate-id', 'call id "toolu_01" (Read) is already used by the call on line 2'],
     ['sharegpt-missing-result.json', '7:5  #1  missing-result', 'tool call without an id (get_weather) has no result'],
     ['sharegpt-orphan-result.json', '19:5  #4  orphan-result', 'result of unnamed tool (no call id) answers no call right before it'],
-  ])('flags %s and exits 1, in full and with --quiet', (file, where, text) => {
-    const full = swc(['inspect', '--tokenizer', 'approx', file], { NO_COLOR: '1' }, dir);
+  ])('flags %s and exits 1, in full and with --quiet', async (file, where, text) => {
+    const full = await swc(['inspect', '--tokenizer', 'approx', file], { NO_COLOR: '1' }, dir);
     expect(full.status).toBe(1);
     expect(full.stderr).toBe('');
     expect(full.stdout.endsWith(`\n\n1 problem:\n  ${file}:${where}\n    ${text}\n`)).toBe(true);
     expect(full.stdout).toMatch(/^! (turn|step) \d+ /m);
-    const quiet = swc(['inspect', '--tokenizer', 'approx', '-q', file], { NO_COLOR: '1' }, dir);
+    const quiet = await swc(['inspect', '--tokenizer', 'approx', '-q', file], { NO_COLOR: '1' }, dir);
     expect(quiet).toEqual({ status: 1, stdout: `${file}:${where}  ${text}\n`, stderr: '' });
   });
 });
 
-describe('swc inspect inputs (built CLI)', () => {
+describe('swc inspect inputs (command line)', () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'swc-inspect-inputs-'));
@@ -758,60 +754,60 @@ describe('swc inspect inputs (built CLI)', () => {
   const orphan = 'tree/b/gemini.json:32:5  #3  orphan-result  result for call id "call_9" answers no call\n';
   const session = 'tree/b/session.jsonl:4:1  #1  missing-result  tool call "toolu_02" (Read) has no result\n';
 
-  it('searches a directory for .json and .jsonl files, in sorted order, leaving out node_modules', () => {
-    expect(swc(['inspect', '--tokenizer', 'approx', '-q', 'tree'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: missing + orphan + session, stderr: '' });
+  it('searches a directory for .json and .jsonl files, in sorted order, leaving out node_modules', async () => {
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: missing + orphan + session, stderr: '' });
   });
 
-  it('leaves out what --ignore matches', () => {
-    const r = swc(['inspect', '--tokenizer', 'approx', '-q', 'tree', '--ignore', 'tree/b/**', '--ignore', '**/clean.json'], { NO_COLOR: '1' }, dir);
+  it('leaves out what --ignore matches', async () => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree', '--ignore', 'tree/b/**', '--ignore', '**/clean.json'], { NO_COLOR: '1' }, dir);
     expect(r).toEqual({ status: 1, stdout: missing, stderr: '' });
   });
 
-  it('expands a quoted glob pattern itself', () => {
-    expect(swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/**/*.jsonl'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: session, stderr: '' });
+  it('expands a quoted glob pattern itself', async () => {
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/**/*.jsonl'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: session, stderr: '' });
   });
 
-  it('prints nothing with --quiet when there is no problem, and one JSON document per troubled file with --json', () => {
-    expect(swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 0, stdout: '', stderr: '' });
-    const r = swc(['inspect', '--tokenizer', 'approx', '-q', '--json', 'tree/a'], { NO_COLOR: '1' }, dir);
+  it('prints nothing with --quiet when there is no problem, and one JSON document per troubled file with --json', async () => {
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 0, stdout: '', stderr: '' });
+    const r = await swc(['inspect', '--tokenizer', 'approx', '-q', '--json', 'tree/a'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
     const docs = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { file: string; ok: boolean });
     expect(docs.map((d) => [d.file, d.ok])).toEqual([['tree/a/missing-result.json', false]]);
   });
 
-  it('shows every file of several inputs in full, a blank line apart, with the worst exit code', () => {
-    const r = swc(['inspect', '--tokenizer', 'approx', 'tree/a'], { NO_COLOR: '1' }, dir);
+  it('shows every file of several inputs in full, a blank line apart, with the worst exit code', async () => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', 'tree/a'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
     expect(r.stdout.match(/^inspect: .*$/gm)).toEqual(['inspect: tree/a/clean.json', 'inspect: tree/a/missing-result.json']);
     expect(r.stdout).toContain('no problems found\n\ninspect: tree/a/missing-result.json\n');
   });
 
-  it('reads records whose conversation is under --conversation-key', () => {
-    const without = swc(['inspect', '--tokenizer', 'approx', 'records.jsonl'], { NO_COLOR: '1' }, dir);
+  it('reads records whose conversation is under --conversation-key', async () => {
+    const without = await swc(['inspect', '--tokenizer', 'approx', 'records.jsonl'], { NO_COLOR: '1' }, dir);
     expect(without.status).toBe(2);
     expect(without.stderr).toContain('--conversation-key "dialog"');
-    const r = swc(['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', 'records.jsonl'], { NO_COLOR: '1' }, dir);
+    const r = await swc(['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', 'records.jsonl'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('@@ conversation 2 of 2 (line 2 "dialog") @@\n');
     expect(r.stdout.endsWith('\n\ntotal: 2 conversations, 8 messages, 55 tokens; 1 problem in 1 conversation\n')).toBe(true);
-    const quiet = swc(['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', '-q', 'records.jsonl'], { NO_COLOR: '1' }, dir);
+    const quiet = await swc(['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', '-q', 'records.jsonl'], { NO_COLOR: '1' }, dir);
     expect(quiet).toEqual({ status: 1, stdout: 'records.jsonl:2:127  #2  orphan-result  result for call id "call_2" answers no call\n', stderr: '' });
   });
 
-  it('still reads standard input, alone', () => {
+  it('still reads standard input, alone', async () => {
     const text = readFileSync(path.join(fixtures, 'orphan-result.json'), 'utf8');
-    const r = swc(['inspect', '--tokenizer', 'approx', '-q', '-'], { NO_COLOR: '1' }, dir, text);
+    const r = await swc(['inspect', '--tokenizer', 'approx', '-q', '-'], { NO_COLOR: '1' }, dir, text);
     expect(r).toEqual({ status: 1, stdout: '<stdin>:41:3  #7  orphan-result  result for call id "call_9" answers no call\n', stderr: '' });
-    expect(swc(['inspect', '-', 'tree'], { NO_COLOR: '1' }, dir, text)).toEqual({
+    expect(await swc(['inspect', '-', 'tree'], { NO_COLOR: '1' }, dir, text)).toEqual({
       status: 2,
       stdout: '',
       stderr: 'swc: error: - (standard input) cannot be mixed with other inputs\n',
     });
   });
 
-  it('exits 2 with one line when an input matches nothing', () => {
-    expect(swc(['inspect', 'tree/**/*.yaml'], { NO_COLOR: '1' }, dir)).toEqual({ status: 2, stdout: '', stderr: 'swc: error: no files match the pattern "tree/**/*.yaml"\n' });
-    expect(swc(['inspect', 'nowhere.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 2, stdout: '', stderr: 'swc: error: "nowhere.json": no such file or directory\n' });
+  it('exits 2 with one line when an input matches nothing', async () => {
+    expect(await swc(['inspect', 'tree/**/*.yaml'], { NO_COLOR: '1' }, dir)).toEqual({ status: 2, stdout: '', stderr: 'swc: error: no files match the pattern "tree/**/*.yaml"\n' });
+    expect(await swc(['inspect', 'nowhere.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 2, stdout: '', stderr: 'swc: error: "nowhere.json": no such file or directory\n' });
   });
 });
 
@@ -846,8 +842,8 @@ describe('swc inspect on the real transcripts in fixtures/real', () => {
     ['openai-responses/pydanticai-responses_model_retry.request.json', 0, {}],
     ['sharegpt/llamafactory-glaive_toolcall_en_demo.json', 0, {}],
     ['sharegpt/llamafactory-reason_tool_use_demo_50.jsonl', 0, {}],
-  ])('inspects %s: exit %i, problems %j, pairing checked', (rel, status, kinds) => {
-    const r = swc(['inspect', '--tokenizer', 'approx', '--json', real(rel)]);
+  ])('inspects %s: exit %i, problems %j, pairing checked', async (rel, status, kinds) => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', '--json', real(rel)]);
     expect(r.status).toBe(status);
     const doc = JSON.parse(r.stdout) as {
       problems: { kind: string }[];
@@ -862,14 +858,14 @@ describe('swc inspect on the real transcripts in fixtures/real', () => {
     expect(doc.conversations === undefined ? doc.pairingChecked : doc.conversations.every((c) => c.pairingChecked)).toBe(true);
   });
 
-  it('reads every file there without an unexpected error', () => {
+  it('reads every file there without an unexpected error', async () => {
     const files = readdirSync(data, { recursive: true, withFileTypes: true })
       .filter((d) => d.isFile() && /\.jsonl?$/.test(d.name))
       .map((d) => path.join(d.parentPath, d.name))
       .sort();
     expect(files.length).toBeGreaterThan(10);
     for (const file of files) {
-      const r = swc(['inspect', '--tokenizer', 'approx', file]);
+      const r = await swc(['inspect', '--tokenizer', 'approx', file]);
       expect([0, 1, 2]).toContain(r.status);
       expect(r.stderr).not.toContain('unexpected error');
       if (r.status === 2) expect(r.stderr).toMatch(/^swc: .+\n$/);
@@ -878,12 +874,12 @@ describe('swc inspect on the real transcripts in fixtures/real', () => {
 });
 
 describe('inspect and the dry run', () => {
-  it('number the groups of a split Claude Code session the same way, in the file\'s own lines', () => {
+  it('number the groups of a split Claude Code session the same way, in the file\'s own lines', async () => {
     const file = path.join(REPO, 'fixtures/claude-code/split-assistant.jsonl');
     type G = { kind: string; start: number; end: number; messages: number };
     const pick = (groups: G[]): G[] => groups.filter((g) => g.kind !== 'note').map(({ kind, start, end, messages }) => ({ kind, start, end, messages }));
-    const inspected = JSON.parse(runSwc(['inspect', file, '--json', '--tokenizer', 'approx']).stdout) as { groups: G[] };
-    const planned = JSON.parse(runSwc(['compact', file, '-t', '1000000', '--dry-run', '--json', '--tokenizer', 'approx']).stdout) as { groups: G[] };
+    const inspected = JSON.parse((await runSwc(['inspect', file, '--json', '--tokenizer', 'approx'], { cwd: REPO })).stdout) as { groups: G[] };
+    const planned = JSON.parse((await runSwc(['compact', file, '-t', '1000000', '--dry-run', '--json', '--tokenizer', 'approx'], { cwd: REPO })).stdout) as { groups: G[] };
     expect(pick(inspected.groups)).toEqual(pick(planned.groups));
     // Split assistant lines make at least one group span more lines than it has messages in core terms.
     expect(inspected.groups.some((g) => g.end - g.start > 1)).toBe(true);
