@@ -1,7 +1,13 @@
+/**
+ * The command line end to end. A few tests run the built binary itself, where the process is what is tested: its
+ * start-up and --version, standard input as a real pipe, the exit code the entry point sets, real files rewritten in
+ * place. The rest call the command line in process (runSwc), which is much faster.
+ */
 import { describe, expect, it } from '@jest/globals';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
+import { runSwc, type InProcessRun } from '../helpers/run-in-process.js';
 import { pairingProblems } from '../helpers/invariants.js';
 
 const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
@@ -30,41 +36,41 @@ describe('swc compact on the shipped sample', () => {
     expect(run.stderr).toMatch(new RegExp(`^swc: .*sample\\.jsonl: more than 2,000 → [\\d,]+ tokens \\(approx\\), removed ${removed} of 62 messages; target 2,000 met\\n$`));
   });
 
-  it('keeps the system prompt and the latest user message', () => {
-    const out = parseJsonl(swc(['compact', SAMPLE, '-t', '1500']).stdout);
+  it('keeps the system prompt and the latest user message', async () => {
+    const out = parseJsonl((await runSwc(['compact', SAMPLE, '-t', '1500'], { cwd: ROOT })).stdout);
     const input = parseJsonl(readFileSync(SAMPLE, 'utf8'));
     const lastUser = [...input].reverse().find((m) => m.role === 'user');
     expect(out[0]).toEqual(input[0]);
     expect(out).toContainEqual(lastUser);
   });
 
-  it('changes nothing on a second run with the same settings', () => {
+  it('changes nothing on a second run with the same settings', async () => {
     const dir = tempDir();
     const first = path.join(dir, 'first.jsonl');
-    expect(swc(['compact', SAMPLE, '-t', '3000', '-o', first]).status).toBe(0);
-    const second = swc(['compact', first, '-t', '3000']);
+    expect((await runSwc(['compact', SAMPLE, '-t', '3000', '-o', first], { cwd: ROOT })).status).toBe(0);
+    const second = await runSwc(['compact', first, '-t', '3000'], { cwd: ROOT });
     expect(second.status).toBe(0);
     expect(second.stdout).toBe(readFileSync(first, 'utf8'));
     expect(second.stderr).toContain('unchanged');
   });
 
-  it('writes the input unchanged when it already fits, so -o always produces a file', () => {
+  it('writes the input unchanged when it already fits, so -o always produces a file', async () => {
     const dir = tempDir();
     const out = path.join(dir, 'out.jsonl');
-    const run = swc(['compact', SAMPLE, '--target', '1000000', '-o', out]);
+    const run = await runSwc(['compact', SAMPLE, '--target', '1000000', '-o', out], { cwd: ROOT });
     expect(run.status).toBe(0);
     expect(readFileSync(out)).toEqual(readFileSync(SAMPLE));
     expect(run.stdout).toBe('');
   });
 
-  it('reads standard input when the input is -', () => {
+  it('reads standard input when the input is -', async () => {
     const run = swc(['compact', '-', '-t', '2500'], { input: readFileSync(SAMPLE) });
     expect(run.status).toBe(0);
-    expect(run.stdout).toBe(swc(['compact', SAMPLE, '-t', '2500']).stdout);
+    expect(run.stdout).toBe((await runSwc(['compact', SAMPLE, '-t', '2500'], { cwd: ROOT })).stdout);
     expect(run.stderr).toContain('<stdin>');
   });
 
-  it('rewrites a file in place only when it changes', () => {
+  it('rewrites a file in place only when it changes', async () => {
     const dir = tempDir([SAMPLE]);
     const file = path.join(dir, 'sample.jsonl');
     const before = statSync(file).mtimeMs;
@@ -73,22 +79,22 @@ describe('swc compact on the shipped sample', () => {
     const run = swc(['compact', file, '-t', '2000', '--in-place']);
     expect(run.status).toBe(0);
     expect(run.stdout).toBe('');
-    expect(readFileSync(file, 'utf8')).toBe(swc(['compact', SAMPLE, '-t', '2000']).stdout);
+    expect(readFileSync(file, 'utf8')).toBe((await runSwc(['compact', SAMPLE, '-t', '2000'], { cwd: ROOT })).stdout);
     expect(readdirSync(dir)).toEqual(['sample.jsonl']);
   });
 
-  it('removes silently with --no-note and fills in a custom --note literally', () => {
-    const silent = swc(['compact', SAMPLE, '-t', '2000', '--no-note']).stdout.trimEnd().split('\n');
+  it('removes silently with --no-note and fills in a custom --note literally', async () => {
+    const silent = (await runSwc(['compact', SAMPLE, '-t', '2000', '--no-note'], { cwd: ROOT })).stdout.trimEnd().split('\n');
     expect(silent.filter((l) => !sampleLines.includes(l))).toEqual([]);
     expect(silent).toHaveLength(8);
-    const custom = swc(['compact', SAMPLE, '-t', '2000', '--note', 'gone: {num_removed} ($& {0} $1)']).stdout.split('\n');
+    const custom = (await runSwc(['compact', SAMPLE, '-t', '2000', '--note', 'gone: {num_removed} ($& {0} $1)'], { cwd: ROOT })).stdout.split('\n');
     // The note follows the file's own JSON style (here Python's ", " and ": ").
     expect(custom).toContain('{"role": "user", "content": "gone: 54 ($& {0} $1)"}');
   });
 
-  it('keeps at least --min-keep-steps newest steps even over the target', () => {
-    const two = parseJsonl(swc(['compact', SAMPLE, '-t', '100', '-k', '2', '--tokenizer', 'approx']).stdout);
-    const zero = parseJsonl(swc(['compact', SAMPLE, '-t', '100', '-k', '0', '--tokenizer', 'approx']).stdout);
+  it('keeps at least --min-keep-steps newest steps even over the target', async () => {
+    const two = parseJsonl((await runSwc(['compact', SAMPLE, '-t', '100', '-k', '2', '--tokenizer', 'approx'], { cwd: ROOT })).stdout);
+    const zero = parseJsonl((await runSwc(['compact', SAMPLE, '-t', '100', '-k', '0', '--tokenizer', 'approx'], { cwd: ROOT })).stdout);
     const assistants = (ms: Msg[]): number => ms.filter((m) => m.role === 'assistant').length;
     expect(assistants(two)).toBe(2);
     expect(assistants(zero)).toBe(0);
@@ -96,20 +102,20 @@ describe('swc compact on the shipped sample', () => {
 });
 
 describe('swc command line', () => {
-  it('prints its version and help', () => {
+  it('prints its version and help', async () => {
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(swc(['--version'])).toEqual({ status: 0, stdout: `${pkg.version}\n`, stderr: '' });
-    const help = swc(['--help']);
+    const help = await runSwc(['--help'], { cwd: ROOT });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('compact');
-    const compactHelp = swc(['compact', '--help']);
+    const compactHelp = await runSwc(['compact', '--help'], { cwd: ROOT });
     expect(compactHelp.status).toBe(0);
     expect(compactHelp.stdout).toContain('--target <tokens>');
     expect(compactHelp.stdout).toContain('--min-keep-steps <n>');
   });
 
-  it('exits 2 with one clear line when --target is missing', () => {
-    const run = swc(['compact', SAMPLE]);
+  it('exits 2 with one clear line when --target is missing', async () => {
+    const run = await runSwc(['compact', SAMPLE], { cwd: ROOT });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.split('\n')[0]).toBe('swc: error: --target <tokens> is required (the token budget to compact to)');
@@ -120,11 +126,11 @@ describe('swc command line', () => {
     expect(run).toEqual({ status: 2, stdout: '', stderr: 'swc: nope.jsonl: cannot read: no such file\n' });
   });
 
-  it('suggests --format when it cannot tell the format', () => {
+  it('suggests --format when it cannot tell the format', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'odd.json');
     writeFileSync(file, '[{"speaker": "me", "said": "hi"}]');
-    const run = swc(['compact', file, '-t', '10']);
+    const run = await runSwc(['compact', file, '-t', '10'], { cwd: ROOT });
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/cannot tell the transcript format .* pass --format/);
     expect(run.stderr).not.toMatch(/\n\s+at /);
@@ -152,10 +158,10 @@ describe.each(REAL)('real transcript %s', (name) => {
   it('exists in fixtures/real', () => {
     expect(existsSync(file)).toBe(true);
   });
-  it.each([20, 200, 1000, 3000, 8000])('keeps every promise at target %i', (target) => {
+  it.each([20, 200, 1000, 3000, 8000])('keeps every promise at target %i', async (target) => {
     const inputText = readFileSync(file, 'utf8');
     const input = messagesOf(inputText);
-    const run = swc(['compact', file, '-t', String(target), '--tokenizer', 'approx']);
+    const run = await runSwc(['compact', file, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
     expect(run.status).toBe(0);
     const output = messagesOf(run.stdout);
     expect(pairingProblems(input, output)).toEqual([]);
@@ -170,7 +176,7 @@ describe.each(REAL)('real transcript %s', (name) => {
       const { messages: _b, ...restOut } = JSON.parse(run.stdout) as Record<string, unknown>;
       expect(restOut).toEqual(restIn);
     }
-    const again = swc(['compact', '-', '-t', String(target), '--tokenizer', 'approx'], { input: run.stdout });
+    const again = await runSwc(['compact', '-', '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT, stdin: run.stdout });
     expect(again.stdout).toBe(run.stdout);
   });
 });
@@ -189,7 +195,7 @@ describe('swc compact counts messages the same way in every mode', () => {
     return m === null ? null : { before: Number(m[2]?.replace(/,/g, '')), removed: Number(m[1]?.replace(/,/g, '')) };
   }
 
-  it.each(cases)('%s: -o, --in-place, --out-dir, the batch report and --dry-run (text and --json) agree', (name, target, expected) => {
+  it.each(cases)('%s: -o, --in-place, --out-dir, the batch report and --dry-run (text and --json) agree', async (name, target, expected) => {
     const source = path.join(REAL_DATA, name);
     const dir = tempDir();
     mkdirSync(path.join(dir, 'in'));
@@ -197,15 +203,15 @@ describe('swc compact counts messages the same way in every mode', () => {
     const file = path.join('in', path.basename(source));
     const args = ['-t', target, '--tokenizer', 'approx'];
     const changed = expected.removed > 0;
-    const run = (extra: string[]): ReturnType<typeof swc> => swc(['compact', file, ...args, ...extra], { cwd: dir });
+    const run = (extra: string[]): Promise<InProcessRun> => runSwc(['compact', file, ...args, ...extra], { cwd: dir });
 
-    const output = run(['-o', 'out.json']);
-    const outDir = run(['--out-dir', 'out1']);
+    const output = await run(['-o', 'out.json']);
+    const outDir = await run(['--out-dir', 'out1']);
     // The directory as input: a batch, with a report of files.
-    const batch = swc(['compact', 'in', ...args, '--out-dir', 'out2', '--report', 'report.json'], { cwd: dir });
-    const dryJson = JSON.parse(run(['--dry-run', '--json']).stdout) as { messagesBefore: number; messagesAfter: number; removed: { messages: number } };
-    const dryText = run(['--dry-run']).stdout;
-    const inPlace = run(['--in-place']);
+    const batch = await runSwc(['compact', 'in', ...args, '--out-dir', 'out2', '--report', 'report.json'], { cwd: dir });
+    const dryJson = JSON.parse((await run(['--dry-run', '--json'])).stdout) as { messagesBefore: number; messagesAfter: number; removed: { messages: number } };
+    const dryText = (await run(['--dry-run'])).stdout;
+    const inPlace = await run(['--in-place']);
     const report = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as {
       files: Array<{ messagesBefore: number; messagesAfter: number; messagesRemoved: number; plan: { messagesBefore: number; removed: { messages: number } } }>;
     };
@@ -239,25 +245,25 @@ describe('swc compact refuses options that contradict each other, naming the con
     [['--note', 'gone', '--no-note'], '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently'],
     [['--no-note', '--note', 'gone'], '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently'],
   ];
-  it.each(cases)('refuses %j with one line', (args, message) => {
+  it.each(cases)('refuses %j with one line', async (args, message) => {
     const dir = tempDir([SAMPLE]);
-    const run = swc(['compact', 'sample.jsonl', '-t', '100', ...args], { cwd: dir });
+    const run = await runSwc(['compact', 'sample.jsonl', '-t', '100', ...args], { cwd: dir });
     expect(run).toEqual({ status: 2, stdout: '', stderr: `swc: error: ${message}\n` });
     expect(readdirSync(dir)).toEqual(['sample.jsonl']);
   });
 
-  it('still says --output takes one input when several are given', () => {
-    const run = swc(['compact', SAMPLE, SAMPLE, '-t', '100', '-o', 'x.json']);
+  it('still says --output takes one input when several are given', async () => {
+    const run = await runSwc(['compact', SAMPLE, SAMPLE, '-t', '100', '-o', 'x.json'], { cwd: ROOT });
     expect(run).toEqual({ status: 2, stdout: '', stderr: 'swc: error: --output takes the result of exactly one input; with several files use --out-dir or --in-place\n' });
   });
 
-  it('runs --check with --dry-run as a dry run that exits as --check does', () => {
+  it('runs --check with --dry-run as a dry run that exits as --check does', async () => {
     const dir = tempDir([SAMPLE]);
-    const over = swc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '--check', '--dry-run'], { cwd: dir });
+    const over = await runSwc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '--check', '--dry-run'], { cwd: dir });
     expect(over.status).toBe(1);
-    expect(over.stdout).toBe(swc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '--dry-run'], { cwd: dir }).stdout);
+    expect(over.stdout).toBe((await runSwc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '--dry-run'], { cwd: dir })).stdout);
     expect(over.stderr).toBe('');
-    const fits = swc(['compact', 'sample.jsonl', '-t', '1000000', '--tokenizer', 'approx', '--check', '--dry-run'], { cwd: dir });
+    const fits = await runSwc(['compact', 'sample.jsonl', '-t', '1000000', '--tokenizer', 'approx', '--check', '--dry-run'], { cwd: dir });
     expect(fits.status).toBe(0);
     expect(fits.stdout.startsWith('dry run: sample.jsonl\n')).toBe(true);
     expect(readFileSync(path.join(dir, 'sample.jsonl'))).toEqual(readFileSync(SAMPLE));
@@ -265,8 +271,8 @@ describe('swc compact refuses options that contradict each other, naming the con
 });
 
 describe('swc compact --help', () => {
-  it('shows every default the same way, and where --json writes for one file', () => {
-    const help = swc(['compact', '--help']).stdout.replace(/\s+/g, ' ');
+  it('shows every default the same way, and where --json writes for one file', async () => {
+    const help = (await runSwc(['compact', '--help'], { cwd: ROOT })).stdout.replace(/\s+/g, ' ');
     expect(help).toContain('newest steps of the current task always kept (default: 1)');
     expect(help).toContain('reaches this share of it (default: 0.7)');
     expect(help).toContain('compact them to this share of it (default: 0.4)');

@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
 import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 
 const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
 
@@ -20,6 +21,6 @@ describe('swc compact -o into a special file', () => {
     expect(await written).toBe(0);
     expect(await done).toBe(0);
     expect(lstatSync(fifo).isFIFO()).toBe(true);
-    expect(readFileSync(out, 'utf8')).toBe(swc(['compact', SAMPLE, '-t', '2000']).stdout);
+    expect(readFileSync(out, 'utf8')).toBe((await runSwc(['compact', SAMPLE, '-t', '2000'], { cwd: ROOT })).stdout);
   });
 });

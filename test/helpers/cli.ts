@@ -23,7 +23,11 @@ function plainEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Runs the built CLI with NO_COLOR, as a user's shell would. */
+/**
+ * Runs the built CLI in a child process with NO_COLOR, as a user's shell would. A process costs about a second, so
+ * this is for tests of the process itself (start-up, signals, the exit code the entry point sets, real pipes); other
+ * tests call the command line in process with `runSwc` from run-in-process.ts.
+ */
 export function swc(args: readonly string[], options: { cwd?: string; input?: string | Buffer; env?: Record<string, string> } = {}): CliRun {
   const result = spawnSync(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
