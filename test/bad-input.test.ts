@@ -1,14 +1,16 @@
 /**
- * Broken and hostile input, through the built CLI: each case gets exactly one line on stderr (file, line and column
- * where they apply, the reason in plain words), exit code 2, nothing on stdout, no output file, the input unchanged
- * and no stack trace. One fixture per file case lives in fixtures/bad/; the huge cases are generated here.
+ * Broken and hostile input, through the command line run in process: each case gets exactly one line on stderr (file,
+ * line and column where they apply, the reason in plain words), exit code 2, nothing on stdout, no output file, the
+ * input unchanged and no stack trace. One fixture per file case lives in fixtures/bad/; the huge cases are generated
+ * here.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { cpSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { formatNames } from '../src/formats/registry.js';
 import { CONVERSATION_KEYS, LIST_KEYS } from '../src/io/layout.js';
-import { ROOT, swc, tempDir } from './helpers/cli.js';
+import { ROOT, tempDir } from './helpers/cli.js';
+import { runSwc } from './helpers/run-in-process.js';
 
 const BAD = path.join(ROOT, 'fixtures/bad');
 const APPROX = ['--tokenizer', 'approx'];
@@ -31,64 +33,64 @@ function workDir(name: string, content?: string | Buffer): string {
  * Runs `swc compact NAME ARGS -o out.json` in a directory holding only NAME and asserts the refusal: exit 2, stdout
  * empty, exactly `message` on stderr, no out.json (nor a temporary file), NAME unchanged.
  */
-function expectRefused(name: string, args: readonly string[], message: string, content?: string | Buffer): void {
+async function expectRefused(name: string, args: readonly string[], message: string, content?: string | Buffer): Promise<void> {
   const dir = workDir(name, content);
   const before = readFileSync(path.join(dir, name));
-  const run = swc(['compact', name, ...args, '-o', 'out.json'], { cwd: dir });
+  const run = await runSwc(['compact', name, ...args, '-o', 'out.json'], { cwd: dir });
   expect(run).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
   expect(readdirSync(dir)).toEqual([name]);
   // Buffer.equals, not toEqual: the generated inputs are up to 200 MB.
   expect(readFileSync(path.join(dir, name)).equals(before)).toBe(true);
 }
 
-function refuseFixture(name: string, message: string): void {
-  expectRefused(name, ['-t', '100', ...APPROX], message);
+async function refuseFixture(name: string, message: string): Promise<void> {
+  await expectRefused(name, ['-t', '100', ...APPROX], message);
 }
 
 describe('a file that is not a transcript', () => {
-  it('is refused when it is empty', () => {
-    refuseFixture('empty.json', 'swc: empty.json: the file is empty');
+  it('is refused when it is empty', async () => {
+    await refuseFixture('empty.json', 'swc: empty.json: the file is empty');
   });
 
-  it('is refused when it holds only whitespace', () => {
-    refuseFixture('whitespace-only.json', 'swc: whitespace-only.json: the file holds only whitespace');
+  it('is refused when it holds only whitespace', async () => {
+    await refuseFixture('whitespace-only.json', 'swc: whitespace-only.json: the file holds only whitespace');
   });
 
-  it('is refused at the string the file ends inside when the JSON is truncated', () => {
-    refuseFixture('truncated.json', 'swc: truncated.json:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)');
+  it('is refused at the string the file ends inside when the JSON is truncated', async () => {
+    await refuseFixture('truncated.json', 'swc: truncated.json:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)');
   });
 
-  it('is refused at the first character after the JSON value when garbage trails it', () => {
-    refuseFixture(
+  it('is refused at the first character after the JSON value when garbage trails it', async () => {
+    await refuseFixture(
       'trailing-garbage.json',
       'swc: trailing-garbage.json:5:1: invalid JSON: unexpected data after the JSON value (trailing garbage, or JSONL saved as .json?)',
     );
   });
 
-  it('is refused naming the one bad line of a JSONL file and the column in it', () => {
-    refuseFixture('bad-line.jsonl', 'swc: bad-line.jsonl:3:38: line 3 is not valid JSON: expected a key string');
+  it('is refused naming the one bad line of a JSONL file and the column in it', async () => {
+    await refuseFixture('bad-line.jsonl', 'swc: bad-line.jsonl:3:38: line 3 is not valid JSON: expected a key string');
   });
 
-  it('is refused at the first byte that is not UTF-8', () => {
-    refuseFixture('invalid-utf8.json', 'swc: invalid-utf8.json:3:37: invalid UTF-8 (byte 0xe9 at byte offset 90)');
+  it('is refused at the first byte that is not UTF-8', async () => {
+    await refuseFixture('invalid-utf8.json', 'swc: invalid-utf8.json:3:37: invalid UTF-8 (byte 0xe9 at byte offset 90)');
   });
 
-  it('is refused as UTF-16 when it starts with a UTF-16 byte-order mark', () => {
-    refuseFixture('utf16.json', 'swc: utf16.json: the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first');
+  it('is refused as UTF-16 when it starts with a UTF-16 byte-order mark', async () => {
+    await refuseFixture('utf16.json', 'swc: utf16.json: the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first');
   });
 
-  it('is refused at a NUL byte', () => {
-    refuseFixture('nul-byte.json', 'swc: nul-byte.json:3:37: NUL byte in the file (is it binary?)');
+  it('is refused at a NUL byte', async () => {
+    await refuseFixture('nul-byte.json', 'swc: nul-byte.json:3:37: NUL byte in the file (is it binary?)');
   });
 
-  it('is refused when it is a single value rather than a list of messages', () => {
-    refuseFixture('single-value.json', 'swc: single-value.json:1:1: expected a list of messages or an object holding one, found a single value');
+  it('is refused when it is a single value rather than a list of messages', async () => {
+    await refuseFixture('single-value.json', 'swc: single-value.json:1:1: expected a list of messages or an object holding one, found a single value');
   });
 
-  it('is refused when an object holds no message list', () => {
+  it('is refused when an object holds no message list', async () => {
     // The keys looked for grow with the formats; the message lists them all.
     const keys = [...new Set([...LIST_KEYS, ...CONVERSATION_KEYS])].map((k) => `"${k}"`).join(', ');
-    refuseFixture(
+    await refuseFixture(
       'no-message-list.json',
       `swc: no-message-list.json:1:1: no message list found: expected a top-level list or an object with ${keys} (found keys: model, prompt)`,
     );
@@ -96,52 +98,52 @@ describe('a file that is not a transcript', () => {
 });
 
 describe('a transcript with a malformed message', () => {
-  it('is refused at a number where a message should be', () => {
-    refuseFixture('number-as-message.json', 'swc: number-as-message.json:3:3: message 2: expected a message object, found a number');
+  it('is refused at a number where a message should be', async () => {
+    await refuseFixture('number-as-message.json', 'swc: number-as-message.json:3:3: message 2: expected a message object, found a number');
   });
 
-  it('is refused at a string where a message should be', () => {
-    refuseFixture('string-as-message.json', 'swc: string-as-message.json:3:3: message 2: expected a message object, found a string');
+  it('is refused at a string where a message should be', async () => {
+    await refuseFixture('string-as-message.json', 'swc: string-as-message.json:3:3: message 2: expected a message object, found a string');
   });
 
-  it('is refused at a message with no role', () => {
-    refuseFixture('no-role.json', 'swc: no-role.json:3:3: message 2: no "role"');
+  it('is refused at a message with no role', async () => {
+    await refuseFixture('no-role.json', 'swc: no-role.json:3:3: message 2: no "role"');
   });
 
-  it('is refused at a message with an unknown role', () => {
-    refuseFixture(
+  it('is refused at a message with an unknown role', async () => {
+    await refuseFixture(
       'unknown-role.json',
       'swc: unknown-role.json:3:3: message 2: unknown role "wizard" (expected system, developer, user, assistant, tool or function)',
     );
   });
 
-  it('is refused at a role named like an Object.prototype member, which is no role at all', () => {
-    refuseFixture(
+  it('is refused at a role named like an Object.prototype member, which is no role at all', async () => {
+    await refuseFixture(
       'proto-role.json',
       'swc: proto-role.json:3:3: message 2: unknown role "__proto__" (expected system, developer, user, assistant, tool or function)',
     );
   });
 
-  it('is refused at content of the wrong type', () => {
-    refuseFixture(
+  it('is refused at content of the wrong type', async () => {
+    await refuseFixture(
       'content-wrong-type.json',
       'swc: content-wrong-type.json:3:3: message 2: "content" must be a string, null or a list of parts, found an object',
     );
   });
 
-  it('is refused at tool_calls of the wrong type', () => {
-    refuseFixture('tool-calls-wrong-type.json', 'swc: tool-calls-wrong-type.json:4:3: message 3: "tool_calls" must be a list of objects, found a string');
+  it('is refused at tool_calls of the wrong type', async () => {
+    await refuseFixture('tool-calls-wrong-type.json', 'swc: tool-calls-wrong-type.json:4:3: message 3: "tool_calls" must be a list of objects, found a string');
   });
 
-  it('is refused at Haystack content that is not a list of parts', () => {
-    refuseFixture(
+  it('is refused at Haystack content that is not a list of parts', async () => {
+    await refuseFixture(
       'haystack-content-wrong-type.json',
       'swc: haystack-content-wrong-type.json:3:3: message 2: "content" must be a list of part objects, found an object',
     );
   });
 
-  it('is refused at a role Haystack does not have', () => {
-    refuseFixture(
+  it('is refused at a role Haystack does not have', async () => {
+    await refuseFixture(
       'haystack-unknown-role.json',
       'swc: haystack-unknown-role.json:3:3: message 2: unknown role "developer" (expected system, user, assistant or tool)',
     );
@@ -149,46 +151,46 @@ describe('a transcript with a malformed message', () => {
 });
 
 describe('an error that quotes a name or a value', () => {
-  it('stays on one line when the file name holds a newline and an escape sequence', () => {
-    expectRefused('bad\n\u001b[31mname.json', ['-t', '100', ...APPROX], 'swc: bad\\u000a\\u001b[31mname.json: the file is empty', '');
+  it('stays on one line when the file name holds a newline and an escape sequence', async () => {
+    await expectRefused('bad\n\u001b[31mname.json', ['-t', '100', ...APPROX], 'swc: bad\\u000a\\u001b[31mname.json: the file is empty', '');
   });
 
-  it('stays on one line when the target holds a newline', () => {
-    expectRefused('missing-tool-call.json', ['-t', '1\n2', ...APPROX], 'swc: error: --target must be a whole number, got "1\\u000a2"');
+  it('stays on one line when the target holds a newline', async () => {
+    await expectRefused('missing-tool-call.json', ['-t', '1\n2', ...APPROX], 'swc: error: --target must be a whole number, got "1\\u000a2"');
   });
 });
 
 describe('the same refusal wherever the output would go', () => {
   const message = 'swc: truncated.json:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)';
 
-  it('writes nothing to stdout', () => {
+  it('writes nothing to stdout', async () => {
     const dir = workDir('truncated.json');
-    expect(swc(['compact', 'truncated.json', '-t', '100', ...APPROX], { cwd: dir })).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
+    expect(await runSwc(['compact', 'truncated.json', '-t', '100', ...APPROX], { cwd: dir })).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
   });
 
-  it('leaves the file and its directory untouched with --in-place', () => {
+  it('leaves the file and its directory untouched with --in-place', async () => {
     const dir = workDir('truncated.json');
     // --quiet leaves out the batch summary --in-place prints after the files.
-    const run = swc(['compact', 'truncated.json', '-t', '100', '--in-place', '--quiet', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'truncated.json', '-t', '100', '--in-place', '--quiet', ...APPROX], { cwd: dir });
     expect(run).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
     expect(readdirSync(dir)).toEqual(['truncated.json']);
     expect(readFileSync(path.join(dir, 'truncated.json'))).toEqual(readFileSync(path.join(BAD, 'truncated.json')));
   });
 
-  it('names standard input as <stdin>', () => {
-    const run = swc(['compact', '-', '-t', '100', ...APPROX], { input: readFileSync(path.join(BAD, 'truncated.json')) });
+  it('names standard input as <stdin>', async () => {
+    const run = await runSwc(['compact', '-', '-t', '100', ...APPROX], { cwd: ROOT, stdin: readFileSync(path.join(BAD, 'truncated.json')) });
     expect(run).toEqual({ status: 2, stdout: '', stderr: 'swc: <stdin>:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)\n' });
   });
 
-  it('prints the same single line with --debug, since the error is a known one', () => {
+  it('prints the same single line with --debug, since the error is a known one', async () => {
     const dir = workDir('truncated.json');
-    expect(swc(['compact', 'truncated.json', '-t', '100', '--debug', ...APPROX], { cwd: dir })).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
+    expect(await runSwc(['compact', 'truncated.json', '-t', '100', '--debug', ...APPROX], { cwd: dir })).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
   });
 
-  it('leaves no file behind when the output path is a directory', () => {
+  it('leaves no file behind when the output path is a directory', async () => {
     const dir = workDir('missing-tool-call.json');
     mkdirSync(path.join(dir, 'out'));
-    const run = swc(['compact', 'missing-tool-call.json', '-t', '100', '-o', 'out', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'missing-tool-call.json', '-t', '100', '-o', 'out', ...APPROX], { cwd: dir });
     expect(run).toEqual({ status: 2, stdout: '', stderr: 'swc: out: cannot write: is a directory\n' });
     expect(readdirSync(dir).sort()).toEqual(['missing-tool-call.json', 'out']);
     expect(readdirSync(path.join(dir, 'out'))).toEqual([]);
@@ -201,20 +203,20 @@ describe('a tool result whose call is missing', () => {
   const note = (n: number): string =>
     `  {"role": "user", "content": "[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]"},`;
 
-  it('is no error: a file that fits comes out unchanged', () => {
-    const run = swc(['compact', file, '-t', '1000', ...APPROX]);
+  it('is no error: a file that fits comes out unchanged', async () => {
+    const run = await runSwc(['compact', file, '-t', '1000', ...APPROX], { cwd: ROOT });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(readFileSync(file, 'utf8'));
   });
 
-  it('stays where it is, after the result it follows, when its step is kept', () => {
-    const run = swc(['compact', file, '-t', '100', ...APPROX]);
+  it('stays where it is, after the result it follows, when its step is kept', async () => {
+    const run = await runSwc(['compact', file, '-t', '100', ...APPROX], { cwd: ROOT });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe([lines[0], lines[1], note(2), ...lines.slice(4)].join('\n'));
   });
 
-  it('goes together with the call and the result of its step when that step is removed', () => {
-    const run = swc(['compact', file, '-t', '30', ...APPROX]);
+  it('goes together with the call and the result of its step when that step is removed', async () => {
+    const run = await runSwc(['compact', file, '-t', '30', ...APPROX], { cwd: ROOT });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe([lines[0], lines[1], lines[4], note(5), ...lines.slice(8)].join('\n'));
   });
@@ -226,39 +228,39 @@ describe('JSON nested 100,000 levels deep', () => {
   const old = `{"role":"user","content":"${'An old question. '.repeat(20).trim()}"}`;
   const note = '{"role":"user","content":"[1 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}';
 
-  it('is kept byte for byte inside a message that survives compaction', () => {
+  it('is kept byte for byte inside a message that survives compaction', async () => {
     const task = `{"role":"user","content":"Now this.","x":${deep('[', '', ']')}}`;
     const dir = workDir('deep.json', `[${system},${old},${task}]`);
-    const run = swc(['compact', 'deep.json', '-t', '20', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'deep.json', '-t', '20', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`[${system},${note},${task}]`);
   });
 
-  it('in OpenAI tool-call arguments is measured without a crash', () => {
+  it('in OpenAI tool-call arguments is measured without a crash', async () => {
     const args = JSON.stringify(deep('{"a":', '1', '}'));
     const text = `${system}\n{"role":"user","content":"Go."}\n{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":${args}}}]}\n{"role":"tool","tool_call_id":"c1","content":"ok"}\n`;
     const dir = workDir('deep.jsonl', text);
-    const run = swc(['compact', 'deep.jsonl', '-t', '100000', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'deep.jsonl', '-t', '100000', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(text);
   });
 
-  it('in Haystack tool-call arguments is measured without a crash', () => {
+  it('in Haystack tool-call arguments is measured without a crash', async () => {
     const item = (role: string, part: string): string => `{"role":"${role}","meta":{},"name":null,"content":[${part}]}`;
     const text = `[${item('user', '{"text":"Go."}')},${item('assistant', `{"tool_call":{"tool_name":"f","arguments":${deep('{"a":', '1', '}')},"id":"c1"}}`)}]`;
     const dir = workDir('deep.json', text);
-    const run = swc(['compact', 'deep.json', '-t', '100000', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'deep.json', '-t', '100000', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(text);
   });
 
-  it('is refused at its end when it is never closed', () => {
+  it('is refused at its end when it is never closed', async () => {
     const text = `[${system},{"role":"user","content":"Now this.","x":${'['.repeat(100000)}`;
-    expectRefused('deep.json', ['-t', '20', ...APPROX], `swc: deep.json:1:${text.length + 1}: invalid JSON: unexpected end of JSON (truncated?)`, text);
+    await expectRefused('deep.json', ['-t', '20', ...APPROX], `swc: deep.json:1:${text.length + 1}: invalid JSON: unexpected end of JSON (truncated?)`, text);
   });
 
-  it('is refused as no transcript when the file is nothing but nesting', () => {
-    expectRefused(
+  it('is refused as no transcript when the file is nothing but nesting', async () => {
+    await expectRefused(
       'deep.json',
       ['-t', '20', ...APPROX],
       `swc: deep.json: cannot tell the transcript format of the top-level list (first item is a list); pass --format (${formatNames().join(', ')})`,
@@ -272,19 +274,19 @@ describe('a single line of 200 MB', () => {
   const system = '{"role":"system","content":"Be terse."}';
   const task = '{"role":"user","content":"Summarize."}';
 
-  it('is compacted away with the old turn it belongs to', () => {
+  it('is compacted away with the old turn it belongs to', async () => {
     const big = `{"role":"assistant","content":"${'x'.repeat(size)}"}`;
     const dir = workDir('big.jsonl', `${system}\n{"role":"user","content":"Old."}\n${big}\n${task}\n`);
-    const run = swc(['compact', 'big.jsonl', '-t', '1000', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'big.jsonl', '-t', '1000', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     const note = '{"role":"user","content":"[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}';
     expect(run.stdout).toBe(`${system}\n${note}\n${task}\n`);
   }, 300000);
 
-  it('is refused at the exact column where it breaks', () => {
+  it('is refused at the exact column where it breaks', async () => {
     const broken = `{"role":"assistant","content":"${'x'.repeat(size)}",}`;
     const text = `${system}\n${broken}\n${task}\n`;
-    expectRefused('big.jsonl', ['-t', '1000', ...APPROX], `swc: big.jsonl:2:${broken.length}: line 2 is not valid JSON: expected a key string`, text);
+    await expectRefused('big.jsonl', ['-t', '1000', ...APPROX], `swc: big.jsonl:2:${broken.length}: line 2 is not valid JSON: expected a key string`, text);
   }, 300000);
 });
 
@@ -293,34 +295,34 @@ describe('a hostile note template', () => {
   const lines = readFileSync(file, 'utf8').split('\n');
   const withNote = (text: string): string => [lines[0], lines[1], `  {"role": "user", "content": ${JSON.stringify(text)}},`, ...lines.slice(4)].join('\n');
 
-  it('of 10,000 characters is written in full and recognised on the next run', () => {
+  it('of 10,000 characters is written in full and recognised on the next run', async () => {
     const template = `Removed {num_removed}: ${'x'.repeat(10000 - 'Removed {num_removed}: '.length)}`;
     expect(template).toHaveLength(10000);
     const dir = workDir('missing-tool-call.json');
-    const first = swc(['compact', 'missing-tool-call.json', '-t', '100', '--note', template, '-o', 'out.json', ...APPROX], { cwd: dir });
+    const first = await runSwc(['compact', 'missing-tool-call.json', '-t', '100', '--note', template, '-o', 'out.json', ...APPROX], { cwd: dir });
     expect(first.status).toBe(0);
     expect(readFileSync(path.join(dir, 'out.json'), 'utf8')).toBe(withNote(template.replace('{num_removed}', '2')));
-    const second = swc(['compact', 'out.json', '-t', '100', '--note', template, ...APPROX], { cwd: dir });
+    const second = await runSwc(['compact', 'out.json', '-t', '100', '--note', template, ...APPROX], { cwd: dir });
     expect(second.status).toBe(0);
     expect(second.stdout).toBe(readFileSync(path.join(dir, 'out.json'), 'utf8'));
   });
 
-  it('full of regular-expression and $ patterns is filled in literally and recognised on the next run', () => {
+  it('full of regular-expression and $ patterns is filled in literally and recognised on the next run', async () => {
     const template = readFileSync(path.join(BAD, 'note-template-regex.txt'), 'utf8');
     const dir = workDir('missing-tool-call.json');
-    const first = swc(['compact', 'missing-tool-call.json', '-t', '100', '--note', template, '-o', 'out.json', ...APPROX], { cwd: dir });
+    const first = await runSwc(['compact', 'missing-tool-call.json', '-t', '100', '--note', template, '-o', 'out.json', ...APPROX], { cwd: dir });
     expect(first.status).toBe(0);
     const text = String.raw`Removed 2 message(s) $& $1 $$ $` + "` $' (.*) [^a-z]+ \\d{2,} ^$ | {0} \\{num_removed\\} 2";
     expect(readFileSync(path.join(dir, 'out.json'), 'utf8')).toBe(withNote(text));
-    const second = swc(['compact', 'out.json', '-t', '100', '--note', template, ...APPROX], { cwd: dir });
+    const second = await runSwc(['compact', 'out.json', '-t', '100', '--note', template, ...APPROX], { cwd: dir });
     expect(second.status).toBe(0);
     expect(second.stdout).toBe(readFileSync(path.join(dir, 'out.json'), 'utf8'));
   });
 });
 
 describe('a bad target or flag', () => {
-  const refuseArgs = (args: string[], message: string): void => {
-    expectRefused('missing-tool-call.json', args, message);
+  const refuseArgs = async (args: string[], message: string): Promise<void> => {
+    await expectRefused('missing-tool-call.json', args, message);
   };
 
   it.each([
@@ -329,27 +331,27 @@ describe('a bad target or flag', () => {
     ['2.5', 'swc: error: --target must be a whole number, got "2.5"'],
     ['abc', 'swc: error: --target must be a whole number, got "abc"'],
     ['', 'swc: error: --target must be a whole number, got ""'],
-  ])('refuses --target %j with one line', (target, message) => {
-    refuseArgs(['--target', target, ...APPROX], message);
+  ])('refuses --target %j with one line', async (target, message) => {
+    await refuseArgs(['--target', target, ...APPROX], message);
   });
 
-  it('refuses a negative or fractional --min-keep-steps', () => {
-    refuseArgs(['-t', '100', '-k', '-1', ...APPROX], 'swc: error: --min-keep-steps must be at least 0, got -1');
-    refuseArgs(['-t', '100', '-k', '1.5', ...APPROX], 'swc: error: --min-keep-steps must be a whole number, got "1.5"');
+  it('refuses a negative or fractional --min-keep-steps', async () => {
+    await refuseArgs(['-t', '100', '-k', '-1', ...APPROX], 'swc: error: --min-keep-steps must be at least 0, got -1');
+    await refuseArgs(['-t', '100', '-k', '1.5', ...APPROX], 'swc: error: --min-keep-steps must be a whole number, got "1.5"');
   });
 
-  it('refuses an unknown flag and suggests the closest one', () => {
-    refuseArgs(['-t', '100', '--tagret', '5'], "swc: error: unknown option '--tagret' (did you mean --target?)");
-    refuseArgs(['-t', '100', '--in-plac'], "swc: error: unknown option '--in-plac' (did you mean --in-place?)");
+  it('refuses an unknown flag and suggests the closest one', async () => {
+    await refuseArgs(['-t', '100', '--tagret', '5'], "swc: error: unknown option '--tagret' (did you mean --target?)");
+    await refuseArgs(['-t', '100', '--in-plac'], "swc: error: unknown option '--in-plac' (did you mean --in-place?)");
   });
 
-  it('refuses an unknown flag with no close match without a suggestion', () => {
-    refuseArgs(['-t', '100', '-x'], "swc: error: unknown option '-x'");
+  it('refuses an unknown flag with no close match without a suggestion', async () => {
+    await refuseArgs(['-t', '100', '-x'], "swc: error: unknown option '-x'");
   });
 
-  it('refuses an unknown command and suggests the closest one', () => {
+  it('refuses an unknown command and suggests the closest one', async () => {
     const dir = workDir('missing-tool-call.json');
-    const run = swc(['compat', 'missing-tool-call.json', '-t', '100'], { cwd: dir });
+    const run = await runSwc(['compat', 'missing-tool-call.json', '-t', '100'], { cwd: dir });
     expect(run).toEqual({ status: 2, stdout: '', stderr: "swc: error: unknown command 'compat' (did you mean compact?)\n" });
   });
 });

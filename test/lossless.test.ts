@@ -1,6 +1,6 @@
 /**
- * Byte-exact round trips through the built CLI: kept items are copied from the input text, never re-serialized, so
- * number lexemes (`1.0`, `1e400`, `-0`, 2^53+1), escapes (`\u00e9` next to `é`), duplicate keys and
+ * Byte-exact round trips through the command line (run in process): kept items are copied from the input text, never
+ * re-serialized, so number lexemes (`1.0`, `1e400`, `-0`, 2^53+1), escapes (`\u00e9` next to `é`), duplicate keys and
  * `__proto__`/`constructor`/`prototype` keys come out as they went in; the note and the joins follow the file's own
  * style (indentation, separators, LF or CRLF, final newline or not, byte-order mark); a file that needs nothing comes
  * out identical. Expected outputs are written out in full.
@@ -8,7 +8,8 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { swc, tempDir } from './helpers/cli.js';
+import { tempDir } from './helpers/cli.js';
+import { runSwc } from './helpers/run-in-process.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -30,9 +31,9 @@ function place(name: string, content: string): { dir: string; file: string } {
 }
 
 /** Compacts a file to stdout with the approximate counter (so the decision is the same on every machine). */
-function compactText(name: string, content: string, target: number, extra: string[] = []): string {
+async function compactText(name: string, content: string, target: number, extra: string[] = []): Promise<string> {
   const { dir } = place(name, content);
-  const run = swc(['compact', name, '-t', String(target), '--tokenizer', 'approx', ...extra], { cwd: dir });
+  const run = await runSwc(['compact', name, '-t', String(target), '--tokenizer', 'approx', ...extra], { cwd: dir });
   expect(run.stderr).not.toMatch(/^swc: .*(error|cannot|invalid)/m);
   expect(run.status).toBe(0);
   return run.stdout;
@@ -53,37 +54,37 @@ const KEPT = [S, NOTE, T, A2, R2, A3];
 const TARGET = 200;
 
 describe('a compacted OpenAI JSON file', () => {
-  it('keeps items byte for byte in a list with one item per line, LF and a final newline', () => {
+  it('keeps items byte for byte in a list with one item per line, LF and a final newline', async () => {
     const input = `[\n  ${ITEMS.join(',\n  ')}\n]\n`;
-    expect(compactText('chat.json', input, TARGET)).toBe(`[\n  ${KEPT.join(',\n  ')}\n]\n`);
+    expect(await compactText('chat.json', input, TARGET)).toBe(`[\n  ${KEPT.join(',\n  ')}\n]\n`);
   });
 
-  it('keeps tabs, CRLF, the byte-order mark and the missing final newline', () => {
+  it('keeps tabs, CRLF, the byte-order mark and the missing final newline', async () => {
     const input = `\ufeff[\r\n\t${ITEMS.join(',\r\n\t')}\r\n]`;
-    expect(compactText('chat.json', input, TARGET)).toBe(`\ufeff[\r\n\t${KEPT.join(',\r\n\t')}\r\n]`);
+    expect(await compactText('chat.json', input, TARGET)).toBe(`\ufeff[\r\n\t${KEPT.join(',\r\n\t')}\r\n]`);
   });
 
-  it('writes the note with the separators of the first item in a one-line file', () => {
+  it('writes the note with the separators of the first item in a one-line file', async () => {
     const compactS = String.raw`{"role":"system","content":"Be exact.","__proto__":{"role":"user"},"constructor":1.0,"prototype":-0}`;
     const input = `[${[compactS, ...ITEMS.slice(1)].join(',')}]`;
     const note = `{"role":"user","content":"${NOTE_TEXT}"}`;
-    expect(compactText('chat.json', input, TARGET)).toBe(`[${[compactS, note, T, A2, R2, A3].join(',')}]`);
+    expect(await compactText('chat.json', input, TARGET)).toBe(`[${[compactS, note, T, A2, R2, A3].join(',')}]`);
   });
 
-  it('leaves the other keys of a request body as written, __proto__ and odd numbers included', () => {
+  it('leaves the other keys of a request body as written, __proto__ and odd numbers included', async () => {
     const body = (items: string[]): string =>
       '{\n  "model": "gpt-4o",\n  "__proto__": {"messages": []},\n  "temperature": 1.0,\n' +
       `  "messages": [\n    ${items.join(',\n    ')}\n  ],\n` +
       '  "seed": 9007199254740993,\n  "constructor": {"prototype": -0}\n}\n';
-    expect(compactText('request.json', body(ITEMS), TARGET)).toBe(body(KEPT));
+    expect(await compactText('request.json', body(ITEMS), TARGET)).toBe(body(KEPT));
   });
 
-  it('compacts the last of duplicate "messages" keys, as JSON.parse reads it, and leaves the first as written', () => {
+  it('compacts the last of duplicate "messages" keys, as JSON.parse reads it, and leaves the first as written', async () => {
     const body = (items: string[]): string => `{"messages": [${S}], "messages": [\n  ${items.join(',\n  ')}\n]}`;
-    expect(compactText('request.json', body(ITEMS), TARGET)).toBe(body(KEPT));
+    expect(await compactText('request.json', body(ITEMS), TARGET)).toBe(body(KEPT));
   });
 
-  it('writes the note pretty-printed like its neighbours in a file indented by four spaces', () => {
+  it('writes the note pretty-printed like its neighbours in a file indented by four spaces', async () => {
     const item = (...lines: string[]): string => `        {\n${lines.map((l) => `            ${l}`).join(',\n')}\n        }`;
     const system = item('"role": "system"', '"content": "Be exact."', '"constructor": 1.0');
     const old = item('"role": "user"', `"content": "${'Tell me about order 1. '.repeat(30).trim()}"`);
@@ -92,24 +93,24 @@ describe('a compacted OpenAI JSON file', () => {
     const done = item('"role": "assistant"', '"content": "Done."', '"n": 1e400', '"m": -0');
     const note = item('"role": "user"', `"content": "${NOTE_TEXT}"`);
     const file = (items: string[]): string => `{\n    "messages": [\n${items.join(',\n')}\n    ]\n}`;
-    expect(compactText('pretty.json', file([system, old, answer, task, done]), 150)).toBe(file([system, note, task, done]));
+    expect(await compactText('pretty.json', file([system, old, answer, task, done]), 150)).toBe(file([system, note, task, done]));
   });
 });
 
 describe('a compacted OpenAI JSONL file', () => {
-  it('keeps lines byte for byte with LF and a final newline', () => {
-    expect(compactText('chat.jsonl', `${ITEMS.join('\n')}\n`, TARGET)).toBe(`${KEPT.join('\n')}\n`);
+  it('keeps lines byte for byte with LF and a final newline', async () => {
+    expect(await compactText('chat.jsonl', `${ITEMS.join('\n')}\n`, TARGET)).toBe(`${KEPT.join('\n')}\n`);
   });
 
-  it('keeps CRLF, the byte-order mark and the missing final newline', () => {
-    expect(compactText('chat.jsonl', `\ufeff${ITEMS.join('\r\n')}`, TARGET)).toBe(`\ufeff${KEPT.join('\r\n')}`);
+  it('keeps CRLF, the byte-order mark and the missing final newline', async () => {
+    expect(await compactText('chat.jsonl', `\ufeff${ITEMS.join('\r\n')}`, TARGET)).toBe(`\ufeff${KEPT.join('\r\n')}`);
   });
 
-  it('writes the note with the separators the lines use', () => {
+  it('writes the note with the separators the lines use', async () => {
     const compactS = String.raw`{"role":"system","content":"Be exact.","constructor":1.0}`;
     const note = `{"role":"user","content":"${NOTE_TEXT}"}`;
     const input = [compactS, ...ITEMS.slice(1)].join('\n');
-    expect(compactText('chat.jsonl', input, TARGET)).toBe([compactS, note, T, A2, R2, A3].join('\n'));
+    expect(await compactText('chat.jsonl', input, TARGET)).toBe([compactS, note, T, A2, R2, A3].join('\n'));
   });
 });
 
@@ -169,16 +170,16 @@ const HAYSTACK_NOTE = `  {
   }`;
 
 describe('a compacted Haystack JSON file', () => {
-  it('keeps items byte for byte, reads a __proto__ member of meta as data, and writes its note with metadata', () => {
+  it('keeps items byte for byte, reads a __proto__ member of meta as data, and writes its note with metadata', async () => {
     const file = (items: string[]): string => `[\n${items.join(',\n')}\n]\n`;
     const input = file([HAYSTACK_SYSTEM, HAYSTACK_OLD, HAYSTACK_OLD_ANSWER, HAYSTACK_TASK, HAYSTACK_CALL, HAYSTACK_RESULT]);
     // The system message stays an instruction: its meta's __proto__ member is not compaction metadata.
-    expect(compactText('chat.json', input, TARGET)).toBe(file([HAYSTACK_SYSTEM, HAYSTACK_NOTE, HAYSTACK_TASK, HAYSTACK_CALL, HAYSTACK_RESULT]));
+    expect(await compactText('chat.json', input, TARGET)).toBe(file([HAYSTACK_SYSTEM, HAYSTACK_NOTE, HAYSTACK_TASK, HAYSTACK_CALL, HAYSTACK_RESULT]));
   });
 });
 
 describe('keys such as __proto__ change no decision', () => {
-  it('compacts a conversation full of __proto__, constructor and prototype keys exactly as the same one without them', () => {
+  it('compacts a conversation full of __proto__, constructor and prototype keys exactly as the same one without them', async () => {
     const clean = [
       '{"role": "system", "content": "Be exact."}',
       U1,
@@ -189,12 +190,12 @@ describe('keys such as __proto__ change no decision', () => {
       String.raw`{"role": "assistant", "content": "Done: caf\u00e9 = café."}`,
     ];
     expect(clean.join('\n')).not.toMatch(/__proto__|constructor|prototype/);
-    const keptOf = (items: string[]): number[] => {
-      const out = compactText('chat.jsonl', `${items.join('\n')}\n`, TARGET).trimEnd().split('\n');
+    const keptOf = async (items: string[]): Promise<number[]> => {
+      const out = (await compactText('chat.jsonl', `${items.join('\n')}\n`, TARGET)).trimEnd().split('\n');
       return out.map((line) => items.indexOf(line));
     };
-    expect(keptOf(ITEMS)).toEqual([0, -1, 3, 4, 5, 6]);
-    expect(keptOf(clean)).toEqual([0, -1, 3, 4, 5, 6]);
+    expect(await keptOf(ITEMS)).toEqual([0, -1, 3, 4, 5, 6]);
+    expect(await keptOf(clean)).toEqual([0, -1, 3, 4, 5, 6]);
   });
 });
 
@@ -212,19 +213,19 @@ const UNCHANGED: Array<[string, string]> = [
 describe('a file that needs nothing', () => {
   it.each(UNCHANGED.map(([name, text], k): [number, string, string] => [k + 1, name, text]))(
     'comes out byte for byte as it went in (case %i, %s)',
-    (_k, name, text) => {
-      expect(compactText(name, text, 100000)).toBe(text);
+    async (_k, name, text) => {
+      expect(await compactText(name, text, 100000)).toBe(text);
     },
   );
 
-  it('is written identically by -o and left untouched by --in-place', () => {
+  it('is written identically by -o and left untouched by --in-place', async () => {
     const [name, text] = UNCHANGED[1] as [string, string];
     const { dir, file } = place(name, text);
     const out = path.join(dir, 'out.json');
-    expect(swc(['compact', name, '-t', '100000', '--tokenizer', 'approx', '-o', out], { cwd: dir }).status).toBe(0);
+    expect((await runSwc(['compact', name, '-t', '100000', '--tokenizer', 'approx', '-o', out], { cwd: dir })).status).toBe(0);
     expect(readFileSync(out)).toEqual(Buffer.from(text, 'utf8'));
     const before = statSync(file);
-    expect(swc(['compact', name, '-t', '100000', '--tokenizer', 'approx', '--in-place'], { cwd: dir }).status).toBe(0);
+    expect((await runSwc(['compact', name, '-t', '100000', '--tokenizer', 'approx', '--in-place'], { cwd: dir })).status).toBe(0);
     const after = statSync(file);
     expect(readFileSync(file)).toEqual(Buffer.from(text, 'utf8'));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
@@ -233,7 +234,7 @@ describe('a file that needs nothing', () => {
 });
 
 describe('--in-place', () => {
-  it('rewrites the file a symbolic link points to, keeping the link, the file mode and no temporary file', () => {
+  it('rewrites the file a symbolic link points to, keeping the link, the file mode and no temporary file', async () => {
     const dir = freshDir();
     mkdirSync(path.join(dir, 'real'));
     mkdirSync(path.join(dir, 'links'));
@@ -241,7 +242,7 @@ describe('--in-place', () => {
     writeFileSync(real, `${ITEMS.join('\n')}\n`);
     chmodSync(real, 0o640);
     symlinkSync('../real/chat.jsonl', path.join(dir, 'links', 'chat.jsonl'));
-    const run = swc(['compact', 'links/chat.jsonl', '-t', String(TARGET), '--tokenizer', 'approx', '--in-place'], { cwd: dir });
+    const run = await runSwc(['compact', 'links/chat.jsonl', '-t', String(TARGET), '--tokenizer', 'approx', '--in-place'], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe('');
     expect(lstatSync(path.join(dir, 'links', 'chat.jsonl')).isSymbolicLink()).toBe(true);
