@@ -7,7 +7,8 @@ import { InputError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/index.js';
-import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Line = Record<string, unknown>;
@@ -309,7 +310,7 @@ describe('Claude Code sessions: real logs through the CLI', () => {
   });
 
   for (const file of files) {
-    it(`compacts ${file} at several targets into a valid session that a second run leaves alone`, () => {
+    it(`compacts ${file} at several targets into a valid session that a second run leaves alone`, async () => {
       const source = path.join(dir, file);
       const input = readFileSync(source, 'utf8');
       const inLines = parseLines(input);
@@ -319,7 +320,7 @@ describe('Claude Code sessions: real logs through the CLI', () => {
       const tmp = tempDir();
       for (const target of ['1500', '4000', '9000']) {
         const outFile = path.join(tmp, `${target}.jsonl`);
-        const run = swc(['compact', source, '-t', target, '-o', outFile]);
+        const run = await runSwc(['compact', source, '-t', target, '-o', outFile], { cwd: ROOT });
         expect(run.status).toBe(0);
         expect(run.stderr).toMatch(new RegExp(`^swc: .*${file.replace(/\./g, '\\.')}: .*\\n$`));
         const output = readFileSync(outFile, 'utf8');
@@ -329,7 +330,7 @@ describe('Claude Code sessions: real logs through the CLI', () => {
         expect(pairingProblems(out)).toEqual([]);
         if (taskUuid !== null) expect(out.map((l) => l.uuid)).toContain(taskUuid);
         expectKeptVerbatim(input, output);
-        const again = swc(['compact', outFile, '-t', target]);
+        const again = await runSwc(['compact', outFile, '-t', target], { cwd: ROOT });
         expect(again.status).toBe(0);
         expect(again.stdout).toBe(output);
       }

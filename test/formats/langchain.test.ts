@@ -5,7 +5,8 @@ import { renderMessage } from '../../src/core/render.js';
 import { InputError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
-import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
+import { runSwc, type InProcessRun } from '../helpers/run-in-process.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Item = Record<string, unknown>;
@@ -119,8 +120,10 @@ describe('LangChain messages: the real derived files through the CLI', () => {
   const dir = path.join(REAL_DATA, 'langchain');
   const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
-  it('counts both serialized forms of the same conversation alike', () => {
-    const [dumpd, dict] = files.map((f) => swc(['compact', path.join(dir, f), '-t', '3000']));
+  it('counts both serialized forms of the same conversation alike', async () => {
+    const runs: InProcessRun[] = [];
+    for (const f of files) runs.push(await runSwc(['compact', path.join(dir, f), '-t', '3000'], { cwd: ROOT }));
+    const [dumpd, dict] = runs;
     expect(dumpd!.status).toBe(0);
     expect(dict!.status).toBe(0);
     const numbers = (stderr: string): string => stderr.replace(/^swc: [^:]+: /, '');
@@ -129,21 +132,21 @@ describe('LangChain messages: the real derived files through the CLI', () => {
   });
 
   for (const file of files) {
-    it(`compacts ${file} at several targets, keeping the instructions, the task and every call with its result`, () => {
+    it(`compacts ${file} at several targets, keeping the instructions, the task and every call with its result`, async () => {
       const source = path.join(dir, file);
       const input = JSON.parse(readFileSync(source, 'utf8')) as Item[];
       const task = [...input].reverse().find((m) => kindOf(m) === 'human' || kindOf(m) === 'HumanMessage');
       const tmp = tempDir();
       for (const target of ['2000', '5000']) {
         const outFile = path.join(tmp, `${target}.json`);
-        expect(swc(['compact', source, '-t', target, '-o', outFile]).status).toBe(0);
+        expect((await runSwc(['compact', source, '-t', target, '-o', outFile], { cwd: ROOT })).status).toBe(0);
         const text = readFileSync(outFile, 'utf8');
         const out = JSON.parse(text) as Item[];
         expect(compactText(text, 1_000_000).format).toBe('langchain');
         expect(out[0]).toEqual(input[0]);
         expect(out).toContainEqual(task);
         expect(pairingProblems(out)).toEqual([]);
-        const again = swc(['compact', outFile, '-t', target]);
+        const again = await runSwc(['compact', outFile, '-t', target], { cwd: ROOT });
         expect(again.status).toBe(0);
         expect(again.stdout).toBe(text);
       }

@@ -6,7 +6,8 @@ import { formatNames } from '../../src/formats/registry.js';
 import { readLayout } from '../../src/io/layout.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
-import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 import { pairingProblems } from '../helpers/invariants.js';
 
@@ -118,8 +119,8 @@ describe('files that hold many conversations', () => {
     );
   });
 
-  it('points at a record that holds no conversation', () => {
-    const run = swc(['compact', path.join(FIXTURES, 'missing-key.json'), '-t', '50']);
+  it('points at a record that holds no conversation', async () => {
+    const run = await runSwc(['compact', path.join(FIXTURES, 'missing-key.json'), '-t', '50'], { cwd: ROOT });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
@@ -153,25 +154,25 @@ describe('files that hold many conversations', () => {
 });
 
 describe('files that hold many conversations: real trajectories through the CLI', () => {
-  it('compacts a SWE-agent trajectory under "history", every other byte of the file kept', () => {
+  it('compacts a SWE-agent trajectory under "history", every other byte of the file kept', async () => {
     const source = path.join(REAL_DATA, 'openai-chat/sweagent-marshmallow-1867-function_calling_replace.traj.json');
     const input = readFileSync(source, 'utf8');
     const history = (JSON.parse(input) as { history: Item[] }).history;
     const tmp = tempDir();
     for (const target of ['1500', '4000']) {
       const outFile = path.join(tmp, `${target}.json`);
-      expect(swc(['compact', source, '-t', target, '-o', outFile]).status).toBe(0);
+      expect((await runSwc(['compact', source, '-t', target, '-o', outFile], { cwd: ROOT })).status).toBe(0);
       const output = readFileSync(outFile, 'utf8');
       expect(expectOnlyListsChanged(input, output, 'traj.json')).toBe(1);
       const kept = (JSON.parse(output) as { history: Item[] }).history;
       expect(kept[0]).toEqual(history[0]);
       expect(kept).toContainEqual([...history].reverse().find((m) => m.role === 'user'));
       expect(pairingProblems(history, kept)).toEqual([]);
-      expect(swc(['compact', outFile, '-t', target]).stdout).toBe(output);
+      expect((await runSwc(['compact', outFile, '-t', target], { cwd: ROOT })).stdout).toBe(output);
     }
   });
 
-  it('compacts the 200 tau-bench runs one by one, keeping each run\'s other fields, instructions, task and pairing', () => {
+  it('compacts the 200 tau-bench runs one by one, keeping each run\'s other fields, instructions, task and pairing', async () => {
     const source = path.join(REAL_DATA, 'openai-chat/taubench-gpt-4o-airline.json');
     const input = readFileSync(source, 'utf8');
     const runs = JSON.parse(input) as Array<{ traj: Item[] } & Item>;
@@ -179,7 +180,7 @@ describe('files that hold many conversations: real trajectories through the CLI'
     const tmp = tempDir();
     for (const target of ['3000', '8000']) {
       const outFile = path.join(tmp, `${target}.json`);
-      const run = swc(['compact', source, '-t', target, '-o', outFile]);
+      const run = await runSwc(['compact', source, '-t', target, '-o', outFile], { cwd: ROOT });
       expect(run.status).toBe(0);
       const output = readFileSync(outFile, 'utf8');
       const changed = expectOnlyListsChanged(input, output, 'taubench.json');
@@ -194,7 +195,7 @@ describe('files that hold many conversations: real trajectories through the CLI'
         expect(traj).toContainEqual([...original].reverse().find((m) => m.role === 'user'));
         expect(pairingProblems(original, traj)).toEqual([]);
       });
-      expect(swc(['compact', outFile, '-t', target]).stdout).toBe(output);
+      expect((await runSwc(['compact', outFile, '-t', target], { cwd: ROOT })).stdout).toBe(output);
     }
   });
 });

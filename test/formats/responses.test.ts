@@ -6,7 +6,8 @@ import { renderMessage } from '../../src/core/render.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
-import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 import { compactionProblems } from '../helpers/convert.js';
 
 const FIXTURE = path.join(ROOT, 'fixtures/responses/agent-session.json');
@@ -198,20 +199,20 @@ describe('swc compact on real Responses request bodies', () => {
   const dir = path.join(REAL_DATA, 'openai-responses');
   const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
-  it.each(files)('%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing', (name) => {
+  it.each(files)('%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing', async (name) => {
     const file = path.join(dir, name);
     const input = readFileSync(file, 'utf8');
     const work = tempDir();
     for (const target of [20, 60, 120, 250, 5000]) {
       const out = path.join(work, `out-${target}.json`);
-      const run = swc(['compact', file, '-t', String(target), '--tokenizer', 'approx', '-o', out]);
+      const run = await runSwc(['compact', file, '-t', String(target), '--tokenizer', 'approx', '-o', out], { cwd: ROOT });
       expect({ target, status: run.status, stderr: run.stderr }).toEqual({ target, status: 0, stderr: expect.stringMatching(/^swc: .*\n$/) });
       const output = readFileSync(out, 'utf8');
       expect({ target, problems: compactionProblems('responses', input, output, (t) => isEarlierNoteText(t, null)) }).toEqual({ target, problems: [] });
       expect(compactText(output, name, 1e9).format).toBe('responses');
-      const again = swc(['compact', out, '-t', String(target), '--tokenizer', 'approx']);
+      const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
       expect({ target, status: again.status, same: again.stdout === output }).toEqual({ target, status: 0, same: true });
     }
-    expect(swc(['compact', file, '-t', '100']).status).toBe(0);
+    expect((await runSwc(['compact', file, '-t', '100'], { cwd: ROOT })).status).toBe(0);
   });
 });

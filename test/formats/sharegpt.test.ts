@@ -4,7 +4,8 @@ import path from 'node:path';
 import { renderMessage } from '../../src/core/render.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
-import { ROOT, REAL_DATA, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Item = Record<string, unknown>;
@@ -156,14 +157,14 @@ describe('ShareGPT records: the real LLaMA-Factory datasets through the CLI', ()
     { file: 'llamafactory-reason_tool_use_demo_50.jsonl', key: 'messages', jsonl: true },
   ] as const;
   for (const { file, key, jsonl } of cases) {
-    it(`compacts every record of ${file} on its own, keeping the other fields, the task and the call pairing`, () => {
+    it(`compacts every record of ${file} on its own, keeping the other fields, the task and the call pairing`, async () => {
       const source = path.join(REAL_DATA, 'sharegpt', file);
       const text = readFileSync(source, 'utf8');
       const input: Record_[] = jsonl ? parseJsonl(text) : (JSON.parse(text) as Record_[]);
       const tmp = tempDir();
       for (const target of ['300', '1200']) {
         const outFile = path.join(tmp, `${target}-${file}`);
-        const run = swc(['compact', source, '-t', target, '-o', outFile]);
+        const run = await runSwc(['compact', source, '-t', target, '-o', outFile], { cwd: ROOT });
         expect(run.status).toBe(0);
         const outText = readFileSync(outFile, 'utf8');
         const out: Record_[] = jsonl ? parseJsonl(outText) : (JSON.parse(outText) as Record_[]);
@@ -191,7 +192,7 @@ describe('ShareGPT records: the real LLaMA-Factory datasets through the CLI', ()
             if (JSON.stringify(out[k]) === JSON.stringify(input[k])) expect(line).toBe(inLines[k]);
           });
         }
-        const again = swc(['compact', outFile, '-t', target]);
+        const again = await runSwc(['compact', outFile, '-t', target], { cwd: ROOT });
         expect(again.status).toBe(0);
         expect(again.stdout).toBe(outText);
       }
