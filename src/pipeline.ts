@@ -6,14 +6,16 @@ import { renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
 import { InputError } from './errors.js';
 import { FORMATS, findFormat, formatNames, isTellingText } from './formats/registry.js';
-import { isRecord, own, type FormatAdapter, type Normalized } from './formats/types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './formats/types.js';
 import { arrayElements, findMember, objectMembers } from './io/json-layout.js';
 import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from './io/layout.js';
-import { isLineSource, positionOf } from './io/lines.js';
+import { forEachLine, isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
-import { encodeOutput, type SourceText } from './io/source.js';
+import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
+import { findProblems } from './lint/problems.js';
 import { createCounter, type CounterOptions, type TokenizerName } from './tokens/index.js';
+import { inspectedConversation, type InspectedConversation, type Inspection } from './outcome/inspection.js';
 import { noteBeforeItem, outcomeOf, type ConversationOutcome, type OutcomeSettings } from './outcome/outcome.js';
 
 // What the command line needs of the core and the formats comes through here.
@@ -139,20 +141,27 @@ function describeShape(item: unknown): string {
 
 /** Normalizes a slot with an adapter, pointing errors at the offending item. */
 export function normalizeSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, template: string | null): Normalized {
-  return adapter.normalize(
-    {
-      file: source.file,
-      items: slot.items,
-      raws: slot.raws,
-      container: slot.container,
-      fail(item, reason): never {
-        const { line, column } = positionOf(source, slot.offsets[item] ?? 0);
-        const where = slot.record === undefined ? '' : `${slot.where}, `;
-        throw new InputError(`${where}message ${item + 1}: ${reason}`, source.file, line, column);
-      },
+  return adapter.normalize(conversationInput(source, slot), template);
+}
+
+/** A slot as an adapter reads it, with the one wording for an item it refuses (the record, the message, where it starts). */
+function conversationInput(source: SourceText, slot: Slot): ConversationInput {
+  return {
+    file: source.file,
+    items: slot.items,
+    raws: slot.raws,
+    container: slot.container,
+    fail(item, reason): never {
+      const { line, column } = positionOf(source, slot.offsets[item] ?? 0);
+      const where = slot.record === undefined ? '' : `${slot.where}, `;
+      throw new InputError(`${where}message ${item + 1}: ${reason}`, source.file, line, column);
     },
-    template,
-  );
+  };
+}
+
+/** The adapter of a slot: the format asked for or detected; an empty conversation among records takes the one before it. */
+function adapterOf(slot: Slot, previous: FormatAdapter | null, format: string | undefined, file: string): FormatAdapter {
+  return slot.items.length === 0 && previous !== null ? previous : chooseFormat(slot, format, file);
 }
 
 /**
@@ -236,8 +245,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const formats: string[] = [];
   let previous: FormatAdapter | null = null;
   for (const slot of layout.slots) {
-    // An empty conversation among records takes the format of the record before it.
-    const adapter: FormatAdapter = slot.items.length === 0 && previous !== null ? previous : chooseFormat(slot, options.format, source.file);
+    const adapter = adapterOf(slot, previous, options.format, source.file);
     previous = adapter;
     if (!formats.includes(adapter.name)) formats.push(adapter.name);
     const normalized = normalizeSlot(source, slot, adapter, template);
@@ -361,4 +369,132 @@ export function toolsText(source: SourceText, layout: Layout, slot: Slot): strin
     if (inner === undefined || inner.start === pos) return null;
     pos = inner.start;
   }
+}
+
+/** Settings of an inspect run: the tokenizer named, the format (`auto` or a name) and the records' conversation key. */
+export interface InspectOptions {
+  readonly tokenizer: TokenizerName;
+  /** The counter's parameters (characters per token, image and file costs); Haystack's defaults when left out. */
+  readonly counterOptions?: CounterOptions;
+  readonly format?: string;
+  readonly conversationKey?: string | undefined;
+}
+
+/** Inspects files with one run's settings; the counter is loaded once and stays inside. */
+export interface FileInspector {
+  /** The tokenizer's name, as outputs show it. */
+  readonly tokenizer: string;
+  inspect(source: SourceText): Inspection;
+}
+
+/**
+ * Loads a run's tokenizer once and returns an inspector for its files: the road `swc inspect` takes, reading
+ * slots, formats and failures as compacting does.
+ */
+export async function createInspector(options: InspectOptions): Promise<FileInspector> {
+  const counter = await createCounter(options.tokenizer, options.counterOptions);
+  const settings = { format: options.format, counter, conversationKey: options.conversationKey };
+  return { tokenizer: counter.name, inspect: (source) => inspectSource(source, settings) };
+}
+
+/**
+ * Reads a decoded file's structure and problems: every conversation's groups, each counted, and what a provider
+ * would reject it for.
+ * @param source the decoded input
+ * @param options the format (`auto` or a name), the token counter, and the key records hold their conversation under
+ * @returns the inspection, named after the counter
+ * @throws InputError when the file cannot be laid out, placed in a format or normalized
+ */
+export function inspectSource(source: SourceText, options: { format?: string; counter: TokenCounter; conversationKey?: string | undefined }): Inspection {
+  // Not slimmed: the pairing checks read names and ids inside message text (ShareGPT's function calls).
+  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey });
+  const locate = offsetLocator(source);
+  const conversations: InspectedConversation[] = [];
+  const formats: string[] = [];
+  let previous: FormatAdapter | null = null;
+  for (const slot of layout.slots) {
+    const adapter = adapterOf(slot, previous, options.format, source.file);
+    previous = adapter;
+    if (!formats.includes(adapter.name)) formats.push(adapter.name);
+    conversations.push(inspectSlot(source, slot, adapter, options.counter, locate));
+  }
+  return { file: source.file, format: formats.join(', '), tokenizer: options.counter.name, conversations };
+}
+
+/**
+ * Inspects one slot: normalizes it without the items the adapter finds of no known role (they are problems, not
+ * messages), counts every group, and checks it.
+ */
+function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, counter: TokenCounter, locateOffset: OffsetLocator): InspectedConversation {
+  const template = noteTemplate(undefined);
+  const locate = (item: number): { line: number; column: number } => locateOffset(slot.offsets[item] ?? 0);
+  const pairing = adapter.pairing?.(conversationInput(source, slot)) ?? null;
+  const unknown = pairing?.unknownRoles ?? [];
+  const { slot: known, original } = withoutItems(slot, new Set(unknown.map((u) => u.item)));
+  const normalized = normalizeSlot(source, known, adapter, template);
+  const messageOfItem = new Map<number, number>();
+  normalized.itemsOf.forEach((items, m) => {
+    for (const item of items) messageOfItem.set(original[item] as number, m);
+  });
+  const messageOf = (item: number): number | null => messageOfItem.get(item) ?? null;
+  const firstItemOf = (m: number): number | null => {
+    const item = normalized.itemsOf[m]?.[0];
+    return item === undefined ? null : (original[item] as number);
+  };
+  const plan = planCompaction(normalized.messages, counter, { target: Number.MAX_SAFE_INTEGER, exhaustive: true, note: null });
+  return inspectedConversation({
+    where: slot.where,
+    format: adapter.name,
+    messages: normalized.messages,
+    itemsOf: normalized.itemsOf,
+    groups: plan.groups,
+    tokens: plan.tokensBefore,
+    problems: findProblems({ pairing, messages: normalized.messages, messageOf, firstItemOf, locate }),
+    pairingChecked: pairing !== null,
+  });
+}
+
+/** A slot without some of its items, and for each remaining item the index it had. */
+function withoutItems(slot: Slot, drop: ReadonlySet<number>): { slot: Slot; original: number[] } {
+  if (drop.size === 0) return { slot, original: slot.items.map((_, k) => k) };
+  const original = slot.items.map((_, k) => k).filter((k) => !drop.has(k));
+  return {
+    slot: {
+      ...slot,
+      items: original.map((k) => slot.items[k]),
+      raws: original.map((k) => slot.raws[k] as string),
+      offsets: original.map((k) => slot.offsets[k] as number),
+    },
+    original,
+  };
+}
+
+/** The 1-based line and column of an offset in a source's text. */
+type OffsetLocator = (offset: number) => { line: number; column: number };
+
+/**
+ * Places offsets in a source's text as `positionOf` does, from the starts of its lines, found on first use: a file
+ * with many problems is gone through once, not once per problem, and a file held as lines never as one text.
+ */
+function offsetLocator(source: SourceText): OffsetLocator {
+  let starts: number[] | null = null;
+  return (offset) => {
+    if (starts === null) {
+      const found: number[] = [];
+      forEachLine(source, (_line, _lineNo, start) => found.push(start));
+      starts = found;
+    }
+    // The last line that starts at or before the offset.
+    let lo = 0;
+    let hi = starts.length - 1;
+    if (hi < 0) return positionOf(source, offset);
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] as number) <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    const start = starts[lo] as number;
+    const line = isLineSource(source) ? (source.lines[lo] as string) : source.text.slice(start, offset);
+    return { line: lo + 1, column: lineColumn(line, offset - start).column };
+  };
 }

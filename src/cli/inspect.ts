@@ -1,16 +1,13 @@
 import type { ChalkInstance } from 'chalk';
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { planCompaction, noteTemplate, type Group, type GroupKind } from '../core/compact.js';
-import { contentOf } from '../core/render.js';
-import type { Message, TokenCounter } from '../core/types.js';
+import type { Group } from '../core/compact.js';
 import { InputError, UsageError } from '../errors.js';
-import type { FormatAdapter, Normalized, Pairing } from '../formats/types.js';
-import { readLayout, type Slot } from '../io/layout.js';
-import { describeFsError, readStdin } from '../io/files.js';
-import { decodeSource, lineColumn, type SourceText } from '../io/source.js';
-import { chooseFormat, normalizeSlot } from '../pipeline.js';
-import { createCounter, isTokenizerName, TOKENIZERS } from '../tokens/index.js';
+import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
+import type { SourceText } from '../io/source.js';
+import type { GroupRow, InspectedConversation, Inspection } from '../outcome/inspection.js';
+import type { ItemSpan } from '../outcome/outcome.js';
+import { createInspector } from '../pipeline.js';
+import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
 import { colorFor } from './color.js';
 import {
   countLabel,
@@ -27,304 +24,29 @@ import {
   type Tone,
 } from './dry-run.js';
 import { EXIT } from './exit-codes.js';
+import { counterOptionsOf } from './settings.js';
 import { writeAll, type CliIo } from './io.js';
-import { countOf, itemSpan } from '../outcome/outcome.js';
 import { formatCount } from './summary.js';
 import { cutStartToWidth, escapeControls, wrapToWidth } from './text-width.js';
 
 /**
  * `swc inspect`: the structure and token cost of a transcript, and the problems a provider would reject it for.
- * Reading and checking are separate from printing: `inspectSource` builds the data, `renderInspect` and
- * `inspectDocument` show it.
+ * The pipeline's inspector reads and checks (src/pipeline.ts, src/lint); this module finds the files, and
+ * `renderInspect`, `renderProblems` and `inspectDocument` show what it found.
  */
 
-/** The kinds of problem inspect finds. */
-export type ProblemKind = 'missing-result' | 'orphan-result' | 'duplicate-id' | 'empty-assistant' | 'unknown-role' | 'format';
-
-/** A problem at one item of the file. */
-export interface Problem {
-  readonly kind: ProblemKind;
-  /** The item of the conversation's list (0-based): a message, or for some formats one line of it. */
-  readonly item: number;
-  /** The message it belongs to (0-based, as in the groups), or null for an item that is no message. */
-  readonly message: number | null;
-  readonly line: number;
-  readonly column: number;
-  readonly text: string;
-}
-
-/** A problem before it is located in the file. */
-export interface Finding {
-  readonly kind: ProblemKind;
-  readonly item: number;
-  readonly text: string;
-}
-
-/**
- * Checks tool pairing in the terms every provider shares: each call needs a result in the tool messages right
- * after the message that makes it (or in that message itself), each result needs such a call, and call ids
- * are unique. Calls and results without ids pair by tool name, in order. An adapter may name the unit a call
- * and its results share (`turn`) where that is not the normalized message, and may let results without ids
- * answer calls with ids (`idsOptional`).
- * @param pairing the calls and results an adapter found, by item
- * @param messageOf the message an item belongs to, or null
- * @param messages the normalized messages (for their roles)
- * @param lineOf the line an item starts on, to point from one problem at the other item
- */
-export function checkPairing(
-  pairing: Pairing,
-  messageOf: (item: number) => number | null,
-  messages: readonly Message[],
-  lineOf: (item: number) => number,
-): Finding[] {
-  const findings: Finding[] = [];
-  /** The message a tool message answers: the nearest earlier message that is not a tool message. */
-  const headOf = (m: number | null): number | null => {
-    if (m === null) return null;
-    let k = m;
-    while (k >= 0 && messages[k]?.role === 'tool') k--;
-    return k >= 0 ? k : null;
-  };
-  const calls = pairing.calls.map((c) => ({ ...c, home: messageOf(c.item), answered: false }));
-  const byId = new Map<string, (typeof calls)[number]>();
-  for (const call of calls) {
-    if (call.id === null) continue;
-    const first = byId.get(call.id);
-    if (first === undefined) byId.set(call.id, call);
-    else {
-      findings.push({
-        kind: 'duplicate-id',
-        item: call.item,
-        text: `call id ${JSON.stringify(call.id)} (${nameOf(call.name)}) is already used by the call on line ${lineOf(first.item)}`,
-      });
-    }
-  }
-  for (const result of pairing.results) {
-    const head = headOf(messageOf(result.item));
-    const match = calls.find(
-      (c) =>
-        !c.answered &&
-        isSameTurn(c, result, head) &&
-        c.item <= result.item &&
-        (result.id !== null ? c.id === result.id : (c.id === null || pairing.idsOptional === true) && (result.name === '' || c.name === result.name)),
-    );
-    if (match !== undefined) {
-      match.answered = true;
-      continue;
-    }
-    if (result.id === null) {
-      findings.push({ kind: 'orphan-result', item: result.item, text: `result of ${nameOf(result.name)} (no call id) answers no call right before it` });
-      continue;
-    }
-    const elsewhere = calls.filter((c) => c.id === result.id);
-    const id = JSON.stringify(result.id);
-    let text: string;
-    if (elsewhere.length === 0) text = `result for call id ${id} answers no call`;
-    else if (elsewhere.every((c) => c.answered)) text = `result for call id ${id} repeats a result the call already has`;
-    else text = `result for call id ${id} is not right after its call (line ${lineOf((elsewhere[0] as (typeof calls)[number]).item)})`;
-    findings.push({ kind: 'orphan-result', item: result.item, text });
-  }
-  for (const call of calls) {
-    if (call.answered) continue;
-    const id = call.id === null ? 'without an id' : JSON.stringify(call.id);
-    const later = call.id !== null && pairing.results.some((r) => r.id === call.id);
-    findings.push({
-      kind: 'missing-result',
-      item: call.item,
-      text: `tool call ${id} (${nameOf(call.name)}) has no result${later ? ' right after it' : ''}`,
-    });
-  }
-  return findings;
-}
-
-/**
- * Whether a result sits where its call's answers belong: by the adapter's own `turn` when either side names one,
- * else in the tool messages right after the call's message (`head`) or in that message itself.
- */
-function isSameTurn(call: { home: number | null; turn?: string }, result: { turn?: string }, head: number | null): boolean {
-  if (call.turn !== undefined || result.turn !== undefined) return call.turn === result.turn;
-  return call.home !== null && call.home === head;
-}
-
-function nameOf(name: string): string {
-  return name === '' ? 'unnamed tool' : name;
-}
-
-/** Whether an assistant message carries nothing a provider accepts: no text, tool call, image or file. */
-export function isEmptyAssistant(message: Message): boolean {
-  if (message.role !== 'assistant') return false;
-  const c = contentOf(message);
-  return c.toolCalls.length === 0 && c.images === 0 && c.files.length === 0 && c.texts.every((t) => t.trim() === '');
-}
-
-/** Format-independent checks of the messages themselves. */
-export function checkMessages(messages: readonly Message[]): { kind: ProblemKind; message: number; text: string }[] {
-  const out: { kind: ProblemKind; message: number; text: string }[] = [];
-  messages.forEach((m, i) => {
-    if (isEmptyAssistant(m)) out.push({ kind: 'empty-assistant', message: i, text: 'assistant message has nothing in it (no text, tool call, image or file)' });
-  });
-  return out;
-}
-
-/** One conversation as inspect sees it. */
-export interface InspectedConversation {
-  readonly where: string;
-  readonly format: string;
-  readonly messages: readonly Message[];
-  /** The file items each message stands for: ranges and counts are in the file's own terms, as in the dry run. */
-  readonly itemsOf: Normalized['itemsOf'];
-  /** Every group in conversation order, each counted. */
-  readonly groups: readonly Group[];
-  readonly tokens: number;
-  readonly problems: readonly Problem[];
-  /** False when the format cannot report call ids, so pairing was not checked. */
-  readonly pairingChecked: boolean;
-}
-
-/** One file as inspect sees it. */
-export interface Inspection {
-  readonly file: string;
-  readonly format: string;
-  readonly tokenizer: string;
-  readonly conversations: readonly InspectedConversation[];
-}
-
-/** A slot without the items that are no messages of a known role, and where each remaining item came from. */
-function withoutItems(slot: Slot, drop: ReadonlySet<number>): { slot: Slot; original: number[] } {
-  if (drop.size === 0) return { slot, original: slot.items.map((_, k) => k) };
-  const original = slot.items.map((_, k) => k).filter((k) => !drop.has(k));
-  return {
-    slot: {
-      ...slot,
-      items: original.map((k) => slot.items[k]),
-      raws: original.map((k) => slot.raws[k] as string),
-      offsets: original.map((k) => slot.offsets[k] as number),
-    },
-    original,
-  };
-}
-
-/** Inspects one slot: normalizes it (leaving out items of unknown role), counts every group, checks it. */
-function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, counter: TokenCounter): InspectedConversation {
-  const template = noteTemplate(undefined);
-  const locate = (item: number): { line: number; column: number } => lineColumn(source.text, slot.offsets[item] ?? 0);
-  const pairing =
-    adapter.pairing?.({
-      file: source.file,
-      items: slot.items,
-      raws: slot.raws,
-      container: slot.container,
-      fail(item, reason): never {
-        const { line, column } = locate(item);
-        throw new InputError(`message ${item + 1}: ${reason}`, source.file, line, column);
-      },
-    }) ?? null;
-  const unknown = pairing?.unknownRoles ?? [];
-  const { slot: known, original } = withoutItems(slot, new Set(unknown.map((u) => u.item)));
-  const normalized: Normalized = normalizeSlot(source, known, adapter, template);
-  const messageOfItem = new Map<number, number>();
-  normalized.itemsOf.forEach((items, m) => {
-    for (const item of items) messageOfItem.set(original[item] as number, m);
-  });
-  const messageOf = (item: number): number | null => messageOfItem.get(item) ?? null;
-  const firstItemOf = (m: number): number | null => {
-    const item = normalized.itemsOf[m]?.[0];
-    return item === undefined ? null : (original[item] as number);
-  };
-  const plan = planCompaction(normalized.messages, counter, { target: Number.MAX_SAFE_INTEGER, exhaustive: true, note: null });
-  const findings: Finding[] = [];
-  for (const u of unknown) {
-    findings.push({
-      kind: 'unknown-role',
-      item: u.item,
-      text: u.role === null ? 'not a message with a role (left out of the structure above)' : `unknown role ${JSON.stringify(u.role)} (left out of the structure above)`,
-    });
-  }
-  if (pairing !== null) {
-    findings.push(...checkPairing(pairing, messageOf, normalized.messages, (item) => locate(item).line));
-    for (const p of pairing.problems ?? []) findings.push({ kind: 'format', item: p.item, text: p.text });
-  }
-  const problems: Problem[] = findings.map((f) => ({ ...f, message: messageOf(f.item), ...locate(f.item) }));
-  for (const p of checkMessages(normalized.messages)) {
-    const item = firstItemOf(p.message);
-    const at = item === null ? { line: 1, column: 1 } : locate(item);
-    problems.push({ kind: p.kind, item: item ?? -1, message: p.message, ...at, text: p.text });
-  }
-  problems.sort((a, b) => a.line - b.line || a.column - b.column || a.kind.localeCompare(b.kind));
-  return {
-    where: slot.where,
-    format: adapter.name,
-    messages: normalized.messages,
-    itemsOf: normalized.itemsOf,
-    groups: plan.groups,
-    tokens: plan.tokensBefore,
-    problems,
-    pairingChecked: pairing !== null,
-  };
-}
-
-/**
- * Reads a decoded file's structure and problems.
- * @param source the decoded input
- * @param options the format (`auto` or a name), the token counter, and the key records hold their conversation under
- * @throws InputError when the file cannot be laid out or placed in a format
- */
-export function inspectSource(source: SourceText, options: { format: string; counter: TokenCounter; conversationKey?: string | undefined }): Inspection {
-  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey });
-  const conversations: InspectedConversation[] = [];
-  let previous: FormatAdapter | null = null;
-  for (const slot of layout.slots) {
-    const adapter: FormatAdapter =
-      slot.items.length === 0 && previous !== null ? previous : chooseFormat(slot, options.format, source.file);
-    previous = adapter;
-    conversations.push(inspectSlot(source, slot, adapter, options.counter));
-  }
-  const formats = [...new Set(conversations.map((c) => c.format))];
-  return { file: source.file, format: formats.join(', '), tokenizer: options.counter.name, conversations };
-}
-
-/** Messages and tokens per kind of group. */
-interface KindTotals {
-  readonly groups: number;
-  readonly messages: number;
-  readonly tokens: number;
-}
-
-function totalsOf(messages: readonly Message[], groups: readonly Group[], kind: GroupKind, itemsOf?: Normalized['itemsOf']): KindTotals {
-  const of = groups.filter((g) => g.kind === kind);
-  return {
-    groups: of.length,
-    messages: of.reduce((a, g) => a + countOf(messages, g.indices, itemsOf), 0),
-    tokens: of.reduce((a, g) => a + (g.tokens ?? 0), 0),
-  };
-}
-
-/** How a conversation's tokens split among its kinds of groups. */
-export function conversationTotals(
-  messages: readonly Message[],
-  groups: readonly Group[],
-  itemsOf?: Normalized['itemsOf'],
-): Record<'system' | 'turns' | 'task' | 'steps' | 'orphans', KindTotals> {
-  return {
-    system: totalsOf(messages, groups, 'system', itemsOf),
-    turns: totalsOf(messages, groups, 'turn', itemsOf),
-    task: totalsOf(messages, groups, 'task', itemsOf),
-    steps: totalsOf(messages, groups, 'step', itemsOf),
-    orphans: totalsOf(messages, groups, 'orphan', itemsOf),
-  };
-}
-
-/** How many messages a conversation has, in the file's own count. */
-function messageCount(c: InspectedConversation): number {
-  return c.messages.reduce((a, m) => a + (m.weight ?? 1), 0);
-}
+// The checks and the inspect road, reachable through the command's module too.
+export { checkPairing } from '../lint/pairing.js';
+export { inspectSource } from '../pipeline.js';
+export type { Finding, Problem, ProblemKind } from '../lint/types.js';
+export type { InspectedConversation, Inspection } from '../outcome/inspection.js';
 
 /** The summary items of one conversation: `instructions 1,251`, `7 turns 4,592`… */
 function summaryItems(c: InspectedConversation): Piece[][] {
-  const t = conversationTotals(c.messages, c.groups, c.itemsOf);
+  const t = c.totals;
   const plural = (n: number, word: string): string => `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
   const items: Piece[][] = [
-    [{ text: `${plural(messageCount(c), 'message')}, ${formatCount(c.tokens)} tokens:`, tone: 'strong' }],
+    [{ text: `${plural(c.messageCount, 'message')}, ${formatCount(c.tokens)} tokens:`, tone: 'strong' }],
     [{ text: t.system.groups > 0 ? `instructions ${formatCount(t.system.tokens)}` : 'no instructions', tone: 'protected' }],
     [{ text: t.turns.groups > 0 ? `${plural(t.turns.groups, 'turn')} ${formatCount(t.turns.tokens)}` : 'no turns' }],
     [{ text: t.task.groups > 0 ? `task ${formatCount(t.task.tokens)}` : 'no task', tone: 'protected' }],
@@ -335,8 +57,7 @@ function summaryItems(c: InspectedConversation): Piece[][] {
 }
 
 /** A group's range in the file's own items, as the dry run shows it (`outside` for instructions outside the list). */
-function rangeOf(itemsOf: Normalized['itemsOf'], g: Group): string {
-  const span = itemSpan(itemsOf, g);
+function rangeOf(span: ItemSpan): string {
   return span.end === span.start ? OUTSIDE_LABEL : rangeLabel(span.start, span.end);
 }
 
@@ -348,11 +69,12 @@ function inspectRows(c: InspectedConversation): Row[] {
     const bad = g.indices.some((i) => troubled.has(i));
     const isProtected = g.kind === 'system' || g.kind === 'task';
     const tone: Tone = bad ? 'bad' : isProtected ? 'protected' : 'plain';
+    const row = c.rows[k] as GroupRow;
     return {
       marker: bad ? '!' : ' ',
       label: labels[k] as string,
-      range: rangeOf(c.itemsOf, g),
-      count: countLabel(countOf(c.messages, g.indices, c.itemsOf)),
+      range: rangeOf(row.span),
+      count: countLabel(row.messages),
       tokens: tokensLabel(g.tokens),
       text: groupText(c.messages, g),
       tone,
@@ -377,6 +99,11 @@ function problemLines(file: string, c: InspectedConversation, width: number, col
     lines.push(...wrapToWidth(p.text, Math.max(width - 4, 20), '').map((l) => `    ${l}`));
   }
   return lines;
+}
+
+/** Adds lines one by one: a conversation can have more rows than a call takes arguments. */
+function append(lines: string[], more: readonly string[]): void {
+  for (const line of more) lines.push(line);
 }
 
 /**
@@ -409,14 +136,15 @@ export function renderInspect(inspection: Inspection, view: { width: number; col
         ),
       );
     }
-    lines.push(...flowItems(summaryItems(c), width, color));
-    if (c.groups.length > 0) lines.push(...layoutRows(inspectRows(c), width, color));
-    lines.push('', ...problemLines(inspection.file, c, width, color));
+    append(lines, flowItems(summaryItems(c), width, color));
+    if (c.groups.length > 0) append(lines, layoutRows(inspectRows(c), width, color));
+    lines.push('');
+    append(lines, problemLines(inspection.file, c, width, color));
   });
   if (several) {
     const problems = inspection.conversations.reduce((a, c) => a + c.problems.length, 0);
     const withProblems = inspection.conversations.filter((c) => c.problems.length > 0).length;
-    const messages = inspection.conversations.reduce((a, c) => a + messageCount(c), 0);
+    const messages = inspection.conversations.reduce((a, c) => a + c.messageCount, 0);
     const tokens = inspection.conversations.reduce((a, c) => a + c.tokens, 0);
     lines.push('');
     lines.push(
@@ -440,13 +168,13 @@ export function renderInspect(inspection: Inspection, view: { width: number; col
 }
 
 /** A group as inspect's JSON lists it. */
-function groupData(c: InspectedConversation, g: Group, conversation: number | null) {
-  const span = itemSpan(c.itemsOf, g);
+function groupData(g: Group, row: GroupRow, conversation: number | null) {
+  const { span } = row;
   return {
     kind: g.kind,
     start: span.start,
     end: span.end,
-    messages: countOf(c.messages, g.indices, c.itemsOf),
+    messages: row.messages,
     tokens: g.tokens,
     ...(span.skip.length > 0 ? { skip: span.skip } : {}),
     ...(span.outside ? { outside: true } : {}),
@@ -465,9 +193,9 @@ export function inspectDocument(inspection: Inspection) {
     conversation: k,
     where: c.where,
     format: c.format,
-    messages: messageCount(c),
+    messages: c.messageCount,
     tokens: c.tokens,
-    totals: conversationTotals(c.messages, c.groups, c.itemsOf),
+    totals: c.totals,
     problems: c.problems.length,
     pairingChecked: c.pairingChecked,
   }));
@@ -480,7 +208,7 @@ export function inspectDocument(inspection: Inspection) {
     tokens: perConversation.reduce((a, c) => a + c.tokens, 0),
     ...(several || only === undefined ? {} : { totals: only.totals, pairingChecked: only.pairingChecked }),
     ok: inspection.conversations.every((c) => c.problems.length === 0),
-    groups: inspection.conversations.flatMap((c, k) => c.groups.map((g) => groupData(c, g, several ? k : null))),
+    groups: inspection.conversations.flatMap((c, k) => c.groups.map((g, j) => groupData(g, c.rows[j] as GroupRow, several ? k : null))),
     problems: inspection.conversations.flatMap((c, k) => c.problems.map((p) => ({ ...p, ...tag(k) }))),
     ...(several ? { conversations: perConversation } : {}),
   };
@@ -491,6 +219,9 @@ export interface InspectFlags {
   tokenizer?: string;
   format?: string;
   conversationKey?: string;
+  charsPerToken?: string;
+  tokensPerImage?: string;
+  tokensPerFile?: string;
   json?: boolean;
   ignore?: string[];
   quiet?: boolean;
@@ -498,20 +229,18 @@ export interface InspectFlags {
   debug?: boolean;
 }
 
-/** Reads a file (or, for -, standard input) as bytes. */
-async function readBytes(file: string, shown: string, io: CliIo): Promise<Uint8Array> {
-  if (file === '-') return readStdin(io.stdin);
-  try {
-    return await fs.readFile(file);
-  } catch (error) {
-    throw new InputError(`cannot read: ${describeFsError(error)}`, shown);
-  }
-}
-
 /** One file to inspect: where it is, and the name to show for it. */
 interface Target {
   readonly file: string;
   readonly shown: string;
+}
+
+/**
+ * Reads one input as compacting does: a file through `readSourceFile` (JSONL line by line, so a file past one
+ * JavaScript string's size works), standard input whole and bounded, since it cannot be read twice.
+ */
+async function readTarget(target: Target, io: CliIo): Promise<SourceText> {
+  return target.file === '-' ? sourceFromBytes(await readStreamBounded(io.stdin, target.shown), target.shown) : readSourceFile(target.file, target.shown);
 }
 
 /**
@@ -543,8 +272,6 @@ export function renderProblems(inspection: Inspection, color: ChalkInstance): st
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
-/** Exit codes of inspect. */
-
 /**
  * Runs `swc inspect` over its inputs.
  * @param inputs files, directories and quoted glob patterns, or - for standard input
@@ -554,9 +281,10 @@ export function renderProblems(inspection: Inspection, color: ChalkInstance): st
 export async function runInspect(inputs: readonly string[], flags: InspectFlags, io: CliIo, report: (line: string) => void): Promise<number> {
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
   const targets = await findTargets(inputs, flags, io);
-  const counter = await createCounter(tokenizer);
+  const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey });
   // Commander sets `color` to true unless --no-color is given: only `false` is a request.
   const color = colorFor(io.stdout, io.env, flags.color === false ? false : undefined);
   const width = io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80;
@@ -566,9 +294,7 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   for (const target of targets) {
     let inspection: Inspection;
     try {
-      const bytes = await readBytes(target.file, target.shown, io);
-      const source = decodeSource(bytes, target.shown);
-      inspection = inspectSource(source, { format: flags.format ?? 'auto', counter, conversationKey: flags.conversationKey });
+      inspection = inspector.inspect(await readTarget(target, io));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       report(`swc: ${error.message}`);

@@ -224,9 +224,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     minKeepSteps,
     note,
     tokenizer,
-    counter: parseCounterOptions({ charsPerToken: flags.charsPerToken, tokensPerImage: flags.tokensPerImage, tokensPerFile: flags.tokensPerFile }, tokenizer, (flag, raw) =>
-      parseTokens(flag, raw, 0),
-    ),
+    counter: counterOptionsOf(flags, tokenizer),
     format: flags.format ?? 'auto',
     conversationKey: flags.conversationKey,
     output: flags.output,
@@ -256,6 +254,13 @@ export function windowThresholds(settings: CompactSettings): WindowThresholds | 
   return settings.window === null ? undefined : { trigger: settings.window.trigger, target: settings.window.target };
 }
 
+
+/** The counter flags of any command that counts, read as token counts are (`1,000`, `1k`). */
+export function counterOptionsOf(flags: { charsPerToken?: string; tokensPerImage?: string; tokensPerFile?: string }, tokenizer: TokenizerName): CounterOptions {
+  return parseCounterOptions({ charsPerToken: flags.charsPerToken, tokensPerImage: flags.tokensPerImage, tokensPerFile: flags.tokensPerFile }, tokenizer, (flag, raw) =>
+    parseTokens(flag, raw, 0),
+  );
+}
 
 /**
  * The counter's settings as plans and reports record them: every value, when any differs from Haystack's defaults

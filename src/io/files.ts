@@ -246,13 +246,6 @@ async function syncDirectory(dir: string): Promise<void> {
     // not supported here; the rename itself is still atomic
   }
 }
-/** Reads all of standard input. */
-export async function readStdin(stream: NodeJS.ReadableStream = process.stdin): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks);
-}
-
 /** Explains a file-system error in plain words. */
 export function describeFsError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

@@ -1,16 +1,10 @@
 import type { TokenCounter } from '../core/types.js';
 import { createApproxCounter } from './approx.js';
 import { createBpeCounter, type Encoding } from './bpe.js';
-import { counterName, resolveCounterOptions, type CounterOptions, type CounterWithSettings } from './options.js';
+import { counterName, resolveCounterOptions, type CounterOptions, type CounterWithSettings, type TokenizerName } from './options.js';
 import { createRankCounter, RankTable } from './ranks.js';
 
-export const TOKENIZERS = ['o200k_base', 'cl100k_base', 'approx'] as const;
-export type TokenizerName = (typeof TOKENIZERS)[number];
-
-/** Whether a name is a tokenizer swc knows. */
-export function isTokenizerName(name: string): name is TokenizerName {
-  return (TOKENIZERS as readonly string[]).includes(name);
-}
+export { isTokenizerName, TOKENIZERS, type TokenizerName } from './options.js';
 
 /**
  * Creates a counter. A BPE encoding is read from the file the build wrote (src/tokens/ranks.ts, ~20 ms); without

@@ -1,5 +1,13 @@
 import { UsageError } from '../errors.js';
-import type { TokenizerName } from './index.js';
+
+/** The tokenizers swc counts with. */
+export const TOKENIZERS = ['o200k_base', 'cl100k_base', 'approx'] as const;
+export type TokenizerName = (typeof TOKENIZERS)[number];
+
+/** Whether a name is a tokenizer swc knows. */
+export function isTokenizerName(name: string): name is TokenizerName {
+  return (TOKENIZERS as readonly string[]).includes(name);
+}
 
 /**
  * A counter's settings, as Haystack's `ApproximateTokenCounter(chars_per_token, tokens_per_image, tokens_per_file)`

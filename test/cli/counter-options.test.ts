@@ -47,4 +47,40 @@ describe('--chars-per-token, --tokens-per-image, --tokens-per-file', () => {
     expect(r.stderr).toBe(`swc: error: ${message}\n`);
     expect(r.stdout).toBe('');
   });
+
+  describe('swc inspect takes them too', () => {
+    const CONVERSATION = JSON.stringify([
+      { role: 'system', content: 'abcdefg' },
+      { role: 'user', content: 'hello there' },
+    ]);
+    const inspect = async (...flags: string[]): Promise<{ tokenizer: string; groups: { kind: string; tokens: number }[] }> => {
+      const r = await runSwc(['inspect', '-', '--json', '--tokenizer', 'approx', ...flags], { stdin: CONVERSATION });
+      expect(r.stderr).toBe('');
+      return JSON.parse(r.stdout);
+    };
+
+    it('counts each group with the rate given and names the settings', async () => {
+      const four = await inspect();
+      const slow = await inspect('--chars-per-token', '0.5');
+      expect(four.tokenizer).toBe('approx');
+      expect(slow.tokenizer).toBe('approx (0.5 chars/token, 85/image, 1000/file)');
+      // Each group's rendered text has n characters: int(n / 4) with the default, int(n / 0.5) = 2n here.
+      for (const [k, g] of slow.groups.entries()) {
+        const n = g.tokens / 2;
+        expect(Number.isInteger(n)).toBe(true);
+        expect(four.groups[k]?.tokens).toBe(Math.trunc(n / 4));
+      }
+    });
+
+    it.each([
+      [['--tokenizer', 'approx', '--chars-per-token', '0'], '--chars-per-token must be a positive number, got "0"'],
+      [['--tokens-per-file', '1.5'], '--tokens-per-file must be a whole number, got "1.5"'],
+      [['--chars-per-token', '3'], '--chars-per-token only applies to --tokenizer approx (not o200k_base)'],
+    ])('refuses %j with one line and exit 2', async (flags, message) => {
+      const r = await runSwc(['inspect', '-', ...flags], { stdin: CONVERSATION });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe(`swc: error: ${message}\n`);
+      expect(r.stdout).toBe('');
+    });
+  });
 });

@@ -1,0 +1,100 @@
+/**
+ * A conversation's problems from what an adapter reports and the normalized messages: each kind of check, where
+ * problems are placed, and their order.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { textContent } from '../../src/core/render.js';
+import type { Content, Message } from '../../src/core/types.js';
+import type { Pairing } from '../../src/formats/types.js';
+import { checkMessages, isEmptyAssistant } from '../../src/lint/messages.js';
+import { findProblems, type ProblemInput } from '../../src/lint/problems.js';
+
+const msg = (role: Message['role'], text = 'x'): Message => ({ role, content: textContent(text) });
+const content = (over: Partial<Content>): Content => ({ texts: [], toolCalls: [], results: [], images: 0, files: [], ...over });
+
+describe('isEmptyAssistant', () => {
+  it('flags an assistant message with no text, tool call, image or file', () => {
+    expect(isEmptyAssistant({ role: 'assistant', content: content({}) })).toBe(true);
+    expect(isEmptyAssistant({ role: 'assistant', content: content({ texts: ['', ' \n'] }) })).toBe(true);
+  });
+
+  it('accepts an assistant message with any one of them, and any message of another role', () => {
+    expect(isEmptyAssistant(msg('assistant', 'Hi'))).toBe(false);
+    expect(isEmptyAssistant({ role: 'assistant', content: content({ toolCalls: [{ name: 'f', arguments: '{}' }] }) })).toBe(false);
+    expect(isEmptyAssistant({ role: 'assistant', content: content({ images: 1 }) })).toBe(false);
+    expect(isEmptyAssistant({ role: 'assistant', content: content({ files: [null] }) })).toBe(false);
+    expect(isEmptyAssistant({ role: 'user', content: content({}) })).toBe(false);
+  });
+
+  it('reads lazy content', () => {
+    expect(isEmptyAssistant({ role: 'assistant', content: () => content({}) })).toBe(true);
+  });
+});
+
+describe('checkMessages', () => {
+  it('names each empty assistant message by its index', () => {
+    expect(checkMessages([msg('user'), msg('assistant', ''), msg('assistant', 'ok'), msg('assistant', ' ')])).toEqual([
+      { kind: 'empty-assistant', message: 1, text: 'assistant message has nothing in it (no text, tool call, image or file)' },
+      { kind: 'empty-assistant', message: 3, text: 'assistant message has nothing in it (no text, tool call, image or file)' },
+    ]);
+  });
+});
+
+describe('findProblems', () => {
+  // Items 0..4 on lines 1..5 at column 3; item 2 is of unknown role, so the messages are items 0, 1, 3, 4.
+  const items = [0, 1, 3, 4];
+  const base: ProblemInput = {
+    pairing: null,
+    messages: [msg('user'), msg('assistant'), msg('tool'), msg('assistant')],
+    messageOf: (item) => (items.includes(item) ? items.indexOf(item) : null),
+    firstItemOf: (m) => items[m] ?? null,
+    locate: (item) => ({ line: item + 1, column: 3 }),
+  };
+
+  it('finds nothing in a clean conversation, with or without pairing', () => {
+    expect(findProblems(base)).toEqual([]);
+    expect(findProblems({ ...base, pairing: { calls: [{ item: 1, id: 'a', name: 'f' }], results: [{ item: 3, id: 'a', name: '' }] } })).toEqual([]);
+  });
+
+  it('places every kind of problem at its item, in file order', () => {
+    const pairing: Pairing = {
+      calls: [{ item: 1, id: 'a', name: 'f' }],
+      results: [{ item: 4, id: 'b', name: '' }],
+      unknownRoles: [
+        { item: 2, role: 'narrator' },
+        { item: 0, role: null },
+      ],
+      problems: [{ item: 3, text: 'a block the provider refuses' }],
+    };
+    const messages = [msg('user'), msg('assistant'), msg('tool'), msg('assistant', '')];
+    expect(findProblems({ ...base, pairing, messages })).toEqual([
+      { kind: 'unknown-role', item: 0, text: 'not a message with a role (left out of the structure above)', message: 0, line: 1, column: 3 },
+      { kind: 'missing-result', item: 1, text: 'tool call "a" (f) has no result', message: 1, line: 2, column: 3 },
+      { kind: 'unknown-role', item: 2, text: 'unknown role "narrator" (left out of the structure above)', message: null, line: 3, column: 3 },
+      { kind: 'format', item: 3, text: 'a block the provider refuses', message: 2, line: 4, column: 3 },
+      { kind: 'empty-assistant', item: 4, message: 3, line: 5, column: 3, text: 'assistant message has nothing in it (no text, tool call, image or file)' },
+      { kind: 'orphan-result', item: 4, text: 'result for call id "b" answers no call', message: 3, line: 5, column: 3 },
+    ]);
+  });
+
+  it('places a problem of a message held outside the list at the start of the file, at no item', () => {
+    const messages = [msg('assistant', ''), msg('user')];
+    const problems = findProblems({ ...base, messages, firstItemOf: (m) => (m === 0 ? null : 0) });
+    expect(problems).toEqual([
+      { kind: 'empty-assistant', item: -1, message: 0, line: 1, column: 1, text: 'assistant message has nothing in it (no text, tool call, image or file)' },
+    ]);
+  });
+
+  it('points a duplicate id at the line of the call that first used it', () => {
+    const pairing: Pairing = {
+      calls: [
+        { item: 1, id: 'a', name: 'f' },
+        { item: 4, id: 'a', name: 'f' },
+      ],
+      results: [{ item: 3, id: 'a', name: '' }],
+    };
+    expect(findProblems({ ...base, pairing }).filter((p) => p.kind === 'duplicate-id')).toEqual([
+      { kind: 'duplicate-id', item: 4, text: 'call id "a" (f) is already used by the call on line 2', message: 3, line: 5, column: 3 },
+    ]);
+  });
+});
