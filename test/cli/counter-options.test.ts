@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import os from 'node:os';
 import path from 'node:path';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
@@ -54,7 +55,7 @@ describe('--chars-per-token, --tokens-per-image, --tokens-per-file', () => {
       { role: 'user', content: 'hello there' },
     ]);
     const inspect = async (...flags: string[]): Promise<{ tokenizer: string; groups: { kind: string; tokens: number }[] }> => {
-      const r = await runSwc(['inspect', '-', '--json', '--tokenizer', 'approx', ...flags], { stdin: CONVERSATION });
+      const r = await runSwc(['inspect', '-', '--json', '--tokenizer', 'approx', ...flags], { cwd: os.tmpdir(), stdin: CONVERSATION });
       expect(r.stderr).toBe('');
       return JSON.parse(r.stdout);
     };
@@ -77,7 +78,7 @@ describe('--chars-per-token, --tokens-per-image, --tokens-per-file', () => {
       [['--tokens-per-file', '1.5'], '--tokens-per-file must be a whole number, got "1.5"'],
       [['--chars-per-token', '3'], '--chars-per-token only applies to --tokenizer approx (not o200k_base)'],
     ])('refuses %j with one line and exit 2', async (flags, message) => {
-      const r = await runSwc(['inspect', '-', ...flags], { stdin: CONVERSATION });
+      const r = await runSwc(['inspect', '-', ...flags], { cwd: os.tmpdir(), stdin: CONVERSATION });
       expect(r.status).toBe(2);
       expect(r.stderr).toBe(`swc: error: ${message}\n`);
       expect(r.stdout).toBe('');

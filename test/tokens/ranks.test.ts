@@ -167,7 +167,7 @@ describe.each([
 });
 
 describe('a rank file that is not there', () => {
-  it('is reported as missing, so createCounter falls back to gpt-tokenizer', () => {
+  it('is reported as missing (createCounter then refuses to count rather than count another way)', () => {
     expect(RankTable.load('no_such_encoding')).toBeNull();
   });
 });
