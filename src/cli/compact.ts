@@ -12,7 +12,7 @@ import { runStream } from './stream.js';
  */
 export async function runCompact(settings: CompactSettings, io: CliIo, report: (line: string) => void): Promise<number> {
   const only = settings.inputs[0] as string;
-  // Batch machinery (fast-glob, ora, worker threads) loads only when needed: one file starts as fast as before.
+  // Batch machinery (fast-glob, ora, worker threads) loads only when needed: one file starts without paying for it.
   if (isStreamRun(settings)) {
     const stat = only === '-' ? null : await fs.stat(path.resolve(io.cwd, only)).catch(() => null);
     // A name that exists is a file, whatever its characters; only a missing one is looked at as a pattern.
