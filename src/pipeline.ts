@@ -12,6 +12,7 @@ import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from '
 import { forEachLine, isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
+import { compress } from './io/compressed.js';
 import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
 import { createCounter, type CounterOptions, type TokenizerName } from './tokens/index.js';
@@ -202,6 +203,9 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
  */
 export function outputBytes(result: FileResult): Buffer {
   const source = result.layout.source;
+  // A compressed input's result is compressed the same way; unchanged, it is the bytes read, never recompressed.
+  const compressed = source.compressed;
+  if (compressed !== undefined) return result.changed ? compress(encodeOutput(result.output, source.bom), compressed.format) : compressed.original();
   return !result.changed && isLineSource(source) ? source.bytes() : encodeOutput(result.output, source.bom);
 }
 

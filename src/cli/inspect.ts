@@ -293,13 +293,18 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   let shown = 0;
   for (const target of targets) {
     let inspection: Inspection;
+    let source: SourceText | null = null;
     try {
-      inspection = inspector.inspect(await readTarget(target, io));
+      source = await readTarget(target, io);
+      inspection = inspector.inspect(source);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       report(`swc: ${error.message}`);
       code = EXIT.error;
       continue;
+    } finally {
+      // An inspection is plain data: what reading held (a decompressed spool) can go.
+      source?.release?.();
     }
     const troubled = inspection.conversations.some((c) => c.problems.length > 0);
     if (troubled) code = Math.max(code, EXIT.problems);

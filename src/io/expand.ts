@@ -13,8 +13,11 @@ export { isInside };
  * patterns mean the same thing whatever the input looked like.
  */
 
-/** What a directory input is searched for. */
-export const TRANSCRIPT_GLOB = '**/*.{json,jsonl,ndjson}';
+/** What a directory input is searched for (in any case): JSON and JSONL, plain or compressed with gzip or brotli. */
+export const TRANSCRIPT_GLOB = '**/*.{json,jsonl,ndjson}{,.gz,.br}';
+
+/** The kinds of file a directory search finds, as messages name them. */
+const SEARCHED = '.json, .jsonl or .ndjson files (or .gz, .br of them)';
 
 /** Never searched into (as prettier and eslint do); a file there named outright is still taken. */
 export const DEFAULT_IGNORE = ['**/node_modules/**'] as const;
@@ -168,7 +171,7 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
 /** The error for an input that gave no files, saying why where it can. */
 function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignoring: boolean): string {
   const after = ignoring ? ' (after --ignore and the output directory are left out)' : '';
-  if (stat?.isDirectory()) return `no .json or .jsonl files under ${JSON.stringify(input)}${after}`;
+  if (stat?.isDirectory()) return `no ${SEARCHED} under ${JSON.stringify(input)}${after}`;
   if (isPattern(input)) return `no files match the pattern ${JSON.stringify(input)}${after}`;
   return `${JSON.stringify(input)}: no such file or directory`;
 }

@@ -5,6 +5,7 @@ import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
 import { lazyList } from '../core/lazy-list.js';
 import { forEachLine, isLineSource, type LineSource } from './lines.js';
 import { slimItem, type Slimming } from './slim.js';
+import { innerName } from './compressed.js';
 import { lineColumn, type SourceText } from './source.js';
 
 /**
@@ -84,7 +85,8 @@ function jsonlLineError(source: SourceText, lineNo: number, body: string, error:
 
 /** Decides JSON or JSONL: by extension when it says, else by whether the first value ends the file. */
 export function detectFraming(source: SourceText): Framing {
-  const lower = source.file.toLowerCase();
+  // `a.jsonl.gz` is JSONL: a compression suffix does not hide the extension.
+  const lower = innerName(source.file).toLowerCase();
   if (lower.endsWith('.jsonl') || lower.endsWith('.ndjson')) return 'jsonl';
   if (lower.endsWith('.json')) return 'json';
   // Held as lines only when its first lines showed JSONL by the rule below.
