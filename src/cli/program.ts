@@ -66,6 +66,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--conversation-key <key>', 'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)')
     .option('-o, --output <file>', 'write the result to this file, - for stdout (default: -)')
     .option('--in-place', 'rewrite each input file atomically (only when it changes)')
+    .option('--backup-dir <dir>', 'with --in-place: copy each original there (at its path under the base) before replacing it; an existing backup is never overwritten')
     .option('--out-dir <dir>', 'write every result (compacted or copied unchanged) under this directory, mirroring the inputs')
     .option('--force', 'with --out-dir: replace files there that hold something other than this run\'s result')
     .option('--base <dir>', 'the directory paths are mirrored and sharded from (default: the common base of the inputs)')

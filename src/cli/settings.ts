@@ -21,6 +21,7 @@ export interface CompactFlags {
   output?: string;
   inPlace?: boolean;
   outDir?: string;
+  backupDir?: string;
   base?: string;
   check?: boolean;
   dryRun?: boolean;
@@ -81,6 +82,8 @@ export interface CompactSettings {
   readonly output: string | undefined;
   readonly inPlace: boolean;
   readonly outDir: string | undefined;
+  /** With --in-place: where each original is copied before it is replaced. */
+  readonly backupDir: string | undefined;
   readonly base: string | undefined;
   readonly check: boolean;
   readonly dryRun: boolean;
@@ -211,6 +214,9 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     if (inPlace) throw new UsageError('--in-place cannot rewrite standard input; use --output');
     if (outDir !== undefined) throw new UsageError('--out-dir needs files; for standard input use --output');
   }
+  if (flags.backupDir !== undefined && !inPlace) {
+    throw new UsageError('--backup-dir keeps the originals that --in-place replaces; it needs --in-place');
+  }
   if (inputs.length > 1 && !inPlace && outDir === undefined && !check && !dryRun) {
     throw new UsageError(
       `${inputs.length} inputs given: add --out-dir <dir> to write the results there, --in-place to rewrite each file, --check to only report which need compaction, or --dry-run to preview`,
@@ -230,6 +236,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     output: flags.output,
     inPlace,
     outDir,
+    backupDir: flags.backupDir,
     base: flags.base,
     check,
     dryRun,

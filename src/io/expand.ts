@@ -29,6 +29,8 @@ export interface ExpandOptions {
   readonly ignore?: readonly string[];
   /** Directories whose files are never inputs (the --out-dir), absolute; compared by real path. */
   readonly exclude?: readonly string[];
+  /** The option each of `exclude` came from, for messages (by default --out-dir). */
+  readonly excludeNames?: readonly string[];
   /** The directory results are relative to; by default the common base of the inputs. Absolute or relative to `cwd`. */
   readonly base?: string;
 }
@@ -147,8 +149,10 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     const named = stat !== null && !stat.isDirectory();
     matches.forEach((abs, k) => {
       const real = reals[k] as string;
-      if (excluded.some((dir) => isInside(dir, real))) {
-        if (named) throw new UsageError(`${input} is inside the --out-dir, where this run writes its results; it cannot also be an input`);
+      const inside = excluded.findIndex((dir) => isInside(dir, real));
+      if (inside !== -1) {
+        const option = options.excludeNames?.[inside] ?? '--out-dir';
+        if (named) throw new UsageError(`${input} is inside the ${option}, where this run writes ${option === '--out-dir' ? 'its results' : 'backups'}; it cannot also be an input`);
         return;
       }
       kept++;

@@ -135,6 +135,11 @@ export interface WriteOptions {
    * new one, never an empty one (`--in-place`, `-o`). Results written beside the inputs (`--out-dir`) skip it.
    */
   readonly durable?: boolean;
+  /**
+   * Never replace anything: the target must not exist when the new file lands (it is linked into place, which fails
+   * if something appeared there since, instead of renamed over it). For backups, which are never overwritten.
+   */
+  readonly exclusive?: boolean;
 }
 
 /**
@@ -190,7 +195,10 @@ export async function writeFileAtomic(file: string, data: Uint8Array, options: W
     checkInterrupted();
     await writeHooks.beforeRename?.(target);
     await checkStillTarget(target, dir, options);
-    await fs.rename(tmp, target);
+    if (options.exclusive === true) {
+      await fs.link(tmp, target);
+      await fs.unlink(tmp);
+    } else await fs.rename(tmp, target);
     pending.delete(tmp);
     if (durable) await syncDirectory(dir);
   } catch (error) {
