@@ -335,15 +335,15 @@ async function refuseOutDirAsInput(settings: CompactSettings, io: CliIo): Promis
 async function refuseBackupDirOverInputs(backupDir: string, inputs: readonly string[], io: CliIo): Promise<void> {
   const backups = await realTarget(path.resolve(io.cwd, backupDir));
   for (const input of inputs) {
-    const real = await realTarget(path.resolve(io.cwd, isPattern(input) && !(await exists(path.resolve(io.cwd, input))) ? patternRoot(input) : input));
+    const given = path.resolve(io.cwd, input);
+    const stat = await fs.stat(given).catch(() => null);
+    // A file named inside it is refused by the input search, which names the file.
+    if (stat !== null && !stat.isDirectory()) continue;
+    const real = await realTarget(stat === null && isPattern(input) ? path.resolve(io.cwd, patternRoot(input)) : given);
     if (isInside(backups, real)) {
       throw new UsageError(`--backup-dir ${backupDir} holds the input ${input}, so its backups would land among the inputs: choose a folder beside the inputs, or inside them`);
     }
   }
-}
-
-async function exists(file: string): Promise<boolean> {
-  return (await fs.lstat(file).catch(() => null)) !== null;
 }
 
 /** The folder a glob pattern starts from (its part before the first wildcard). */
