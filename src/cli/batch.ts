@@ -385,6 +385,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
+    conversationPath: settings.conversationPath,
     exhaustive: json !== null || settings.dryRun,
     diff: reporters.includes('dry-run') ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
     plan: json !== null,

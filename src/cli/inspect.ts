@@ -24,7 +24,7 @@ import {
   type Tone,
 } from './dry-run.js';
 import { EXIT } from './exit-codes.js';
-import { counterOptionsOf } from './settings.js';
+import { checkConversationPath, counterOptionsOf } from './settings.js';
 import { writeAll, type CliIo } from './io.js';
 import { formatCount } from './summary.js';
 import { cutStartToWidth, escapeControls, wrapToWidth } from './text-width.js';
@@ -219,6 +219,7 @@ export interface InspectFlags {
   tokenizer?: string;
   format?: string;
   conversationKey?: string;
+  conversationPath?: string;
   charsPerToken?: string;
   tokensPerImage?: string;
   tokensPerFile?: string;
@@ -284,7 +285,7 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
   const targets = await findTargets(inputs, flags, io);
-  const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey });
+  const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey, conversationPath: checkConversationPath(flags) });
   // Commander sets `color` to true unless --no-color is given: only `false` is a request.
   const color = colorFor(io.stdout, io.env, flags.color === false ? false : undefined);
   const width = io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80;

@@ -72,6 +72,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
+    conversationPath: settings.conversationPath,
     exhaustive: json !== null,
   });
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
