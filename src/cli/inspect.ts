@@ -284,8 +284,9 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
   const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
+  const conversationPath = checkConversationPath(flags);
   const targets = await findTargets(inputs, flags, io);
-  const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey, conversationPath: checkConversationPath(flags) });
+  const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey, conversationPath });
   // Commander sets `color` to true unless --no-color is given: only `false` is a request.
   const color = colorFor(io.stdout, io.env, flags.color === false ? false : undefined);
   const width = io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80;
