@@ -282,10 +282,12 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
     }
   }
   // Validate the whole object so a syntax error is reported before "no list".
-  parseSlice(text, { start, end });
+  const whole = parseSlice(text, { start, end });
   const keys = members.map((m) => m.key).slice(0, 8).join(', ');
+  const deeper = messageListPath(whole);
+  const hint = deeper === null ? '' : `; a list of messages is at ${deeper}: pass --conversation-path ${deeper}`;
   throw new InputError(
-    `no message list found: expected a top-level list or an object with ${objectKeys.map((k) => `"${k}"`).join(', ')} (found keys: ${keys || 'none'})`,
+    `no message list found: expected a top-level list or an object with ${objectKeys.map((k) => `"${k}"`).join(', ')} (found keys: ${keys || 'none'})${hint}`,
     source.file,
     ...lineCol(source, start),
   );
@@ -349,6 +351,27 @@ function pointerSlot(source: SourceText, pos: number, tokens: readonly string[],
   const where = `${label === null ? '' : `${label} `}${JSON.stringify(pointer)}`;
   const slot = arraySlot(source, at, where, container, key, slimming);
   return record === undefined ? slot : { ...slot, record };
+}
+
+/**
+ * The pointer of the first list of messages (objects with a string `role` or `from`) found below a value, depth
+ * first in key order, at most 8 levels down: a hint for a file whose conversation is deeper than the keys tried.
+ */
+function messageListPath(value: unknown, tokens: string[] = []): string | null {
+  if (tokens.length > 8 || typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    const first: unknown = value[0];
+    if (tokens.length > 0 && typeof first === 'object' && first !== null && !Array.isArray(first)) {
+      const item = first as Record<string, unknown>;
+      if (typeof item.role === 'string' || typeof item.from === 'string') return pointerOf(tokens);
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    const found = messageListPath((value as Record<string, unknown>)[key], [...tokens, key]);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /** What a JSON value at `pos` is, for messages: "an object", "a string", … */

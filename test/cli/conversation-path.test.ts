@@ -89,6 +89,14 @@ describe('--conversation-path', () => {
     expect(out['a/b']?.[0]?.['c~d']?.length).toBeLessThan(62);
   });
 
+  it('is suggested, with the path found, when no usual key holds the conversation', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'state.json'), savedState().text);
+    const r = await runSwc(['compact', 'state.json', ...TARGET], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/no message list found: .*; a list of messages is at \/input_data\/serialized_data\/gpt-4o\/messages: pass --conversation-path \/input_data\/serialized_data\/gpt-4o\/messages\n$/);
+  });
+
   it('says where a path leads nowhere, in one line with exit 2', async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'state.json'), savedState().text);
