@@ -16,7 +16,13 @@ import { describeOutcome } from './summary.js';
 export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input): Promise<FileResult> {
   // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
   const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
-  return compactor.compact(source);
+  try {
+    return compactor.compact(source);
+  } catch (error) {
+    // No result will read it: what reading held (a decompressed spool) goes now.
+    source.release?.();
+    throw error;
+  }
 }
 
 /** The one input of a stream run, resolved once: the file it really is, and what it was before it was read. */

@@ -86,6 +86,23 @@ describe('a compressed transcript', () => {
     expect(gunzipSync(readFileSync(path.join(dir, 'out.jsonl'))).equals(plain)).toBe(true);
   });
 
+  it('comes through standard input, known by its gzip bytes, and goes out compressed', async () => {
+    const dir = folder();
+    const plain = await plainResult(dir);
+    const r = await runSwc(['compact', '-', ...TARGET, '-o', 'out.jsonl.gz'], { cwd: dir, stdin: gzipSync(SAMPLE_BYTES) });
+    expect(r.status).toBe(0);
+    expect(gunzipSync(readFileSync(path.join(dir, 'out.jsonl.gz'))).equals(plain)).toBe(true);
+  });
+
+  it('leaves an --out-dir result of an earlier run as it is (the same bytes again)', async () => {
+    const dir = folder();
+    mkdirSync(path.join(dir, 'in'));
+    cpSync(path.join(dir, 's.jsonl.gz'), path.join(dir, 'in/a.jsonl.gz'));
+    expect((await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'out'], { cwd: dir })).status).toBe(0);
+    const again = await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'out'], { cwd: dir });
+    expect(again.status).toBe(0);
+  });
+
   it('is read by swc inspect', async () => {
     const dir = folder();
     const plain = await runSwc(['inspect', 's.jsonl', '--tokenizer', 'approx'], { cwd: dir });
