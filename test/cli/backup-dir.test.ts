@@ -131,6 +131,21 @@ describe('--backup-dir', () => {
     expect(readFileSync(path.join(dir, 'in/sub/b.jsonl.gz')).equals(gzipSync(SAMPLE_BYTES))).toBe(true);
   });
 
+  it('never writes through a link planted at the backup path while it is written', async () => {
+    const dir = tree();
+    const secret = path.join(dir, 'secret.txt');
+    writeFileSync(secret, 'not yours\n');
+    const backup = path.join(dir, 'backups/a.jsonl');
+    writeHooks.beforeRename = (target) => {
+      if (target === backup) symlinkSync(secret, backup);
+    };
+    const r = await runSwc(['compact', 'in/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(readFileSync(secret, 'utf8')).toBe('not yours\n');
+    expect(readFileSync(path.join(dir, 'in/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
+    expect(readdirSync(path.join(dir, 'backups'))).toEqual(['a.jsonl']);
+  });
+
   it('never overwrites a backup that appears while it is written', async () => {
     const dir = tree();
     const backup = path.join(dir, 'backups/a.jsonl');
