@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import type { CliIo } from '../../src/cli/io.js';
+import { run as runCli } from '../../src/cli/program.js';
 import { writeHooks } from '../../src/io/files.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
@@ -101,6 +104,31 @@ describe('a compressed transcript', () => {
     expect((await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'out'], { cwd: dir })).status).toBe(0);
     const again = await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'out'], { cwd: dir });
     expect(again.status).toBe(0);
+  });
+
+  it('goes to a piped standard output compressed, and never to a terminal', async () => {
+    const dir = folder();
+    const plain = await plainResult(dir);
+    const compact = async (isTTY: boolean): Promise<{ status: number; out: Buffer; err: string }> => {
+      const out: Buffer[] = [];
+      const err: string[] = [];
+      const io: CliIo = {
+        stdout: { isTTY, write: (chunk) => out.push(Buffer.from(chunk)) > 0 },
+        stderr: { write: (chunk) => err.push(Buffer.from(chunk).toString()) > 0 },
+        stdin: Readable.from([]),
+        env: { NO_COLOR: '1' },
+        cwd: dir,
+      };
+      const status = await runCli(['compact', 's.jsonl.gz', ...TARGET], io);
+      return { status, out: Buffer.concat(out), err: err.join('') };
+    };
+    const piped = await compact(false);
+    expect(piped.status).toBe(0);
+    expect(gunzipSync(piped.out).equals(plain)).toBe(true);
+    const terminal = await compact(true);
+    expect(terminal.status).toBe(2);
+    expect(terminal.out.length).toBe(0);
+    expect(terminal.err).toBe('swc: s.jsonl.gz: is gzip-compressed, so its result is too, and it is not written to a terminal (use -o FILE, or a pipe)\n');
   });
 
   it('is read by swc inspect', async () => {
