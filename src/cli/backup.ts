@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, isInside, isSameFile, writeFileAtomic, type FileIdentity } from '../io/files.js';
@@ -47,7 +48,6 @@ export class BackupDir {
    * @throws InputError when the file changed, a backup with other bytes is there, or the path is refused
    */
   async keep(file: InputFile, identity: FileIdentity): Promise<string> {
-    const original = await readUnchanged(file, identity);
     const rel = path.relative(this.base, file.absolute);
     if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to back it up outside the --backup-dir', file.display);
     const dest = path.join(this.root, rel);
@@ -56,15 +56,19 @@ export class BackupDir {
     const stat = await fs.lstat(dest).catch(() => null);
     if (stat !== null) {
       if (stat.isSymbolicLink()) throw new InputError(`its backup path ${dest} is a symbolic link; refusing to write through it (the original is unchanged)`, file.display);
-      if (stat.isFile() && stat.size === original.length && (await fs.readFile(dest)).equals(original)) return dest;
+      if (stat.isFile() && stat.size === identity.size && (await sameContent(file, identity, dest))) return dest;
       throw new InputError(`a backup is already at ${dest} with other content; refusing to overwrite it (the original is unchanged; move that backup away or choose another --backup-dir)`, file.display);
     }
+    const original = await openUnchanged(file, identity);
     try {
-      await writeFileAtomic(dest, original, { realDir, durable: true, exclusive: true });
+      await writeFileAtomic(dest, readChecked(original, file, identity), { realDir, durable: true, exclusive: true });
     } catch (error) {
+      if (error instanceof InputError) throw error;
       if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, file.display);
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new InputError(`a backup appeared at ${dest} while it was being written; refusing to overwrite it (the original is unchanged)`, file.display);
       throw new InputError(`cannot write its backup ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
+    } finally {
+      await original.close();
     }
     return dest;
   }
@@ -90,21 +94,62 @@ export class BackupDir {
   }
 }
 
-/** A file's bytes, which must be those of the file as identified before it was compacted. */
-async function readUnchanged(file: InputFile, identity: FileIdentity): Promise<Buffer> {
-  const changed = (): InputError => new InputError('the file changed while it was being compacted; nothing was written for it', file.display);
+/** How much of a file is copied or compared at a time. */
+const PIECE = 1 << 20;
+
+function changedError(file: InputFile): InputError {
+  return new InputError('the file changed while it was being compacted; nothing was written for it', file.display);
+}
+
+/** Opens a file that must still be the one identified before it was compacted (the path leading to it too). */
+async function openUnchanged(file: InputFile, identity: FileIdentity): Promise<FileHandle> {
   const handle = await fs.open(file.real, 'r').catch((error: unknown) => {
     throw new InputError(`cannot read it again to back it up: ${describeFsError(error)} (the original is unchanged)`, file.display);
   });
-  try {
-    if (!isSameFile(await handle.stat(), identity)) throw changed();
-    const bytes = await handle.readFile();
-    if (!isSameFile(await handle.stat(), identity)) throw changed();
-    // The path must still lead to that file (not a link or another file swapped in since).
-    const now = await fs.lstat(file.real).catch(() => null);
-    if (now === null || !isSameFile(now, identity)) throw changed();
-    return bytes;
-  } finally {
+  const now = await fs.lstat(file.real).catch(() => null);
+  if (!isSameFile(await handle.stat(), identity) || now === null || !isSameFile(now, identity)) {
     await handle.close();
+    throw changedError(file);
+  }
+  return handle;
+}
+
+/**
+ * A file's bytes, a MiB at a time, from a handle opened on the identified file; at the end the file must still be
+ * as identified (an append or a rewrite while it was copied fails the copy, so a backup is never a mix).
+ */
+async function* readChecked(handle: FileHandle, file: InputFile, identity: FileIdentity): AsyncGenerator<Uint8Array> {
+  let pos = 0;
+  for (;;) {
+    const buffer = Buffer.allocUnsafe(PIECE);
+    const { bytesRead } = await handle.read(buffer, 0, PIECE, pos);
+    if (bytesRead === 0) break;
+    pos += bytesRead;
+    yield buffer.subarray(0, bytesRead);
+  }
+  if (pos !== identity.size || !isSameFile(await handle.stat(), identity)) throw changedError(file);
+}
+
+/** Whether an existing backup holds exactly the identified file's bytes (compared a MiB at a time). */
+async function sameContent(file: InputFile, identity: FileIdentity, dest: string): Promise<boolean> {
+  const original = await openUnchanged(file, identity);
+  try {
+    const backup = await fs.open(dest, 'r');
+    try {
+      const pieces = readChecked(original, file, identity);
+      let pos = 0;
+      for await (const piece of pieces) {
+        const other = Buffer.allocUnsafe(piece.length);
+        const { bytesRead } = await backup.read(other, 0, piece.length, pos);
+        if (bytesRead !== piece.length || !other.equals(piece)) return false;
+        pos += piece.length;
+      }
+      const { bytesRead } = await backup.read(Buffer.alloc(1), 0, 1, pos);
+      return bytesRead === 0;
+    } finally {
+      await backup.close();
+    }
+  } finally {
+    await original.close();
   }
 }

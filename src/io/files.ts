@@ -147,11 +147,12 @@ export interface WriteOptions {
  * replace atomically). A new file gets the default mode less the umask; an existing one keeps its permission bits
  * (never setuid, setgid or sticky), and its owner and group where the process may set them.
  * @param file the path to write (absolute)
- * @param data the new content
+ * @param data the new content, or its pieces as they come (a copy streamed from another file; an error thrown by the
+ *   pieces stops the write, and nothing lands)
  * @param options what the target must still be, and whether to flush
  * @throws ChangedError when the target is no longer the file it must be; file-system errors as they come
  */
-export async function writeFileAtomic(file: string, data: Uint8Array, options: WriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIterable<Uint8Array>, options: WriteOptions = {}): Promise<void> {
   installCleanup();
   const durable = options.durable ?? true;
   // A link at the target is replaced by the new file, never written through: callers resolve the paths they were
@@ -178,7 +179,14 @@ export async function writeFileAtomic(file: string, data: Uint8Array, options: W
     const handle = await fs.open(tmp, 'wx', 0o666);
     try {
       checkInterrupted();
-      await handle.writeFile(data);
+      if (ArrayBuffer.isView(data)) await handle.writeFile(data);
+      else {
+        for await (const piece of data) {
+          checkInterrupted();
+          let done = 0;
+          while (done < piece.length) done += (await handle.write(piece, done, piece.length - done)).bytesWritten;
+        }
+      }
       if (keep !== null) {
         await handle.chmod(keep.mode & 0o777);
         if (keep.uid !== process.geteuid?.() || keep.gid !== process.getegid?.()) {
