@@ -203,10 +203,8 @@ export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIter
     checkInterrupted();
     await writeHooks.beforeRename?.(target);
     await checkStillTarget(target, dir, options);
-    if (options.exclusive === true) {
-      await fs.link(tmp, target);
-      await fs.unlink(tmp);
-    } else await fs.rename(tmp, target);
+    if (options.exclusive === true) await placeExclusively(tmp, target);
+    else await fs.rename(tmp, target);
     pending.delete(tmp);
     if (durable) await syncDirectory(dir);
   } catch (error) {
@@ -217,6 +215,27 @@ export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIter
     inFlight--;
     if (inFlight === 0 && whenSettled !== null) whenSettled();
   }
+}
+
+/** Errors of a file system that has no hard links (some network and FAT-like ones). */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Puts a finished temporary file at a path where nothing may be: linked there (which fails if anything is, a link
+ * included), then unlinked from its temporary name. Where hard links are not supported, the path is looked at once
+ * more and the file renamed there (a file appearing in between could then be replaced: the best such a file
+ * system allows).
+ */
+async function placeExclusively(tmp: string, target: string): Promise<void> {
+  try {
+    await fs.link(tmp, target);
+  } catch (error) {
+    if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    if ((await fs.lstat(target).catch(() => null)) !== null) throw Object.assign(new Error(`${target} exists`), { code: 'EEXIST' });
+    await fs.rename(tmp, target);
+    return;
+  }
+  await fs.unlink(tmp);
 }
 
 /** The last look before a rename: the file is still the one read, and its folder still really the one resolved. */
