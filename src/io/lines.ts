@@ -600,7 +600,7 @@ class Spool {
       });
     }
     // A new folder of its own (mode 0700), and the file created in it exclusively: nothing there can be a link.
-    this.dir = mkdtempSync(join(tmpdir(), 'swc-'));
+    this.dir = mkdtempSync(join(tmpdir(), 'swc-spool-'));
     spools.add(this.dir);
     this.fd = openSync(join(this.dir, 'decompressed'), 'wx', 0o600);
   }

@@ -152,6 +152,6 @@ describe('reading a compressed file', () => {
 /** The decompression spools now in the temporary folder. */
 function spoolDirs(): string[] {
   return readdirSync(tmpdir())
-    .filter((n) => n.startsWith('swc-'))
+    .filter((n) => n.startsWith('swc-spool-'))
     .map((n) => path.join(tmpdir(), n));
 }
