@@ -12,6 +12,7 @@ import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from '
 import { forEachLine, isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
+import { compress } from './io/compressed.js';
 import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
 import { createCounter, type CounterOptions, type TokenizerName } from './tokens/index.js';
@@ -37,6 +38,8 @@ export interface FileOptions {
   readonly window?: WindowThresholds;
   /** The key each record of a many-conversation file holds its conversation under, tried before the usual ones. */
   readonly conversationKey?: string | undefined;
+  /** A JSON Pointer to the conversation in the file, or in each of its records (`--conversation-path`). */
+  readonly conversationPath?: string | undefined;
   /**
    * Bulk strings (message text, tool arguments and outputs) longer than this are left out of the parsed items and
    * read from the raw text when rendered (see io/slim.ts). Default SLIM_LONGER_THAN; Infinity keeps every string.
@@ -202,6 +205,9 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
  */
 export function outputBytes(result: FileResult): Buffer {
   const source = result.layout.source;
+  // A compressed input's result is compressed the same way; unchanged, it is the bytes read, never recompressed.
+  const compressed = source.compressed;
+  if (compressed !== undefined) return result.changed ? compress(encodeOutput(result.output, source.bom), compressed.format) : compressed.original();
   return !result.changed && isLineSource(source) ? source.bytes() : encodeOutput(result.output, source.bom);
 }
 
@@ -238,7 +244,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const template = noteTemplate(options.note);
   const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
   const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) };
-  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, slimming });
+  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
   const outcomeSettings: OutcomeSettings = { minKeepSteps: options.minKeepSteps ?? 1, counter: options.counter, window: options.window ?? null };
@@ -378,6 +384,8 @@ export interface InspectOptions {
   readonly counterOptions?: CounterOptions;
   readonly format?: string;
   readonly conversationKey?: string | undefined;
+  /** A JSON Pointer to the conversation (`--conversation-path`). */
+  readonly conversationPath?: string | undefined;
 }
 
 /** Inspects files with one run's settings; the counter is loaded once and stays inside. */
@@ -393,7 +401,7 @@ export interface FileInspector {
  */
 export async function createInspector(options: InspectOptions): Promise<FileInspector> {
   const counter = await createCounter(options.tokenizer, options.counterOptions);
-  const settings = { format: options.format, counter, conversationKey: options.conversationKey };
+  const settings = { format: options.format, counter, conversationKey: options.conversationKey, conversationPath: options.conversationPath };
   return { tokenizer: counter.name, inspect: (source) => inspectSource(source, settings) };
 }
 
@@ -405,9 +413,9 @@ export async function createInspector(options: InspectOptions): Promise<FileInsp
  * @returns the inspection, named after the counter
  * @throws InputError when the file cannot be laid out, placed in a format or normalized
  */
-export function inspectSource(source: SourceText, options: { format?: string; counter: TokenCounter; conversationKey?: string | undefined }): Inspection {
+export function inspectSource(source: SourceText, options: { format?: string; counter: TokenCounter; conversationKey?: string | undefined; conversationPath?: string | undefined }): Inspection {
   // Not slimmed: the pairing checks read names and ids inside message text (ShareGPT's function calls).
-  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey });
+  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath });
   const locate = offsetLocator(source);
   const conversations: InspectedConversation[] = [];
   const formats: string[] = [];

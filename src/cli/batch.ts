@@ -3,9 +3,10 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { InputError, UsageError } from '../errors.js';
-import { ChangedError, describeFsError, writeFileAtomic, type WriteOptions } from '../io/files.js';
+import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { readStreamBounded } from '../io/lines.js';
-import { expandInputs, isInside, type InputFile } from '../io/expand.js';
+import { expandInputs, isInside, isPattern, type InputFile } from '../io/expand.js';
+import { BackupDir } from './backup.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
 import { checkReportPath, reportTarget } from './json-output.js';
@@ -302,8 +303,14 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   }
   // The run's own outputs are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
+  const excludeNames = exclude.map(() => '--out-dir');
+  if (settings.backupDir !== undefined) {
+    exclude.push(path.resolve(io.cwd, settings.backupDir));
+    excludeNames.push('--backup-dir');
+  }
   if (settings.outDir !== undefined) await refuseOutDirAsInput(settings, io);
-  const expansion = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, base: settings.base });
+  if (settings.backupDir !== undefined) await refuseBackupDirOverInputs(settings.backupDir, settings.inputs, io);
+  const expansion = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, excludeNames, base: settings.base });
   const reportPath = await checkReportPath(settings, io, expansion.files.map((f) => f.real));
   const { base } = expansion;
   const files = reportPath.exclude === null ? expansion.files : expansion.files.filter((f) => f.real !== reportPath.exclude);
@@ -322,6 +329,28 @@ async function refuseOutDirAsInput(settings: CompactSettings, io: CliIo): Promis
       throw new UsageError(`--out-dir ${settings.outDir} is the input directory ${input} itself, so every result would replace its input: use --in-place to rewrite the files there`);
     }
   }
+}
+
+/** A --backup-dir that holds an input (a directory, or a pattern's folder) would put backups where the inputs are. */
+async function refuseBackupDirOverInputs(backupDir: string, inputs: readonly string[], io: CliIo): Promise<void> {
+  const backups = await realTarget(path.resolve(io.cwd, backupDir));
+  for (const input of inputs) {
+    const given = path.resolve(io.cwd, input);
+    const stat = await fs.stat(given).catch(() => null);
+    // A file named inside it is refused by the input search, which names the file.
+    if (stat !== null && !stat.isDirectory()) continue;
+    const real = await realTarget(stat === null && isPattern(input) ? path.resolve(io.cwd, patternRoot(input)) : given);
+    if (isInside(backups, real)) {
+      throw new UsageError(`--backup-dir ${backupDir} holds the input ${input}, so its backups would land among the inputs: choose a folder beside the inputs, or inside them`);
+    }
+  }
+}
+
+/** The folder a glob pattern starts from (its part before the first wildcard). */
+function patternRoot(pattern: string): string {
+  const parts = pattern.split('/');
+  const fixed = parts.slice(0, parts.findIndex((p) => isPattern(p)));
+  return fixed.length === 0 ? '.' : fixed.join('/');
 }
 
 /** Whether the command named exactly one file (or -): its JSON is then that file's plan, as for a single file. */
@@ -344,6 +373,8 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const json = reportTarget(settings, work.report);
   const mode = modeOf(settings);
   const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
+  // Originals are kept before --in-place replaces them.
+  const backups = settings.backupDir !== undefined && settings.inPlace && !settings.dryRun ? await BackupDir.open(path.resolve(io.cwd, settings.backupDir), work.base) : null;
   const reporters = reportersFor(settings, mode, json, single);
   const jobSettings: JobSettings = {
     tokenizer: settings.tokenizer,
@@ -354,6 +385,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
+    conversationPath: settings.conversationPath,
     exhaustive: json !== null || settings.dryRun,
     diff: reporters.includes('dry-run') ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
     plan: json !== null,
@@ -394,6 +426,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       }
       if (settings.inPlace && result.record.status === 'compacted') {
         if (result.identity === null || result.identity === undefined) throw new InputError('is not a regular file; --in-place only rewrites regular files (the original is unchanged)', file.display);
+        if (backups !== null) await backups.keep(file, result.identity);
         await writeOrFail(file.real, result.bytes, file, { expect: result.identity, durable: true });
         return { ...result, record: { ...result.record, written: file.display } };
       }

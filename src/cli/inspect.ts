@@ -24,7 +24,7 @@ import {
   type Tone,
 } from './dry-run.js';
 import { EXIT } from './exit-codes.js';
-import { counterOptionsOf } from './settings.js';
+import { checkConversationPath, counterOptionsOf } from './settings.js';
 import { writeAll, type CliIo } from './io.js';
 import { formatCount } from './summary.js';
 import { cutStartToWidth, escapeControls, wrapToWidth } from './text-width.js';
@@ -219,6 +219,7 @@ export interface InspectFlags {
   tokenizer?: string;
   format?: string;
   conversationKey?: string;
+  conversationPath?: string;
   charsPerToken?: string;
   tokensPerImage?: string;
   tokensPerFile?: string;
@@ -283,8 +284,9 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
   const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
+  const conversationPath = checkConversationPath(flags);
   const targets = await findTargets(inputs, flags, io);
-  const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey });
+  const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey, conversationPath });
   // Commander sets `color` to true unless --no-color is given: only `false` is a request.
   const color = colorFor(io.stdout, io.env, flags.color === false ? false : undefined);
   const width = io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80;
@@ -293,13 +295,18 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   let shown = 0;
   for (const target of targets) {
     let inspection: Inspection;
+    let source: SourceText | null = null;
     try {
-      inspection = inspector.inspect(await readTarget(target, io));
+      source = await readTarget(target, io);
+      inspection = inspector.inspect(source);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       report(`swc: ${error.message}`);
       code = EXIT.error;
       continue;
+    } finally {
+      // An inspection is plain data: what reading held (a decompressed spool) can go.
+      source?.release?.();
     }
     const troubled = inspection.conversations.some((c) => c.problems.length > 0);
     if (troubled) code = Math.max(code, EXIT.problems);

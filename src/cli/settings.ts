@@ -4,6 +4,7 @@ import type { WindowThresholds } from '../pipeline.js';
 import { isTokenizerName, parseCounterOptions, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
 import { parseTokens, parseWhole } from './options.js';
+import { parsePointer, PointerSyntaxError } from '../io/json-pointer.js';
 
 /** The settings of `swc compact`, checked and resolved once from the command line; every part of the run reads these. */
 
@@ -18,9 +19,11 @@ export interface CompactFlags {
   tokenizer?: string;
   format?: string;
   conversationKey?: string;
+  conversationPath?: string;
   output?: string;
   inPlace?: boolean;
   outDir?: string;
+  backupDir?: string;
   base?: string;
   check?: boolean;
   dryRun?: boolean;
@@ -78,9 +81,13 @@ export interface CompactSettings {
   readonly format: string;
   /** In files of many records, the key each record holds its conversation under. */
   readonly conversationKey: string | undefined;
+  /** A JSON Pointer to the conversation in each file or record (`--conversation-path`). */
+  readonly conversationPath: string | undefined;
   readonly output: string | undefined;
   readonly inPlace: boolean;
   readonly outDir: string | undefined;
+  /** With --in-place: where each original is copied before it is replaced. */
+  readonly backupDir: string | undefined;
   readonly base: string | undefined;
   readonly check: boolean;
   readonly dryRun: boolean;
@@ -211,6 +218,9 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     if (inPlace) throw new UsageError('--in-place cannot rewrite standard input; use --output');
     if (outDir !== undefined) throw new UsageError('--out-dir needs files; for standard input use --output');
   }
+  if (flags.backupDir !== undefined && !inPlace) {
+    throw new UsageError('--backup-dir keeps the originals that --in-place replaces; it needs --in-place');
+  }
   if (inputs.length > 1 && !inPlace && outDir === undefined && !check && !dryRun) {
     throw new UsageError(
       `${inputs.length} inputs given: add --out-dir <dir> to write the results there, --in-place to rewrite each file, --check to only report which need compaction, or --dry-run to preview`,
@@ -227,9 +237,11 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     counter: counterOptionsOf(flags, tokenizer),
     format: flags.format ?? 'auto',
     conversationKey: flags.conversationKey,
+    conversationPath: checkConversationPath(flags),
     output: flags.output,
     inPlace,
     outDir,
+    backupDir: flags.backupDir,
     base: flags.base,
     check,
     dryRun,
@@ -247,6 +259,25 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     throw new UsageError(`${flag} only applies to batch runs: add --out-dir, --in-place, --check or --dry-run`);
   }
   return settings;
+}
+
+/**
+ * The `--conversation-path` pointer, checked: RFC 6901 syntax, and not with --conversation-key (a path names the
+ * one place; a key is one of several places tried).
+ */
+export function checkConversationPath(flags: { conversationKey?: string; conversationPath?: string }): string | undefined {
+  const pointer = flags.conversationPath;
+  if (pointer === undefined) return undefined;
+  if (flags.conversationKey !== undefined) {
+    throw new UsageError('--conversation-path and --conversation-key cannot be used together: the path names the one place the conversation is (a key K is the path /K)');
+  }
+  try {
+    parsePointer(pointer);
+  } catch (error) {
+    if (error instanceof PointerSyntaxError) throw new UsageError(`--conversation-path: ${error.message}`);
+    throw error;
+  }
+  return pointer;
 }
 
 /** The pipeline's thresholds for settings, or undefined for a fixed target. */

@@ -16,7 +16,13 @@ import { describeOutcome } from './summary.js';
 export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input): Promise<FileResult> {
   // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
   const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
-  return compactor.compact(source);
+  try {
+    return compactor.compact(source);
+  } catch (error) {
+    // No result will read it: what reading held (a decompressed spool) goes now.
+    source.release?.();
+    throw error;
+  }
 }
 
 /** The one input of a stream run, resolved once: the file it really is, and what it was before it was read. */
@@ -46,7 +52,13 @@ async function deliver(input: StreamInput, out: string | null, result: FileResul
     }
     return;
   }
-  await writeAll(settings.output !== undefined && standardStream(settings.output) === 'stderr' ? io.stderr : io.stdout, data);
+  const stream = settings.output !== undefined && standardStream(settings.output) === 'stderr' ? io.stderr : io.stdout;
+  const compressed = result.layout.source.compressed;
+  // As gzip does: compressed bytes are never written to a terminal.
+  if (compressed !== undefined && stream.isTTY === true) {
+    throw new InputError(`is ${compressed.format}-compressed, so its result is too, and it is not written to a terminal (use -o FILE, or a pipe)`, input.shown);
+  }
+  await writeAll(stream, data);
 }
 
 /** One input to stdout or --output, in this thread. */
@@ -66,15 +78,27 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
+    conversationPath: settings.conversationPath,
     exhaustive: json !== null,
   });
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   const result = await compactInput(real, compactor, io, given);
+  try {
+    await finishStream(input, out, result, settings, io, report, compactor.tokenizer, json);
+  } finally {
+    // What reading held (a decompressed spool) goes once the result has been written and described.
+    result.layout.source.release?.();
+  }
+  return EXIT.ok;
+}
+
+/** Writes a stream run's result and says what happened. */
+async function finishStream(input: StreamInput, out: string | null, result: FileResult, settings: CompactSettings, io: CliIo, report: (line: string) => void, tokenizer: string, json: ReturnType<typeof reportTarget>): Promise<void> {
   await deliver(input, out, result, settings, io);
   const { window } = settings;
   if (!settings.quiet && json?.kind !== 'stderr') {
-    report(describeOutcome(result, { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }));
+    report(describeOutcome(result, { tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }));
   }
   if (json !== null) {
     const plan = planDocument(result, {
@@ -88,6 +112,5 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     });
     await emitJson(json, plan, io);
   }
-  return EXIT.ok;
 }
 

@@ -3,6 +3,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import { identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
+import type { SourceText } from '../io/source.js';
 import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
@@ -20,7 +21,7 @@ import type { LineContext } from './summary.js';
  * What every job of a run shares; sent once to each worker: the run's own settings (as resolved from the command
  * line, nothing renamed) and what the chosen reporters need of each file.
  */
-export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'> {
+export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>, Partial<Pick<CompactSettings, 'conversationPath'>> {
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -84,6 +85,16 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   // A file a search found was a regular file; one swapped for a FIFO since would block the read forever.
   if (job.found === true && !isRegularFile(job.real ?? job.file)) throw new InputError('is no longer a regular file; nothing was read from it', job.display);
   const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
+  try {
+    return describeSource(job, source, identity, settings, compactor);
+  } finally {
+    // Everything returned is plain data: what reading held (a decompressed spool) can go.
+    source.release?.();
+  }
+}
+
+/** The result of one read file. */
+function describeSource(job: Job, source: SourceText, identity: FileIdentity | null, settings: JobSettings, compactor: FileCompactor): JobResult {
   const result = compactor.compact(source);
   const note = noteTemplate(settings.note);
   const target = settings.target;
@@ -129,6 +140,7 @@ export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
+    conversationPath: settings.conversationPath,
     exhaustive: settings.exhaustive,
   });
 }

@@ -13,8 +13,11 @@ export { isInside };
  * patterns mean the same thing whatever the input looked like.
  */
 
-/** What a directory input is searched for. */
-export const TRANSCRIPT_GLOB = '**/*.{json,jsonl,ndjson}';
+/** What a directory input is searched for (in any case): JSON and JSONL, plain or compressed with gzip or brotli. */
+export const TRANSCRIPT_GLOB = '**/*.{json,jsonl,ndjson}{,.gz,.br}';
+
+/** The kinds of file a directory search finds, as messages name them. */
+const SEARCHED = '.json, .jsonl or .ndjson files (or .gz, .br of them)';
 
 /** Never searched into (as prettier and eslint do); a file there named outright is still taken. */
 export const DEFAULT_IGNORE = ['**/node_modules/**'] as const;
@@ -26,6 +29,8 @@ export interface ExpandOptions {
   readonly ignore?: readonly string[];
   /** Directories whose files are never inputs (the --out-dir), absolute; compared by real path. */
   readonly exclude?: readonly string[];
+  /** The option each of `exclude` came from, for messages (by default --out-dir). */
+  readonly excludeNames?: readonly string[];
   /** The directory results are relative to; by default the common base of the inputs. Absolute or relative to `cwd`. */
   readonly base?: string;
 }
@@ -144,8 +149,10 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     const named = stat !== null && !stat.isDirectory();
     matches.forEach((abs, k) => {
       const real = reals[k] as string;
-      if (excluded.some((dir) => isInside(dir, real))) {
-        if (named) throw new UsageError(`${input} is inside the --out-dir, where this run writes its results; it cannot also be an input`);
+      const inside = excluded.findIndex((dir) => isInside(dir, real));
+      if (inside !== -1) {
+        const option = options.excludeNames?.[inside] ?? '--out-dir';
+        if (named) throw new UsageError(`${input} is inside the ${option}, where this run writes ${option === '--out-dir' ? 'its results' : 'backups'}; it cannot also be an input`);
         return;
       }
       kept++;
@@ -168,7 +175,7 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
 /** The error for an input that gave no files, saying why where it can. */
 function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignoring: boolean): string {
   const after = ignoring ? ' (after --ignore and the output directory are left out)' : '';
-  if (stat?.isDirectory()) return `no .json or .jsonl files under ${JSON.stringify(input)}${after}`;
+  if (stat?.isDirectory()) return `no ${SEARCHED} under ${JSON.stringify(input)}${after}`;
   if (isPattern(input)) return `no files match the pattern ${JSON.stringify(input)}${after}`;
   return `${JSON.stringify(input)}: no such file or directory`;
 }

@@ -135,6 +135,11 @@ export interface WriteOptions {
    * new one, never an empty one (`--in-place`, `-o`). Results written beside the inputs (`--out-dir`) skip it.
    */
   readonly durable?: boolean;
+  /**
+   * Never replace anything: the target must not exist when the new file lands (it is linked into place, which fails
+   * if something appeared there since, instead of renamed over it). For backups, which are never overwritten.
+   */
+  readonly exclusive?: boolean;
 }
 
 /**
@@ -142,11 +147,12 @@ export interface WriteOptions {
  * replace atomically). A new file gets the default mode less the umask; an existing one keeps its permission bits
  * (never setuid, setgid or sticky), and its owner and group where the process may set them.
  * @param file the path to write (absolute)
- * @param data the new content
+ * @param data the new content, or its pieces as they come (a copy streamed from another file; an error thrown by the
+ *   pieces stops the write, and nothing lands)
  * @param options what the target must still be, and whether to flush
  * @throws ChangedError when the target is no longer the file it must be; file-system errors as they come
  */
-export async function writeFileAtomic(file: string, data: Uint8Array, options: WriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIterable<Uint8Array>, options: WriteOptions = {}): Promise<void> {
   installCleanup();
   const durable = options.durable ?? true;
   // A link at the target is replaced by the new file, never written through: callers resolve the paths they were
@@ -173,7 +179,14 @@ export async function writeFileAtomic(file: string, data: Uint8Array, options: W
     const handle = await fs.open(tmp, 'wx', 0o666);
     try {
       checkInterrupted();
-      await handle.writeFile(data);
+      if (ArrayBuffer.isView(data)) await handle.writeFile(data);
+      else {
+        for await (const piece of data) {
+          checkInterrupted();
+          let done = 0;
+          while (done < piece.length) done += (await handle.write(piece, done, piece.length - done)).bytesWritten;
+        }
+      }
       if (keep !== null) {
         await handle.chmod(keep.mode & 0o777);
         if (keep.uid !== process.geteuid?.() || keep.gid !== process.getegid?.()) {
@@ -190,7 +203,8 @@ export async function writeFileAtomic(file: string, data: Uint8Array, options: W
     checkInterrupted();
     await writeHooks.beforeRename?.(target);
     await checkStillTarget(target, dir, options);
-    await fs.rename(tmp, target);
+    if (options.exclusive === true) await placeExclusively(tmp, target);
+    else await fs.rename(tmp, target);
     pending.delete(tmp);
     if (durable) await syncDirectory(dir);
   } catch (error) {
@@ -201,6 +215,27 @@ export async function writeFileAtomic(file: string, data: Uint8Array, options: W
     inFlight--;
     if (inFlight === 0 && whenSettled !== null) whenSettled();
   }
+}
+
+/** Errors of a file system that has no hard links (some network and FAT-like ones). */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Puts a finished temporary file at a path where nothing may be: linked there (which fails if anything is, a link
+ * included), then unlinked from its temporary name. Where hard links are not supported, the path is looked at once
+ * more and the file renamed there (a file appearing in between could then be replaced: the best such a file
+ * system allows).
+ */
+async function placeExclusively(tmp: string, target: string): Promise<void> {
+  try {
+    await fs.link(tmp, target);
+  } catch (error) {
+    if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    if ((await fs.lstat(target).catch(() => null)) !== null) throw Object.assign(new Error(`${target} exists`), { code: 'EEXIST' });
+    await fs.rename(tmp, target);
+    return;
+  }
+  await fs.unlink(tmp);
 }
 
 /** The last look before a rename: the file is still the one read, and its folder still really the one resolved. */

@@ -5,6 +5,8 @@ import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
 import { lazyList } from '../core/lazy-list.js';
 import { forEachLine, isLineSource, type LineSource } from './lines.js';
 import { slimItem, type Slimming } from './slim.js';
+import { innerName } from './compressed.js';
+import { isIndexToken, parsePointer, pointerOf, PointerSyntaxError } from './json-pointer.js';
 import { lineColumn, type SourceText } from './source.js';
 
 /**
@@ -56,6 +58,11 @@ export interface LayoutOptions {
   readonly conversationKey?: string | undefined;
   /** Keep items slim (see slim.ts): for compacting, where only rendering reads message text. */
   readonly slimming?: Slimming | undefined;
+  /**
+   * A JSON Pointer (RFC 6901) to the conversation (`--conversation-path`): from the top-level value of a JSON file,
+   * from each record of a top-level list when its first token is not a list index, and from each line of JSONL.
+   */
+  readonly conversationPath?: string | undefined;
 }
 
 /** The keys to try for a record's conversation: the one named first, then the usual ones. */
@@ -84,7 +91,8 @@ function jsonlLineError(source: SourceText, lineNo: number, body: string, error:
 
 /** Decides JSON or JSONL: by extension when it says, else by whether the first value ends the file. */
 export function detectFraming(source: SourceText): Framing {
-  const lower = source.file.toLowerCase();
+  // `a.jsonl.gz` is JSONL: a compression suffix does not hide the extension.
+  const lower = innerName(source.file).toLowerCase();
   if (lower.endsWith('.jsonl') || lower.endsWith('.ndjson')) return 'jsonl';
   if (lower.endsWith('.json')) return 'json';
   // Held as lines only when its first lines showed JSONL by the rule below.
@@ -243,6 +251,16 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
   const rest = skipWhitespace(text, end);
   if (rest < text.length) throw new JsonSyntaxError('unexpected data after the JSON value (trailing garbage, or JSONL saved as .json?)', rest);
   const c = text.charCodeAt(start);
+  if (options.conversationPath !== undefined) {
+    // Validated whole first, so a syntax error anywhere is reported as one.
+    parseSlice(text, { start, end });
+    const tokens = pointerTokens(options.conversationPath, source);
+    if (c === 0x5b && tokens.length > 0 && !isIndexToken(tokens[0] as string)) {
+      const { elements } = arrayElements(text, start);
+      return { framing: 'json', source, slots: elements.map((e, k) => pointerSlot(source, e.start, tokens, `record ${k + 1}`, k, options.slimming)) };
+    }
+    return { framing: 'json', source, slots: [pointerSlot(source, start, tokens, null, undefined, options.slimming)] };
+  }
   const recordKeys = conversationKeys(options);
   if (c === 0x5b) {
     if (isRecordList(text, start, recordKeys)) return { framing: 'json', source, slots: recordListSlots(source, start, recordKeys, options.slimming) };
@@ -264,13 +282,107 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
     }
   }
   // Validate the whole object so a syntax error is reported before "no list".
-  parseSlice(text, { start, end });
+  const whole = parseSlice(text, { start, end });
   const keys = members.map((m) => m.key).slice(0, 8).join(', ');
+  const deeper = messageListPath(whole);
+  const hint = deeper === null ? '' : `; a list of messages is at ${deeper}: pass --conversation-path ${deeper}`;
   throw new InputError(
-    `no message list found: expected a top-level list or an object with ${objectKeys.map((k) => `"${k}"`).join(', ')} (found keys: ${keys || 'none'})`,
+    `no message list found: expected a top-level list or an object with ${objectKeys.map((k) => `"${k}"`).join(', ')} (found keys: ${keys || 'none'})${hint}`,
     source.file,
     ...lineCol(source, start),
   );
+}
+
+/** The tokens of a pointer given to the layout (already checked by the command line). */
+function pointerTokens(pointer: string, source: SourceText): string[] {
+  try {
+    return parsePointer(pointer);
+  } catch (error) {
+    if (error instanceof PointerSyntaxError) throw new InputError(`--conversation-path: ${error.message}`, source.file);
+    throw error;
+  }
+}
+
+/**
+ * The slot of the list a pointer leads to from the value at `pos` (a record, or the whole file); the object holding
+ * the list is its container, and everything outside the list stays as it is.
+ * @param label the record's name in messages ("line 3", "record 2"), or null for the whole file
+ * @throws InputError naming the first token that leads nowhere, or the value found when it is not a list
+ */
+function pointerSlot(source: SourceText, pos: number, tokens: readonly string[], label: string | null, record: number | undefined, slimming?: Slimming): Slot {
+  const text = source.text;
+  const what = label === null ? '' : `${label}: `;
+  const pointer = pointerOf(tokens);
+  let at = pos;
+  let container: Record<string, unknown> | null = null;
+  let key: string | null = null;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as string;
+    const above = pointerOf(tokens, i) || 'the top level';
+    const c = text.charCodeAt(at);
+    if (c === 0x7b) {
+      const { members } = objectMembers(text, at);
+      const member = findMember(members, token);
+      if (member === undefined) {
+        const keys = members.map((m) => JSON.stringify(m.key)).slice(0, 8).join(', ');
+        throw new InputError(`${what}no key ${JSON.stringify(token)} at ${above} (found keys: ${keys || 'none'}), so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+      }
+      if (i === tokens.length - 1) {
+        container = parseMembers(text, members, token);
+        key = token;
+      }
+      at = member.value.start;
+    } else if (c === 0x5b) {
+      const { elements } = arrayElements(text, at);
+      const element = isIndexToken(token) ? elements[Number(token)] : undefined;
+      if (element === undefined) {
+        throw new InputError(`${what}${above} is a list of ${elements.length} items, with no item ${JSON.stringify(token)}, so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+      }
+      container = null;
+      key = null;
+      at = element.start;
+    } else {
+      throw new InputError(`${what}${above} is ${describeJsonValue(text, at)}, not an object or a list, so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+    }
+  }
+  if (text.charCodeAt(at) !== 0x5b) {
+    throw new InputError(`${what}${pointer || 'the top level'} is ${describeJsonValue(text, at)}, not a list of messages (--conversation-path)`, source.file, ...lineCol(source, at));
+  }
+  const where = `${label === null ? '' : `${label} `}${JSON.stringify(pointer)}`;
+  const slot = arraySlot(source, at, where, container, key, slimming);
+  return record === undefined ? slot : { ...slot, record };
+}
+
+/**
+ * The pointer of the first list of messages (objects with a string `role` or `from`) found below a value, depth
+ * first in key order, at most 8 levels down: a hint for a file whose conversation is deeper than the keys tried.
+ */
+function messageListPath(value: unknown, tokens: string[] = []): string | null {
+  if (tokens.length > 8 || typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    const first: unknown = value[0];
+    if (tokens.length > 0 && typeof first === 'object' && first !== null && !Array.isArray(first)) {
+      const item = first as Record<string, unknown>;
+      if (typeof item.role === 'string' || typeof item.from === 'string') return pointerOf(tokens);
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    const found = messageListPath((value as Record<string, unknown>)[key], [...tokens, key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/** What a JSON value at `pos` is, for messages: "an object", "a string", … */
+function describeJsonValue(text: string, pos: number): string {
+  const c = text.charCodeAt(pos);
+  if (c === 0x7b) return 'an object';
+  if (c === 0x5b) return 'a list';
+  if (c === 0x22) return 'a string';
+  if (c === 0x74 || c === 0x66) return 'a boolean';
+  if (c === 0x6e) return 'null';
+  return 'a number';
 }
 
 /** A Responses body whose `input` is one string: one user message that can never be removed. */
@@ -339,6 +451,16 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   // Read only now: a big file is read while its lines are parsed, and has its lines once that is done.
   const lines = held ? (source as LineSource).lines : null;
   const raws: readonly string[] = lines === null ? sliced : lazyList(lineIndex.length, (k) => lines[lineIndex[k] as number] as string);
+  if (options.conversationPath !== undefined) {
+    // With a pointer, every line is a record holding its conversation where the pointer leads.
+    const tokens = pointerTokens(options.conversationPath, source);
+    const slots = offsets.map((offset, k) => {
+      const raw = raws[k] as string;
+      const start = offset + (raw.length - raw.trimStart().length);
+      return pointerSlot(source, start, tokens, `line ${lineNos[k] as number}`, k, slimming);
+    });
+    return { framing: 'jsonl', source, slots };
+  }
   const recordKeys = conversationKeys(options);
   if (isRecordLine(items[0], recordKeys)) {
     // One record per line: each line's list is a conversation of its own.

@@ -1,6 +1,8 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync, type Stats } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { compressionOf, decompressedLimit, Inflater, innerName, type Compression, type CompressionFormat } from './compressed.js';
 import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
 import { describeFsError } from './files.js';
@@ -360,7 +362,7 @@ const JSON_WHITESPACE = /^[ \t\r\n]*$/;
  * @param head the first bytes of the file, at least one whole line
  */
 function looksLikeJsonl(file: string, head: Uint8Array, complete: boolean): boolean {
-  const lower = file.toLowerCase();
+  const lower = innerName(file).toLowerCase();
   if (lower.endsWith('.jsonl') || lower.endsWith('.ndjson')) return true;
   if (lower.endsWith('.json')) return false;
   let text: string;
@@ -389,6 +391,16 @@ function looksLikeJsonl(file: string, head: Uint8Array, complete: boolean): bool
  * @throws InputError as `decodeSource` does, and for JSON over `jsonLimit`
  */
 export function sourceFromBytes(bytes: Uint8Array, file: string, jsonLimit: number = JSON_LIMIT): SourceText {
+  const format = compressionOf(bytes, [file]);
+  if (format !== null) {
+    const original = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    return decompressed(file, format, bytes.length, { format, original: () => original }, HOLD, WINDOW, { json: jsonLimit, stream: STREAM_LIMIT }, (inflater) => inflater.push(bytes));
+  }
+  return plainSourceFromBytes(bytes, file, jsonLimit);
+}
+
+/** `sourceFromBytes` for bytes that are not compressed (or no longer). */
+function plainSourceFromBytes(bytes: Uint8Array, file: string, jsonLimit: number): SourceText {
   if (!looksLikeJsonl(file, bytes.subarray(0, HEAD), bytes.length <= HEAD)) {
     if (bytes.length > jsonLimit) throw jsonTooLarge(file, bytes.length, jsonLimit);
     return decodeSource(bytes, file);
@@ -413,6 +425,11 @@ export function sourceFromBytes(bytes: Uint8Array, file: string, jsonLimit: numb
  *   "too large" past a limit
  */
 export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD, blockSize?: number, limits: ReadLimits = LIMITS): SourceText {
+  return readFile(path, file, holdUpTo, blockSize, limits, true);
+}
+
+/** `readSourceFile`; with `detect` false the file is taken as plain text (a decompressed spool). */
+function readFile(path: string, file: string, holdUpTo: number, blockSize: number | undefined, limits: ReadLimits, detect: boolean): SourceText {
   let fd: number;
   try {
     // Looked at before it is opened: opening a device can have effects of its own (a tape rewinds).
@@ -426,7 +443,13 @@ export function readSourceFile(path: string, file: string = path, holdUpTo: numb
     if (!stat.isFile()) {
       // Replaced by a device between the look and the open.
       if (isRefusedDevice(stat, path, file)) throw deviceRefused(file);
-      return sourceFromBytes(readFdBounded(fd, file, limits.stream), file, limits.json);
+      const bytes = readFdBounded(fd, file, limits.stream);
+      return detect ? sourceFromBytes(bytes, file, limits.json) : plainSourceFromBytes(bytes, file, limits.json);
+    }
+    if (detect) {
+      const magic = Buffer.alloc(2);
+      const format = compressionOf(magic.subarray(0, readSync(fd, magic, 0, 2, 0)), [path, file]);
+      if (format !== null) return readCompressed(fd, path, file, stat, format, holdUpTo, blockSize ?? WINDOW, limits);
     }
     const holds = stat.size <= holdUpTo;
     if (!holds || stat.size > limits.json) {
@@ -452,6 +475,139 @@ export function readSourceFile(path: string, file: string = path, holdUpTo: numb
     throw (error as NodeJS.ErrnoException | undefined)?.code === undefined ? error : cannotRead(error, file);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Reads a compressed file: decompressed as it is read, a MiB of it at a time, and then read as a plain file would be
+ * (JSONL line by line). The file must not change while it is read; its bytes are held when small (an unchanged result
+ * is those bytes), else read again, from the same unchanged file, when asked for.
+ */
+function readCompressed(fd: number, path: string, file: string, stat: Stats, format: CompressionFormat, holdUpTo: number, blockSize: number, limits: ReadLimits): SourceText {
+  const held: Buffer[] | null = stat.size <= holdUpTo ? [] : null;
+  const original = (): Buffer => (held !== null ? Buffer.concat(held) : new FileLines(file, { path, stat }).whole());
+  const pump = (inflater: Inflater): void => {
+    let pos = 0;
+    let spare: Buffer | null = null;
+    for (;;) {
+      // A new buffer each time when the bytes are held; else one, reused.
+      const chunk = held !== null ? Buffer.allocUnsafeSlow(CHUNK) : (spare ??= Buffer.allocUnsafeSlow(CHUNK));
+      const n = readSync(fd, chunk, 0, CHUNK, pos);
+      if (n === 0) break;
+      pos += n;
+      held?.push(chunk.subarray(0, n));
+      inflater.push(chunk.subarray(0, n));
+    }
+    if (!sameFile(fstatSync(fd), stat)) throw changedWhileRead(file);
+  };
+  let kept: Buffer | null = null;
+  return decompressed(file, format, stat.size, { format, original: () => (kept ??= original()) }, holdUpTo, blockSize, limits, pump);
+}
+
+/**
+ * Decompresses an input and reads the result as plain text. Up to `holdUpTo` bytes of result are held in memory;
+ * past that the result goes to a temporary file (in the system's temporary folder, readable only by this user)
+ * that is read like a big plain file and removed by the source's `release`, or when the process exits.
+ * @param pump pushes the compressed bytes into the inflater
+ * @throws InputError for damaged data, trailing bytes, a result over the decompression limit, and what reading
+ *   the result as plain text refuses
+ */
+function decompressed(file: string, format: CompressionFormat, size: number, compression: Compression, holdUpTo: number, blockSize: number, limits: ReadLimits, pump: (inflater: Inflater) => void): SourceText {
+  const spool = new Spool(file, holdUpTo);
+  const inflater = new Inflater(format, file, decompressedLimit(size), (piece) => spool.write(piece));
+  let source: SourceText;
+  try {
+    pump(inflater);
+    inflater.finish();
+    const temp = spool.finish();
+    source = temp === null ? plainSourceFromBytes(spool.bytes(), file, limits.json) : readFile(temp, file, 0, blockSize, limits, false);
+  } catch (error) {
+    spool.discard();
+    throw error;
+  } finally {
+    inflater.close();
+  }
+  Object.defineProperty(source, 'compressed', { value: compression, enumerable: true });
+  Object.defineProperty(source, 'release', { value: () => spool.discard() });
+  return source;
+}
+
+/** Temporary files of decompressed inputs not released yet, removed when the process exits. */
+const spools = new Set<string>();
+let spoolCleanup = false;
+
+/** Where a decompressed result goes: memory up to a size, then a temporary file. */
+class Spool {
+  private readonly pieces: Buffer[] = [];
+  private held = 0;
+  private dir: string | null = null;
+  private fd: number | null = null;
+
+  constructor(
+    private readonly file: string,
+    private readonly holdUpTo: number,
+  ) {}
+
+  write(piece: Buffer): void {
+    if (this.dir === null && this.held + piece.length <= this.holdUpTo) {
+      this.pieces.push(piece);
+      this.held += piece.length;
+      return;
+    }
+    try {
+      if (this.fd === null) this.open();
+      for (const p of this.pieces.splice(0)) this.writeAll(p);
+      this.writeAll(piece);
+    } catch (error) {
+      if (error instanceof InputError) throw error;
+      throw new InputError(`cannot decompress into a temporary file in ${tmpdir()}: ${describeFsError(error)} (set TMPDIR to a folder with room)`, this.file);
+    }
+  }
+
+  /** Ends the writing. @returns the temporary file, or null when the result is held in memory */
+  finish(): string | null {
+    if (this.fd !== null) {
+      closeSync(this.fd);
+      this.fd = null;
+    }
+    return this.dir === null ? null : join(this.dir, 'decompressed');
+  }
+
+  /** The result held in memory. */
+  bytes(): Buffer {
+    return Buffer.concat(this.pieces, this.held);
+  }
+
+  /** Removes the temporary file, if any. */
+  discard(): void {
+    this.pieces.length = 0;
+    if (this.fd !== null) {
+      closeSync(this.fd);
+      this.fd = null;
+    }
+    if (this.dir !== null) {
+      rmSync(this.dir, { recursive: true, force: true });
+      spools.delete(this.dir);
+      this.dir = null;
+    }
+  }
+
+  private open(): void {
+    if (!spoolCleanup) {
+      spoolCleanup = true;
+      process.on('exit', () => {
+        for (const dir of spools) rmSync(dir, { recursive: true, force: true });
+      });
+    }
+    // A new folder of its own (mode 0700), and the file created in it exclusively: nothing there can be a link.
+    this.dir = mkdtempSync(join(tmpdir(), 'swc-spool-'));
+    spools.add(this.dir);
+    this.fd = openSync(join(this.dir, 'decompressed'), 'wx', 0o600);
+  }
+
+  private writeAll(piece: Buffer): void {
+    let done = 0;
+    while (done < piece.length) done += writeSync(this.fd as number, piece, done, piece.length - done);
   }
 }
 

@@ -1,4 +1,5 @@
 import { InputError } from '../errors.js';
+import type { Compression } from './compressed.js';
 
 /** A decoded input file and the conventions its writer used, so output can follow them. */
 export interface SourceText {
@@ -7,6 +8,13 @@ export interface SourceText {
   readonly text: string;
   readonly bom: boolean;
   readonly eol: '\n' | '\r\n';
+  /** Set when the input was compressed: its format and bytes as read (its result is compressed the same way). */
+  readonly compressed?: Compression;
+  /**
+   * Frees what reading held outside memory (a decompressed input's temporary file). Call it once the source and
+   * every result made from it are no longer read; without it, the process's exit frees it.
+   */
+  readonly release?: () => void;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -106,7 +106,7 @@ describe('swc compact with many inputs', () => {
     expect(pattern.stderr.split('\n')[0]).toBe('swc: error: no files match the pattern "nothing/**/*.jsonl"');
     const ignored = await runSwc(['compact', 'archive/a', '--ignore', 'archive/a/**', '--check', '-t', '350'], { cwd: dir });
     expect(ignored.status).toBe(2);
-    expect(ignored.stderr.split('\n')[0]).toBe('swc: error: no .json or .jsonl files under "archive/a" (after --ignore and the output directory are left out)');
+    expect(ignored.stderr.split('\n')[0]).toBe('swc: error: no .json, .jsonl or .ndjson files (or .gz, .br of them) under "archive/a" (after --ignore and the output directory are left out)');
     expect(readFileSync(path.join(dir, 'archive/a/big.jsonl'), 'utf8')).toBe(BIG);
   });
 

@@ -1,0 +1,186 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { writeHooks } from '../../src/io/files.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
+
+/**
+ * --backup-dir keeps each original --in-place replaces, byte for byte, under its path relative to the base; a backup
+ * already there is never overwritten, and nothing lands outside the folder.
+ */
+
+const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
+const SAMPLE_BYTES = readFileSync(SAMPLE);
+const TARGET = ['-t', '200', '--tokenizer', 'approx'];
+/** A transcript small enough to stay unchanged. */
+const SMALL = '[{"role":"user","content":"hi"}]\n';
+
+afterEach(() => {
+  delete writeHooks.beforeRename;
+});
+
+/** A tree `in/` with the sample at `a.jsonl`, a gzipped copy at `sub/b.jsonl.gz`, and a small file that stays. */
+function tree(): string {
+  const dir = tempDir();
+  mkdirSync(path.join(dir, 'in/sub'), { recursive: true });
+  cpSync(SAMPLE, path.join(dir, 'in/a.jsonl'));
+  writeFileSync(path.join(dir, 'in/sub/b.jsonl.gz'), gzipSync(SAMPLE_BYTES));
+  writeFileSync(path.join(dir, 'in/small.json'), SMALL);
+  return dir;
+}
+
+describe('--backup-dir', () => {
+  it('keeps each original that changes byte for byte under its path, and none of the unchanged', async () => {
+    const dir = tree();
+    const gz = readFileSync(path.join(dir, 'in/sub/b.jsonl.gz'));
+    const r = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(readFileSync(path.join(dir, 'backups/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
+    expect(readFileSync(path.join(dir, 'backups/sub/b.jsonl.gz')).equals(gz)).toBe(true);
+    expect(existsSync(path.join(dir, 'backups/small.json'))).toBe(false);
+    expect(readFileSync(path.join(dir, 'in/a.jsonl')).length).toBeLessThan(SAMPLE_BYTES.length);
+  });
+
+  it('copies a file of several MiB exactly (it is streamed in pieces)', async () => {
+    const dir = tree();
+    const lines = [JSON.stringify({ role: 'system', content: 'You are an agent.' })];
+    for (let i = 0; i < 40; i++) {
+      lines.push(JSON.stringify({ role: 'user', content: `question ${i} ${'é'.repeat(50_000)}` }));
+      lines.push(JSON.stringify({ role: 'assistant', content: `answer ${i} ${'x'.repeat(30_000 + i)}` }));
+    }
+    const big = Buffer.from(`${lines.join('\n')}\n`);
+    expect(big.length).toBeGreaterThan(3 << 20);
+    writeFileSync(path.join(dir, 'in/big.jsonl'), big);
+    const r = await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(readFileSync(path.join(dir, 'backups/big.jsonl')).equals(big)).toBe(true);
+    // Run again on the original: the backup there has the same bytes, compared piece by piece.
+    writeFileSync(path.join(dir, 'in/big.jsonl'), big);
+    expect((await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir })).status).toBe(0);
+    // One byte different at the end: refused.
+    const other = Buffer.from(big);
+    other[other.length - 3] = 0x79;
+    writeFileSync(path.join(dir, 'in/big.jsonl'), other);
+    const refused = await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(refused.status).toBe(2);
+    expect(readFileSync(path.join(dir, 'backups/big.jsonl')).equals(big)).toBe(true);
+  });
+
+  it('has the backup on disk before the original is replaced', async () => {
+    const dir = tree();
+    const seen: boolean[] = [];
+    writeHooks.beforeRename = (target) => {
+      if (target === path.join(dir, 'in/a.jsonl')) seen.push(readFileSync(path.join(dir, 'backups/a.jsonl')).equals(SAMPLE_BYTES));
+    };
+    const r = await runSwc(['compact', 'in/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(seen).toEqual([true]);
+  });
+
+  it('never overwrites a backup with other content: that file fails and stays as it was', async () => {
+    const dir = tree();
+    mkdirSync(path.join(dir, 'backups'));
+    writeFileSync(path.join(dir, 'backups/a.jsonl'), 'an older backup\n');
+    const r = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('in/a.jsonl: a backup is already at');
+    expect(r.stderr).toContain('with other content; refusing to overwrite it (the original is unchanged');
+    expect(readFileSync(path.join(dir, 'backups/a.jsonl'), 'utf8')).toBe('an older backup\n');
+    expect(readFileSync(path.join(dir, 'in/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
+    // The other file is still compacted and backed up.
+    expect(existsSync(path.join(dir, 'backups/sub/b.jsonl.gz'))).toBe(true);
+  });
+
+  it('takes a backup with the same bytes as done, so a run can be repeated', async () => {
+    const dir = tree();
+    mkdirSync(path.join(dir, 'backups'));
+    cpSync(SAMPLE, path.join(dir, 'backups/a.jsonl'));
+    const r = await runSwc(['compact', 'in/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(readFileSync(path.join(dir, 'in/a.jsonl')).length).toBeLessThan(SAMPLE_BYTES.length);
+  });
+
+  it('never reads the backup folder as input, even inside the inputs', async () => {
+    const dir = tree();
+    const first = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'in/.backups'], { cwd: dir });
+    expect(first.status).toBe(0);
+    const visible = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'in/backups'], { cwd: dir });
+    expect(visible.status).toBe(0);
+    expect(visible.stderr).toMatch(/3 files scanned/);
+    expect(readFileSync(path.join(dir, 'in/.backups/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
+    const named = await runSwc(['compact', 'in/.backups/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'in/.backups'], { cwd: dir });
+    expect(named.status).toBe(2);
+    expect(named.stderr).toBe('swc: error: in/.backups/a.jsonl is inside the --backup-dir, where this run writes backups; it cannot also be an input\n');
+  });
+
+  it('is a usage error without --in-place, or when it holds the inputs', async () => {
+    const dir = tree();
+    const alone = await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'out', '--backup-dir', 'backups'], { cwd: dir });
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toBe('swc: error: --backup-dir keeps the originals that --in-place replaces; it needs --in-place\n');
+    const above = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', '.'], { cwd: dir });
+    expect(above.status).toBe(2);
+    expect(above.stderr).toMatch(/^swc: error: --backup-dir \. holds the input in, so its backups would land among the inputs/);
+    expect(readFileSync(path.join(dir, 'in/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
+  });
+
+  it('never writes through a folder link that leads outside it', async () => {
+    const dir = tree();
+    const outside = path.join(dir, 'outside');
+    mkdirSync(outside);
+    mkdirSync(path.join(dir, 'backups'));
+    symlinkSync(outside, path.join(dir, 'backups/sub'));
+    const r = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('is a symbolic link that leads outside the --backup-dir; refusing to write there (the original is unchanged)');
+    expect(readdirSync(outside)).toEqual([]);
+    expect(readFileSync(path.join(dir, 'in/sub/b.jsonl.gz')).equals(gzipSync(SAMPLE_BYTES))).toBe(true);
+  });
+
+  it('never writes through a folder swapped for a link during the run', async () => {
+    const dir = tree();
+    const outside = path.join(dir, 'outside');
+    mkdirSync(outside);
+    const folder = path.join(dir, 'backups/sub');
+    writeHooks.beforeRename = (target) => {
+      if (path.dirname(target) !== folder) return;
+      rmSync(folder, { recursive: true, force: true });
+      symlinkSync(outside, folder);
+    };
+    const r = await runSwc(['compact', 'in/sub/b.jsonl.gz', ...TARGET, '--in-place', '--backup-dir', 'backups', '--base', 'in'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('was moved or replaced by a link');
+    expect(readdirSync(outside)).toEqual([]);
+    expect(readFileSync(path.join(dir, 'in/sub/b.jsonl.gz')).equals(gzipSync(SAMPLE_BYTES))).toBe(true);
+  });
+
+  it('never writes through a link planted at the backup path while it is written', async () => {
+    const dir = tree();
+    const secret = path.join(dir, 'secret.txt');
+    writeFileSync(secret, 'not yours\n');
+    const backup = path.join(dir, 'backups/a.jsonl');
+    writeHooks.beforeRename = (target) => {
+      if (target === backup) symlinkSync(secret, backup);
+    };
+    const r = await runSwc(['compact', 'in/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(readFileSync(secret, 'utf8')).toBe('not yours\n');
+    expect(readFileSync(path.join(dir, 'in/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
+    expect(readdirSync(path.join(dir, 'backups'))).toEqual(['a.jsonl']);
+  });
+
+  it('never overwrites a backup that appears while it is written', async () => {
+    const dir = tree();
+    const backup = path.join(dir, 'backups/a.jsonl');
+    writeHooks.beforeRename = (target) => {
+      if (target === backup) writeFileSync(backup, 'appeared meanwhile\n');
+    };
+    const r = await runSwc(['compact', 'in/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(readFileSync(backup, 'utf8')).toBe('appeared meanwhile\n');
+    expect(readFileSync(path.join(dir, 'in/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
+    expect(readdirSync(path.join(dir, 'backups'))).toEqual(['a.jsonl']);
+  });
+});
