@@ -348,3 +348,27 @@ function assemble<M>(
   if (!noteWritten) out.push(note as M);
   return out;
 }
+
+/** What the AI SDK hands a `prepareStep` function (only `messages` is read). */
+export interface PrepareStepInput<M> {
+  readonly messages: readonly M[];
+  readonly stepNumber?: number;
+}
+
+/**
+ * A `prepareStep` for the Vercel AI SDK (`generateText`, `streamText`, `Agent`): before each step it compacts the
+ * step's messages when they are past the threshold and returns `{ messages }`, and returns nothing otherwise (the
+ * step then runs on its messages as they are). The tokenizer is loaded on the first step, once.
+ * @param options as `createCompactor`'s; the format defaults to `ai-sdk`, and `system` is the `system` you pass the SDK
+ * @returns the function to pass as `prepareStep`
+ */
+export function swcPrepareStep(options: CompactorOptions): <M>(step: PrepareStepInput<M>) => Promise<{ messages: M[] } | undefined> {
+  const settings: CompactorOptions = { format: 'ai-sdk', ...options };
+  checkOptions(settings); // bad options throw here, not at the first step
+  let compactor: Promise<Compactor> | null = null;
+  return async <M>(step: PrepareStepInput<M>): Promise<{ messages: M[] } | undefined> => {
+    compactor ??= createCompactor(settings);
+    const result = (await compactor).compact(step.messages);
+    return result.changed ? { messages: result.messages } : undefined;
+  };
+}
