@@ -302,7 +302,14 @@ function formatOf(items: readonly unknown[], named: FormatAdapter | null, system
   };
   if (named !== null) return { adapter: named, container: containerFor(named) };
   const shape = { where: 'the messages', items, container: null, key: null };
-  const found = chooseFormat(shape, 'auto', 'messages');
+  let found: FormatAdapter;
+  try {
+    found = chooseFormat(shape, 'auto', 'messages');
+  } catch (error) {
+    // The command line's advice names its flags; here the option is `format`.
+    if (!(error instanceof InputError)) throw error;
+    throw new InputError(error.reason.replace('pass --format (', 'pass the format option (').replace(/, or --conversation-key .*$/, ''), error.file);
+  }
   if (system === undefined || INSTRUCTION_KEYS[found.name] !== undefined) return { adapter: found, container: containerFor(found) };
   // Instructions outside the list: the first format that keeps them there and takes these messages with them
   // (plain `{role, content}` messages with a `system` beside them are Anthropic's).

@@ -188,3 +188,11 @@ describe('compactMessages', () => {
     expect(first?.role).toBe('user');
   });
 });
+
+describe('compactMessages on messages of no known format', () => {
+  it('says it cannot tell the format and names the option to pass', async () => {
+    await expect(compactMessages([{ foo: 1 }], { target: 10, tokenizer: 'approx' })).rejects.toThrow(
+      /^messages: cannot tell the transcript format of the messages \(first item has keys "foo"\); pass the format option \(/,
+    );
+  });
+});
