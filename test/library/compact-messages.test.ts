@@ -196,3 +196,25 @@ describe('compactMessages on messages of no known format', () => {
     );
   });
 });
+
+describe('compactMessages on OpenAI chat arrays', () => {
+  it('keeps what an independent model of the conversation keeps, and hands back the objects passed in', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 1_000_000 }), fc.double({ min: 0.2, max: 1.1, noNaN: true }), fc.constantFrom(0, 1, 2), async (seed, share, minKeepSteps) => {
+        const conversation = randomConversation(seed);
+        const reference = referenceMessages(conversation);
+        const whole = planCompaction(reference, createApproxCounter(), { target: 0, exhaustive: true }).tokensBefore;
+        const target = Math.max(1, Math.floor(whole * share));
+        const expected = planCompaction(reference, createApproxCounter(), { target, minKeepSteps });
+        const written = writeAs('openai', conversation);
+        const input = deepFreeze(listOf('openai', JSON.parse(written.text)).items);
+        const result = await compactMessages(input, { target, minKeepSteps, tokenizer: 'approx' });
+        const keptItems = new Set(result.messages.map((m) => input.indexOf(m)));
+        expect({ seed, kept: written.itemOf.map((item) => item !== null && keptItems.has(item)) }).toEqual({ seed, kept: conversation.map((_, i) => expected.kept.includes(i)) });
+        expect(result.changed).toBe(expected.changed);
+        expect(result.plan.noteText).toBe(expected.noteText);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
