@@ -313,7 +313,9 @@ function formatOf(items: readonly unknown[], named: FormatAdapter | null, system
   if (system === undefined || INSTRUCTION_KEYS[found.name] !== undefined) return { adapter: found, container: containerFor(found) };
   // Instructions outside the list: the first format that keeps them there and takes these messages with them
   // (plain `{role, content}` messages with a `system` beside them are Anthropic's).
-  const keeping = FORMATS.find((f) => INSTRUCTION_KEYS[f.name] !== undefined && f.detect(items, containerFor(f)));
+  // An empty list with instructions beside it: any such format reads it the same (nothing to remove).
+  const keeping =
+    FORMATS.find((f) => INSTRUCTION_KEYS[f.name] !== undefined && f.detect(items, containerFor(f))) ?? (items.length === 0 ? findFormat('anthropic') : undefined);
   return { adapter: keeping ?? found, container: containerFor(keeping ?? found) };
 }
 

@@ -218,3 +218,21 @@ describe('compactMessages on OpenAI chat arrays', () => {
     );
   });
 });
+
+describe('compactMessages at the edges', () => {
+  it('hands back an empty list as it is, with or without instructions beside it', async () => {
+    expect((await compactMessages([], { target: 10, tokenizer: 'approx' })).messages).toEqual([]);
+    const withSystem = await compactMessages([], { target: 10, tokenizer: 'approx', system: 'Be brief.' });
+    expect(withSystem.changed).toBe(false);
+    expect(withSystem.messages).toEqual([]);
+  });
+
+  it('refuses instructions beside OpenAI chat messages, which keep theirs in the list', async () => {
+    const messages = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c', content: 'ok' },
+    ];
+    await expect(compactMessages(messages, { target: 10, tokenizer: 'approx', system: 'Be brief.' })).rejects.toThrow('system: the openai format keeps its instructions in the message list');
+  });
+});
