@@ -262,6 +262,14 @@ function aiSdkPairing(input: ConversationInput): Pairing {
       const name = typeof own(part, 'toolName') === 'string' ? (own(part, 'toolName') as string) : '';
       if (type === 'tool-call') calls.push({ item: k, id, name });
       else if (type === 'tool-result') results.push({ item: k, id, name });
+      else if (isUiMessage(item)) {
+        // A UI tool part is the call and, once its state says so, its result: both in this message.
+        const tool = uiTool(part as JsonObject);
+        if (tool === null) continue;
+        const callId = typeof tool.invocation.toolCallId === 'string' ? tool.invocation.toolCallId : null;
+        calls.push({ item: k, id: callId, name: tool.name });
+        if (uiResultOf(tool.name, tool.invocation) !== null) results.push({ item: k, id: callId, name: tool.name });
+      }
     }
   });
   return { calls, results, unknownRoles };
