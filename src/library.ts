@@ -50,7 +50,10 @@ export interface CompactorOptions<M = unknown> {
    * `systemInstruction`, a ShareGPT record's `system`. They are measured and never removed (nor returned).
    */
   readonly system?: unknown;
-  /** The tool schemas sent with the messages: with `contextWindow`, their tokens come off both thresholds (as the command line counts a request body's `tools`). */
+  /**
+   * The tool schemas sent with the messages, as JSON (an OpenAI `tools` array, say; not the AI SDK's tool objects):
+   * with `contextWindow`, their tokens come off both thresholds, as the command line counts a request body's `tools`.
+   */
   readonly tools?: unknown;
 }
 
@@ -251,7 +254,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
   const json = new WeakMap<object, AsJson>();
   const memory = new RenderedMemory();
   const remembering = memory.counter(counter);
-  const toolsText = options.tools === undefined || options.tools === null ? null : renderArguments(parseJson(JSON.stringify(options.tools, binaryAsText)));
+  const toolsText = options.tools === undefined || options.tools === null ? null : schemasText(options.tools);
   const asJson = (message: unknown, k: number): AsJson => {
     if (typeof message !== 'object' || message === null) return toJson(message, k);
     let known = json.get(message);
@@ -290,6 +293,17 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       return { messages: out, changed: true, plan, format: adapter.name };
     },
   };
+}
+
+/** Tool schemas as Haystack measures them (`json.dumps(tools, sort_keys=True)`). */
+function schemasText(tools: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(tools, binaryAsText);
+  } catch (error) {
+    throw new UsageError(`tools must be the JSON tool schemas sent to the model: ${(error as Error).message}`);
+  }
+  return json === undefined ? 'null' : renderArguments(parseJson(json));
 }
 
 /** The adapter for the messages, and the container its instructions are handed in. */

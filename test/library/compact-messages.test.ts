@@ -236,3 +236,29 @@ describe('compactMessages at the edges', () => {
     await expect(compactMessages(messages, { target: 10, tokenizer: 'approx', system: 'Be brief.' })).rejects.toThrow('system: the openai format keeps its instructions in the message list');
   });
 });
+
+describe('compactMessages with tool schemas', () => {
+  it('takes their tokens off both thresholds, as the command line does for a request body', async () => {
+    const tools = [{ type: 'function', function: { name: 'search', description: 'Search the web. '.repeat(20), parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+    const messages = [
+      { role: 'user', content: 'x'.repeat(400) },
+      { role: 'assistant', content: 'y'.repeat(400) },
+      { role: 'user', content: 'task' },
+    ];
+    const text = JSON.stringify({ tools, messages });
+    const cli = compactSource(decodeSource(Buffer.from(text), 'x.json'), { target: 0, window: { trigger: 280, target: 200 }, counter: createApproxCounter() });
+    const library = await compactMessages(messages, { contextWindow: 400, compactAt: 0.7, compactTo: 0.5, tools, tokenizer: 'approx' });
+    expect(cli.conversations[0]?.toolTokens).toBeGreaterThan(50);
+    expect(library.changed).toBe(cli.changed);
+    expect(library.plan).toEqual(cli.conversations[0]?.plan);
+    expect(library.changed).toBe(true);
+    // Without them the conversation stays under the trigger.
+    expect((await compactMessages(messages, { contextWindow: 400, compactAt: 0.7, compactTo: 0.5, tokenizer: 'approx' })).changed).toBe(false);
+  });
+
+  it('refuses schemas that are not JSON', async () => {
+    const tools: Record<string, unknown> = {};
+    tools.self = tools;
+    await expect(createCompactor({ target: 10, tools })).rejects.toThrow(/^tools must be the JSON tool schemas/);
+  });
+});
