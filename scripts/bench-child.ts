@@ -11,6 +11,11 @@
  *   langchain <file.jsonl> <target> [cached]
  *                                    LangChain.js trimMessages, strategy "last", a gpt-tokenizer o200k counter
  *                                    (with "cached": one that remembers each message's count)
+ *   loop-swc <file.jsonl> <steps> <target>
+ *                                    an agent's loop: before each of <steps> steps (two more messages of the file
+ *                                    each), one swc compactor (createCompactor, o200k) compacts the whole history
+ *   loop-langchain <file.jsonl> <steps> <target>
+ *                                    the same loop with LangChain.js trimMessages (counts cached per message)
  *
  * bench.ts compiles this file to plain JavaScript with imports of ../src pointed at the built ../dist.
  */
@@ -167,6 +172,67 @@ async function langchain(file: string, target: number, cached: boolean): Promise
   return kept.length;
 }
 
+/** The file's first `count` lines, parsed: the chat messages an agent holds. */
+function chatLines(file: string, count: number): ChatLine[] {
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  return lines.slice(0, count).map((l) => JSON.parse(l) as ChatLine);
+}
+
+/**
+ * An agent's loop with swc: the history grows by two messages a step, and before each step one compactor (the
+ * tokenizer loaded once, its memory of counted messages kept) compacts all of it to the target, as a `prepareStep`
+ * does. Returns the messages the last step was sent.
+ */
+async function loopSwc(file: string, steps: number, target: number): Promise<number> {
+  const { createCompactor } = await import('../src/library.js');
+  const all = chatLines(file, 2 * steps);
+  const compactor = await createCompactor({ format: 'openai', target });
+  let sent = 0;
+  for (let step = 1; step <= steps; step++) sent = compactor.compact(all.slice(0, 2 * step)).messages.length;
+  return sent;
+}
+
+/** The same loop with LangChain's trimMessages, the messages built once and counted once each (a cached counter). */
+async function loopLangchain(file: string, steps: number, target: number): Promise<number> {
+  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+  const { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages, isAIMessage } = await import('@langchain/core/messages');
+  type Base = import('@langchain/core/messages').BaseMessage;
+  const all: Base[] = chatLines(file, 2 * steps).map((m) => {
+    const content = typeof m.content === 'string' ? m.content : '';
+    if (m.role === 'system') return new SystemMessage(content);
+    if (m.role === 'user') return new HumanMessage(content);
+    if (m.role === 'tool') return new ToolMessage({ content, tool_call_id: m.tool_call_id ?? '' });
+    return new AIMessage({
+      content,
+      tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown>, type: 'tool_call' as const })),
+    });
+  });
+  const plain = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
+  const memo = new WeakMap<Base, number>();
+  const tokensOf = (m: Base): number => {
+    let n = memo.get(m);
+    if (n === undefined) {
+      const calls = isAIMessage(m) ? (m.tool_calls ?? []) : [];
+      const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+      n = countTokens(calls.length === 0 ? content : `${content}\n${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join('\n')}`, plain);
+      memo.set(m, n);
+    }
+    return n;
+  };
+  let sent = 0;
+  for (let step = 1; step <= steps; step++) {
+    const kept = await trimMessages(all.slice(0, 2 * step), {
+      maxTokens: target,
+      strategy: 'last',
+      includeSystem: true,
+      startOn: 'human',
+      tokenCounter: (list: Base[]) => list.reduce((sum, m) => sum + tokensOf(m), 0),
+    });
+    sent = kept.length;
+  }
+  return sent;
+}
+
 const [mode, a, b, c] = process.argv.slice(2);
 let result: number;
 switch (mode) {
@@ -184,6 +250,12 @@ switch (mode) {
     break;
   case 'langchain':
     result = await langchain(a as string, Number(b), c === 'cached');
+    break;
+  case 'loop-swc':
+    result = await loopSwc(a as string, Number(b), Number(c));
+    break;
+  case 'loop-langchain':
+    result = await loopLangchain(a as string, Number(b), Number(c));
     break;
   case 'halves':
     result = await halves(a as string, b as string, c as string);

@@ -5,8 +5,8 @@
  *
  * Options: --runs N (default 5), --slow-runs N (count-everything at 50 MB and more, LangChain past 1k messages;
  * default 3), --quick (no 50/100 MB files),
- * --no-langchain, --swc <bin> (another build's bin/swc.js). LangChain runs on each file from the smallest up until
- * a run does not finish within a minute.
+ * --no-langchain (also leaves out the agent loop's LangChain row), --swc <bin> (another build's bin/swc.js).
+ * LangChain runs on each file from the smallest up until a run does not finish within a minute.
  * Generated files live under .bench/ (git-ignored) and are reused while the generator's settings are the same.
  */
 import { spawnSync } from 'node:child_process';
@@ -279,6 +279,26 @@ if (LANGCHAIN) {
   }
 }
 
+// An agent's loop: the history grows by two messages a step and is compacted before every step (what a
+// prepareStep does), by one swc compactor and by LangChain's trimMessages with a cached counter.
+const LOOP_STEPS = 2_000;
+const loopCorpus = sizes.find((c) => c.messages >= 2 * LOOP_STEPS) as Corpus;
+const loopLabel = `${LOOP_STEPS.toLocaleString('en-US')} steps of ${loopCorpus.name}`;
+const loopSwc = row(`(6) agent loop: swc createCompactor().compact before each step, --target ${TARGET}`, loopLabel, [child, 'loop-swc', loopCorpus.file, String(LOOP_STEPS), String(TARGET)]);
+const LOOP_LIMIT_S = 1200;
+const loopLangchain = row(
+  '(6′) agent loop: LangChain.js trimMessages before each step (counts cached per message)',
+  loopLabel,
+  [child, 'loop-langchain', loopCorpus.file, String(LOOP_STEPS), String(TARGET)],
+  { timeoutMs: LOOP_LIMIT_S * 1000 },
+);
+process.stderr.write('agent loop:\n');
+runRows([loopSwc], RUNS);
+if (LANGCHAIN) {
+  // One run: it takes minutes.
+  runRows([loopLangchain], 1);
+}
+
 // A target close to the total: everything is counted; compared with gpt-tokenizer counting the same text raw.
 const near = sizes.find((c) => c.messages === 10_000) as Corpus;
 const renderedText = path.join(OUT, `${near.name}.rendered.txt`);
@@ -364,6 +384,7 @@ for (const s of perSize) {
 }
 if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
 lines.push(tableRow(nearSwc), tableRow(nearSwc0), tableRow(nearRaw), tableRow(nearRaw0), tableRow(jobs1), tableRow(jobs2), tableRow(halvesRow), tableRow(version), tableRow(help), tableRow(nodeOnly));
+lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push('');
 lines.push('| ratio | input | value |');
 lines.push('|---|---|---|');
@@ -396,6 +417,11 @@ lines.push(`| near-total target: counting alone (swc: the near-total run less a 
 lines.push(`| --jobs 2 speed-up over --jobs 1 | 1,000 files | ${ratio(wallOf(jobs1), wallOf(jobs2))} (outputs ${sameTree(path.join(OUT, 'tree-jobs1'), path.join(OUT, 'tree-jobs2'))}) |`);
 lines.push(`| the machine's ceiling: --jobs 1 ÷ two --jobs 1 processes on halves at once (5′) | 1,000 files | ${ratio(wallOf(jobs1), wallOf(halvesRow))} |`);
 lines.push(`| swc --version ÷ node -e 0 | – | ${ratio(wallOf(version), wallOf(nodeOnly))} |`);
+if (LANGCHAIN) {
+  const finished = loopLangchain.samples.filter((x) => !x.timedOut);
+  const value = finished.length > 0 ? ratio(median(finished.map((x) => x.wall)), wallOf(loopSwc)) : `> ${ratio(LOOP_LIMIT_S, wallOf(loopSwc))} (stopped at ${LOOP_LIMIT_S} s)`;
+  lines.push(`| (6′)/(6) agent loop: LangChain trimMessages ÷ swc compactor | ${loopLabel} | ${value} |`);
+}
 lines.push('');
 lines.push(`(Bench took ${((Date.now() - started) / 1000).toFixed(0)} s.)`);
 

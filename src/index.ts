@@ -23,3 +23,5 @@ export { compactSource } from './pipeline.js';
 export type { FileOptions, FileResult } from './pipeline.js';
 export { decodeSource } from './io/source.js';
 export { InputError, UsageError } from './errors.js';
+export { compactMessages, createCompactor, swcPrepareStep } from './library.js';
+export type { CompactedMessages, Compactor, CompactorOptions, MessageFormat, PrepareStepInput } from './library.js';

@@ -85,8 +85,11 @@ export interface FileResult {
   readonly changedConversations: number;
 }
 
+/** What choosing a format reads of a slot (the library hands in a list of its own). */
+export type SlotShape = Pick<Slot, 'where' | 'items' | 'container' | 'key' | 'record'>;
+
 /** Picks the adapter: the one named, or the first whose shape matches every item. */
-export function chooseFormat(slot: Slot, format: string | undefined, file: string): FormatAdapter {
+export function chooseFormat(slot: SlotShape, format: string | undefined, file: string): FormatAdapter {
   if (format !== undefined && format !== 'auto') {
     const named = findFormat(format);
     if (!named) throw new InputError(`unknown format "${format}" (choose one of: auto, ${formatNames().join(', ')})`, file);
@@ -113,7 +116,7 @@ export function chooseFormat(slot: Slot, format: string | undefined, file: strin
  * it, when every other item fits no format at all. Its checks then name the broken item ("message 3: expected a
  * message object, found a number"). A list mixing two formats' messages gets none, and stays "cannot tell".
  */
-function formatOfTheRest(slot: Slot, key: string | null, open: boolean): FormatAdapter | undefined {
+function formatOfTheRest(slot: SlotShape, key: string | null, open: boolean): FormatAdapter | undefined {
   const fitsAlone = (f: FormatAdapter, item: unknown): boolean => f.detect([item], slot.container);
   const takes = (f: FormatAdapter): boolean => {
     const fitting = slot.items.filter((item) => fitsAlone(f, item));
@@ -124,7 +127,7 @@ function formatOfTheRest(slot: Slot, key: string | null, open: boolean): FormatA
 }
 
 /** When the items look like records holding a list of objects under some key, names --conversation-key for it. */
-function recordHint(slot: Slot): string {
+function recordHint(slot: SlotShape): string {
   const item = slot.items[0];
   if (slot.record !== undefined || !isRecord(item)) return '';
   const key = Object.keys(item).find((k) => {
@@ -314,8 +317,26 @@ function planAgainstWindow(
   window: WindowThresholds,
   template: string | null,
 ): { plan: Plan; target: number; toolTokens: number } {
-  const counter = sharingCounter(options.counter);
-  const tools = toolsText(source, layout, slot);
+  return planWithThresholds(messages, options.counter, { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive }, window, toolsText(source, layout, slot));
+}
+
+/**
+ * The plan against window thresholds for a conversation whose tool schemas (as Haystack measures them) are known:
+ * the file pipeline's and the in-memory library's one way of deciding with `--context-window`.
+ * @param messages the normalized conversation
+ * @param inner the counter
+ * @param settings the decision's settings besides the target (`note` is the resolved template)
+ * @param window the trigger and the target
+ * @param tools the schemas' text, or null without any
+ */
+export function planWithThresholds(
+  messages: readonly Message[],
+  inner: TokenCounter,
+  settings: { readonly minKeepSteps?: number | undefined; readonly note: string | null; readonly exhaustive?: boolean | undefined },
+  window: WindowThresholds,
+  tools: string | null,
+): { plan: Plan; target: number; toolTokens: number } {
+  const counter = sharingCounter(inner);
   let toolTokens = 0;
   if (tools !== null) {
     // Haystack appends the schemas to the conversation's text: they cost what they add after its last message.
@@ -323,7 +344,6 @@ function planAgainstWindow(
     const last = messages.length > 0 ? renderMessage(messages[messages.length - 1] as Message) : null;
     toolTokens = last === null ? counter.measure([toolsRendered]) : counter.measure([last, toolsRendered]) - counter.measure([last]);
   }
-  const settings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive };
   // Below the trigger means a size of at most trigger - 1 tokens.
   const gate = Math.max(window.trigger - 1 - toolTokens, 0);
   const below = planCompaction(messages, counter, { ...settings, target: gate });

@@ -1,3 +1,4 @@
+import { aiSdk } from './ai-sdk.js';
 import { anthropic } from './anthropic.js';
 import { claudeCode } from './claude-code.js';
 import { gemini } from './gemini.js';
@@ -25,6 +26,8 @@ export const FORMATS: readonly FormatAdapter[] = [
   claudeCode,
   langchain,
   sharegpt,
+  // AI SDK messages say every part's `type` (UI messages' `parts` would otherwise pass for Gemini contents).
+  aiSdk,
   gemini,
   // Anthropic messages can look like OpenAI chat ones: Anthropic claims a list only when a block type or a
   // request key of its own is present. Plain `{role, content}` messages are OpenAI's; Responses gets what

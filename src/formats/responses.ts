@@ -60,14 +60,23 @@ function kindOf(item: unknown): Kind | null {
   if (type === 'reasoning') return 'reasoning';
   if (type === 'mcp_approval_response') return hasString(item, 'approval_request_id') ? 'output' : 'other';
   if (type === 'mcp_approval_request') return hasString(item, 'id') ? 'call' : 'self-call';
-  if (type.endsWith('_output')) return hasString(item, 'call_id') ? 'output' : 'other';
-  if (type.endsWith('_call')) return hasString(item, 'call_id') ? 'call' : 'self-call';
+  if (type.endsWith('_output') || type === AGENTS_RESULT) return callIdOf(item) !== undefined ? 'output' : 'other';
+  if (type.endsWith('_call')) return callIdOf(item) !== undefined ? 'call' : 'self-call';
   return 'other';
 }
 
 /** The id an output answers: its `call_id`, or the approval request it responds to. */
 function answeredId(item: Record<string, unknown>): string | undefined {
-  const id = own(item, 'call_id') ?? own(item, 'approval_request_id');
+  const id = callIdOf(item) ?? own(item, 'approval_request_id');
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** The OpenAI Agents SDK's (JavaScript) item for a function's output; its items spell the call id `callId`. */
+const AGENTS_RESULT = 'function_call_result';
+
+/** A call's or output's id: `call_id`, or the Agents SDK's `callId`. */
+function callIdOf(item: Record<string, unknown>): string | undefined {
+  const id = own(item, 'call_id') ?? own(item, 'callId');
   return typeof id === 'string' ? id : undefined;
 }
 
@@ -83,7 +92,7 @@ function callName(item: Record<string, unknown>): string {
 function isResponsesMarked(item: unknown): boolean {
   if (!isRecord(item)) return false;
   const type = own(item, 'type');
-  if (typeof type === 'string' && (type === 'message' || KNOWN_TYPES.has(type) || type.endsWith('_call') || type.endsWith('_call_output'))) return true;
+  if (typeof type === 'string' && (type === 'message' || KNOWN_TYPES.has(type) || type.endsWith('_call') || type.endsWith('_call_output') || type === AGENTS_RESULT)) return true;
   const content = own(item, 'content');
   return Array.isArray(content) && content.some((p) => isRecord(p) && RESPONSES_PARTS.has(own(p, 'type') as string));
 }
@@ -152,7 +161,9 @@ function outputOf(item: JsonValue, name: string): ToolResult {
       return null;
     }));
   } else if (isJsonObject(output)) {
-    if (typeof output.image_url === 'string' || (typeof output.type === 'string' && output.type.includes('screenshot'))) {
+    // The Agents SDK's `{type: "text", text}` output.
+    if (output.type === 'text' && typeof output.text === 'string') text = output.text;
+    else if (typeof output.image_url === 'string' || (typeof output.type === 'string' && output.type.includes('screenshot'))) {
       text = '<image>';
       images = 1;
     } else text = renderArguments(output);
@@ -260,7 +271,7 @@ function responsesPairing(input: ConversationInput): Pairing {
     const type = own(item, 'type');
     if (kind === 'call') {
       const approval = type === 'mcp_approval_request';
-      const id = own(item, approval ? 'id' : 'call_id') as string;
+      const id = (approval ? own(item, 'id') : callIdOf(item)) as string;
       if (!approval || approved.has(id)) calls.push({ item: k, id, name: callName(item) });
     } else if (kind === 'output') results.push({ item: k, id: answeredId(item) ?? null, name: '' });
     else if (CLIENT_TYPES.has(type as string)) problems.push({ item: k, text: `${type as string} has no "call_id"` });
@@ -329,7 +340,7 @@ export const responses: FormatAdapter = {
           const g = open(k);
           g.items.push(k);
           g.real = true;
-          const id = record === null ? undefined : own(record, own(record, 'type') === 'mcp_approval_request' ? 'id' : 'call_id');
+          const id = record === null ? undefined : own(record, 'type') === 'mcp_approval_request' ? own(record, 'id') : callIdOf(record);
           if (record !== null && typeof id === 'string') {
             names.set(id, callName(record));
             if (kind === 'call' && (outputAt.get(id) ?? -1) > k) g.pending.add(id);

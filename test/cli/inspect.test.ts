@@ -721,6 +721,9 @@ describe('swc inspect (command line)', () => {
     ['claude-code-duplicate-id.jsonl', '6:1  #5  duplicate-id', 'call id "toolu_01" (Read) is already used by the call on line 2'],
     ['sharegpt-missing-result.json', '7:5  #1  missing-result', 'tool call without an id (get_weather) has no result'],
     ['sharegpt-orphan-result.json', '19:5  #4  orphan-result', 'result of unnamed tool (no call id) answers no call right before it'],
+    ['ai-sdk-missing-result.json', '5:5  #2  missing-result', 'tool call "call_2" (get_forecast) has no result'],
+    ['ai-sdk-orphan-result.json', '11:3  #3  orphan-result', 'result for call id "call_9" answers no call'],
+    ['ai-sdk-duplicate-id.json', '13:3  #4  duplicate-id', 'call id "call_1" (get_weather) is already used by the call on line 3'],
   ])('flags %s and exits 1, in full and with --quiet', async (file, where, text) => {
     const full = await swc(['inspect', '--tokenizer', 'approx', file], { NO_COLOR: '1' }, dir);
     expect(full.status).toBe(1);

@@ -1,0 +1,397 @@
+import { noteTemplate, planCompaction, type Plan } from './core/compact.js';
+import { parseJson } from './core/json-value.js';
+import { lazyList } from './core/lazy-list.js';
+import { renderArguments } from './core/python-json.js';
+import type { Rendered, TokenCounter } from './core/types.js';
+import { InputError, UsageError } from './errors.js';
+import { FORMATS, findFormat, formatNames } from './formats/registry.js';
+import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
+import { noteBeforeItem } from './outcome/outcome.js';
+import { chooseFormat, planWithThresholds, type WindowThresholds } from './pipeline.js';
+import { createCounter, isTokenizerName, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
+
+/**
+ * Compacting the messages an agent holds in memory, in the shape its SDK gives them. Each message goes through the
+ * same adapter and the same decision as a file of those messages written as JSON, so the library and `swc compact`
+ * keep the same messages; kept messages are handed back as the very objects passed in.
+ */
+
+/** The formats the library reads; `auto` tells them apart as the command line does. */
+export type MessageFormat = 'auto' | 'openai' | 'anthropic' | 'responses' | 'gemini' | 'haystack' | 'langchain' | 'claude-code' | 'sharegpt' | 'ai-sdk';
+
+/** Settings of a compactor. Give `target`, or `contextWindow` (with `compactAt`/`compactTo`). */
+export interface CompactorOptions<M = unknown> {
+  /** The messages' format (default `auto`). */
+  readonly format?: MessageFormat;
+  /** The token budget: compact whenever the conversation is larger. */
+  readonly target?: number;
+  /** Instead of `target`: compact only once the conversation reaches `contextWindow × compactAt` tokens, then to `contextWindow × compactTo`. */
+  readonly contextWindow?: number;
+  /** With `contextWindow`: the share of the window from which to compact (default 0.7). */
+  readonly compactAt?: number;
+  /** With `contextWindow`: the share to compact to (default 0.4); `0 < compactTo < compactAt ≤ 1`. */
+  readonly compactTo?: number;
+  /** The fewest newest steps of the current task to keep, even over the budget (default 1). */
+  readonly minKeepSteps?: number;
+  /** The note template; `null` or `''` removes silently. Default: the standard note. */
+  readonly note?: string | null;
+  /** Builds the note yourself (a LangChain `HumanMessage`, say) from its text, instead of the format's plain object. */
+  readonly createNote?: (text: string) => M;
+  /** The tokenizer (default `o200k_base`). */
+  readonly tokenizer?: TokenizerName;
+  /** Characters per token (`approx` only), tokens per image, tokens per file: Haystack's 4, 85 and 1000 by default. */
+  readonly charsPerToken?: number;
+  readonly tokensPerImage?: number;
+  readonly tokensPerFile?: number;
+  /** A counter of your own instead of `tokenizer` (it is given the same rendered object for an unchanged message each call). */
+  readonly counter?: TokenCounter;
+  /**
+   * Instructions held outside the list: Anthropic's and the AI SDK's `system`, Responses' `instructions`, Gemini's
+   * `systemInstruction`, a ShareGPT record's `system`. They are measured and never removed (nor returned).
+   */
+  readonly system?: unknown;
+  /**
+   * The tool schemas sent with the messages, as JSON (an OpenAI `tools` array, say; not the AI SDK's tool objects):
+   * with `contextWindow`, their tokens come off both thresholds, as the command line counts a request body's `tools`.
+   */
+  readonly tools?: unknown;
+}
+
+/** What one compaction gives back. */
+export interface CompactedMessages<M> {
+  /** A new array: the kept messages (the objects passed in) and the note, in order. */
+  readonly messages: M[];
+  /** Whether anything was removed. */
+  readonly changed: boolean;
+  /** The decision, its indices those of the normalized conversation (instructions held outside the list come first). */
+  readonly plan: Plan;
+  /** The format the messages were read as. */
+  readonly format: string;
+}
+
+/** A compactor with its tokenizer loaded: `compact` is synchronous, for an agent's loop. */
+export interface Compactor {
+  /** The counter's name. */
+  readonly tokenizer: string;
+  /**
+   * Compacts a conversation.
+   * @param messages the messages, in the compactor's format; never modified
+   * @throws InputError naming the index of a message that does not fit the format (or cannot be written as JSON)
+   */
+  compact<M>(messages: readonly M[]): CompactedMessages<M>;
+}
+
+/** Where each format keeps instructions held outside its list. */
+const INSTRUCTION_KEYS: Readonly<Record<string, string>> = {
+  anthropic: 'system',
+  'ai-sdk': 'system',
+  sharegpt: 'system',
+  responses: 'instructions',
+  gemini: 'systemInstruction',
+};
+
+/** The default share of the window from which, and to which, a conversation is compacted (as the command line's). */
+const DEFAULT_COMPACT_AT = 0.7;
+const DEFAULT_COMPACT_TO = 0.4;
+
+/**
+ * Loads the tokenizer once and returns a compactor.
+ * @param options the budget, the format and the counter
+ * @throws UsageError for options that contradict each other or are out of range
+ */
+export async function createCompactor(options: CompactorOptions): Promise<Compactor> {
+  const checked = checkOptions(options);
+  const counter = options.counter ?? (await createCounter(checked.tokenizer, checked.counterOptions));
+  return compactorWith(counter, options, checked);
+}
+
+/**
+ * Compacts a conversation once (a loop should keep one `createCompactor` instead: it loads the tokenizer once
+ * and remembers what it counted).
+ * @param messages the messages as the SDK holds them; never modified
+ * @param options the budget, the format and the counter
+ */
+export async function compactMessages<M>(messages: readonly M[], options: CompactorOptions<M>): Promise<CompactedMessages<M>> {
+  return (await createCompactor(options)).compact(messages);
+}
+
+/** Options checked once. */
+interface Checked {
+  readonly tokenizer: TokenizerName;
+  readonly counterOptions: CounterOptions;
+  readonly target: number;
+  readonly window: WindowThresholds | null;
+  readonly minKeepSteps: number;
+  readonly template: string | null;
+  readonly adapter: FormatAdapter | null;
+}
+
+function checkOptions(options: CompactorOptions): Checked {
+  const tokenizer = options.tokenizer ?? 'o200k_base';
+  if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${String(tokenizer)}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  const format = options.format ?? 'auto';
+  const adapter = format === 'auto' ? null : (findFormat(format) ?? null);
+  if (format !== 'auto' && adapter === null) throw new UsageError(`unknown format "${String(format)}" (choose one of: auto, ${formatNames().join(', ')})`);
+  if (options.system !== undefined && adapter !== null && INSTRUCTION_KEYS[adapter.name] === undefined) {
+    throw new UsageError(`system: the ${adapter.name} format keeps its instructions in the message list`);
+  }
+  const minKeepSteps = options.minKeepSteps ?? 1;
+  if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0) throw new UsageError(`minKeepSteps must be a whole number of at least 0, got ${minKeepSteps}`);
+  const counterOptions: CounterOptions = {
+    ...(options.charsPerToken === undefined ? {} : { charsPerToken: options.charsPerToken }),
+    ...(options.tokensPerImage === undefined ? {} : { tokensPerImage: options.tokensPerImage }),
+    ...(options.tokensPerFile === undefined ? {} : { tokensPerFile: options.tokensPerFile }),
+  };
+  const window = windowOf(options);
+  let target: number;
+  if (window !== null) target = window.target;
+  else {
+    if (options.target === undefined) throw new UsageError('give target (a token budget) or contextWindow');
+    if (!Number.isSafeInteger(options.target) || options.target < 1) throw new UsageError(`target must be a whole number of at least 1, got ${options.target}`);
+    target = options.target;
+  }
+  return { tokenizer, counterOptions, target, window, minKeepSteps, template: noteTemplate(options.note), adapter };
+}
+
+/** The thresholds of `contextWindow`, in exact decimal arithmetic (0.7 of 300 is 210, not 210.00000000000003). */
+function windowOf(options: CompactorOptions): WindowThresholds | null {
+  if (options.contextWindow === undefined) {
+    const stray = options.compactAt !== undefined ? 'compactAt' : options.compactTo !== undefined ? 'compactTo' : null;
+    if (stray !== null) throw new UsageError(`${stray} needs contextWindow: its fraction is a share of that window`);
+    return null;
+  }
+  if (options.target !== undefined) throw new UsageError('target and contextWindow both set the budget: give one');
+  const tokens = options.contextWindow;
+  if (!Number.isSafeInteger(tokens) || tokens < 1) throw new UsageError(`contextWindow must be a whole number of at least 1, got ${tokens}`);
+  const at = decimal('compactAt', options.compactAt ?? DEFAULT_COMPACT_AT);
+  const to = decimal('compactTo', options.compactTo ?? DEFAULT_COMPACT_TO);
+  if (to.n * at.d >= at.n * to.d) throw new UsageError(`compactTo (${options.compactTo ?? DEFAULT_COMPACT_TO}) must be below compactAt (${options.compactAt ?? DEFAULT_COMPACT_AT})`);
+  const scaled = (f: { n: bigint; d: bigint }): { floor: bigint; exact: boolean } => {
+    const product = BigInt(tokens) * f.n;
+    return { floor: product / f.d, exact: product % f.d === 0n };
+  };
+  const trigger = scaled(at);
+  const target = Number(scaled(to).floor);
+  if (target < 1) throw new UsageError(`compactTo ${options.compactTo ?? DEFAULT_COMPACT_TO} of a ${tokens}-token window is less than one token`);
+  return { trigger: Number(trigger.exact ? trigger.floor : trigger.floor + 1n), target };
+}
+
+/** A share in (0, 1] as the exact decimal its shortest spelling says. */
+function decimal(name: string, value: number): { n: bigint; d: bigint } {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1) throw new UsageError(`${name} must be a number above 0 and at most 1, got ${String(value)}`);
+  const [mantissa = '0', exponent = '0'] = String(value).split('e');
+  const [whole = '0', fraction = ''] = mantissa.split('.');
+  let n = BigInt(whole + fraction);
+  let d = 10n ** BigInt(fraction.length);
+  const e = Number(exponent);
+  if (e > 0) n *= 10n ** BigInt(e);
+  else d *= 10n ** BigInt(-e);
+  return { n, d };
+}
+
+/** A message as the adapters read it: its JSON text and that text parsed, as a file of the messages would give them. */
+interface AsJson {
+  readonly raw: string;
+  readonly item: unknown;
+}
+
+/**
+ * Writes binary data (an image's bytes in an AI SDK part, say) as a short stand-in: its size never decides anything
+ * (images and files cost flat amounts), and a file could not hold it anyway.
+ */
+function binaryAsText(this: unknown, key: string, value: unknown): unknown {
+  const original = (this as Record<string, unknown>)[key];
+  if (original instanceof ArrayBuffer) return `<${original.byteLength} bytes>`;
+  if (ArrayBuffer.isView(original)) return `<${original.byteLength} bytes>`;
+  return value;
+}
+
+/** A message's JSON, or the InputError that names it. */
+function toJson(message: unknown, k: number): AsJson {
+  let raw: string | undefined;
+  try {
+    raw = JSON.stringify(message, binaryAsText);
+  } catch (error) {
+    const cyclic = error instanceof TypeError && /circular/i.test(error.message);
+    throw new InputError(cyclic ? 'a message that refers to itself (a cycle) cannot be compacted' : `cannot be written as JSON (${(error as Error).message})`, `messages[${k}]`);
+  }
+  if (raw === undefined) throw new InputError(`expected a message, found ${typeof message}`, `messages[${k}]`);
+  return { raw, item: JSON.parse(raw) as unknown };
+}
+
+/**
+ * Remembers, from one call to the next, one rendered object per rendered text: counters keep counts per rendered
+ * object, so a message already counted in the previous call is not counted again. Two generations are kept, so
+ * what it holds is at most the texts of the last two conversations.
+ */
+class RenderedMemory {
+  private current = new Map<string, Rendered>();
+  private previous = new Map<string, Rendered>();
+
+  /** A counter that hands `inner` the remembered object for each text it has seen. */
+  counter(inner: TokenCounter): TokenCounter {
+    const canonical = (r: Rendered): Rendered => {
+      const known = this.current.get(r.text) ?? this.previous.get(r.text);
+      if (known !== undefined && known.images === r.images && known.files === r.files) {
+        this.current.set(r.text, known);
+        return known;
+      }
+      this.current.set(r.text, r);
+      return r;
+    };
+    return { name: inner.name, measure: (messages, limit) => inner.measure(lazyList(messages.length, (k) => canonical(messages[k] as Rendered)), limit) };
+  }
+
+  /** Starts the next call: what the last one did not see is forgotten. */
+  nextCall(): void {
+    this.previous = this.current;
+    this.current = new Map();
+  }
+}
+
+function compactorWith(counter: TokenCounter, options: CompactorOptions, checked: Checked): Compactor {
+  // Each message object's JSON, made once: the input is never modified, so an object's JSON cannot change.
+  const json = new WeakMap<object, AsJson>();
+  const memory = new RenderedMemory();
+  const remembering = memory.counter(counter);
+  const toolsText = options.tools === undefined || options.tools === null ? null : schemasText(options.tools);
+  const asJson = (message: unknown, k: number): AsJson => {
+    if (typeof message !== 'object' || message === null) return toJson(message, k);
+    let known = json.get(message);
+    if (known === undefined) {
+      known = toJson(message, k);
+      json.set(message, known);
+    }
+    return known;
+  };
+  return {
+    tokenizer: counter.name,
+    compact<M>(messages: readonly M[]): CompactedMessages<M> {
+      if (!Array.isArray(messages)) throw new InputError(`expected an array of messages, found ${messages === null ? 'null' : typeof messages}`, 'messages');
+      const converted = messages.map((m, k) => asJson(m, k));
+      const items = converted.map((c) => c.item);
+      const raws = converted.map((c) => c.raw);
+      const { adapter, container } = formatOf(items, checked.adapter, options.system);
+      const input: ConversationInput = {
+        file: 'messages',
+        items,
+        raws,
+        container,
+        fail(item, reason): never {
+          throw new InputError(reason, `messages[${item}]`);
+        },
+      };
+      const normalized = adapter.normalize(input, checked.template);
+      memory.nextCall();
+      const settings = { minKeepSteps: checked.minKeepSteps, note: checked.template };
+      const plan =
+        checked.window === null
+          ? planCompaction(normalized.messages, remembering, { ...settings, target: checked.target })
+          : planWithThresholds(normalized.messages, remembering, settings, checked.window, toolsText).plan;
+      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name };
+      const out = assemble(adapter, input, messages, normalized, plan, options.createNote as ((text: string) => M) | undefined);
+      return { messages: out, changed: true, plan, format: adapter.name };
+    },
+  };
+}
+
+/** Tool schemas as Haystack measures them (`json.dumps(tools, sort_keys=True)`). */
+function schemasText(tools: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(tools, binaryAsText);
+  } catch (error) {
+    throw new UsageError(`tools must be the JSON tool schemas sent to the model: ${(error as Error).message}`);
+  }
+  return json === undefined ? 'null' : renderArguments(parseJson(json));
+}
+
+/** The adapter for the messages, and the container its instructions are handed in. */
+function formatOf(items: readonly unknown[], named: FormatAdapter | null, system: unknown): { adapter: FormatAdapter; container: Record<string, unknown> | null } {
+  const containerFor = (adapter: FormatAdapter): Record<string, unknown> | null => {
+    if (system === undefined) return null;
+    const key = INSTRUCTION_KEYS[adapter.name];
+    if (key === undefined) throw new UsageError(`system: the ${adapter.name} format keeps its instructions in the message list`);
+    return { [key]: system };
+  };
+  if (named !== null) return { adapter: named, container: containerFor(named) };
+  const shape = { where: 'the messages', items, container: null, key: null };
+  let found: FormatAdapter;
+  try {
+    found = chooseFormat(shape, 'auto', 'messages');
+  } catch (error) {
+    // The command line's advice names its flags; here the option is `format`.
+    if (!(error instanceof InputError)) throw error;
+    throw new InputError(error.reason.replace('pass --format (', 'pass the format option (').replace(/, or --conversation-key .*$/, ''), error.file);
+  }
+  if (system === undefined || INSTRUCTION_KEYS[found.name] !== undefined) return { adapter: found, container: containerFor(found) };
+  // Instructions outside the list: the first format that keeps them there and takes these messages with them
+  // (plain `{role, content}` messages with a `system` beside them are Anthropic's).
+  // An empty list with instructions beside it: any such format reads it the same (nothing to remove).
+  const keeping =
+    FORMATS.find((f) => INSTRUCTION_KEYS[f.name] !== undefined && f.detect(items, containerFor(f))) ?? (items.length === 0 ? findFormat('anthropic') : undefined);
+  return { adapter: keeping ?? found, container: containerFor(keeping ?? found) };
+}
+
+/**
+ * The compacted list: kept messages (the objects passed in) in order, messages that stand for no message of their
+ * own where they were, and the note before the first kept message after it. A format whose messages refer to each
+ * other (Claude Code's `parentUuid`) relinks kept messages whose parent was removed: those come back as new objects.
+ */
+function assemble<M>(
+  adapter: FormatAdapter,
+  input: ConversationInput,
+  messages: readonly M[],
+  normalized: Normalized,
+  plan: Plan,
+  createNote: ((text: string) => M) | undefined,
+): M[] {
+  const keep = new Set<number>(normalized.pinned ?? []);
+  for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
+  const order = [...keep].sort((a, b) => a - b);
+  const noteBefore = noteBeforeItem(plan, normalized);
+  let note: unknown = plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: input.items });
+  let edited: ReadonlyMap<number, string> | undefined;
+  if (adapter.finish !== undefined) {
+    const done = adapter.finish({ items: input.items, raws: input.raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note });
+    if (done.note !== undefined) note = done.note;
+    edited = done.raws;
+  }
+  if (createNote !== undefined && plan.noteText !== null) note = createNote(plan.noteText);
+  const out: M[] = [];
+  let noteWritten = plan.noteText === null;
+  for (const item of order) {
+    if (!noteWritten && item >= noteBefore) {
+      out.push(note as M);
+      noteWritten = true;
+    }
+    const changed = edited?.get(item);
+    out.push(changed === undefined ? (messages[item] as M) : (JSON.parse(changed) as M));
+  }
+  if (!noteWritten) out.push(note as M);
+  return out;
+}
+
+/** What the AI SDK hands a `prepareStep` function (only `messages` is read). */
+export interface PrepareStepInput<M> {
+  readonly messages: readonly M[];
+  readonly stepNumber?: number;
+}
+
+/**
+ * A `prepareStep` for the Vercel AI SDK (`generateText`, `streamText`, `Agent`): before each step it compacts the
+ * step's messages when they are past the threshold and returns `{ messages }`, and returns nothing otherwise (the
+ * step then runs on its messages as they are). The tokenizer is loaded on the first step, once.
+ * @param options as `createCompactor`'s; the format defaults to `ai-sdk`, and `system` is the `system` you pass the SDK
+ * @returns the function to pass as `prepareStep`
+ */
+export function swcPrepareStep(options: CompactorOptions): <M>(step: PrepareStepInput<M>) => Promise<{ messages: M[] } | undefined> {
+  const settings: CompactorOptions = { format: 'ai-sdk', ...options };
+  checkOptions(settings); // bad options throw here, not at the first step
+  let compactor: Promise<Compactor> | null = null;
+  return async <M>(step: PrepareStepInput<M>): Promise<{ messages: M[] } | undefined> => {
+    compactor ??= createCompactor(settings);
+    const result = (await compactor).compact(step.messages);
+    return result.changed ? { messages: result.messages } : undefined;
+  };
+}
