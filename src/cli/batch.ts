@@ -355,6 +355,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     format: settings.format,
     conversationKey: settings.conversationKey,
     exhaustive: json !== null || settings.dryRun,
+    exact: settings.exact,
     diff: reporters.includes('dry-run') ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
     plan: json !== null,
     bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',

@@ -5,7 +5,7 @@ import type { Content, Message } from '../core/types.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
 import { countOf, itemSpan, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
 import type { WindowSettings } from './settings.js';
-import { formatCount, missText, percent, thresholdText } from './summary.js';
+import { figureText, formatCount, missText, percent, thresholdText } from './summary.js';
 import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, padStartTo, previewOf, wrapToWidth } from './text-width.js';
 
 /**
@@ -433,11 +433,6 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
   ];
 }
 
-/** `9,870`, or `more than 2,000` when counting stopped early. */
-function beforeTokens(tokens: number, exact: boolean, target: number): string {
-  return exact ? formatCount(tokens) : `more than ${formatCount(target)}`;
-}
-
 /** One conversation, its plan and totals, as the view draws them. */
 interface Drawn {
   readonly c: ConversationResult;
@@ -466,11 +461,11 @@ function settingsItems(result: FileResult, view: DryRunView): string[] {
 function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]): string[] {
   const { width, color } = view;
   const sum = (f: (x: Drawn) => number): number => all.reduce((a, x) => a + f(x), 0);
-  const exact = all.every((x) => x.plan.tokensBeforeExact);
+  const exact = all.every((x) => x.c.outcome.before.exact);
   const before = {
     count: sum((x) => x.totals.messagesBefore),
     messages: formatCount(sum((x) => x.totals.messagesBefore)),
-    tokens: beforeTokens(sum((x) => x.plan.tokensBefore), exact, view.target),
+    tokens: figureText({ tokens: sum((x) => x.c.outcome.before.tokens), exact }),
   };
   const after = { count: sum((x) => x.totals.messagesAfter), messages: formatCount(sum((x) => x.totals.messagesAfter)), tokens: formatCount(sum((x) => x.plan.tokensAfter)) };
   const mw = Math.max(before.messages.length, after.messages.length);

@@ -73,6 +73,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--dry-run', 'write nothing; print a diff of what would be removed, per file')
     .option('--json', 'print the JSON plan (one file) or report (several files): with --dry-run to stdout instead of the diff, else to stderr (one file: after compacting, while stdout keeps the transcript)')
     .option('--report <file>', 'write that JSON report to a file instead')
+    .option('--exact', 'count the tokens before exactly in every file (by default files over 4 MiB show an estimate, marked ≈)')
     .option('--ignore <pattern>', 'leave out files matching this glob pattern (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')

@@ -33,6 +33,7 @@ export interface CompactFlags {
   tokensPerImage?: string;
   tokensPerFile?: string;
   force?: boolean;
+  exact?: boolean;
   quiet?: boolean;
   debug?: boolean;
   color?: boolean;
@@ -91,6 +92,8 @@ export interface CompactSettings {
   readonly shard: Shard | null;
   /** Replace files in the out-dir that hold something other than this run's result. */
   readonly force: boolean;
+  /** Count the tokens before exactly in every file, however big (else big files show an estimate). */
+  readonly exact: boolean;
   readonly quiet: boolean;
   /** --no-color (false), or nothing said (undefined). */
   readonly color: boolean | undefined;
@@ -239,6 +242,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     jobs,
     shard: flags.shard === undefined ? null : parseShard(flags.shard),
     force: flags.force === true,
+    exact: flags.exact === true,
     quiet: flags.quiet === true,
     color: flags.color === false ? false : undefined,
   };

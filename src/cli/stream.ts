@@ -67,6 +67,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     format: settings.format,
     conversationKey: settings.conversationKey,
     exhaustive: json !== null,
+    exact: settings.exact,
   });
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };

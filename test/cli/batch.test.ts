@@ -188,7 +188,7 @@ describe('swc compact --check', () => {
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('archive/a/big.jsonl\narchive/b/big2.json\n');
     expect(run.stderr).toMatch(
-      /^swc: 3 files scanned: 2 would be compacted, 1 unchanged, 0 failed; tokens at least 800 → 644 \(approx\); \d+\.\d\d s\n$/,
+      /^swc: 3 files scanned: 2 would be compacted, 1 unchanged, 0 failed; tokens 813 → 644 \(−21%, approx\); \d+\.\d\d s\n$/,
     );
     expect(readTree(dir)).toEqual(before);
     expect(statSync(path.join(dir, 'archive/a/big.jsonl')).mtimeMs).toBe(mtime);
@@ -218,11 +218,11 @@ describe('swc compact with broken files among good ones', () => {
     expect(run.status).toBe(2);
     const lines = run.stderr.trimEnd().split('\n');
     // The reasons are the parser's (path:line:col is this feature's promise).
-    expect(lines.filter((l) => !l.includes('tokens (approx), removed'))).toEqual([
+    expect(lines.filter((l) => !/ tokens \(−\d+%, approx\), removed/.test(l))).toEqual([
       expect.stringMatching(/^swc: tree\/b-truncated\.jsonl:2:\d+: .*not valid JSON/),
       expect.stringMatching(/^swc: tree\/c-not-utf8\.jsonl:1:6: invalid UTF-8/),
       expect.stringMatching(/^swc: tree\/e-no-list\.json:1:1: no message list found/),
-      expect.stringMatching(/^swc: 5 files scanned: 2 compacted, 0 unchanged, 3 failed; tokens at least 743 → 587 \(approx\); \d+\.\d\d s$/),
+      expect.stringMatching(/^swc: 5 files scanned: 2 compacted, 0 unchanged, 3 failed; tokens 756 → 587 \(−22%, approx\); \d+\.\d\d s$/),
     ]);
     for (const [file, bytes, mtime] of bad) {
       expect(readFileSync(path.join(dir, file))).toEqual(bytes);
@@ -382,7 +382,7 @@ describe('swc compact on a large archive', () => {
     expect(run.status).toBe(0);
     // Every file is over 20 tokens and keeps more than that (its system prompt and last question).
     expect(run.stderr.split('\n').at(-2)).toMatch(
-      /^swc: 10,000 files scanned: 10,000 compacted, 0 unchanged, 0 failed, 10,000 over target; tokens at least 460,000 → 379,900 \(approx\); \d+\.\d\d s$/,
+      /^swc: 10,000 files scanned: 10,000 compacted, 0 unchanged, 0 failed, 10,000 over target; tokens 789,444 → 379,900 \(−52%, approx\); \d+\.\d\d s$/,
     );
     expect(listFiles(path.join(dir, 'out'))).toHaveLength(10_000);
     expect(readFileSync(path.join(dir, 'out/d7/f7.jsonl'), 'utf8')).toBe((await runSwc(['compact', '-', '-t', '20', ...APPROX], { cwd: ROOT, stdin: lines(7) })).stdout);

@@ -75,7 +75,7 @@ describe('what a check says', () => {
     const r = await runSwc(['compact', 'sample.jsonl', '--check', '-t', '200', '--tokenizer', 'approx'], { cwd: dir });
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('sample.jsonl\n');
-    expect(r.stderr).toMatch(/^swc: sample\.jsonl: .* tokens \(approx\), would remove \d+ of 62 messages; /);
+    expect(r.stderr).toMatch(/^swc: sample\.jsonl: .* tokens \(−\d+%, approx\), would remove \d+ of 62 messages; /);
     expect(readFileSync(path.join(dir, 'sample.jsonl'), 'utf8')).toBe(readFileSync(SAMPLE, 'utf8'));
   });
 });
