@@ -24,6 +24,8 @@ import {
   type Tone,
 } from './dry-run.js';
 import { EXIT } from './exit-codes.js';
+import { DOCUMENT_VERSION } from './plan-json.js';
+import { recordError, type RecordError } from './report.js';
 import { counterOptionsOf } from './settings.js';
 import { writeAll, type CliIo } from './io.js';
 import { formatCount } from './summary.js';
@@ -201,6 +203,7 @@ export function inspectDocument(inspection: Inspection) {
   }));
   const only = perConversation[0];
   return {
+    version: DOCUMENT_VERSION,
     file: inspection.file,
     format: inspection.format,
     tokenizer: inspection.tokenizer,
@@ -223,6 +226,7 @@ export interface InspectFlags {
   tokensPerImage?: string;
   tokensPerFile?: string;
   json?: boolean;
+  jsonLines?: boolean;
   ignore?: string[];
   quiet?: boolean;
   color?: boolean;
@@ -272,6 +276,67 @@ export function renderProblems(inspection: Inspection, color: ChalkInstance): st
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
+/** What a run of `swc inspect` found in each file: its inspection, or why it could not be read. */
+type Inspected = { readonly file: string; readonly inspection: Inspection } | { readonly file: string; readonly error: RecordError };
+
+/** Totals of an inspect run: files, files that could not be read, problems, messages and tokens. */
+export interface InspectTotals {
+  readonly files: number;
+  readonly failed: number;
+  readonly problems: number;
+  readonly messages: number;
+  readonly tokens: number;
+}
+
+/** Adds up what a run found. */
+export function inspectTotals(found: readonly Inspected[]): InspectTotals {
+  let failed = 0;
+  let problems = 0;
+  let messages = 0;
+  let tokens = 0;
+  for (const f of found) {
+    if (!('inspection' in f)) {
+      failed++;
+      continue;
+    }
+    for (const c of f.inspection.conversations) {
+      problems += c.problems.length;
+      messages += c.messageCount;
+      tokens += c.tokens;
+    }
+  }
+  return { files: found.length, failed, problems, messages, tokens };
+}
+
+/** `3 files, 2 problems, 12,345 tokens` (and `, 1 failed` when some file could not be read): the close of a run over several files. */
+export function inspectTotalLine(totals: InspectTotals): string {
+  const plural = (n: number, word: string): string => `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
+  const failed = totals.failed > 0 ? `, ${formatCount(totals.failed)} failed` : '';
+  return `${plural(totals.files, 'file')}, ${plural(totals.problems, 'problem')}, ${plural(totals.tokens, 'token')}${failed}`;
+}
+
+/**
+ * The one JSON document of an inspect run over several files (`--json`): the tokenizer, the totals and each file's
+ * document in path order, a file that could not be read as `{file, error}`.
+ */
+export function inspectRunDocument(tokenizer: string, found: readonly Inspected[]) {
+  return {
+    version: DOCUMENT_VERSION,
+    tokenizer,
+    summary: inspectTotals(found),
+    files: found.map((f) => ('inspection' in f ? inspectDocument(f.inspection) : { file: f.file, error: f.error })),
+  };
+}
+
+/** Whether the command named one file (or -): its JSON is then that file's document, as for `swc compact`. */
+async function isSingleInput(inputs: readonly string[], io: CliIo): Promise<boolean> {
+  if (inputs.length !== 1) return false;
+  if (inputs[0] === '-') return true;
+  const { promises: fs } = await import('node:fs');
+  const stat = await fs.stat(path.resolve(io.cwd, inputs[0] as string)).catch(() => null);
+  return stat?.isFile() === true;
+}
+
 /**
  * Runs `swc inspect` over its inputs.
  * @param inputs files, directories and quoted glob patterns, or - for standard input
@@ -281,6 +346,7 @@ export function renderProblems(inspection: Inspection, color: ChalkInstance): st
 export async function runInspect(inputs: readonly string[], flags: InspectFlags, io: CliIo, report: (line: string) => void): Promise<number> {
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  if (flags.json === true && flags.jsonLines === true) throw new UsageError('--json and --json-lines cannot be used together: one document for the run, or one line per file');
   const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
   const targets = await findTargets(inputs, flags, io);
@@ -289,6 +355,10 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   const color = colorFor(io.stdout, io.env, flags.color === false ? false : undefined);
   const width = io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80;
   const quiet = flags.quiet === true;
+  const single = await isSingleInput(inputs, io);
+  // One document for the run: gathered, written at the end. Everything else is written file by file.
+  const document = flags.json === true ? (single ? 'file' : 'run') : null;
+  const found: Inspected[] = [];
   let code: number = EXIT.ok;
   let shown = 0;
   for (const target of targets) {
@@ -298,19 +368,33 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       report(`swc: ${error.message}`);
+      found.push({ file: target.shown, error: recordError(target.shown, error) });
       code = EXIT.error;
       continue;
     }
+    found.push({ file: target.shown, inspection });
     const troubled = inspection.conversations.some((c) => c.problems.length > 0);
     if (troubled) code = Math.max(code, EXIT.problems);
+    if (document !== null) continue;
     if (quiet && !troubled) continue;
     let out: string;
-    if (flags.json) out = `${JSON.stringify(inspectDocument(inspection), null, targets.length > 1 ? undefined : 2)}\n`;
+    if (flags.jsonLines === true) out = `${JSON.stringify(inspectDocument(inspection))}\n`;
     else if (quiet) out = renderProblems(inspection, color);
-    // Texts of several files are a blank line apart; JSON and problem lines are one line per document or problem.
+    // Texts of several files are a blank line apart; problem lines are one line per problem.
     else out = shown > 0 ? `\n${renderInspect(inspection, { width, color })}` : renderInspect(inspection, { width, color });
     await writeAll(io.stdout, out);
     shown++;
+  }
+  if (document === 'file') {
+    const only = found[0];
+    if (only !== undefined && 'inspection' in only) await writeAll(io.stdout, `${JSON.stringify(inspectDocument(only.inspection), null, 2)}\n`);
+  } else if (document === 'run') {
+    await writeAll(io.stdout, `${JSON.stringify(inspectRunDocument(inspector.tokenizer, found), null, 2)}\n`);
+  } else if (!quiet && flags.jsonLines !== true && !single) {
+    // A run over several files closes with its totals, on stdout after the last file's text.
+    const totals = inspectTotals(found);
+    const line = emitLine([{ text: `total: ${inspectTotalLine(totals)}`, tone: totals.problems + totals.failed === 0 ? 'good' : 'bad' }], width, color);
+    await writeAll(io.stdout, `${shown > 0 ? '\n' : ''}${line}\n`);
   }
   return code;
 }

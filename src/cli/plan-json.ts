@@ -87,8 +87,12 @@ export interface PlanDocumentSettings {
   readonly counter?: CounterSettings;
 }
 
+/** The version every JSON document of swc carries; it changes when a field changes meaning or goes away. */
+export const DOCUMENT_VERSION = 1 as const;
+
 /** The JSON plan of one file. */
 export interface PlanDocument extends PlanOutcome {
+  readonly version: typeof DOCUMENT_VERSION;
   readonly file: string;
   readonly format: string;
   readonly settings: PlanDocumentSettings;
@@ -164,6 +168,7 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
   const sumOf = (f: (p: (typeof parts)[number]) => number): number => parts.reduce((a, p) => a + f(p), 0);
   const removedTokens = parts.every((p) => p.totals.removed.tokens !== null) ? sumOf((p) => p.totals.removed.tokens ?? 0) : null;
   const base = {
+    version: DOCUMENT_VERSION,
     file: result.file,
     format: result.format,
     settings: documentSettings(settings),

@@ -106,7 +106,8 @@ export function reportersFor(settings: CompactSettings, mode: ReportSettings['mo
   if (json?.kind !== 'stderr' || single) names.push('errors');
   if (human && (mode === 'in-place' || mode === 'out-dir' || (single && mode === 'check'))) names.push('file-lines');
   if (settings.dryRun && json?.kind !== 'stdout') names.push('dry-run');
-  if (settings.check && !settings.dryRun) names.push('check-paths');
+  // The JSON on stdout holds the files that would be compacted; a list of paths beside it would break it.
+  if (settings.check && !settings.dryRun && json?.kind !== 'stdout') names.push('check-paths');
   if (json !== null) names.push('json');
   // One named file has said all in its own line (or its view); a batch ends with the summary.
   if (human && !single) names.push('summary');

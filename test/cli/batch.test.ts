@@ -236,7 +236,7 @@ describe('swc compact with broken files among good ones', () => {
     writeFileSync(path.join(dir, 'tree/c-not-utf8.jsonl'), Buffer.from([0x7b, 0xff, 0x0a]));
     const run = await runSwc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--json'], { cwd: dir });
     expect(run.status).toBe(2);
-    const report = JSON.parse(run.stderr) as { summary: Record<string, unknown>; files: Array<Record<string, unknown>> };
+    const report = JSON.parse(run.stdout) as { summary: Record<string, unknown>; files: Array<Record<string, unknown>> };
     expect(report.files.map((f) => [f.path, f.status])).toEqual([
       ['tree/a.jsonl', 'compacted'],
       ['tree/b-truncated.jsonl', 'failed'],
@@ -286,12 +286,12 @@ describe('swc compact reports', () => {
     expect(report.files[1]).toMatchObject({ path: 'archive/a/small.jsonl', status: 'unchanged', written: 'out/a/small.jsonl', messagesRemoved: 0 });
   });
 
-  it('prints the report to stderr with --json and keeps the summary off it', async () => {
+  it('prints the report to stdout with --json, the summary staying on stderr', async () => {
     const dir = archive();
     const run = await runSwc(['compact', 'archive/a', '--in-place', '-t', '350', ...APPROX, '--json'], { cwd: dir });
     expect(run.status).toBe(0);
-    expect(run.stdout).toBe('');
-    const report = JSON.parse(run.stderr) as { summary: Record<string, number>; files: unknown[] };
+    expect(run.stderr).toMatch(/^swc: 2 files scanned: 1 compacted, 1 unchanged/m);
+    const report = JSON.parse(run.stdout) as { summary: Record<string, number>; files: unknown[] };
     expect(report.files).toHaveLength(2);
     expect(report.summary).toMatchObject({ files: 2, compacted: 1, unchanged: 1, failed: 0 });
   });

@@ -281,7 +281,7 @@ describe('swc compact --help', () => {
     expect(help).toContain('write the result to this file, - for stdout (default: -)');
     expect(help).not.toMatch(/default: "/);
     expect(help).toContain(
-      '--json print the JSON plan (one file) or report (several files): with --dry-run to stdout instead of the diff, else to stderr (one file: after compacting, while stdout keeps the transcript)',
+      '--json print the JSON plan (one file) or report (several files) on stdout, instead of the diff or the list of paths; on stderr when stdout carries the transcript',
     );
   });
 });
