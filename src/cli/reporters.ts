@@ -4,6 +4,7 @@ import { writeAll, type CliIo } from './io.js';
 import { emitJson, type ReportTarget } from './json-output.js';
 import { recordError, reportDocument, summaryLine, type FileRecord, type ReportSettings, type Totals } from './report.js';
 import type { CompactSettings } from './settings.js';
+import { isStatShown, renderStat } from './stat.js';
 import type { JobResult } from './worker.js';
 
 /**
@@ -24,6 +25,8 @@ export interface RunContext {
   readonly reportSettings: ReportSettings;
   /** Writes one line to stderr. */
   readonly say: (line: string) => void;
+  /** What the reporters have shown so far (a diff after another is a blank line apart). */
+  readonly shown: { diffs: number };
 }
 
 /** What the run knows when the last file is done. */
@@ -58,10 +61,22 @@ export const REPORTERS = {
       if (record.status !== 'failed' && result.line !== null) ctx.say(result.line);
     },
   },
-  /** The dry-run view of each file on stdout, a blank line between files. */
+  /**
+   * The dry-run view of each file on stdout, a blank line between files: in a batch only files that would change or
+   * miss their target, unless --verbose; a named file always.
+   */
   'dry-run': {
-    async file(result, _record, count, ctx) {
-      if (result.diff !== null) await writeAll(ctx.io.stdout, `${count > 1 ? '\n' : ''}${result.diff}`);
+    async file(result, record, _count, ctx) {
+      if (result.diff === null || !(ctx.single || isStatShown(record, ctx.settings.verbose))) return;
+      await writeAll(ctx.io.stdout, `${ctx.shown.diffs > 0 ? '\n' : ''}${result.diff}`);
+      ctx.shown.diffs++;
+    },
+  },
+  /** `--dry-run --stat`: one line per file and a total on stdout, once every file is known (the columns align). */
+  'dry-run-stat': {
+    async end(run, ctx) {
+      await writeAll(ctx.io.stdout, renderStat(run.records, ctx.reportSettings.tokenizer, ctx.single || ctx.settings.verbose));
+      return true;
     },
   },
   /** `--check`: the path of each file that would be compacted on stdout, one a line (a newline in a name escaped). */
@@ -105,7 +120,7 @@ export function reportersFor(settings: CompactSettings, mode: ReportSettings['mo
   const names: ReporterName[] = [];
   if (json?.kind !== 'stderr' || single) names.push('errors');
   if (human && (mode === 'in-place' || mode === 'out-dir' || (single && mode === 'check'))) names.push('file-lines');
-  if (settings.dryRun && json?.kind !== 'stdout') names.push('dry-run');
+  if (settings.dryRun && json?.kind !== 'stdout') names.push(settings.stat ? 'dry-run-stat' : 'dry-run');
   // The JSON on stdout holds the files that would be compacted; a list of paths beside it would break it.
   if (settings.check && !settings.dryRun && json?.kind !== 'stdout') names.push('check-paths');
   if (json !== null) names.push('json');

@@ -310,7 +310,7 @@ describe('swc compact --dry-run on many files', () => {
     const dir = archive();
     const before = readTree(dir);
     const mtime = statSync(path.join(dir, 'archive/b/big2.json')).mtimeMs;
-    const run = await runSwc(['compact', 'archive/b', 'archive/a', '--dry-run', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/b', 'archive/a', '--dry-run', '--verbose', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     const headers = run.stdout.split('\n').filter((l) => l.startsWith('dry run: '));
     expect(headers).toEqual(['dry run: archive/a/big.jsonl', 'dry run: archive/a/small.jsonl', 'dry run: archive/b/big2.json']);
