@@ -281,33 +281,28 @@ interface BarPart {
 }
 
 /**
- * Splits `cells` columns among parts in proportion to their tokens (largest remainder), giving every
- * non-empty part at least one column while there is room.
+ * Splits `cells` columns among parts in proportion to their tokens: each part ends at its cumulative share of
+ * `scale`, rounded, so the bar is proportional as a whole and a boundary is never more than half a column off (a
+ * part too small for half a column gets none; the legend still names it).
+ * @returns the columns of each part; together at most `cells`
  */
 export function allocate(tokens: readonly number[], scale: number, cells: number): number[] {
   if (scale <= 0 || cells <= 0) return tokens.map(() => 0);
-  const ideal = tokens.map((t) => (t / scale) * cells);
-  const out = ideal.map((x, i) => (tokens[i] as number) > 0 ? Math.max(1, Math.floor(x)) : 0);
-  const goal = Math.min(cells, Math.round(ideal.reduce((a, b) => a + b, 0)));
-  let used = out.reduce((a, b) => a + b, 0);
-  const order = ideal.map((x, i) => ({ i, r: x - Math.floor(x) })).sort((a, b) => b.r - a.r || a.i - b.i);
-  for (const { i } of order) {
-    if (used >= goal) break;
-    if ((tokens[i] as number) > 0 && (out[i] as number) < Math.ceil(ideal[i] as number)) {
-      out[i] = (out[i] as number) + 1;
-      used++;
-    }
-  }
-  // Minimum columns can overshoot: take the excess from the widest parts.
-  while (used > cells) {
-    let widest = 0;
-    out.forEach((c, i) => {
-      if (c > (out[widest] as number)) widest = i;
-    });
-    out[widest] = (out[widest] as number) - 1;
-    used--;
-  }
-  return out;
+  let sum = 0;
+  let previous = 0;
+  return tokens.map((t) => {
+    sum += Math.max(t, 0);
+    const boundary = Math.min(cells, Math.round((sum / scale) * cells));
+    const columns = boundary - previous;
+    previous = boundary;
+    return columns;
+  });
+}
+
+/** The column the target mark stands before: its true position, and when the target is met never inside the kept part. */
+export function markColumn(target: number, scale: number, cells: number, keptColumns: number, met: boolean): number {
+  const at = scale <= 0 ? 0 : Math.min(cells, Math.max(0, Math.round((target / scale) * cells)));
+  return met ? Math.max(at, keptColumns) : at;
 }
 
 /** Where the bar's marker stands, and what the legend calls it. */
@@ -325,7 +320,7 @@ function barMarker(c: ConversationResult, window: WindowSettings | null | undefi
 }
 
 /** The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what goes. */
-function budgetLines(totals: PlanTotals, marker: BarMarker, width: number, color: ChalkInstance): string[] {
+function budgetLines(totals: PlanTotals, marker: BarMarker, met: boolean, width: number, color: ChalkInstance): string[] {
   const target = marker.at;
   const parts: BarPart[] = [
     { key: 'protected', char: '█', tone: 'protected', tokens: totals.protectedTokens ?? 0 },
@@ -343,7 +338,9 @@ function budgetLines(totals: PlanTotals, marker: BarMarker, width: number, color
     scale,
     cells,
   );
-  const targetAt = Math.min(cells, Math.max(0, Math.round((target / scale) * cells)));
+  // The kept parts are every part but the last (what goes).
+  const kept = columns.slice(0, -1).reduce((a, b) => a + b, 0);
+  const targetAt = markColumn(target, scale, cells, kept, met);
   const pieces: Piece[] = [{ text: prefix }];
   let at = 0;
   const put = (text: string, tone: Tone): void => {
@@ -529,7 +526,7 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
       lines.push(...layoutRows(conversationRows(c, view, totals), width, view.color));
     }
     lines.push('');
-    lines.push(...budgetLines(totals, barMarker(c, view.window), width, view.color));
+    lines.push(...budgetLines(totals, barMarker(c, view.window), plan.targetMet, width, view.color));
     lines.push(...closingLines(c, totals, view, width));
   });
   if (several) {
