@@ -471,10 +471,13 @@ function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]
   const tools = sum((x) => x.c.toolTokens);
   const targets = new Set(all.map((x) => x.c.target));
   const window = view.window ?? null;
+  const targetName = `target${targets.size === 1 ? ` ${formatCount([...targets][0] as number)}` : ''}`;
   const verdict =
     window !== null && all.length > 0 && all.every((x) => x.c.outcome.belowThreshold)
       ? thresholdText(window)
-      : `target${targets.size === 1 ? ` ${formatCount([...targets][0] as number)}` : ''} ${met ? 'met' : 'not met'}`;
+      : `${targetName} ${met ? 'met' : 'not met'}`;
+  // A target applies to each conversation, so a file of several is judged conversation by conversation.
+  const several = all.length > 1;
   const title = 'dry run: ';
   return [
     emitLine([{ text: title, tone: 'strong' }, { text: cutStartToWidth(result.file, width - title.length), tone: 'strong' }], width, color),
@@ -487,12 +490,35 @@ function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]
     emitLine(
       [
         { text: `+++ after   ${after.messages.padStart(mw)} ${after.count === 1 ? 'message ' : 'messages'}  ${after.tokens.padStart(tw)} tokens`, tone: 'kept' },
-        { text: `  ${verdict}`, tone: met ? 'good' : 'bad' },
+        ...(several ? [] : [{ text: `  ${verdict}`, tone: met ? ('good' as const) : ('bad' as const) }]),
       ],
       width,
       color,
     ),
+    ...(several ? wrapToWidth(perConversationText(all, targetName), width, '  ').map((l) => emitLine([{ text: l, tone: met ? 'good' : 'bad' }], width, color)) : []),
   ];
+}
+
+/**
+ * `target 50 met in 1 of 3 conversations; largest after: 53 tokens (conversation 2)`: a file of several conversations
+ * is judged as each is, never by its total.
+ */
+function perConversationText(all: readonly Drawn[], targetName: string): string {
+  const met = all.filter((x) => x.plan.targetMet).length;
+  let largest = 0;
+  all.forEach((x, k) => {
+    if (x.plan.tokensAfter > (all[largest] as Drawn).plan.tokensAfter) largest = k;
+  });
+  const biggest = all[largest] as Drawn;
+  return (
+    `${targetName} met in ${met === all.length ? 'every' : `${formatCount(met)} of ${formatCount(all.length)}`} conversation${met === all.length ? '' : 's'}; ` +
+    `largest after: ${formatCount(biggest.plan.tokensAfter)} tokens (conversation ${largest + 1})`
+  );
+}
+
+/** Whether a conversation of a file of several gets its own section: it would change, or it misses its target. */
+function isShown(plan: Plan): boolean {
+  return plan.changed || !plan.targetMet;
 }
 
 /**
@@ -512,8 +538,9 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
   const lines = headerLines(result, { ...view, width }, all);
   const several = result.conversations.length > 1;
   all.forEach(({ c, plan, totals }, k) => {
-    // In a file of many conversations only those that change get a section; the rest are counted at the end.
-    if (several && !plan.changed) return;
+    // In a file of many conversations only those that change or miss their target get a section; the rest are
+    // counted at the end.
+    if (several && !isShown(plan)) return;
     lines.push('');
     if (several) {
       lines.push(
@@ -532,10 +559,22 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
   if (several) {
     const changed = all.filter((x) => x.plan.changed).length;
     const met = all.filter((x) => x.plan.targetMet).length;
+    const hidden = all.filter((x) => !isShown(x.plan)).length;
     const removed = all.reduce((a, x) => a + x.totals.removed.messages, 0);
+    const unchanged = all.length - changed;
     lines.push('');
     lines.push(
-      emitLine([{ text: `total: ${plural(all.length, 'conversation')}, ${formatCount(changed)} would change${changed < all.length ? `, ${formatCount(all.length - changed)} unchanged (not shown)` : ''}` }], width, view.color),
+      emitLine(
+        [
+          {
+            text:
+              `total: ${plural(all.length, 'conversation')}, ${formatCount(changed)} would change` +
+              (unchanged > 0 ? `, ${formatCount(unchanged)} unchanged${hidden > 0 ? ` (${hidden === unchanged ? '' : `${formatCount(hidden)} `}not shown)` : ''}` : ''),
+          },
+        ],
+        width,
+        view.color,
+      ),
       emitLine([{ text: `removed ${plural(removed, 'message')}; target met in ${formatCount(met)} of ${formatCount(all.length)}`, tone: met === all.length ? 'good' : 'bad' }], width, view.color),
     );
   }

@@ -74,3 +74,28 @@ describe('a plain batch dry run', () => {
     expect(r.stdout).toMatch(/^dry run: hello\.jsonl\n/);
   });
 });
+
+describe('the dry run of a file of many conversations', () => {
+  const RECORDS = path.join(ROOT, 'fixtures/multi/records.json');
+
+  it('judges the target conversation by conversation in its header, never by the file total', async () => {
+    const r = await runSwc(['compact', 'records.json', '-t', '50', '--dry-run', ...APPROX], { cwd: tempDir([RECORDS]) });
+    const header = r.stdout.split('\n').slice(2, 5);
+    expect(header[1]).toMatch(/^\+\+\+ after +\d+ messages +[\d,]+ tokens$/);
+    expect(header[2]).toMatch(/^target 50 met in 1 of 3 conversations; largest after: \d+ tokens \(conversation \d\)$/);
+  });
+
+  it('shows every conversation that misses its target, even one where nothing could change', async () => {
+    const r = await runSwc(['compact', 'records.json', '-t', '5', '--dry-run', ...APPROX], { cwd: tempDir([RECORDS]) });
+    expect(r.stdout.match(/^@@ conversation \d of 3 .*$/gm)).toHaveLength(3);
+    expect(r.stdout).toMatch(/^total: 3 conversations, 2 would change, 1 unchanged$/m);
+    expect(r.stdout).toMatch(/^nothing removed$/m);
+  });
+
+  it('leaves out, and counts, conversations that would not change and meet their target', async () => {
+    const r = await runSwc(['compact', 'records.json', '-t', '50', '--dry-run', ...APPROX], { cwd: tempDir([RECORDS]) });
+    const sections = r.stdout.match(/^@@ conversation \d of 3 .*$/gm) ?? [];
+    expect(sections).toHaveLength(2);
+    expect(r.stdout).toMatch(/^total: 3 conversations, 2 would change, 1 unchanged \(not shown\)$/m);
+  });
+});
