@@ -123,7 +123,7 @@ describe('swc command line', () => {
 
   it('exits 2 naming the file when it does not exist', () => {
     const run = swc(['compact', 'nope.jsonl', '-t', '10']);
-    expect(run).toEqual({ status: 2, stdout: '', stderr: 'swc: nope.jsonl: cannot read: no such file\n' });
+    expect(run).toEqual({ status: 2, stdout: '', stderr: 'swc: error: "nope.jsonl": no such file or directory\n' });
   });
 
   it('suggests --format when it cannot tell the format', async () => {
