@@ -361,6 +361,8 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     plan: json !== null,
     bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',
     everyLine: single,
+    // The tokens before are counted for the outputs that show them; errors alone do not.
+    figures: reporters.some((name) => name !== 'errors' && name !== 'check-paths'),
   };
 
   const files = work.files;

@@ -89,12 +89,13 @@ export interface ReportDocument {
  * @param result the pipeline's outcome
  * @param path the path to show
  * @param target the run's token target
+ * @param figures work out the tokens before (false when no output of the run shows them: they are left null)
  */
-export function recordOf(result: FileResult, path: string, target: number): FileRecord {
+export function recordOf(result: FileResult, path: string, target: number, figures = true): FileRecord {
   const cs = result.conversations;
   const sum = (f: (c: (typeof cs)[number]) => number): number => cs.reduce((a, c) => a + f(c), 0);
   const toolTokens = sum((c) => c.toolTokens);
-  const tokens = fileTokens(result);
+  const tokens = figures ? fileTokens(result) : null;
   const counts = cs.map((c) => c.outcome.counts);
   const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
   return {
@@ -106,9 +107,9 @@ export function recordOf(result: FileResult, path: string, target: number): File
     messagesBefore: count((n) => n.before),
     messagesAfter: count((n) => n.after),
     messagesRemoved: count((n) => n.removed),
-    tokensBefore: tokens.before.tokens,
-    tokensBeforeExact: tokens.before.exact,
-    tokensAfter: tokens.after,
+    tokensBefore: tokens === null ? null : tokens.before.tokens,
+    tokensBeforeExact: tokens === null ? true : tokens.before.exact,
+    tokensAfter: tokens === null ? sum((c) => c.plan.tokensAfter) + toolTokens : tokens.after,
     toolTokens,
     target,
     targetMet: cs.every((c) => c.plan.targetMet),

@@ -31,6 +31,8 @@ export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counte
   readonly bytes: 'none' | 'changed' | 'all';
   /** Give unchanged files a line too (a run on one named file). */
   readonly everyLine: boolean;
+  /** Whether any output shows the tokens before (false: `--quiet` without JSON, so they are not counted). Default true. */
+  readonly figures?: boolean;
 }
 
 /** One file to do. */
@@ -88,7 +90,7 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   const note = noteTemplate(settings.note);
   const target = settings.target;
   const { window } = settings;
-  let record = recordOf(result, job.display, settings.target);
+  let record = recordOf(result, job.display, settings.target, settings.figures ?? true);
   if (settings.plan) {
     const plan = planDocument(result, { target, tokenizer: settings.tokenizer, counter: counterSettingsOf(settings), minKeepSteps: settings.minKeepSteps, note, format: settings.format, window });
     record = { ...record, plan };
@@ -109,7 +111,8 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
     bytes = outputBytes(result);
   }
-  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, compactor), settings.everyLine), diff, bytes, identity };
+  const line = settings.figures === false ? null : fileLine(record, result, lineContext(settings, compactor), settings.everyLine);
+  return { index: job.index, record, line, diff, bytes, identity };
 }
 
 /** What a file's line says besides the result: the run's settings and the tokenizer's name. */

@@ -130,8 +130,13 @@ export interface OutcomeSettings {
 export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOutcome {
   const index = notePlacement(c.plan, c.normalized);
   const totals = planTotals(c, settings);
+  let before: TokenFigure | null = null;
   return {
-    before: beforeFigure(c, settings, totals.noteTokens),
+    // Worked out the first time an output reads it: counting the rest of a conversation costs as much as deciding.
+    get before(): TokenFigure {
+      before ??= beforeFigure(c, settings, totals.noteTokens);
+      return before;
+    },
     orphans: orphanKinds(c),
     counts: messageCounts(c),
     totals,
