@@ -35,3 +35,8 @@ export class InputError extends Error {
 export function isKnownError(error: unknown): error is UsageError | InputError {
   return error instanceof UsageError || error instanceof InputError;
 }
+
+/** The one wording, in every command, for an input that names nothing (a usage error: exit 2, one line). */
+export function missingInput(input: string): string {
+  return `${JSON.stringify(input)}: no such file or directory`;
+}

@@ -17,7 +17,7 @@ import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
 import { createCounter, type CounterOptions, type TokenizerName } from './tokens/index.js';
 import { inspectedConversation, type InspectedConversation, type Inspection } from './outcome/inspection.js';
-import { noteBeforeItem, outcomeOf, type ConversationOutcome, type OutcomeSettings } from './outcome/outcome.js';
+import { noteBeforeItem, outcomeOf, type ConversationOutcome, type OutcomeSettings, type Planned } from './outcome/outcome.js';
 
 // What the command line needs of the core and the formats comes through here.
 export { noteTemplate } from './core/compact.js';
@@ -45,7 +45,18 @@ export interface FileOptions {
    * read from the raw text when rendered (see io/slim.ts). Default SLIM_LONGER_THAN; Infinity keeps every string.
    */
   readonly slimLongerThan?: number;
+  /**
+   * Count the tokens before exactly in every file (`--exact`). Without it they are counted exactly in files up to
+   * EXACT_COUNT_UP_TO characters and estimated above, where the decision stopped counting early.
+   */
+  readonly exact?: boolean;
 }
+
+/**
+ * Files up to this many characters get the exact tokens before even where the decision stopped counting early:
+ * counting the rest costs 0.1–0.2 s per MB, so at most about half a second here (measured: docs/performance.md).
+ */
+export const EXACT_COUNT_UP_TO = 4 * 2 ** 20;
 
 /**
  * Compact a conversation only once its size, with the tool schemas of its container, reaches `trigger`
@@ -250,7 +261,13 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
-  const outcomeSettings: OutcomeSettings = { minKeepSteps: options.minKeepSteps ?? 1, counter: options.counter, window: options.window ?? null };
+  const length = isLineSource(source) ? source.length : source.text.length;
+  const outcomeSettings: OutcomeSettings = {
+    minKeepSteps: options.minKeepSteps ?? 1,
+    counter: options.counter,
+    window: options.window ?? null,
+    exactBefore: options.exact === true || length <= EXACT_COUNT_UP_TO,
+  };
   const formats: string[] = [];
   let previous: FormatAdapter | null = null;
   for (const slot of layout.slots) {
@@ -271,7 +288,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
           toolTokens: 0,
         };
     const { plan } = decided;
-    conversations.push(withOutcome({ slot, normalized, ...decided }, outcomeSettings));
+    conversations.push(withOutcome({ slot, normalized, ...decided, itemLength: itemLengths(slot) }, outcomeSettings));
     if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan));
   }
   const changed = replacements.size > 0;
@@ -292,8 +309,17 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   };
 }
 
+/** The length of each item of a slot in the file's text: from its offset to the next item's (or the slot's end). */
+function itemLengths(slot: Slot): (item: number) => number {
+  return (item) => {
+    const start = slot.offsets[item];
+    if (start === undefined) return 0;
+    return Math.max((slot.offsets[item + 1] ?? slot.region.end) - start, 0);
+  };
+}
+
 /** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
-function withOutcome(c: Omit<ConversationResult, 'outcome'>, settings: OutcomeSettings): ConversationResult {
+function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength'>, settings: OutcomeSettings): ConversationResult {
   let outcome: ConversationOutcome | null = null;
   return {
     ...c,

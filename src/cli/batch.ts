@@ -386,11 +386,15 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     format: settings.format,
     conversationKey: settings.conversationKey,
     conversationPath: settings.conversationPath,
-    exhaustive: json !== null || settings.dryRun,
+    // The diff shows every group's count; the --stat lines need only the file's figures.
+    exhaustive: json !== null || (settings.dryRun && !settings.stat),
+    exact: settings.exact,
     diff: reporters.includes('dry-run') ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
     plan: json !== null,
     bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',
     everyLine: single,
+    // The tokens before are counted for the outputs that show them; errors alone do not.
+    figures: reporters.some((name) => name !== 'errors' && name !== 'check-paths'),
   };
 
   const files = work.files;
@@ -437,7 +441,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     }
   };
 
-  const context: RunContext = { settings, io, single, json, reportSettings: reportSettings(settings, jobSettings.tokenizer), say: report };
+  const context: RunContext = { settings, io, single, json, reportSettings: reportSettings(settings, jobSettings.tokenizer), say: report, shown: { diffs: 0 } };
   /** Reports one committed file, in order. */
   const emit = async (result: JobResult): Promise<void> => {
     // Every record of a report has a plan key; a failed file's is null.

@@ -5,7 +5,7 @@ import type { Content, Message } from '../core/types.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
 import { countOf, itemSpan, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
 import type { WindowSettings } from './settings.js';
-import { formatCount, missText, percent, thresholdText } from './summary.js';
+import { figureText, formatCount, missText, percent, thresholdText } from './summary.js';
 import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, padStartTo, previewOf, wrapToWidth } from './text-width.js';
 
 /**
@@ -281,33 +281,28 @@ interface BarPart {
 }
 
 /**
- * Splits `cells` columns among parts in proportion to their tokens (largest remainder), giving every
- * non-empty part at least one column while there is room.
+ * Splits `cells` columns among parts in proportion to their tokens: each part ends at its cumulative share of
+ * `scale`, rounded, so the bar is proportional as a whole and a boundary is never more than half a column off (a
+ * part too small for half a column gets none; the legend still names it).
+ * @returns the columns of each part; together at most `cells`
  */
 export function allocate(tokens: readonly number[], scale: number, cells: number): number[] {
   if (scale <= 0 || cells <= 0) return tokens.map(() => 0);
-  const ideal = tokens.map((t) => (t / scale) * cells);
-  const out = ideal.map((x, i) => (tokens[i] as number) > 0 ? Math.max(1, Math.floor(x)) : 0);
-  const goal = Math.min(cells, Math.round(ideal.reduce((a, b) => a + b, 0)));
-  let used = out.reduce((a, b) => a + b, 0);
-  const order = ideal.map((x, i) => ({ i, r: x - Math.floor(x) })).sort((a, b) => b.r - a.r || a.i - b.i);
-  for (const { i } of order) {
-    if (used >= goal) break;
-    if ((tokens[i] as number) > 0 && (out[i] as number) < Math.ceil(ideal[i] as number)) {
-      out[i] = (out[i] as number) + 1;
-      used++;
-    }
-  }
-  // Minimum columns can overshoot: take the excess from the widest parts.
-  while (used > cells) {
-    let widest = 0;
-    out.forEach((c, i) => {
-      if (c > (out[widest] as number)) widest = i;
-    });
-    out[widest] = (out[widest] as number) - 1;
-    used--;
-  }
-  return out;
+  let sum = 0;
+  let previous = 0;
+  return tokens.map((t) => {
+    sum += Math.max(t, 0);
+    const boundary = Math.min(cells, Math.round((sum / scale) * cells));
+    const columns = boundary - previous;
+    previous = boundary;
+    return columns;
+  });
+}
+
+/** The column the target mark stands before: its true position, and when the target is met never inside the kept part. */
+export function markColumn(target: number, scale: number, cells: number, keptColumns: number, met: boolean): number {
+  const at = scale <= 0 ? 0 : Math.min(cells, Math.max(0, Math.round((target / scale) * cells)));
+  return met ? Math.max(at, keptColumns) : at;
 }
 
 /** Where the bar's marker stands, and what the legend calls it. */
@@ -325,7 +320,7 @@ function barMarker(c: ConversationResult, window: WindowSettings | null | undefi
 }
 
 /** The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what goes. */
-function budgetLines(totals: PlanTotals, marker: BarMarker, width: number, color: ChalkInstance): string[] {
+function budgetLines(totals: PlanTotals, marker: BarMarker, met: boolean, width: number, color: ChalkInstance): string[] {
   const target = marker.at;
   const parts: BarPart[] = [
     { key: 'protected', char: '█', tone: 'protected', tokens: totals.protectedTokens ?? 0 },
@@ -343,7 +338,9 @@ function budgetLines(totals: PlanTotals, marker: BarMarker, width: number, color
     scale,
     cells,
   );
-  const targetAt = Math.min(cells, Math.max(0, Math.round((target / scale) * cells)));
+  // The kept parts are every part but the last (what goes).
+  const kept = columns.slice(0, -1).reduce((a, b) => a + b, 0);
+  const targetAt = markColumn(target, scale, cells, kept, met);
   const pieces: Piece[] = [{ text: prefix }];
   let at = 0;
   const put = (text: string, tone: Tone): void => {
@@ -433,11 +430,6 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
   ];
 }
 
-/** `9,870`, or `more than 2,000` when counting stopped early. */
-function beforeTokens(tokens: number, exact: boolean, target: number): string {
-  return exact ? formatCount(tokens) : `more than ${formatCount(target)}`;
-}
-
 /** One conversation, its plan and totals, as the view draws them. */
 interface Drawn {
   readonly c: ConversationResult;
@@ -466,11 +458,11 @@ function settingsItems(result: FileResult, view: DryRunView): string[] {
 function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]): string[] {
   const { width, color } = view;
   const sum = (f: (x: Drawn) => number): number => all.reduce((a, x) => a + f(x), 0);
-  const exact = all.every((x) => x.plan.tokensBeforeExact);
+  const exact = all.every((x) => x.c.outcome.before.exact);
   const before = {
     count: sum((x) => x.totals.messagesBefore),
     messages: formatCount(sum((x) => x.totals.messagesBefore)),
-    tokens: beforeTokens(sum((x) => x.plan.tokensBefore), exact, view.target),
+    tokens: figureText({ tokens: sum((x) => x.c.outcome.before.tokens), exact }),
   };
   const after = { count: sum((x) => x.totals.messagesAfter), messages: formatCount(sum((x) => x.totals.messagesAfter)), tokens: formatCount(sum((x) => x.plan.tokensAfter)) };
   const mw = Math.max(before.messages.length, after.messages.length);
@@ -479,10 +471,13 @@ function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]
   const tools = sum((x) => x.c.toolTokens);
   const targets = new Set(all.map((x) => x.c.target));
   const window = view.window ?? null;
+  const targetName = `target${targets.size === 1 ? ` ${formatCount([...targets][0] as number)}` : ''}`;
   const verdict =
     window !== null && all.length > 0 && all.every((x) => x.c.outcome.belowThreshold)
       ? thresholdText(window)
-      : `target${targets.size === 1 ? ` ${formatCount([...targets][0] as number)}` : ''} ${met ? 'met' : 'not met'}`;
+      : `${targetName} ${met ? 'met' : 'not met'}`;
+  // A target applies to each conversation, so a file of several is judged conversation by conversation.
+  const several = all.length > 1;
   const title = 'dry run: ';
   return [
     emitLine([{ text: title, tone: 'strong' }, { text: cutStartToWidth(result.file, width - title.length), tone: 'strong' }], width, color),
@@ -495,12 +490,35 @@ function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]
     emitLine(
       [
         { text: `+++ after   ${after.messages.padStart(mw)} ${after.count === 1 ? 'message ' : 'messages'}  ${after.tokens.padStart(tw)} tokens`, tone: 'kept' },
-        { text: `  ${verdict}`, tone: met ? 'good' : 'bad' },
+        ...(several ? [] : [{ text: `  ${verdict}`, tone: met ? ('good' as const) : ('bad' as const) }]),
       ],
       width,
       color,
     ),
+    ...(several ? wrapToWidth(perConversationText(all, targetName), width, '  ').map((l) => emitLine([{ text: l, tone: met ? 'good' : 'bad' }], width, color)) : []),
   ];
+}
+
+/**
+ * `target 50 met in 1 of 3 conversations; largest after: 53 tokens (conversation 2)`: a file of several conversations
+ * is judged as each is, never by its total.
+ */
+function perConversationText(all: readonly Drawn[], targetName: string): string {
+  const met = all.filter((x) => x.plan.targetMet).length;
+  let largest = 0;
+  all.forEach((x, k) => {
+    if (x.plan.tokensAfter > (all[largest] as Drawn).plan.tokensAfter) largest = k;
+  });
+  const biggest = all[largest] as Drawn;
+  return (
+    `${targetName} met in ${met === all.length ? 'every' : `${formatCount(met)} of ${formatCount(all.length)}`} conversation${met === all.length ? '' : 's'}; ` +
+    `largest after: ${formatCount(biggest.plan.tokensAfter)} tokens (conversation ${largest + 1})`
+  );
+}
+
+/** Whether a conversation of a file of several gets its own section: it would change, or it misses its target. */
+function isShown(plan: Plan): boolean {
+  return plan.changed || !plan.targetMet;
 }
 
 /**
@@ -520,8 +538,9 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
   const lines = headerLines(result, { ...view, width }, all);
   const several = result.conversations.length > 1;
   all.forEach(({ c, plan, totals }, k) => {
-    // In a file of many conversations only those that change get a section; the rest are counted at the end.
-    if (several && !plan.changed) return;
+    // In a file of many conversations only those that change or miss their target get a section; the rest are
+    // counted at the end.
+    if (several && !isShown(plan)) return;
     lines.push('');
     if (several) {
       lines.push(
@@ -534,16 +553,28 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
       lines.push(...layoutRows(conversationRows(c, view, totals), width, view.color));
     }
     lines.push('');
-    lines.push(...budgetLines(totals, barMarker(c, view.window), width, view.color));
+    lines.push(...budgetLines(totals, barMarker(c, view.window), plan.targetMet, width, view.color));
     lines.push(...closingLines(c, totals, view, width));
   });
   if (several) {
     const changed = all.filter((x) => x.plan.changed).length;
     const met = all.filter((x) => x.plan.targetMet).length;
+    const hidden = all.filter((x) => !isShown(x.plan)).length;
     const removed = all.reduce((a, x) => a + x.totals.removed.messages, 0);
+    const unchanged = all.length - changed;
     lines.push('');
     lines.push(
-      emitLine([{ text: `total: ${plural(all.length, 'conversation')}, ${formatCount(changed)} would change${changed < all.length ? `, ${formatCount(all.length - changed)} unchanged (not shown)` : ''}` }], width, view.color),
+      emitLine(
+        [
+          {
+            text:
+              `total: ${plural(all.length, 'conversation')}, ${formatCount(changed)} would change` +
+              (unchanged > 0 ? `, ${formatCount(unchanged)} unchanged${hidden > 0 ? ` (${hidden === unchanged ? '' : `${formatCount(hidden)} `}not shown)` : ''}` : ''),
+          },
+        ],
+        width,
+        view.color,
+      ),
       emitLine([{ text: `removed ${plural(removed, 'message')}; target met in ${formatCount(met)} of ${formatCount(all.length)}`, tone: met === all.length ? 'good' : 'bad' }], width, view.color),
     );
   }

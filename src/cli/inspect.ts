@@ -1,38 +1,21 @@
-import type { ChalkInstance } from 'chalk';
 import path from 'node:path';
-import type { Group } from '../core/compact.js';
 import { InputError, UsageError } from '../errors.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
-import type { GroupRow, InspectedConversation, Inspection } from '../outcome/inspection.js';
-import type { ItemSpan } from '../outcome/outcome.js';
 import { createInspector } from '../pipeline.js';
 import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
 import { colorFor } from './color.js';
-import {
-  countLabel,
-  emitLine,
-  flowItems,
-  groupLabels,
-  groupText,
-  layoutRows,
-  OUTSIDE_LABEL,
-  rangeLabel,
-  tokensLabel,
-  type Piece,
-  type Row,
-  type Tone,
-} from './dry-run.js';
 import { EXIT } from './exit-codes.js';
+import { hasProblems, type Inspected } from './inspect-view.js';
+import { recordError } from './report.js';
+import { INSPECT_REPORTERS, inspectReportersFor, type InspectContext, type InspectReporter } from './reporters.js';
 import { checkConversationPath, counterOptionsOf } from './settings.js';
-import { writeAll, type CliIo } from './io.js';
-import { formatCount } from './summary.js';
-import { cutStartToWidth, escapeControls, wrapToWidth } from './text-width.js';
+import type { CliIo } from './io.js';
 
 /**
  * `swc inspect`: the structure and token cost of a transcript, and the problems a provider would reject it for.
- * The pipeline's inspector reads and checks (src/pipeline.ts, src/lint); this module finds the files, and
- * `renderInspect`, `renderProblems` and `inspectDocument` show what it found.
+ * The pipeline's inspector reads and checks (src/pipeline.ts, src/lint); this module finds the files and hands what
+ * it found to the reporters the flags call for (reporters.ts), which show it with inspect-view.ts.
  */
 
 // The checks and the inspect road, reachable through the command's module too.
@@ -40,179 +23,7 @@ export { checkPairing } from '../lint/pairing.js';
 export { inspectSource } from '../pipeline.js';
 export type { Finding, Problem, ProblemKind } from '../lint/types.js';
 export type { InspectedConversation, Inspection } from '../outcome/inspection.js';
-
-/** The summary items of one conversation: `instructions 1,251`, `7 turns 4,592`… */
-function summaryItems(c: InspectedConversation): Piece[][] {
-  const t = c.totals;
-  const plural = (n: number, word: string): string => `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
-  const items: Piece[][] = [
-    [{ text: `${plural(c.messageCount, 'message')}, ${formatCount(c.tokens)} tokens:`, tone: 'strong' }],
-    [{ text: t.system.groups > 0 ? `instructions ${formatCount(t.system.tokens)}` : 'no instructions', tone: 'protected' }],
-    [{ text: t.turns.groups > 0 ? `${plural(t.turns.groups, 'turn')} ${formatCount(t.turns.tokens)}` : 'no turns' }],
-    [{ text: t.task.groups > 0 ? `task ${formatCount(t.task.tokens)}` : 'no task', tone: 'protected' }],
-    [{ text: t.steps.groups > 0 ? `${plural(t.steps.groups, 'step')} ${formatCount(t.steps.tokens)}` : 'no steps' }],
-  ];
-  if (t.orphans.groups > 0) items.push([{ text: `${plural(t.orphans.groups, 'message')} in no group ${formatCount(t.orphans.tokens)}` }]);
-  return items;
-}
-
-/** A group's range in the file's own items, as the dry run shows it (`outside` for instructions outside the list). */
-function rangeOf(span: ItemSpan): string {
-  return span.end === span.start ? OUTSIDE_LABEL : rangeLabel(span.start, span.end);
-}
-
-/** The table rows of one conversation; groups holding a problem are marked `!`. */
-function inspectRows(c: InspectedConversation): Row[] {
-  const troubled = new Set(c.problems.map((p) => p.message).filter((m): m is number => m !== null));
-  const labels = groupLabels(c.groups);
-  return c.groups.map((g, k) => {
-    const bad = g.indices.some((i) => troubled.has(i));
-    const isProtected = g.kind === 'system' || g.kind === 'task';
-    const tone: Tone = bad ? 'bad' : isProtected ? 'protected' : 'plain';
-    const row = c.rows[k] as GroupRow;
-    return {
-      marker: bad ? '!' : ' ',
-      label: labels[k] as string,
-      range: rangeOf(row.span),
-      count: countLabel(row.messages),
-      tokens: tokensLabel(g.tokens),
-      text: groupText(c.messages, g),
-      tone,
-    };
-  });
-}
-
-/**
- * The problem lines: `file:line:col  #message  kind` (never cut, so editors can jump to it), then the text,
- * wrapped to the width.
- */
-function problemLines(file: string, c: InspectedConversation, width: number, color: ChalkInstance): string[] {
-  if (c.problems.length === 0) {
-    const note = c.pairingChecked ? '' : ` (tool pairing not checked: the ${c.format} format does not report call ids)`;
-    return [color.green('no problems found') + note];
-  }
-  const lines = [color.red.bold(`${c.problems.length} problem${c.problems.length === 1 ? '' : 's'}:`)];
-  for (const p of c.problems) {
-    const at = `${escapeControls(file)}:${p.line}:${p.column}`;
-    const message = p.message === null ? '' : `  #${p.message}`;
-    lines.push(`  ${at}${message}  ${color.red(p.kind)}`);
-    lines.push(...wrapToWidth(p.text, Math.max(width - 4, 20), '').map((l) => `    ${l}`));
-  }
-  return lines;
-}
-
-/** Adds lines one by one: a conversation can have more rows than a call takes arguments. */
-function append(lines: string[], more: readonly string[]): void {
-  for (const line of more) lines.push(line);
-}
-
-/**
- * The text of an inspection.
- * @param inspection what `inspectSource` found
- * @param view terminal width (table lines never exceed it; problem lines are never cut) and colour
- * @returns the text, ending with a newline
- */
-export function renderInspect(inspection: Inspection, view: { width: number; color: ChalkInstance }): string {
-  const width = Math.max(view.width, 1);
-  const { color } = view;
-  const title = 'inspect: ';
-  const lines: string[] = [
-    emitLine([{ text: title, tone: 'strong' }, { text: cutStartToWidth(inspection.file, width - title.length), tone: 'strong' }], width, color),
-    ...flowItems(
-      [`format ${inspection.format}`, `tokenizer ${inspection.tokenizer}`].map((text) => [{ text }]),
-      width,
-      color,
-    ),
-  ];
-  const several = inspection.conversations.length > 1;
-  inspection.conversations.forEach((c, k) => {
-    lines.push('');
-    if (several) {
-      lines.push(
-        emitLine(
-          [{ text: `@@ conversation ${k + 1} of ${inspection.conversations.length} (${escapeControls(c.where)}) @@`, tone: 'hunk' }],
-          width,
-          color,
-        ),
-      );
-    }
-    append(lines, flowItems(summaryItems(c), width, color));
-    if (c.groups.length > 0) append(lines, layoutRows(inspectRows(c), width, color));
-    lines.push('');
-    append(lines, problemLines(inspection.file, c, width, color));
-  });
-  if (several) {
-    const problems = inspection.conversations.reduce((a, c) => a + c.problems.length, 0);
-    const withProblems = inspection.conversations.filter((c) => c.problems.length > 0).length;
-    const messages = inspection.conversations.reduce((a, c) => a + c.messageCount, 0);
-    const tokens = inspection.conversations.reduce((a, c) => a + c.tokens, 0);
-    lines.push('');
-    lines.push(
-      emitLine(
-        [
-          {
-            text: `total: ${inspection.conversations.length} conversations, ${formatCount(messages)} messages, ${formatCount(tokens)} tokens; ${
-              problems === 0
-                ? 'no problems'
-                : `${formatCount(problems)} problem${problems === 1 ? '' : 's'} in ${formatCount(withProblems)} conversation${withProblems === 1 ? '' : 's'}`
-            }`,
-            tone: problems === 0 ? 'good' : 'bad',
-          },
-        ],
-        width,
-        color,
-      ),
-    );
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/** A group as inspect's JSON lists it. */
-function groupData(g: Group, row: GroupRow, conversation: number | null) {
-  const { span } = row;
-  return {
-    kind: g.kind,
-    start: span.start,
-    end: span.end,
-    messages: row.messages,
-    tokens: g.tokens,
-    ...(span.skip.length > 0 ? { skip: span.skip } : {}),
-    ...(span.outside ? { outside: true } : {}),
-    ...(conversation !== null ? { conversation } : {}),
-  };
-}
-
-/**
- * The inspection as data (`--json`): totals, every group, every problem. A file of several conversations
- * tags groups and problems with `conversation` and lists each conversation's totals in `conversations`.
- */
-export function inspectDocument(inspection: Inspection) {
-  const several = inspection.conversations.length > 1;
-  const tag = (k: number): { conversation: number } | Record<string, never> => (several ? { conversation: k } : {});
-  const perConversation = inspection.conversations.map((c, k) => ({
-    conversation: k,
-    where: c.where,
-    format: c.format,
-    messages: c.messageCount,
-    tokens: c.tokens,
-    totals: c.totals,
-    problems: c.problems.length,
-    pairingChecked: c.pairingChecked,
-  }));
-  const only = perConversation[0];
-  return {
-    file: inspection.file,
-    format: inspection.format,
-    tokenizer: inspection.tokenizer,
-    messages: perConversation.reduce((a, c) => a + c.messages, 0),
-    tokens: perConversation.reduce((a, c) => a + c.tokens, 0),
-    ...(several || only === undefined ? {} : { totals: only.totals, pairingChecked: only.pairingChecked }),
-    ok: inspection.conversations.every((c) => c.problems.length === 0),
-    groups: inspection.conversations.flatMap((c, k) => c.groups.map((g, j) => groupData(g, c.rows[j] as GroupRow, several ? k : null))),
-    problems: inspection.conversations.flatMap((c, k) => c.problems.map((p) => ({ ...p, ...tag(k) }))),
-    ...(several ? { conversations: perConversation } : {}),
-  };
-}
+export { inspectDocument, renderInspect, renderProblems } from './inspect-view.js';
 
 /** Options of `swc inspect` as commander hands them over. */
 export interface InspectFlags {
@@ -224,6 +35,7 @@ export interface InspectFlags {
   tokensPerImage?: string;
   tokensPerFile?: string;
   json?: boolean;
+  jsonLines?: boolean;
   ignore?: string[];
   quiet?: boolean;
   color?: boolean;
@@ -261,16 +73,13 @@ async function findTargets(inputs: readonly string[], flags: InspectFlags, io: C
   return files.map((f) => ({ file: f.absolute, shown: typed.get(f.absolute) ?? f.display }));
 }
 
-/** The problems of an inspection, one line each: `file:line:col  #message  kind  text` (--quiet). */
-export function renderProblems(inspection: Inspection, color: ChalkInstance): string {
-  const lines: string[] = [];
-  for (const c of inspection.conversations) {
-    for (const p of c.problems) {
-      const message = p.message === null ? '' : `  #${p.message}`;
-      lines.push(`${escapeControls(inspection.file)}:${p.line}:${p.column}${message}  ${color.red(p.kind)}  ${escapeControls(p.text)}`);
-    }
-  }
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+/** Whether the command named one file (or -): its JSON is then that file's document, as for `swc compact`. */
+async function isSingleInput(inputs: readonly string[], io: CliIo): Promise<boolean> {
+  if (inputs.length !== 1) return false;
+  if (inputs[0] === '-') return true;
+  const { promises: fs } = await import('node:fs');
+  const stat = await fs.stat(path.resolve(io.cwd, inputs[0] as string)).catch(() => null);
+  return stat?.isFile() === true;
 }
 
 /**
@@ -282,42 +91,45 @@ export function renderProblems(inspection: Inspection, color: ChalkInstance): st
 export async function runInspect(inputs: readonly string[], flags: InspectFlags, io: CliIo, report: (line: string) => void): Promise<number> {
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  if (flags.json === true && flags.jsonLines === true) throw new UsageError('--json and --json-lines cannot be used together: one document for the run, or one line per file');
   const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
   const conversationPath = checkConversationPath(flags);
   const targets = await findTargets(inputs, flags, io);
   const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey, conversationPath });
-  // Commander sets `color` to true unless --no-color is given: only `false` is a request.
-  const color = colorFor(io.stdout, io.env, flags.color === false ? false : undefined);
-  const width = io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80;
-  const quiet = flags.quiet === true;
+  const single = await isSingleInput(inputs, io);
+  const ctx: InspectContext = {
+    io,
+    // Commander sets `color` to true unless --no-color is given: only `false` is a request.
+    color: colorFor(io.stdout, io.env, flags.color === false ? false : undefined),
+    width: io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80,
+    quiet: flags.quiet === true,
+    single,
+    tokenizer: inspector.tokenizer,
+    shown: { files: 0 },
+  };
+  const reporters = inspectReportersFor(flags, single).map((name) => INSPECT_REPORTERS[name] as InspectReporter);
+  const found: Inspected[] = [];
   let code: number = EXIT.ok;
-  let shown = 0;
   for (const target of targets) {
-    let inspection: Inspection;
+    let done: Inspected;
     let source: SourceText | null = null;
     try {
       source = await readTarget(target, io);
-      inspection = inspector.inspect(source);
+      done = { file: target.shown, inspection: inspector.inspect(source) };
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       report(`swc: ${error.message}`);
+      done = { file: target.shown, error: recordError(target.shown, error) };
       code = EXIT.error;
-      continue;
     } finally {
       // An inspection is plain data: what reading held (a decompressed spool) can go.
       source?.release?.();
     }
-    const troubled = inspection.conversations.some((c) => c.problems.length > 0);
-    if (troubled) code = Math.max(code, EXIT.problems);
-    if (quiet && !troubled) continue;
-    let out: string;
-    if (flags.json) out = `${JSON.stringify(inspectDocument(inspection), null, targets.length > 1 ? undefined : 2)}\n`;
-    else if (quiet) out = renderProblems(inspection, color);
-    // Texts of several files are a blank line apart; JSON and problem lines are one line per document or problem.
-    else out = shown > 0 ? `\n${renderInspect(inspection, { width, color })}` : renderInspect(inspection, { width, color });
-    await writeAll(io.stdout, out);
-    shown++;
+    found.push(done);
+    if ('inspection' in done && hasProblems(done.inspection)) code = Math.max(code, EXIT.problems);
+    for (const r of reporters) await r.file?.(done, ctx);
   }
+  for (const r of reporters) await r.end?.(found, ctx);
   return code;
 }

@@ -87,8 +87,17 @@ export function standardStream(file: string): 'stdout' | 'stderr' | null {
 }
 
 /**
- * --report names a file (or a standard stream); --json alone prints to stdout for a dry run (instead of the diff),
- * else to stderr.
+ * Whether standard output carries the transcript: a run on one input with no batch option and no --output file.
+ * `--check`, `--dry-run`, `--in-place`, `--out-dir` and `-o FILE` leave it free.
+ */
+export function isTranscriptOnStdout(settings: CompactSettings): boolean {
+  if (settings.check || settings.dryRun || settings.inPlace || settings.outDir !== undefined) return false;
+  return settings.output === undefined || standardStream(settings.output) === 'stdout';
+}
+
+/**
+ * --report names a file (or a standard stream); --json alone prints to stdout (instead of a dry run's diff or a
+ * check's list of paths), or to stderr when stdout carries the transcript.
  * @param resolved the report file's real path, as `checkReportPath` resolved it
  */
 export function reportTarget(settings: CompactSettings, resolved?: string | null): ReportTarget {
@@ -98,7 +107,7 @@ export function reportTarget(settings: CompactSettings, resolved?: string | null
     return { kind: 'file', file: resolved ?? settings.report, shown: settings.report };
   }
   if (!settings.json) return null;
-  return settings.dryRun ? { kind: 'stdout' } : { kind: 'stderr' };
+  return isTranscriptOnStdout(settings) ? { kind: 'stderr' } : { kind: 'stdout' };
 }
 
 /** Writes a JSON document where it was asked for; a report file is replaced atomically, never written through a link. */

@@ -87,8 +87,12 @@ export interface PlanDocumentSettings {
   readonly counter?: CounterSettings;
 }
 
+/** The version every JSON document of swc carries; it changes when a field changes meaning or goes away. */
+export const DOCUMENT_VERSION = 1 as const;
+
 /** The JSON plan of one file. */
 export interface PlanDocument extends PlanOutcome {
+  readonly version: typeof DOCUMENT_VERSION;
   readonly file: string;
   readonly format: string;
   readonly settings: PlanDocumentSettings;
@@ -164,14 +168,15 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
   const sumOf = (f: (p: (typeof parts)[number]) => number): number => parts.reduce((a, p) => a + f(p), 0);
   const removedTokens = parts.every((p) => p.totals.removed.tokens !== null) ? sumOf((p) => p.totals.removed.tokens ?? 0) : null;
   const base = {
+    version: DOCUMENT_VERSION,
     file: result.file,
     format: result.format,
     settings: documentSettings(settings),
     changed: result.changed,
     messagesBefore: sumOf((p) => p.totals.messagesBefore),
     messagesAfter: sumOf((p) => p.totals.messagesAfter),
-    tokensBefore: sumOf((p) => p.plan.tokensBefore),
-    tokensBeforeExact: parts.every((p) => p.plan.tokensBeforeExact),
+    tokensBefore: sumOf((p) => p.c.outcome.before.tokens),
+    tokensBeforeExact: parts.every((p) => p.c.outcome.before.exact),
     tokensAfter: sumOf((p) => p.plan.tokensAfter),
     targetMet: parts.every((p) => p.plan.targetMet),
     removed: {
@@ -204,8 +209,8 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       changed: p.plan.changed,
       messagesBefore: p.totals.messagesBefore,
       messagesAfter: p.totals.messagesAfter,
-      tokensBefore: p.plan.tokensBefore,
-      tokensBeforeExact: p.plan.tokensBeforeExact,
+      tokensBefore: p.c.outcome.before.tokens,
+      tokensBeforeExact: p.c.outcome.before.exact,
       tokensAfter: p.plan.tokensAfter,
       targetMet: p.plan.targetMet,
       removed: p.totals.removed,

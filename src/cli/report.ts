@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import type { CounterSettings } from '../tokens/options.js';
 import { escapeForLine, InputError } from '../errors.js';
 import type { FileResult } from '../pipeline.js';
-import { formatCount, outcomeLine, type LineContext } from './summary.js';
+import { changeText, fileTokens, formatCount, outcomeLine, type LineContext } from './summary.js';
 
 /**
  * What a batch run says about each file and about the whole run: one record per file (the `--json` /
@@ -33,7 +33,7 @@ export interface FileRecord {
   readonly messagesAfter: number | null;
   readonly messagesRemoved: number | null;
   readonly tokensBefore: number | null;
-  /** False when counting stopped early (then `tokensBefore` is a lower bound); reports always count exactly. */
+  /** False when `tokensBefore` is an estimate (a big file whose count stopped early); plans and reports count exactly. */
   readonly tokensBeforeExact: boolean;
   readonly tokensAfter: number | null;
   readonly toolTokens: number | null;
@@ -89,11 +89,13 @@ export interface ReportDocument {
  * @param result the pipeline's outcome
  * @param path the path to show
  * @param target the run's token target
+ * @param figures work out the tokens before (false when no output of the run shows them: they are left null)
  */
-export function recordOf(result: FileResult, path: string, target: number): FileRecord {
+export function recordOf(result: FileResult, path: string, target: number, figures = true): FileRecord {
   const cs = result.conversations;
   const sum = (f: (c: (typeof cs)[number]) => number): number => cs.reduce((a, c) => a + f(c), 0);
   const toolTokens = sum((c) => c.toolTokens);
+  const tokens = figures ? fileTokens(result) : null;
   const counts = cs.map((c) => c.outcome.counts);
   const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
   return {
@@ -105,9 +107,9 @@ export function recordOf(result: FileResult, path: string, target: number): File
     messagesBefore: count((n) => n.before),
     messagesAfter: count((n) => n.after),
     messagesRemoved: count((n) => n.removed),
-    tokensBefore: sum((c) => c.plan.tokensBefore) + toolTokens,
-    tokensBeforeExact: cs.every((c) => c.plan.tokensBeforeExact),
-    tokensAfter: sum((c) => c.plan.tokensAfter) + toolTokens,
+    tokensBefore: tokens === null ? null : tokens.before.tokens,
+    tokensBeforeExact: tokens === null ? true : tokens.before.exact,
+    tokensAfter: tokens === null ? sum((c) => c.plan.tokensAfter) + toolTokens : tokens.after,
     toolTokens,
     target,
     targetMet: cs.every((c) => c.plan.targetMet),
@@ -167,8 +169,7 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
     }
     if (r.status === 'compacted') compacted++;
     else unchanged++;
-    // A count that stopped early is a lower bound; the result itself is one too (compaction only removes).
-    before += r.tokensBeforeExact ? (r.tokensBefore ?? 0) : Math.max(r.tokensBefore ?? 0, r.tokensAfter ?? 0);
+    before += r.tokensBefore ?? 0;
     after += r.tokensAfter ?? 0;
     exact &&= r.tokensBeforeExact;
     if (r.targetMet === false) missed++;
@@ -206,11 +207,13 @@ export function fileLine(record: FileRecord, result: FileResult | null, context:
 export function summaryLine(totals: Totals, settings: ReportSettings, seconds: number, shard: string | null, color: ChalkInstance): string {
   const verb = isLookOnly(settings.mode) ? 'would be compacted' : 'compacted';
   const failed = totals.failed > 0 ? color.red(`${formatCount(totals.failed)} failed`) : '0 failed';
-  const before = `${totals.tokensBeforeExact ? '' : 'at least '}${formatCount(totals.tokensBefore)}`;
+  const before = { tokens: totals.tokensBefore, exact: totals.tokensBeforeExact };
+  const change = changeText(before, totals.tokensAfter);
+  const estimates = totals.tokensBeforeExact ? '' : '; before includes estimates';
   const missed = totals.targetMissed > 0 ? `, ${formatCount(totals.targetMissed)} over target` : '';
   return (
     `swc: ${shard === null ? '' : `shard ${shard}: `}${formatCount(totals.files)} ${totals.files === 1 ? 'file' : 'files'} scanned: ` +
     `${formatCount(totals.compacted)} ${verb}, ${formatCount(totals.unchanged)} unchanged, ${failed}${missed}; ` +
-    `tokens ${before} → ${formatCount(totals.tokensAfter)} (${settings.tokenizer}); ${seconds.toFixed(2)} s`
+    `tokens ${before.exact ? '' : '≈'}${formatCount(before.tokens)} → ${formatCount(totals.tokensAfter)} (${change === null ? '' : `${change}, `}${settings.tokenizer}${estimates}); ${seconds.toFixed(2)} s`
   );
 }

@@ -1,9 +1,13 @@
+import type { ChalkInstance } from 'chalk';
 import { escapeForLine } from '../errors.js';
 import { colorFor } from './color.js';
+import { emitLine } from './dry-run.js';
+import { hasProblems, inspectDocument, inspectRunDocument, inspectTotalLine, inspectTotals, renderInspect, renderProblems, type Inspected } from './inspect-view.js';
 import { writeAll, type CliIo } from './io.js';
 import { emitJson, type ReportTarget } from './json-output.js';
 import { recordError, reportDocument, summaryLine, type FileRecord, type ReportSettings, type Totals } from './report.js';
 import type { CompactSettings } from './settings.js';
+import { isStatShown, renderStat } from './stat.js';
 import type { JobResult } from './worker.js';
 
 /**
@@ -24,6 +28,8 @@ export interface RunContext {
   readonly reportSettings: ReportSettings;
   /** Writes one line to stderr. */
   readonly say: (line: string) => void;
+  /** What the reporters have shown so far (a diff after another is a blank line apart). */
+  readonly shown: { diffs: number };
 }
 
 /** What the run knows when the last file is done. */
@@ -58,10 +64,22 @@ export const REPORTERS = {
       if (record.status !== 'failed' && result.line !== null) ctx.say(result.line);
     },
   },
-  /** The dry-run view of each file on stdout, a blank line between files. */
+  /**
+   * The dry-run view of each file on stdout, a blank line between files: in a batch only files that would change or
+   * miss their target, unless --verbose; a named file always.
+   */
   'dry-run': {
-    async file(result, _record, count, ctx) {
-      if (result.diff !== null) await writeAll(ctx.io.stdout, `${count > 1 ? '\n' : ''}${result.diff}`);
+    async file(result, record, _count, ctx) {
+      if (result.diff === null || !(ctx.single || isStatShown(record, ctx.settings.verbose))) return;
+      await writeAll(ctx.io.stdout, `${ctx.shown.diffs > 0 ? '\n' : ''}${result.diff}`);
+      ctx.shown.diffs++;
+    },
+  },
+  /** `--dry-run --stat`: one line per file and a total on stdout, once every file is known (the columns align). */
+  'dry-run-stat': {
+    async end(run, ctx) {
+      await writeAll(ctx.io.stdout, renderStat(run.records, ctx.reportSettings.tokenizer, ctx.single || ctx.settings.verbose));
+      return true;
     },
   },
   /** `--check`: the path of each file that would be compacted on stdout, one a line (a newline in a name escaped). */
@@ -105,10 +123,89 @@ export function reportersFor(settings: CompactSettings, mode: ReportSettings['mo
   const names: ReporterName[] = [];
   if (json?.kind !== 'stderr' || single) names.push('errors');
   if (human && (mode === 'in-place' || mode === 'out-dir' || (single && mode === 'check'))) names.push('file-lines');
-  if (settings.dryRun && json?.kind !== 'stdout') names.push('dry-run');
-  if (settings.check && !settings.dryRun) names.push('check-paths');
+  if (settings.dryRun && json?.kind !== 'stdout') names.push(settings.stat ? 'dry-run-stat' : 'dry-run');
+  // The JSON on stdout holds the files that would be compacted; a list of paths beside it would break it.
+  if (settings.check && !settings.dryRun && json?.kind !== 'stdout') names.push('check-paths');
   if (json !== null) names.push('json');
   // One named file has said all in its own line (or its view); a batch ends with the summary.
   if (human && !single) names.push('summary');
   return names;
+}
+
+/** What every reporter of an inspect run may read. */
+export interface InspectContext {
+  readonly io: CliIo;
+  readonly color: ChalkInstance;
+  /** Terminal columns for the text; problem lines are never cut. */
+  readonly width: number;
+  readonly quiet: boolean;
+  /** The command named one file (or -): its JSON is that file's document, and no total closes the text. */
+  readonly single: boolean;
+  readonly tokenizer: string;
+  /** What has been shown so far (texts of files are a blank line apart). */
+  readonly shown: { files: number };
+}
+
+/** One output of an inspect run: a file's inspection (or failure) in, text out. */
+export interface InspectReporter {
+  /** Called for each file in sorted path order, as it is done. */
+  file?(found: Inspected, ctx: InspectContext): Promise<void>;
+  /** Called once after the last file, with every file. */
+  end?(found: readonly Inspected[], ctx: InspectContext): Promise<void>;
+}
+
+/** Whether a file is shown: it was read, and with --quiet it has problems. */
+function isInspectShown(found: Inspected, ctx: InspectContext): found is Extract<Inspected, { inspection: unknown }> {
+  return 'inspection' in found && (!ctx.quiet || hasProblems(found.inspection));
+}
+
+/** Every reporter of `swc inspect`, by name. */
+export const INSPECT_REPORTERS = {
+  /** Each file's structure, tokens and problems on stdout, a blank line between files. */
+  text: {
+    async file(found, ctx) {
+      if (!isInspectShown(found, ctx)) return;
+      const text = renderInspect(found.inspection, { width: ctx.width, color: ctx.color });
+      await writeAll(ctx.io.stdout, ctx.shown.files > 0 ? `\n${text}` : text);
+      ctx.shown.files++;
+    },
+  },
+  /** `--quiet`: each problem on one line. */
+  problems: {
+    async file(found, ctx) {
+      if (isInspectShown(found, ctx)) await writeAll(ctx.io.stdout, renderProblems(found.inspection, ctx.color));
+    },
+  },
+  /** `--json-lines`: each file's document on one line, as it is done. */
+  'json-lines': {
+    async file(found, ctx) {
+      if (isInspectShown(found, ctx)) await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(found.inspection))}\n`);
+    },
+  },
+  /** `--json`: one document, the named file's or the run's. */
+  json: {
+    async end(found, ctx) {
+      const only = found[0];
+      if (!ctx.single) await writeAll(ctx.io.stdout, `${JSON.stringify(inspectRunDocument(ctx.tokenizer, found), null, 2)}\n`);
+      else if (only !== undefined && 'inspection' in only) await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(only.inspection), null, 2)}\n`);
+    },
+  },
+  /** The closing total of a run over several files: `total: 3 files, 2 problems, 12,345 tokens`. */
+  total: {
+    async end(found, ctx) {
+      const totals = inspectTotals(found);
+      const line = emitLine([{ text: `total: ${inspectTotalLine(totals)}`, tone: totals.problems + totals.failed === 0 ? 'good' : 'bad' }], ctx.width, ctx.color);
+      await writeAll(ctx.io.stdout, `${ctx.shown.files > 0 ? '\n' : ''}${line}\n`);
+    },
+  },
+} as const satisfies Record<string, InspectReporter>;
+
+export type InspectReporterName = keyof typeof INSPECT_REPORTERS;
+
+/** The reporters an inspect run's flags call for, in the order they write. */
+export function inspectReportersFor(flags: { json?: boolean; jsonLines?: boolean; quiet?: boolean }, single: boolean): InspectReporterName[] {
+  if (flags.json === true) return ['json'];
+  if (flags.jsonLines === true) return ['json-lines'];
+  if (flags.quiet === true) return ['problems'];
+  return single ? ['text'] : ['text', 'total'];
 }

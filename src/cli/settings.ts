@@ -36,6 +36,9 @@ export interface CompactFlags {
   tokensPerImage?: string;
   tokensPerFile?: string;
   force?: boolean;
+  exact?: boolean;
+  stat?: boolean;
+  verbose?: boolean;
   quiet?: boolean;
   debug?: boolean;
   color?: boolean;
@@ -98,6 +101,12 @@ export interface CompactSettings {
   readonly shard: Shard | null;
   /** Replace files in the out-dir that hold something other than this run's result. */
   readonly force: boolean;
+  /** Count the tokens before exactly in every file, however big (else big files show an estimate). */
+  readonly exact: boolean;
+  /** --dry-run --stat: one line per file and a total instead of the diffs. */
+  readonly stat: boolean;
+  /** --dry-run --verbose: files that would not change are shown too. */
+  readonly verbose: boolean;
   readonly quiet: boolean;
   /** --no-color (false), or nothing said (undefined). */
   readonly color: boolean | undefined;
@@ -226,6 +235,9 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
       `${inputs.length} inputs given: add --out-dir <dir> to write the results there, --in-place to rewrite each file, --check to only report which need compaction, or --dry-run to preview`,
     );
   }
+  if (!dryRun && (flags.stat === true || flags.verbose === true)) {
+    throw new UsageError(`${flags.stat === true ? '--stat' : '--verbose'} is a way to show a dry run: add --dry-run`);
+  }
   const jobs = flags.jobs === undefined ? availableParallelism() : parseWhole('--jobs', flags.jobs, 1);
   const settings: CompactSettings = {
     inputs,
@@ -251,6 +263,9 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     jobs,
     shard: flags.shard === undefined ? null : parseShard(flags.shard),
     force: flags.force === true,
+    exact: flags.exact === true,
+    stat: flags.stat === true,
+    verbose: flags.verbose === true,
     quiet: flags.quiet === true,
     color: flags.color === false ? false : undefined,
   };

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { InputError } from '../errors.js';
+import { existsSync } from 'node:fs';
+import { InputError, missingInput, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
@@ -65,6 +66,8 @@ async function deliver(input: StreamInput, out: string | null, result: FileResul
 export async function runStream(settings: CompactSettings, io: CliIo, report: (line: string) => void): Promise<number> {
   const given = settings.inputs[0] as string;
   const real = given === '-' ? '-' : await realTarget(path.resolve(io.cwd, given));
+  // Said as every command says it (batch runs and inspect find their inputs with expandInputs).
+  if (real !== '-' && !existsSync(real)) throw new UsageError(missingInput(given));
   // Every path to write is resolved once, now: a link planted there later is replaced, never written through.
   const reportPath = await checkReportPath(settings, io, real === '-' ? [] : [real]);
   const json = reportTarget(settings, reportPath.file);
@@ -80,6 +83,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     conversationKey: settings.conversationKey,
     conversationPath: settings.conversationPath,
     exhaustive: json !== null,
+    exact: settings.exact,
   });
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };

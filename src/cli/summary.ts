@@ -1,5 +1,5 @@
 import { escapeForLine } from '../errors.js';
-import type { Miss, MissContext } from '../outcome/outcome.js';
+import type { Miss, MissContext, TokenFigure } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
 import type { WindowSettings } from './settings.js';
 
@@ -27,6 +27,49 @@ export function percent(share: number): string {
 /** `below the threshold 210 (70% of 300)`: the compact-at threshold a file stayed under. */
 export function thresholdText(window: WindowSettings): string {
   return `below the threshold ${formatCount(window.trigger)} (${percent(window.compactAt.value)} of ${formatCount(window.tokens)})`;
+}
+
+/** `7,632`, or `≈9,870,000` for an estimate. */
+export function figureText(figure: TokenFigure): string {
+  return `${figure.exact ? '' : '≈'}${formatCount(figure.tokens)}`;
+}
+
+/**
+ * The change from before to after in percent with a true minus sign: `−74%`, `+3%`, `0%`. Whole percentages, except
+ * that a change that would round to 0% or −100% gets one decimal, rounded towards zero (`−0.4%`, `−99.8%`), so only
+ * no change reads 0% and only nothing left reads −100%. `≈` leads when "before" is an estimate; null when before is 0.
+ */
+export function changeText(before: TokenFigure, after: number): string | null {
+  if (before.tokens <= 0) return null;
+  const share = ((after - before.tokens) / before.tokens) * 100;
+  const size = Math.abs(share);
+  const sign = share < 0 ? '−' : '+';
+  let body: string;
+  if (after === before.tokens) body = '0%';
+  else if (after === 0) body = '−100%';
+  else if (Math.round(size) === 0 || Math.round(size) === 100) body = `${sign}${Math.max(Math.trunc(size * 10) / 10, 0.1)}%`;
+  else body = `${sign}${Math.round(size)}%`;
+  return `${before.exact ? '' : '≈'}${body}`;
+}
+
+/** A file's tokens before and after, tool schemas included (window thresholds count them). */
+export function fileTokens(result: FileResult): { before: TokenFigure; after: number } {
+  let before = 0;
+  let after = 0;
+  let exact = true;
+  for (const c of result.conversations) {
+    before += c.outcome.before.tokens + c.toolTokens;
+    after += c.plan.tokensAfter + c.toolTokens;
+    exact &&= c.outcome.before.exact;
+  }
+  return { before: { tokens: before, exact }, after };
+}
+
+/** `7,632 → 1,952 tokens (−74%, o200k_base)`: the figures of one file. */
+function tokensText(result: FileResult, tokenizer: string): string {
+  const { before, after } = fileTokens(result);
+  const change = changeText(before, after);
+  return `${figureText(before)} → ${formatCount(after)} tokens (${change === null ? '' : `${change}, `}${tokenizer})`;
 }
 
 /** `2 tokens`, `1 token`. */
@@ -106,11 +149,7 @@ function unchangedWhy(c: ConversationResult, context: LineContext): string {
  */
 export function outcomeLine(result: FileResult, path: string, context: LineContext, every = true): string | null {
   const cs = result.conversations;
-  const sum = (f: (c: (typeof cs)[number]) => number): number => cs.reduce((a, c) => a + f(c), 0);
-  const tools = sum((c) => c.toolTokens);
-  const before = sum((c) => c.plan.tokensBefore) + tools;
-  const exact = cs.every((c) => c.plan.tokensBeforeExact);
-  const after = sum((c) => c.plan.tokensAfter) + tools;
+  const { after } = fileTokens(result);
   const counts = cs.map((c) => c.outcome.counts);
   const removed = counts.reduce((a, n) => a + n.removed, 0);
   const total = counts.reduce((a, n) => a + n.before, 0);
@@ -126,7 +165,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
     return (
       `swc: ${name}: ${formatCount(cs.length)} conversations, ${formatCount(result.changedConversations)} ${compactedWord}, ` +
       `${formatCount(cs.length - result.changedConversations)} unchanged; ` +
-      `${exact ? '' : 'at least '}${formatCount(before)} → ${formatCount(after)} tokens (${context.tokenizer}); ` +
+      `${tokensText(result, context.tokenizer)}; ` +
       `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages; target ${target} met in ` +
       (met === cs.length ? 'every conversation' : `${formatCount(met)} of ${formatCount(cs.length)}${where}`)
     );
@@ -137,9 +176,8 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
     const why = only === undefined ? 'nothing to compact' : unchangedWhy(only, context);
     return `swc: ${name}: unchanged, ${formatCount(after)} tokens (${context.tokenizer}), ${why}${firstMiss === undefined ? '' : `; ${verdict}`}`;
   }
-  // Counting stopped once the file was known to be over its target: say that, not a partial count.
   return (
-    `swc: ${name}: ${exact ? formatCount(before) : `more than ${target}`} → ${formatCount(after)} tokens (${context.tokenizer}), ` +
+    `swc: ${name}: ${tokensText(result, context.tokenizer)}, ` +
     `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages; ${verdict}`
   );
 }

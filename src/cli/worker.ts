@@ -21,7 +21,7 @@ import type { LineContext } from './summary.js';
  * What every job of a run shares; sent once to each worker: the run's own settings (as resolved from the command
  * line, nothing renamed) and what the chosen reporters need of each file.
  */
-export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>, Partial<Pick<CompactSettings, 'conversationPath'>> {
+export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>, Partial<Pick<CompactSettings, 'conversationPath' | 'exact'>> {
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -32,6 +32,8 @@ export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counte
   readonly bytes: 'none' | 'changed' | 'all';
   /** Give unchanged files a line too (a run on one named file). */
   readonly everyLine: boolean;
+  /** Whether any output shows the tokens before (false: `--quiet` without JSON, so they are not counted). Default true. */
+  readonly figures?: boolean;
 }
 
 /** One file to do. */
@@ -99,7 +101,7 @@ function describeSource(job: Job, source: SourceText, identity: FileIdentity | n
   const note = noteTemplate(settings.note);
   const target = settings.target;
   const { window } = settings;
-  let record = recordOf(result, job.display, settings.target);
+  let record = recordOf(result, job.display, settings.target, settings.figures ?? true);
   if (settings.plan) {
     const plan = planDocument(result, { target, tokenizer: settings.tokenizer, counter: counterSettingsOf(settings), minKeepSteps: settings.minKeepSteps, note, format: settings.format, window });
     record = { ...record, plan };
@@ -120,7 +122,8 @@ function describeSource(job: Job, source: SourceText, identity: FileIdentity | n
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
     bytes = outputBytes(result);
   }
-  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, compactor), settings.everyLine), diff, bytes, identity };
+  const line = settings.figures === false ? null : fileLine(record, result, lineContext(settings, compactor), settings.everyLine);
+  return { index: job.index, record, line, diff, bytes, identity };
 }
 
 /** What a file's line says besides the result: the run's settings and the tokenizer's name. */
@@ -142,6 +145,7 @@ export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
     conversationKey: settings.conversationKey,
     conversationPath: settings.conversationPath,
     exhaustive: settings.exhaustive,
+    exact: settings.exact,
   });
 }
 

@@ -2,7 +2,7 @@ import fg from 'fast-glob';
 import micromatch from 'micromatch';
 import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
-import { UsageError } from '../errors.js';
+import { missingInput, UsageError } from '../errors.js';
 import { isInside } from './files.js';
 
 export { isInside };
@@ -177,5 +177,5 @@ function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignorin
   const after = ignoring ? ' (after --ignore and the output directory are left out)' : '';
   if (stat?.isDirectory()) return `no ${SEARCHED} under ${JSON.stringify(input)}${after}`;
   if (isPattern(input)) return `no files match the pattern ${JSON.stringify(input)}${after}`;
-  return `${JSON.stringify(input)}: no such file or directory`;
+  return missingInput(input);
 }

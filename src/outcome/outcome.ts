@@ -1,5 +1,6 @@
 import { analyze, isEarlierNote, type Group, type GroupKind, type Plan } from '../core/compact.js';
 import { renderMessage, textContent } from '../core/render.js';
+import { lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import type { Normalized } from '../formats/types.js';
 
@@ -75,8 +76,20 @@ export interface MissContext {
 /** Why a message that belongs to no turn or step goes: an earlier note, after the task, before the first turn, elsewhere. */
 export type OrphanKind = 'earlier-note' | 'after-task' | 'before-first-turn' | 'no-group';
 
+/** A token count as outputs show it: exact, or an estimate (shown with `≈`). */
+export interface TokenFigure {
+  readonly tokens: number;
+  readonly exact: boolean;
+}
+
 /** What every output shows of one conversation. */
 export interface ConversationOutcome {
+  /**
+   * The conversation's tokens before compaction: exact when the decision counted them all or when exact counting was
+   * asked for (a small file, --exact), otherwise an estimate (see `estimateBefore`), never below the tokens after
+   * less the note.
+   */
+  readonly before: TokenFigure;
   /** For each of the plan's groups, in order: why it goes when it is a removed orphan, else null. */
   readonly orphans: readonly (OrphanKind | null)[];
   readonly counts: MessageCounts;
@@ -96,6 +109,8 @@ export interface Planned {
   readonly target: number;
   /** Tokens the container's tool schemas add (counted with thresholds only, else 0). */
   readonly toolTokens: number;
+  /** The length of an item of the file's list in its text (UTF-16 units), for an estimate of tokens not counted. */
+  readonly itemLength?: (item: number) => number;
 }
 
 /** What an outcome is worked out with besides the conversation. */
@@ -103,6 +118,8 @@ export interface OutcomeSettings {
   readonly minKeepSteps: number;
   readonly counter: TokenCounter;
   readonly window?: OutcomeWindow | null | undefined;
+  /** Count the tokens before exactly where the decision stopped early; otherwise they are estimated. */
+  readonly exactBefore?: boolean;
 }
 
 /**
@@ -112,10 +129,17 @@ export interface OutcomeSettings {
  */
 export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOutcome {
   const index = notePlacement(c.plan, c.normalized);
+  const totals = planTotals(c, settings);
+  let before: TokenFigure | null = null;
   return {
+    // Worked out the first time an output reads it: counting the rest of a conversation costs as much as deciding.
+    get before(): TokenFigure {
+      before ??= beforeFigure(c, settings, totals.noteTokens);
+      return before;
+    },
     orphans: orphanKinds(c),
     counts: messageCounts(c),
-    totals: planTotals(c, settings),
+    totals,
     note: c.plan.noteText !== null && index !== null ? { index, text: c.plan.noteText } : null,
     missContext: missContextOf(c, settings.minKeepSteps),
     belowThreshold: isBelowThreshold(c, settings.window),
@@ -324,6 +348,43 @@ function missOf(c: Planned, settings: OutcomeSettings, note: number | null): Mis
   if (plan.unchanged === 'only-notes') return { kind: 'earlier-notes', tokensAfter: plan.tokensAfter };
   if (plan.noteText !== null) return { kind: 'note', noteTokens: note, tokensAfter: plan.tokensAfter };
   return { kind: 'joined', tokensAfter: plan.tokensAfter };
+}
+
+/** Characters per token assumed for an estimate when nothing kept had a length to learn the rate from. */
+const FALLBACK_CHARS_PER_TOKEN = 4;
+
+/**
+ * The tokens before: the decision's own count when it counted everything; a count of the whole conversation when
+ * exact counting is asked for; otherwise an estimate.
+ */
+function beforeFigure(c: Planned, settings: OutcomeSettings, noteTokens: number | null): TokenFigure {
+  const { plan } = c;
+  if (plan.tokensBeforeExact) return { tokens: plan.tokensBefore, exact: true };
+  const { messages } = c.normalized;
+  if (settings.exactBefore === true) {
+    const tokens = messages.length === 0 ? 0 : settings.counter.measure(lazyList(messages.length, (k) => renderMessage(messages[k] as Message)));
+    return { tokens, exact: true };
+  }
+  return { tokens: estimateBefore(c, noteTokens), exact: false };
+}
+
+/**
+ * An estimate of the tokens before, for a decision that stopped counting early: the exact count of what is kept
+ * (the tokens after less the note), plus the removed items' length in the file times the tokens per character of
+ * the kept items (4 characters a token when nothing kept has a length). Never below the decision's own lower bound.
+ */
+export function estimateBefore(c: Planned, noteTokens: number | null): number {
+  const { plan, normalized } = c;
+  const keptTokens = plan.tokensAfter - (noteTokens ?? 0);
+  const lengthOf = (indices: readonly number[]): number => {
+    let n = 0;
+    for (const m of indices) for (const item of normalized.itemsOf[m] ?? []) n += c.itemLength?.(item) ?? 0;
+    return n;
+  };
+  const keptLength = lengthOf(plan.kept);
+  const removedLength = lengthOf(plan.removed);
+  const rate = keptLength > 0 && keptTokens > 0 ? keptTokens / keptLength : 1 / FALLBACK_CHARS_PER_TOKEN;
+  return Math.max(plan.tokensBefore, keptTokens + Math.round(removedLength * rate));
 }
 
 /** The context a missed target is phrased in. */

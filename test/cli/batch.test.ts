@@ -188,7 +188,7 @@ describe('swc compact --check', () => {
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('archive/a/big.jsonl\narchive/b/big2.json\n');
     expect(run.stderr).toMatch(
-      /^swc: 3 files scanned: 2 would be compacted, 1 unchanged, 0 failed; tokens at least 800 → 644 \(approx\); \d+\.\d\d s\n$/,
+      /^swc: 3 files scanned: 2 would be compacted, 1 unchanged, 0 failed; tokens 813 → 644 \(−21%, approx\); \d+\.\d\d s\n$/,
     );
     expect(readTree(dir)).toEqual(before);
     expect(statSync(path.join(dir, 'archive/a/big.jsonl')).mtimeMs).toBe(mtime);
@@ -218,11 +218,11 @@ describe('swc compact with broken files among good ones', () => {
     expect(run.status).toBe(2);
     const lines = run.stderr.trimEnd().split('\n');
     // The reasons are the parser's (path:line:col is this feature's promise).
-    expect(lines.filter((l) => !l.includes('tokens (approx), removed'))).toEqual([
+    expect(lines.filter((l) => !/ tokens \(−\d+%, approx\), removed/.test(l))).toEqual([
       expect.stringMatching(/^swc: tree\/b-truncated\.jsonl:2:\d+: .*not valid JSON/),
       expect.stringMatching(/^swc: tree\/c-not-utf8\.jsonl:1:6: invalid UTF-8/),
       expect.stringMatching(/^swc: tree\/e-no-list\.json:1:1: no message list found/),
-      expect.stringMatching(/^swc: 5 files scanned: 2 compacted, 0 unchanged, 3 failed; tokens at least 743 → 587 \(approx\); \d+\.\d\d s$/),
+      expect.stringMatching(/^swc: 5 files scanned: 2 compacted, 0 unchanged, 3 failed; tokens 756 → 587 \(−22%, approx\); \d+\.\d\d s$/),
     ]);
     for (const [file, bytes, mtime] of bad) {
       expect(readFileSync(path.join(dir, file))).toEqual(bytes);
@@ -236,7 +236,7 @@ describe('swc compact with broken files among good ones', () => {
     writeFileSync(path.join(dir, 'tree/c-not-utf8.jsonl'), Buffer.from([0x7b, 0xff, 0x0a]));
     const run = await runSwc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--json'], { cwd: dir });
     expect(run.status).toBe(2);
-    const report = JSON.parse(run.stderr) as { summary: Record<string, unknown>; files: Array<Record<string, unknown>> };
+    const report = JSON.parse(run.stdout) as { summary: Record<string, unknown>; files: Array<Record<string, unknown>> };
     expect(report.files.map((f) => [f.path, f.status])).toEqual([
       ['tree/a.jsonl', 'compacted'],
       ['tree/b-truncated.jsonl', 'failed'],
@@ -286,12 +286,12 @@ describe('swc compact reports', () => {
     expect(report.files[1]).toMatchObject({ path: 'archive/a/small.jsonl', status: 'unchanged', written: 'out/a/small.jsonl', messagesRemoved: 0 });
   });
 
-  it('prints the report to stderr with --json and keeps the summary off it', async () => {
+  it('prints the report to stdout with --json, the summary staying on stderr', async () => {
     const dir = archive();
     const run = await runSwc(['compact', 'archive/a', '--in-place', '-t', '350', ...APPROX, '--json'], { cwd: dir });
     expect(run.status).toBe(0);
-    expect(run.stdout).toBe('');
-    const report = JSON.parse(run.stderr) as { summary: Record<string, number>; files: unknown[] };
+    expect(run.stderr).toMatch(/^swc: 2 files scanned: 1 compacted, 1 unchanged/m);
+    const report = JSON.parse(run.stdout) as { summary: Record<string, number>; files: unknown[] };
     expect(report.files).toHaveLength(2);
     expect(report.summary).toMatchObject({ files: 2, compacted: 1, unchanged: 1, failed: 0 });
   });
@@ -310,7 +310,7 @@ describe('swc compact --dry-run on many files', () => {
     const dir = archive();
     const before = readTree(dir);
     const mtime = statSync(path.join(dir, 'archive/b/big2.json')).mtimeMs;
-    const run = await runSwc(['compact', 'archive/b', 'archive/a', '--dry-run', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/b', 'archive/a', '--dry-run', '--verbose', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     const headers = run.stdout.split('\n').filter((l) => l.startsWith('dry run: '));
     expect(headers).toEqual(['dry run: archive/a/big.jsonl', 'dry run: archive/a/small.jsonl', 'dry run: archive/b/big2.json']);
@@ -382,7 +382,7 @@ describe('swc compact on a large archive', () => {
     expect(run.status).toBe(0);
     // Every file is over 20 tokens and keeps more than that (its system prompt and last question).
     expect(run.stderr.split('\n').at(-2)).toMatch(
-      /^swc: 10,000 files scanned: 10,000 compacted, 0 unchanged, 0 failed, 10,000 over target; tokens at least 460,000 → 379,900 \(approx\); \d+\.\d\d s$/,
+      /^swc: 10,000 files scanned: 10,000 compacted, 0 unchanged, 0 failed, 10,000 over target; tokens 789,444 → 379,900 \(−52%, approx\); \d+\.\d\d s$/,
     );
     expect(listFiles(path.join(dir, 'out'))).toHaveLength(10_000);
     expect(readFileSync(path.join(dir, 'out/d7/f7.jsonl'), 'utf8')).toBe((await runSwc(['compact', '-', '-t', '20', ...APPROX], { cwd: ROOT, stdin: lines(7) })).stdout);

@@ -30,7 +30,7 @@ describe('--chars-per-token, --tokens-per-image, --tokens-per-file', () => {
   it('records the image and file costs of a BPE tokenizer in the batch report', async () => {
     const dir = tempDir([SAMPLE]);
     const r = await runSwc(['compact', '.', '--check', '-t', '300', '--tokens-per-file', '2k', '--json'], { cwd: dir });
-    expect(JSON.parse(r.stderr).settings.counter).toEqual({ charsPerToken: null, tokensPerImage: 85, tokensPerFile: 2000 });
+    expect(JSON.parse(r.stdout).settings.counter).toEqual({ charsPerToken: null, tokensPerImage: 85, tokensPerFile: 2000 });
   });
 
   it.each([

@@ -2,11 +2,12 @@
  * The `--dry-run` view, rendered from real compactions of small OpenAI transcripts with a fake counter
  * (10 tokens a message), so every number in the snapshots can be worked out by hand.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from '@jest/globals';
 import { Chalk } from 'chalk';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { allocate, renderDryRun, type DryRunView } from '../../src/cli/dry-run.js';
+import { allocate, markColumn, renderDryRun, type DryRunView } from '../../src/cli/dry-run.js';
 import { resolveWindow, type WindowSettings } from '../../src/cli/settings.js';
 import { displayWidth } from '../../src/cli/text-width.js';
 import { noteTemplate } from '../../src/core/compact.js';
@@ -348,26 +349,50 @@ describe('the dry-run layout', () => {
   });
 
   it('draws the budget bar in proportion: protected, kept, note, removed, and the target marker', () => {
-    // Parts 20, 40, 40, 10, 20 (130) over 70 columns: 10.8, 21.5, 21.5, 5.4, 10.8 -> 11, 22, 21, 5, 11 by largest
-    // remainder; the target 110 falls at 110 / 130 * 70 = 59.2 -> column 59.
+    // Parts 20, 40, 40, 10, 20 (130) over 70 columns end at 20, 60, 100, 110 and 130 tokens: columns 10.8, 32.3, 53.8,
+    // 59.2 and 70, rounded 11, 32, 54, 59, 70, so 11, 21, 22, 5, 11 columns; the target 110 falls at 59.2 -> column 59,
+    // right after the note: what is kept fits the target.
     const out = dryRun(history(), { target: 110 });
     const bar = out.split('\n').find((l) => l.startsWith('budget ['));
-    expect(bar).toBe(`budget [${'█'.repeat(11)}${'▓'.repeat(22)}${'▒'.repeat(21)}${'▞'.repeat(5)}│${'░'.repeat(11)}]`);
+    expect(bar).toBe(`budget [${'█'.repeat(11)}${'▓'.repeat(21)}${'▒'.repeat(22)}${'▞'.repeat(5)}│${'░'.repeat(11)}]`);
   });
 });
 
 describe('allocating bar columns', () => {
-  it('splits columns in proportion, with largest remainders', () => {
+  it('splits columns in proportion, each part ending at its rounded cumulative share', () => {
     expect(allocate([50, 30, 20], 100, 10)).toEqual([5, 3, 2]);
-    expect(allocate([1, 1, 1], 3, 10)).toEqual([4, 3, 3]);
+    expect(allocate([1, 1, 1], 3, 10)).toEqual([3, 4, 3]);
   });
 
-  it('gives every non-empty part at least one column and never more than there are', () => {
-    expect(allocate([1, 1000, 0], 1001, 10)).toEqual([1, 9, 0]);
+  it('gives a part too small for half a column none, and never more columns than there are', () => {
+    expect(allocate([1, 1000, 0], 1001, 10)).toEqual([0, 10, 0]);
     expect(allocate([1, 1, 1, 1], 4, 2).reduce((a, b) => a + b, 0)).toBe(2);
   });
 
   it('leaves the columns past the parts free when the target is above the total', () => {
     expect(allocate([10, 10], 100, 10)).toEqual([1, 1]);
+  });
+
+  it('is proportional: every boundary within half a column of its true place, the target mark at its own', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 20000 }), fc.integer({ min: 1, max: 120 }), (parts, target, cells) => {
+        const total = parts.reduce((a, b) => a + b, 0);
+        const scale = Math.max(total, target);
+        const columns = allocate(parts, scale, cells);
+        let tokens = 0;
+        let at = 0;
+        parts.forEach((t, i) => {
+          tokens += t;
+          at += columns[i] as number;
+          expect(Math.abs(at - (tokens / scale) * cells)).toBeLessThanOrEqual(0.5);
+        });
+        const kept = parts.slice(0, -1).reduce((a, b) => a + b, 0);
+        const keptColumns = columns.slice(0, -1).reduce((a, b) => a + b, 0);
+        const mark = markColumn(target, scale, cells, keptColumns, kept <= target);
+        expect(Math.abs(mark - (target / scale) * cells)).toBeLessThanOrEqual(0.5);
+        // A met target's mark stands at or after the end of what is kept.
+        if (kept <= target) expect(mark).toBeGreaterThanOrEqual(keptColumns);
+      }),
+    );
   });
 });

@@ -75,7 +75,27 @@ describe('what a check says', () => {
     const r = await runSwc(['compact', 'sample.jsonl', '--check', '-t', '200', '--tokenizer', 'approx'], { cwd: dir });
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('sample.jsonl\n');
-    expect(r.stderr).toMatch(/^swc: sample\.jsonl: .* tokens \(approx\), would remove \d+ of 62 messages; /);
+    expect(r.stderr).toMatch(/^swc: sample\.jsonl: .* tokens \(−\d+%, approx\), would remove \d+ of 62 messages; /);
     expect(readFileSync(path.join(dir, 'sample.jsonl'), 'utf8')).toBe(readFileSync(SAMPLE, 'utf8'));
+  });
+});
+
+describe('one wording for a missing file', () => {
+  it.each([
+    ['compact to stdout', ['compact', 'nope.jsonl', '-t', '100']],
+    ['compact -o', ['compact', 'nope.jsonl', '-t', '100', '-o', 'out.jsonl']],
+    ['compact --check', ['compact', 'nope.jsonl', '-t', '100', '--check']],
+    ['compact --in-place among other files', ['compact', 'nope.jsonl', 'sample.jsonl', '-t', '100', '--in-place']],
+    ['inspect', ['inspect', 'nope.jsonl']],
+  ])('is the same one line with exit 2: %s', async (_name, argv) => {
+    const r = await runSwc([...argv, '--tokenizer', 'approx'], { cwd: tempDir([SAMPLE]) });
+    expect(r).toEqual({ status: 2, stdout: '', stderr: 'swc: error: "nope.jsonl": no such file or directory\n' });
+  });
+});
+
+describe('token counts swc does not read', () => {
+  it.each(['8kb', 'k', '1e999'])('refuses --target %s on the command line with one usage line and exit 2', async (raw) => {
+    const r = await runSwc(['compact', 'sample.jsonl', '-t', raw, '--tokenizer', 'approx'], { cwd: tempDir([SAMPLE]) });
+    expect(r).toEqual({ status: 2, stdout: '', stderr: `swc: error: --target must be a whole number, got "${raw}"\n` });
   });
 });

@@ -647,6 +647,7 @@ describe('swc inspect (command line)', () => {
     expect(r.status).toBe(1);
     const doc = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(doc).toEqual({
+      version: 1,
       file: 'missing-result.json',
       format: 'openai',
       tokenizer: 'approx',
@@ -770,12 +771,41 @@ describe('swc inspect inputs (command line)', () => {
     expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/**/*.jsonl'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: session, stderr: '' });
   });
 
-  it('prints nothing with --quiet when there is no problem, and one JSON document per troubled file with --json', async () => {
+  it('prints nothing with --quiet when there is no problem, and one JSON line per troubled file with --json-lines', async () => {
     expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 0, stdout: '', stderr: '' });
-    const r = await swc(['inspect', '--tokenizer', 'approx', '-q', '--json', 'tree/a'], { NO_COLOR: '1' }, dir);
+    const r = await swc(['inspect', '--tokenizer', 'approx', '-q', '--json-lines', 'tree/a'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
     const docs = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { file: string; ok: boolean });
     expect(docs.map((d) => [d.file, d.ok])).toEqual([['tree/a/missing-result.json', false]]);
+  });
+
+  it('closes a run over several files with its totals', async () => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', 'tree/a'], { NO_COLOR: '1' }, dir);
+    expect(r.status).toBe(1);
+    const tokens = [...r.stdout.matchAll(/^\d+ messages?, ([\d,]+) tokens:/gm)].reduce((a, m) => a + Number((m[1] as string).replace(/,/g, '')), 0);
+    expect(r.stdout.endsWith(`\n\ntotal: 2 files, 1 problem, ${tokens.toLocaleString('en-US')} tokens\n`)).toBe(true);
+    // One named file has said all in its own text.
+    expect((await swc(['inspect', '--tokenizer', 'approx', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).stdout).not.toMatch(/^total: /m);
+  });
+
+  it('gives one JSON document for a run over several files, with every file and the totals', async () => {
+    const r = await swc(['inspect', '--tokenizer', 'approx', '--json', 'tree/a'], { NO_COLOR: '1' }, dir);
+    expect(r.status).toBe(1);
+    const run = JSON.parse(r.stdout) as { version: number; summary: Record<string, number>; files: Array<{ file: string; ok: boolean }> };
+    expect(run.version).toBe(1);
+    expect(run.files.map((f) => [f.file, f.ok])).toEqual([
+      ['tree/a/clean.json', true],
+      ['tree/a/missing-result.json', false],
+    ]);
+    expect(run.summary).toMatchObject({ files: 2, failed: 0, problems: 1 });
+  });
+
+  it('refuses --json with --json-lines', async () => {
+    expect(await swc(['inspect', '--json', '--json-lines', 'tree/a'], { NO_COLOR: '1' }, dir)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'swc: error: --json and --json-lines cannot be used together: one document for the run, or one line per file\n',
+    });
   });
 
   it('shows every file of several inputs in full, a blank line apart, with the worst exit code', async () => {

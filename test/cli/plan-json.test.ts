@@ -72,6 +72,7 @@ describe('the JSON plan', () => {
   it('lists settings, totals and every group in conversation order, the note where it is inserted', () => {
     const doc = documentFor(JSON.stringify(history()), 'chat.json', { target: 110, minKeepSteps: 1, note: undefined }, createFakeCounter());
     expect(doc).toEqual({
+      version: 1,
       file: 'chat.json',
       format: 'openai',
       settings: { target: 110, tokenizer: 'fake', minKeepSteps: 1, note: DEFAULT_NOTE_TEMPLATE, format: 'auto' },

@@ -150,7 +150,7 @@ describe('what swc says about a run with --context-window', () => {
     const run = await runSwc(['compact', file, '--context-window', '100', '--tokenizer', 'approx'], { cwd: ROOT });
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(
-      new RegExp(`^swc: [^\\n]+: more than 40 → [\\d,]+ tokens \\(approx\\), removed 24 of 27 messages; target 40 not met: the tool schemas alone take ${TOOL_TOKENS} tokens, more than the 40-token target\\n$`),
+      new RegExp(`^swc: [^\\n]+: 1,078 → 92 tokens \\(−91%, approx\\), removed 24 of 27 messages; target 40 not met: the tool schemas alone take ${TOOL_TOKENS} tokens, more than the 40-token target\\n$`),
     );
   });
 

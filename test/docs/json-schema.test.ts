@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ROOT, swc, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 
 function schema(name: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path.join(ROOT, 'docs/schema', name), 'utf8')) as Record<string, unknown>;
@@ -16,8 +17,11 @@ function schema(name: string): Record<string, unknown> {
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
 ajv.addSchema(schema('plan.schema.json')).addSchema(schema('report.schema.json'));
+ajv.addSchema(schema('inspection.schema.json')).addSchema(schema('inspect-run.schema.json'));
 const validatePlan = ajv.getSchema('plan.schema.json') as ValidateFunction;
 const validateReport = ajv.getSchema('report.schema.json') as ValidateFunction;
+const validateInspection = ajv.getSchema('inspection.schema.json') as ValidateFunction;
+const validateInspectRun = ajv.getSchema('inspect-run.schema.json') as ValidateFunction;
 
 /** The schema's complaints about a document, one line each (empty when it is valid). */
 function problems(validate: ValidateFunction, document: unknown): string[] {
@@ -97,5 +101,68 @@ describe('docs/schema/report.schema.json', () => {
     expect(validateReport({ ...report, files: [{ ...first, status: 'skipped' }] })).toBe(false);
     const { error: _dropped, ...withoutError } = first as Record<string, unknown>;
     expect(validateReport({ ...report, files: [withoutError] })).toBe(false);
+  });
+});
+
+describe('--json goes to stdout unless stdout carries the transcript, and every document has a version', () => {
+  const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
+
+  it.each([
+    ['--check', ['--check']],
+    ['--dry-run', ['--dry-run']],
+    ['-o FILE', ['-o', 'out.jsonl']],
+    ['--in-place', ['--in-place']],
+    ['--out-dir', ['--out-dir', 'out']],
+  ])('writes the plan of one named file on stdout with %s', async (_name, flags) => {
+    const r = await runSwc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '--json', ...flags], { cwd: tempDir([SAMPLE]) });
+    const plan = JSON.parse(r.stdout) as { version: number };
+    expect(plan.version).toBe(1);
+    expect(problems(validatePlan, plan)).toEqual([]);
+  });
+
+  it('writes it on stderr when the transcript is on stdout', async () => {
+    const r = await runSwc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '--json'], { cwd: tempDir([SAMPLE]) });
+    expect(r.stdout).toContain('"role"');
+    expect(problems(validatePlan, JSON.parse(r.stderr))).toEqual([]);
+  });
+
+  it('writes a check report on stdout in place of the list of paths', async () => {
+    const dir = tempDir([SAMPLE, path.join(ROOT, 'fixtures/multi/records.json')]);
+    const r = await runSwc(['compact', '.', '--check', '-t', '50', '--tokenizer', 'approx', '--json'], { cwd: dir });
+    expect(r.status).toBe(1);
+    const report = JSON.parse(r.stdout) as { version: number; files: Array<{ plan: { version: number } }> };
+    expect(report.version).toBe(1);
+    expect(report.files.every((f) => f.plan.version === 1)).toBe(true);
+    expect(problems(validateReport, report)).toEqual([]);
+  });
+});
+
+describe('docs/schema/inspection.schema.json and inspect-run.schema.json', () => {
+  it.each([
+    ['a conversation with problems', 'fixtures/sample.jsonl'],
+    ['instructions held outside the list', 'fixtures/anthropic/agent-session.json'],
+    ['a file of many conversations', 'fixtures/multi/records.json'],
+  ])('describe the document of one named file: %s', async (_name, file) => {
+    const r = await runSwc(['inspect', file, '--json', '--tokenizer', 'approx'], { cwd: ROOT });
+    expect(problems(validateInspection, JSON.parse(r.stdout))).toEqual([]);
+  });
+
+  it('describe the one document of a run over a folder, a file that cannot be read included', async () => {
+    const dir = tempDir([path.join(ROOT, 'fixtures/sample.jsonl'), path.join(ROOT, 'fixtures/multi/records.json')]);
+    writeFileSync(path.join(dir, 'broken.json'), '{"messages": [');
+    const r = await runSwc(['inspect', '.', '--json', '--tokenizer', 'approx'], { cwd: dir });
+    expect(r.status).toBe(2);
+    const run = JSON.parse(r.stdout) as { summary: { files: number; failed: number } };
+    expect(run.summary).toMatchObject({ files: 3, failed: 1 });
+    expect(problems(validateInspectRun, run)).toEqual([]);
+    expect(validateInspectRun({ ...run, surprise: true })).toBe(false);
+  });
+
+  it('describe each line of --json-lines', async () => {
+    const dir = tempDir([path.join(ROOT, 'fixtures/sample.jsonl'), path.join(ROOT, 'fixtures/multi/records.json')]);
+    const r = await runSwc(['inspect', '.', '--json-lines', '--tokenizer', 'approx'], { cwd: dir });
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(problems(validateInspection, JSON.parse(line))).toEqual([]);
   });
 });

@@ -128,7 +128,7 @@ describe('LangChain messages: the real derived files through the CLI', () => {
     expect(dict!.status).toBe(0);
     const numbers = (stderr: string): string => stderr.replace(/^swc: [^:]+: /, '');
     expect(numbers(dumpd!.stderr)).toBe(numbers(dict!.stderr));
-    expect(numbers(dict!.stderr)).toMatch(/^more than 3,000 → [\d,]+ tokens \(o200k_base\), removed 44 of 62 messages; target 3,000 met\n$/);
+    expect(numbers(dict!.stderr)).toMatch(/^7,632 → [\d,]+ tokens \(−\d+%, o200k_base\), removed 44 of 62 messages; target 3,000 met\n$/);
   });
 
   for (const file of files) {

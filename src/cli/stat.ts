@@ -1,0 +1,94 @@
+import { escapeForLine } from '../errors.js';
+import type { FileRecord } from './report.js';
+import { changeText, formatCount } from './summary.js';
+import { displayWidth, padEndTo, padStartTo } from './text-width.js';
+
+/**
+ * `--dry-run --stat`: one line per file and a total, like `git diff --stat`. Pure: records in, text out. A file
+ * that would not change and meets its target gets a line only when `every` is set (--verbose); failed files are
+ * said on stderr and only counted here.
+ */
+
+/** `−54 messages`, `−1 message`. */
+function removedText(n: number): string {
+  return `${n === 0 ? '' : '−'}${formatCount(n)} message${n === 1 ? '' : 's'}`;
+}
+
+/** `≈20,878,711` for an estimate. */
+function beforeText(record: FileRecord): string {
+  return `${record.tokensBeforeExact ? '' : '≈'}${formatCount(record.tokensBefore ?? 0)}`;
+}
+
+/** Whether a file gets a line: it would change, misses its target, or every file is wanted. */
+export function isStatShown(record: FileRecord, every: boolean): boolean {
+  if (record.status === 'failed') return false;
+  return every || record.status === 'compacted' || record.targetMet === false;
+}
+
+/**
+ * The stat view of a dry run.
+ * @param records every file of the run, in path order
+ * @param tokenizer the counter's name, for the total
+ * @param every show files that would not change too (--verbose)
+ * @returns the lines, each ending with a newline
+ */
+export function renderStat(records: readonly FileRecord[], tokenizer: string, every: boolean): string {
+  const shown = records.filter((r) => isStatShown(r, every));
+  const cells = shown.map((r) => {
+    const change = changeText({ tokens: r.tokensBefore ?? 0, exact: r.tokensBeforeExact }, r.tokensAfter ?? 0) ?? '';
+    return {
+      path: escapeForLine(r.path),
+      before: beforeText(r),
+      after: formatCount(r.tokensAfter ?? 0),
+      change,
+      removed: r.status === 'compacted' ? removedText(r.messagesRemoved ?? 0) : 'unchanged',
+      verdict: r.targetMet === false ? 'target not met' : 'target met',
+    };
+  });
+  const width = (pick: (c: (typeof cells)[number]) => string): number => cells.reduce((m, c) => Math.max(m, displayWidth(pick(c))), 0);
+  const w = { path: width((c) => c.path), before: width((c) => c.before), after: width((c) => c.after), change: width((c) => c.change), removed: width((c) => c.removed) };
+  const lines = cells.map(
+    (c) =>
+      `${padEndTo(c.path, w.path)}  ${padStartTo(c.before, w.before)} → ${padStartTo(c.after, w.after)} tokens  ${padStartTo(c.change, w.change)}  ` +
+      `${padStartTo(c.removed, w.removed)}  ${c.verdict}`,
+  );
+  lines.push(totalLine(records, tokenizer, shown.length));
+  return `${lines.join('\n')}\n`;
+}
+
+/** `3 files, 2 would change, 1 unchanged: 7,836 → 2,084 tokens (−73%, o200k_base), −62 messages; target met in 2 of 3`. */
+function totalLine(records: readonly FileRecord[], tokenizer: string, shown: number): string {
+  let changed = 0;
+  let failed = 0;
+  let before = 0;
+  let after = 0;
+  let exact = true;
+  let removed = 0;
+  let met = 0;
+  for (const r of records) {
+    if (r.status === 'failed') {
+      failed++;
+      continue;
+    }
+    if (r.status === 'compacted') changed++;
+    before += r.tokensBefore ?? 0;
+    after += r.tokensAfter ?? 0;
+    exact &&= r.tokensBeforeExact;
+    removed += r.messagesRemoved ?? 0;
+    if (r.targetMet !== false) met++;
+  }
+  const counted = records.length - failed;
+  const unchanged = counted - changed;
+  const hidden = counted - shown;
+  const change = changeText({ tokens: before, exact }, after);
+  const parts = [
+    `${formatCount(records.length)} file${records.length === 1 ? '' : 's'}`,
+    `${formatCount(changed)} would change`,
+    `${formatCount(unchanged)} unchanged${hidden > 0 ? ` (${formatCount(hidden)} not shown)` : ''}`,
+    ...(failed > 0 ? [`${formatCount(failed)} failed`] : []),
+  ];
+  return (
+    `${parts.join(', ')}: ${exact ? '' : '≈'}${formatCount(before)} → ${formatCount(after)} tokens (${change === null ? '' : `${change}, `}${tokenizer}` +
+    `${exact ? '' : '; before includes estimates'}), ${removedText(removed)}; target met in ${formatCount(met)} of ${formatCount(counted)}`
+  );
+}

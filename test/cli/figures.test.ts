@@ -1,0 +1,126 @@
+/**
+ * The figures every output gives: the exact tokens before and after (an estimate marked ≈ only for big files), the
+ * percentage saved, and batch totals that say when they hold estimates.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { changeText, outcomeLine } from '../../src/cli/summary.js';
+import { decodeSource } from '../../src/io/source.js';
+import { estimateBefore } from '../../src/outcome/outcome.js';
+import { compactSource, EXACT_COUNT_UP_TO, type FileResult } from '../../src/pipeline.js';
+import { createApproxCounter } from '../../src/tokens/approx.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
+import { haystackCodec, openaiCodec, transcriptFileArb } from '../helpers/conversation-arbitraries.js';
+import { runSwc } from '../helpers/run-in-process.js';
+
+const counter = createApproxCounter();
+const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
+
+/** A file's size counted whole, with nothing to stop the count early: the independent count. */
+function countWhole(text: string, name: string): number {
+  const result = compactSource(decodeSource(Buffer.from(text, 'utf8'), name), { target: Number.MAX_SAFE_INTEGER, counter });
+  for (const c of result.conversations) expect(c.plan.unchanged).toBe('fits');
+  return result.conversations.reduce((a, c) => a + c.plan.tokensBefore, 0);
+}
+
+/** The numbers of a summary line: `7,632 → 1,952 tokens`. */
+function lineFigures(line: string): { before: number; after: number; estimate: boolean } {
+  const m = / (≈?)([\d,]+) → ([\d,]+) tokens/.exec(line);
+  if (m === null) throw new Error(`no figures in ${line}`);
+  const n = (s: string): number => Number(s.replace(/,/g, ''));
+  return { estimate: m[1] === '≈', before: n(m[2] as string), after: n(m[3] as string) };
+}
+
+describe('the summary line of one file', () => {
+  it('gives the exact tokens before and after, equal to counting the input and the output whole', () => {
+    fc.assert(
+      fc.property(transcriptFileArb([openaiCodec, haystackCodec]), fc.double({ min: 0, max: 1, noNaN: true }), (file, share) => {
+        const size = countWhole(file.text, file.name);
+        const target = Math.max(1, Math.floor(size * share));
+        const result = compactSource(decodeSource(file.bytes, file.name), { target, counter });
+        const line = outcomeLine(result, file.name, { tokenizer: 'approx', target, minKeepSteps: 1 }) as string;
+        if (!result.changed) {
+          expect(line).toContain(`unchanged, ${size.toLocaleString('en-US')} tokens`);
+          return;
+        }
+        const figures = lineFigures(line);
+        expect(figures).toEqual({ estimate: false, before: size, after: countWhole(result.output, file.name) });
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('says how much was saved', async () => {
+    const r = await runSwc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl'], { cwd: tempDir([SAMPLE]) });
+    expect(r.stderr).toBe('swc: sample.jsonl: 6,609 → 1,874 tokens (−72%, approx), removed 56 of 62 messages; target 2,000 met\n');
+  });
+});
+
+describe('the change in percent', () => {
+  it.each([
+    [7632, 1952, '−74%'],
+    [100, 100, '0%'],
+    [1000, 996, '−0.4%'],
+    [2275300, 3311, '−99.8%'],
+    [100, 0, '−100%'],
+    [100, 103, '+3%'],
+    [0, 5, null],
+  ])('from %d to %d is %s', (before, after, text) => {
+    expect(changeText({ tokens: before, exact: true }, after)).toBe(text);
+  });
+
+  it('is marked as an estimate when before is one', () => {
+    expect(changeText({ tokens: 7632, exact: false }, 1952)).toBe('≈−74%');
+  });
+});
+
+/** A JSONL transcript of `n` exchanges of about `chars` characters each, over the exact-count limit when large. */
+function bigTranscript(n: number, chars: number): string {
+  const lines = [JSON.stringify({ role: 'system', content: 'You are terse.' })];
+  for (let k = 0; k < n; k++) {
+    lines.push(JSON.stringify({ role: 'user', content: `question ${k} ${'x'.repeat(chars)}` }));
+    lines.push(JSON.stringify({ role: 'assistant', content: `answer ${k} ${'y '.repeat(chars / 2)}` }));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+describe('files too big to count exactly at little cost', () => {
+  const text = bigTranscript(1100, 2000);
+
+  it('is big enough to be over the limit', () => {
+    expect(text.length).toBeGreaterThan(EXACT_COUNT_UP_TO);
+  });
+
+  it('shows an estimate marked ≈ that is close to the exact count, and --exact counts exactly', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'big.jsonl'), text);
+    const exact = countWhole(text, 'big.jsonl');
+    const plain = await runSwc(['compact', 'big.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl'], { cwd: dir });
+    const estimated = lineFigures(plain.stderr);
+    expect(estimated.estimate).toBe(true);
+    expect(plain.stderr).toMatch(/ \(≈−\d+(\.\d)?%, approx\)/);
+    expect(Math.abs(estimated.before - exact) / exact).toBeLessThan(0.05);
+    const forced = await runSwc(['compact', 'big.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl', '--exact'], { cwd: dir });
+    expect(lineFigures(forced.stderr)).toEqual({ estimate: false, before: exact, after: estimated.after });
+  });
+
+  it('says in the batch total that it includes estimates', async () => {
+    const dir = tempDir([SAMPLE]);
+    writeFileSync(path.join(dir, 'big.jsonl'), text);
+    const r = await runSwc(['compact', '.', '--check', '-t', '2000', '--tokenizer', 'approx'], { cwd: dir });
+    expect(r.stderr).toMatch(/; tokens ≈[\d,]+ → [\d,]+ \(≈−\d+(\.\d)?%, approx; before includes estimates\); /);
+  });
+
+  it('never estimates below the count the decision made, nor below what is kept', () => {
+    const result: FileResult = compactSource(decodeSource(Buffer.from(text, 'utf8'), 'big.jsonl'), { target: 2000, counter });
+    const [c] = result.conversations;
+    expect(c?.plan.tokensBeforeExact).toBe(false);
+    expect(c?.outcome.before.exact).toBe(false);
+    const estimate = estimateBefore(c!, c!.outcome.totals.noteTokens);
+    expect(estimate).toBe(c?.outcome.before.tokens);
+    expect(estimate).toBeGreaterThanOrEqual(c!.plan.tokensBefore);
+    expect(estimate).toBeGreaterThanOrEqual(c!.plan.tokensAfter - (c!.outcome.totals.noteTokens ?? 0));
+  });
+});
