@@ -117,7 +117,9 @@ export const haystack: FormatAdapter = {
       if (!Array.isArray(parts) || !parts.every(isRecord)) input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);
       const carriesResults = parts.some((p) => own(p, 'tool_call_result') !== undefined);
       const role: Role = carriesResults ? 'tool' : (roleName as Role);
-      return { role, compaction: compactionOf(item), content: () => contentOf(parseJson(input.raws[k] as string)) };
+      const meta = own(item, 'meta');
+      const offloaded = isRecord(meta) && own(meta, 'tool_result_offloaded') !== undefined ? { offloaded: true } : {};
+      return { role, compaction: compactionOf(item), ...offloaded, content: () => contentOf(parseJson(input.raws[k] as string)) };
     });
     return { messages, itemsOf: messages.map((_, k) => [k]) };
   },
