@@ -1,4 +1,5 @@
-import { planCompaction, noteTemplate, type Plan } from './core/compact.js';
+import { compact, planCompaction, noteTemplate, type Plan } from './core/compact.js';
+import { planPruning, type PrunePlan } from './core/prune.js';
 import { parseJson } from './core/json-value.js';
 import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
@@ -42,7 +43,17 @@ export interface FileOptions {
    * read from the raw text when rendered (see io/slim.ts). Default SLIM_LONGER_THAN; Infinity keeps every string.
    */
   readonly slimLongerThan?: number;
+  /** The strategies to apply, in order, each to what the previous left (default: the sliding window alone). */
+  readonly strategies?: readonly StrategyName[];
+  /** Pruning: only results of more than this many tokens are replaced (default 200). */
+  readonly minTokens?: number;
+  /** Pruning: the placeholder template, `{tool_name}` filled in (default Haystack's). */
+  readonly placeholder?: string;
 }
+
+/** The strategies a run can chain: the sliding window (`SlidingWindowCompactor`) and tool-result pruning. */
+export const STRATEGIES = ['window', 'prune'] as const;
+export type StrategyName = (typeof STRATEGIES)[number];
 
 /**
  * Compact a conversation only once its size, with the tool schemas of its container, reaches `trigger`
@@ -64,6 +75,22 @@ export interface ConversationResult {
   readonly toolTokens: number;
   /** What every output shows of it, worked out once with the counter the decision was made with. */
   readonly outcome: ConversationOutcome;
+  /** The tool results pruning replaced and that the output holds, in conversation order (empty without pruning). */
+  readonly pruned: readonly PrunedItems[];
+}
+
+/** One message whose tool results were pruned, in the file's own item positions. */
+export interface PrunedItems {
+  /** Its message index in the conversation. */
+  readonly message: number;
+  /** Its first item and its last item + 1. */
+  readonly start: number;
+  readonly end: number;
+  /** The tools whose results were replaced, in order (several for a message answering parallel calls). */
+  readonly tools: readonly string[];
+  /** The message measured alone, before and after. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
 }
 
 /** The outcome for one file. */
@@ -168,7 +195,9 @@ function adapterOf(slot: Slot, previous: FormatAdapter | null, format: string | 
  * Writes a slot's items back after a decision: kept items in order, pinned items where they were, the note
  * before the first item of the message it precedes.
  */
-export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normalized, plan: Plan): string {
+export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normalized, plan: Plan, pruned?: ReadonlyMap<number, string>): string {
+  // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
+  const raws = pruned === undefined || pruned.size === 0 ? slot.raws : slot.raws.map((raw, k) => pruned.get(k) ?? raw);
   const keep = new Set<number>(normalized.pinned ?? []);
   for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
   const order = [...keep].sort((a, b) => a - b);
@@ -178,7 +207,7 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
   let edited: ReadonlyMap<number, string> | undefined;
   if (adapter.finish !== undefined) {
     // Formats whose items link to each other relink what was kept and chain the note in.
-    const done = adapter.finish({ items: slot.items, raws: slot.raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note: noteValue });
+    const done = adapter.finish({ items: slot.items, raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note: noteValue });
     if (done.note !== undefined) noteValue = done.note;
     edited = done.raws;
   }
@@ -190,7 +219,7 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
   };
   for (const item of order) {
     if (!noteWritten && item >= noteBefore) note();
-    parts.push(edited?.get(item) ?? (slot.raws[item] as string));
+    parts.push(edited?.get(item) ?? (raws[item] as string));
   }
   if (!noteWritten) note();
   return slot.write(parts);
@@ -248,22 +277,36 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const adapter = adapterOf(slot, previous, options.format, source.file);
     previous = adapter;
     if (!formats.includes(adapter.name)) formats.push(adapter.name);
-    const normalized = normalizeSlot(source, slot, adapter, template);
-    const decided = options.window
-      ? planAgainstWindow(source, layout, slot, normalized.messages, options, options.window, template)
-      : {
-          plan: planCompaction(normalized.messages, options.counter, {
-            target: options.target,
-            minKeepSteps: options.minKeepSteps,
-            note: template,
-            exhaustive: options.exhaustive,
-          }),
-          target: options.target,
-          toolTokens: 0,
-        };
-    const { plan } = decided;
-    conversations.push(withOutcome({ slot, normalized, ...decided }, outcomeSettings));
-    if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan));
+    const read = normalizeSlot(source, slot, adapter, template);
+    const strategies = options.strategies ?? ['window'];
+    const decided: Decided =
+      strategies.length === 1 && strategies[0] === 'window'
+        ? {
+            ...(options.window
+              ? planAgainstWindow(source, layout, slot, read.messages, options, options.window, template)
+              : {
+                  plan: planCompaction(read.messages, options.counter, {
+                    target: options.target,
+                    minKeepSteps: options.minKeepSteps,
+                    note: template,
+                    exhaustive: options.exhaustive,
+                  }),
+                  target: options.target,
+                  toolTokens: 0,
+                }),
+            pruning: [],
+            messages: read.messages,
+          }
+        : planChain(source, layout, slot, read.messages, options, template, strategies);
+    const { plan, pruning } = decided;
+    const pruned = prunedItems(pruning, read, plan);
+    // Outputs see the conversation as decided: pruned results hold their placeholders.
+    const normalized: Normalized = pruning.length === 0 ? read : { ...read, messages: decided.messages };
+    if (pruned.length > 0 && adapter.writePruned === undefined) {
+      throw new InputError(`--strategy prune cannot write ${adapter.name} files: the format has no way to write a pruned result`, source.file);
+    }
+    conversations.push(withOutcome({ slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned }, outcomeSettings));
+    if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan, prunedRaws(slot, adapter, read, pruned, pruning)));
   }
   const changed = replacements.size > 0;
   const rebuilt = changed ? rebuild(layout, replacements) : null;
@@ -281,6 +324,138 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     conversationCount: conversations.length,
     changedConversations: replacements.size,
   };
+}
+
+/** A conversation's decision: the window's plan (combined with the pruning's figures), the prunings and the result. */
+interface Decided {
+  readonly plan: Plan;
+  readonly target: number;
+  readonly toolTokens: number;
+  readonly pruning: readonly ChainPruning[];
+  readonly messages: Message[];
+}
+
+/** One strategy's result in a chain: the pruning made, with message indices in the input conversation. */
+interface ChainPruning {
+  readonly plan: PrunePlan;
+  /** For each message of the list pruning saw, its index in the input (null for a note the window wrote). */
+  readonly origin: readonly (number | null)[];
+}
+
+/**
+ * Applies the strategies in order, each to the conversation the previous left, as Haystack runs its hooks: with
+ * window thresholds each checks the trigger again, so pruning that brings the conversation under it leaves the
+ * window nothing to do.
+ * @returns the sliding window's plan in input indices (an unchanged one when the window is not in the chain, or did
+ *   nothing), the prunings, and the input's messages with the pruned ones replaced
+ */
+function planChain(
+  source: SourceText,
+  layout: Layout,
+  slot: Slot,
+  input: readonly Message[],
+  options: FileOptions,
+  template: string | null,
+  strategies: readonly StrategyName[],
+): Decided {
+  const counter = sharingCounter(options.counter);
+  const toolTokens = options.window ? toolsTokens(source, layout, slot, input, counter) : 0;
+  // Below the trigger means a size of at most trigger - 1 tokens.
+  const gate = options.window ? Math.max(options.window.trigger - 1 - toolTokens, 0) : null;
+  const target = options.window ? Math.max(options.window.target - toolTokens, 0) : options.target;
+  const windowSettings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive };
+  const pruneSettings = { minKeepSteps: options.minKeepSteps, minTokens: options.minTokens, placeholder: options.placeholder };
+  let current: readonly Message[] = input;
+  let origin: (number | null)[] = input.map((_, i) => i);
+  const final = input.slice();
+  let windowPlan: Plan | null = null;
+  let windowTarget = target;
+  const pruning: ChainPruning[] = [];
+  let tokensBefore: number | null = null;
+  let tokensBeforeExact = true;
+  let tokensAfter = 0;
+  for (const strategy of strategies) {
+    if (strategy === 'prune') {
+      const below = gate === null ? null : planPruning(current, counter, { ...pruneSettings, target: gate });
+      const p = below !== null && !below.changed && below.targetMet ? below : planPruning(current, counter, { ...pruneSettings, target });
+      tokensBefore ??= p.tokensBefore;
+      tokensAfter = p.tokensAfter;
+      if (!p.changed) continue;
+      pruning.push({ plan: p, origin });
+      for (const r of p.pruned) {
+        const at = origin[r.index];
+        if (at !== null && at !== undefined) final[at] = p.messages[r.index] as Message;
+      }
+      current = p.messages;
+    } else {
+      if (windowPlan !== null) throw new RangeError('the sliding window can be applied once in a chain');
+      const below = gate === null ? null : planCompaction(current, counter, { ...windowSettings, target: gate });
+      const fits = below !== null && below.unchanged === 'fits';
+      windowPlan = fits ? below : planCompaction(current, counter, { ...windowSettings, target });
+      windowTarget = fits ? (gate as number) : target;
+      if (tokensBefore === null) {
+        tokensBefore = windowPlan.tokensBefore;
+        tokensBeforeExact = windowPlan.tokensBeforeExact;
+      }
+      tokensAfter = windowPlan.tokensAfter;
+      if (!windowPlan.changed) continue;
+      const out = compact(current, counter, { ...windowSettings, target: windowTarget }) as Message[];
+      const keptOrigin = windowPlan.kept.map((i) => origin[i] ?? null);
+      if (windowPlan.noteIndex !== null) keptOrigin.splice(windowPlan.noteIndex, 0, null);
+      origin = keptOrigin;
+      current = out;
+    }
+  }
+  // The window's plan is made on the list it saw; when pruning went first, that list has the input's indices.
+  const prunedFirst = strategies[0] === 'prune';
+  const base =
+    windowPlan ?? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive });
+  const pruned = pruning.length > 0;
+  const changed = base.changed || pruned;
+  const plan: Plan = {
+    ...base,
+    changed,
+    unchanged: changed ? null : base.unchanged,
+    tokensBefore: tokensBefore ?? base.tokensBefore,
+    tokensBeforeExact: prunedFirst || tokensBeforeExact,
+    tokensAfter: pruned || windowPlan !== null ? tokensAfter : base.tokensAfter,
+    targetMet: (pruned || windowPlan !== null ? tokensAfter : base.tokensAfter) <= (windowPlan !== null ? windowTarget : target),
+  };
+  return { plan, target: windowPlan !== null ? windowTarget : target, toolTokens, pruning, messages: final };
+}
+
+/** The pruned messages the output holds, in the file's item positions. */
+function prunedItems(pruning: readonly ChainPruning[], normalized: Normalized, plan: Plan): PrunedItems[] {
+  const kept = new Set(plan.kept);
+  const out: PrunedItems[] = [];
+  for (const { plan: p, origin } of pruning) {
+    for (const r of p.pruned) {
+      const message = origin[r.index];
+      if (message === null || message === undefined || !kept.has(message)) continue;
+      const items = normalized.itemsOf[message] ?? [];
+      if (items.length === 0) continue;
+      out.push({ message, start: Math.min(...items), end: Math.max(...items) + 1, tools: r.tools, tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter });
+    }
+  }
+  return out.sort((a, b) => a.message - b.message);
+}
+
+/** The new texts of the pruned items, written by the format. */
+function prunedRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized, pruned: readonly PrunedItems[], pruning: readonly ChainPruning[]): Map<number, string> {
+  const out = new Map<number, string>();
+  if (pruned.length === 0 || adapter.writePruned === undefined) return out;
+  const texts = new Map<number, readonly string[]>();
+  for (const { plan: p, origin } of pruning) {
+    for (const r of p.pruned) {
+      const message = origin[r.index];
+      if (message !== null && message !== undefined) texts.set(message, r.texts);
+    }
+  }
+  for (const r of pruned) {
+    const written = adapter.writePruned({ raws: slot.raws, items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [], texts: texts.get(r.message) ?? [], originalTokens: r.tokensBefore });
+    for (const [item, raw] of written) out.set(item, raw);
+  }
+  return out;
 }
 
 /** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
@@ -309,14 +484,7 @@ function planAgainstWindow(
   template: string | null,
 ): { plan: Plan; target: number; toolTokens: number } {
   const counter = sharingCounter(options.counter);
-  const tools = toolsText(source, layout, slot);
-  let toolTokens = 0;
-  if (tools !== null) {
-    // Haystack appends the schemas to the conversation's text: they cost what they add after its last message.
-    const toolsRendered: Rendered = { text: tools, images: 0, files: 0 };
-    const last = messages.length > 0 ? renderMessage(messages[messages.length - 1] as Message) : null;
-    toolTokens = last === null ? counter.measure([toolsRendered]) : counter.measure([last, toolsRendered]) - counter.measure([last]);
-  }
+  const toolTokens = toolsTokens(source, layout, slot, messages, counter);
   const settings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive };
   // Below the trigger means a size of at most trigger - 1 tokens.
   const gate = Math.max(window.trigger - 1 - toolTokens, 0);
@@ -324,6 +492,16 @@ function planAgainstWindow(
   if (below.unchanged === 'fits') return { plan: below, target: gate, toolTokens };
   const target = Math.max(window.target - toolTokens, 0);
   return { plan: planCompaction(messages, counter, { ...settings, target }), target, toolTokens };
+}
+
+/** What the container's tool schemas add to a conversation's size (0 without any). */
+function toolsTokens(source: SourceText, layout: Layout, slot: Slot, messages: readonly Message[], counter: TokenCounter): number {
+  const tools = toolsText(source, layout, slot);
+  if (tools === null) return 0;
+  // Haystack appends the schemas to the conversation's text: they cost what they add after its last message.
+  const toolsRendered: Rendered = { text: tools, images: 0, files: 0 };
+  const last = messages.length > 0 ? renderMessage(messages[messages.length - 1] as Message) : null;
+  return last === null ? counter.measure([toolsRendered]) : counter.measure([last, toolsRendered]) - counter.measure([last]);
 }
 
 /** A counter that passes one object per distinct text to `inner`, whose per-object caches then serve a second plan. */

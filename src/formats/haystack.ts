@@ -3,7 +3,8 @@ import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../cor
 import { renderArguments } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type Pairing } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing } from './types.js';
+import { elementSpans, isObjectAt, memberSpan, setMember, writeResults } from './raw-edit.js';
 
 /** Haystack `ChatMessage.to_dict()`: `{role, meta, name, content: [parts]}`. */
 
@@ -132,4 +133,28 @@ export const haystack: FormatAdapter = {
     };
   },
   pairing: haystackPairing,
+  writePruned: writePrunedHaystack,
 };
+
+/**
+ * A pruned message as `ChatMessage.from_tool(tool_result=PLACEHOLDER, origin=ORIGIN, error=ERROR, meta={**meta,
+ * "context_compaction": {"strategy": "tool_result_pruning", "original_tokens": N}}).to_dict()` gives it: each result's
+ * `result` becomes the placeholder, `name` is null, and the marker is added last to `meta`; `origin`, `error` and
+ * every other byte stay.
+ */
+function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
+  const marker = { strategy: 'tool_result_pruning', original_tokens: request.originalTokens };
+  return writeResults(
+    request,
+    (raw, root) =>
+      elementSpans(raw, memberSpan(raw, root, 'content')).flatMap((part) => {
+        const result = memberSpan(raw, part, 'tool_call_result');
+        return result !== undefined && isObjectAt(raw, result) ? [{ object: result, key: 'result' }] : [];
+      }),
+    (raw, root) => {
+      const meta = memberSpan(raw, root, 'meta');
+      const metaEdit = meta !== undefined && isObjectAt(raw, meta) ? setMember(raw, meta, 'context_compaction', marker) : setMember(raw, root, 'meta', { context_compaction: marker });
+      return [setMember(raw, root, 'name', null), metaEdit];
+    },
+  );
+}
