@@ -55,6 +55,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--compact-at <fraction>', `with --context-window: compact files whose size reaches this share of it (default: ${DEFAULT_COMPACT_AT})`)
     .option('--compact-to <fraction>', `with --context-window: compact them to this share of it (default: ${DEFAULT_COMPACT_TO})`)
     .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept (default: 1)')
+    .option('--strategy <list>', 'window (sliding window), prune (tool-result pruning), or a comma-separated chain applied in order, e.g. prune,window (default: window)')
+    .option('--min-tokens <n>', 'with prune: only replace tool results of more than this many tokens (default: 200)')
+    .option('--placeholder <template>', 'with prune: the text left in place of a result; {tool_name} becomes the tool\'s name')
     .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
     .option('--no-note', 'remove silently, without an omission note')
     // A default with a description is shown bare, `(default: o200k_base)`, like every other default here.

@@ -20,7 +20,8 @@ import type { LineContext } from './summary.js';
  * What every job of a run shares; sent once to each worker: the run's own settings (as resolved from the command
  * line, nothing renamed) and what the chosen reporters need of each file.
  */
-export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'> {
+export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>,
+    Partial<Pick<CompactSettings, 'strategies' | 'minTokens' | 'placeholder'>> {
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -126,6 +127,9 @@ export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
     target: settings.target,
     window: settings.window ?? undefined,
     minKeepSteps: settings.minKeepSteps,
+    strategies: settings.strategies,
+    minTokens: settings.minTokens,
+    placeholder: settings.placeholder,
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
