@@ -22,6 +22,7 @@ import { noteBeforeItem, outcomeOf, type ConversationOutcome, type OutcomeSettin
 // What the command line needs of the core and the formats comes through here.
 export { noteTemplate } from './core/compact.js';
 export { formatNames } from './formats/registry.js';
+export { DEFAULT_PLACEHOLDER } from './core/prune.js';
 
 /** Settings for compacting one file. */
 export interface FileOptions {
@@ -77,6 +78,8 @@ export interface ConversationResult {
   readonly outcome: ConversationOutcome;
   /** The tool results pruning replaced and that the output holds, in conversation order (empty without pruning). */
   readonly pruned: readonly PrunedItems[];
+  /** The strategies the conversation was compacted with, in order. */
+  readonly strategies: readonly StrategyName[];
 }
 
 /** One message whose tool results were pruned, in the file's own item positions. */
@@ -305,7 +308,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     if (pruned.length > 0 && adapter.writePruned === undefined) {
       throw new InputError(`--strategy prune cannot write ${adapter.name} files: the format has no way to write a pruned result`, source.file);
     }
-    conversations.push(withOutcome({ slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned }, outcomeSettings));
+    conversations.push(withOutcome({ slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, strategies }, outcomeSettings));
     if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan, prunedRaws(slot, adapter, read, pruned, pruning)));
   }
   const changed = replacements.size > 0;

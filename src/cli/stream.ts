@@ -2,7 +2,7 @@ import path from 'node:path';
 import { InputError } from '../errors.js';
 import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
-import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
+import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { checkReportPath, emitJson, reportTarget, standardStream } from './json-output.js';
@@ -88,6 +88,9 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
       note: noteTemplate(settings.note),
       format: settings.format,
       window,
+      strategies: settings.strategies,
+      minTokens: settings.minTokens,
+      placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
     });
     await emitJson(json, plan, io);
   }

@@ -84,6 +84,8 @@ export interface LineContext {
 /** Why a conversation misses its target, phrased, or null when it meets it. */
 export function missReason(c: ConversationResult): string | null {
   const { miss } = c.outcome.totals;
+  // Without the window, only pruning decided: what is left is what it may not touch.
+  if (miss !== null && c.strategies !== undefined && !c.strategies.includes('window')) return 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)';
   return miss === null ? null : missText(miss, c.outcome.missContext);
 }
 
@@ -115,6 +117,8 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   const removed = counts.reduce((a, n) => a + n.removed, 0);
   const total = counts.reduce((a, n) => a + n.before, 0);
   const met = cs.filter((c) => c.plan.targetMet).length;
+  const prunedCount = sum((c) => c.pruned?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
+  const pruned = prunedCount === 0 ? '' : `, ${context.lookOnly === true ? 'would prune' : 'pruned'} ${formatCount(prunedCount)} tool result${prunedCount === 1 ? '' : 's'}`;
   if (!result.changed && met === cs.length && !every) return null;
   const name = escapeForLine(path);
   const target = formatCount(context.target);
@@ -127,7 +131,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
       `swc: ${name}: ${formatCount(cs.length)} conversations, ${formatCount(result.changedConversations)} ${compactedWord}, ` +
       `${formatCount(cs.length - result.changedConversations)} unchanged; ` +
       `${exact ? '' : 'at least '}${formatCount(before)} → ${formatCount(after)} tokens (${context.tokenizer}); ` +
-      `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages; target ${target} met in ` +
+      `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages${pruned}; target ${target} met in ` +
       (met === cs.length ? 'every conversation' : `${formatCount(met)} of ${formatCount(cs.length)}${where}`)
     );
   }
@@ -140,7 +144,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   // Counting stopped once the file was known to be over its target: say that, not a partial count.
   return (
     `swc: ${name}: ${exact ? formatCount(before) : `more than ${target}`} → ${formatCount(after)} tokens (${context.tokenizer}), ` +
-    `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages; ${verdict}`
+    `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages${pruned}; ${verdict}`
   );
 }
 

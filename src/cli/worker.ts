@@ -3,7 +3,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import { identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
-import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
+import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
@@ -91,7 +91,14 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   const { window } = settings;
   let record = recordOf(result, job.display, settings.target);
   if (settings.plan) {
-    const plan = planDocument(result, { target, tokenizer: settings.tokenizer, counter: counterSettingsOf(settings), minKeepSteps: settings.minKeepSteps, note, format: settings.format, window });
+    const plan = planDocument(result, { target, tokenizer: settings.tokenizer, counter: counterSettingsOf(settings), minKeepSteps: settings.minKeepSteps,
+      note,
+      format: settings.format,
+      window,
+      strategies: settings.strategies ?? ['window'],
+      minTokens: settings.minTokens ?? 200,
+      placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
+    });
     record = { ...record, plan };
   }
   const diff =
