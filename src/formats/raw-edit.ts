@@ -83,7 +83,8 @@ function lineIndent(raw: string, pos: number): string {
 export function setMember(raw: string, object: Span, key: string, value: unknown): Edit {
   const { members } = objectMembers(raw, object.start, object.end);
   const existing = findMember(members, key);
-  const colon = /"\s*:( ?)/.exec(raw.slice(object.start, object.end))?.[1] === ' ' || members.length === 0 ? ': ' : ':';
+  // The item's own colon style: its first key shows it.
+  const colon = /"\s*:( ?)/.exec(raw)?.[1] === ' ' ? ': ' : ':';
   const eol = raw.includes('\r\n') ? '\r\n' : '\n';
   const multiline = raw.slice(object.start, object.end).includes('\n');
   const written = (indent: string): string => {
