@@ -14,7 +14,7 @@ import type { CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
 import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
-import { noteTemplate, type FileCompactor } from '../pipeline.js';
+import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { compactorFor, processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
 
 /**
@@ -178,6 +178,12 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
     format: settings.format,
     shard: settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count}`,
     ...(counter !== null ? { counter } : {}),
+    ...(settings.strategies.join(',') !== 'window'
+      ? {
+          strategies: settings.strategies,
+          ...(settings.strategies.includes('prune') ? { minTokens: settings.minTokens, placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER } : {}),
+        }
+      : {}),
   };
 }
 

@@ -37,6 +37,8 @@ export interface FileRecord {
   readonly tokensBeforeExact: boolean;
   readonly tokensAfter: number | null;
   readonly toolTokens: number | null;
+  /** Tool results pruning replaced, only when there are any. */
+  readonly resultsPruned?: number;
   /** The token target: --target, or context window × compact-to. */
   readonly target: number | null;
   /** Whether every conversation ends at or under its target (with thresholds: or stayed below the trigger). */
@@ -60,6 +62,10 @@ export interface ReportSettings {
   readonly shard: string | null;
   /** The counter's settings, only when they are not Haystack's defaults. */
   readonly counter?: CounterSettings;
+  /** The strategies applied in order and pruning's settings, only when not the sliding window alone. */
+  readonly strategies?: readonly string[];
+  readonly minTokens?: number;
+  readonly placeholder?: string;
 }
 
 /** Totals of a run. */
@@ -96,6 +102,7 @@ export function recordOf(result: FileResult, path: string, target: number): File
   const toolTokens = sum((c) => c.toolTokens);
   const counts = cs.map((c) => c.outcome.counts);
   const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
+  const pruned = sum((c) => (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0));
   return {
     path,
     status: result.changed ? 'compacted' : 'unchanged',
@@ -109,6 +116,7 @@ export function recordOf(result: FileResult, path: string, target: number): File
     tokensBeforeExact: cs.every((c) => c.plan.tokensBeforeExact),
     tokensAfter: sum((c) => c.plan.tokensAfter) + toolTokens,
     toolTokens,
+    ...(pruned > 0 ? { resultsPruned: pruned } : {}),
     target,
     targetMet: cs.every((c) => c.plan.targetMet),
     error: null,
