@@ -133,3 +133,19 @@ describe('Haystack: a pruned message is what ChatMessage.from_tool(...).to_dict(
     expect(result.output.split('\n').slice(0, 20)).toEqual(text.split('\n').slice(0, 20));
   });
 });
+
+describe('Claude Code: the toolUseResult copy of a pruned result is pruned too', () => {
+  it('gives the toolUseResult of each pruned line the placeholder its tool_result block holds', () => {
+    const file = 'claude-code/claude-reliability-coverage-test-fix.jsonl';
+    const result = compactSource(decodeSource(readFileSync(path.join(REAL, file)), file), settings());
+    const lines = result.output.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { toolUseResult?: unknown; message?: { content?: unknown } });
+    const pruned = result.conversations.flatMap((c) => c.pruned);
+    expect(pruned.length).toBeGreaterThan(2);
+    for (const p of pruned) {
+      const line = lines[p.start] as { toolUseResult?: unknown; message: { content: { type: string; content: unknown }[] } };
+      const block = line.message.content.find((b) => b.type === 'tool_result');
+      expect(block?.content).toBe(DEFAULT_PLACEHOLDER.replace('{tool_name}', p.tools[0] as string));
+      if (line.toolUseResult !== undefined) expect(line.toolUseResult).toBe(block?.content);
+    }
+  });
+});
