@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { haystackCodec, openaiCodec, transcriptFile, type ConvMessage, type FormatCodec } from '../helpers/conversation-arbitraries.js';
@@ -166,6 +166,23 @@ describe('--strategy on the command line', () => {
     const out = JSON.parse(r.stdout) as unknown[];
     expect(out).toHaveLength(5);
     expect((out[2] as { content: string }).content).toBe(PLACEHOLDER.replace('{tool_name}', 'search'));
+  });
+
+  it('prunes in batch runs too, on worker threads, and the report records it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'swc-strategy-batch-'));
+    for (const name of ['a.json', 'b.json', 'c.json']) writeFileSync(path.join(dir, name), FILE);
+    const args = ['compact', '.', '--tokenizer', 'approx', '-t', '1500', '--strategy', 'prune', '-j', '2'];
+    const check = await runSwc([...args, '--check', '--json'], { cwd: dir });
+    expect(check.status).toBe(1);
+    const report = JSON.parse(check.stderr) as { settings: Record<string, unknown>; files: { path: string; resultsPruned?: number }[] };
+    expect(report.settings).toMatchObject({ strategies: ['prune'], minTokens: 200, placeholder: PLACEHOLDER });
+    expect(report.files.map((f) => [f.path, f.resultsPruned])).toEqual([['a.json', 1], ['b.json', 1], ['c.json', 1]]);
+    const run = await runSwc([...args, '--in-place'], { cwd: dir });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toContain('swc: a.json: 2,028 → 1,047 tokens (approx), removed 0 of 5 messages, pruned 1 tool result; target 1,500 met');
+    const written = JSON.parse(readFileSync(path.join(dir, 'b.json'), 'utf8')) as { content: string }[];
+    expect(written[2]?.content).toBe(PLACEHOLDER.replace('{tool_name}', 'search'));
+    expect((await runSwc([...args, '--check'], { cwd: dir })).status).toBe(0);
   });
 
   it.each([
