@@ -80,6 +80,11 @@ export interface ConversationResult {
   readonly pruned: readonly PrunedItems[];
   /** The strategies the conversation was compacted with, in order. */
   readonly strategies: readonly StrategyName[];
+  /**
+   * With thresholds: an earlier strategy of the chain brought the conversation below the trigger, above the target,
+   * and the later ones, checking the trigger again, left it there.
+   */
+  readonly leftBelowTrigger?: boolean;
 }
 
 /** One message whose tool results were pruned, in the file's own item positions. */
@@ -308,7 +313,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     if (pruned.length > 0 && adapter.writePruned === undefined) {
       throw new InputError(`--strategy prune cannot write ${adapter.name} files: the format has no way to write a pruned result`, source.file);
     }
-    conversations.push(withOutcome({ slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, strategies }, outcomeSettings));
+    conversations.push(withOutcome({ slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, strategies, leftBelowTrigger: decided.leftBelowTrigger === true }, outcomeSettings));
     if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan, prunedRaws(slot, adapter, read, pruned, pruning)));
   }
   const changed = replacements.size > 0;
@@ -336,6 +341,8 @@ interface Decided {
   readonly toolTokens: number;
   readonly pruning: readonly ChainPruning[];
   readonly messages: Message[];
+  /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
+  readonly leftBelowTrigger?: boolean;
 }
 
 /** One strategy's result in a chain: the pruning made, with message indices in the input conversation. */
@@ -372,7 +379,10 @@ function planChain(
   let origin: (number | null)[] = input.map((_, i) => i);
   const final = input.slice();
   let windowPlan: Plan | null = null;
-  let windowTarget = target;
+  // Whether some strategy found the conversation at or over the trigger (always, without thresholds).
+  let reached = gate === null;
+  // Whether the last strategy found it below the trigger and left it.
+  let lastSkipped = false;
   const pruning: ChainPruning[] = [];
   let tokensBefore: number | null = null;
   let tokensBeforeExact = true;
@@ -380,7 +390,10 @@ function planChain(
   for (const strategy of strategies) {
     if (strategy === 'prune') {
       const below = gate === null ? null : planPruning(current, counter, { ...pruneSettings, target: gate });
-      const p = below !== null && !below.changed && below.targetMet ? below : planPruning(current, counter, { ...pruneSettings, target });
+      const under = below !== null && !below.changed && below.targetMet;
+      const p = under ? below : planPruning(current, counter, { ...pruneSettings, target });
+      reached ||= !under;
+      lastSkipped = under;
       tokensBefore ??= p.tokensBefore;
       tokensAfter = p.tokensAfter;
       if (!p.changed) continue;
@@ -395,14 +408,15 @@ function planChain(
       const below = gate === null ? null : planCompaction(current, counter, { ...windowSettings, target: gate });
       const fits = below !== null && below.unchanged === 'fits';
       windowPlan = fits ? below : planCompaction(current, counter, { ...windowSettings, target });
-      windowTarget = fits ? (gate as number) : target;
+      reached ||= !fits;
+      lastSkipped = fits;
       if (tokensBefore === null) {
         tokensBefore = windowPlan.tokensBefore;
         tokensBeforeExact = windowPlan.tokensBeforeExact;
       }
       tokensAfter = windowPlan.tokensAfter;
       if (!windowPlan.changed) continue;
-      const out = compact(current, counter, { ...windowSettings, target: windowTarget }) as Message[];
+      const out = compact(current, counter, { ...windowSettings, target }) as Message[];
       const keptOrigin = windowPlan.kept.map((i) => origin[i] ?? null);
       if (windowPlan.noteIndex !== null) keptOrigin.splice(windowPlan.noteIndex, 0, null);
       origin = keptOrigin;
@@ -415,16 +429,19 @@ function planChain(
     windowPlan ?? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive });
   const pruned = pruning.length > 0;
   const changed = base.changed || pruned;
+  // Below the trigger, the conversation is measured against it, as the window alone does.
+  const planned = reached ? target : (gate as number);
+  const after = pruned || windowPlan !== null ? tokensAfter : base.tokensAfter;
   const plan: Plan = {
     ...base,
     changed,
     unchanged: changed ? null : base.unchanged,
     tokensBefore: tokensBefore ?? base.tokensBefore,
     tokensBeforeExact: prunedFirst || tokensBeforeExact,
-    tokensAfter: pruned || windowPlan !== null ? tokensAfter : base.tokensAfter,
-    targetMet: (pruned || windowPlan !== null ? tokensAfter : base.tokensAfter) <= (windowPlan !== null ? windowTarget : target),
+    tokensAfter: after,
+    targetMet: after <= planned,
   };
-  return { plan, target: windowPlan !== null ? windowTarget : target, toolTokens, pruning, messages: final };
+  return { plan, target: planned, toolTokens, pruning, messages: final, leftBelowTrigger: reached && lastSkipped && !plan.targetMet };
 }
 
 /** The pruned messages the output holds, in the file's item positions. */

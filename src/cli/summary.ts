@@ -84,6 +84,7 @@ export interface LineContext {
 /** Why a conversation misses its target, phrased, or null when it meets it. */
 export function missReason(c: ConversationResult): string | null {
   const { miss } = c.outcome.totals;
+  if (miss !== null && c.leftBelowTrigger === true) return 'pruning brought it below the compact-at threshold, where the window leaves a conversation alone';
   // Without the window, only pruning decided: what is left is what it may not touch.
   if (miss !== null && c.strategies !== undefined && !c.strategies.includes('window')) return 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)';
   return miss === null ? null : missText(miss, c.outcome.missContext);

@@ -166,6 +166,15 @@ describe('--strategy on the command line', () => {
     const out = JSON.parse(r.stdout) as unknown[];
     expect(out).toHaveLength(5);
     expect((out[2] as { content: string }).content).toBe(PLACEHOLDER.replace('{tool_name}', 'search'));
+    expect(r.stderr).toBe(
+      'swc: <stdin>: 2,028 → 1,047 tokens (approx), removed 0 of 5 messages, pruned 1 tool result; target 300 not met: pruning brought it below the compact-at threshold, where the window leaves a conversation alone\n',
+    );
+  });
+
+  it('with --context-window, a conversation below the trigger is left alone by pruning too', async () => {
+    const r = await compactStdin(FILE, '--strategy', 'prune', '--context-window', '30000');
+    expect(r.stdout).toBe(FILE);
+    expect(r.stderr).toBe('swc: <stdin>: unchanged, 2,028 tokens (approx), below the threshold 21,000 (70% of 30,000)\n');
   });
 
   it('prunes in batch runs too, on worker threads, and the report records it', async () => {
