@@ -1,5 +1,7 @@
 import { compact, planCompaction, noteTemplate, type Plan } from './core/compact.js';
 import { planPruning, type PrunePlan } from './core/prune.js';
+import { OFFLOADED_META_KEY, offloadedMessage, planOffload, pointerText, safeName, storeKey } from './core/offload.js';
+import path from 'node:path';
 import { parseJson } from './core/json-value.js';
 import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
@@ -50,10 +52,22 @@ export interface FileOptions {
   readonly minTokens?: number;
   /** Pruning: the placeholder template, `{tool_name}` filled in (default Haystack's). */
   readonly placeholder?: string;
+  /** Offloading: the store's directory (absolute) and the threshold in characters (`OffloadOverChars`). */
+  readonly offload?: { readonly dir: string; readonly over: number };
 }
 
-/** The strategies a run can chain: the sliding window (`SlidingWindowCompactor`) and tool-result pruning. */
-export const STRATEGIES = ['window', 'prune'] as const;
+/** A file of the offload store to write before the transcript that points at it. */
+export interface StoreFile {
+  /** Absolute, inside the store directory. */
+  readonly path: string;
+  readonly content: string;
+}
+
+/**
+ * The strategies a run can chain: the sliding window (`SlidingWindowCompactor`), tool-result pruning
+ * (`ToolResultPruningCompactor`) and offloading (`ToolResultOffloadHook` with a file-system store).
+ */
+export const STRATEGIES = ['window', 'prune', 'offload'] as const;
 export type StrategyName = (typeof STRATEGIES)[number];
 
 /**
@@ -78,6 +92,8 @@ export interface ConversationResult {
   readonly outcome: ConversationOutcome;
   /** The tool results pruning replaced and that the output holds, in conversation order (empty without pruning). */
   readonly pruned: readonly PrunedItems[];
+  /** The results offloading replaced and that the output holds, in the file's item positions (tokens are characters' counts of the pointer's message). */
+  readonly offloaded?: readonly PrunedItems[];
   /** The strategies the conversation was compacted with, in order. */
   readonly strategies: readonly StrategyName[];
   /**
@@ -115,6 +131,8 @@ export interface FileResult {
   /** How many conversations the file holds, and how many of them changed. */
   readonly conversationCount: number;
   readonly changedConversations: number;
+  /** The offload store's files for this output: each result, and what restoring its items needs (empty without offloading). */
+  readonly stored: readonly StoreFile[];
 }
 
 /** Picks the adapter: the one named, or the first whose shape matches every item. */
@@ -203,7 +221,14 @@ function adapterOf(slot: Slot, previous: FormatAdapter | null, format: string | 
  * Writes a slot's items back after a decision: kept items in order, pinned items where they were, the note
  * before the first item of the message it precedes.
  */
-export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normalized, plan: Plan, pruned?: ReadonlyMap<number, string>): string {
+export function writeSlot(
+  slot: Slot,
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  plan: Plan,
+  pruned?: ReadonlyMap<number, string>,
+  finals?: Map<number, string>,
+): string {
   // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
   const raws = pruned === undefined || pruned.size === 0 ? slot.raws : slot.raws.map((raw, k) => pruned.get(k) ?? raw);
   const keep = new Set<number>(normalized.pinned ?? []);
@@ -227,7 +252,9 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
   };
   for (const item of order) {
     if (!noteWritten && item >= noteBefore) note();
-    parts.push(edited?.get(item) ?? (raws[item] as string));
+    const text = edited?.get(item) ?? (raws[item] as string);
+    if (finals?.has(item) === true) finals.set(item, text);
+    parts.push(text);
   }
   if (!noteWritten) note();
   return slot.write(parts);
@@ -278,6 +305,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
+  const stored: StoreFile[] = [];
   const outcomeSettings: OutcomeSettings = { minKeepSteps: options.minKeepSteps ?? 1, counter: options.counter, window: options.window ?? null };
   const formats: string[] = [];
   let previous: FormatAdapter | null = null;
@@ -303,18 +331,33 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
                   toolTokens: 0,
                 }),
             pruning: [],
+            offloads: [],
             messages: read.messages,
           }
-        : planChain(source, layout, slot, read.messages, options, template, strategies);
-    const { plan, pruning } = decided;
+        : planChain(source, layout, slot, read.messages, options, template, strategies, referenceMaker(source, slot, adapter, read, options.offload));
+    const { plan, pruning, offloads } = decided;
     const pruned = prunedItems(pruning, read, plan);
-    // Outputs see the conversation as decided: pruned results hold their placeholders.
-    const normalized: Normalized = pruning.length === 0 ? read : { ...read, messages: decided.messages };
-    if (pruned.length > 0 && adapter.writePruned === undefined) {
-      throw new InputError(`--strategy prune cannot write ${adapter.name} files: the format has no way to write a pruned result`, source.file);
+    const offloaded = offloadedItems(offloads, read, plan);
+    // Outputs see the conversation as decided: pruned and offloaded results hold their placeholders and pointers.
+    const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
+    if ((pruned.length > 0 || offloaded.length > 0) && adapter.writePruned === undefined) {
+      throw new InputError(`--strategy ${pruned.length > 0 ? 'prune' : 'offload'} cannot write ${adapter.name} files: the format has no way to write a replaced result`, source.file);
     }
-    conversations.push(withOutcome({ slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, strategies, leftBelowTrigger: decided.leftBelowTrigger === true }, outcomeSettings));
-    if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan, prunedRaws(slot, adapter, read, pruned, pruning)));
+    conversations.push(
+      withOutcome(
+        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true },
+        outcomeSettings,
+      ),
+    );
+    if (plan.changed) {
+      const edits = prunedRaws(slot, adapter, read, pruned, pruning);
+      const offloadEdits = offloadRaws(slot, adapter, read, offloaded, offloads);
+      for (const [item, raw] of offloadEdits) edits.set(item, raw);
+      const finals = new Map<number, string>();
+      for (const item of offloadEdits.keys()) finals.set(item, '');
+      replacements.set(slot, writeSlot(slot, adapter, normalized, plan, edits, finals));
+      stored.push(...storeFiles(slot, offloads, offloaded, offloadEdits, finals));
+    }
   }
   const changed = replacements.size > 0;
   const rebuilt = changed ? rebuild(layout, replacements) : null;
@@ -331,6 +374,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     records: layout.slots.some((s) => s.record !== undefined),
     conversationCount: conversations.length,
     changedConversations: replacements.size,
+    stored,
   };
 }
 
@@ -340,6 +384,7 @@ interface Decided {
   readonly target: number;
   readonly toolTokens: number;
   readonly pruning: readonly ChainPruning[];
+  readonly offloads: readonly ChainOffload[];
   readonly messages: Message[];
   /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
   readonly leftBelowTrigger?: boolean;
@@ -367,6 +412,7 @@ function planChain(
   options: FileOptions,
   template: string | null,
   strategies: readonly StrategyName[],
+  referenceOf: ReferenceMaker | null,
 ): Decided {
   const counter = sharingCounter(options.counter);
   const toolTokens = options.window ? toolsTokens(source, layout, slot, input, counter) : 0;
@@ -384,11 +430,42 @@ function planChain(
   // Whether the last strategy found it below the trigger and left it.
   let lastSkipped = false;
   const pruning: ChainPruning[] = [];
+  const offloads: ChainOffload[] = [];
   let tokensBefore: number | null = null;
   let tokensBeforeExact = true;
   let tokensAfter = 0;
+  const measureAll = (list: readonly Message[]): number => (list.length === 0 ? 0 : counter.measure(list.map(renderMessage)));
   for (const strategy of strategies) {
-    if (strategy === 'prune') {
+    if (strategy === 'offload') {
+      if (options.offload === undefined || referenceOf === null) throw new RangeError('offloading needs a store directory');
+      const size = measureAll(current);
+      const under = gate !== null && size <= gate;
+      reached ||= !under;
+      lastSkipped = under;
+      tokensBefore ??= size;
+      tokensAfter = size;
+      if (under) continue;
+      const candidates = planOffload(current, { over: options.offload.over, minKeepSteps: options.minKeepSteps, placeholder: options.placeholder });
+      if (candidates.length === 0) continue;
+      const byMessage = new Map<number, Map<number, { text: string; reference: string; original: string }>>();
+      for (const c of candidates) {
+        const at = origin[c.index];
+        if (at === null || at === undefined) continue;
+        const reference = referenceOf(at, c);
+        const entry = byMessage.get(c.index) ?? new Map<number, { text: string; reference: string; original: string }>();
+        entry.set(c.result, { text: pointerText(reference, c.text), reference, original: c.text });
+        byMessage.set(c.index, entry);
+      }
+      const next = current.slice();
+      for (const [index, results] of byMessage) {
+        const message = offloadedMessage(current[index] as Message, new Map([...results].map(([k, r]) => [k, r.text])));
+        next[index] = message;
+        final[origin[index] as number] = message;
+        offloads.push({ message: origin[index] as number, results });
+      }
+      current = next;
+      tokensAfter = measureAll(current);
+    } else if (strategy === 'prune') {
       const below = gate === null ? null : planPruning(current, counter, { ...pruneSettings, target: gate });
       const under = below !== null && !below.changed && below.targetMet;
       const p = under ? below : planPruning(current, counter, { ...pruneSettings, target });
@@ -427,7 +504,7 @@ function planChain(
   const prunedFirst = strategies[0] === 'prune';
   const base =
     windowPlan ?? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive });
-  const pruned = pruning.length > 0;
+  const pruned = pruning.length > 0 || offloads.length > 0;
   const changed = base.changed || pruned;
   // Below the trigger, the conversation is measured against it, as the window alone does.
   const planned = reached ? target : (gate as number);
@@ -441,7 +518,116 @@ function planChain(
     tokensAfter: after,
     targetMet: after <= planned,
   };
-  return { plan, target: planned, toolTokens, pruning, messages: final, leftBelowTrigger: reached && lastSkipped && !plan.targetMet };
+  return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: reached && lastSkipped && !plan.targetMet };
+}
+
+/** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */
+interface ChainOffload {
+  readonly message: number;
+  readonly results: ReadonlyMap<number, { readonly text: string; readonly reference: string; readonly original: string }>;
+}
+
+/** Gives an offloaded result its store reference: an absolute path inside the store directory. */
+type ReferenceMaker = (message: number, candidate: { step: number; tool: string; result: number }) => string;
+
+/**
+ * The store references of a conversation's results: `DIR/FOLDER/{step}_{tool}_{call id}.txt`, FOLDER being the input
+ * file's path (and the record, in a file of several conversations), made safe so it stays under DIR.
+ */
+function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, normalized: Normalized, offload: FileOptions['offload']): ReferenceMaker | null {
+  if (offload === undefined) return null;
+  const parts = source.file.split(/[/\\]+/).filter((p) => p !== '' && p !== '.').map(safeName);
+  const folder = path.join(offload.dir, ...(parts.length > 0 ? parts : ['stdin']), ...(slot.record !== undefined ? [`record-${slot.record}`] : []));
+  let pairing: ReturnType<NonNullable<FormatAdapter['pairing']>> | null | undefined;
+  const idsOf = (message: number): (string | null)[] => {
+    pairing ??= adapter.pairing?.(conversationInput(source, slot)) ?? null;
+    const items = new Set(normalized.itemsOf[message] ?? []);
+    return (pairing?.results ?? []).filter((r) => items.has(r.item)).map((r) => r.id);
+  };
+  const used = new Set<string>();
+  return (message, c) => {
+    let key = storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result);
+    // Two results of one name (an id used twice) get distinct files: the later one a numbered key.
+    for (let n = 2; used.has(key); n++) key = storeKey(c.step, c.tool, `${idsOf(message)[c.result] ?? `call${c.result}`}-${n}`, c.result);
+    used.add(key);
+    return path.join(folder, key);
+  };
+}
+
+/** The offloaded messages the output holds, in the file's item positions. */
+function offloadedItems(offloads: readonly ChainOffload[], normalized: Normalized, plan: Plan): PrunedItems[] {
+  const kept = new Set(plan.kept);
+  const out: PrunedItems[] = [];
+  for (const o of offloads) {
+    if (!kept.has(o.message)) continue;
+    const items = normalized.itemsOf[o.message] ?? [];
+    if (items.length === 0) continue;
+    const results = [...o.results.values()];
+    out.push({
+      message: o.message,
+      start: Math.min(...items),
+      end: Math.max(...items) + 1,
+      tools: [...o.results.keys()].map((k) => (normalized.messages[o.message] === undefined ? '' : toolOf(normalized.messages[o.message] as Message, k))),
+      tokensBefore: results.reduce((a, r) => a + r.original.length, 0),
+      tokensAfter: results.reduce((a, r) => a + r.text.length, 0),
+    });
+  }
+  return out.sort((a, b) => a.message - b.message);
+}
+
+/** The tool name of a message's result. */
+function toolOf(message: Message, result: number): string {
+  const content = typeof message.content === 'function' ? message.content() : message.content;
+  return content.results[result]?.name ?? '';
+}
+
+/** The new texts of the offloaded items, written by the format with Haystack's `tool_result_offloaded` marker. */
+function offloadRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized, offloaded: readonly PrunedItems[], offloads: readonly ChainOffload[]): Map<number, string> {
+  const out = new Map<number, string>();
+  if (offloaded.length === 0 || adapter.writePruned === undefined) return out;
+  const byMessage = new Map(offloads.map((o) => [o.message, o]));
+  for (const r of offloaded) {
+    const o = byMessage.get(r.message) as ChainOffload;
+    const count = Math.max(...o.results.keys()) + 1;
+    const texts = Array.from({ length: count }, (_, k) => o.results.get(k)?.text ?? null);
+    const references = [...o.results.values()].map((x) => x.reference);
+    const written = adapter.writePruned({
+      raws: slot.raws,
+      items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [],
+      texts,
+      originalTokens: 0,
+      marker: { key: OFFLOADED_META_KEY, value: references.length === 1 ? references[0] : references },
+    });
+    for (const [item, raw] of written) out.set(item, raw);
+  }
+  return out;
+}
+
+/**
+ * The store files of a slot's offloaded results: each result's text as `REF`, and beside it `REF.swc.json` holding
+ * the item as it was and as it was written, so `swc restore` can put the item back byte for byte.
+ */
+function storeFiles(slot: Slot, offloads: readonly ChainOffload[], offloaded: readonly PrunedItems[], edits: ReadonlyMap<number, string>, finals: ReadonlyMap<number, string>): StoreFile[] {
+  const out: StoreFile[] = [];
+  const held = new Set(offloaded.map((o) => o.message));
+  for (const o of offloads) {
+    if (!held.has(o.message)) continue;
+    const item = offloaded.find((x) => x.message === o.message) as PrunedItems;
+    for (const r of o.results.values()) {
+      out.push({ path: r.reference, content: r.original });
+      // The items of the message this result's pointer sits in, as read and as written.
+      const items: { item: number; raw: string; written: string }[] = [];
+      for (let k = item.start; k < item.end; k++) {
+        if (!edits.has(k)) continue;
+        const written = finals.get(k);
+        if (written !== undefined && written !== '' && (edits.get(k) as string).includes(JSON.stringify(r.reference).slice(1, -1))) {
+          items.push({ item: k, raw: slot.raws[k] as string, written });
+        }
+      }
+      out.push({ path: `${r.reference}.swc.json`, content: `${JSON.stringify({ items })}\n` });
+    }
+  }
+  return out;
 }
 
 /** The pruned messages the output holds, in the file's item positions. */
@@ -695,4 +881,57 @@ function offsetLocator(source: SourceText): OffsetLocator {
     const line = isLineSource(source) ? (source.lines[lo] as string) : source.text.slice(start, offset);
     return { line: lo + 1, column: lineColumn(line, offset - start).column };
   };
+}
+
+/** What `swc restore` did to a file. */
+export interface RestoreResult {
+  readonly output: string;
+  /** Items put back as they were before offloading. */
+  readonly restored: number;
+  readonly changed: boolean;
+}
+
+const POINTER = /Tool result offloaded to '((?:[^'\\]|\\.)*?)' \(/g;
+
+/**
+ * Puts offloaded results back: every item holding a pointer into the store becomes, byte for byte, the item it was
+ * before offloading, as the store's `REF.swc.json` recorded it, when the item is still exactly as offloading wrote it.
+ * @param source the decoded transcript
+ * @param dir the store directory (absolute): references outside it are never read
+ * @param read reads a store file, or gives null when there is none
+ * @throws InputError for a pointer into the store whose record is missing or does not match the item
+ */
+export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult {
+  const layout = readLayout(source);
+  const replacements = new Map<Slot, string>();
+  let restored = 0;
+  for (const slot of layout.slots) {
+    const parts = slot.raws.slice();
+    let changed = false;
+    slot.raws.forEach((raw, k) => {
+      for (const m of raw.matchAll(POINTER)) {
+        let reference: string;
+        try {
+          reference = JSON.parse(`"${m[1] ?? ''}"`) as string;
+        } catch {
+          continue;
+        }
+        const resolved = path.resolve(dir, reference);
+        const rel = path.relative(dir, resolved);
+        if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+        const record = read(`${resolved}.swc.json`);
+        if (record === null) throw new InputError(`${slot.where}: item ${k} points at ${reference}, but the store has no record of it (${resolved}.swc.json)`, source.file);
+        const items = (JSON.parse(record) as { items?: { raw: string; written: string }[] }).items ?? [];
+        const entry = items.find((e) => e.written === raw);
+        if (entry === undefined) throw new InputError(`${slot.where}: item ${k} changed since ${reference} was offloaded, so it cannot be put back`, source.file);
+        parts[k] = entry.raw;
+        changed = true;
+        restored++;
+        break;
+      }
+    });
+    if (changed) replacements.set(slot, slot.write(parts));
+  }
+  const changed = replacements.size > 0;
+  return { output: changed ? rebuild(layout, replacements) : source.text, restored, changed };
 }

@@ -15,6 +15,7 @@ import { createProgress, isSpinnerWanted } from './progress.js';
 import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
 import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
+import { offloadStore, writeStore } from './offload.js';
 import { compactorFor, processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
 
 /**
@@ -351,6 +352,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const mode = modeOf(settings);
   const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
   const reporters = reportersFor(settings, mode, json, single);
+  const store = await offloadStore(settings, io);
   const jobSettings: JobSettings = {
     tokenizer: settings.tokenizer,
     counter: settings.counter,
@@ -360,6 +362,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,
+    offload: store,
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
@@ -395,6 +398,8 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     const file = files[result.index] as InputFile;
     if (result.record.status === 'failed' || result.bytes === null) return result;
     try {
+      // The store files first, flushed: a transcript never points at a result that is not there.
+      if (store !== undefined && (result.stored?.length ?? 0) > 0) await writeStore(result.stored ?? [], store.dir, file.display);
       if (outDir !== null) {
         const dest = await outDir.destination(file, result.bytes);
         if (dest !== null) await writeOrFail(dest.path, result.bytes, file, { realDir: dest.realDir, durable: false });

@@ -18,6 +18,8 @@ export interface CompactFlags {
   strategy?: string;
   minTokens?: string;
   placeholder?: string;
+  offloadDir?: string;
+  offloadOver?: string;
   tokenizer?: string;
   format?: string;
   conversationKey?: string;
@@ -79,6 +81,9 @@ export interface CompactSettings {
   readonly minTokens: number;
   /** Pruning: the placeholder template (`--placeholder`), undefined for Haystack's. */
   readonly placeholder: string | undefined;
+  /** Offloading: the store directory as given (`--offload-dir`) and the threshold in characters (`--offload-over`). */
+  readonly offloadDir: string | undefined;
+  readonly offloadOver: number;
   /** undefined: the default note; null: no note; otherwise the template. */
   readonly note: string | null | undefined;
   readonly tokenizer: TokenizerName;
@@ -106,6 +111,8 @@ export interface CompactSettings {
 }
 
 export const DEFAULT_COMPACT_AT = '0.7';
+/** Characters over which `--strategy offload` offloads a result when `--offload-over` is not given (Haystack's example default). */
+export const DEFAULT_OFFLOAD_OVER = 8000;
 export const DEFAULT_COMPACT_TO = '0.4';
 
 /**
@@ -200,10 +207,20 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   if (pruning && minKeepSteps < 1) {
     throw new UsageError('--min-keep-steps must be at least 1 with --strategy prune: the newest results are the ones the model is about to act on');
   }
-  if (!pruning && (flags.minTokens !== undefined || flags.placeholder !== undefined)) {
-    throw new UsageError(`${flags.minTokens !== undefined ? '--min-tokens' : '--placeholder'} only applies with --strategy prune`);
+  if (!pruning && flags.minTokens !== undefined) {
+    throw new UsageError('--min-tokens only applies with --strategy prune');
   }
   const minTokens = flags.minTokens === undefined ? 200 : parseTokens('--min-tokens', flags.minTokens, 0);
+  const offloading = strategies.includes('offload');
+  if (offloading && minKeepSteps < 1) {
+    throw new UsageError('--min-keep-steps must be at least 1 with --strategy offload: the newest results are the ones the model is about to act on');
+  }
+  if (!offloading && (flags.offloadDir !== undefined || flags.offloadOver !== undefined)) {
+    throw new UsageError(`${flags.offloadDir !== undefined ? '--offload-dir' : '--offload-over'} only applies with --strategy offload`);
+  }
+  if (offloading && (flags.offloadDir === undefined || flags.offloadDir === '')) throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
+  const offloadOver = flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : parseTokens('--offload-over', flags.offloadOver, 1);
+  if (flags.placeholder !== undefined && !pruning) throw new UsageError('--placeholder only applies with --strategy prune');
   if (flags.placeholder === '') throw new UsageError('--placeholder must not be empty (it is what the model sees in place of a pruned result)');
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
@@ -244,6 +261,8 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     strategies,
     minTokens,
     placeholder: flags.placeholder,
+    offloadDir: flags.offloadDir,
+    offloadOver,
     note,
     tokenizer,
     counter: counterOptionsOf(flags, tokenizer),

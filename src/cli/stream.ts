@@ -2,6 +2,7 @@ import path from 'node:path';
 import { InputError } from '../errors.js';
 import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
+import { offloadStore, writeStore } from './offload.js';
 import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
@@ -34,6 +35,8 @@ interface StreamInput {
  */
 async function deliver(input: StreamInput, out: string | null, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
   const data = outputBytes(result);
+  // The store files first, flushed: a transcript never points at a result that is not there.
+  if (result.stored.length > 0 && settings.offloadDir !== undefined) await writeStore(result.stored, path.resolve(io.cwd, settings.offloadDir), input.shown);
   if (out !== null && settings.output !== undefined) {
     try {
       const isInput = input.real !== '-' && out === input.real;
@@ -57,6 +60,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   const reportPath = await checkReportPath(settings, io, real === '-' ? [] : [real]);
   const json = reportTarget(settings, reportPath.file);
   const out = settings.output === undefined || standardStream(settings.output) !== null ? null : await realTarget(path.resolve(io.cwd, settings.output));
+  const store = await offloadStore(settings, io);
   const compactor = await createFileCompactor({
     tokenizer: settings.tokenizer,
     counterOptions: settings.counter,
@@ -66,6 +70,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,
+    ...(store !== undefined ? { offload: store } : {}),
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,

@@ -3,7 +3,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import { identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
-import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
+import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type StoreFile } from '../pipeline.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
@@ -22,6 +22,8 @@ import type { LineContext } from './summary.js';
  */
 export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>,
     Partial<Pick<CompactSettings, 'strategies' | 'minTokens' | 'placeholder'>> {
+  /** Offloading: the store directory (absolute) and threshold. */
+  readonly offload?: { readonly dir: string; readonly over: number } | undefined;
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -59,6 +61,8 @@ export interface JobResult {
   readonly bytes: Uint8Array | null;
   /** The file as it was before it was read (null: not a regular file, or standard input): a rewrite must find it so. */
   readonly identity?: FileIdentity | null;
+  /** The offload store's files to write before the output, when bytes are sent. */
+  readonly stored?: readonly StoreFile[];
 }
 
 /**
@@ -117,7 +121,8 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
     bytes = outputBytes(result);
   }
-  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, compactor), settings.everyLine), diff, bytes, identity };
+  const stored = bytes !== null && result.stored.length > 0 ? { stored: result.stored } : {};
+  return { index: job.index, record, line: fileLine(record, result, lineContext(settings, compactor), settings.everyLine), diff, bytes, identity, ...stored };
 }
 
 /** What a file's line says besides the result: the run's settings and the tokenizer's name. */
@@ -137,6 +142,7 @@ export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,
+    ...(settings.offload !== undefined ? { offload: settings.offload } : {}),
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,

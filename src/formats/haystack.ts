@@ -143,7 +143,7 @@ export const haystack: FormatAdapter = {
  * every other byte stay.
  */
 function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
-  const marker = { strategy: 'tool_result_pruning', original_tokens: request.originalTokens };
+  const { key, value } = request.marker ?? { key: 'context_compaction', value: { strategy: 'tool_result_pruning', original_tokens: request.originalTokens } };
   return writeResults(
     request,
     (raw, root) =>
@@ -153,7 +153,7 @@ function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
       }),
     (raw, root) => {
       const meta = memberSpan(raw, root, 'meta');
-      const metaEdit = meta !== undefined && isObjectAt(raw, meta) ? setMember(raw, meta, 'context_compaction', marker) : setMember(raw, root, 'meta', { context_compaction: marker });
+      const metaEdit = meta !== undefined && isObjectAt(raw, meta) ? setMember(raw, meta, key, value) : setMember(raw, root, 'meta', { [key]: value });
       return [setMember(raw, root, 'name', null), metaEdit];
     },
   );

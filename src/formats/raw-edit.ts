@@ -126,7 +126,7 @@ export interface ResultSlot {
  * @throws Error when the items hold fewer results than texts the decision gave (an adapter bug, never guessed around)
  */
 export function writeResults(
-  request: { readonly raws: readonly string[]; readonly items: readonly number[]; readonly texts: readonly string[] },
+  request: { readonly raws: readonly string[]; readonly items: readonly number[]; readonly texts: readonly (string | null)[] },
   slotsOf: (raw: string, root: Span) => ResultSlot[],
   more?: (raw: string, root: Span, written: readonly string[]) => Edit[],
 ): Map<number, string> {
@@ -142,9 +142,11 @@ export function writeResults(
     for (const slot of slots) {
       const text = request.texts[next++];
       if (text === undefined) throw new Error('a pruned message has more results in its items than the decision saw');
+      if (text === null) continue;
       written.push(text);
       edits.push(setMember(raw, slot.object, slot.key, slot.wrap === undefined ? text : slot.wrap(text)));
     }
+    if (written.length === 0) continue;
     edits.push(...(more?.(raw, root, written) ?? []));
     out.set(item, applyEdits(raw, edits));
   }

@@ -63,10 +63,15 @@ export interface PruneWrite {
   readonly raws: readonly string[];
   /** The items the message stands for, ascending. */
   readonly items: readonly number[];
-  /** The new text of each of its results, in the order `normalize` gave them. */
-  readonly texts: readonly string[];
+  /** The new text of each of its results, in the order `normalize` gave them; null leaves a result as it is. */
+  readonly texts: readonly (string | null)[];
   /** The message's tokens before pruning (Haystack records them as `original_tokens`). */
   readonly originalTokens: number;
+  /**
+   * The marker Haystack files add to the message's `meta` instead of pruning's `context_compaction` (offloading's
+   * `tool_result_offloaded` with its reference).
+   */
+  readonly marker?: { readonly key: string; readonly value: unknown };
 }
 
 /** A transcript format: recognises its items, normalizes them, and writes its note. Adapters never decide. */
