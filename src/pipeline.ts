@@ -92,7 +92,7 @@ export interface ConversationResult {
   readonly outcome: ConversationOutcome;
   /** The tool results pruning replaced and that the output holds, in conversation order (empty without pruning). */
   readonly pruned: readonly PrunedItems[];
-  /** The results offloading replaced and that the output holds, in the file's item positions (tokens are characters' counts of the pointer's message). */
+  /** The results offloading replaced and that the output holds, in the file's item positions. */
   readonly offloaded?: readonly PrunedItems[];
   /** The strategies the conversation was compacted with, in order. */
   readonly strategies: readonly StrategyName[];
@@ -461,7 +461,8 @@ function planChain(
         const message = offloadedMessage(current[index] as Message, new Map([...results].map(([k, r]) => [k, r.text])));
         next[index] = message;
         final[origin[index] as number] = message;
-        offloads.push({ message: origin[index] as number, results });
+        const alone = (m: Message): number => counter.measure([renderMessage(m)]);
+        offloads.push({ message: origin[index] as number, results, tokensBefore: alone(current[index] as Message), tokensAfter: alone(message) });
       }
       current = next;
       tokensAfter = measureAll(current);
@@ -525,6 +526,9 @@ function planChain(
 interface ChainOffload {
   readonly message: number;
   readonly results: ReadonlyMap<number, { readonly text: string; readonly reference: string; readonly original: string }>;
+  /** The message measured alone, before and after. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
 }
 
 /** Gives an offloaded result its store reference: an absolute path inside the store directory. */
@@ -562,14 +566,13 @@ function offloadedItems(offloads: readonly ChainOffload[], normalized: Normalize
     if (!kept.has(o.message)) continue;
     const items = normalized.itemsOf[o.message] ?? [];
     if (items.length === 0) continue;
-    const results = [...o.results.values()];
     out.push({
       message: o.message,
       start: Math.min(...items),
       end: Math.max(...items) + 1,
       tools: [...o.results.keys()].map((k) => (normalized.messages[o.message] === undefined ? '' : toolOf(normalized.messages[o.message] as Message, k))),
-      tokensBefore: results.reduce((a, r) => a + r.original.length, 0),
-      tokensAfter: results.reduce((a, r) => a + r.text.length, 0),
+      tokensBefore: o.tokensBefore,
+      tokensAfter: o.tokensAfter,
     });
   }
   return out.sort((a, b) => a.message - b.message);

@@ -183,6 +183,7 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
       ? {
           strategies: settings.strategies,
           ...(settings.strategies.includes('prune') ? { minTokens: settings.minTokens, placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER } : {}),
+          ...(settings.strategies.includes('offload') ? { offloadOver: settings.offloadOver } : {}),
         }
       : {}),
   };

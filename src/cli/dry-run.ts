@@ -266,12 +266,15 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
     });
   });
   // A pruned result is its own row, right after the group that holds it (it stays there).
-  const pruned = [...(conversation.pruned ?? [])].reverse();
-  for (const r of pruned) {
+  const replaced = [
+    ...(conversation.pruned ?? []).map((r) => ({ ...r, label: 'pruned' })),
+    ...(conversation.offloaded ?? []).map((r) => ({ ...r, label: 'offloaded' })),
+  ].sort((a, b) => b.message - a.message);
+  for (const r of replaced) {
     const k = plan.groups.findIndex((g) => g.kind !== 'note' && g.indices.includes(r.message));
     rows.splice(k + 1, 0, {
       marker: '~',
-      label: 'pruned',
+      label: r.label,
       range: rangeLabel(r.start, r.end),
       count: countLabel(countOf(messages, [r.message], itemsOf)),
       tokens: `${formatCount(r.tokensBefore)} → ${formatCount(r.tokensAfter)}`,
@@ -444,6 +447,11 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
       const saved = (c.pruned ?? []).reduce((a, p) => a + p.tokensBefore - p.tokensAfter, 0);
       const phrase = `pruned ${plural(pruned, 'tool result')} (${formatCount(saved)} tokens saved)`;
       first = r.messages === 0 ? phrase : `${first}; ${phrase}`;
+    }
+    const offloaded = (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0);
+    if (offloaded > 0) {
+      const phrase = `offloaded ${plural(offloaded, 'tool result')} to the store`;
+      first = r.messages === 0 && pruned === 0 ? phrase : `${first}; ${phrase}`;
     }
   }
   const tone: Tone = plan.targetMet ? 'good' : 'bad';

@@ -27,12 +27,16 @@ export interface PlanSettings {
   readonly strategies?: readonly string[];
   readonly minTokens?: number;
   readonly placeholder?: string;
+  readonly offloadOver?: number;
 }
 
 /** One group in the JSON plan. */
 export interface PlanGroup {
-  /** `pruned`: a tool-result message whose results pruning replaced; it stays in its step, which lists it too. */
-  readonly kind: GroupKind | 'pruned';
+  /**
+   * `pruned` / `offloaded`: a tool-result message whose results pruning replaced with a placeholder, or offloading with a
+   * pointer into the store; it stays in its step, which lists it too.
+   */
+  readonly kind: GroupKind | 'pruned' | 'offloaded';
   /**
    * Item positions in the file's list (JSONL lines, array elements), end exclusive: the group's first item and
    * its last + 1. For the note, the position it is written at in the output. A group held entirely outside the
@@ -54,7 +58,7 @@ export interface PlanGroup {
   readonly conversation?: number;
   /** Pruned only: the tool whose result was replaced (several, comma-separated, for parallel calls). */
   readonly tool?: string;
-  /** Pruned only: the message measured alone, before and after (`tokens` is the latter). */
+  /** Pruned and offloaded only: the message measured alone, before and after (`tokens` is the latter). */
   readonly tokensBefore?: number;
   readonly tokensAfter?: number;
 }
@@ -99,6 +103,7 @@ export interface PlanDocumentSettings {
   readonly strategies?: readonly string[];
   readonly minTokens?: number;
   readonly placeholder?: string;
+  readonly offloadOver?: number;
 }
 
 /** The JSON plan of one file. */
@@ -156,7 +161,11 @@ function documentSettings(settings: PlanSettings): PlanDocumentSettings {
     format: settings.format,
     ...(settings.counter != null ? { counter: settings.counter } : {}),
     ...(settings.strategies !== undefined && settings.strategies.join(',') !== 'window'
-      ? { strategies: settings.strategies, ...(settings.strategies.includes('prune') ? { minTokens: settings.minTokens, placeholder: settings.placeholder } : {}) }
+      ? {
+          strategies: settings.strategies,
+          ...(settings.strategies.includes('prune') ? { minTokens: settings.minTokens, placeholder: settings.placeholder } : {}),
+          ...(settings.strategies.includes('offload') ? { offloadOver: settings.offloadOver } : {}),
+        }
       : {}),
   };
   return window === null ? base : { ...base, contextWindow: window.tokens, compactAt: window.compactAt.value, compactTo: window.compactTo.value };
@@ -177,9 +186,10 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
   const groups: PlanGroup[] = [];
   for (const p of parts) {
     for (const g of p.plan.groups) groups.push(planGroup(g, p.c, { index: p.index, tokens: p.totals.noteTokens }, several ? p.k : null));
-    for (const r of p.c.pruned ?? []) {
+    const replaced = [...(p.c.pruned ?? []).map((r) => ({ r, kind: 'pruned' as const })), ...(p.c.offloaded ?? []).map((r) => ({ r, kind: 'offloaded' as const }))];
+    for (const { r, kind } of replaced) {
       groups.push({
-        kind: 'pruned',
+        kind,
         start: r.start,
         end: r.end,
         messages: countOf(p.c.normalized.messages, [r.message], p.c.normalized.itemsOf),

@@ -39,6 +39,8 @@ export interface FileRecord {
   readonly toolTokens: number | null;
   /** Tool results pruning replaced, only when there are any. */
   readonly resultsPruned?: number;
+  /** Tool results offloading replaced with pointers, only when there are any. */
+  readonly resultsOffloaded?: number;
   /** The token target: --target, or context window × compact-to. */
   readonly target: number | null;
   /** Whether every conversation ends at or under its target (with thresholds: or stayed below the trigger). */
@@ -66,6 +68,7 @@ export interface ReportSettings {
   readonly strategies?: readonly string[];
   readonly minTokens?: number;
   readonly placeholder?: string;
+  readonly offloadOver?: number;
 }
 
 /** Totals of a run. */
@@ -103,6 +106,7 @@ export function recordOf(result: FileResult, path: string, target: number): File
   const counts = cs.map((c) => c.outcome.counts);
   const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
   const pruned = sum((c) => (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0));
+  const offloaded = sum((c) => (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0));
   return {
     path,
     status: result.changed ? 'compacted' : 'unchanged',
@@ -117,6 +121,7 @@ export function recordOf(result: FileResult, path: string, target: number): File
     tokensAfter: sum((c) => c.plan.tokensAfter) + toolTokens,
     toolTokens,
     ...(pruned > 0 ? { resultsPruned: pruned } : {}),
+    ...(offloaded > 0 ? { resultsOffloaded: offloaded } : {}),
     target,
     targetMet: cs.every((c) => c.plan.targetMet),
     error: null,

@@ -96,6 +96,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
       strategies: settings.strategies,
       minTokens: settings.minTokens,
       placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
+      offloadOver: settings.offloadOver,
     });
     await emitJson(json, plan, io);
   }

@@ -85,8 +85,12 @@ export interface LineContext {
 export function missReason(c: ConversationResult): string | null {
   const { miss } = c.outcome.totals;
   if (miss !== null && c.leftBelowTrigger === true) return 'pruning brought it below the compact-at threshold, where the window leaves a conversation alone';
-  // Without the window, only pruning decided: what is left is what it may not touch.
-  if (miss !== null && c.strategies !== undefined && !c.strategies.includes('window')) return 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)';
+  // Without the window, only pruning and offloading decided: what is left is what they may not touch.
+  if (miss !== null && c.strategies !== undefined && !c.strategies.includes('window')) {
+    return c.strategies.includes('prune')
+      ? 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)'
+      : 'no other tool result may be offloaded (the newest steps, short results, errors and non-text results stay)';
+  }
   return miss === null ? null : missText(miss, c.outcome.missContext);
 }
 
@@ -119,7 +123,10 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   const total = counts.reduce((a, n) => a + n.before, 0);
   const met = cs.filter((c) => c.plan.targetMet).length;
   const prunedCount = sum((c) => c.pruned?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
-  const pruned = prunedCount === 0 ? '' : `, ${context.lookOnly === true ? 'would prune' : 'pruned'} ${formatCount(prunedCount)} tool result${prunedCount === 1 ? '' : 's'}`;
+  const offloadedCount = sum((c) => c.offloaded?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
+  const pruned =
+    (prunedCount === 0 ? '' : `, ${context.lookOnly === true ? 'would prune' : 'pruned'} ${formatCount(prunedCount)} tool result${prunedCount === 1 ? '' : 's'}`) +
+    (offloadedCount === 0 ? '' : `, ${context.lookOnly === true ? 'would offload' : 'offloaded'} ${formatCount(offloadedCount)} tool result${offloadedCount === 1 ? '' : 's'}`);
   if (!result.changed && met === cs.length && !every) return null;
   const name = escapeForLine(path);
   const target = formatCount(context.target);

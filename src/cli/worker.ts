@@ -102,6 +102,7 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
       strategies: settings.strategies ?? ['window'],
       minTokens: settings.minTokens ?? 200,
       placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
+      offloadOver: settings.offload?.over ?? 8000,
     });
     record = { ...record, plan };
   }
