@@ -43,6 +43,7 @@ describe('docs/schema/plan.schema.json', () => {
     ['an unchanged file', ['fixtures/anthropic/messages.jsonl', '-t', '100000']],
     ['pruned tool results', ['fixtures/real/openai-chat/taubench-airline-task109-messages.json', '-t', '1000', '--strategy', 'prune', '--min-tokens', '0']],
     ['pruning then the sliding window', ['fixtures/real/haystack/DERIVED-taubench-airline-task109.haystack.json', '-t', '1000', '--strategy', 'prune,window']],
+    ['offloaded tool results', ['fixtures/real/openai-chat/taubench-airline-task109-messages.json', '-t', '1000', '--strategy', 'offload,window', '--offload-dir', '/tmp/swc-schema-store', '--offload-over', '100']],
   ])('describes the dry-run plan of %s', (_name, args) => {
     const plan = jsonOf(['compact', ...args, '--dry-run', '--json']);
     expect(problems(validatePlan, plan)).toEqual([]);
