@@ -21,7 +21,7 @@ export {
 export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOptions, ReadCost, TokenizerName } from './tokens/index.js';
 export { FORMATS, findFormat } from './formats/registry.js';
 export type { FormatAdapter } from './formats/types.js';
-export { compactSource, STRATEGIES } from './pipeline.js';
-export type { FileOptions, FileResult, PrunedItems, StrategyName } from './pipeline.js';
+export { compactSource, restoreSource, STRATEGIES } from './pipeline.js';
+export type { FileOptions, FileResult, PrunedItems, RestoreResult, StoreFile, StrategyName } from './pipeline.js';
 export { decodeSource } from './io/source.js';
 export { InputError, UsageError } from './errors.js';
