@@ -140,7 +140,7 @@ export const haystack: FormatAdapter = {
  * A pruned message as `ChatMessage.from_tool(tool_result=PLACEHOLDER, origin=ORIGIN, error=ERROR, meta={**meta,
  * "context_compaction": {"strategy": "tool_result_pruning", "original_tokens": N}}).to_dict()` gives it: each result's
  * `result` becomes the placeholder, `name` is null, and the marker is added last to `meta`; `origin`, `error` and
- * every other byte stay.
+ * every other byte stay. An offloaded message gets offloading's marker (`tool_result_offloaded`) instead.
  */
 function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
   const { key, value } = request.marker ?? { key: 'context_compaction', value: { strategy: 'tool_result_pruning', original_tokens: request.originalTokens } };
