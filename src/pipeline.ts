@@ -540,7 +540,7 @@ type ReferenceMaker = (message: number, candidate: { step: number; tool: string;
  */
 function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, normalized: Normalized, offload: FileOptions['offload']): ReferenceMaker | null {
   if (offload === undefined) return null;
-  const parts = source.file.split(/[/\\]+/).filter((p) => p !== '' && p !== '.').map(safeName);
+  const parts = source.file === '<stdin>' ? ['stdin'] : source.file.split(/[/\\]+/).filter((p) => p !== '' && p !== '.').map(safeName);
   const folder = path.join(offload.dir, ...(parts.length > 0 ? parts : ['stdin']), ...(slot.record !== undefined ? [`record-${slot.record}`] : []));
   let pairing: ReturnType<NonNullable<FormatAdapter['pairing']>> | null | undefined;
   const idsOf = (message: number): (string | null)[] => {
