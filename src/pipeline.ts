@@ -1,4 +1,7 @@
-import { planCompaction, noteTemplate, type Plan } from './core/compact.js';
+import { compact, planCompaction, noteTemplate, type Plan } from './core/compact.js';
+import { planPruning, type PrunePlan } from './core/prune.js';
+import { OFFLOADED_META_KEY, offloadedMessage, planOffload, pointerText, safeName, storeKey } from './core/offload.js';
+import path from 'node:path';
 import { parseJson } from './core/json-value.js';
 import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
@@ -22,6 +25,7 @@ import { noteBeforeItem, outcomeOf, type ConversationOutcome, type OutcomeSettin
 // What the command line needs of the core and the formats comes through here.
 export { noteTemplate } from './core/compact.js';
 export { formatNames } from './formats/registry.js';
+export { DEFAULT_PLACEHOLDER } from './core/prune.js';
 
 /** Settings for compacting one file. */
 export interface FileOptions {
@@ -50,7 +54,29 @@ export interface FileOptions {
    * EXACT_COUNT_UP_TO characters and estimated above, where the decision stopped counting early.
    */
   readonly exact?: boolean;
+  /** The strategies to apply, in order, each to what the previous left (default: the sliding window alone). */
+  readonly strategies?: readonly StrategyName[];
+  /** Pruning: only results of more than this many tokens are replaced (default 200). */
+  readonly minTokens?: number;
+  /** Pruning: the placeholder template, `{tool_name}` filled in (default Haystack's). */
+  readonly placeholder?: string;
+  /** Offloading: the store's directory (absolute) and the threshold in characters (`OffloadOverChars`). */
+  readonly offload?: { readonly dir: string; readonly over: number };
 }
+
+/** A file of the offload store to write before the transcript that points at it. */
+export interface StoreFile {
+  /** Absolute, inside the store directory. */
+  readonly path: string;
+  readonly content: string;
+}
+
+/**
+ * The strategies a run can chain: the sliding window (`SlidingWindowCompactor`), tool-result pruning
+ * (`ToolResultPruningCompactor`) and offloading (`ToolResultOffloadHook` with a file-system store).
+ */
+export const STRATEGIES = ['window', 'prune', 'offload'] as const;
+export type StrategyName = (typeof STRATEGIES)[number];
 
 /**
  * Files up to this many characters get the exact tokens before even where the decision stopped counting early:
@@ -78,6 +104,31 @@ export interface ConversationResult {
   readonly toolTokens: number;
   /** What every output shows of it, worked out once with the counter the decision was made with. */
   readonly outcome: ConversationOutcome;
+  /** The tool results pruning replaced and that the output holds, in conversation order (empty without pruning). */
+  readonly pruned: readonly PrunedItems[];
+  /** The results offloading replaced and that the output holds, in the file's item positions. */
+  readonly offloaded?: readonly PrunedItems[];
+  /** The strategies the conversation was compacted with, in order. */
+  readonly strategies: readonly StrategyName[];
+  /**
+   * With thresholds: an earlier strategy of the chain brought the conversation below the trigger, above the target,
+   * and the later ones, checking the trigger again, left it there.
+   */
+  readonly leftBelowTrigger?: boolean;
+}
+
+/** One message whose tool results were pruned, in the file's own item positions. */
+export interface PrunedItems {
+  /** Its message index in the conversation. */
+  readonly message: number;
+  /** Its first item and its last item + 1. */
+  readonly start: number;
+  readonly end: number;
+  /** The tools whose results were replaced, in order (several for a message answering parallel calls). */
+  readonly tools: readonly string[];
+  /** The message measured alone, before and after. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
 }
 
 /** The outcome for one file. */
@@ -94,6 +145,8 @@ export interface FileResult {
   /** How many conversations the file holds, and how many of them changed. */
   readonly conversationCount: number;
   readonly changedConversations: number;
+  /** The offload store's files for this output: each result, and what restoring its items needs (empty without offloading). */
+  readonly stored: readonly StoreFile[];
 }
 
 /** What choosing a format reads of a slot (the library hands in a list of its own). */
@@ -185,7 +238,16 @@ function adapterOf(slot: Slot, previous: FormatAdapter | null, format: string | 
  * Writes a slot's items back after a decision: kept items in order, pinned items where they were, the note
  * before the first item of the message it precedes.
  */
-export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normalized, plan: Plan): string {
+export function writeSlot(
+  slot: Slot,
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  plan: Plan,
+  pruned?: ReadonlyMap<number, string>,
+  finals?: Map<number, string>,
+): string {
+  // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
+  const raws = pruned === undefined || pruned.size === 0 ? slot.raws : slot.raws.map((raw, k) => pruned.get(k) ?? raw);
   const keep = new Set<number>(normalized.pinned ?? []);
   for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
   const order = [...keep].sort((a, b) => a - b);
@@ -195,7 +257,7 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
   let edited: ReadonlyMap<number, string> | undefined;
   if (adapter.finish !== undefined) {
     // Formats whose items link to each other relink what was kept and chain the note in.
-    const done = adapter.finish({ items: slot.items, raws: slot.raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note: noteValue });
+    const done = adapter.finish({ items: slot.items, raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note: noteValue });
     if (done.note !== undefined) noteValue = done.note;
     edited = done.raws;
   }
@@ -207,7 +269,9 @@ export function writeSlot(slot: Slot, adapter: FormatAdapter, normalized: Normal
   };
   for (const item of order) {
     if (!noteWritten && item >= noteBefore) note();
-    parts.push(edited?.get(item) ?? (slot.raws[item] as string));
+    const text = edited?.get(item) ?? (raws[item] as string);
+    if (finals?.has(item) === true) finals.set(item, text);
+    parts.push(text);
   }
   if (!noteWritten) note();
   return slot.write(parts);
@@ -262,6 +326,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
   const length = isLineSource(source) ? source.length : source.text.length;
+  const stored: StoreFile[] = [];
   const outcomeSettings: OutcomeSettings = {
     minKeepSteps: options.minKeepSteps ?? 1,
     counter: options.counter,
@@ -274,22 +339,51 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const adapter = adapterOf(slot, previous, options.format, source.file);
     previous = adapter;
     if (!formats.includes(adapter.name)) formats.push(adapter.name);
-    const normalized = normalizeSlot(source, slot, adapter, template);
-    const decided = options.window
-      ? planAgainstWindow(source, layout, slot, normalized.messages, options, options.window, template)
-      : {
-          plan: planCompaction(normalized.messages, options.counter, {
-            target: options.target,
-            minKeepSteps: options.minKeepSteps,
-            note: template,
-            exhaustive: options.exhaustive,
-          }),
-          target: options.target,
-          toolTokens: 0,
-        };
-    const { plan } = decided;
-    conversations.push(withOutcome({ slot, normalized, ...decided, itemLength: itemLengths(slot) }, outcomeSettings));
-    if (plan.changed) replacements.set(slot, writeSlot(slot, adapter, normalized, plan));
+    const read = normalizeSlot(source, slot, adapter, template);
+    const strategies = options.strategies ?? ['window'];
+    const decided: Decided =
+      strategies.length === 1 && strategies[0] === 'window'
+        ? {
+            ...(options.window
+              ? planAgainstWindow(source, layout, slot, read.messages, options, options.window, template)
+              : {
+                  plan: planCompaction(read.messages, options.counter, {
+                    target: options.target,
+                    minKeepSteps: options.minKeepSteps,
+                    note: template,
+                    exhaustive: options.exhaustive,
+                  }),
+                  target: options.target,
+                  toolTokens: 0,
+                }),
+            pruning: [],
+            offloads: [],
+            messages: read.messages,
+          }
+        : planChain(source, layout, slot, read.messages, options, template, strategies, referenceMaker(source, slot, adapter, read, options.offload));
+    const { plan, pruning, offloads } = decided;
+    const pruned = prunedItems(pruning, read, plan);
+    const offloaded = offloadedItems(offloads, read, plan);
+    // Outputs see the conversation as decided: pruned and offloaded results hold their placeholders and pointers.
+    const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
+    if ((pruned.length > 0 || offloaded.length > 0) && adapter.writePruned === undefined) {
+      throw new InputError(`--strategy ${pruned.length > 0 ? 'prune' : 'offload'} cannot write ${adapter.name} files: the format has no way to write a replaced result`, source.file);
+    }
+    conversations.push(
+      withOutcome(
+        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot) },
+        outcomeSettings,
+      ),
+    );
+    if (plan.changed) {
+      const edits = prunedRaws(slot, adapter, read, pruned, pruning);
+      const offloadEdits = offloadRaws(slot, adapter, read, offloaded, offloads);
+      for (const [item, raw] of offloadEdits) edits.set(item, raw);
+      const finals = new Map<number, string>();
+      for (const item of offloadEdits.keys()) finals.set(item, '');
+      replacements.set(slot, writeSlot(slot, adapter, normalized, plan, edits, finals));
+      stored.push(...storeFiles(slot, offloads, offloaded, offloadEdits, finals));
+    }
   }
   const changed = replacements.size > 0;
   const rebuilt = changed ? rebuild(layout, replacements) : null;
@@ -306,6 +400,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     records: layout.slots.some((s) => s.record !== undefined),
     conversationCount: conversations.length,
     changedConversations: replacements.size,
+    stored,
   };
 }
 
@@ -316,6 +411,297 @@ function itemLengths(slot: Slot): (item: number) => number {
     if (start === undefined) return 0;
     return Math.max((slot.offsets[item + 1] ?? slot.region.end) - start, 0);
   };
+}
+
+/** A conversation's decision: the window's plan (combined with the pruning's figures), the prunings and the result. */
+interface Decided {
+  readonly plan: Plan;
+  readonly target: number;
+  readonly toolTokens: number;
+  readonly pruning: readonly ChainPruning[];
+  readonly offloads: readonly ChainOffload[];
+  readonly messages: Message[];
+  /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
+  readonly leftBelowTrigger?: boolean;
+}
+
+/** One strategy's result in a chain: the pruning made, with message indices in the input conversation. */
+interface ChainPruning {
+  readonly plan: PrunePlan;
+  /** For each message of the list pruning saw, its index in the input (null for a note the window wrote). */
+  readonly origin: readonly (number | null)[];
+}
+
+/**
+ * Applies the strategies in order, each to the conversation the previous left, as Haystack runs its hooks: with
+ * window thresholds each checks the trigger again, so pruning that brings the conversation under it leaves the
+ * window nothing to do.
+ * @returns the sliding window's plan in input indices (an unchanged one when the window is not in the chain, or did
+ *   nothing), the prunings, and the input's messages with the pruned ones replaced
+ */
+function planChain(
+  source: SourceText,
+  layout: Layout,
+  slot: Slot,
+  input: readonly Message[],
+  options: FileOptions,
+  template: string | null,
+  strategies: readonly StrategyName[],
+  referenceOf: ReferenceMaker | null,
+): Decided {
+  const counter = sharingCounter(options.counter);
+  const toolTokens = options.window ? toolsTokens(source, layout, slot, input, counter) : 0;
+  // Below the trigger means a size of at most trigger - 1 tokens.
+  const gate = options.window ? Math.max(options.window.trigger - 1 - toolTokens, 0) : null;
+  const target = options.window ? Math.max(options.window.target - toolTokens, 0) : options.target;
+  // In a chain the window counts everything: the outcome's exact "before" would otherwise be counted on the
+  // conversation as the chain left it (placeholders in), not as it was read.
+  const windowSettings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive === true || strategies.length > 1 };
+  const pruneSettings = { minKeepSteps: options.minKeepSteps, minTokens: options.minTokens, placeholder: options.placeholder };
+  let current: readonly Message[] = input;
+  let origin: (number | null)[] = input.map((_, i) => i);
+  const final = input.slice();
+  let windowPlan: Plan | null = null;
+  // Whether some strategy found the conversation at or over the trigger (always, without thresholds).
+  let reached = gate === null;
+  // Whether the last strategy found it below the trigger and left it.
+  let lastSkipped = false;
+  const pruning: ChainPruning[] = [];
+  const offloads: ChainOffload[] = [];
+  let tokensBefore: number | null = null;
+  let tokensBeforeExact = true;
+  let tokensAfter = 0;
+  const measureAll = (list: readonly Message[]): number => (list.length === 0 ? 0 : counter.measure(list.map(renderMessage)));
+  for (const strategy of strategies) {
+    if (strategy === 'offload') {
+      if (options.offload === undefined || referenceOf === null) throw new RangeError('offloading needs a store directory');
+      const size = measureAll(current);
+      const under = gate !== null && size <= gate;
+      reached ||= !under;
+      lastSkipped = under;
+      tokensBefore ??= size;
+      tokensAfter = size;
+      if (under) continue;
+      const candidates = planOffload(current, { over: options.offload.over, minKeepSteps: options.minKeepSteps, placeholder: options.placeholder });
+      if (candidates.length === 0) continue;
+      const byMessage = new Map<number, Map<number, { text: string; reference: string; original: string }>>();
+      for (const c of candidates) {
+        const at = origin[c.index];
+        if (at === null || at === undefined) continue;
+        const reference = referenceOf(at, c);
+        const entry = byMessage.get(c.index) ?? new Map<number, { text: string; reference: string; original: string }>();
+        entry.set(c.result, { text: pointerText(reference, c.text), reference, original: c.text });
+        byMessage.set(c.index, entry);
+      }
+      const next = current.slice();
+      for (const [index, results] of byMessage) {
+        const message = offloadedMessage(current[index] as Message, new Map([...results].map(([k, r]) => [k, r.text])));
+        next[index] = message;
+        final[origin[index] as number] = message;
+        const alone = (m: Message): number => counter.measure([renderMessage(m)]);
+        offloads.push({ message: origin[index] as number, results, tokensBefore: alone(current[index] as Message), tokensAfter: alone(message) });
+      }
+      current = next;
+      tokensAfter = measureAll(current);
+    } else if (strategy === 'prune') {
+      const below = gate === null ? null : planPruning(current, counter, { ...pruneSettings, target: gate });
+      const under = below !== null && !below.changed && below.targetMet;
+      const p = under ? below : planPruning(current, counter, { ...pruneSettings, target });
+      reached ||= !under;
+      lastSkipped = under;
+      tokensBefore ??= p.tokensBefore;
+      tokensAfter = p.tokensAfter;
+      if (!p.changed) continue;
+      pruning.push({ plan: p, origin });
+      for (const r of p.pruned) {
+        const at = origin[r.index];
+        if (at !== null && at !== undefined) final[at] = p.messages[r.index] as Message;
+      }
+      current = p.messages;
+    } else {
+      if (windowPlan !== null) throw new RangeError('the sliding window can be applied once in a chain');
+      const below = gate === null ? null : planCompaction(current, counter, { ...windowSettings, target: gate });
+      const fits = below !== null && below.unchanged === 'fits';
+      windowPlan = fits ? below : planCompaction(current, counter, { ...windowSettings, target });
+      reached ||= !fits;
+      lastSkipped = fits;
+      if (tokensBefore === null) {
+        tokensBefore = windowPlan.tokensBefore;
+        tokensBeforeExact = windowPlan.tokensBeforeExact;
+      }
+      tokensAfter = windowPlan.tokensAfter;
+      if (!windowPlan.changed) continue;
+      const out = compact(current, counter, { ...windowSettings, target }) as Message[];
+      const keptOrigin = windowPlan.kept.map((i) => origin[i] ?? null);
+      if (windowPlan.noteIndex !== null) keptOrigin.splice(windowPlan.noteIndex, 0, null);
+      origin = keptOrigin;
+      current = out;
+    }
+  }
+  // The window's plan is made on the list it saw; when pruning went first, that list has the input's indices.
+  const prunedFirst = strategies[0] === 'prune';
+  const base =
+    windowPlan ?? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive });
+  const pruned = pruning.length > 0 || offloads.length > 0;
+  const changed = base.changed || pruned;
+  // Below the trigger, the conversation is measured against it, as the window alone does.
+  const planned = reached ? target : (gate as number);
+  const after = pruned || windowPlan !== null ? tokensAfter : base.tokensAfter;
+  const plan: Plan = {
+    ...base,
+    changed,
+    unchanged: changed ? null : base.unchanged,
+    tokensBefore: tokensBefore ?? base.tokensBefore,
+    tokensBeforeExact: prunedFirst || tokensBeforeExact,
+    tokensAfter: after,
+    targetMet: after <= planned,
+  };
+  return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: reached && lastSkipped && !plan.targetMet };
+}
+
+/** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */
+interface ChainOffload {
+  readonly message: number;
+  readonly results: ReadonlyMap<number, { readonly text: string; readonly reference: string; readonly original: string }>;
+  /** The message measured alone, before and after. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+}
+
+/** Gives an offloaded result its store reference: an absolute path inside the store directory. */
+type ReferenceMaker = (message: number, candidate: { step: number; tool: string; result: number }) => string;
+
+/**
+ * The store references of a conversation's results: `DIR/FOLDER/{step}_{tool}_{call id}.txt`, FOLDER being the input
+ * file's path (and the record, in a file of several conversations), made safe so it stays under DIR.
+ */
+function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, normalized: Normalized, offload: FileOptions['offload']): ReferenceMaker | null {
+  if (offload === undefined) return null;
+  const parts = source.file === '<stdin>' ? ['stdin'] : source.file.split(/[/\\]+/).filter((p) => p !== '' && p !== '.').map(safeName);
+  const folder = path.join(offload.dir, ...(parts.length > 0 ? parts : ['stdin']), ...(slot.record !== undefined ? [`record-${slot.record}`] : []));
+  let pairing: ReturnType<NonNullable<FormatAdapter['pairing']>> | null | undefined;
+  const idsOf = (message: number): (string | null)[] => {
+    pairing ??= adapter.pairing?.(conversationInput(source, slot)) ?? null;
+    const items = new Set(normalized.itemsOf[message] ?? []);
+    return (pairing?.results ?? []).filter((r) => items.has(r.item)).map((r) => r.id);
+  };
+  const used = new Set<string>();
+  return (message, c) => {
+    let key = storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result);
+    // Two results of one name (an id used twice) get distinct files: the later one a numbered key.
+    for (let n = 2; used.has(key); n++) key = storeKey(c.step, c.tool, `${idsOf(message)[c.result] ?? `call${c.result}`}-${n}`, c.result);
+    used.add(key);
+    return path.join(folder, key);
+  };
+}
+
+/** The offloaded messages the output holds, in the file's item positions. */
+function offloadedItems(offloads: readonly ChainOffload[], normalized: Normalized, plan: Plan): PrunedItems[] {
+  const kept = new Set(plan.kept);
+  const out: PrunedItems[] = [];
+  for (const o of offloads) {
+    if (!kept.has(o.message)) continue;
+    const items = normalized.itemsOf[o.message] ?? [];
+    if (items.length === 0) continue;
+    out.push({
+      message: o.message,
+      start: Math.min(...items),
+      end: Math.max(...items) + 1,
+      tools: [...o.results.keys()].map((k) => (normalized.messages[o.message] === undefined ? '' : toolOf(normalized.messages[o.message] as Message, k))),
+      tokensBefore: o.tokensBefore,
+      tokensAfter: o.tokensAfter,
+    });
+  }
+  return out.sort((a, b) => a.message - b.message);
+}
+
+/** The tool name of a message's result. */
+function toolOf(message: Message, result: number): string {
+  const content = typeof message.content === 'function' ? message.content() : message.content;
+  return content.results[result]?.name ?? '';
+}
+
+/** The new texts of the offloaded items, written by the format with Haystack's `tool_result_offloaded` marker. */
+function offloadRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized, offloaded: readonly PrunedItems[], offloads: readonly ChainOffload[]): Map<number, string> {
+  const out = new Map<number, string>();
+  if (offloaded.length === 0 || adapter.writePruned === undefined) return out;
+  const byMessage = new Map(offloads.map((o) => [o.message, o]));
+  for (const r of offloaded) {
+    const o = byMessage.get(r.message) as ChainOffload;
+    const count = Math.max(...o.results.keys()) + 1;
+    const texts = Array.from({ length: count }, (_, k) => o.results.get(k)?.text ?? null);
+    const references = [...o.results.values()].map((x) => x.reference);
+    const written = adapter.writePruned({
+      raws: slot.raws,
+      items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [],
+      texts,
+      originalTokens: 0,
+      marker: { key: OFFLOADED_META_KEY, value: references.length === 1 ? references[0] : references },
+    });
+    for (const [item, raw] of written) out.set(item, raw);
+  }
+  return out;
+}
+
+/**
+ * The store files of a slot's offloaded results: each result's text as `REF`, and beside it `REF.swc.json` holding
+ * the item as it was and as it was written, so `swc restore` can put the item back byte for byte.
+ */
+function storeFiles(slot: Slot, offloads: readonly ChainOffload[], offloaded: readonly PrunedItems[], edits: ReadonlyMap<number, string>, finals: ReadonlyMap<number, string>): StoreFile[] {
+  const out: StoreFile[] = [];
+  const held = new Set(offloaded.map((o) => o.message));
+  for (const o of offloads) {
+    if (!held.has(o.message)) continue;
+    const item = offloaded.find((x) => x.message === o.message) as PrunedItems;
+    for (const r of o.results.values()) {
+      out.push({ path: r.reference, content: r.original });
+      // The items of the message this result's pointer sits in, as read and as written.
+      const items: { item: number; raw: string; written: string }[] = [];
+      for (let k = item.start; k < item.end; k++) {
+        if (!edits.has(k)) continue;
+        const written = finals.get(k);
+        if (written !== undefined && written !== '' && (edits.get(k) as string).includes(JSON.stringify(r.reference).slice(1, -1))) {
+          items.push({ item: k, raw: slot.raws[k] as string, written });
+        }
+      }
+      out.push({ path: `${r.reference}.swc.json`, content: `${JSON.stringify({ items })}\n` });
+    }
+  }
+  return out;
+}
+
+/** The pruned messages the output holds, in the file's item positions. */
+function prunedItems(pruning: readonly ChainPruning[], normalized: Normalized, plan: Plan): PrunedItems[] {
+  const kept = new Set(plan.kept);
+  const out: PrunedItems[] = [];
+  for (const { plan: p, origin } of pruning) {
+    for (const r of p.pruned) {
+      const message = origin[r.index];
+      if (message === null || message === undefined || !kept.has(message)) continue;
+      const items = normalized.itemsOf[message] ?? [];
+      if (items.length === 0) continue;
+      out.push({ message, start: Math.min(...items), end: Math.max(...items) + 1, tools: r.tools, tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter });
+    }
+  }
+  return out.sort((a, b) => a.message - b.message);
+}
+
+/** The new texts of the pruned items, written by the format. */
+function prunedRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized, pruned: readonly PrunedItems[], pruning: readonly ChainPruning[]): Map<number, string> {
+  const out = new Map<number, string>();
+  if (pruned.length === 0 || adapter.writePruned === undefined) return out;
+  const texts = new Map<number, readonly string[]>();
+  for (const { plan: p, origin } of pruning) {
+    for (const r of p.pruned) {
+      const message = origin[r.index];
+      if (message !== null && message !== undefined) texts.set(message, r.texts);
+    }
+  }
+  for (const r of pruned) {
+    const written = adapter.writePruned({ raws: slot.raws, items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [], texts: texts.get(r.message) ?? [], originalTokens: r.tokensBefore });
+    for (const [item, raw] of written) out.set(item, raw);
+  }
+  return out;
 }
 
 /** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
@@ -363,19 +749,26 @@ export function planWithThresholds(
   tools: string | null,
 ): { plan: Plan; target: number; toolTokens: number } {
   const counter = sharingCounter(inner);
-  let toolTokens = 0;
-  if (tools !== null) {
-    // Haystack appends the schemas to the conversation's text: they cost what they add after its last message.
-    const toolsRendered: Rendered = { text: tools, images: 0, files: 0 };
-    const last = messages.length > 0 ? renderMessage(messages[messages.length - 1] as Message) : null;
-    toolTokens = last === null ? counter.measure([toolsRendered]) : counter.measure([last, toolsRendered]) - counter.measure([last]);
-  }
+  const toolTokens = schemaTokens(messages, counter, tools);
   // Below the trigger means a size of at most trigger - 1 tokens.
   const gate = Math.max(window.trigger - 1 - toolTokens, 0);
   const below = planCompaction(messages, counter, { ...settings, target: gate });
   if (below.unchanged === 'fits') return { plan: below, target: gate, toolTokens };
   const target = Math.max(window.target - toolTokens, 0);
   return { plan: planCompaction(messages, counter, { ...settings, target }), target, toolTokens };
+}
+
+/** What the container's tool schemas add to a conversation's size (0 without any). */
+function toolsTokens(source: SourceText, layout: Layout, slot: Slot, messages: readonly Message[], counter: TokenCounter): number {
+  return schemaTokens(messages, counter, toolsText(source, layout, slot));
+}
+
+/** What tool schemas' text adds to a conversation's size: Haystack appends it after the last message. */
+function schemaTokens(messages: readonly Message[], counter: TokenCounter, tools: string | null): number {
+  if (tools === null) return 0;
+  const toolsRendered: Rendered = { text: tools, images: 0, files: 0 };
+  const last = messages.length > 0 ? renderMessage(messages[messages.length - 1] as Message) : null;
+  return last === null ? counter.measure([toolsRendered]) : counter.measure([last, toolsRendered]) - counter.measure([last]);
 }
 
 /** A counter that passes one object per distinct text to `inner`, whose per-object caches then serve a second plan. */
@@ -551,4 +944,57 @@ function offsetLocator(source: SourceText): OffsetLocator {
     const line = isLineSource(source) ? (source.lines[lo] as string) : source.text.slice(start, offset);
     return { line: lo + 1, column: lineColumn(line, offset - start).column };
   };
+}
+
+/** What `swc restore` did to a file. */
+export interface RestoreResult {
+  readonly output: string;
+  /** Items put back as they were before offloading. */
+  readonly restored: number;
+  readonly changed: boolean;
+}
+
+const POINTER = /Tool result offloaded to '((?:[^'\\]|\\.)*?)' \(/g;
+
+/**
+ * Puts offloaded results back: every item holding a pointer into the store becomes, byte for byte, the item it was
+ * before offloading, as the store's `REF.swc.json` recorded it, when the item is still exactly as offloading wrote it.
+ * @param source the decoded transcript
+ * @param dir the store directory (absolute): references outside it are never read
+ * @param read reads a store file, or gives null when there is none
+ * @throws InputError for a pointer into the store whose record is missing or does not match the item
+ */
+export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult {
+  const layout = readLayout(source);
+  const replacements = new Map<Slot, string>();
+  let restored = 0;
+  for (const slot of layout.slots) {
+    const parts = slot.raws.slice();
+    let changed = false;
+    slot.raws.forEach((raw, k) => {
+      for (const m of raw.matchAll(POINTER)) {
+        let reference: string;
+        try {
+          reference = JSON.parse(`"${m[1] ?? ''}"`) as string;
+        } catch {
+          continue;
+        }
+        const resolved = path.resolve(dir, reference);
+        const rel = path.relative(dir, resolved);
+        if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+        const record = read(`${resolved}.swc.json`);
+        if (record === null) throw new InputError(`${slot.where}: item ${k} points at ${reference}, but the store has no record of it (${resolved}.swc.json)`, source.file);
+        const items = (JSON.parse(record) as { items?: { raw: string; written: string }[] }).items ?? [];
+        const entry = items.find((e) => e.written === raw);
+        if (entry === undefined) throw new InputError(`${slot.where}: item ${k} changed since ${reference} was offloaded, so it cannot be put back`, source.file);
+        parts[k] = entry.raw;
+        changed = true;
+        restored++;
+        break;
+      }
+    });
+    if (changed) replacements.set(slot, slot.write(parts));
+  }
+  const changed = replacements.size > 0;
+  return { output: changed ? rebuild(layout, replacements) : source.text, restored, changed };
 }

@@ -15,7 +15,8 @@ import type { CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
 import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
-import { noteTemplate, type FileCompactor } from '../pipeline.js';
+import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
+import { offloadStore, writeStore } from './offload.js';
 import { compactorFor, processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
 
 /**
@@ -179,6 +180,13 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
     format: settings.format,
     shard: settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count}`,
     ...(counter !== null ? { counter } : {}),
+    ...(settings.strategies.join(',') !== 'window'
+      ? {
+          strategies: settings.strategies,
+          ...(settings.strategies.includes('prune') ? { minTokens: settings.minTokens, placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER } : {}),
+          ...(settings.strategies.includes('offload') ? { offloadOver: settings.offloadOver } : {}),
+        }
+      : {}),
   };
 }
 
@@ -376,12 +384,17 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   // Originals are kept before --in-place replaces them.
   const backups = settings.backupDir !== undefined && settings.inPlace && !settings.dryRun ? await BackupDir.open(path.resolve(io.cwd, settings.backupDir), work.base) : null;
   const reporters = reportersFor(settings, mode, json, single);
+  const store = await offloadStore(settings, io);
   const jobSettings: JobSettings = {
     tokenizer: settings.tokenizer,
     counter: settings.counter,
     target: settings.target,
     window: settings.window,
     minKeepSteps: settings.minKeepSteps,
+    strategies: settings.strategies,
+    minTokens: settings.minTokens,
+    placeholder: settings.placeholder,
+    offload: store,
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
@@ -422,6 +435,8 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     const file = files[result.index] as InputFile;
     if (result.record.status === 'failed' || result.bytes === null) return result;
     try {
+      // The store files first, flushed: a transcript never points at a result that is not there.
+      if (store !== undefined && (result.stored?.length ?? 0) > 0) await writeStore(result.stored ?? [], store.dir, file.display);
       if (outDir !== null) {
         const dest = await outDir.destination(file, result.bytes);
         if (dest !== null) await writeOrFail(dest.path, result.bytes, file, { realDir: dest.realDir, durable: false });

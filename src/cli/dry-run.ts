@@ -11,7 +11,7 @@ import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, pa
 /**
  * The `--dry-run` view: a diff of a conversation's structure, one line per group, in conversation order.
  * Pure: it returns text and never prints. Lines are laid out in plain text, cut to the width, then coloured,
- * so colour never changes what fits, and the markers (`-` removed, `+` kept, ` ` protected) carry the meaning
+ * so colour never changes what fits, and the markers (`-` removed, `+` kept, `~` pruned, ` ` protected) carry the meaning
  * without colour.
  */
 
@@ -265,6 +265,23 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
       tone: isProtected ? 'protected' : g.kept ? 'kept' : 'removed',
     });
   });
+  // A pruned result is its own row, right after the group that holds it (it stays there).
+  const replaced = [
+    ...(conversation.pruned ?? []).map((r) => ({ ...r, label: 'pruned' })),
+    ...(conversation.offloaded ?? []).map((r) => ({ ...r, label: 'offloaded' })),
+  ].sort((a, b) => b.message - a.message);
+  for (const r of replaced) {
+    const k = plan.groups.findIndex((g) => g.kind !== 'note' && g.indices.includes(r.message));
+    rows.splice(k + 1, 0, {
+      marker: '~',
+      label: r.label,
+      range: rangeLabel(r.start, r.end),
+      count: countLabel(countOf(messages, [r.message], itemsOf)),
+      tokens: `${formatCount(r.tokensBefore)} → ${formatCount(r.tokensAfter)}`,
+      text: toolNames(r.tools),
+      tone: 'kept',
+    });
+  }
   if (plan.noteText === null) {
     const at = plan.groups.findIndex((g) => g.kind === 'system') + 1;
     rows.splice(at, 0, { marker: ' ', label: 'note', range: '', count: '', tokens: '', text: noNoteReason(conversation, noteOn), tone: 'note' });
@@ -422,6 +439,17 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
     const tokens = r.tokens === null ? '' : ` (${formatCount(r.tokens)} tokens)`;
     const list = where.length === 2 ? where.join(' and ') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
     first = `removed ${plural(r.messages, 'message')}${tokens} in ${list}`;
+    const pruned = (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0);
+    if (pruned > 0) {
+      const saved = (c.pruned ?? []).reduce((a, p) => a + p.tokensBefore - p.tokensAfter, 0);
+      const phrase = `pruned ${plural(pruned, 'tool result')} (${formatCount(saved)} tokens saved)`;
+      first = r.messages === 0 ? phrase : `${first}; ${phrase}`;
+    }
+    const offloaded = (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0);
+    if (offloaded > 0) {
+      const phrase = `offloaded ${plural(offloaded, 'tool result')} to the store`;
+      first = r.messages === 0 && pruned === 0 ? phrase : `${first}; ${phrase}`;
+    }
   }
   const tone: Tone = plan.targetMet ? 'good' : 'bad';
   return [

@@ -23,11 +23,20 @@ export interface PlanSettings {
   readonly window?: WindowSettings | null;
   /** The counter's settings, when they are not Haystack's defaults. */
   readonly counter?: CounterSettings | null;
+  /** The strategies applied in order, and pruning's settings; left out for the sliding window alone. */
+  readonly strategies?: readonly string[];
+  readonly minTokens?: number;
+  readonly placeholder?: string;
+  readonly offloadOver?: number;
 }
 
 /** One group in the JSON plan. */
 export interface PlanGroup {
-  readonly kind: GroupKind;
+  /**
+   * `pruned` / `offloaded`: a tool-result message whose results pruning replaced with a placeholder, or offloading with a
+   * pointer into the store; it stays in its step, which lists it too.
+   */
+  readonly kind: GroupKind | 'pruned' | 'offloaded';
   /**
    * Item positions in the file's list (JSONL lines, array elements), end exclusive: the group's first item and
    * its last + 1. For the note, the position it is written at in the output. A group held entirely outside the
@@ -47,6 +56,11 @@ export interface PlanGroup {
   readonly text?: string;
   /** Which conversation of the file (0-based); only when the file holds several. */
   readonly conversation?: number;
+  /** Pruned only: the tool whose result was replaced (several, comma-separated, for parallel calls). */
+  readonly tool?: string;
+  /** Pruned and offloaded only: the message measured alone, before and after (`tokens` is the latter). */
+  readonly tokensBefore?: number;
+  readonly tokensAfter?: number;
 }
 
 /** What a plan says of a file or of one of its conversations: the outcome in counts. */
@@ -85,6 +99,11 @@ export interface PlanDocumentSettings {
   readonly compactTo?: number;
   /** The counter's settings, only when they are not Haystack's defaults. */
   readonly counter?: CounterSettings;
+  /** Only when the run chose strategies other than the sliding window alone. */
+  readonly strategies?: readonly string[];
+  readonly minTokens?: number;
+  readonly placeholder?: string;
+  readonly offloadOver?: number;
 }
 
 /** The version every JSON document of swc carries; it changes when a field changes meaning or goes away. */
@@ -145,6 +164,13 @@ function documentSettings(settings: PlanSettings): PlanDocumentSettings {
     note: settings.note,
     format: settings.format,
     ...(settings.counter != null ? { counter: settings.counter } : {}),
+    ...(settings.strategies !== undefined && settings.strategies.join(',') !== 'window'
+      ? {
+          strategies: settings.strategies,
+          ...(settings.strategies.includes('prune') ? { minTokens: settings.minTokens, placeholder: settings.placeholder } : {}),
+          ...(settings.strategies.includes('offload') ? { offloadOver: settings.offloadOver } : {}),
+        }
+      : {}),
   };
   return window === null ? base : { ...base, contextWindow: window.tokens, compactAt: window.compactAt.value, compactTo: window.compactTo.value };
 }
@@ -164,6 +190,21 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
   const groups: PlanGroup[] = [];
   for (const p of parts) {
     for (const g of p.plan.groups) groups.push(planGroup(g, p.c, { index: p.index, tokens: p.totals.noteTokens }, several ? p.k : null));
+    const replaced = [...(p.c.pruned ?? []).map((r) => ({ r, kind: 'pruned' as const })), ...(p.c.offloaded ?? []).map((r) => ({ r, kind: 'offloaded' as const }))];
+    for (const { r, kind } of replaced) {
+      groups.push({
+        kind,
+        start: r.start,
+        end: r.end,
+        messages: countOf(p.c.normalized.messages, [r.message], p.c.normalized.itemsOf),
+        tokens: r.tokensAfter,
+        kept: true,
+        tool: r.tools.join(', '),
+        tokensBefore: r.tokensBefore,
+        tokensAfter: r.tokensAfter,
+        ...(several ? { conversation: p.k } : {}),
+      });
+    }
   }
   const sumOf = (f: (p: (typeof parts)[number]) => number): number => parts.reduce((a, p) => a + f(p), 0);
   const removedTokens = parts.every((p) => p.totals.removed.tokens !== null) ? sumOf((p) => p.totals.removed.tokens ?? 0) : null;

@@ -6,6 +6,7 @@ import { TOKENIZERS } from '../tokens/index.js';
 import { runCompact } from './compact.js';
 import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, resolveSettings, type CompactFlags } from './settings.js';
 import { runInspect, type InspectFlags } from './inspect.js';
+import { runRestore, type RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
@@ -55,6 +56,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--compact-at <fraction>', `with --context-window: compact files whose size reaches this share of it (default: ${DEFAULT_COMPACT_AT})`)
     .option('--compact-to <fraction>', `with --context-window: compact them to this share of it (default: ${DEFAULT_COMPACT_TO})`)
     .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept (default: 1)')
+    .option('--strategy <list>', 'window (sliding window), prune (tool-result pruning), offload (results to files), or a comma-separated chain applied in order, e.g. prune,window (default: window)')
+    .option('--min-tokens <n>', 'with prune: only replace tool results of more than this many tokens (default: 200)')
+    .option('--offload-dir <dir>', 'with offload: the store directory the offloaded results are written under (one folder per input file)')
+    .option('--offload-over <chars>', 'with offload: offload results longer than this many characters (default: 8,000)')
+    .option('--placeholder <template>', 'with prune: the text left in place of a result; {tool_name} becomes the tool\'s name')
     .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
     .option('--no-note', 'remove silently, without an omission note')
     // A default with a description is shown bare, `(default: o200k_base)`, like every other default here.
@@ -114,6 +120,20 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(async (inputs: string[], flags: InspectFlags) => {
       debug = flags.debug === true;
       code = await runInspect(inputs, flags, io, err);
+    });
+
+  program
+    .command('restore')
+    .description('put back the tool results an offloading run (--strategy offload) replaced, byte for byte, from its store')
+    .argument('<input>', 'the transcript file, or - for standard input')
+    .option('--offload-dir <dir>', 'the store the results were offloaded to (required)')
+    .option('-o, --output <file>', 'write the result to this file, - for stdout (default: -)')
+    .option('--in-place', 'rewrite the input atomically (only when something is restored)')
+    .option('-q, --quiet', 'print nothing but errors')
+    .option('--debug', 'show stack traces for unexpected errors')
+    .action(async (input: string, flags: RestoreFlags & { debug?: boolean }) => {
+      debug = flags.debug === true;
+      code = await runRestore(input, flags, io, err);
     });
 
   try {

@@ -37,6 +37,10 @@ export interface FileRecord {
   readonly tokensBeforeExact: boolean;
   readonly tokensAfter: number | null;
   readonly toolTokens: number | null;
+  /** Tool results pruning replaced, only when there are any. */
+  readonly resultsPruned?: number;
+  /** Tool results offloading replaced with pointers, only when there are any. */
+  readonly resultsOffloaded?: number;
   /** The token target: --target, or context window × compact-to. */
   readonly target: number | null;
   /** Whether every conversation ends at or under its target (with thresholds: or stayed below the trigger). */
@@ -60,6 +64,11 @@ export interface ReportSettings {
   readonly shard: string | null;
   /** The counter's settings, only when they are not Haystack's defaults. */
   readonly counter?: CounterSettings;
+  /** The strategies applied in order and pruning's settings, only when not the sliding window alone. */
+  readonly strategies?: readonly string[];
+  readonly minTokens?: number;
+  readonly placeholder?: string;
+  readonly offloadOver?: number;
 }
 
 /** Totals of a run. */
@@ -98,6 +107,8 @@ export function recordOf(result: FileResult, path: string, target: number, figur
   const tokens = figures ? fileTokens(result) : null;
   const counts = cs.map((c) => c.outcome.counts);
   const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
+  const pruned = sum((c) => (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0));
+  const offloaded = sum((c) => (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0));
   return {
     path,
     status: result.changed ? 'compacted' : 'unchanged',
@@ -111,6 +122,8 @@ export function recordOf(result: FileResult, path: string, target: number, figur
     tokensBeforeExact: tokens === null ? true : tokens.before.exact,
     tokensAfter: tokens === null ? sum((c) => c.plan.tokensAfter) + toolTokens : tokens.after,
     toolTokens,
+    ...(pruned > 0 ? { resultsPruned: pruned } : {}),
+    ...(offloaded > 0 ? { resultsOffloaded: offloaded } : {}),
     target,
     targetMet: cs.every((c) => c.plan.targetMet),
     error: null,

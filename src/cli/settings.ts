@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { UsageError } from '../errors.js';
-import type { WindowThresholds } from '../pipeline.js';
+import { STRATEGIES, type StrategyName, type WindowThresholds } from '../pipeline.js';
 import { isTokenizerName, parseCounterOptions, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
 import { parseTokens, parseWhole } from './options.js';
@@ -16,6 +16,11 @@ export interface CompactFlags {
   compactTo?: string;
   minKeepSteps?: string;
   note?: string | boolean;
+  strategy?: string;
+  minTokens?: string;
+  placeholder?: string;
+  offloadDir?: string;
+  offloadOver?: string;
   tokenizer?: string;
   format?: string;
   conversationKey?: string;
@@ -76,6 +81,15 @@ export interface CompactSettings {
   readonly target: number;
   readonly window: WindowSettings | null;
   readonly minKeepSteps: number;
+  /** The strategies applied, in order (`--strategy`, default the sliding window alone). */
+  readonly strategies: readonly StrategyName[];
+  /** Pruning: only results of more than this many tokens are replaced (`--min-tokens`, default 200). */
+  readonly minTokens: number;
+  /** Pruning: the placeholder template (`--placeholder`), undefined for Haystack's. */
+  readonly placeholder: string | undefined;
+  /** Offloading: the store directory as given (`--offload-dir`) and the threshold in characters (`--offload-over`). */
+  readonly offloadDir: string | undefined;
+  readonly offloadOver: number;
   /** undefined: the default note; null: no note; otherwise the template. */
   readonly note: string | null | undefined;
   readonly tokenizer: TokenizerName;
@@ -113,6 +127,8 @@ export interface CompactSettings {
 }
 
 export const DEFAULT_COMPACT_AT = '0.7';
+/** Characters over which `--strategy offload` offloads a result when `--offload-over` is not given (Haystack's example default). */
+export const DEFAULT_OFFLOAD_OVER = 8000;
 export const DEFAULT_COMPACT_TO = '0.4';
 
 /**
@@ -202,6 +218,26 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   }
   const target = window?.target ?? parseTokens('--target', flags.target as string, 1);
   const minKeepSteps = flags.minKeepSteps === undefined ? 1 : parseWhole('--min-keep-steps', flags.minKeepSteps, 0);
+  const strategies = parseStrategies(flags.strategy);
+  const pruning = strategies.includes('prune');
+  if (pruning && minKeepSteps < 1) {
+    throw new UsageError('--min-keep-steps must be at least 1 with --strategy prune: the newest results are the ones the model is about to act on');
+  }
+  if (!pruning && flags.minTokens !== undefined) {
+    throw new UsageError('--min-tokens only applies with --strategy prune');
+  }
+  const minTokens = flags.minTokens === undefined ? 200 : parseTokens('--min-tokens', flags.minTokens, 0);
+  const offloading = strategies.includes('offload');
+  if (offloading && minKeepSteps < 1) {
+    throw new UsageError('--min-keep-steps must be at least 1 with --strategy offload: the newest results are the ones the model is about to act on');
+  }
+  if (!offloading && (flags.offloadDir !== undefined || flags.offloadOver !== undefined)) {
+    throw new UsageError(`${flags.offloadDir !== undefined ? '--offload-dir' : '--offload-over'} only applies with --strategy offload`);
+  }
+  if (offloading && (flags.offloadDir === undefined || flags.offloadDir === '')) throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
+  const offloadOver = flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : parseTokens('--offload-over', flags.offloadOver, 1);
+  if (flags.placeholder !== undefined && !pruning) throw new UsageError('--placeholder only applies with --strategy prune');
+  if (flags.placeholder === '') throw new UsageError('--placeholder must not be empty (it is what the model sees in place of a pruned result)');
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
   const note = flags.note === false ? null : flags.note === true || flags.note === undefined ? undefined : flags.note === '' ? null : flags.note;
@@ -244,6 +280,11 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     target,
     window,
     minKeepSteps,
+    strategies,
+    minTokens,
+    placeholder: flags.placeholder,
+    offloadDir: flags.offloadDir,
+    offloadOver,
     note,
     tokenizer,
     counter: counterOptionsOf(flags, tokenizer),
@@ -293,6 +334,23 @@ export function checkConversationPath(flags: { conversationKey?: string; convers
     throw error;
   }
   return pointer;
+}
+
+/**
+ * Parses `--strategy`: one name or a comma-separated chain, applied in order; each name at most once.
+ * @throws UsageError for an empty, unknown or repeated name
+ */
+export function parseStrategies(raw: string | undefined): StrategyName[] {
+  if (raw === undefined) return ['window'];
+  const names = raw.split(',').map((name) => name.trim());
+  const out: StrategyName[] = [];
+  for (const name of names) {
+    if (name === '') throw new UsageError(`--strategy has an empty name in "${raw}" (choose from: ${STRATEGIES.join(', ')}, comma-separated)`);
+    if (!(STRATEGIES as readonly string[]).includes(name)) throw new UsageError(`unknown strategy "${name}" (choose from: ${STRATEGIES.join(', ')}, comma-separated)`);
+    if (out.includes(name as StrategyName)) throw new UsageError(`--strategy names "${name}" twice: each strategy runs once in a chain`);
+    out.push(name as StrategyName);
+  }
+  return out;
 }
 
 /** The pipeline's thresholds for settings, or undefined for a fixed target. */

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { InputError, missingInput, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
-import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
+import { offloadStore, writeStore } from './offload.js';
+import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { checkReportPath, emitJson, reportTarget, standardStream } from './json-output.js';
@@ -41,6 +42,8 @@ interface StreamInput {
  */
 async function deliver(input: StreamInput, out: string | null, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
   const data = outputBytes(result);
+  // The store files first, flushed: a transcript never points at a result that is not there.
+  if (result.stored.length > 0 && settings.offloadDir !== undefined) await writeStore(result.stored, path.resolve(io.cwd, settings.offloadDir), input.shown);
   if (out !== null && settings.output !== undefined) {
     try {
       const isInput = input.real !== '-' && out === input.real;
@@ -72,12 +75,17 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   const reportPath = await checkReportPath(settings, io, real === '-' ? [] : [real]);
   const json = reportTarget(settings, reportPath.file);
   const out = settings.output === undefined || standardStream(settings.output) !== null ? null : await realTarget(path.resolve(io.cwd, settings.output));
+  const store = await offloadStore(settings, io);
   const compactor = await createFileCompactor({
     tokenizer: settings.tokenizer,
     counterOptions: settings.counter,
     target: settings.target,
     window: windowThresholds(settings),
     minKeepSteps: settings.minKeepSteps,
+    strategies: settings.strategies,
+    minTokens: settings.minTokens,
+    placeholder: settings.placeholder,
+    ...(store !== undefined ? { offload: store } : {}),
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
@@ -113,6 +121,10 @@ async function finishStream(input: StreamInput, out: string | null, result: File
       note: noteTemplate(settings.note),
       format: settings.format,
       window,
+      strategies: settings.strategies,
+      minTokens: settings.minTokens,
+      placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
+      offloadOver: settings.offloadOver,
     });
     await emitJson(json, plan, io);
   }

@@ -127,6 +127,13 @@ export interface LineContext {
 /** Why a conversation misses its target, phrased, or null when it meets it. */
 export function missReason(c: ConversationResult): string | null {
   const { miss } = c.outcome.totals;
+  if (miss !== null && c.leftBelowTrigger === true) return 'pruning brought it below the compact-at threshold, where the window leaves a conversation alone';
+  // Without the window, only pruning and offloading decided: what is left is what they may not touch.
+  if (miss !== null && c.strategies !== undefined && !c.strategies.includes('window')) {
+    return c.strategies.includes('prune')
+      ? 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)'
+      : 'no other tool result may be offloaded (the newest steps, short results, errors and non-text results stay)';
+  }
   return miss === null ? null : missText(miss, c.outcome.missContext);
 }
 
@@ -149,11 +156,17 @@ function unchangedWhy(c: ConversationResult, context: LineContext): string {
  */
 export function outcomeLine(result: FileResult, path: string, context: LineContext, every = true): string | null {
   const cs = result.conversations;
+  const sum = (f: (c: (typeof cs)[number]) => number): number => cs.reduce((a, c) => a + f(c), 0);
   const { after } = fileTokens(result);
   const counts = cs.map((c) => c.outcome.counts);
   const removed = counts.reduce((a, n) => a + n.removed, 0);
   const total = counts.reduce((a, n) => a + n.before, 0);
   const met = cs.filter((c) => c.plan.targetMet).length;
+  const prunedCount = sum((c) => c.pruned?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
+  const offloadedCount = sum((c) => c.offloaded?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
+  const pruned =
+    (prunedCount === 0 ? '' : `, ${context.lookOnly === true ? 'would prune' : 'pruned'} ${formatCount(prunedCount)} tool result${prunedCount === 1 ? '' : 's'}`) +
+    (offloadedCount === 0 ? '' : `, ${context.lookOnly === true ? 'would offload' : 'offloaded'} ${formatCount(offloadedCount)} tool result${offloadedCount === 1 ? '' : 's'}`);
   if (!result.changed && met === cs.length && !every) return null;
   const name = escapeForLine(path);
   const target = formatCount(context.target);
@@ -166,7 +179,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
       `swc: ${name}: ${formatCount(cs.length)} conversations, ${formatCount(result.changedConversations)} ${compactedWord}, ` +
       `${formatCount(cs.length - result.changedConversations)} unchanged; ` +
       `${tokensText(result, context.tokenizer)}; ` +
-      `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages; target ${target} met in ` +
+      `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages${pruned}; target ${target} met in ` +
       (met === cs.length ? 'every conversation' : `${formatCount(met)} of ${formatCount(cs.length)}${where}`)
     );
   }
@@ -178,7 +191,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   }
   return (
     `swc: ${name}: ${tokensText(result, context.tokenizer)}, ` +
-    `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages; ${verdict}`
+    `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages${pruned}; ${verdict}`
   );
 }
 

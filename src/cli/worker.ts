@@ -4,7 +4,7 @@ import { InputError } from '../errors.js';
 import { identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
-import { createFileCompactor, outputBytes, noteTemplate, type FileCompactor } from '../pipeline.js';
+import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type StoreFile } from '../pipeline.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
@@ -21,7 +21,10 @@ import type { LineContext } from './summary.js';
  * What every job of a run shares; sent once to each worker: the run's own settings (as resolved from the command
  * line, nothing renamed) and what the chosen reporters need of each file.
  */
-export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>, Partial<Pick<CompactSettings, 'conversationPath' | 'exact'>> {
+export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>,
+    Partial<Pick<CompactSettings, 'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder'>> {
+  /** Offloading: the store directory (absolute) and threshold. */
+  readonly offload?: { readonly dir: string; readonly over: number } | undefined;
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -61,6 +64,8 @@ export interface JobResult {
   readonly bytes: Uint8Array | null;
   /** The file as it was before it was read (null: not a regular file, or standard input): a rewrite must find it so. */
   readonly identity?: FileIdentity | null;
+  /** The offload store's files to write before the output, when bytes are sent. */
+  readonly stored?: readonly StoreFile[];
 }
 
 /**
@@ -103,7 +108,15 @@ function describeSource(job: Job, source: SourceText, identity: FileIdentity | n
   const { window } = settings;
   let record = recordOf(result, job.display, settings.target, settings.figures ?? true);
   if (settings.plan) {
-    const plan = planDocument(result, { target, tokenizer: settings.tokenizer, counter: counterSettingsOf(settings), minKeepSteps: settings.minKeepSteps, note, format: settings.format, window });
+    const plan = planDocument(result, { target, tokenizer: settings.tokenizer, counter: counterSettingsOf(settings), minKeepSteps: settings.minKeepSteps,
+      note,
+      format: settings.format,
+      window,
+      strategies: settings.strategies ?? ['window'],
+      minTokens: settings.minTokens ?? 200,
+      placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
+      offloadOver: settings.offload?.over ?? 8000,
+    });
     record = { ...record, plan };
   }
   const diff =
@@ -122,8 +135,9 @@ function describeSource(job: Job, source: SourceText, identity: FileIdentity | n
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
     bytes = outputBytes(result);
   }
+  const stored = bytes !== null && result.stored.length > 0 ? { stored: result.stored } : {};
   const line = settings.figures === false ? null : fileLine(record, result, lineContext(settings, compactor), settings.everyLine);
-  return { index: job.index, record, line, diff, bytes, identity };
+  return { index: job.index, record, line, diff, bytes, identity, ...stored };
 }
 
 /** What a file's line says besides the result: the run's settings and the tokenizer's name. */
@@ -140,6 +154,10 @@ export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
     target: settings.target,
     window: settings.window ?? undefined,
     minKeepSteps: settings.minKeepSteps,
+    strategies: settings.strategies,
+    minTokens: settings.minTokens,
+    placeholder: settings.placeholder,
+    ...(settings.offload !== undefined ? { offload: settings.offload } : {}),
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,

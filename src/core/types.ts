@@ -53,6 +53,11 @@ export interface Message {
    * when it is the latest, but the user message right before it is then kept with it (see `taskRun`).
    */
   readonly couldBeNote?: boolean;
+  /**
+   * Set on a tool result an offloading hook replaced with a reference to stored content (Haystack meta
+   * `tool_result_offloaded`): pruning it would destroy the reference the model needs to read it back.
+   */
+  readonly offloaded?: boolean;
 }
 
 /** A message as the token counter sees it. */

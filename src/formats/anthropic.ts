@@ -5,7 +5,9 @@ import { renderArguments } from '../core/python-json.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { elementSpans, memberSpan, stringMember, writeResults, type ResultSlot } from './raw-edit.js';
+import type { Span } from '../io/json-layout.js';
 
 /**
  * Anthropic Messages: a request body `{model, system, messages, ...}`, a bare messages list, or JSONL of messages.
@@ -288,4 +290,21 @@ export const anthropic: FormatAdapter = {
     return { role: 'user', content: text };
   },
   pairing: anthropicPairing,
+  writePruned: writePrunedAnthropic,
 };
+
+/**
+ * The `tool_result` blocks of a message's `content` as result slots, in block order: each one's `content` takes the
+ * placeholder (its `tool_use_id` and `is_error` stay).
+ */
+export function toolResultSlots(raw: string, message: Span | undefined): ResultSlot[] {
+  if (message === undefined) return [];
+  return elementSpans(raw, memberSpan(raw, message, 'content'))
+    .filter((block) => stringMember(raw, block, 'type') === 'tool_result')
+    .map((block) => ({ object: block, key: 'content' }));
+}
+
+/** A pruned user message: each `tool_result` block's `content` becomes its placeholder. */
+function writePrunedAnthropic(request: PruneWrite): ReadonlyMap<number, string> {
+  return writeResults(request, toolResultSlots);
+}

@@ -6,7 +6,7 @@ import { renderArguments } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { findMember, objectMembers } from '../io/json-layout.js';
 import { describe } from './openai.js';
-import { blockPairing, serverResultIds } from './anthropic.js';
+import { blockPairing, serverResultIds, toolResultSlots } from './anthropic.js';
 import {
   isRecord,
   own,
@@ -18,7 +18,9 @@ import {
   type PairedCall,
   type PairedResult,
   type Pairing,
+  type PruneWrite,
 } from './types.js';
+import { memberSpan, setMember, writeResults } from './raw-edit.js';
 
 /**
  * Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`): one event per line, messages in
@@ -511,7 +513,7 @@ export const claudeCode: FormatAdapter = {
       const seen = counted[m] as number[];
       return { role, ...marks[m], weight: Math.max(lines, 1), content: () => contentOf(role, seen.map((k) => raws[k] as string), callNames) };
     });
-    return { messages, itemsOf, pinned };
+    return { messages, itemsOf, pinned, contentItemsOf: counted };
   },
   makeNote({ text, items }) {
     // A first draft: `finish` gives it its place in the chain, its uuid and its neighbours' session fields.
@@ -520,4 +522,17 @@ export const claudeCode: FormatAdapter = {
   },
   finish: finishSession,
   pairing: claudeCodePairing,
+  writePruned: writePrunedClaudeCode,
 };
+
+/**
+ * A pruned results line: each `tool_result` block of its `message` takes its placeholder, and the line's
+ * `toolUseResult` (the tool's own copy of the result) becomes the first placeholder, so the session stays consistent.
+ */
+function writePrunedClaudeCode(request: PruneWrite): ReadonlyMap<number, string> {
+  return writeResults(
+    request,
+    (raw, root) => toolResultSlots(raw, memberSpan(raw, root, 'message')),
+    (raw, root, written) => (memberSpan(raw, root, 'toolUseResult') === undefined ? [] : [setMember(raw, root, 'toolUseResult', written[0])]),
+  );
+}

@@ -5,7 +5,9 @@ import { renderArguments } from '../core/python-json.js';
 import type { Content, Role, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { elementSpans, isObjectAt, keysAt, memberSpan, valueAt, writeResults, type ResultSlot } from './raw-edit.js';
+import type { Span } from '../io/json-layout.js';
 
 /**
  * Google Gemini: `{contents, systemInstruction, ...}` in the REST API's camelCase or the Python SDK's snake_case,
@@ -283,4 +285,36 @@ export const gemini: FormatAdapter = {
     return items.some((i) => contentOfItem(i) !== null && contentOfItem(i) !== i) ? { author: 'user', content } : content;
   },
   pairing: geminiPairing,
+  writePruned: writePrunedGemini,
 };
+
+/**
+ * Where a function response's text is, as `responseText` reads it: `output`, else a non-null `error`, else the one
+ * string member; otherwise the whole `response` becomes `{"output": PLACEHOLDER}`.
+ */
+function responseSlot(raw: string, fr: Span): ResultSlot {
+  const response = memberSpan(raw, fr, 'response');
+  const whole: ResultSlot = { object: fr, key: 'response', wrap: (text) => ({ output: text }) };
+  if (response === undefined || !isObjectAt(raw, response)) return whole;
+  const keys = keysAt(raw, response);
+  if (keys.includes('output')) return { object: response, key: 'output' };
+  if (keys.includes('error') && valueAt(raw, memberSpan(raw, response, 'error')) !== null) return { object: response, key: 'error' };
+  if (keys.length === 1 && raw.charCodeAt(memberSpan(raw, response, keys[0] as string)?.start ?? 0) === 0x22) return { object: response, key: keys[0] as string };
+  return whole;
+}
+
+/** The content an item is: the item itself, or an ADK event's `content`. */
+function contentSpan(raw: string, root: Span): Span {
+  const inner = memberSpan(raw, root, 'content');
+  return inner !== undefined && isObjectAt(raw, inner) && memberSpan(raw, root, 'parts') === undefined ? inner : root;
+}
+
+/** A pruned content: each function response part's text becomes its placeholder. */
+function writePrunedGemini(request: PruneWrite): ReadonlyMap<number, string> {
+  return writeResults(request, (raw, root) =>
+    elementSpans(raw, memberSpan(raw, contentSpan(raw, root), 'parts')).flatMap((part) => {
+      const fr = memberSpan(raw, part, 'functionResponse') ?? memberSpan(raw, part, 'function_response');
+      return fr !== undefined && isObjectAt(raw, fr) ? [responseSlot(raw, fr)] : [];
+    }),
+  );
+}

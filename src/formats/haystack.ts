@@ -3,7 +3,8 @@ import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../cor
 import { renderArguments } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type Pairing } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing } from './types.js';
+import { elementSpans, isObjectAt, memberSpan, setMember, writeResults } from './raw-edit.js';
 
 /** Haystack `ChatMessage.to_dict()`: `{role, meta, name, content: [parts]}`. */
 
@@ -117,7 +118,9 @@ export const haystack: FormatAdapter = {
       if (!Array.isArray(parts) || !parts.every(isRecord)) input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);
       const carriesResults = parts.some((p) => own(p, 'tool_call_result') !== undefined);
       const role: Role = carriesResults ? 'tool' : (roleName as Role);
-      return { role, compaction: compactionOf(item), content: () => contentOf(parseJson(input.raws[k] as string)) };
+      const meta = own(item, 'meta');
+      const offloaded = isRecord(meta) && own(meta, 'tool_result_offloaded') !== undefined ? { offloaded: true } : {};
+      return { role, compaction: compactionOf(item), ...offloaded, content: () => contentOf(parseJson(input.raws[k] as string)) };
     });
     return { messages, itemsOf: messages.map((_, k) => [k]) };
   },
@@ -130,4 +133,28 @@ export const haystack: FormatAdapter = {
     };
   },
   pairing: haystackPairing,
+  writePruned: writePrunedHaystack,
 };
+
+/**
+ * A pruned message as `ChatMessage.from_tool(tool_result=PLACEHOLDER, origin=ORIGIN, error=ERROR, meta={**meta,
+ * "context_compaction": {"strategy": "tool_result_pruning", "original_tokens": N}}).to_dict()` gives it: each result's
+ * `result` becomes the placeholder, `name` is null, and the marker is added last to `meta`; `origin`, `error` and
+ * every other byte stay. An offloaded message gets offloading's marker (`tool_result_offloaded`) instead.
+ */
+function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
+  const { key, value } = request.marker ?? { key: 'context_compaction', value: { strategy: 'tool_result_pruning', original_tokens: request.originalTokens } };
+  return writeResults(
+    request,
+    (raw, root) =>
+      elementSpans(raw, memberSpan(raw, root, 'content')).flatMap((part) => {
+        const result = memberSpan(raw, part, 'tool_call_result');
+        return result !== undefined && isObjectAt(raw, result) ? [{ object: result, key: 'result' }] : [];
+      }),
+    (raw, root) => {
+      const meta = memberSpan(raw, root, 'meta');
+      const metaEdit = meta !== undefined && isObjectAt(raw, meta) ? setMember(raw, meta, key, value) : setMember(raw, root, 'meta', { [key]: value });
+      return [setMember(raw, root, 'name', null), metaEdit];
+    },
+  );
+}

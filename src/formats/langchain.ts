@@ -4,7 +4,8 @@ import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { memberSpan, writeResults } from './raw-edit.js';
 
 /**
  * LangChain serialized messages: `messages_to_dict` (`{type, data}`) and `dumpd`
@@ -319,4 +320,13 @@ export const langchain: FormatAdapter = {
     return { type: 'human', data };
   },
   pairing: langchainPairing,
+  writePruned: writePrunedLangchain,
 };
+
+/** A pruned tool message: the `content` of its fields (`kwargs` of a dumpd message, else `data`) becomes the placeholder. */
+function writePrunedLangchain(request: PruneWrite): ReadonlyMap<number, string> {
+  return writeResults(request, (raw, root) => {
+    const fields = memberSpan(raw, root, memberSpan(raw, root, 'lc') !== undefined ? 'kwargs' : 'data');
+    return fields === undefined ? [] : [{ object: fields, key: 'content' }];
+  });
+}

@@ -3,7 +3,8 @@ import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
-import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type Pairing } from './types.js';
+import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing } from './types.js';
+import { writeResults } from './raw-edit.js';
 
 /** OpenAI Chat Completions messages (and OpenAI-compatible logs such as SWE-agent and tau-bench). */
 
@@ -254,4 +255,10 @@ export const openai: FormatAdapter = {
     return { role: 'user', content: text };
   },
   pairing: openaiPairing,
+  writePruned: writePrunedOpenai,
 };
+
+/** A pruned tool (or legacy function) message: its `content` becomes the placeholder. */
+function writePrunedOpenai(request: PruneWrite): ReadonlyMap<number, string> {
+  return writeResults(request, (_raw, root) => [{ object: root, key: 'content' }]);
+}

@@ -5,7 +5,8 @@ import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts, type Entry } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { writeResults } from './raw-edit.js';
 
 /**
  * OpenAI Responses input: `{input, instructions, ...}` (input a list of items or one string), or a bare item list.
@@ -395,4 +396,10 @@ export const responses: FormatAdapter = {
     return style !== undefined && own(style, 'type') === 'message' ? { type: 'message', role: 'user', content: text } : { role: 'user', content: text };
   },
   pairing: responsesPairing,
+  writePruned: writePrunedResponses,
 };
+
+/** A pruned output item (`function_call_output`…): its `output` becomes the placeholder. */
+function writePrunedResponses(request: PruneWrite): ReadonlyMap<number, string> {
+  return writeResults(request, (_raw, root) => [{ object: root, key: 'output' }]);
+}

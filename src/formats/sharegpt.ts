@@ -3,7 +3,8 @@ import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { memberSpan, writeResults } from './raw-edit.js';
 
 /**
  * ShareGPT-style training data: `{"conversations": [{"from", "value"}]}` with human/gpt/system/function_call/
@@ -255,6 +256,7 @@ export const sharegpt: FormatAdapter = {
     return { role: userTag ?? 'user', content: typed ? [{ type: 'text', value: text }] : text };
   },
   pairing: sharegptPairing,
+  writePruned: writePrunedSharegpt,
 };
 
 function textContent(raw: string): Content {
@@ -287,4 +289,9 @@ function observationContent(raw: string, runRaws: readonly string[], position: n
     images: 0,
     files: [],
   };
+}
+
+/** A pruned observation: its body (`value` beside `from`, else `content`) becomes the placeholder. */
+function writePrunedSharegpt(request: PruneWrite): ReadonlyMap<number, string> {
+  return writeResults(request, (raw, root) => [{ object: root, key: memberSpan(raw, root, 'from') !== undefined ? 'value' : 'content' }]);
 }

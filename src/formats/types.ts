@@ -20,6 +20,11 @@ export interface Normalized {
   readonly itemsOf: readonly (readonly number[])[];
   /** Items that belong to no message and are always kept where they are (e.g. leading non-message lines). */
   readonly pinned?: readonly number[];
+  /**
+   * For each message, the items its content is read from, when not all of its items are (a Claude Code message
+   * holds a sub-agent's lines, which it does not render). Default: `itemsOf`.
+   */
+  readonly contentItemsOf?: readonly (readonly number[])[];
 }
 
 /** What a note is made from. */
@@ -52,6 +57,23 @@ export interface Finished {
   readonly note?: unknown;
 }
 
+/** One message whose tool results a pruning replaced, to be written into the message's own items. */
+export interface PruneWrite {
+  /** Every item's exact text, as the adapter received them. */
+  readonly raws: readonly string[];
+  /** The items the message stands for, ascending. */
+  readonly items: readonly number[];
+  /** The new text of each of its results, in the order `normalize` gave them; null leaves a result as it is. */
+  readonly texts: readonly (string | null)[];
+  /** The message's tokens before pruning (Haystack records them as `original_tokens`). */
+  readonly originalTokens: number;
+  /**
+   * The marker Haystack files add to the message's `meta` instead of pruning's `context_compaction` (offloading's
+   * `tool_result_offloaded` with its reference).
+   */
+  readonly marker?: { readonly key: string; readonly value: unknown };
+}
+
 /** A transcript format: recognises its items, normalizes them, and writes its note. Adapters never decide. */
 export interface FormatAdapter {
   readonly name: string;
@@ -79,6 +101,11 @@ export interface FormatAdapter {
    * whose role the format does not know. Reads the items only (it runs before, and without, `normalize`).
    */
   pairing?(input: ConversationInput): Pairing;
+  /**
+   * Optional: writes a pruned message: the new text of each changed item, in which only the content of each result
+   * differs (call ids, error flags and every other byte stay). Without it, a format's results cannot be pruned.
+   */
+  writePruned?(request: PruneWrite): ReadonlyMap<number, string>;
 }
 
 /** One tool call as `pairing` reports it. */

@@ -8,7 +8,7 @@
  * - test/hooks/compaction/helpers.py (`fresh_conversation_with_two_steps`, `tool_call`, `tool_result`);
  * - test/hooks/compaction/test_tool_result_pruning.py (commit aeeb9dc749cd67bf841341671facabbd44bb029e), whose
  *   `FakeCounter(chars_per_token=1)` and `ApproximateTokenCounter(tokens_per_image=500)` give the counts its
- *   decisions rest on (swc has no pruning strategy, so only those counts are checked);
+ *   decisions rest on (the pruning decisions themselves are ported in test/core/prune.test.ts);
  * - test/token_counters/test_approximate_counter.py and test/token_counters/test_utils.py.
  */
 import { describe, expect, it } from '@jest/globals';

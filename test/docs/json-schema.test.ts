@@ -45,6 +45,9 @@ describe('docs/schema/plan.schema.json', () => {
     ['context-window thresholds with tool schemas', ['fixtures/real/openai-chat/pydanticai-deepseek_deferred_capability_with_thinking.request.json', '--context-window', '1000']],
     ['tool schemas larger than the target', ['fixtures/real/openai-chat/pydanticai-deepseek_deferred_capability_with_thinking.request.json', '--context-window', '300']],
     ['an unchanged file', ['fixtures/anthropic/messages.jsonl', '-t', '100000']],
+    ['pruned tool results', ['fixtures/real/openai-chat/taubench-airline-task109-messages.json', '-t', '1000', '--strategy', 'prune', '--min-tokens', '0']],
+    ['pruning then the sliding window', ['fixtures/real/haystack/DERIVED-taubench-airline-task109.haystack.json', '-t', '1000', '--strategy', 'prune,window']],
+    ['offloaded tool results', ['fixtures/real/openai-chat/taubench-airline-task109-messages.json', '-t', '1000', '--strategy', 'offload,window', '--offload-dir', '/tmp/swc-schema-store', '--offload-over', '100']],
   ])('describes the dry-run plan of %s', (_name, args) => {
     const plan = jsonOf(['compact', ...args, '--dry-run', '--json']);
     expect(problems(validatePlan, plan)).toEqual([]);
@@ -77,6 +80,14 @@ describe('docs/schema/report.schema.json', () => {
     const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: Array<{ status: string; conversations: number }> };
     expect(new Set(report.files.map((f) => f.status))).toEqual(new Set(['compacted', 'failed', 'unchanged']));
     expect(report.files.some((f) => f.status === 'compacted' && f.conversations > 1)).toBe(true);
+    expect(problems(validateReport, report)).toEqual([]);
+  });
+
+  it('describes the report of a pruning run', () => {
+    const dir = archive();
+    const r = swc(['compact', 'archive', '--dry-run', '-t', '50', '--strategy', 'prune', '--min-tokens', '0', '--json'], { cwd: dir });
+    const report = JSON.parse(r.stdout) as { files: Array<{ resultsPruned?: number }> };
+    expect(report.files.some((f) => (f.resultsPruned ?? 0) > 0)).toBe(true);
     expect(problems(validateReport, report)).toEqual([]);
   });
 

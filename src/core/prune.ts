@@ -1,0 +1,176 @@
+// The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
+import { stepSpans } from './compact.js';
+import { contentOf, renderMessage } from './render.js';
+import type { Content, Message, Rendered, TokenCounter } from './types.js';
+
+/** The strategy name Haystack records in the metadata of a pruned result. */
+export const TOOL_RESULT_PRUNING = 'tool_result_pruning';
+
+/** Haystack's `ToolResultPruningCompactor` placeholder; `{tool_name}` is the tool that produced the result. */
+export const DEFAULT_PLACEHOLDER = '[Tool result removed to free up context. Call `{tool_name}` again if you need it.]';
+
+export const TOOL_NAME = '{tool_name}';
+
+/** Settings of one pruning. */
+export interface PruneOptions {
+  /** The token target the result should come in under (a goal, not a promise). */
+  readonly target: number;
+  /** The newest tool-calling steps whose results are never touched. At least 1; default 1. */
+  readonly minKeepSteps?: number;
+  /** Only results of more than this many tokens (the message measured alone) are pruned. Default 200. */
+  readonly minTokens?: number;
+  /** The text left in place of a result; `{tool_name}` is filled in literally. Default `DEFAULT_PLACEHOLDER`. */
+  readonly placeholder?: string;
+}
+
+/** One message whose results were replaced. */
+export interface PrunedMessage {
+  /** Its index in the conversation. */
+  readonly index: number;
+  /** The placeholder written for each of its results, in order. */
+  readonly texts: readonly string[];
+  /** The tool names of its results, in order. */
+  readonly tools: readonly string[];
+  /** The message measured alone, before and after (Haystack's `original_tokens` is `tokensBefore`). */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+}
+
+/** The decision of one pruning. */
+export interface PrunePlan {
+  readonly changed: boolean;
+  /** The messages pruned, oldest first. */
+  readonly pruned: readonly PrunedMessage[];
+  /** The conversation after pruning (the input list itself when nothing changed). */
+  readonly messages: readonly Message[];
+  /** Tokens of the whole conversation before and after (the latter measured again, not estimated). */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly targetMet: boolean;
+}
+
+/**
+ * Fills in a placeholder: every `{tool_name}` becomes the name, a literal replace, so other braces (a JSON example)
+ * stay as written.
+ */
+export function fillPlaceholder(template: string, toolName: string): string {
+  return template.split(TOOL_NAME).join(toolName);
+}
+
+/**
+ * Whether a result's text is a placeholder an earlier pruning wrote: the active template or the default one, any
+ * text standing where `{tool_name}` is. Matched literally, never as a regular expression.
+ */
+export function isPlaceholderText(text: string, template: string): boolean {
+  return matchesAnyName(text, template) || (template !== DEFAULT_PLACEHOLDER && matchesAnyName(text, DEFAULT_PLACEHOLDER));
+}
+
+/** A wildcard match where each `{tool_name}` stands for any text: leftmost placement of each literal piece is enough. */
+function matchesAnyName(text: string, template: string): boolean {
+  if (template === '') return false;
+  const pieces = template.split(TOOL_NAME);
+  if (pieces.length === 1) return text === template;
+  const first = pieces[0] as string;
+  const last = pieces[pieces.length - 1] as string;
+  if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last)) return false;
+  let pos = first.length;
+  const end = text.length - last.length;
+  for (let k = 1; k < pieces.length - 1; k++) {
+    const found = text.indexOf(pieces[k] as string, pos);
+    if (found === -1 || found + (pieces[k] as string).length > end) return false;
+    pos = found + (pieces[k] as string).length;
+  }
+  return true;
+}
+
+/**
+ * The message with every result's content replaced by the placeholder (its tool's name filled in); the error flag,
+ * the tool name and everything beside the results stay. Images and files inside a result go with its content.
+ */
+export function prunedMessage(message: Message, template: string): Message {
+  const content = contentOf(message);
+  const pruned: Content = {
+    ...content,
+    results: content.results.map((r) => ({ name: r.name, text: fillPlaceholder(template, r.name), error: r.error, images: 0, files: 0 })),
+  };
+  return { ...message, compaction: TOOL_RESULT_PRUNING, content: pruned };
+}
+
+/**
+ * The input positions of the tool-result messages of the newest `minKeepSteps` tool-calling steps. Steps are looked
+ * for from the start of the conversation; a step without results does not count.
+ */
+export function protectedResults(messages: readonly Message[], minKeepSteps: number): Set<number> {
+  const withResults = stepSpans(messages, 0).filter(([start, end]) => end > start + 1);
+  const kept = new Set<number>();
+  for (const [start, end] of withResults.slice(Math.max(withResults.length - minKeepSteps, 0))) {
+    for (let i = start + 1; i < end; i++) kept.add(i);
+  }
+  return kept;
+}
+
+/** Checks the settings as Haystack's constructor does. */
+function checkOptions(minKeepSteps: number, minTokens: number, placeholder: string): void {
+  if (!Number.isInteger(minKeepSteps) || minKeepSteps < 1) {
+    throw new RangeError(`min_keep_steps must be at least 1 for pruning, got ${minKeepSteps}: the newest results are the ones the model is about to act on`);
+  }
+  if (!Number.isInteger(minTokens) || minTokens < 0) throw new RangeError(`min_tokens must be a whole number of at least 0, got ${minTokens}`);
+  if (placeholder === '') throw new RangeError('the placeholder must not be empty');
+}
+
+/**
+ * Decides which tool results `ToolResultPruningCompactor` replaces. Pure: never mutates `messages`.
+ * @param messages the conversation, oldest first
+ * @param counter measures groups of rendered messages
+ * @param options target, min_keep_steps, min_tokens, placeholder
+ * @returns the decision and the conversation it leaves
+ */
+export function planPruning(messages: readonly Message[], counter: TokenCounter, options: PruneOptions): PrunePlan {
+  const minKeepSteps = options.minKeepSteps ?? 1;
+  const minTokens = options.minTokens ?? 200;
+  const template = options.placeholder ?? DEFAULT_PLACEHOLDER;
+  checkOptions(minKeepSteps, minTokens, template);
+  const rendered = new Array<Rendered | undefined>(messages.length);
+  const renderAt = (i: number): Rendered => (rendered[i] ??= renderMessage(messages[i] as Message));
+  const all = messages.map((_, i) => renderAt(i));
+  const before = all.length === 0 ? 0 : counter.measure(all);
+  const unchanged: PrunePlan = { changed: false, pruned: [], messages, tokensBefore: before, tokensAfter: before, targetMet: before <= options.target };
+  if (before <= options.target) return unchanged;
+
+  const kept = protectedResults(messages, minKeepSteps);
+  const out = messages.slice();
+  const outRendered = all.slice();
+  const pruned: PrunedMessage[] = [];
+  let current = before;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i] as Message;
+    if (message.role !== 'tool' || kept.has(i) || !isPrunable(message, template)) continue;
+    const original = counter.measure([renderAt(i)]);
+    if (original <= minTokens) continue;
+    const replacement = prunedMessage(message, template);
+    const replacementRendered = renderMessage(replacement);
+    const after = counter.measure([replacementRendered]);
+    // A custom placeholder can be longer than the result: only a replacement that saves tokens is made.
+    if (original - after <= 0) continue;
+    out[i] = replacement;
+    outRendered[i] = replacementRendered;
+    const results = contentOf(replacement).results;
+    pruned.push({ index: i, texts: results.map((r) => r.text), tools: results.map((r) => r.name), tokensBefore: original, tokensAfter: after });
+    // The reference keeps a running total, lowered by each saving, and stops at the target by it.
+    current -= original - after;
+    if (current <= options.target) break;
+  }
+  if (pruned.length === 0) return unchanged;
+  const tokensAfter = counter.measure(outRendered);
+  return { changed: true, pruned, messages: out, tokensBefore: before, tokensAfter, targetMet: tokensAfter <= options.target };
+}
+
+/**
+ * Whether a tool-result message may be pruned at all: not made by compaction (Haystack metadata), not offloaded,
+ * and not already holding a placeholder.
+ */
+function isPrunable(message: Message, template: string): boolean {
+  if (message.compaction !== undefined || message.offloaded === true) return false;
+  const results = contentOf(message).results;
+  return results.length > 0 && !results.some((r) => isPlaceholderText(r.text, template));
+}

@@ -1,0 +1,185 @@
+/**
+ * `--strategy offload` and `swc restore`: results go to the store before the transcript points at them, and restoring
+ * gives the original bytes back, on every real transcript of fixtures/real.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { codePoints, planOffload, pointerText, storeKey } from '../../src/core/offload.js';
+import { textContent } from '../../src/core/render.js';
+import type { Content, Message } from '../../src/core/types.js';
+import { runSwc } from '../helpers/run-in-process.js';
+
+const REAL = path.join(process.cwd(), 'fixtures', 'real');
+const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'swc-offload-'));
+
+function content(parts: Partial<Content>): Content {
+  return { texts: [], toolCalls: [], results: [], images: 0, files: [], ...parts };
+}
+const call = (): Message => ({ role: 'assistant', content: content({ toolCalls: [{ name: 'search', arguments: '{}' }] }) });
+const result = (text: string, more: { error?: boolean; images?: number; offloaded?: boolean } = {}): Message => ({
+  role: 'tool',
+  offloaded: more.offloaded,
+  content: content({ results: [{ name: 'search', text, error: more.error ?? false, images: more.images ?? 0, files: 0 }] }),
+});
+
+describe('planOffload', () => {
+  it('offloads text results over the threshold outside the newest steps, never errors, images or pointers', () => {
+    const messages: Message[] = [
+      { role: 'user', content: textContent('task') },
+      call(),
+      result('a'.repeat(101)),
+      call(),
+      result('b'.repeat(100)),
+      call(),
+      result('c'.repeat(500), { error: true }),
+      call(),
+      result('d'.repeat(500), { images: 1 }),
+      call(),
+      result(pointerText('/s/x.txt', 'e'.repeat(500))),
+      call(),
+      result('f'.repeat(500), { offloaded: true }),
+      call(),
+      result('newest'.repeat(100)),
+    ];
+    expect(planOffload(messages, { over: 100 }).map((c) => [c.index, c.step])).toEqual([[2, 1]]);
+  });
+
+  it("writes Haystack's pointer and key", () => {
+    expect(pointerText('/s/1_search_c1.txt', 'x'.repeat(250))).toBe(`Tool result offloaded to '/s/1_search_c1.txt' (250 characters). Preview: ${'x'.repeat(200)}...`);
+    expect(pointerText('/r', 'short')).toBe("Tool result offloaded to '/r' (5 characters). Preview: short");
+    expect(codePoints('😀a')).toBe(2);
+    expect(storeKey(2, 'web_search', 'call-123', 0)).toBe('2_web_search_call-123.txt');
+    expect(storeKey(2, 'a/b', null, 1)).toBe('2_a_b_call1.txt');
+  });
+});
+
+const files = readdirSync(REAL, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((d) => readdirSync(path.join(REAL, d.name)).map((f) => path.join(d.name, f)))
+  .filter((f) => !f.includes('saved_state'))
+  .sort();
+
+describe.each(files)('offloading %s', (file) => {
+  it('writes every result to the store before the transcript, and swc restore gives the original bytes back', async () => {
+    const dir = fresh();
+    const name = path.basename(file);
+    writeFileSync(path.join(dir, name), readFileSync(path.join(REAL, file)));
+    const off = await runSwc(['compact', name, '-t', '1000', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '50', '-o', 'out'], { cwd: dir });
+    expect(off.stderr).not.toMatch(/^swc: error|cannot/m);
+    expect(off.status).toBe(0);
+    const out = readFileSync(path.join(dir, 'out'), 'utf8');
+    const references = [...out.matchAll(/Tool result offloaded to '((?:[^'\\]|\\.)*?)' \(/g)].map((m) => JSON.parse(`"${m[1]}"`) as string);
+    for (const reference of references) {
+      expect(reference.startsWith(path.join(dir, 'store', name) + path.sep)).toBe(true);
+      expect(existsSync(reference)).toBe(true);
+    }
+    const back = await runSwc(['restore', 'out', '--offload-dir', 'store'], { cwd: dir });
+    expect(back.status).toBe(0);
+    expect(back.stdout).toBe(readFileSync(path.join(dir, name), 'utf8').replace(/^\ufeff/, ''));
+  });
+});
+
+describe('--strategy offload on the command line', () => {
+  const FILE = JSON.stringify([
+    { role: 'user', content: 'task' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'search', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'a', content: 'x'.repeat(4000) },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'b', type: 'function', function: { name: 'search', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'b', content: 'y'.repeat(4000) },
+  ]);
+
+  it('names the store file as Haystack does, under a folder for the input', async () => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 'run.json'), FILE);
+    const r = await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000'], { cwd: dir });
+    expect(r.status).toBe(0);
+    const stored = path.join(dir, 'store', 'run.json', '1_search_a.txt');
+    expect(readFileSync(stored, 'utf8')).toBe('x'.repeat(4000));
+    expect(JSON.parse(r.stdout)[2].content).toBe(pointerText(stored, 'x'.repeat(4000)));
+    // The newest step's result stays.
+    expect(JSON.parse(r.stdout)[4].content).toBe('y'.repeat(4000));
+  });
+
+  it('fails the file with nothing written when a store file cannot be written', async () => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 'run.json'), FILE);
+    writeFileSync(path.join(dir, 'store'), 'a file where the store directory should be');
+    const r = await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/cannot write the offloaded result .*nothing was written for it/);
+    expect(existsSync(path.join(dir, 'out.json'))).toBe(false);
+  });
+
+  it('writes no store file in a dry run, and the plan lists the offloaded groups', async () => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 'run.json'), FILE);
+    const r = await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '--dry-run', '--json'], { cwd: dir });
+    expect(existsSync(path.join(dir, 'store'))).toBe(false);
+    const plan = JSON.parse(r.stdout) as { settings: Record<string, unknown>; groups: { kind: string; start: number; tool?: string }[] };
+    expect(plan.settings).toMatchObject({ strategies: ['offload'], offloadOver: 1000 });
+    expect(plan.groups.filter((g) => g.kind === 'offloaded').map((g) => [g.start, g.tool])).toEqual([[2, 'search']]);
+  });
+
+  it("marks an offloaded Haystack result with meta.tool_result_offloaded, as ChatMessage.from_tool gives it", async () => {
+    const dir = fresh();
+    const origin = { tool_name: 'search', arguments: {}, id: 'c1' };
+    const items = [
+      { role: 'user', meta: {}, name: null, content: [{ text: 'task' }] },
+      { role: 'assistant', meta: {}, name: null, content: [{ tool_call: origin }] },
+      { role: 'tool', meta: { custom: 1 }, name: null, content: [{ tool_call_result: { result: 'x'.repeat(3000), origin, error: false } }] },
+      { role: 'assistant', meta: {}, name: null, content: [{ tool_call: { ...origin, id: 'c2' } }] },
+      { role: 'tool', meta: {}, name: null, content: [{ tool_call_result: { result: 'y', origin: { ...origin, id: 'c2' }, error: false } }] },
+    ];
+    writeFileSync(path.join(dir, 'h.json'), JSON.stringify(items, null, 2));
+    const r = await runSwc(['compact', 'h.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000'], { cwd: dir });
+    const reference = path.join(dir, 'store', 'h.json', '1_search_c1.txt');
+    expect((JSON.parse(r.stdout) as unknown[])[2]).toEqual({
+      role: 'tool',
+      meta: { custom: 1, tool_result_offloaded: reference },
+      name: null,
+      content: [{ tool_call_result: { result: pointerText(reference, 'x'.repeat(3000)), origin, error: false } }],
+    });
+  });
+
+  it('is never pruned afterwards (prune skips an offloaded result)', async () => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 'run.json'), FILE);
+    const r = await runSwc(['compact', 'run.json', '-t', '1', '--tokenizer', 'approx', '--strategy', 'offload,prune', '--offload-dir', 'store', '--offload-over', '1000', '--min-tokens', '0'], { cwd: dir });
+    expect(JSON.parse(r.stdout)[2].content).toMatch(/^Tool result offloaded to '/);
+  });
+
+  it.each([
+    [['--strategy', 'offload'], '--strategy offload needs --offload-dir <dir>, where the offloaded results are written'],
+    [['--strategy', 'offload', '--offload-dir', 's', '--offload-over', '0'], '--offload-over must be at least 1, got 0'],
+    [['--offload-dir', 's'], '--offload-dir only applies with --strategy offload'],
+    [['--strategy', 'offload', '--offload-dir', 's', '-k', '0'], '--min-keep-steps must be at least 1 with --strategy offload: the newest results are the ones the model is about to act on'],
+  ])('refuses %j with one line and exit 2', async (flags, message) => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 'run.json'), FILE);
+    const r = await runSwc(['compact', 'run.json', '-t', '100', ...flags], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(`swc: error: ${message}\n`);
+  });
+
+  it('refuses a store inside a directory being compacted', async () => {
+    const dir = fresh();
+    mkdirSync(path.join(dir, 'runs'));
+    writeFileSync(path.join(dir, 'runs', 'run.json'), FILE);
+    const r = await runSwc(['compact', 'runs', '--out-dir', 'out', '-t', '100', '--strategy', 'offload', '--offload-dir', 'runs/store'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('swc: error: --offload-dir runs/store is inside the input runs, so its files would be read as transcripts: put the store elsewhere\n');
+  });
+
+  it('restore refuses an item changed since it was offloaded', async () => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 'run.json'), FILE);
+    await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
+    const edited = readFileSync(path.join(dir, 'out.json'), 'utf8').replace('"tool_call_id":"a"', '"tool_call_id":"z"');
+    writeFileSync(path.join(dir, 'out.json'), edited);
+    const r = await runSwc(['restore', 'out.json', '--offload-dir', 'store'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/item 2 changed since .* was offloaded, so it cannot be put back/);
+  });
+});
