@@ -22,6 +22,28 @@ function oneLine(text: string): string {
 }
 
 
+/** Examples closing each command's help: a command line and what it does. test/cli/help-examples runs every one. */
+export const HELP_EXAMPLES: Readonly<Record<'compact' | 'inspect' | 'restore', readonly (readonly [string, string])[]>> = {
+  compact: [
+    ['swc compact log.jsonl -t 8k -o small.jsonl', 'compact one file to 8,000 tokens, in the format it came in'],
+    ['swc compact log.jsonl -t 8k --dry-run', 'show what would go and what it costs, writing nothing'],
+    ['swc compact log.jsonl.gz -t 8k -o small.jsonl.gz', 'compressed in, compressed out'],
+    ["swc compact 'archive/**/*.jsonl' -t 8k --in-place --backup-dir backup", 'rewrite an archive, keeping each original'],
+    ['swc compact archive --context-window 128k --check', 'exit 1 if some file has reached 80% of the window'],
+    ['swc compact log.jsonl -t 8k --strategy prune,window -o small.jsonl', 'shrink old tool results first, then drop turns'],
+  ],
+  inspect: [
+    ['swc inspect log.jsonl', 'structure, tokens per turn and step, and problems'],
+    ['swc inspect archive -q', 'one line per problem, nothing for clean files (exit 1 if any)'],
+  ],
+  restore: [['swc restore small.jsonl --offload-dir store -o full.jsonl', 'put back what --strategy offload moved to store']],
+};
+
+/** The examples of a command as its help shows them. */
+function examplesText(command: keyof typeof HELP_EXAMPLES): string {
+  return `\nExamples:\n${HELP_EXAMPLES[command].map(([line, what]) => `  # ${what}\n  ${line}`).join('\n\n')}\n`;
+}
+
 /**
  * Runs the swc command line.
  * @param argv the arguments after `node swc`
@@ -93,6 +115,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     // --note and --no-note set one value, the last one winning; given together they are a mistake, not a choice.
     .on('option:note', () => noteFlags.add('--note'))
     .on('option:no-note', () => noteFlags.add('--no-note'))
+    .addHelpText('after', examplesText('compact'))
     .action(async (inputs: string[], flags: CompactFlags) => {
       debug = flags.debug === true;
       if (noteFlags.size > 1) throw new UsageError('--note and --no-note cannot be used together: give a note template, or --no-note to remove silently');
@@ -117,6 +140,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('-q, --quiet', 'print only the problems (one line each) and errors')
     .option('--no-color', 'never use colour')
     .option('--debug', 'show stack traces for unexpected errors')
+    .addHelpText('after', examplesText('inspect'))
     .action(async (inputs: string[], flags: InspectFlags) => {
       debug = flags.debug === true;
       code = await runInspect(inputs, flags, io, err);
@@ -131,6 +155,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--in-place', 'rewrite the input atomically (only when something is restored)')
     .option('-q, --quiet', 'print nothing but errors')
     .option('--debug', 'show stack traces for unexpected errors')
+    .addHelpText('after', examplesText('restore'))
     .action(async (input: string, flags: RestoreFlags & { debug?: boolean }) => {
       debug = flags.debug === true;
       code = await runRestore(input, flags, io, err);

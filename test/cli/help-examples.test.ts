@@ -1,0 +1,83 @@
+import { describe, expect, it } from '@jest/globals';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { HELP_EXAMPLES } from '../../src/cli/program.js';
+import { ROOT } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
+
+/** Every example the help shows runs as written, on a project laid out as the examples assume. */
+
+// A real agent session of ~45,000 tokens, so an 8k target compacts it.
+const SAMPLE = path.join(ROOT, 'fixtures/real/claude-code/claude-reliability-python-to-rust-port.jsonl');
+
+/** Splits an example as a POSIX shell would: words, with single quotes kept together. */
+function words(line: string): string[] {
+  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => (m[1] ?? m[2]) as string);
+}
+
+function project(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-help-'));
+  copyFileSync(SAMPLE, path.join(dir, 'log.jsonl'));
+  writeFileSync(path.join(dir, 'log.jsonl.gz'), gzipSync(readFileSync(SAMPLE)));
+  mkdirSync(path.join(dir, 'archive', '2026'), { recursive: true });
+  copyFileSync(SAMPLE, path.join(dir, 'archive', 'a.jsonl'));
+  copyFileSync(SAMPLE, path.join(dir, 'archive', '2026', 'b.jsonl'));
+  return dir;
+}
+
+describe('the help examples', () => {
+  it('are shown by each command\'s help', async () => {
+    for (const command of ['compact', 'inspect', 'restore'] as const) {
+      const help = (await runSwc([command, '--help'], { cwd: os.tmpdir() })).stdout;
+      expect(help).toContain('Examples:');
+      for (const [line, what] of HELP_EXAMPLES[command]) {
+        expect(help).toContain(`  # ${what}\n  ${line}\n`);
+      }
+    }
+  });
+
+  it.each(HELP_EXAMPLES.compact.map(([line]) => [line]))('%s runs without a usage error', async (line) => {
+    const dir = project();
+    const argv = words(line).slice(1);
+    const r = await runSwc(argv, { cwd: dir });
+    expect(r.stderr).not.toMatch(/error:/);
+    // 0, or 1 for --check finding files to compact; 2 would be a mistake in the example.
+    expect([0, 1]).toContain(r.status);
+    const out = argv[argv.indexOf('-o') + 1];
+    if (argv.includes('-o') && out !== undefined) {
+      const written = readFileSync(path.join(dir, out));
+      const text = out.endsWith('.gz') ? gunzipSync(written).toString('utf8') : written.toString('utf8');
+      expect(text.length).toBeGreaterThan(0);
+      expect(text.length).toBeLessThan(readFileSync(SAMPLE).length);
+    }
+    if (argv.includes('--backup-dir')) {
+      expect(readFileSync(path.join(dir, 'backup', 'a.jsonl'))).toEqual(readFileSync(SAMPLE));
+      expect(readFileSync(path.join(dir, 'backup', '2026', 'b.jsonl'))).toEqual(readFileSync(SAMPLE));
+    }
+  });
+
+  it.each(HELP_EXAMPLES.inspect.map(([line]) => [line]))('%s runs without a usage error', async (line) => {
+    const argv = words(line).slice(1);
+    const r = await runSwc(argv, { cwd: project() });
+    expect(r.stderr).not.toMatch(/error:/);
+    expect([0, 1]).toContain(r.status);
+    // -q prints the problems only, so nothing when there are none (exit 0); the full view always prints.
+    if (argv.includes('-q')) expect(r.stdout === '').toBe(r.status === 0);
+    else expect(r.stdout).toContain('inspect: ');
+  });
+
+  it('restore gives back the file an offloading run wrote, byte for byte', async () => {
+    const dir = project();
+    const offload = await runSwc(['compact', 'log.jsonl', '-t', '8k', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '200', '-o', 'small.jsonl'], { cwd: dir });
+    expect(offload.status).toBe(0);
+    expect(readFileSync(path.join(dir, 'small.jsonl'))).not.toEqual(readFileSync(SAMPLE));
+    const [[line]] = HELP_EXAMPLES.restore as [[string, string]];
+    const r = await runSwc(words(line).slice(1), { cwd: dir });
+    expect(r.stderr).not.toMatch(/error:/);
+    expect(r.status).toBe(0);
+    expect(existsSync(path.join(dir, 'full.jsonl'))).toBe(true);
+    expect(readFileSync(path.join(dir, 'full.jsonl'))).toEqual(readFileSync(SAMPLE));
+  });
+});
