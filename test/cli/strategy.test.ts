@@ -145,7 +145,7 @@ describe('--strategy on the command line', () => {
 
   it('says in the summary how many results were pruned', async () => {
     const r = await compactStdin(FILE, '--strategy', 'prune', '-t', '1500');
-    expect(r.stderr).toBe('swc: <stdin>: 2,028 → 1,047 tokens (approx), removed 0 of 5 messages, pruned 1 tool result; target 1,500 met\n');
+    expect(r.stderr).toBe('swc: <stdin>: 2,028 → 1,047 tokens (−48%, approx), removed 0 of 5 messages, pruned 1 tool result; target 1,500 met\n');
   });
 
   it('shows a pruned result as a ~ row in the dry run', async () => {
@@ -167,7 +167,7 @@ describe('--strategy on the command line', () => {
     expect(out).toHaveLength(5);
     expect((out[2] as { content: string }).content).toBe(PLACEHOLDER.replace('{tool_name}', 'search'));
     expect(r.stderr).toBe(
-      'swc: <stdin>: 2,028 → 1,047 tokens (approx), removed 0 of 5 messages, pruned 1 tool result; target 300 not met: pruning brought it below the compact-at threshold, where the window leaves a conversation alone\n',
+      'swc: <stdin>: 2,028 → 1,047 tokens (−48%, approx), removed 0 of 5 messages, pruned 1 tool result; target 300 not met: pruning brought it below the compact-at threshold, where the window leaves a conversation alone\n',
     );
   });
 
@@ -183,12 +183,12 @@ describe('--strategy on the command line', () => {
     const args = ['compact', '.', '--tokenizer', 'approx', '-t', '1500', '--strategy', 'prune', '-j', '2'];
     const check = await runSwc([...args, '--check', '--json'], { cwd: dir });
     expect(check.status).toBe(1);
-    const report = JSON.parse(check.stderr) as { settings: Record<string, unknown>; files: { path: string; resultsPruned?: number }[] };
+    const report = JSON.parse(check.stdout) as { settings: Record<string, unknown>; files: { path: string; resultsPruned?: number }[] };
     expect(report.settings).toMatchObject({ strategies: ['prune'], minTokens: 200, placeholder: PLACEHOLDER });
     expect(report.files.map((f) => [f.path, f.resultsPruned])).toEqual([['a.json', 1], ['b.json', 1], ['c.json', 1]]);
     const run = await runSwc([...args, '--in-place'], { cwd: dir });
     expect(run.status).toBe(0);
-    expect(run.stderr).toContain('swc: a.json: 2,028 → 1,047 tokens (approx), removed 0 of 5 messages, pruned 1 tool result; target 1,500 met');
+    expect(run.stderr).toContain('swc: a.json: 2,028 → 1,047 tokens (−48%, approx), removed 0 of 5 messages, pruned 1 tool result; target 1,500 met');
     const written = JSON.parse(readFileSync(path.join(dir, 'b.json'), 'utf8')) as { content: string }[];
     expect(written[2]?.content).toBe(PLACEHOLDER.replace('{tool_name}', 'search'));
     expect((await runSwc([...args, '--check'], { cwd: dir })).status).toBe(0);
