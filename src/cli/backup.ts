@@ -4,6 +4,7 @@ import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, isInside, isSameFile, writeFileAtomic, type FileIdentity } from '../io/files.js';
 import type { InputFile } from '../io/expand.js';
+import { ConfinedFolders } from '../io/folders.js';
 
 /**
  * `--backup-dir`: before `--in-place` replaces a file, its original is copied byte for byte under the backup folder,
@@ -14,13 +15,15 @@ import type { InputFile } from '../io/expand.js';
  * right before the rename.
  */
 export class BackupDir {
-  private readonly checked = new Map<string, string>();
+  private readonly folders: ConfinedFolders;
 
   private constructor(
     readonly root: string,
-    private readonly realRoot: string,
+    realRoot: string,
     private readonly base: string,
-  ) {}
+  ) {
+    this.folders = new ConfinedFolders(root, realRoot, 'the --backup-dir', ' (the original is unchanged)');
+  }
 
   /**
    * Creates the folder (and its parents) and checks it may hold the backups of inputs under `base`.
@@ -52,16 +55,20 @@ export class BackupDir {
     if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to back it up outside the --backup-dir', file.display);
     const dest = path.join(this.root, rel);
     if (!isInside(this.root, dest) || dest === this.root) throw new InputError('its backup would land outside the --backup-dir; refusing', file.display);
-    const realDir = await this.ensureDirectory(path.dirname(dest), file.display);
+    const realDir = await this.folders.ensure(path.dirname(dest), file.display);
     const stat = await fs.lstat(dest).catch(() => null);
     if (stat !== null) {
       if (stat.isSymbolicLink()) throw new InputError(`its backup path ${dest} is a symbolic link; refusing to write through it (the original is unchanged)`, file.display);
-      if (stat.isFile() && stat.size === identity.size && (await sameContent(file, identity, dest))) return dest;
+      const same = stat.isFile() && stat.size === identity.size && (await sameContent(file, identity, dest).catch((error: unknown) => {
+        if (error instanceof InputError) throw error;
+        throw new InputError(`cannot read the backup already at ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
+      }));
+      if (same) return dest;
       throw new InputError(`a backup is already at ${dest} with other content; refusing to overwrite it (the original is unchanged; move that backup away or choose another --backup-dir)`, file.display);
     }
     const original = await openUnchanged(file, identity);
     try {
-      await writeFileAtomic(dest, readChecked(original, file, identity), { realDir, durable: true, exclusive: true });
+      await writeFileAtomic(dest, readChecked(original, file, identity), { realDir, durable: true, exclusive: true, mode: identity.mode });
     } catch (error) {
       if (error instanceof InputError) throw error;
       if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, file.display);
@@ -73,25 +80,6 @@ export class BackupDir {
     return dest;
   }
 
-  /** Makes sure a folder under the backup folder exists and really is inside it. @returns its real path */
-  private async ensureDirectory(dir: string, display: string): Promise<string> {
-    if (dir === this.root) return this.realRoot;
-    const known = this.checked.get(dir);
-    if (known !== undefined) return known;
-    await this.ensureDirectory(path.dirname(dir), display);
-    const stat = await fs.lstat(dir).catch(() => null);
-    if (stat === null) {
-      await fs.mkdir(dir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw new InputError(`cannot create ${dir}: ${describeFsError(error)} (the original is unchanged)`, display);
-      });
-      return this.ensureDirectory(dir, display);
-    }
-    if (!stat.isSymbolicLink() && !stat.isDirectory()) throw new InputError(`${dir} is in the way (not a directory); the original is unchanged`, display);
-    const real = await fs.realpath(dir).catch(() => null);
-    if (real === null || !isInside(this.realRoot, real)) throw new InputError(`${dir} is a symbolic link that leads outside the --backup-dir; refusing to write there (the original is unchanged)`, display);
-    this.checked.set(dir, real);
-    return real;
-  }
 }
 
 /** How much of a file is copied or compared at a time. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
+import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
 import { expandInputs, isInside, isPattern, type InputFile } from '../io/expand.js';
 import { BackupDir } from './backup.js';
@@ -204,14 +205,16 @@ interface Destination {
  * other content is replaced only with --force.
  */
 class OutDir {
-  private readonly checked = new Map<string, string>();
+  private readonly folders: ConfinedFolders;
   private constructor(
     readonly root: string,
-    private readonly realRoot: string,
+    realRoot: string,
     private readonly base: string,
     private readonly inputs: ReadonlySet<string>,
     private readonly force: boolean,
-  ) {}
+  ) {
+    this.folders = new ConfinedFolders(root, realRoot, 'the out-dir');
+  }
 
   static async open(dir: string, base: string, files: readonly InputFile[], force: boolean): Promise<OutDir> {
     try {
@@ -236,7 +239,7 @@ class OutDir {
     if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
     const dest = path.join(this.root, rel);
     if (!isInside(this.root, dest) || dest === this.root) throw new InputError('would land outside the out-dir; refusing', file.display);
-    const realDir = await this.ensureDirectory(path.dirname(dest), file.display);
+    const realDir = await this.folders.ensure(path.dirname(dest), file.display);
     const stat = await fs.lstat(dest).catch(() => null);
     if (stat === null) return { path: dest, realDir };
     if (stat.isSymbolicLink()) throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
@@ -249,25 +252,6 @@ class OutDir {
     return { path: dest, realDir };
   }
 
-  /** Makes sure a folder under the out-dir exists and really is inside it. @returns its real path */
-  private async ensureDirectory(dir: string, display: string): Promise<string> {
-    if (dir === this.root) return this.realRoot;
-    const known = this.checked.get(dir);
-    if (known !== undefined) return known;
-    await this.ensureDirectory(path.dirname(dir), display);
-    const stat = await fs.lstat(dir).catch(() => null);
-    if (stat === null) {
-      await fs.mkdir(dir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw new InputError(`cannot create ${dir}: ${describeFsError(error)}`, display);
-      });
-      return this.ensureDirectory(dir, display);
-    }
-    if (!stat.isSymbolicLink() && !stat.isDirectory()) throw new InputError(`${dir} is in the way (not a directory)`, display);
-    const real = await fs.realpath(dir).catch(() => null);
-    if (real === null || !isInside(this.realRoot, real)) throw new InputError(`${dir} is a symbolic link that leads outside the out-dir; refusing to write there`, display);
-    this.checked.set(dir, real);
-    return real;
-  }
 }
 
 /**
@@ -339,7 +323,10 @@ async function refuseOutDirAsInput(settings: CompactSettings, io: CliIo): Promis
   }
 }
 
-/** A --backup-dir that holds an input (a directory, or a pattern's folder) would put backups where the inputs are. */
+/**
+ * A --backup-dir that holds an input (a directory, or a pattern's folder) would put backups where the inputs are; one
+ * inside an input directory would be read as transcripts by the next run over it.
+ */
 async function refuseBackupDirOverInputs(backupDir: string, inputs: readonly string[], io: CliIo): Promise<void> {
   const backups = await realTarget(path.resolve(io.cwd, backupDir));
   for (const input of inputs) {
@@ -349,7 +336,11 @@ async function refuseBackupDirOverInputs(backupDir: string, inputs: readonly str
     if (stat !== null && !stat.isDirectory()) continue;
     const real = await realTarget(stat === null && isPattern(input) ? path.resolve(io.cwd, patternRoot(input)) : given);
     if (isInside(backups, real)) {
-      throw new UsageError(`--backup-dir ${backupDir} holds the input ${input}, so its backups would land among the inputs: choose a folder beside the inputs, or inside them`);
+      throw new UsageError(`--backup-dir ${backupDir} holds the input ${input}, so its backups would land among the inputs: choose a folder beside the inputs`);
+    }
+    // Left out of this run, but the next run over the same folder without --backup-dir would compact the backups.
+    if (isInside(real, backups)) {
+      throw new UsageError(`--backup-dir ${backupDir} is inside the input ${input}, so a later run over it would read (and could compact) the backups: choose a folder beside the inputs`);
     }
   }
 }
@@ -439,7 +430,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       if (store !== undefined && (result.stored?.length ?? 0) > 0) await writeStore(result.stored ?? [], store.dir, file.display);
       if (outDir !== null) {
         const dest = await outDir.destination(file, result.bytes);
-        if (dest !== null) await writeOrFail(dest.path, result.bytes, file, { realDir: dest.realDir, durable: false });
+        if (dest !== null) await writeOrFail(dest.path, result.bytes, file, { realDir: dest.realDir, durable: false, mode: result.identity?.mode });
         const shown = dest?.path ?? path.join(outDir.root, path.relative(work.base, file.absolute));
         return { ...result, record: { ...result.record, written: path.relative(io.cwd, shown) || shown } };
       }

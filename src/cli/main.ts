@@ -8,7 +8,9 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   process.stdout.write(`${version}\n`);
 } else {
   try {
-    const [{ exitCodeAfter, guardStream, realIo }, { run }, { describeFsError }] = await Promise.all([import('./io.js'), import('./program.js'), import('../io/files.js')]);
+    const [{ exitCodeAfter, guardStream, realIo }, { run }, { cleanUpOnInterrupt, describeFsError }] = await Promise.all([import('./io.js'), import('./program.js'), import('../io/files.js')]);
+    // An interrupt (Ctrl-C, a CI job cancelled) removes temporary files and decompressed spools before the process goes.
+    cleanUpOnInterrupt();
     // A reader that goes away (`swc … | head`) or a full disk never crashes the run nor passes for a success; an
     // unwritable stderr changes nothing.
     const stdout = guardStream(process.stdout);

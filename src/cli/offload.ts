@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
 import { describeFsError, writeFileAtomic } from '../io/files.js';
+import { ConfinedFolders } from '../io/folders.js';
 import type { StoreFile } from '../pipeline.js';
 import type { CliIo } from './io.js';
 import type { CompactSettings } from './settings.js';
@@ -37,13 +38,29 @@ export async function offloadStore(settings: CompactSettings, io: CliIo): Promis
  * @throws InputError naming the transcript when one cannot be written (its transcript is then not written)
  */
 export async function writeStore(files: readonly StoreFile[], dir: string, shown: string): Promise<void> {
+  let folders: ConfinedFolders;
+  try {
+    await fs.mkdir(dir, { recursive: true });
+    folders = new ConfinedFolders(dir, await fs.realpath(dir), `the offload store ${dir}`, '; nothing was written for it');
+  } catch (error) {
+    throw new InputError(`cannot create the offload store ${dir}: ${describeFsError(error)}; nothing was written for it`, shown);
+  }
   for (const file of files) {
-    if (!isInside(path.resolve(file.path), dir)) throw new InputError(`an offloaded result would be written outside ${dir}; nothing was written for it`, shown);
+    const dest = path.resolve(file.path);
+    if (!isInside(dest, dir) || dest === dir) throw new InputError(`an offloaded result would be written outside ${dir}; nothing was written for it`, shown);
+    const realDir = await folders.ensure(path.dirname(dest), shown);
+    const bytes = Buffer.from(file.content, 'utf8');
+    // A store file is never replaced: one already there with the same bytes is this result; other bytes belong to
+    // another transcript's result (or were put there), which its pointer still needs.
+    const stat = await fs.lstat(dest).catch(() => null);
+    if (stat !== null) {
+      if (stat.isFile() && stat.size === bytes.length && (await fs.readFile(dest)).equals(bytes)) continue;
+      throw new InputError(`the offload store already holds ${dest} with other content; refusing to replace it, so nothing was written for this file`, shown);
+    }
     try {
-      await fs.mkdir(path.dirname(file.path), { recursive: true });
-      await writeFileAtomic(file.path, Buffer.from(file.content, 'utf8'), { durable: true });
+      await writeFileAtomic(dest, bytes, { durable: true, realDir });
     } catch (error) {
-      throw new InputError(`cannot write the offloaded result ${file.path}: ${describeFsError(error)}; nothing was written for it`, shown);
+      throw new InputError(`cannot write the offloaded result ${dest}: ${describeFsError(error)}; nothing was written for it`, shown);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, promises as fs, unlinkSync, type Stats } from 'node:fs';
+import { lstatSync, promises as fs, readdirSync, rmSync, unlinkSync, type Stats } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /**
@@ -87,6 +88,37 @@ function removePending(): void {
     }
   }
   pending.clear();
+  removeSpools();
+}
+
+/**
+ * The prefix of this process's temporary folders for decompressed text (src/io/lines.ts): worker threads share the
+ * process id, so the main thread's clean-up finds theirs too.
+ */
+export function spoolPrefix(): string {
+  return `swc-spool-${process.pid}-`;
+}
+
+/** Removes this process's spool folders (an interrupted run leaves no decompressed copy of a transcript behind). */
+function removeSpools(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  const prefix = spoolPrefix();
+  for (const name of names) {
+    if (name.startsWith(prefix)) rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Installs the clean-up of temporary files and spools on exit and on SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGUSR2
+ * (the binary calls it at start-up; writes call it too). Idempotent.
+ */
+export function cleanUpOnInterrupt(): void {
+  installCleanup();
 }
 
 /**
@@ -140,6 +172,11 @@ export interface WriteOptions {
    * if something appeared there since, instead of renamed over it). For backups, which are never overwritten.
    */
   readonly exclusive?: boolean;
+  /**
+   * The permission bits of a new file, for copies of another file (a backup, a result under the out-dir), which keep
+   * their original's rather than the default: a private transcript's copy stays private. Special bits are dropped.
+   */
+  readonly mode?: number;
 }
 
 /**
@@ -177,6 +214,7 @@ export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIter
   try {
     // 'wx' is O_CREAT|O_EXCL: a link planted at the temporary name is never followed. 0o666 less the umask for a new file.
     const handle = await fs.open(tmp, 'wx', 0o666);
+    const written = await handle.stat();
     try {
       checkInterrupted();
       if (ArrayBuffer.isView(data)) await handle.writeFile(data);
@@ -187,6 +225,7 @@ export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIter
           while (done < piece.length) done += (await handle.write(piece, done, piece.length - done)).bytesWritten;
         }
       }
+      if (keep === null && options.mode !== undefined) await handle.chmod(options.mode & 0o777);
       if (keep !== null) {
         await handle.chmod(keep.mode & 0o777);
         if (keep.uid !== process.geteuid?.() || keep.gid !== process.getegid?.()) {
@@ -206,6 +245,7 @@ export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIter
     if (options.exclusive === true) await placeExclusively(tmp, target);
     else await fs.rename(tmp, target);
     pending.delete(tmp);
+    await checkLanded(target, options, written);
     if (durable) await syncDirectory(dir);
   } catch (error) {
     pending.delete(tmp);
@@ -248,6 +288,19 @@ async function checkStillTarget(target: string, dir: string, options: WriteOptio
   if (expectedDir !== undefined) {
     const real = await fs.realpath(dir).catch(() => null);
     if (real !== expectedDir) throw new ChangedError(`its folder ${dir} was moved or replaced by a link while it was being compacted`);
+  }
+}
+
+/**
+ * The look after a rename into a folder that must be a given real one: the new file must be there. Node has no
+ * `renameat`, so a folder swapped for a link between the last look and the rename sends the file elsewhere; that
+ * is not undone here, but it is never reported as success.
+ */
+async function checkLanded(target: string, options: WriteOptions, written: Stats): Promise<void> {
+  if (options.realDir === undefined) return;
+  const there = await fs.lstat(path.join(options.realDir, path.basename(target))).catch(() => null);
+  if (there === null || there.ino !== written.ino || there.dev !== written.dev) {
+    throw new ChangedError(`its folder ${path.dirname(target)} was moved or replaced by a link while it was written; the file may have landed elsewhere`);
   }
 }
 

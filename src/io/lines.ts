@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { compressionOf, decompressedLimit, Inflater, innerName, type Compression, type CompressionFormat } from './compressed.js';
 import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
-import { describeFsError } from './files.js';
+import { describeFsError, spoolPrefix } from './files.js';
 import { decodeSource, lineColumn, type SourceText } from './source.js';
 
 /**
@@ -600,7 +600,7 @@ class Spool {
       });
     }
     // A new folder of its own (mode 0700), and the file created in it exclusively: nothing there can be a link.
-    this.dir = mkdtempSync(join(tmpdir(), 'swc-spool-'));
+    this.dir = mkdtempSync(join(tmpdir(), spoolPrefix()));
     spools.add(this.dir);
     this.fd = openSync(join(this.dir, 'decompressed'), 'wx', 0o600);
   }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeHooks } from '../../src/io/files.js';
@@ -102,17 +102,30 @@ describe('--backup-dir', () => {
     expect(readFileSync(path.join(dir, 'in/a.jsonl')).length).toBeLessThan(SAMPLE_BYTES.length);
   });
 
-  it('never reads the backup folder as input, even inside the inputs', async () => {
+  it('is refused inside an input directory, where a later run without --backup-dir would compact the backups', async () => {
     const dir = tree();
-    const first = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'in/.backups'], { cwd: dir });
-    expect(first.status).toBe(0);
-    const visible = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'in/backups'], { cwd: dir });
-    expect(visible.status).toBe(0);
-    expect(visible.stderr).toMatch(/3 files scanned/);
-    expect(readFileSync(path.join(dir, 'in/.backups/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
-    const named = await runSwc(['compact', 'in/.backups/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'in/.backups'], { cwd: dir });
+    const inside = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'in/.backups'], { cwd: dir });
+    expect(inside.status).toBe(2);
+    expect(inside.stderr).toBe(
+      'swc: error: --backup-dir in/.backups is inside the input in, so a later run over it would read (and could compact) the backups: choose a folder beside the inputs\n',
+    );
+    expect(existsSync(path.join(dir, 'in/.backups'))).toBe(false);
+    expect(readFileSync(path.join(dir, 'in/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
+    // A file named inside the backup folder is refused by name.
+    mkdirSync(path.join(dir, 'backups'));
+    copyFileSync(path.join(dir, 'in/a.jsonl'), path.join(dir, 'backups/a.jsonl'));
+    const named = await runSwc(['compact', 'backups/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
     expect(named.status).toBe(2);
-    expect(named.stderr).toBe('swc: error: in/.backups/a.jsonl is inside the --backup-dir, where this run writes backups; it cannot also be an input\n');
+    expect(named.stderr).toBe('swc: error: backups/a.jsonl is inside the --backup-dir, where this run writes backups; it cannot also be an input\n');
+  });
+
+  it('keeps the permission bits of a private original', async () => {
+    const dir = tree();
+    chmodSync(path.join(dir, 'in/a.jsonl'), 0o600);
+    const r = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(statSync(path.join(dir, 'backups/a.jsonl')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(path.join(dir, 'backups/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
   });
 
   it('is a usage error without --in-place, or when it holds the inputs', async () => {

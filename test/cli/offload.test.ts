@@ -3,7 +3,7 @@
  * gives the original bytes back, on every real transcript of fixtures/real.
  */
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { codePoints, planOffload, pointerText, storeKey } from '../../src/core/offload.js';
@@ -108,8 +108,32 @@ describe('--strategy offload on the command line', () => {
     writeFileSync(path.join(dir, 'store'), 'a file where the store directory should be');
     const r = await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/cannot write the offloaded result .*nothing was written for it/);
+    expect(r.stderr).toMatch(/cannot create the offload store .*store: a file is in the way; nothing was written for it/);
     expect(existsSync(path.join(dir, 'out.json'))).toBe(false);
+  });
+
+  it('never replaces a store file holding other content, nor writes through a folder link leading out of the store', async () => {
+    const args = ['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'];
+    const planted = fresh();
+    writeFileSync(path.join(planted, 'run.json'), FILE);
+    mkdirSync(path.join(planted, 'store', 'run.json'), { recursive: true });
+    writeFileSync(path.join(planted, 'store', 'run.json', '1_search_a.txt'), 'another run\'s result');
+    const r = await runSwc(args, { cwd: planted });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/the offload store already holds .*1_search_a\.txt with other content; refusing to replace it/);
+    expect(readFileSync(path.join(planted, 'store', 'run.json', '1_search_a.txt'), 'utf8')).toBe('another run\'s result');
+    expect(existsSync(path.join(planted, 'out.json'))).toBe(false);
+
+    const linked = fresh();
+    writeFileSync(path.join(linked, 'run.json'), FILE);
+    mkdirSync(path.join(linked, 'store'));
+    mkdirSync(path.join(linked, 'outside'));
+    symlinkSync(path.join(linked, 'outside'), path.join(linked, 'store', 'run.json'));
+    const l = await runSwc(args, { cwd: linked });
+    expect(l.status).toBe(2);
+    expect(l.stderr).toMatch(/is a symbolic link that leads outside the offload store/);
+    expect(readdirSync(path.join(linked, 'outside'))).toEqual([]);
+    expect(existsSync(path.join(linked, 'out.json'))).toBe(false);
   });
 
   it('writes no store file in a dry run, and the plan lists the offloaded groups', async () => {
