@@ -9,14 +9,22 @@ import { DEFAULT_PLACEHOLDER } from '../../src/core/prune.js';
 import { UsageError } from '../../src/errors.js';
 import { compactMessages, createCompactor, swcPrepareStep } from '../../src/library.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
-import { listOf, randomConversation, referenceMessages, writeAs, type FormatName } from '../helpers/convert.js';
+import { FORMAT_NAMES, listOf, randomConversation, referenceMessages, writeAs, type FormatName } from '../helpers/convert.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 const CWD = mkdtempSync(path.join(tmpdir(), 'swc-lib-strategy-'));
 
+/** The instructions a request body holds beside its list, whatever its format calls them. */
+function instructionsOf(container: Record<string, unknown> | null): unknown {
+  if (container === null) return undefined;
+  return container.system ?? container.instructions ?? container.systemInstruction ?? container.system_instruction;
+}
+
 interface Settings {
   readonly target: number;
+  /** Instead of `target`: `--context-window` (the default shares), as a multiple of the target. */
+  readonly windowed: boolean;
   readonly minKeepSteps: number;
   readonly minTokens: number;
   readonly placeholder: string | undefined;
@@ -27,7 +35,7 @@ interface Settings {
 /** What `swc compact --strategy CHAIN` writes for the text, as parsed items of its list. */
 async function cliItems(format: FormatName, text: string, s: Settings): Promise<unknown[]> {
   const args = ['compact', '-', '--tokenizer', 'approx', '--format', format, '--strategy', s.chain];
-  args.push('--target', String(s.target), '--min-keep-steps', String(s.minKeepSteps), '--min-tokens', String(s.minTokens));
+  args.push(...(s.windowed ? ['--context-window', String(s.target * 2)] : ['--target', String(s.target)]), '--min-keep-steps', String(s.minKeepSteps), '--min-tokens', String(s.minTokens));
   if (s.placeholder !== undefined) args.push('--placeholder', s.placeholder);
   if (s.note === null) args.push('--no-note');
   else if (s.note !== undefined) args.push('--note', s.note);
@@ -40,6 +48,7 @@ const settingsArb = (seed: number): fc.Arbitrary<Settings> => {
   const whole = planCompaction(referenceMessages(randomConversation(seed)), createApproxCounter(), { target: 0, exhaustive: true }).tokensBefore;
   return fc.record({
     target: fc.integer({ min: Math.max(1, Math.floor(whole / 5)), max: Math.max(1, Math.ceil(whole * 1.1)) }),
+    windowed: fc.boolean(),
     minKeepSteps: fc.constantFrom(1, 1, 2, 3),
     minTokens: fc.constantFrom(0, 5, 20, 200),
     placeholder: fc.constantFrom<string | undefined>(undefined, undefined, 'gone ({tool_name})', '[{"tool": "{tool_name}"}]'),
@@ -59,8 +68,9 @@ describe('compactMessages with strategy', () => {
           const written = writeAs(format, randomConversation(seed));
           const input = deepFreeze(listOf(format, JSON.parse(written.text)).items);
           const before = JSON.stringify(input);
-          const { chain, ...options } = settings;
-          const result = await compactMessages(input, { ...options, strategy: chain, tokenizer: 'approx', format });
+          const { chain, windowed, target, ...options } = settings;
+          const budget = windowed ? { contextWindow: target * 2 } : { target };
+          const result = await compactMessages(input, { ...options, ...budget, strategy: chain, tokenizer: 'approx', format });
           const expected = await cliItems(format, written.text, settings);
           expect(JSON.stringify(result.messages)).toBe(JSON.stringify(expected));
           expect(result.changed).toBe(JSON.stringify(expected) !== before);
@@ -90,10 +100,31 @@ describe('compactMessages with strategy', () => {
     expect(removed).toBeGreaterThan(20);
   });
 
+  it('gives what swc compact --strategy gives in the other formats too, instructions held beside the list', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1_000_000 }).chain((seed) => fc.tuple(fc.constant(seed), settingsArb(seed), fc.constantFrom<FormatName>(...FORMAT_NAMES))),
+        async ([seed, settings, format]) => {
+          const written = writeAs(format, randomConversation(seed));
+          const { items, container } = listOf(format, JSON.parse(written.text));
+          const input = deepFreeze(items);
+          const before = JSON.stringify(input);
+          const { chain, windowed, target, ...options } = settings;
+          const budget = windowed ? { contextWindow: target * 2 } : { target };
+          const result = await compactMessages(input, { ...options, ...budget, strategy: chain, tokenizer: 'approx', format, system: instructionsOf(container) });
+          expect(JSON.stringify(result.messages)).toBe(JSON.stringify(await cliItems(format, written.text, settings)));
+          expect(JSON.stringify(input)).toBe(before);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it('takes a name, a list or a comma-separated chain alike', async () => {
     const input = deepFreeze(listOf('openai', JSON.parse(writeAs('openai', randomConversation(7)).text)).items);
     const a = await compactMessages(input, { target: 60, tokenizer: 'approx', strategy: 'prune, window', minTokens: 0 });
     const b = await compactMessages(input, { target: 60, tokenizer: 'approx', strategy: ['prune', 'window'], minTokens: 0 });
+    expect(a.changed).toBe(true);
     expect(JSON.stringify(b.messages)).toBe(JSON.stringify(a.messages));
     const window = await compactMessages(input, { target: 60, tokenizer: 'approx', strategy: 'window' });
     const plain = await compactMessages(input, { target: 60, tokenizer: 'approx' });
