@@ -150,6 +150,44 @@ describe('compactMessages with strategy', () => {
     expect(input[2]).toEqual({ role: 'tool', tool_call_id: 'a', content: big });
   });
 
+  it('prunes AI SDK tool results in a prepareStep, each output kind written in its own shape, as swc compact does', async () => {
+    const big = 'word '.repeat(400);
+    const call = (id: string) => ({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'search', input: { q: id } }] });
+    const result = (id: string, fields: Record<string, unknown>) => ({ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, toolName: 'search', ...fields }] });
+    const messages = deepFreeze([
+      { role: 'user', content: 'Find it.' },
+      call('a'),
+      result('a', { output: { type: 'text', value: big } }),
+      call('b'),
+      result('b', { output: { type: 'json', value: { hits: [big] } } }),
+      call('c'),
+      result('c', { output: { type: 'error-text', value: big } }),
+      call('d'),
+      result('d', { output: { type: 'content', value: [{ type: 'text', text: big }] } }),
+      call('e'),
+      result('e', { result: big }),
+      call('f'),
+      result('f', { output: { type: 'text', value: big } }),
+    ]);
+    const step = await swcPrepareStep({ target: 400, tokenizer: 'approx', strategy: 'prune' })({ messages });
+    const out = step?.messages ?? [];
+    const placeholder = DEFAULT_PLACEHOLDER.replace('{tool_name}', 'search');
+    const part = (k: number): unknown => (out[k] as { content: unknown[] }).content[0];
+    expect(part(2)).toEqual({ type: 'tool-result', toolCallId: 'a', toolName: 'search', output: { type: 'text', value: placeholder } });
+    expect(part(4)).toEqual({ type: 'tool-result', toolCallId: 'b', toolName: 'search', output: { type: 'json', value: placeholder } });
+    expect(part(6)).toEqual({ type: 'tool-result', toolCallId: 'c', toolName: 'search', output: { type: 'error-text', value: placeholder } });
+    expect(part(8)).toEqual({ type: 'tool-result', toolCallId: 'd', toolName: 'search', output: { type: 'text', value: placeholder } });
+    expect(part(10)).toEqual({ type: 'tool-result', toolCallId: 'e', toolName: 'search', result: placeholder });
+    // The newest step's results stay, as every message not pruned: the very objects passed in.
+    [0, 1, 3, 5, 7, 9, 11, 12].forEach((k) => expect(out[k]).toBe(messages[k]));
+    const cli = await runSwc(['compact', '-', '--tokenizer', 'approx', '--target', '400', '--strategy', 'prune'], { cwd: CWD, stdin: JSON.stringify(messages, null, 2) });
+    expect(cli.status).toBe(0);
+    expect(JSON.parse(cli.stdout)).toEqual(out);
+    // What was written reads back as pruned: a second run prunes nothing more.
+    const again = await compactMessages(out, { target: 400, tokenizer: 'approx', strategy: 'prune', format: 'ai-sdk' });
+    expect(again.changed).toBe(false);
+  });
+
   it('refuses what the command line refuses, and offloading, which writes files', async () => {
     const refuse = async (options: Record<string, unknown>, message: RegExp): Promise<void> => {
       await expect(compactMessages([], { target: 100, ...options })).rejects.toThrow(UsageError);
@@ -167,9 +205,6 @@ describe('compactMessages with strategy', () => {
     await refuse({ strategy: 'prune', minTokens: -1 }, /minTokens must be a whole number/);
     await refuse({ placeholder: 'x' }, /placeholder only applies with strategy prune/);
     await refuse({ strategy: 'prune', placeholder: '' }, /placeholder must be a non-empty string/);
-    // The AI SDK's messages have no writer for a replaced result yet (prepareStep's default format).
-    await refuse({ strategy: 'prune', format: 'ai-sdk' }, /strategy prune cannot write ai-sdk messages/);
-    expect(() => swcPrepareStep({ target: 100, strategy: 'prune' })).toThrow(/strategy prune cannot write ai-sdk messages/);
     // The window alone still takes minKeepSteps 0.
     await expect(compactMessages([], { target: 100, minKeepSteps: 0, strategy: 'window' })).resolves.toMatchObject({ changed: false });
   });
