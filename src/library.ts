@@ -7,7 +7,7 @@ import { InputError, UsageError } from './errors.js';
 import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
 import { noteBeforeItem } from './outcome/outcome.js';
-import { chooseFormat, planWithThresholds, type WindowThresholds } from './pipeline.js';
+import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type StrategyName, type WindowThresholds } from './pipeline.js';
 import { createCounter, isTokenizerName, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
 
 /**
@@ -31,8 +31,17 @@ export interface CompactorOptions<M = unknown> {
   readonly compactAt?: number;
   /** With `contextWindow`: the share to compact to (default 0.4); `0 < compactTo < compactAt ≤ 1`. */
   readonly compactTo?: number;
-  /** The fewest newest steps of the current task to keep, even over the budget (default 1). */
+  /** The fewest newest steps of the current task to keep, even over the budget (default 1; at least 1 with pruning). */
   readonly minKeepSteps?: number;
+  /**
+   * The strategies to apply, in order, each to what the previous left, as `swc compact --strategy`: a name, a list,
+   * or a comma-separated chain (`'prune,window'`). Default `'window'`. `offload` writes files, so it is refused here.
+   */
+  readonly strategy?: StrategyName | readonly StrategyName[] | string;
+  /** Pruning: only results of more than this many tokens are replaced (default 200). */
+  readonly minTokens?: number;
+  /** Pruning: the text left in place of a result, `{tool_name}` filled in (default Haystack's). */
+  readonly placeholder?: string;
   /** The note template; `null` or `''` removes silently. Default: the standard note. */
   readonly note?: string | null;
   /** Builds the note yourself (a LangChain `HumanMessage`, say) from its text, instead of the format's plain object. */
@@ -61,7 +70,7 @@ export interface CompactorOptions<M = unknown> {
 export interface CompactedMessages<M> {
   /** A new array: the kept messages (the objects passed in) and the note, in order. */
   readonly messages: M[];
-  /** Whether anything was removed. */
+  /** Whether anything was removed or pruned. */
   readonly changed: boolean;
   /** The decision, its indices those of the normalized conversation (instructions held outside the list come first). */
   readonly plan: Plan;
@@ -124,6 +133,32 @@ interface Checked {
   readonly minKeepSteps: number;
   readonly template: string | null;
   readonly adapter: FormatAdapter | null;
+  readonly strategies: readonly StrategyName[];
+  readonly minTokens: number | undefined;
+  readonly placeholder: string | undefined;
+}
+
+/**
+ * The strategies named: one name, a list, or a comma-separated chain, each name at most once (as `--strategy`).
+ * @throws UsageError for an empty, unknown or repeated name, and for `offload`, which writes files
+ */
+function strategiesOf(given: CompactorOptions['strategy']): StrategyName[] {
+  if (given === undefined) return ['window'];
+  const names = typeof given === 'string' ? given.split(',').map((name) => name.trim()) : Array.isArray(given) ? (given as unknown[]) : null;
+  if (names === null) throw new UsageError(`strategy must be a name, a list of names or a comma-separated chain (${STRATEGIES.join(', ')}), got ${typeof given}`);
+  if (names.length === 0) throw new UsageError('strategy names no strategy');
+  const out: StrategyName[] = [];
+  for (const name of names) {
+    if (typeof name !== 'string' || !(STRATEGIES as readonly string[]).includes(name)) {
+      throw new UsageError(`unknown strategy ${JSON.stringify(name) ?? String(name)} (choose from: ${STRATEGIES.join(', ')})`);
+    }
+    if (out.includes(name as StrategyName)) throw new UsageError(`strategy names "${name}" twice: each strategy runs once in a chain`);
+    out.push(name as StrategyName);
+  }
+  if (out.includes('offload')) {
+    throw new UsageError('strategy offload writes each result to a file, which the library never does: use `swc compact --strategy offload`, or compactSource and write its `stored` files');
+  }
+  return out;
 }
 
 function checkOptions(options: CompactorOptions): Checked {
@@ -137,6 +172,24 @@ function checkOptions(options: CompactorOptions): Checked {
   }
   const minKeepSteps = options.minKeepSteps ?? 1;
   if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0) throw new UsageError(`minKeepSteps must be a whole number of at least 0, got ${minKeepSteps}`);
+  const strategies = strategiesOf(options.strategy);
+  const pruning = strategies.includes('prune');
+  if (pruning && minKeepSteps < 1) {
+    throw new UsageError('minKeepSteps must be at least 1 with strategy prune: the newest results are the ones the model is about to act on');
+  }
+  if (options.minTokens !== undefined) {
+    if (!pruning) throw new UsageError('minTokens only applies with strategy prune');
+    if (!Number.isSafeInteger(options.minTokens) || options.minTokens < 0) throw new UsageError(`minTokens must be a whole number of at least 0, got ${options.minTokens}`);
+  }
+  if (options.placeholder !== undefined) {
+    if (!pruning) throw new UsageError('placeholder only applies with strategy prune');
+    if (typeof options.placeholder !== 'string' || options.placeholder === '') {
+      throw new UsageError('placeholder must be a non-empty string (it is what the model sees in place of a pruned result)');
+    }
+  }
+  if (pruning && adapter !== null && adapter.writePruned === undefined) {
+    throw new UsageError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`);
+  }
   const counterOptions: CounterOptions = {
     ...(options.charsPerToken === undefined ? {} : { charsPerToken: options.charsPerToken }),
     ...(options.tokensPerImage === undefined ? {} : { tokensPerImage: options.tokensPerImage }),
@@ -150,7 +203,18 @@ function checkOptions(options: CompactorOptions): Checked {
     if (!Number.isSafeInteger(options.target) || options.target < 1) throw new UsageError(`target must be a whole number of at least 1, got ${options.target}`);
     target = options.target;
   }
-  return { tokenizer, counterOptions, target, window, minKeepSteps, template: noteTemplate(options.note), adapter };
+  return {
+    tokenizer,
+    counterOptions,
+    target,
+    window,
+    minKeepSteps,
+    template: noteTemplate(options.note),
+    adapter,
+    strategies,
+    minTokens: options.minTokens,
+    placeholder: options.placeholder,
+  };
 }
 
 /** The thresholds of `contextWindow`, in exact decimal arithmetic (0.7 of 300 is 210, not 210.00000000000003). */
@@ -284,12 +348,28 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       const normalized = adapter.normalize(input, checked.template);
       memory.nextCall();
       const settings = { minKeepSteps: checked.minKeepSteps, note: checked.template };
-      const plan =
-        checked.window === null
-          ? planCompaction(normalized.messages, remembering, { ...settings, target: checked.target })
-          : planWithThresholds(normalized.messages, remembering, settings, checked.window, toolsText).plan;
+      let plan: Plan;
+      let decided = normalized;
+      let edits: ReadonlyMap<number, string> = new Map();
+      if (checked.strategies.length === 1 && checked.strategies[0] === 'window') {
+        plan =
+          checked.window === null
+            ? planCompaction(normalized.messages, remembering, { ...settings, target: checked.target })
+            : planWithThresholds(normalized.messages, remembering, settings, checked.window, toolsText).plan;
+      } else {
+        // The chain `swc compact --strategy` runs, on the same items: pruned ones come back as the format writes them.
+        const chainOptions = {
+          target: checked.target,
+          minKeepSteps: checked.minKeepSteps,
+          counter: remembering,
+          ...(checked.window === null ? {} : { window: checked.window }),
+          ...(checked.minTokens === undefined ? {} : { minTokens: checked.minTokens }),
+          ...(checked.placeholder === undefined ? {} : { placeholder: checked.placeholder }),
+        };
+        ({ plan, normalized: decided, edits } = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages'));
+      }
       if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name };
-      const out = assemble(adapter, input, messages, normalized, plan, options.createNote as ((text: string) => M) | undefined);
+      const out = assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
       return { messages: out, changed: true, plan, format: adapter.name };
     },
   };
@@ -336,7 +416,8 @@ function formatOf(items: readonly unknown[], named: FormatAdapter | null, system
 /**
  * The compacted list: kept messages (the objects passed in) in order, messages that stand for no message of their
  * own where they were, and the note before the first kept message after it. A format whose messages refer to each
- * other (Claude Code's `parentUuid`) relinks kept messages whose parent was removed: those come back as new objects.
+ * other (Claude Code's `parentUuid`) relinks kept messages whose parent was removed, and a pruned message is the text
+ * the format wrote for it: those come back as new objects, parsed from that text.
  */
 function assemble<M>(
   adapter: FormatAdapter,
@@ -344,8 +425,10 @@ function assemble<M>(
   messages: readonly M[],
   normalized: Normalized,
   plan: Plan,
+  pruned: ReadonlyMap<number, string>,
   createNote: ((text: string) => M) | undefined,
 ): M[] {
+  const raws = pruned.size === 0 ? input.raws : input.raws.map((raw, k) => pruned.get(k) ?? raw);
   const keep = new Set<number>(normalized.pinned ?? []);
   for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
   const order = [...keep].sort((a, b) => a - b);
@@ -353,7 +436,7 @@ function assemble<M>(
   let note: unknown = plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: input.items });
   let edited: ReadonlyMap<number, string> | undefined;
   if (adapter.finish !== undefined) {
-    const done = adapter.finish({ items: input.items, raws: input.raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note });
+    const done = adapter.finish({ items: input.items, raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note });
     if (done.note !== undefined) note = done.note;
     edited = done.raws;
   }
@@ -365,7 +448,7 @@ function assemble<M>(
       out.push(note as M);
       noteWritten = true;
     }
-    const changed = edited?.get(item);
+    const changed = edited?.get(item) ?? pruned.get(item);
     out.push(changed === undefined ? (messages[item] as M) : (JSON.parse(changed) as M));
   }
   if (!noteWritten) out.push(note as M);

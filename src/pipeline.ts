@@ -360,7 +360,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
             offloads: [],
             messages: read.messages,
           }
-        : planChain(source, layout, slot, read.messages, options, template, strategies, referenceMaker(source, slot, adapter, read, options.offload));
+        : planChain(read.messages, options, template, strategies, referenceMaker(source, slot, adapter, read, options.offload), options.window ? toolsText(source, layout, slot) : null);
     const { plan, pruning, offloads } = decided;
     const pruned = prunedItems(pruning, read, plan);
     const offloaded = offloadedItems(offloads, read, plan);
@@ -376,7 +376,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
       ),
     );
     if (plan.changed) {
-      const edits = prunedRaws(slot, adapter, read, pruned, pruning);
+      const edits = prunedRaws(slot.raws, adapter, read, pruned, pruning);
       const offloadEdits = offloadRaws(slot, adapter, read, offloaded, offloads);
       for (const [item, raw] of offloadEdits) edits.set(item, raw);
       const finals = new Map<number, string>();
@@ -425,6 +425,37 @@ interface Decided {
   readonly leftBelowTrigger?: boolean;
 }
 
+/** What a chain of strategies reads of a file's settings. */
+type ChainOptions = Pick<FileOptions, 'target' | 'minKeepSteps' | 'counter' | 'exhaustive' | 'window' | 'minTokens' | 'placeholder' | 'offload'>;
+
+/**
+ * A conversation decided by a chain of strategies without offloading (which writes files), for the in-memory
+ * library: the plan, the conversation as decided (pruned results hold their placeholders), and the new text of
+ * each pruned item the output holds, written by the format as `swc compact` writes it.
+ * @param raws the items' JSON texts, as a file of them would hold them
+ * @param tools the tool schemas' text (with thresholds), or null
+ * @throws InputError when pruning replaced a result the format has no way to write
+ */
+export function decideChain(
+  raws: readonly string[],
+  adapter: FormatAdapter,
+  read: Normalized,
+  options: Omit<ChainOptions, 'offload'>,
+  template: string | null,
+  strategies: readonly StrategyName[],
+  tools: string | null,
+  where: string,
+): { plan: Plan; normalized: Normalized; edits: Map<number, string> } {
+  if (strategies.includes('offload')) throw new RangeError('offloading writes files: it has no in-memory chain');
+  const decided = planChain(read.messages, options, template, strategies, null, tools);
+  const pruned = prunedItems(decided.pruning, read, decided.plan);
+  if (pruned.length > 0 && adapter.writePruned === undefined) {
+    throw new InputError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`, where);
+  }
+  const normalized: Normalized = decided.pruning.length === 0 ? read : { ...read, messages: decided.messages };
+  return { plan: decided.plan, normalized, edits: decided.plan.changed ? prunedRaws(raws, adapter, read, pruned, decided.pruning) : new Map() };
+}
+
 /** One strategy's result in a chain: the pruning made, with message indices in the input conversation. */
 interface ChainPruning {
   readonly plan: PrunePlan;
@@ -440,17 +471,15 @@ interface ChainPruning {
  *   nothing), the prunings, and the input's messages with the pruned ones replaced
  */
 function planChain(
-  source: SourceText,
-  layout: Layout,
-  slot: Slot,
   input: readonly Message[],
-  options: FileOptions,
+  options: ChainOptions,
   template: string | null,
   strategies: readonly StrategyName[],
   referenceOf: ReferenceMaker | null,
+  tools: string | null,
 ): Decided {
   const counter = sharingCounter(options.counter);
-  const toolTokens = options.window ? toolsTokens(source, layout, slot, input, counter) : 0;
+  const toolTokens = options.window ? schemaTokens(input, counter, tools) : 0;
   // Below the trigger means a size of at most trigger - 1 tokens.
   const gate = options.window ? Math.max(options.window.trigger - 1 - toolTokens, 0) : null;
   const target = options.window ? Math.max(options.window.target - toolTokens, 0) : options.target;
@@ -687,7 +716,7 @@ function prunedItems(pruning: readonly ChainPruning[], normalized: Normalized, p
 }
 
 /** The new texts of the pruned items, written by the format. */
-function prunedRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized, pruned: readonly PrunedItems[], pruning: readonly ChainPruning[]): Map<number, string> {
+function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized: Normalized, pruned: readonly PrunedItems[], pruning: readonly ChainPruning[]): Map<number, string> {
   const out = new Map<number, string>();
   if (pruned.length === 0 || adapter.writePruned === undefined) return out;
   const texts = new Map<number, readonly string[]>();
@@ -698,7 +727,7 @@ function prunedRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized, 
     }
   }
   for (const r of pruned) {
-    const written = adapter.writePruned({ raws: slot.raws, items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [], texts: texts.get(r.message) ?? [], originalTokens: r.tokensBefore });
+    const written = adapter.writePruned({ raws, items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [], texts: texts.get(r.message) ?? [], originalTokens: r.tokensBefore });
     for (const [item, raw] of written) out.set(item, raw);
   }
   return out;
@@ -756,11 +785,6 @@ export function planWithThresholds(
   if (below.unchanged === 'fits') return { plan: below, target: gate, toolTokens };
   const target = Math.max(window.target - toolTokens, 0);
   return { plan: planCompaction(messages, counter, { ...settings, target }), target, toolTokens };
-}
-
-/** What the container's tool schemas add to a conversation's size (0 without any). */
-function toolsTokens(source: SourceText, layout: Layout, slot: Slot, messages: readonly Message[], counter: TokenCounter): number {
-  return schemaTokens(messages, counter, toolsText(source, layout, slot));
 }
 
 /** What tool schemas' text adds to a conversation's size: Haystack appends it after the last message. */

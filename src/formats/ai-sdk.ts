@@ -5,7 +5,9 @@ import { joinResultParts, type ResultPart } from '../core/render.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing, type PruneWrite } from './types.js';
+import { elementSpans, memberSpan, stringMember, writeResults, type ResultSlot } from './raw-edit.js';
+import type { Span } from '../io/json-layout.js';
 
 /**
  * Vercel AI SDK messages: `ModelMessage`s (what `generateText`/`streamText` take: `content` a string or typed parts,
@@ -309,4 +311,33 @@ export const aiSdk: FormatAdapter = {
     return items.some(isUiMessage) ? { id: 'swc-compaction-note', role: 'user', parts: [{ type: 'text', text }] } : { role: 'user', content: text };
   },
   pairing: aiSdkPairing,
+  writePruned: writePrunedAiSdk,
 };
+
+/** The typed outputs whose `value` is the result's content (a text or a JSON value). */
+const VALUE_OUTPUTS = new Set(['text', 'json', 'error-text', 'error-json']);
+
+/**
+ * The `tool-result` parts of a `tool` message's `content`, in part order, as result slots: a typed output's `value`
+ * takes the placeholder (its `type`, so the error flag, stays), a denial its `reason`, a `content` output becomes
+ * `{type: 'text', value}`; AI SDK 4's `result` the placeholder itself.
+ */
+function toolResultPartSlots(raw: string, message: Span): ResultSlot[] {
+  return elementSpans(raw, memberSpan(raw, message, 'content'))
+    .filter((part) => stringMember(raw, part, 'type') === 'tool-result')
+    .map((part): ResultSlot => {
+      const output = memberSpan(raw, part, 'output');
+      const type = output === undefined ? undefined : stringMember(raw, output, 'type');
+      if (output !== undefined && type !== undefined) {
+        if (VALUE_OUTPUTS.has(type)) return { object: output, key: 'value' };
+        if (type === 'execution-denied') return { object: output, key: 'reason' };
+        if (type === 'content') return { object: part, key: 'output', wrap: (text) => ({ type: 'text', value: text }) };
+      }
+      return { object: part, key: memberSpan(raw, part, 'result') !== undefined || output === undefined ? 'result' : 'output' };
+    });
+}
+
+/** A pruned `tool` message: each `tool-result` part's content becomes its placeholder (ids and names stay). */
+function writePrunedAiSdk(request: PruneWrite): ReadonlyMap<number, string> {
+  return writeResults(request, toolResultPartSlots);
+}
