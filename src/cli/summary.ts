@@ -140,7 +140,8 @@ export function missReason(c: ConversationResult): string | null {
 /** Why an unchanged conversation stayed as it was. */
 function unchangedWhy(c: ConversationResult, context: LineContext): string {
   if (c.outcome.belowThreshold) return thresholdText(context.window as WindowSettings);
-  if (c.plan.unchanged === 'fits') return `fits the target ${formatCount(context.target)}`;
+  // A chain without the window leaves a conversation it could not shrink "fitting" a target it may still miss.
+  if (c.plan.unchanged === 'fits') return c.plan.targetMet ? `fits the target ${formatCount(context.target)}` : 'nothing could be changed';
   if (c.plan.unchanged === 'only-notes') return 'only earlier notes would go';
   return 'nothing can be removed';
 }

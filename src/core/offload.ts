@@ -82,7 +82,7 @@ export function planOffload(messages: readonly Message[], options: OffloadOption
     });
   const out: OffloadCandidate[] = [];
   messages.forEach((message, index) => {
-    if (message.role !== 'tool' || kept.has(index) || message.offloaded === true || message.compaction !== undefined) return;
+    if (message.role !== 'tool' || kept.has(index) || message.offloaded === true || message.fixed === true || message.compaction !== undefined) return;
     contentOf(message).results.forEach((r, result) => {
       if (r.error || r.images > 0 || r.files > 0 || isPointerText(r.text) || isPlaceholderText(r.text, options.placeholder ?? '')) return;
       if (codePoints(r.text) <= options.over) return;

@@ -170,7 +170,7 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
  * and not already holding a placeholder.
  */
 function isPrunable(message: Message, template: string): boolean {
-  if (message.compaction !== undefined || message.offloaded === true) return false;
+  if (message.compaction !== undefined || message.offloaded === true || message.fixed === true) return false;
   const results = contentOf(message).results;
   return results.length > 0 && !results.some((r) => isPlaceholderText(r.text, template));
 }

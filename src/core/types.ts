@@ -58,6 +58,12 @@ export interface Message {
    * `tool_result_offloaded`): pruning it would destroy the reference the model needs to read it back.
    */
   readonly offloaded?: boolean;
+  /**
+   * Set on results the format cannot rewrite on their own (an AI SDK UI message holds its tool outputs inside the
+   * assistant message, which has no item for them alone): they are never pruned or offloaded, so a decision never
+   * counts a saving the file would not show.
+   */
+  readonly fixed?: boolean;
 }
 
 /** A message as the token counter sees it. */

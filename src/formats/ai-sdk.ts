@@ -303,7 +303,7 @@ export const aiSdk: FormatAdapter = {
       builder.add({ role, ...marks, content: () => content().main, items: [k] });
       // An assistant message holding its calls' results (a UI message, provider-executed tools) is one step: the
       // results follow it as a tool message that stands for no item of its own.
-      if (results) builder.add({ role: 'tool', content: () => ({ texts: [], toolCalls: [], results: content().results, images: 0, files: [] }), items: [] });
+      if (results) builder.add({ role: 'tool', fixed: true, content: () => ({ texts: [], toolCalls: [], results: content().results, images: 0, files: [] }), items: [] });
     });
     return builder.finish();
   },

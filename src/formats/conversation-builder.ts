@@ -11,6 +11,8 @@ export interface Entry {
   readonly role: Role;
   readonly compaction?: string | undefined;
   readonly couldBeNote?: boolean | undefined;
+  /** Results that cannot be rewritten on their own (see Message.fixed). */
+  readonly fixed?: boolean | undefined;
   readonly content: Content | (() => Content);
   readonly items: number[];
 }
@@ -46,6 +48,7 @@ export class ConversationBuilder {
       role: e.role,
       compaction: e.compaction,
       couldBeNote: e.couldBeNote,
+      ...(e.fixed === true ? { fixed: true } : {}),
       content: e.content,
       weight: e.items.length === 1 ? undefined : e.items.length,
     }));

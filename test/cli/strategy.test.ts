@@ -208,4 +208,18 @@ describe('--strategy on the command line', () => {
     expect(r.stderr).toBe(`swc: error: ${message}\n`);
     expect(r.stdout).toBe('');
   });
+
+  it('never prunes AI SDK UI tool outputs, which live inside the assistant message (the decision and the file agree)', async () => {
+    const messages: unknown[] = [{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'Find it.' }] }];
+    for (let i = 0; i < 4; i++) {
+      messages.push({ id: `a${i}`, role: 'assistant', parts: [{ type: 'step-start' }, { type: 'tool-search', toolCallId: `c${i}`, state: 'output-available', input: { q: 'x' }, output: 'r'.repeat(3000) }] });
+    }
+    const text = JSON.stringify(messages);
+    const r = await runSwc(['compact', '-', '-t', '500', '--tokenizer', 'approx', '--strategy', 'prune'], { cwd: tmpdir(), stdin: text });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(text);
+    expect(r.stderr).toMatch(/^swc: <stdin>: unchanged, [\d,]+ tokens \(approx\), nothing could be changed; target 500 not met/);
+    const plan = await runSwc(['compact', '-', '-t', '500', '--tokenizer', 'approx', '--strategy', 'prune', '--dry-run', '--json'], { cwd: tmpdir(), stdin: text });
+    expect((JSON.parse(plan.stdout) as { groups: { kind: string }[] }).groups.filter((g) => g.kind === 'pruned')).toEqual([]);
+  });
 });
