@@ -186,6 +186,7 @@ function checkOptions(options: CompactorOptions): Checked {
     if (typeof options.placeholder !== 'string' || options.placeholder === '') {
       throw new UsageError('placeholder must be a non-empty string (it is what the model sees in place of a pruned result)');
     }
+    if (options.placeholder.replaceAll('{tool_name}', '').trim() === '') throw new UsageError(BARE_PLACEHOLDER);
   }
   if (pruning && adapter !== null && adapter.writePruned === undefined) {
     throw new UsageError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`);
@@ -271,6 +272,10 @@ function binaryAsText(this: unknown, key: string, value: unknown): unknown {
 }
 
 /** A message's JSON, or the InputError that names it. */
+/** Why a placeholder of nothing but `{tool_name}` is refused, in the library's words and the command line's. */
+const BARE_PLACEHOLDER =
+  'placeholder needs text besides {tool_name}: earlier placeholders are recognised by that text, and a bare {tool_name} would match every result, so nothing would be pruned';
+
 function toJson(message: unknown, k: number): AsJson {
   let raw: string | undefined;
   try {
@@ -332,7 +337,8 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
     tokenizer: counter.name,
     compact<M>(messages: readonly M[]): CompactedMessages<M> {
       if (!Array.isArray(messages)) throw new InputError(`expected an array of messages, found ${messages === null ? 'null' : typeof messages}`, 'messages');
-      const converted = messages.map((m, k) => asJson(m, k));
+      // Array.from visits holes too (as undefined), so a sparse array is refused like any other non-message.
+      const converted = Array.from(messages as readonly unknown[], (m, k) => asJson(m, k));
       const items = converted.map((c) => c.item);
       const raws = converted.map((c) => c.raw);
       const { adapter, container } = formatOf(items, checked.adapter, options.system);

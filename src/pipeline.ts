@@ -980,6 +980,29 @@ export interface RestoreResult {
 
 const POINTER = /Tool result offloaded to '((?:[^'\\]|\\.)*?)' \(/g;
 
+/** The entry of a store record written as `written`, or undefined (also for a record that is not swc's). */
+function recordEntry(record: string, written: string): { raw: string; written: string } | undefined {
+  let items: unknown;
+  try {
+    items = (JSON.parse(record) as { items?: unknown } | null)?.items;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(items)) return undefined;
+  return (items as unknown[]).find((e): e is { raw: string; written: string } => isRecord(e) && e.written === written && typeof e.raw === 'string');
+}
+
+/** Whether a text is one JSON value (and, for a line of JSONL, holds no line break). */
+function isOneJsonValue(text: string, line: boolean): boolean {
+  if (line && /[\r\n]/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Puts offloaded results back: every item holding a pointer into the store becomes, byte for byte, the item it was
  * before offloading, as the store's `REF.swc.json` recorded it, when the item is still exactly as offloading wrote it.
@@ -1008,9 +1031,13 @@ export function restoreSource(source: SourceText, dir: string, read: (file: stri
         if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
         const record = read(`${resolved}.swc.json`);
         if (record === null) throw new InputError(`${slot.where}: item ${k} points at ${reference}, but the store has no record of it (${resolved}.swc.json)`, source.file);
-        const items = (JSON.parse(record) as { items?: { raw: string; written: string }[] }).items ?? [];
-        const entry = items.find((e) => e.written === raw);
+        const entry = recordEntry(record, raw);
         if (entry === undefined) throw new InputError(`${slot.where}: item ${k} changed since ${reference} was offloaded, so it cannot be put back`, source.file);
+        // A record is trusted only as far as it can be checked: what it puts back must be one JSON value (one line in
+        // a JSONL file), as every item offloading replaced was.
+        if (!isOneJsonValue(entry.raw, isLineSource(source))) {
+          throw new InputError(`${slot.where}: the store's record ${resolved}.swc.json does not hold a valid item to put back (was it edited?); nothing was restored`, source.file);
+        }
         parts[k] = entry.raw;
         changed = true;
         restored++;

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { lstatSync, promises as fs, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
-import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic } from '../io/files.js';
+import { ChangedError, describeFsError, identifyFile, isInside, realTarget, writeFileAtomic } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import { encodeOutput } from '../io/source.js';
 import { restoreSource } from '../pipeline.js';
@@ -28,8 +28,11 @@ export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, 
   const real = input === '-' ? '-' : await realTarget(path.resolve(io.cwd, input));
   const identity = real === '-' ? null : identifyFile(real);
   const source = real === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(real, input);
+  const realDir = await fs.realpath(dir).catch(() => dir);
+  // Only regular files really inside the store are read: a record that is a link (to anywhere) counts as missing.
   const read = (file: string): string | null => {
     try {
+      if (!lstatSync(file).isFile() || !isInside(realDir, realpathSync(file))) return null;
       return readFileSync(file, 'utf8');
     } catch {
       return null;

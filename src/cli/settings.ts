@@ -238,6 +238,9 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   const offloadOver = flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : parseTokens('--offload-over', flags.offloadOver, 1);
   if (flags.placeholder !== undefined && !pruning) throw new UsageError('--placeholder only applies with --strategy prune');
   if (flags.placeholder === '') throw new UsageError('--placeholder must not be empty (it is what the model sees in place of a pruned result)');
+  if (flags.placeholder !== undefined && flags.placeholder.replaceAll('{tool_name}', '').trim() === '') {
+    throw new UsageError('--placeholder needs text besides {tool_name}: earlier placeholders are recognised by that text, and a bare {tool_name} would match every result, so nothing would be pruned');
+  }
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
   const note = flags.note === false ? null : flags.note === true || flags.note === undefined ? undefined : flags.note === '' ? null : flags.note;

@@ -43,6 +43,8 @@ export class ConfinedFolders {
       await fs.mkdir(dir).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'EEXIST') throw new InputError(`cannot create ${dir}: ${describeFsError(error)}${this.after}`, display);
       });
+      // Looked at once more, never in a loop: some file systems (/proc) say a folder exists that lstat cannot find.
+      if ((await fs.lstat(dir).catch(() => null)) === null) throw new InputError(`cannot create ${dir}: the file system refuses it${this.after}`, display);
       return this.ensure(dir, display);
     }
     if (!stat.isSymbolicLink() && !stat.isDirectory()) throw new InputError(`${dir} is in the way (not a directory)${this.after}`, display);

@@ -3,7 +3,7 @@
  * gives the original bytes back, on every real transcript of fixtures/real.
  */
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { codePoints, planOffload, pointerText, storeKey } from '../../src/core/offload.js';
@@ -205,5 +205,32 @@ describe('--strategy offload on the command line', () => {
     const r = await runSwc(['restore', 'out.json', '--offload-dir', 'store'], { cwd: dir });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/item 2 changed since .* was offloaded, so it cannot be put back/);
+  });
+
+  it('restore puts back only what a record can be checked to hold: valid JSON, from a regular file inside the store', async () => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 'run.json'), FILE);
+    await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
+    const record = path.join(dir, 'store', 'run.json', '1_search_a.txt.swc.json');
+    const good = readFileSync(record, 'utf8');
+    const doc = JSON.parse(good) as { items: { raw: string }[] };
+    (doc.items[0] as { raw: string }).raw = '{{{ not json';
+    writeFileSync(record, JSON.stringify(doc));
+    const tampered = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
+    expect(tampered.status).toBe(2);
+    expect(tampered.stderr).toMatch(/does not hold a valid item to put back \(was it edited\?\); nothing was restored/);
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+    // The record as a link (here to a good copy outside the store) counts as missing.
+    writeFileSync(path.join(dir, 'elsewhere.json'), good);
+    rmSync(record);
+    symlinkSync(path.join(dir, 'elsewhere.json'), record);
+    const linked = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
+    expect(linked.status).toBe(2);
+    expect(linked.stderr).toMatch(/the store has no record of it/);
+    rmSync(record);
+    writeFileSync(record, good);
+    const back = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
+    expect(back.status).toBe(0);
+    expect(readFileSync(path.join(dir, 'back.json'), 'utf8')).toBe(FILE);
   });
 });

@@ -201,6 +201,10 @@ describe('--strategy on the command line', () => {
     [['--strategy', 'prune,'], '--strategy has an empty name in "prune," (choose from: window, prune, offload, comma-separated)'],
     [['--strategy', 'prune', '--min-tokens', '-1'], '--min-tokens must be at least 0, got -1'],
     [['--strategy', 'prune', '--placeholder', ''], '--placeholder must not be empty (it is what the model sees in place of a pruned result)'],
+    [
+      ['--strategy', 'prune', '--placeholder', ' {tool_name} '],
+      '--placeholder needs text besides {tool_name}: earlier placeholders are recognised by that text, and a bare {tool_name} would match every result, so nothing would be pruned',
+    ],
     [['--min-tokens', '10'], '--min-tokens only applies with --strategy prune'],
   ])('refuses %j with one line and exit 2', async (flags, message) => {
     const r = await compactStdin(FILE, '-t', '100', ...flags);

@@ -165,6 +165,14 @@ describe('compactMessages', () => {
     expect(() => compactor.compact([{ role: 'user', content: 'x' }, cyclic])).toThrow(/^messages\[1\]: a message that refers to itself/);
     expect(() => compactor.compact([{ role: 'user', content: 1n }])).toThrow(/^messages\[0\]: cannot be written as JSON/);
     expect(() => compactor.compact([undefined])).toThrow(/^messages\[0\]: expected a message, found undefined/);
+    // A hole in a sparse array, and a length past the last element, are refused the same way (not a TypeError).
+    const sparse: unknown[] = [{ role: 'user', content: 'x' }];
+    sparse[2] = { role: 'user', content: 'y' };
+    expect(() => compactor.compact(sparse)).toThrow(InputError);
+    expect(() => compactor.compact(sparse)).toThrow(/^messages\[1\]: expected a message, found undefined/);
+    const long: unknown[] = [{ role: 'user', content: 'x' }];
+    long.length = 2;
+    expect(() => compactor.compact(long)).toThrow(/^messages\[1\]: expected a message, found undefined/);
     expect(() => compactor.compact('hello' as unknown as unknown[])).toThrow(/expected an array of messages/);
   });
 
