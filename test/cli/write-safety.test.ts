@@ -205,7 +205,7 @@ describe('--report never overwrites what the run reads or writes', () => {
 });
 
 describe('modes and owners', () => {
-  it('gives new files the default mode less the umask, never the input\'s special bits', async () => {
+  it('gives a new -o file the default mode less the umask, and an --out-dir copy its input\'s bits, never special bits', async () => {
     const dir = tree('a.jsonl');
     chmodSync(path.join(dir, 'in/a.jsonl'), 0o4755);
     const umask = process.umask(0o022);
@@ -216,7 +216,11 @@ describe('modes and owners', () => {
       process.umask(umask);
     }
     expect(statSync(path.join(dir, 'new.jsonl')).mode & 0o7777).toBe(0o644);
-    expect(statSync(path.join(dir, 'out/a.jsonl')).mode & 0o7777).toBe(0o644);
+    // A copy of an input keeps its permission bits (a private transcript's copy stays private), setuid dropped.
+    expect(statSync(path.join(dir, 'out/a.jsonl')).mode & 0o7777).toBe(0o755);
+    chmodSync(path.join(dir, 'in/a.jsonl'), 0o600);
+    expect((await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'private', '-q'], { cwd: dir })).status).toBe(0);
+    expect(statSync(path.join(dir, 'private/a.jsonl')).mode & 0o7777).toBe(0o600);
   });
 
   it('keeps the mode of an existing --output file', async () => {
