@@ -362,13 +362,20 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
           }
         : planChain(read.messages, options, template, strategies, referenceMaker(source, slot, adapter, read, options.offload), options.window ? toolsText(source, layout, slot) : null);
     const { plan, pruning, offloads } = decided;
-    const pruned = prunedItems(pruning, read, plan);
-    const offloaded = offloadedItems(offloads, read, plan);
+    const candidates = prunedItems(pruning, read, plan);
+    const offloadCandidates = offloadedItems(offloads, read, plan);
+    if ((candidates.length > 0 || offloadCandidates.length > 0) && adapter.writePruned === undefined) {
+      const what = candidates.length > 0 ? 'prune' : 'offload';
+      throw new InputError(`--strategy ${what} cannot write ${adapter.name} files: the format has no way to write a replaced result`, source.file);
+    }
+    // The items rewritten, found before anything is reported, so plans and dry runs name exactly those (a Claude
+    // Code message spans several lines, of which only the result's changes).
+    const edits = prunedRaws(slot.raws, adapter, read, candidates, pruning);
+    const offloadEdits = offloadRaws(slot, adapter, read, offloadCandidates, offloads);
+    const pruned = narrowedTo(candidates, edits);
+    const offloaded = narrowedTo(offloadCandidates, offloadEdits);
     // Outputs see the conversation as decided: pruned and offloaded results hold their placeholders and pointers.
     const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
-    if ((pruned.length > 0 || offloaded.length > 0) && adapter.writePruned === undefined) {
-      throw new InputError(`--strategy ${pruned.length > 0 ? 'prune' : 'offload'} cannot write ${adapter.name} files: the format has no way to write a replaced result`, source.file);
-    }
     conversations.push(
       withOutcome(
         { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot) },
@@ -376,8 +383,6 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
       ),
     );
     if (plan.changed) {
-      const edits = prunedRaws(slot.raws, adapter, read, pruned, pruning);
-      const offloadEdits = offloadRaws(slot, adapter, read, offloaded, offloads);
       for (const [item, raw] of offloadEdits) edits.set(item, raw);
       const finals = new Map<number, string>();
       for (const item of offloadEdits.keys()) finals.set(item, '');
@@ -622,6 +627,20 @@ function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, 
     used.add(key);
     return path.join(folder, key);
   };
+}
+
+/** Each entry's range narrowed to the items really rewritten (left as it is when none of its items is). */
+function narrowedTo(entries: readonly PrunedItems[], edits: ReadonlyMap<number, string>): PrunedItems[] {
+  return entries.map((e) => {
+    let start = Infinity;
+    let end = -Infinity;
+    for (let k = e.start; k < e.end; k++) {
+      if (!edits.has(k)) continue;
+      start = Math.min(start, k);
+      end = Math.max(end, k + 1);
+    }
+    return start === Infinity ? e : { ...e, start, end };
+  });
 }
 
 /** The offloaded messages the output holds, in the file's item positions. */

@@ -226,4 +226,19 @@ describe('--strategy on the command line', () => {
     const plan = await runSwc(['compact', '-', '-t', '500', '--tokenizer', 'approx', '--strategy', 'prune', '--dry-run', '--json'], { cwd: tmpdir(), stdin: text });
     expect((JSON.parse(plan.stdout) as { groups: { kind: string }[] }).groups.filter((g) => g.kind === 'pruned')).toEqual([]);
   });
+
+  it('names in the plan exactly the lines pruning rewrites, in a Claude Code session whose messages span several lines', async () => {
+    const file = path.join(path.dirname(new URL(import.meta.url).pathname), '../../fixtures/real/claude-code/ccviewer-5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl');
+    const text = readFileSync(file, 'utf8');
+    const args = ['compact', '-', '-t', '3000', '--strategy', 'prune'];
+    const plan = JSON.parse((await runSwc([...args, '--dry-run', '--json'], { cwd: tmpdir(), stdin: text })).stdout) as { groups: { kind: string; start: number; end: number }[] };
+    const named = new Set<number>();
+    for (const g of plan.groups.filter((x) => x.kind === 'pruned')) for (let k = g.start; k < g.end; k++) named.add(k);
+    const out = (await runSwc(args, { cwd: tmpdir(), stdin: text })).stdout.split('\n');
+    const before = text.split('\n');
+    expect(out).toHaveLength(before.length);
+    const changed = new Set(before.flatMap((line, k) => (line === out[k] ? [] : [k])));
+    expect(changed.size).toBeGreaterThan(0);
+    expect([...named].sort((a, b) => a - b)).toEqual([...changed].sort((a, b) => a - b));
+  });
 });
