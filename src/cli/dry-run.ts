@@ -219,7 +219,7 @@ function noNoteReason(c: ConversationResult, noteOn: boolean): string {
   const { plan } = c;
   if (!noteOn) return 'no note: notes are off';
   if (c.outcome.belowThreshold) return 'no note: nothing removed (below the threshold)';
-  if (plan.unchanged === 'fits') return 'no note: nothing removed (fits the target)';
+  if (plan.unchanged === 'fits') return plan.targetMet ? 'no note: nothing removed (fits the target)' : 'no note: nothing removed';
   if (plan.unchanged === 'only-notes') return 'no note: only earlier notes would go, so nothing changes';
   return 'no note: nothing can be removed';
 }

@@ -110,6 +110,12 @@ export function missText(miss: Miss, context: MissContext): string {
         : `the kept messages fit, but the note (${tokens(miss.noteTokens)}) brings them to ${tokens(miss.tokensAfter)}`;
     case 'joined':
       return `the kept groups fit one by one, but counted together they come to ${tokens(miss.tokensAfter)}`;
+    case 'below-trigger':
+      return 'pruning brought it below the compact-at threshold, where the window leaves a conversation alone';
+    case 'nothing-to-prune':
+      return 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)';
+    case 'nothing-to-offload':
+      return 'no other tool result may be offloaded (the newest steps, short results, errors and non-text results stay)';
   }
 }
 
@@ -127,13 +133,6 @@ export interface LineContext {
 /** Why a conversation misses its target, phrased, or null when it meets it. */
 export function missReason(c: ConversationResult): string | null {
   const { miss } = c.outcome.totals;
-  if (miss !== null && c.leftBelowTrigger === true) return 'pruning brought it below the compact-at threshold, where the window leaves a conversation alone';
-  // Without the window, only pruning and offloading decided: what is left is what they may not touch.
-  if (miss !== null && c.strategies !== undefined && !c.strategies.includes('window')) {
-    return c.strategies.includes('prune')
-      ? 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)'
-      : 'no other tool result may be offloaded (the newest steps, short results, errors and non-text results stay)';
-  }
   return miss === null ? null : missText(miss, c.outcome.missContext);
 }
 

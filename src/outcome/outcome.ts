@@ -27,7 +27,11 @@ export type Miss =
   /** Only earlier notes could go, and a new note would take their place, so nothing changes. */
   | { readonly kind: 'earlier-notes'; readonly tokensAfter: number }
   | { readonly kind: 'note'; readonly noteTokens: number | null; readonly tokensAfter: number }
-  | { readonly kind: 'joined'; readonly tokensAfter: number };
+  | { readonly kind: 'joined'; readonly tokensAfter: number }
+  /** A chain whose pruning or offloading left the conversation below the trigger, where the window leaves it alone. */
+  | { readonly kind: 'below-trigger'; readonly tokensAfter: number }
+  /** Without the window, pruning or offloading decided alone, and what is left they may not touch. */
+  | { readonly kind: 'nothing-to-prune' | 'nothing-to-offload'; readonly tokensAfter: number };
 
 /** Message counts of one conversation, in the file's own terms. */
 export interface MessageCounts {
@@ -111,6 +115,10 @@ export interface Planned {
   readonly toolTokens: number;
   /** The length of an item of the file's list in its text (UTF-16 units), for an estimate of tokens not counted. */
   readonly itemLength?: (item: number) => number;
+  /** The strategies applied, in order (the window alone when left out). */
+  readonly strategies?: readonly string[];
+  /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
+  readonly leftBelowTrigger?: boolean;
 }
 
 /** What an outcome is worked out with besides the conversation. */
@@ -329,6 +337,10 @@ function exactTokensOf(c: Planned, g: Group, counter: TokenCounter): number {
 function missOf(c: Planned, settings: OutcomeSettings, note: number | null): Miss | null {
   const { plan } = c;
   if (plan.targetMet) return null;
+  if (c.leftBelowTrigger === true) return { kind: 'below-trigger', tokensAfter: plan.tokensAfter };
+  if (c.strategies !== undefined && !c.strategies.includes('window')) {
+    return { kind: c.strategies.includes('prune') ? 'nothing-to-prune' : 'nothing-to-offload', tokensAfter: plan.tokensAfter };
+  }
   const window = settings.window ?? null;
   if (window !== null && c.toolTokens > 0 && c.toolTokens >= window.target) return { kind: 'tools', toolTokens: c.toolTokens, target: window.target };
   const target = c.target;

@@ -241,4 +241,21 @@ describe('--strategy on the command line', () => {
     expect(changed.size).toBeGreaterThan(0);
     expect([...named].sort((a, b) => a - b)).toEqual([...changed].sort((a, b) => a - b));
   });
+
+  it('gives one reason for a pruning run that misses, in the summary, the dry run and the JSON plan', async () => {
+    const messages = [
+      { role: 'user', content: 'task' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'a', content: 'x'.repeat(4000) },
+    ];
+    const text = JSON.stringify(messages);
+    const reason = 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)';
+    const run = await compactStdin(text, '--strategy', 'prune', '-t', '100');
+    expect(run.stderr).toContain(`target 100 not met: ${reason}`);
+    const dry = await compactStdin(text, '--strategy', 'prune', '-t', '100', '--dry-run');
+    expect(dry.stdout.replace(/\s+/g, ' ')).toContain(reason);
+    expect(dry.stdout).not.toContain('fits the target');
+    const plan = JSON.parse((await compactStdin(text, '--strategy', 'prune', '-t', '100', '--dry-run', '--json')).stdout) as { missReason: { kind: string } };
+    expect(plan.missReason.kind).toBe('nothing-to-prune');
+  });
 });
