@@ -6,6 +6,8 @@ export interface OutStream {
   readonly isTTY?: boolean;
   readonly columns?: number;
   once?(event: 'drain', listener: () => void): unknown;
+  /** The terminal itself, for a spinner that moves the cursor (set only when the stream is an interactive terminal). */
+  readonly terminal?: NodeJS.WritableStream;
 }
 
 export interface CliIo {
@@ -69,6 +71,11 @@ export function guardStream(stream: RawStream): GuardedStream {
     },
     get columns() {
       return stream.columns;
+    },
+    // A spinner needs the terminal's cursor controls (cursorTo, clearLine…), which only the real stream has; its
+    // errors still land in the handler above.
+    get terminal() {
+      return stream.isTTY === true ? (stream as unknown as NodeJS.WritableStream) : undefined;
     },
     write(chunk) {
       if (failure !== null) return true;

@@ -44,7 +44,7 @@ export async function createProgress(io: CliIo, enabled: boolean): Promise<Progr
       const name = shown === null || room < 8 ? '' : `  ${shown.length > room ? `…${shown.slice(shown.length - room + 1)}` : shown}`;
       const text = `${head}${name}`;
       if (spinner === null) {
-        spinner = ora({ text, stream: io.stderr as NodeJS.WritableStream, isEnabled: true, discardStdin: false });
+        spinner = ora({ text, stream: io.stderr.terminal ?? (io.stderr as NodeJS.WritableStream), isEnabled: true, discardStdin: false });
         spinner.start();
       } else {
         spinner.text = text;
