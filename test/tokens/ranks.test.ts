@@ -171,3 +171,11 @@ describe('a rank file that is not there', () => {
     expect(RankTable.load('no_such_encoding')).toBeNull();
   });
 });
+
+describe('a run of twenty million letters (one pre-token piece)', () => {
+  it('is bounded from below without being merged when a limit is passed, in swc\'s own counter', async () => {
+    const counter = await createCounter('o200k_base');
+    // o200k's longest token is 128 bytes: 20,000,000 letters are at least 156,250 tokens.
+    expect(counter.measure([{ text: 'x'.repeat(20_000_000), images: 0, files: 0 }], 100)).toBe(156_250);
+  });
+});
