@@ -336,8 +336,18 @@ function barMarker(c: ConversationResult, window: WindowSettings | null | undefi
   return { at, label: `threshold ${formatCount(trigger)}${c.toolTokens > 0 ? ` (${formatCount(at)} after tool schemas)` : ''}` };
 }
 
-/** The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what goes. */
-function budgetLines(totals: PlanTotals, marker: BarMarker, met: boolean, width: number, color: ChalkInstance): string[] {
+/** What pruning and offloading saved on the results the output keeps: their tokens before less their placeholders'. */
+function shrunk(c: ConversationResult): { pruned: number; offloaded: number } {
+  const saved = (list: readonly { tokensBefore: number; tokensAfter: number }[] | undefined): number =>
+    (list ?? []).reduce((a, p) => a + Math.max(p.tokensBefore - p.tokensAfter, 0), 0);
+  return { pruned: saved(c.pruned), offloaded: saved(c.offloaded) };
+}
+
+/**
+ * The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what
+ * goes: removed messages, and what pruning and offloading took out of the results that stay (`~`).
+ */
+function budgetLines(totals: PlanTotals, marker: BarMarker, met: boolean, width: number, color: ChalkInstance, saved = { pruned: 0, offloaded: 0 }): string[] {
   const target = marker.at;
   const parts: BarPart[] = [
     { key: 'protected', char: '█', tone: 'protected', tokens: totals.protectedTokens ?? 0 },
@@ -345,6 +355,8 @@ function budgetLines(totals: PlanTotals, marker: BarMarker, met: boolean, width:
     { key: 'steps', char: '▒', tone: 'kept', tokens: totals.keptStepTokens ?? 0 },
     { key: 'note', char: '▞', tone: 'note', tokens: totals.noteTokens ?? 0 },
     { key: 'removed', char: '░', tone: 'removed', tokens: totals.removed.tokens ?? 0 },
+    { key: 'pruned', char: '~', tone: 'removed', tokens: saved.pruned },
+    { key: 'offloaded', char: '~', tone: 'removed', tokens: saved.offloaded },
   ];
   const total = parts.reduce((a, p) => a + p.tokens, 0);
   const scale = Math.max(total, target);
@@ -355,8 +367,8 @@ function budgetLines(totals: PlanTotals, marker: BarMarker, met: boolean, width:
     scale,
     cells,
   );
-  // The kept parts are every part but the last (what goes).
-  const kept = columns.slice(0, -1).reduce((a, b) => a + b, 0);
+  // The kept parts are the first four; the rest is what goes.
+  const kept = columns.slice(0, 4).reduce((a, b) => a + b, 0);
   const targetAt = markColumn(target, scale, cells, kept, met);
   const pieces: Piece[] = [{ text: prefix }];
   let at = 0;
@@ -374,6 +386,10 @@ function budgetLines(totals: PlanTotals, marker: BarMarker, met: boolean, width:
   const legend: Piece[][] = [];
   for (const p of parts) {
     if (p.tokens === 0 && p.key !== 'protected') continue;
+    if (p.key === 'pruned' || p.key === 'offloaded') {
+      legend.push([{ text: `${p.char} ${p.key} results −${formatCount(p.tokens)}`, tone: p.tone }]);
+      continue;
+    }
     legend.push([{ text: `${p.char} ${p.key} ${formatCount(p.tokens)}`, tone: p.tone }]);
   }
   legend.push([{ text: `│ ${marker.label}`, tone: 'strong' }]);
@@ -581,7 +597,7 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
       lines.push(...layoutRows(conversationRows(c, view, totals), width, view.color));
     }
     lines.push('');
-    lines.push(...budgetLines(totals, barMarker(c, view.window), plan.targetMet, width, view.color));
+    lines.push(...budgetLines(totals, barMarker(c, view.window), plan.targetMet, width, view.color, shrunk(c)));
     lines.push(...closingLines(c, totals, view, width));
   });
   if (several) {

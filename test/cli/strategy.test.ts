@@ -258,4 +258,16 @@ describe('--strategy on the command line', () => {
     const plan = JSON.parse((await compactStdin(text, '--strategy', 'prune', '-t', '100', '--dry-run', '--json')).stdout) as { missReason: { kind: string } };
     expect(plan.missReason.kind).toBe('nothing-to-prune');
   });
+
+  it('shows in the budget bar what pruning took out of the results that stay', async () => {
+    const file = path.join(path.dirname(new URL(import.meta.url).pathname), '../../fixtures/real/claude-code/ccviewer-5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl');
+    const args = ['compact', '-', '-t', '3000', '--strategy', 'prune'];
+    const text = readFileSync(file, 'utf8');
+    const dry = (await runSwc([...args, '--dry-run'], { cwd: tmpdir(), stdin: text })).stdout;
+    const plan = JSON.parse((await runSwc([...args, '--dry-run', '--json'], { cwd: tmpdir(), stdin: text })).stdout) as { groups: { kind: string; tokensBefore?: number; tokensAfter?: number }[] };
+    const saved = plan.groups.filter((g) => g.kind === 'pruned').reduce((a, g) => a + (g.tokensBefore ?? 0) - (g.tokensAfter ?? 0), 0);
+    expect(saved).toBeGreaterThan(0);
+    expect(dry).toContain(`~ pruned results −${saved.toLocaleString('en-US')}`);
+    expect(dry.split('\n').find((l) => l.startsWith('budget ['))).toMatch(/~+\]$/);
+  });
 });
