@@ -132,20 +132,11 @@ interface ChatLine {
 /** LangChain's trimMessages on the transcript, counting with gpt-tokenizer as its docs suggest for OpenAI models. */
 async function langchain(file: string, target: number, cached: boolean): Promise<number> {
   const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
-  const { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages, isAIMessage } = await import('@langchain/core/messages');
+  const lc = await import('@langchain/core/messages');
+  const { trimMessages, isAIMessage } = lc;
   type Base = import('@langchain/core/messages').BaseMessage;
   const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
-  const messages: Base[] = lines.map((l) => {
-    const m = JSON.parse(l) as ChatLine;
-    const content = typeof m.content === 'string' ? m.content : '';
-    if (m.role === 'system') return new SystemMessage(content);
-    if (m.role === 'user') return new HumanMessage(content);
-    if (m.role === 'tool') return new ToolMessage({ content, tool_call_id: m.tool_call_id ?? '' });
-    return new AIMessage({
-      content,
-      tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown>, type: 'tool_call' as const })),
-    });
-  });
+  const messages: Base[] = lines.map((l) => toLangchain(JSON.parse(l) as ChatLine, lc));
   const plain = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
   const textOf = (m: Base): string => {
     const calls = isAIMessage(m) ? (m.tool_calls ?? []) : [];
@@ -195,18 +186,10 @@ async function loopSwc(file: string, steps: number, target: number): Promise<num
 /** The same loop with LangChain's trimMessages, the messages built once and counted once each (a cached counter). */
 async function loopLangchain(file: string, steps: number, target: number): Promise<number> {
   const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
-  const { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages, isAIMessage } = await import('@langchain/core/messages');
+  const lc = await import('@langchain/core/messages');
+  const { trimMessages, isAIMessage } = lc;
   type Base = import('@langchain/core/messages').BaseMessage;
-  const all: Base[] = chatLines(file, 2 * steps).map((m) => {
-    const content = typeof m.content === 'string' ? m.content : '';
-    if (m.role === 'system') return new SystemMessage(content);
-    if (m.role === 'user') return new HumanMessage(content);
-    if (m.role === 'tool') return new ToolMessage({ content, tool_call_id: m.tool_call_id ?? '' });
-    return new AIMessage({
-      content,
-      tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown>, type: 'tool_call' as const })),
-    });
-  });
+  const all: Base[] = chatLines(file, 2 * steps).map((m) => toLangchain(m, lc));
   const plain = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
   const memo = new WeakMap<Base, number>();
   const tokensOf = (m: Base): number => {
@@ -264,3 +247,15 @@ switch (mode) {
     throw new Error(`unknown mode ${mode}`);
 }
 process.stdout.write(`${result}\n`);
+
+/** A chat line as LangChain.js holds it: the message class of its role, tool calls with parsed arguments. */
+function toLangchain(m: ChatLine, lc: typeof import('@langchain/core/messages')): import('@langchain/core/messages').BaseMessage {
+  const content = typeof m.content === 'string' ? m.content : '';
+  if (m.role === 'system') return new lc.SystemMessage(content);
+  if (m.role === 'user') return new lc.HumanMessage(content);
+  if (m.role === 'tool') return new lc.ToolMessage({ content, tool_call_id: m.tool_call_id ?? '' });
+  return new lc.AIMessage({
+    content,
+    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown>, type: 'tool_call' as const })),
+  });
+}
