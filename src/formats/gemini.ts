@@ -267,8 +267,16 @@ export const gemini: FormatAdapter = {
       }
       const text = role === 'user' ? noteCandidate(content) : null;
       const wrapped = content !== item;
+      // A function response carrying media parts is never pruned or offloaded: the writer replaces its text only, so
+      // the media would stay while the decision counted them gone.
+      const withMedia = (own(content, 'parts') as Record<string, unknown>[]).some((part) => {
+        const response = fieldOf(part, 'functionResponse', 'function_response');
+        const media = isRecord(response) ? own(response, 'parts') : undefined;
+        return Array.isArray(media) && media.length > 0;
+      });
       builder.add({
         role,
+        ...(withMedia ? { fixed: true } : {}),
         ...noteMarks(text, noteTemplate),
         content: () => {
           const value = parseJson(input.raws[k] as string);

@@ -270,4 +270,19 @@ describe('--strategy on the command line', () => {
     expect(dry).toContain(`~ pruned results −${saved.toLocaleString('en-US')}`);
     expect(dry.split('\n').find((l) => l.startsWith('budget ['))).toMatch(/~+\]$/);
   });
+
+  it('never prunes a Gemini function response that carries media parts (its media would stay while counted gone)', async () => {
+    const response = (id: string, media: boolean): unknown => ({
+      role: 'user',
+      parts: [{ functionResponse: { id, name: 'shot', response: { output: 'r'.repeat(3000) }, ...(media ? { parts: [{ inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }] } : {}) } }],
+    });
+    const call = (id: string): unknown => ({ role: 'model', parts: [{ functionCall: { id, name: 'shot', args: {} } }] });
+    const text = JSON.stringify([{ role: 'user', parts: [{ text: 'look' }] }, call('a'), response('a', true), call('b'), response('b', false), call('c'), response('c', false)]);
+    const args = ['compact', '-', '-t', '100', '--tokenizer', 'approx', '--strategy', 'prune', '--format', 'gemini'];
+    const plan = JSON.parse((await runSwc([...args, '--dry-run', '--json'], { cwd: tmpdir(), stdin: text })).stdout) as { groups: { kind: string; start: number }[] };
+    // The media response (item 2) stays; the plain one outside the newest step (item 4) is pruned.
+    expect(plan.groups.filter((g) => g.kind === 'pruned').map((g) => g.start)).toEqual([4]);
+    const out = JSON.parse((await runSwc(args, { cwd: tmpdir(), stdin: text })).stdout) as unknown[];
+    expect(out[2]).toEqual(JSON.parse(text)[2]);
+  });
 });
