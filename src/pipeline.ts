@@ -235,6 +235,20 @@ function adapterOf(slot: Slot, previous: FormatAdapter | null, format: string | 
 }
 
 /**
+ * Each slot of a layout with its adapter, chosen as the slot is reached (so a file's errors come in slot order), and
+ * the names of the formats met so far, in order, as a file's result names them.
+ */
+function* slotsWithAdapters(layout: Layout, format: string | undefined, file: string, names: string[]): Generator<{ slot: Slot; adapter: FormatAdapter }> {
+  let previous: FormatAdapter | null = null;
+  for (const slot of layout.slots) {
+    const adapter = adapterOf(slot, previous, format, file);
+    previous = adapter;
+    if (!names.includes(adapter.name)) names.push(adapter.name);
+    yield { slot, adapter };
+  }
+}
+
+/**
  * Writes a slot's items back after a decision: kept items in order, pinned items where they were, the note
  * before the first item of the message it precedes.
  */
@@ -334,11 +348,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     exactBefore: options.exact === true || length <= EXACT_COUNT_UP_TO,
   };
   const formats: string[] = [];
-  let previous: FormatAdapter | null = null;
-  for (const slot of layout.slots) {
-    const adapter = adapterOf(slot, previous, options.format, source.file);
-    previous = adapter;
-    if (!formats.includes(adapter.name)) formats.push(adapter.name);
+  for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats)) {
     const read = normalizeSlot(source, slot, adapter, template);
     const strategies = options.strategies ?? ['window'];
     const decided: Decided =
@@ -901,11 +911,7 @@ export function inspectSource(source: SourceText, options: { format?: string; co
   const locate = offsetLocator(source);
   const conversations: InspectedConversation[] = [];
   const formats: string[] = [];
-  let previous: FormatAdapter | null = null;
-  for (const slot of layout.slots) {
-    const adapter = adapterOf(slot, previous, options.format, source.file);
-    previous = adapter;
-    if (!formats.includes(adapter.name)) formats.push(adapter.name);
+  for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats)) {
     conversations.push(inspectSlot(source, slot, adapter, options.counter, locate));
   }
   return { file: source.file, format: formats.join(', '), tokenizer: options.counter.name, conversations };

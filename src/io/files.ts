@@ -88,7 +88,6 @@ function removePending(): void {
     }
   }
   pending.clear();
-  removeSpools();
 }
 
 /**
@@ -136,6 +135,8 @@ function installCleanup(): void {
       removePending();
       const raise = (): void => {
         removePending();
+        // A normal exit removes each thread's spools itself; a signal ends every thread at once, so they are found here.
+        removeSpools();
         process.kill(process.pid, signal);
       };
       if (inFlight === 0) raise();
