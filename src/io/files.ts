@@ -25,7 +25,11 @@ class Interrupted extends Error {}
  * Test seam: called right before each rename with the path about to be replaced, so a test can make a concurrent
  * change happen at that exact point (no sleeps). Never set outside tests.
  */
-export const writeHooks: { beforeRename?: (target: string) => void | Promise<void> } = {};
+export const writeHooks: {
+  beforeRename?: (target: string) => void | Promise<void>;
+  /** Called after the last check, right before the rename or link: where only the look after it can catch a swap. */
+  beforePlace?: (target: string) => void | Promise<void>;
+} = {};
 
 /** What makes a file the one that was read: the inode it is, and its size and times then. */
 export interface FileIdentity {
@@ -243,6 +247,7 @@ export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIter
     checkInterrupted();
     await writeHooks.beforeRename?.(target);
     await checkStillTarget(target, dir, options);
+    await writeHooks.beforePlace?.(target);
     if (options.exclusive === true) await placeExclusively(tmp, target);
     else await fs.rename(tmp, target);
     pending.delete(tmp);
@@ -299,7 +304,9 @@ async function checkStillTarget(target: string, dir: string, options: WriteOptio
  */
 async function checkLanded(target: string, options: WriteOptions, written: Stats): Promise<void> {
   if (options.realDir === undefined) return;
-  const there = await fs.lstat(path.join(options.realDir, path.basename(target))).catch(() => null);
+  // The folder must still really be the one checked (not a link to where the file went), and hold the new file.
+  const folder = await fs.realpath(path.dirname(target)).catch(() => null);
+  const there = folder === options.realDir ? await fs.lstat(path.join(options.realDir, path.basename(target))).catch(() => null) : null;
   if (there === null || there.ino !== written.ino || there.dev !== written.dev) {
     throw new ChangedError(`its folder ${path.dirname(target)} was moved or replaced by a link while it was written; the file may have landed elsewhere`);
   }

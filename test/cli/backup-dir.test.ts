@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeHooks } from '../../src/io/files.js';
@@ -19,6 +19,7 @@ const SMALL = '[{"role":"user","content":"hi"}]\n';
 
 afterEach(() => {
   delete writeHooks.beforeRename;
+  delete writeHooks.beforePlace;
 });
 
 /** A tree `in/` with the sample at `a.jsonl`, a gzipped copy at `sub/b.jsonl.gz`, and a small file that stays. */
@@ -166,6 +167,25 @@ describe('--backup-dir', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('was moved or replaced by a link');
     expect(readdirSync(outside)).toEqual([]);
+    expect(readFileSync(path.join(dir, 'in/sub/b.jsonl.gz')).equals(gzipSync(SAMPLE_BYTES))).toBe(true);
+  });
+
+  it('reports, never as success, a folder swapped for a link after the last check (Node has no renameat)', async () => {
+    const dir = tree();
+    const outside = path.join(dir, 'outside');
+    mkdirSync(outside);
+    const folder = path.join(dir, 'backups/sub');
+    writeHooks.beforePlace = (target) => {
+      if (path.dirname(target) !== folder) return;
+      // The folder (with the finished temporary file in it) moves outside, and a link to it takes its place.
+      rmSync(outside, { recursive: true });
+      renameSync(folder, outside);
+      symlinkSync(outside, folder);
+    };
+    const r = await runSwc(['compact', 'in/sub/b.jsonl.gz', ...TARGET, '--in-place', '--backup-dir', 'backups', '--base', 'in'], { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('was moved or replaced by a link while it was written; the file may have landed elsewhere');
+    // The backup went where the link led (that cannot be undone), and so the original was not replaced.
     expect(readFileSync(path.join(dir, 'in/sub/b.jsonl.gz')).equals(gzipSync(SAMPLE_BYTES))).toBe(true);
   });
 
