@@ -236,7 +236,7 @@ class OutDir {
    */
   async destination(file: InputFile, bytes: Uint8Array): Promise<Destination | null> {
     const rel = path.relative(this.base, file.absolute);
-    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
+    if (rel === '' || !isInside(this.base, file.absolute)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
     const dest = path.join(this.root, rel);
     if (!isInside(this.root, dest) || dest === this.root) throw new InputError('would land outside the out-dir; refusing', file.display);
     const realDir = await this.folders.ensure(path.dirname(dest), file.display);
@@ -385,7 +385,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,
-    offload: store,
+    offload: store === undefined ? undefined : { ...store, cwd: io.cwd, ...(outDir !== null ? { outDir: { root: outDir.root, base: work.base } } : {}) },
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,

@@ -1,4 +1,5 @@
 import { Chalk } from 'chalk';
+import path from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import { identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
@@ -23,8 +24,11 @@ import type { LineContext } from './summary.js';
  */
 export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>,
     Partial<Pick<CompactSettings, 'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder'>> {
-  /** Offloading: the store directory (absolute) and threshold. */
-  readonly offload?: { readonly dir: string; readonly over: number } | undefined;
+  /**
+   * Offloading: the store directory (absolute) and threshold; the working directory and the out-dir (its root and the
+   * inputs' base), which give the folder each result is written to, that pointers are relative to.
+   */
+  readonly offload?: { readonly dir: string; readonly over: number; readonly cwd: string; readonly outDir?: { readonly root: string; readonly base: string } } | undefined;
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -100,9 +104,18 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   }
 }
 
+/** The folder a job's result is written to: under the out-dir, else the input's (standard input: the working directory). */
+function homeOf(job: Job, settings: JobSettings): string | undefined {
+  const offload = settings.offload;
+  if (offload === undefined) return undefined;
+  if (job.content !== undefined || job.file === '-') return offload.cwd;
+  if (offload.outDir !== undefined) return path.dirname(path.join(offload.outDir.root, path.relative(offload.outDir.base, job.file)));
+  return path.dirname(job.real ?? job.file);
+}
+
 /** The result of one read file. */
 function describeSource(job: Job, source: SourceText, identity: FileIdentity | null, settings: JobSettings, compactor: FileCompactor): JobResult {
-  const result = compactor.compact(source);
+  const result = compactor.compact(source, { home: homeOf(job, settings) });
   const note = noteTemplate(settings.note);
   const target = settings.target;
   const { window } = settings;
