@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
 import { describeFsError, isInside as isInsideFolder, writeFileAtomic } from '../io/files.js';
-import { ConfinedFolders } from '../io/folders.js';
+import { ConfinedFolders, STORE_MARKER } from '../io/folders.js';
 import type { StoreFile } from '../pipeline.js';
 import type { CliIo } from './io.js';
 import type { CompactSettings } from './settings.js';
@@ -33,8 +33,7 @@ export async function offloadStore(settings: CompactSettings, io: CliIo): Promis
   return { dir, over: settings.offloadOver };
 }
 
-/** The file at a store's root that marks the folder as an offload store: directory searches skip what it holds. */
-export const STORE_MARKER = '.swc-store';
+export { STORE_MARKER };
 
 /** What the marker holds. */
 const MARKER_CONTENT = `${JSON.stringify({ swc: 'offload-store', version: 2 })}\n`;
