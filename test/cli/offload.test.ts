@@ -5,15 +5,17 @@
 import { describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { codePoints, parsePointer, planOffload, pointerText, storeKey } from '../../src/core/offload.js';
-import { storeHash } from '../../src/pipeline.js';
 import { textContent } from '../../src/core/render.js';
 import type { Content, Message } from '../../src/core/types.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 const REAL = path.join(process.cwd(), 'fixtures', 'real');
 const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'swc-offload-'));
+/** The hash a store name holds: the first 16 hex digits of the SHA-256 of the file's bytes. */
+const storeHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
 
 function content(parts: Partial<Content>): Content {
   return { texts: [], toolCalls: [], results: [], images: 0, files: [], ...parts };
