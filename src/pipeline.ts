@@ -1167,6 +1167,24 @@ function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<St
 }
 
 /**
+ * A store reader for `restoreSource(source, dir, read)`: references inside `dir` (relative ones relative to it), and
+ * the record `REF.swc.json` beside each, read with `read`, as stores before hashed records named them.
+ */
+function readerOf(dir: string, read: (file: string) => string | null): StoreReader {
+  return {
+    locate(reference) {
+      const file = path.resolve(dir, reference);
+      const rel = path.relative(dir, file);
+      return rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel) ? { refused: `which is outside the offload store ${dir}` } : { file };
+    },
+    records(file) {
+      const text = read(`${file}.swc.json`);
+      return text === null ? [] : [{ path: `${file}.swc.json`, text }];
+    },
+  };
+}
+
+/**
  * Puts offloaded results back: every tool result that is a pointer (as offloading writes them; a pointer quoted in
  * other text is no candidate) has its message's items become, byte for byte, the items they were before offloading,
  * as the result's record in the store holds them, when the items are still exactly as offloading wrote them. All or
@@ -1175,7 +1193,14 @@ function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<St
  * @param options how the store is reached, and where the conversations are
  * @throws InputError for a pointer outside the store, or whose record is missing or does not match its items
  */
-export function restoreSource(source: SourceText, options: RestoreOptions): RestoreResult {
+export function restoreSource(source: SourceText, options: RestoreOptions): RestoreResult;
+/**
+ * The earlier form: the store directory (absolute) and a reader of its files; reads records named `REF.swc.json`.
+ * @deprecated pass `RestoreOptions` with a `StoreReader`, which finds the hashed records of today's stores
+ */
+export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult;
+export function restoreSource(source: SourceText, settings: RestoreOptions | string, read?: (file: string) => string | null): RestoreResult {
+  const options: RestoreOptions = typeof settings === 'string' ? { store: readerOf(settings, read ?? (() => null)) } : settings;
   const given = options.format !== undefined || options.conversationKey !== undefined || options.conversationPath !== undefined;
   const recorded = given ? {} : recordedLayout(source, options.store);
   const format = options.format ?? recorded.format;

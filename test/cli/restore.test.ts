@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { writeHooks } from '../../src/io/files.js';
+import { sourceFromBytes } from '../../src/io/lines.js';
+import { restoreSource } from '../../src/index.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'swc-restore-'));
@@ -232,6 +234,9 @@ describe('stores that travel', () => {
     writeFileSync(path.join(dir, 'legacy.json'), `[${messages.map((m, i) => (i === 2 ? written : JSON.stringify(m))).join(',')}]`);
     const legacy = await runSwc(['restore', 'legacy.json', '--offload-dir', 'old'], { cwd: dir });
     expect(legacy.stdout).toBe(text);
+    // The library's earlier form, a directory and a reader, reads such a store too.
+    const read = (file: string): string | null => (existsSync(file) ? readFileSync(file, 'utf8') : null);
+    expect(restoreSource(sourceFromBytes(readFileSync(path.join(dir, 'legacy.json')), 'legacy.json'), path.join(dir, 'old'), read).output).toBe(text);
   });
 });
 
