@@ -1145,7 +1145,8 @@ function pointerReferences(text: string, limit: number): string[] {
 
 /** Where the store's records say this file's conversations are, from the first record that says it. */
 function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<StoreRecord, 'format' | 'conversationKey' | 'conversationPath'>> {
-  for (const reference of pointerReferences(source.text, 16)) {
+  const text = source.text;
+  for (const reference of pointerReferences(text, 16)) {
     const located = store.locate(reference);
     if (!('file' in located)) continue;
     for (const record of store.records(located.file)) {
@@ -1156,6 +1157,9 @@ function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<St
         continue;
       }
       if (parsed?.swc !== 'offload-record' || typeof parsed.format !== 'string') continue;
+      // Only a record of this file counts (a pointer quoted from another transcript leads to that one's records).
+      const written = Array.isArray(parsed.items) ? (parsed.items[0] as { written?: unknown } | undefined)?.written : undefined;
+      if (typeof written !== 'string' || !text.includes(written)) continue;
       return {
         format: parsed.format,
         ...(typeof parsed.conversationKey === 'string' ? { conversationKey: parsed.conversationKey } : {}),

@@ -313,6 +313,24 @@ describe('quoted pointers', () => {
   });
 });
 
+describe('a pointer quoted from another transcript', () => {
+  it("is no candidate, and its store's record does not tell where this file's conversation is", async () => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 'state.json'), JSON.stringify({ state: { messages: conversation('s', 'q') } }));
+    await runSwc(['compact', 'state.json', ...OFFLOAD, '--offload-dir', 'store', '-o', 'state.out.json', '--conversation-path', '/state/messages'], { cwd: dir });
+    const other = (JSON.parse(readFileSync(path.join(dir, 'state.out.json'), 'utf8')) as { state: { messages: { content: string }[] } }).state.messages[2]?.content as string;
+    const text = JSON.stringify(conversation('a'));
+    writeFileSync(path.join(dir, 'run.json'), text);
+    await runSwc(['compact', 'run.json', ...OFFLOAD, '--offload-dir', 'store', '-o', 'out.json'], { cwd: dir });
+    // The other transcript's pointer, pasted by the user before anything of this one.
+    const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as Record<string, unknown>[];
+    writeFileSync(path.join(dir, 'quoted.json'), JSON.stringify([{ role: 'user', content: other }, ...out]));
+    const back = await runSwc(['restore', 'quoted.json'], { cwd: dir });
+    expect(back.stderr).toBe('swc: quoted.json: restored 1 item\n');
+    expect(back.stdout).toBe(JSON.stringify([{ role: 'user', content: other }, ...(JSON.parse(text) as unknown[])]));
+  });
+});
+
 describe('compression and honesty', () => {
   it('restore --in-place keeps a gzip input gzip, as compact --in-place does', async () => {
     const dir = fresh();
