@@ -1205,13 +1205,15 @@ export function restoreSource(source: SourceText, options: RestoreOptions): Rest
 export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult;
 export function restoreSource(source: SourceText, settings: RestoreOptions | string, read?: (file: string) => string | null): RestoreResult {
   const options: RestoreOptions = typeof settings === 'string' ? { store: readerOf(settings, read ?? (() => null)) } : settings;
-  const given = options.format !== undefined || options.conversationKey !== undefined || options.conversationPath !== undefined;
+  const named = options.format !== undefined && options.format !== 'auto' ? options.format : undefined;
+  const given = named !== undefined || options.conversationKey !== undefined || options.conversationPath !== undefined;
   const recorded = given ? {} : recordedLayout(source, options.store);
-  const format = options.format ?? recorded.format;
+  // The recorded format is not forced: detection finds it again, and a file of records may mix formats.
+  const format = named;
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey ?? recorded.conversationKey, conversationPath: options.conversationPath ?? recorded.conversationPath });
   const replacements = new Map<Slot, string>();
   let restored = 0;
-  for (const { slot, adapter } of slotsWithAdapters(layout, format === 'auto' ? undefined : format, source.file, [])) {
+  for (const { slot, adapter } of slotsWithAdapters(layout, format, source.file, [])) {
     const normalized = normalizeSlot(source, slot, adapter, null);
     const parts = slot.raws.slice();
     const put = new Set<number>();

@@ -153,7 +153,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--offload-dir <dir>', 'the store the results were offloaded to (default: the store the pointers lead to)')
     .option('-o, --output <file>', 'write the result to this file, - for stdout (default: -)')
     .option('--in-place', 'rewrite the input atomically (only when something is restored), compressed as it was')
-    .addOption(new Option('-f, --format <name>', 'transcript format (default: as the store recorded it)').choices(['auto', ...formatNames()]))
+    .addOption(new Option('-f, --format <name>', 'transcript format (default: detected, as for compact)').choices(['auto', ...formatNames()]))
     .option('--conversation-key <key>', 'in files of many records, the key each record holds its conversation under (default: as the store recorded it)')
     .option('--conversation-path <pointer>', 'a JSON Pointer to the conversation, in the file or in each record (default: as the store recorded it)')
     .option('-q, --quiet', 'print nothing but errors')
