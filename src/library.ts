@@ -1,4 +1,5 @@
 import { noteTemplate, planCompaction, type Plan } from './core/compact.js';
+import { noteTemplateProblem } from './core/note.js';
 import { parseJson } from './core/json-value.js';
 import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
@@ -289,8 +290,10 @@ function checkOptions(given: unknown): Checked {
   if (pruning && adapter !== null && adapter.writePruned === undefined) {
     throw new UsageError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`);
   }
-  if (options.note !== undefined && options.note !== null && typeof options.note !== 'string') {
-    throw new UsageError(`note must be a template string ({num_removed} is filled in), or null or '' for no note, got ${shown(options.note)}`);
+  if (options.note !== undefined && options.note !== null) {
+    if (typeof options.note !== 'string') throw new UsageError(`note must be a string, a template ({num_removed} is filled in), or null or '' for no note, got ${shown(options.note)}`);
+    const problem = options.note === '' ? null : noteTemplateProblem(options.note);
+    if (problem !== null) throw new UsageError(`note ${problem} (as in '[{num_removed} earlier messages were removed.]'), or null for none`);
   }
   if (options.createNote !== undefined && typeof options.createNote !== 'function') {
     throw new UsageError(`createNote must be a function that builds the note message from its text, got ${shown(options.createNote)}`);
