@@ -659,14 +659,16 @@ export interface PrepareStepInput<M> {
  * @throws UsageError for bad options, at once (not at the first step)
  */
 export function swcPrepareStep(options: CompactorOptions): <M>(step: PrepareStepInput<M>) => Promise<{ messages: M[] } | undefined> {
-  const settings: CompactorOptions = { format: 'ai-sdk', ...optionsObject(options) };
+  const given = optionsObject(options);
+  const settings: CompactorOptions = { ...given, format: given.format ?? 'ai-sdk' };
   checkOptions(settings);
   let compactor: Promise<Compactor> | null = null;
   const views = new KeptViews();
   return async <M>(step: PrepareStepInput<M>): Promise<{ messages: M[] } | undefined> => {
     compactor ??= createCompactor(settings);
     const history = step.messages;
-    const view = views.viewOf(history);
+    // Not an array: compact refuses it with its InputError.
+    const view = Array.isArray(history) ? views.viewOf(history) : null;
     const result = (await compactor).compact(view ?? history);
     const sent = result.changed ? result.messages : view;
     if (sent === null) return undefined;

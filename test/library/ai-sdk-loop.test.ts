@@ -4,7 +4,7 @@
  * `prompt` (the SDK's conversion of what prepareStep returned), so every assertion is about the real request.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { generateText, jsonSchema, stepCountIs, tool, type ModelMessage } from 'ai';
+import { generateText, jsonSchema, stepCountIs, tool, type ModelMessage, type PrepareStepFunction } from 'ai';
 import { MockLanguageModelV2 } from 'ai/test';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { createCompactor, swcPrepareStep } from '../../src/library.js';
@@ -138,6 +138,11 @@ describe('swcPrepareStep in an AI SDK 5 generateText loop (80 calls, 20,000-toke
     expect(changes).toEqual(compactions);
     // About 1,000 tokens a step, 6,000 between 40% and 70%: a cut every sixth step or so.
     expect(compactions.length).toBe(12);
+  });
+
+  it('is what the SDK takes as prepareStep (its own PrepareStepFunction type)', () => {
+    const prepareStep: PrepareStepFunction<{ read: ReturnType<typeof tool> }> = swcPrepareStep({ contextWindow: WINDOW, system: SYSTEM });
+    expect(typeof prepareStep).toBe('function');
   });
 
   it('sends every tool result with its call, and every prompt under the window', () => {
