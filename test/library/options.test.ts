@@ -53,11 +53,12 @@ const BAD: ReadonlyArray<readonly [keyof CompactorOptions, unknown, Record<strin
   ['tools', 3, { contextWindow: 1000 }, /^tools must be the JSON tool schemas .*, got 3/],
 ];
 
-/** Every option of CompactorOptions, written out here (not read from src/) so that a new option needs a row. */
-const EVERY_OPTION: ReadonlyArray<keyof CompactorOptions> = [
-  'format', 'target', 'contextWindow', 'compactAt', 'compactTo', 'minKeepSteps', 'strategy', 'minTokens', 'placeholder', 'note',
-  'createNote', 'tokenizer', 'charsPerToken', 'tokensPerImage', 'tokensPerFile', 'counter', 'system', 'tools',
-];
+/** Every option of CompactorOptions, written out here (not read from src/): a new option does not compile without a place here, and then fails without a row above. */
+const EVERY_OPTION = Object.keys({
+  format: true, target: true, contextWindow: true, compactAt: true, compactTo: true, minKeepSteps: true, strategy: true, minTokens: true,
+  placeholder: true, note: true, createNote: true, tokenizer: true, charsPerToken: true, tokensPerImage: true, tokensPerFile: true,
+  counter: true, system: true, tools: true,
+} satisfies Record<keyof CompactorOptions, true>);
 
 /** What each entry point does with options: createCompactor and compactMessages reject, swcPrepareStep throws at once. */
 async function errorOf(options: unknown): Promise<unknown[]> {
