@@ -123,6 +123,46 @@ describe('compactMessages decides as Haystack\'s SlidingWindowCompactor', () => 
   }, runs(60_000));
 });
 
+describe('a batch run decides as Haystack\'s SlidingWindowCompactor for every file', () => {
+  it('on directories of random conversations in every format, through worker threads', async () => {
+    let batch = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(caseArb(ALL_FORMATS), { minLength: 10, maxLength: 25 }),
+        fc.integer({ min: 50, max: 3000 }),
+        fc.constantFrom<NoteChoice>('default', 'none', 'custom'),
+        fc.constantFrom(0, 1, 2),
+        async (cases, target, note, minKeepSteps) => {
+          const dir = `batch-${batch++}`;
+          const written = cases.map((k, n) => {
+            const c = writeCase(k.format, randomShapes(k.seed, shapeOf(k.format)), k.jsonl);
+            return { k, c, file: tmp.write(`${dir}-in-${n}-${c.name}`, c.text), name: `${dir}-in-${n}-${c.name}` };
+          });
+          const inputs = written.filter((w) => !isNoteSwitchCorner(w.c.view.messages));
+          fc.pre(inputs.length > 0);
+          const r = await runSwc(['compact', ...inputs.map((w) => w.name), '--out-dir', `${dir}-out`, '--jobs', '2', '--tokenizer', 'approx', '-t', String(target), '-k', String(minKeepSteps), ...noteArgs(note), '-q'], { cwd: tmp.dir });
+          expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+          const template = templateOf(note);
+          for (const w of inputs) {
+            const ref = slidingWindow(w.c.view.messages, target, count, { minKeepSteps, note: template });
+            const output = tmp.read(`${tmp.dir}/${dir}-out/${w.name}`);
+            const label = { file: w.name, ...w.k, target, note, minKeepSteps };
+            if (ref === null) {
+              expect({ ...label, same: output === w.c.text }).toEqual({ ...label, same: true });
+              continue;
+            }
+            const noteText = template === null ? null : noteTextOf(w.c, ref, template);
+            const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
+            if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
+            expect({ ...label, sequence: readBack(w.c, itemsOfOutput(w.k.format, output, w.k.jsonl)).sequence }).toEqual({ ...label, sequence: expectedSequence });
+          }
+        },
+      ),
+      { numRuns: runs(4) },
+    );
+  }, runs(120_000));
+});
+
 function aiSdkCase(conversation: ReturnType<typeof randomShapes>): WrittenCase {
   const written = writeAiSdk(conversation, 'model');
   return { format: 'openai', name: 'ai-sdk.json', text: '', items: written.items, view: viewOf(conversation, written.itemOf, written.items.length) };
