@@ -522,7 +522,7 @@ function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenC
   };
 }
 
-/** Rendered characters of removed messages counted exactly for an estimate: about 16,000 tokens, a few milliseconds. */
+/** Rendered characters of removed messages counted exactly for an estimate: about 16,000 tokens. */
 const SAMPLE_CHARS = 64_000;
 
 /**
