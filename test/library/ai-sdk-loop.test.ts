@@ -26,7 +26,7 @@ function words(count: number, seed: number): string {
   return out.join(' ');
 }
 
-/** A page: 250 to 550 words (about 600 to 1,400 tokens), different on each call. */
+/** A page: 250 to 550 words (700 to 1,600 tokens), different on each call. */
 function page(n: number): string {
   return `Page ${n}.\n${words(250 + ((n * 37) % 300), n + 1)}`;
 }
@@ -136,7 +136,7 @@ describe('swcPrepareStep in an AI SDK 5 generateText loop (80 calls, 20,000-toke
       }
     }
     expect(changes).toEqual(compactions);
-    // About 1,000 tokens a step, 6,000 between 40% and 70%: a cut every sixth step or so.
+    // About 1,200 tokens a step, 6,000 between 40% and 70%: a cut every fifth to sixth step.
     expect(compactions.length).toBe(12);
   });
 
