@@ -67,7 +67,7 @@ export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, 
 }
 
 /** The bytes to write: compressed as the input was (as `compact` does), the input's own bytes when nothing changed. */
-function restoredBytes(source: SourceText, result: RestoreResult): Buffer {
+function restoredBytes(source: SourceText, result: RestoreResult): Uint8Array {
   const compressed = source.compressed;
   if (compressed !== undefined) return result.changed ? compress(encodeOutput(result.output, source.bom), compressed.format) : compressed.original();
   return encodeOutput(result.changed ? result.output : source.text, source.bom);
