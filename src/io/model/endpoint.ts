@@ -84,6 +84,8 @@ export function retryAfterMs(headers: Headers, now: number): number | undefined 
   const value = headers.get('retry-after');
   if (value === null) return undefined;
   if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Math.ceil(Number(value) * 1000);
+  // An HTTP date names its day and month; without a letter the value is no date (Date.parse reads '-3' as a year).
+  if (!/[a-z]/i.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
