@@ -137,6 +137,14 @@ describe('the reply', () => {
     expect((await client().summarize(REQUEST)).text).toBe(long);
   });
 
+  it('fails, without retrying, on an answer larger than the limit, reading no more of it', async () => {
+    server.script({ kind: 'reply', text: 'x'.repeat(50_000) });
+    const { summarize, waits } = client({ maxResponseBytes: 10_000 });
+    const error = await failureOf(summarize(REQUEST));
+    expect(error.reason).toMatch(/answered 200 with more than 10000 bytes$/);
+    expect(waits).toEqual([]);
+  });
+
   it.each([
     ['malformed JSON', { kind: 'malformed' } as const, /not JSON/],
     ['empty choices', { kind: 'empty-choices' } as const, /no choices/],
