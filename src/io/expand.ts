@@ -71,7 +71,10 @@ type Unreadable = Map<string, unknown>;
  */
 function searchFs(unreadable: Unreadable) {
   return {
-    readdir: ((dir: string, options: unknown, callback: (error: NodeJS.ErrnoException | null, entries: unknown[]) => void) => {
+    readdir: ((dir: string, ...rest: unknown[]) => {
+      // Called as readdir(dir, options, callback) or readdir(dir, callback).
+      const callback = rest[rest.length - 1] as (error: NodeJS.ErrnoException | null, entries: unknown[]) => void;
+      const options = (rest.length > 1 ? rest[0] : {}) as { withFileTypes: true };
       const injected = expandHooks.readdirError?.(dir);
       const done = (error: NodeJS.ErrnoException | null, entries: unknown[]): void => {
         if (error !== null && (error.code === 'EACCES' || error.code === 'EPERM')) {
@@ -82,7 +85,7 @@ function searchFs(unreadable: Unreadable) {
         callback(error, entries);
       };
       if (injected !== undefined) done(injected, []);
-      else readdir(dir, options as { withFileTypes: true }, (error, entries) => done(error, entries as unknown[]));
+      else readdir(dir, options, (error, entries) => done(error, entries as unknown[]));
     }) as unknown as typeof readdir,
   };
 }
