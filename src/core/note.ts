@@ -1,3 +1,4 @@
+import { isSummaryText, SUMMARIZATION } from './summarize.js';
 import { SLIDING_WINDOW } from './types.js';
 
 /** The omission note: its default template, how it is filled in, and how an earlier one is recognised. */
@@ -61,13 +62,13 @@ function isAsciiDigit(c: number): boolean {
 
 /** How a user message's text marks it for the decision (see `noteMarks`). */
 export interface NoteMarks {
-  readonly compaction?: typeof SLIDING_WINDOW;
+  readonly compaction?: typeof SLIDING_WINDOW | typeof SUMMARIZATION;
   readonly couldBeNote?: true;
 }
 
 /**
  * Marks a user message by the text a note of its format would carry: an earlier note when the active or the default
- * template wrote it, otherwise, when it is shaped exactly as its format writes a note, a message that could be a note
+ * template wrote it, an earlier summary when `<conversation_summary>` wraps it, otherwise, when it is shaped exactly as its format writes a note, a message that could be a note
  * another template wrote (see `Message.couldBeNote`).
  * @param text that text, or null when the message has none
  * @param template the active template, or null when notes are off
@@ -76,6 +77,8 @@ export interface NoteMarks {
 export function noteMarks(text: string | null, template: string | null, noteShaped = true): NoteMarks {
   if (text === null) return {};
   if (isEarlierNoteText(text, template)) return { compaction: SLIDING_WINDOW };
+  // Formats without metadata recognise a summary by its wrapper (Haystack files by their meta).
+  if (isSummaryText(text)) return { compaction: SUMMARIZATION };
   return noteShaped ? { couldBeNote: true } : {};
 }
 
