@@ -40,11 +40,3 @@ export function isKnownError(error: unknown): error is UsageError | InputError {
 export function missingInput(input: string): string {
   return `${JSON.stringify(input)}: no such file or directory`;
 }
-
-/** A summary call failed after its retries (an endpoint's error, a command's non-zero exit, a timeout). */
-export class SummaryCallError extends Error {
-  constructor(readonly reason: string) {
-    super(escapeForLine(reason));
-    this.name = 'SummaryCallError';
-  }
-}
