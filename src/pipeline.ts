@@ -745,7 +745,7 @@ function planChain(
   const changed = base.changed || pruned;
   // Below the trigger, the conversation is measured against it, as the window alone does.
   const planned = reached ? target : (gate as number);
-  const after = pruned || windowPlan !== null ? tokensAfter : base.tokensAfter;
+  const after = pruned || windowPlan !== null || summarizing !== null ? tokensAfter : base.tokensAfter;
   const plan: Plan = {
     ...base,
     changed,
