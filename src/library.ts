@@ -7,7 +7,11 @@ import { InputError, UsageError } from './errors.js';
 import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
 import { noteBeforeItem } from './outcome/outcome.js';
-import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type StrategyName, type WindowThresholds } from './pipeline.js';
+import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type OutputEntry, type StrategyName, type SummarizedConversation, type WindowThresholds } from './pipeline.js';
+import { DEFAULT_SUMMARY_TOKENS, type SummaryAnswer, type SummaryRequest } from './core/summarize.js';
+import { DEFAULT_SUMMARY_INSTRUCTION } from './core/summary-instruction.js';
+import { makeSummaryItem } from './formats/types.js';
+import { withReplies } from './summarize-run.js';
 import { createCounter, isTokenizerName, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
 
 /**
@@ -64,6 +68,18 @@ export interface CompactorOptions<M = unknown> {
    * with `contextWindow`, their tokens come off both thresholds, as the command line counts a request body's `tools`.
    */
   readonly tools?: unknown;
+  /**
+   * Writes a summary for `strategy: 'summarize'` (Haystack's SummarizationCompactor): given the prompt's instruction
+   * and transcript, returns the summary text (the AI SDK's `generateText`, say). Setting it without `strategy` makes
+   * the strategy `summarize`. A call that throws ends the rounds, the last good result kept (see `strict`).
+   */
+  readonly summarize?: (request: { readonly system: string; readonly user: string }) => Promise<string>;
+  /** Summarize: about how long a summary comes out, for planning (default 1024). */
+  readonly summaryTokens?: number;
+  /** Summarize: the prompt's instruction (default swc's own). */
+  readonly summaryInstruction?: string;
+  /** Summarize: a failed call, an empty reply or a summary that does not shrink throws instead of being skipped. */
+  readonly strict?: boolean;
 }
 
 /** What one compaction gives back. */
@@ -76,6 +92,8 @@ export interface CompactedMessages<M> {
   readonly plan: Plan;
   /** The format the messages were read as. */
   readonly format: string;
+  /** With summarize: every round (what it replaced, its prompt, its summary), the summaries kept, a failed round. */
+  readonly summarized?: SummarizedConversation;
 }
 
 /** A compactor with its tokenizer loaded: `compact` is synchronous, for an agent's loop. */
@@ -88,6 +106,8 @@ export interface Compactor {
    * @throws InputError naming the index of a message that does not fit the format (or cannot be written as JSON)
    */
   compact<M>(messages: readonly M[]): CompactedMessages<M>;
+  /** As `compact`, awaiting the `summarize` option between rounds (the only way with `strategy: 'summarize'`). */
+  compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>>;
 }
 
 /** Where each format keeps instructions held outside its list. */
@@ -121,7 +141,7 @@ export async function createCompactor(options: CompactorOptions): Promise<Compac
  * @param options the budget, the format and the counter
  */
 export async function compactMessages<M>(messages: readonly M[], options: CompactorOptions<M>): Promise<CompactedMessages<M>> {
-  return (await createCompactor(options)).compact(messages);
+  return (await createCompactor(options)).compactAsync(messages);
 }
 
 /** Options checked once. */
@@ -136,6 +156,8 @@ interface Checked {
   readonly strategies: readonly StrategyName[];
   readonly minTokens: number | undefined;
   readonly placeholder: string | undefined;
+  readonly summaryTokens: number;
+  readonly summaryInstruction: string;
 }
 
 /**
@@ -155,10 +177,6 @@ function strategiesOf(given: CompactorOptions['strategy']): StrategyName[] {
     if (out.includes(name as StrategyName)) throw new UsageError(`strategy names "${name}" twice: each strategy runs once in a chain`);
     out.push(name as StrategyName);
   }
-  if (out.includes('summarize')) {
-    // The library's summarize option (an async callback) is not wired yet: refuse clearly rather than fail inside.
-    throw new UsageError('strategy summarize is not available in the library yet: use `swc compact --strategy summarize`');
-  }
   if (out.includes('offload')) {
     throw new UsageError('strategy offload writes each result to a file, which the library never does: use `swc compact --strategy offload`, or compactSource and write its `stored` files');
   }
@@ -176,7 +194,17 @@ function checkOptions(options: CompactorOptions): Checked {
   }
   const minKeepSteps = options.minKeepSteps ?? 1;
   if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0) throw new UsageError(`minKeepSteps must be a whole number of at least 0, got ${minKeepSteps}`);
-  const strategies = strategiesOf(options.strategy);
+  const strategies = options.strategy === undefined && options.summarize !== undefined ? (['summarize'] as StrategyName[]) : strategiesOf(options.strategy);
+  const summarizing = strategies.includes('summarize');
+  if (summarizing && typeof options.summarize !== 'function') throw new UsageError('strategy summarize needs the summarize option: an async function from {system, user} to the summary text');
+  for (const [name, value] of [['summarize', options.summarize], ['summaryTokens', options.summaryTokens], ['summaryInstruction', options.summaryInstruction], ['strict', options.strict]] as const) {
+    if (!summarizing && value !== undefined) throw new UsageError(`${name} only applies with strategy summarize`);
+  }
+  const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
+  if (!Number.isSafeInteger(summaryTokens) || summaryTokens < 1) throw new UsageError(`summaryTokens must be a whole number of at least 1, got ${String(options.summaryTokens)}`);
+  if (options.summaryInstruction !== undefined && (typeof options.summaryInstruction !== 'string' || options.summaryInstruction.trim() === '')) {
+    throw new UsageError('summaryInstruction must be a non-empty string');
+  }
   const pruning = strategies.includes('prune');
   if (pruning && minKeepSteps < 1) {
     throw new UsageError('minKeepSteps must be at least 1 with strategy prune: the newest results are the ones the model is about to act on');
@@ -219,6 +247,8 @@ function checkOptions(options: CompactorOptions): Checked {
     strategies,
     minTokens: options.minTokens,
     placeholder: options.placeholder,
+    summaryTokens,
+    summaryInstruction: options.summaryInstruction ?? DEFAULT_SUMMARY_INSTRUCTION,
   };
 }
 
@@ -337,9 +367,8 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
     }
     return known;
   };
-  return {
-    tokenizer: counter.name,
-    compact<M>(messages: readonly M[]): CompactedMessages<M> {
+  /** One compaction, its summary replies (if any) taken from `answer`. */
+  const compactWith = <M>(messages: readonly M[], answer: ((request: SummaryRequest) => SummaryAnswer) | null): CompactedMessages<M> => {
       if (!Array.isArray(messages)) throw new InputError(`expected an array of messages, found ${messages === null ? 'null' : typeof messages}`, 'messages');
       // Array.from visits holes too (as undefined), so a sparse array is refused like any other non-message.
       const converted = Array.from(messages as readonly unknown[], (m, k) => asJson(m, k));
@@ -357,6 +386,8 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       };
       const normalized = adapter.normalize(input, checked.template);
       memory.nextCall();
+      let summarized: SummarizedConversation | undefined;
+      let output: readonly OutputEntry[] | undefined;
       const settings = { minKeepSteps: checked.minKeepSteps, note: checked.template };
       let plan: Plan;
       let decided = normalized;
@@ -375,14 +406,80 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
           ...(checked.window === null ? {} : { window: checked.window }),
           ...(checked.minTokens === undefined ? {} : { minTokens: checked.minTokens }),
           ...(checked.placeholder === undefined ? {} : { placeholder: checked.placeholder }),
+          ...(answer === null ? {} : { summarize: { instruction: checked.summaryInstruction, summaryTokens: checked.summaryTokens, answer } }),
         };
-        ({ plan, normalized: decided, edits } = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages'));
+        const chain = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages');
+        ({ plan, normalized: decided, edits } = chain);
+        summarized = chain.summarized;
+        output = chain.output;
       }
-      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name };
-      const out = assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
-      return { messages: out, changed: true, plan, format: adapter.name };
+      const failure = summarized?.failure;
+      if (options.strict === true && failure !== undefined && failure !== null) throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason}`, 'messages');
+      const extra = summarized === undefined ? {} : { summarized };
+      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, ...extra };
+      const out =
+        output !== undefined && summarized !== undefined
+          ? assembleEntries(adapter, input, messages, decided, output, summarized, edits, options.createNote as ((text: string) => M) | undefined)
+          : assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
+      return { messages: out, changed: true, plan, format: adapter.name, ...extra };
+  };
+  const summarize = options.summarize;
+  return {
+    tokenizer: counter.name,
+    compact<M>(messages: readonly M[]): CompactedMessages<M> {
+      if (checked.strategies.includes('summarize')) throw new UsageError('strategy summarize awaits a model: use compactAsync (or compactMessages)');
+      return compactWith(messages, null);
+    },
+    async compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>> {
+      if (summarize === undefined || !checked.strategies.includes('summarize')) return compactWith(messages, null);
+      const done = await withReplies((answer) => compactWith(messages, answer), async (request) => ({ text: await summarize({ system: request.system, user: request.user }) }));
+      return done.value;
     },
   };
+}
+
+/**
+ * The summarized list: the output's messages in order, kept ones as the objects passed in (pruned ones parsed from
+ * the text the format wrote), each summary as the format writes it (or `createNote` of its text).
+ */
+function assembleEntries<M>(
+  adapter: FormatAdapter,
+  input: ConversationInput,
+  messages: readonly M[],
+  normalized: Normalized,
+  output: readonly OutputEntry[],
+  summarized: SummarizedConversation,
+  pruned: ReadonlyMap<number, string>,
+  createNote: ((text: string) => M) | undefined,
+): M[] {
+  if (adapter.finish !== undefined && output.filter((e) => !('input' in e)).length > 0) {
+    throw new InputError(`strategy summarize cannot write ${adapter.name} messages in memory: their lines link to each other; use swc compact`, 'messages');
+  }
+  const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
+  const out: M[] = [];
+  let p = 0;
+  const item = (k: number): void => {
+    const changed = pruned.get(k);
+    out.push(changed === undefined ? (messages[k] as M) : (JSON.parse(changed) as M));
+  };
+  output.forEach((entry, position) => {
+    if ('summary' in entry) {
+      const s = summarized.summaries.find((x) => x.position === position);
+      if (s === undefined) return;
+      out.push(createNote !== undefined ? createNote(s.text) : (makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items }) as M));
+      return;
+    }
+    if ('note' in entry) {
+      out.push(createNote !== undefined ? createNote(entry.note) : (adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }) as M));
+      return;
+    }
+    const items = [...(normalized.itemsOf[entry.input] ?? [])].sort((a, b) => a - b);
+    const first = items[0];
+    if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
+    for (const k of items) item(k);
+  });
+  while (p < pinned.length) item(pinned[p++] as number);
+  return out;
 }
 
 /** Tool schemas as Haystack measures them (`json.dumps(tools, sort_keys=True)`). */
@@ -484,7 +581,7 @@ export function swcPrepareStep(options: CompactorOptions): <M>(step: PrepareStep
   let compactor: Promise<Compactor> | null = null;
   return async <M>(step: PrepareStepInput<M>): Promise<{ messages: M[] } | undefined> => {
     compactor ??= createCompactor(settings);
-    const result = (await compactor).compact(step.messages);
+    const result = await (await compactor).compactAsync(step.messages);
     return result.changed ? { messages: result.messages } : undefined;
   };
 }

@@ -583,7 +583,7 @@ export function decideChain(
   strategies: readonly StrategyName[],
   tools: string | null,
   where: string,
-): { plan: Plan; normalized: Normalized; edits: Map<number, string> } {
+): { plan: Plan; normalized: Normalized; edits: Map<number, string>; summarized?: SummarizedConversation; output?: readonly OutputEntry[] } {
   if (strategies.includes('offload')) throw new RangeError('offloading writes files: it has no in-memory chain');
   const decided = planChain(read.messages, options, template, strategies, null, tools);
   const pruned = prunedItems(decided.pruning, read, decided.plan);
@@ -591,7 +591,12 @@ export function decideChain(
     throw new InputError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`, where);
   }
   const normalized: Normalized = decided.pruning.length === 0 ? read : { ...read, messages: decided.messages };
-  return { plan: decided.plan, normalized, edits: decided.plan.changed ? prunedRaws(raws, adapter, read, pruned, decided.pruning) : new Map() };
+  return {
+    plan: decided.plan,
+    normalized,
+    edits: decided.plan.changed ? prunedRaws(raws, adapter, read, pruned, decided.pruning) : new Map(),
+    ...summarizedOf(decided),
+  };
 }
 
 /** One strategy's result in a chain: the pruning made, with message indices in the input conversation. */

@@ -169,3 +169,35 @@ export function usageLine(usage: SummaryUsage, simulated: boolean, summaryTokens
   }
   return `summarize: ${n(usage.calls)} model call${usage.calls === 1 ? '' : 's'} (${n(usage.cached)} from the cache${usage.failed > 0 ? `, ${n(usage.failed)} failed` : ''}), ${n(usage.input)} input and ${n(usage.output)} output tokens`;
 }
+
+/**
+ * Runs a synchronous decision that asks for summary replies until every reply it asks for is known, awaiting each
+ * missing one from `summarizer` (the same replay `compactWithSummaries` does for files, for the library's arrays).
+ * A failed call is answered with its reason, which ends that conversation's rounds.
+ * @param decide the decision, given the answers known so far
+ * @param summarizer what writes a summary
+ * @returns the decision's value and how many calls were made
+ */
+export async function withReplies<T>(decide: (answer: (request: SummaryRequest) => SummaryAnswer) => T, summarizer: Summarizer): Promise<{ value: T; calls: number }> {
+  const answers = new Map<string, SummaryAnswer>();
+  let calls = 0;
+  for (;;) {
+    try {
+      const value = decide((request) => {
+        const known = answers.get(keyOf(request));
+        if (known === undefined) throw new PendingReply(request);
+        return known;
+      });
+      return { value, calls };
+    } catch (error) {
+      if (!(error instanceof PendingReply)) throw error;
+      calls++;
+      try {
+        const reply = await summarizer(error.request);
+        answers.set(keyOf(error.request), { text: reply.text });
+      } catch (failure) {
+        answers.set(keyOf(error.request), { error: failure instanceof Error ? failure.message : String(failure) });
+      }
+    }
+  }
+}

@@ -18,6 +18,7 @@ import { SummaryCallError } from '../../src/errors.js';
 import { createCounter } from '../../src/tokens/index.js';
 import { keptIndices, randomConversation, writeAs, type Conversation, type FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { compactMessages } from '../../src/library.js';
 import { compact as reference, type Count, type Out, type RMessage } from '../reference/summarization.js';
 
 const counter = await createCounter('approx');
@@ -110,6 +111,20 @@ describe('summarize against the reference model of Haystack', () => {
         });
         const want = (expected.out ?? run.input.map((_, input) => ({ input }))).map((o) => ('summary' in o && format === 'openai' ? { summary: o.summary } : o));
         expect(got).toEqual(want);
+        if (format !== 'openai') return;
+        // The library decides the same, given the same messages as an array.
+        const libraryModel = fakeModel((k) => k === failAt);
+        const library = await compactMessages(run.input, {
+          format: 'openai',
+          target,
+          minKeepSteps,
+          summaryTokens,
+          tokenizer: 'approx',
+          summarize: async (request) => (await libraryModel.summarizer(request)).text,
+        });
+        expect(libraryModel.requests).toEqual(expected.prompts);
+        const fromLibrary: Out[] = keptIndices(run.input, library.messages).map((at, k) => (at !== null ? { input: at } : (summaryOf('openai', library.messages[k]) as Out)));
+        expect(fromLibrary).toEqual(want);
       }),
       { numRuns: 25 },
     );
