@@ -106,6 +106,8 @@ export interface SummarizedConversation {
     readonly text: string;
     readonly tokensBefore: number;
     readonly tokensAfter: number;
+    /** The prompt's tokens (system and user texts), measured for plans and dry runs only; else null. */
+    readonly promptTokens: number | null;
   }[];
   readonly summaries: readonly PlacedSummary[];
   readonly failure: SummaryFailure | null;
@@ -708,7 +710,16 @@ function planChain(
       const seen = origin;
       const inputsOf = (indices: readonly number[]): number[] => indices.flatMap((i) => (seen[i] === null || seen[i] === undefined ? [] : [seen[i] as number])).sort((a, b) => a - b);
       summarizing = {
-        rounds: result.rounds.map((r) => ({ tier: r.tier, request: r.request, replaced: inputsOf(r.replaced), summarized: r.summarized, text: r.text, tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter })),
+        rounds: result.rounds.map((r) => ({
+          tier: r.tier,
+          request: r.request,
+          replaced: inputsOf(r.replaced),
+          summarized: r.summarized,
+          text: r.text,
+          tokensBefore: r.tokensBefore,
+          tokensAfter: r.tokensAfter,
+          promptTokens: options.exhaustive === true ? counter.measure([{ text: r.request.system, images: 0, files: 0 }, { text: r.request.user, images: 0, files: 0 }]) : null,
+        })),
         summaries: [],
         failure: result.failure,
       };

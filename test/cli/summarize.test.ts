@@ -19,6 +19,8 @@ import { createCounter } from '../../src/tokens/index.js';
 import { keptIndices, randomConversation, writeAs, type Conversation, type FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { compactMessages } from '../../src/library.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { ROOT } from '../helpers/cli.js';
 import { compact as reference, type Count, type Out, type RMessage } from '../reference/summarization.js';
 
 const counter = await createCounter('approx');
@@ -165,6 +167,24 @@ describe('summarize on the command line', () => {
       expect(model.requests).toEqual([]);
       expect(run.stderr).toMatch(/summarize: would make 2 model calls sending [\d,]+ prompt tokens \(each summary assumed 10 tokens; nothing was sent\)/);
     }
+  });
+
+  it('lists each round of a dry run in the JSON plan, with the items it would replace and its prompt tokens, as the schema says', async () => {
+    const model = fakeModel();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
+    const run = await runSwc(['compact', 'a.json', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--dry-run', '--json'], { cwd: dir, summarizer: model.summarizer });
+    expect(model.requests).toEqual([]);
+    const plan = JSON.parse(run.stdout) as { summaries: { round: number; tier: string; items: number[]; summarizedMessages: number; promptTokens: number; kept: boolean }[] };
+    expect(plan.summaries.map(({ round, tier, items, summarizedMessages, kept }) => ({ round, tier, items, summarizedMessages, kept }))).toEqual([
+      { round: 0, tier: 'historical_turns', items: [1, 2], summarizedMessages: 2, kept: true },
+      { round: 1, tier: 'current_task_steps', items: [4, 5], summarizedMessages: 2, kept: true },
+    ]);
+    expect(plan.summaries.every((s) => s.promptTokens > 0)).toBe(true);
+    const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+    ajv.addSchema(JSON.parse(readFileSync(path.join(ROOT, 'docs/schema/plan.schema.json'), 'utf8')) as object);
+    const validate = ajv.getSchema('plan.schema.json') as ValidateFunction;
+    expect(validate(plan) ? [] : validate.errors).toEqual([]);
   });
 
   it('keeps the last successful round when a later call fails, with a one-line warning', async () => {
