@@ -51,14 +51,21 @@ function toReference(conversation: Conversation): RMessage[] {
   });
 }
 
-/** A fake model: call k answers `summary k`, or fails when `fail` says; records every request. */
-function fakeModel(fail: (k: number) => boolean = () => false): { summarizer: (r: SummaryRequest) => Promise<SummaryReply>; requests: SummaryRequest[] } {
+/** A reply longer than anything it could replace: the summary does not make the conversation smaller. */
+const TOO_LONG = 'a summary far longer than what it replaces '.repeat(400);
+
+/**
+ * A fake model: call k answers `summary k`; when `fail` says so, the call fails, or (`long`) answers `TOO_LONG`.
+ * Records every request.
+ */
+function fakeModel(fail: (k: number) => boolean = () => false, long = false): { summarizer: (r: SummaryRequest) => Promise<SummaryReply>; requests: SummaryRequest[] } {
   const requests: SummaryRequest[] = [];
   return {
     requests,
     summarizer: async (request) => {
       const k = requests.length;
       requests.push(request);
+      if (fail(k) && long) return { text: TOO_LONG };
       if (fail(k)) throw new SummaryCallError('HTTP 500 from the test model');
       return { text: `summary ${k}` };
     },
@@ -98,8 +105,10 @@ describe('summarize against the reference model of Haystack', () => {
         const size = counter.measure(ref.map((m) => renderForCount(m)));
         const target = Math.max(1, Math.floor(size * fraction));
         const settings = { target, minKeepSteps, summaryTokens, instruction: DEFAULT_SUMMARY_INSTRUCTION };
-        const expected = reference(ref, settings, count, (k) => (k === failAt ? null : `summary ${k}`));
-        const model = fakeModel((k) => k === failAt);
+        // A failing round either fails its call or answers a summary that does not shrink the conversation.
+        const long = seed % 2 === 0;
+        const expected = reference(ref, settings, count, (k) => (k === failAt ? (long ? TOO_LONG : null) : `summary ${k}`));
+        const model = fakeModel((k) => k === failAt, long);
         const run = await compactFile(format, conversation, ['-t', String(target), '--summary-tokens', String(summaryTokens), '--min-keep-steps', String(minKeepSteps)], model);
         expect(run.status).toBe(0);
         // The same calls, with the same instruction and the same replaced texts.
@@ -115,7 +124,7 @@ describe('summarize against the reference model of Haystack', () => {
         expect(got).toEqual(want);
         if (format !== 'openai') return;
         // The library decides the same, given the same messages as an array.
-        const libraryModel = fakeModel((k) => k === failAt);
+        const libraryModel = fakeModel((k) => k === failAt, long);
         const library = await compactMessages(run.input, {
           format: 'openai',
           target,
@@ -128,7 +137,7 @@ describe('summarize against the reference model of Haystack', () => {
         const fromLibrary: Out[] = keptIndices(run.input, library.messages).map((at, k) => (at !== null ? { input: at } : (summaryOf('openai', library.messages[k]) as Out)));
         expect(fromLibrary).toEqual(want);
       }),
-      { numRuns: 25 },
+      { numRuns: 40 },
     );
   });
 });
@@ -227,6 +236,18 @@ describe('summarize on the command line', () => {
     expect(run.status).toBe(0);
     // The earlier task summary is now inside a historical turn, and goes with it, folded as Haystack folds it.
     expect(second.requests[0]?.user).toMatch(/^<conversation_to_summarize>\n\[user\] current task\n\[conversation_summary\]\nsummary 1\n\[assistant -> tool_call id=c2\]/);
+  });
+
+  it('runs --summarize-command through the shell: the prompt on stdin, the instruction in SWC_SUMMARY_INSTRUCTION', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
+    writeFileSync(path.join(dir, 'rules.md'), 'Keep paths.');
+    // The summary names the instruction and the first line of the prompt it was given.
+    const command = 'printf "%s / %s" "$SWC_SUMMARY_INSTRUCTION" "$(head -n 1)"';
+    const run = await runSwc(['compact', 'a.json', '-o', 'out.json', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--summary-instruction', 'rules.md', '--summarize-command', command, '--no-cache'], { cwd: dir });
+    expect(run.status).toBe(0);
+    const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as { messages: { content: string | null }[] };
+    expect(out.messages[1]?.content).toBe('<conversation_summary>\nKeep paths. / <conversation_to_summarize>\n</conversation_summary>');
   });
 
   it('refuses summarize without a model source, and summarize flags without summarize', async () => {
