@@ -138,8 +138,10 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
       if (failure === undefined || failure === null) continue;
       const where = c.slot.record !== undefined ? ` (record ${c.slot.record + 1})` : '';
       const kept = c.summarized?.rounds.length ?? 0;
-      if (model.strict) throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason} (--strict: nothing written)`, `${source.file}${where}`);
-      warnings.push(`${source.file}${where}: summarize round ${failure.round + 1} failed: ${failure.reason}; ${kept > 0 ? `kept the result of ${kept} round${kept === 1 ? '' : 's'}` : 'left unchanged'}`);
+      // A simulated round says what would happen: its summary is the assumed size, not a model's.
+      const failed = model.summarizer === null ? `would fail with a summary of ${model.summaryTokens} tokens` : 'failed';
+      if (model.strict) throw new InputError(`summarize round ${failure.round + 1} ${failed}: ${failure.reason} (--strict: nothing written)`, `${source.file}${where}`);
+      warnings.push(`${source.file}${where}: summarize round ${failure.round + 1} ${failed}: ${failure.reason}; ${kept > 0 ? `kept the result of ${kept} round${kept === 1 ? '' : 's'}` : 'left unchanged'}`);
     }
     return { result, usage, warnings };
   }

@@ -18,7 +18,7 @@ import { SummaryCallError } from '../../src/errors.js';
 import { createCounter } from '../../src/tokens/index.js';
 import { keptIndices, randomConversation, writeAs, type Conversation, type FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
-import { compactMessages } from '../../src/library.js';
+import { compactMessages, createCompactor, swcPrepareStep } from '../../src/library.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ROOT } from '../helpers/cli.js';
 import { compact as reference, type Count, type Out, type RMessage } from '../reference/summarization.js';
@@ -259,5 +259,45 @@ describe('summarize on the command line', () => {
     const stray = await runSwc(['compact', 'a.json', '-t', '60', '--summary-tokens', '5'], { cwd: dir });
     expect(stray.status).toBe(2);
     expect(stray.stderr).toMatch(/--summary-tokens only applies with --strategy summarize/);
+  });
+});
+
+describe('summarize in the library', () => {
+  const messages = JSON.parse(writeAs('openai', LONG).text).messages as unknown[];
+  const options = { format: 'openai' as const, target: 60, tokenizer: 'approx' as const, summaryTokens: 10 };
+
+  it('refuses the synchronous compact, and summarizes with compactAsync, saying what each round replaced', async () => {
+    const compactor = await createCompactor({ ...options, summarize: async () => 'gist' });
+    expect(() => compactor.compact(messages)).toThrow(/use compactAsync/);
+    const result = await compactor.compactAsync(messages);
+    expect(result.changed).toBe(true);
+    expect(result.summarized?.rounds.map((r) => r.replaced)).toEqual([[1, 2], [4, 5]]);
+    expect(result.summarized?.summaries.map((s) => s.text)).toEqual(['<conversation_summary>\ngist\n</conversation_summary>', '<conversation_summary>\ngist\n</conversation_summary>']);
+    expect(result.messages[0]).toBe(messages[0]);
+  });
+
+  it('with strict throws at a failed call; without it keeps the last good round', async () => {
+    let calls = 0;
+    const flaky = async (): Promise<string> => {
+      calls++;
+      if (calls === 2) throw new Error('rate limited');
+      return 'gist';
+    };
+    await expect(compactMessages(messages, { ...options, summarize: flaky, strict: true })).rejects.toThrow(/summarize round 2 failed: rate limited/);
+    calls = 0;
+    const kept = await compactMessages(messages, { ...options, summarize: flaky });
+    expect(kept.summarized?.rounds).toHaveLength(1);
+    expect(kept.summarized?.failure?.reason).toBe('rate limited');
+  });
+
+  it('summarizes in swcPrepareStep', async () => {
+    const prepare = swcPrepareStep({ ...options, summarize: async () => 'gist' });
+    const step = await prepare({ messages });
+    expect(step?.messages.filter((m) => typeof (m as { content?: unknown }).content === 'string' && ((m as { content: string }).content).startsWith('<conversation_summary>'))).toHaveLength(2);
+  });
+
+  it('refuses summarize options without the strategy, and the strategy without a summarize function', async () => {
+    await expect(compactMessages(messages, { ...options, strategy: 'window', summaryTokens: 5 })).rejects.toThrow(/summaryTokens only applies with strategy summarize/);
+    await expect(compactMessages(messages, { ...options, strategy: 'summarize' })).rejects.toThrow(/strategy summarize needs the summarize option/);
   });
 });
