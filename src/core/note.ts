@@ -1,4 +1,4 @@
-import { isSummaryText, SUMMARIZATION } from './summarize.js';
+import { isSummaryText, SUMMARIZATION } from './summary-text.js';
 import { SLIDING_WINDOW } from './types.js';
 
 /** The omission note: its default template, how it is filled in, and how an earlier one is recognised. */

@@ -2,6 +2,7 @@
 import { leadingSystemEnd, stepSpans, taskIndex, turnSpans } from './compact.js';
 import { lazyList } from './lazy-list.js';
 import { contentOf, filePlaceholder, renderMessage, textContent } from './render.js';
+import { SUMMARIZATION, SUMMARY_CLOSING, SUMMARY_OPENING } from './summary-text.js';
 import type { Message, Rendered, TokenCounter } from './types.js';
 
 /** What one summary call is given: Haystack's prompt, as two texts. */
@@ -20,14 +21,13 @@ export interface SummaryReply {
 /** Anything that writes summaries: an endpoint, a command, a library callback, a cache around one of them. Throws SummaryCallError for a failed call. */
 export type Summarizer = (request: SummaryRequest) => Promise<SummaryReply>;
 
-/** The strategy recorded on every summary (Haystack's `_STRATEGY`), so a later run recognises its own summaries. */
-export const SUMMARIZATION = 'summarization';
+export { isSummaryText, SUMMARIZATION } from './summary-text.js';
 
 /** Haystack's `approximate_summary_tokens` default. */
 export const DEFAULT_SUMMARY_TOKENS = 1024;
 
-const OPENING = '<conversation_summary>';
-const CLOSING = '</conversation_summary>';
+const OPENING = SUMMARY_OPENING;
+const CLOSING = SUMMARY_CLOSING;
 
 /** The four tiers a round is chosen from, in the order they are tried. */
 export type SummaryTier = 'historical_turns' | 'historical_summaries' | 'current_task_steps' | 'current_task_summaries';
@@ -49,10 +49,6 @@ export function isSummary(message: Message): boolean {
   return message.compaction === SUMMARIZATION;
 }
 
-/** Whether a text is wrapped as a summary: how formats without metadata recognise an earlier one. */
-export function isSummaryText(text: string): boolean {
-  return text.length >= OPENING.length + CLOSING.length && text.startsWith(OPENING) && text.endsWith(CLOSING);
-}
 
 /** Python's `str.isspace` characters: `strip()` there removes these, which differ from JavaScript's `trim`. */
 const PY_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
