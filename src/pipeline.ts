@@ -390,8 +390,14 @@ function writeEntries(
     if (finals?.has(k) === true) finals.set(k, text);
     parts.push(text);
   };
+  const firstItem = (messages: readonly number[]): number => Math.min(...messages.flatMap((m) => [...(normalized.itemsOf[m] ?? [])]), Infinity);
   entries.forEach((entry, position) => {
     if (!('input' in entry)) {
+      // Items of no message that stood before what the summary replaced stay before it.
+      const s = 'summary' in entry ? summaries.find((x) => x.position === position) : undefined;
+      const next = entries.slice(position + 1).find((e): e is { input: number } => 'input' in e);
+      const bound = s !== undefined ? firstItem(s.replaced) : next !== undefined ? firstItem([next.input]) : Infinity;
+      while (p < pinned.length && (pinned[p] as number) < bound) item(pinned[p++] as number);
       parts.push(slot.writeItem(finished ?? valueOf(entry, position)));
       return;
     }
