@@ -60,6 +60,27 @@ export interface SummarizedFile {
   readonly warnings: readonly string[];
 }
 
+/** One call: its reply (or the failure's reason) and what it cost. */
+async function callOnce(summarizer: Summarizer, request: SummaryRequest, counter: TokenCounter): Promise<{ answer: SummaryAnswer; usage: SummaryUsage }> {
+  try {
+    const reply = await summarizer(request);
+    return {
+      answer: { text: reply.text },
+      usage: {
+        ...NO_USAGE,
+        calls: 1,
+        cached: reply.cached === true ? 1 : 0,
+        // A cache hit costs nothing; a call without reported usage is counted with the run's counter.
+        input: reply.cached === true ? 0 : (reply.usage?.input ?? promptTokens(counter, request)),
+        output: reply.cached === true ? 0 : (reply.usage?.output ?? (reply.text === '' ? 0 : counter.measure([{ text: reply.text, images: 0, files: 0 }]))),
+      },
+    };
+  } catch (failure) {
+    // Any failure of the call (a SummaryCallError after retries, a callback that threw) ends that conversation's rounds.
+    return { answer: { error: failure instanceof Error ? failure.message : String(failure) }, usage: { ...NO_USAGE, calls: 1, failed: 1 } };
+  }
+}
+
 /** Thrown inside the decision when a round's reply is not known yet. */
 class PendingReply extends Error {
   constructor(readonly request: SummaryRequest) {
@@ -89,43 +110,34 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
   let usage: SummaryUsage = NO_USAGE;
   const simulated = new Map<string, number>();
   for (;;) {
-    let result: FileResult;
-    try {
-      result = compactSource(source, {
-        ...options,
-        summarize: {
-          instruction: model.instruction,
-          summaryTokens: model.summaryTokens,
-          answer: (request, counter) => {
-            if (model.summarizer === null) {
-              const key = keyOf(request);
-              if (!simulated.has(key)) simulated.set(key, promptTokens(options.counter, request));
-              return { text: simulatedReply(counter, model.summaryTokens) };
-            }
-            const known = answers.get(keyOf(request));
-            if (known === undefined) throw new PendingReply(request);
-            return known;
-          },
+    // One pass decides every conversation as far as the replies known allow; the requests it could not answer are
+    // sent together (the limiter bounds them), and the next pass goes one round further in each.
+    const pending = new Map<string, SummaryRequest>();
+    const result = compactSource(source, {
+      ...options,
+      summarize: {
+        instruction: model.instruction,
+        summaryTokens: model.summaryTokens,
+        answer: (request, counter) => {
+          const key = keyOf(request);
+          if (model.summarizer === null) {
+            if (!simulated.has(key)) simulated.set(key, promptTokens(options.counter, request));
+            return { text: simulatedReply(counter, model.summaryTokens) };
+          }
+          const known = answers.get(key);
+          if (known !== undefined) return known;
+          pending.set(key, request);
+          // Stops this conversation's rounds for this pass; the pass's result is never used.
+          return { error: 'pending' };
         },
-      });
-    } catch (error) {
-      if (!(error instanceof PendingReply) || model.summarizer === null) throw error;
-      const request = error.request;
-      try {
-        const reply = await model.summarizer(request);
-        answers.set(keyOf(request), { text: reply.text });
-        usage = addUsage(usage, {
-          ...NO_USAGE,
-          calls: 1,
-          cached: reply.cached === true ? 1 : 0,
-          // A cache hit costs nothing; a call without reported usage is counted with the run's counter.
-          input: reply.cached === true ? 0 : (reply.usage?.input ?? promptTokens(options.counter, request)),
-          output: reply.cached === true ? 0 : (reply.usage?.output ?? (reply.text === '' ? 0 : options.counter.measure([{ text: reply.text, images: 0, files: 0 }]))),
-        });
-      } catch (failure) {
-        // Any failure of the call (a SummaryCallError after retries, a callback that threw) ends the rounds there.
-        answers.set(keyOf(request), { error: failure instanceof Error ? failure.message : String(failure) });
-        usage = addUsage(usage, { ...NO_USAGE, calls: 1, failed: 1 });
+      },
+    });
+    if (pending.size > 0 && model.summarizer !== null) {
+      const summarizer = model.summarizer;
+      const calls = await Promise.all([...pending].map(([key, request]) => callOnce(summarizer, request, options.counter).then((done) => ({ key, done }))));
+      for (const { key, done } of calls) {
+        answers.set(key, done.answer);
+        usage = addUsage(usage, done.usage);
       }
       continue;
     }
