@@ -7,9 +7,10 @@ import type { SourceText } from './io/source.js';
 
 /**
  * The rounds of summarize for a file: the decision stays synchronous (compactSource) and asks for each round's reply
- * through `answer`; a reply not yet known stops it, is awaited, and the decision runs again with every reply known so
- * far (each run is deterministic, so it asks the same questions in the same order). A file of R rounds is decided R + 1
- * times: small beside a model call.
+ * through `answer`. A pass decides every conversation of the file as far as the replies known so far allow; the
+ * requests it could not answer are sent together, and the next pass goes one round further (each pass is
+ * deterministic, so it asks the same questions in the same order). A file whose longest conversation takes R rounds
+ * is decided R + 1 times: small beside a model call.
  */
 
 /** Where a run's summaries come from, and what to do when a round fails. */
