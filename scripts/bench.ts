@@ -5,7 +5,10 @@
  *
  * Options: --runs N (default 5), --slow-runs N (count-everything at 50 MB and more, LangChain past 1k messages;
  * default 3), --quick (no 50/100 MB files),
- * --no-langchain (also leaves out the agent loop's LangChain row), --swc <bin> (another build's bin/swc.js).
+ * --no-langchain (also leaves out the agent loop's LangChain row), --swc <bin> (another build's bin/swc.js),
+ * --summaries (summary calls on the 1,000-file tree against a local server at 200 ms a call: concurrency 1 vs 8 and
+ * a cached second pass, through the model layer and, when the build has the flags, `swc compact --strategy summarize`;
+ * scripts/bench-summaries.ts, which also runs alone).
  * LangChain runs on each file from the smallest up until a run does not finish within a minute.
  * Generated files live under .bench/ (git-ignored) and are reused while the generator's settings are the same.
  */
@@ -15,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { benchSummaries, type SummaryBench } from './bench-summaries.js';
 import { generateTranscript } from './generate.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -377,6 +381,9 @@ const nodeOnly = row('node -e 0', '–', ['-e', '0']);
 const help = row('swc compact --help', '–', [SWC, 'compact', '--help']);
 runRows([version, nodeOnly, help], Math.max(RUNS, 10));
 
+// Summary calls (--summaries): minutes at concurrency 1 (1,000 calls of 200 ms each), so only when asked.
+const summaries: SummaryBench | null = flag('--summaries') ? await benchSummaries(files.dir, { swc: SWC }) : null;
+
 // ---------------------------------------------------------------------------------------------------------------
 // Report
 // ---------------------------------------------------------------------------------------------------------------
@@ -440,6 +447,10 @@ if (LANGCHAIN) {
   const finished = loopLangchain.samples.filter((x) => !x.timedOut);
   const value = finished.length > 0 ? ratio(median(finished.map((x) => x.wall)), wallOf(loopSwc)) : `> ${ratio(LOOP_LIMIT_S, wallOf(loopSwc))} (stopped at ${LOOP_LIMIT_S} s)`;
   lines.push(`| (6′)/(6) agent loop: LangChain trimMessages ÷ swc compactor | ${loopLabel} | ${value} |`);
+}
+if (summaries !== null) {
+  lines.push('', '| summaries | input | wall time | calls |', '|---|---|---|---|', ...summaries.rows);
+  lines.push('', '| ratio | input | value |', '|---|---|---|', ...summaries.ratios);
 }
 lines.push('');
 lines.push(`(Bench took ${((Date.now() - started) / 1000).toFixed(0)} s.)`);

@@ -1,7 +1,7 @@
 /**
  * A local OpenAI-compatible chat completions server for tests and the benchmark: real HTTP on 127.0.0.1 (port 0),
  * deterministic answers, scripted failures (429 with Retry-After, 5xx, a hang, malformed JSON, empty `choices`, any
- * raw answer), optional latency, and a record of every request (headers without the key, body) and of the most
+ * raw answer, a request held until the test lets it go), optional latency, and a record of every request (headers without the key, body) and of the most
  * requests it held at once.
  *
  *   const server = await startOpenAiServer({ apiKey: 'sk-test' });
@@ -26,6 +26,8 @@ export type Behaviour =
   | { readonly kind: 'malformed' }
   /** Status 200 with `choices: []`. */
   | { readonly kind: 'empty-choices' }
+  /** Holds the request until `until` settles, then behaves as `then` (a reply by default): for tests of what is in flight at once. */
+  | { readonly kind: 'wait'; readonly until: Promise<unknown>; readonly then?: Behaviour }
   /** Anything else, byte for byte. */
   | { readonly kind: 'raw'; readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly body: string };
 
@@ -138,6 +140,11 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
     switch (behaviour.kind) {
       case 'hang':
         return;
+      case 'wait': {
+        const go = (): void => respond(res, behaviour.then ?? { kind: 'reply' }, chat, index);
+        void behaviour.until.then(go, go);
+        return;
+      }
       case 'malformed':
         return send(res, 200, '{"id": "chatcmpl-x", "choices": [');
       case 'empty-choices':
@@ -197,7 +204,7 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
         behaviour = queue.shift() ?? options.behave?.(recorded, index) ?? { kind: 'reply' };
       }
       const chat = chatRequestOf(body);
-      const latency = behaviour.kind === 'hang' ? 0 : (options.latencyMs ?? 0);
+      const latency = behaviour.kind === 'hang' || behaviour.kind === 'wait' ? 0 : (options.latencyMs ?? 0);
       if (latency > 0) setTimeout(() => respond(res, behaviour, chat, index), latency);
       else respond(res, behaviour, chat, index);
     });

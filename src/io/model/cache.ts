@@ -91,10 +91,14 @@ async function readEntry(file: string, key: string): Promise<string | undefined>
   return e.version === CACHE_VERSION && e.key === key && typeof e.text === 'string' && e.text.trim() !== '' ? e.text : undefined;
 }
 
-/** Writes an entry whole or not at all: a private temporary file beside it, renamed over whatever was there. */
-async function writeEntry(folder: string, file: string, entry: Entry): Promise<void> {
+/** Makes the private folder and its CACHEDIR.TAG (a tag already there is left as it is). */
+async function prepareFolder(folder: string): Promise<void> {
   await mkdir(folder, { recursive: true, mode: 0o700 });
   await writeFile(path.join(folder, 'CACHEDIR.TAG'), CACHEDIR_TAG, { flag: 'wx', mode: 0o600 }).catch(() => undefined);
+}
+
+/** Writes an entry whole or not at all: a private temporary file beside it, renamed over whatever was there. */
+async function writeEntry(file: string, entry: Entry): Promise<void> {
   const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     await writeFile(temp, `${JSON.stringify(entry)}\n`, { flag: 'wx', mode: 0o600 });
@@ -118,6 +122,15 @@ export function withCache(summarizer: Summarizer, options: CacheOptions): Cached
   let hits = 0;
   let misses = 0;
   let writeFailures = 0;
+  /** The folder is made once per cache, at its first write; a failure is tried again at the next. */
+  let prepared: Promise<void> | undefined;
+  const prepare = (): Promise<void> => {
+    prepared ??= prepareFolder(folder).catch((error: unknown) => {
+      prepared = undefined;
+      throw error;
+    });
+    return prepared;
+  };
 
   const cached = async (request: SummaryRequest): Promise<SummaryReply> => {
     const key = cacheKey(options.model, namespace, request);
@@ -139,9 +152,11 @@ export function withCache(summarizer: Summarizer, options: CacheOptions): Cached
       // An empty text is a failed call the decision will refuse; it is not worth keeping.
       if (reply.text.trim() === '') return reply;
       const entry: Entry = { version: CACHE_VERSION, key, text: reply.text, ...(reply.usage === undefined ? {} : { usage: reply.usage }) };
-      await writeEntry(folder, file, entry).catch(() => {
-        writeFailures += 1;
-      });
+      await prepare()
+        .then(() => writeEntry(file, entry))
+        .catch(() => {
+          writeFailures += 1;
+        });
       return reply;
     })();
     pending.set(key, call);

@@ -3,7 +3,7 @@
  * model runner): run through `/bin/sh -c`, the user message on stdin, the instruction in SWC_SUMMARY_INSTRUCTION;
  * its trimmed stdout is the summary. A non-zero exit, a signal, a timeout, too much output or an empty answer is a
  * SummaryCallError naming the first line of stderr. The command runs in a process group of its own, so a timeout
- * stops what it started too, and a run that ends leaves none behind.
+ * stops what it started too, and a run that ends (or is interrupted) leaves none behind.
  */
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { SummaryCallError, UsageError } from '../../errors.js';
@@ -42,12 +42,31 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** The signals that end swc (those the CLI cleans up after, src/io/files.ts). */
+const ENDING_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2'] as const;
+
+/** Stops every command still running (their groups), at once. */
+function stopAll(): void {
+  for (const child of running) signalGroup(child, 'SIGKILL');
+}
+
+/**
+ * Stops the commands' groups when this process ends: on exit, and on a signal, which never reaches them otherwise
+ * (a group of their own is outside the terminal's foreground group). The signal hook must not change how the process
+ * ends, so it runs first and once: when other handlers follow (the CLI's clean-up, which re-raises the signal when
+ * its writes have stopped), they decide; when there is none, it re-raises the signal itself and the default action
+ * ends the process. (Running after the clean-up instead would catch the signal it re-raises, and swallow it.)
+ */
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const child of running) signalGroup(child, 'SIGKILL');
-  });
+  process.on('exit', stopAll);
+  for (const signal of ENDING_SIGNALS) {
+    process.prependOnceListener(signal, () => {
+      stopAll();
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  }
 }
 
 /** The first non-empty line of stderr, cut short, for the reason. */

@@ -26,6 +26,8 @@ export interface EndpointOptions {
   readonly random?: () => number;
   /** The clock a Retry-After date is compared with. */
   readonly now?: () => number;
+  /** A longer answer is no summary: the call fails instead of holding it all in memory. Default 32 MB. */
+  readonly maxResponseBytes?: number;
 }
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -37,6 +39,7 @@ export const MAX_BACKOFF_MS = 8_000;
 export const JITTER = 0.25;
 /** A server asking to wait longer than this is not waited for: the call fails and says how long it asked for. */
 export const MAX_RETRY_AFTER_MS = 60_000;
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** How much of a server's error message a reason quotes. */
 const MAX_MESSAGE_CHARS = 200;
 
@@ -84,6 +87,8 @@ export function retryAfterMs(headers: Headers, now: number): number | undefined 
   const value = headers.get('retry-after');
   if (value === null) return undefined;
   if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Math.ceil(Number(value) * 1000);
+  // An HTTP date names its day and month; without a letter the value is no date (Date.parse reads '-3' as a year).
+  if (!/[a-z]/i.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
@@ -127,6 +132,25 @@ function contentText(content: unknown): string | undefined {
     .filter((part): part is { text: string } => typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' && ((part as { type?: unknown }).type ?? 'text') === 'text')
     .map((part) => part.text);
   return texts.length === 0 ? undefined : texts.join('');
+}
+
+/** The body as text, or undefined once it passes `limit` bytes (the rest is not read). */
+async function readCapped(response: Response, limit: number): Promise<string | undefined> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
@@ -191,6 +215,7 @@ export function createEndpointSummarizer(options: EndpointOptions): Summarizer {
   const sleep = options.sleep ?? realSleep;
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
+  const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const key = options.apiKey !== undefined && options.apiKey !== '' ? options.apiKey : undefined;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (key !== undefined) headers.authorization = `Bearer ${key}`;
@@ -210,7 +235,8 @@ export function createEndpointSummarizer(options: EndpointOptions): Summarizer {
     options.signal?.addEventListener('abort', stop, { once: true });
     try {
       const response = await fetchImpl(url, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
-      const text = await response.text();
+      const text = await readCapped(response, maxResponseBytes);
+      if (text === undefined) return { kind: 'fail', reason: `answered ${response.status} with more than ${maxResponseBytes} bytes` };
       if (response.status >= 200 && response.status <= 299) return readCompletion(text);
       const said = serverMessage(text);
       const reason = `answered ${response.status}${said !== undefined ? `: ${said}` : ''}`;
