@@ -16,6 +16,8 @@ import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from '
 import { forEachLine, isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
+import { isSummaryText, summarizeRounds, type SummaryAnswer, type SummaryRequest, type SummaryTier, type SummaryFailure } from './core/summarize.js';
+import { makeSummaryItem } from './formats/types.js';
 import { compress } from './io/compressed.js';
 import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
@@ -67,6 +69,53 @@ export interface FileOptions {
    * and its store that move together still restore (without it references are absolute).
    */
   readonly offload?: { readonly dir: string; readonly over: number; readonly home?: string };
+  /** Summarizing: the instruction, the summary size planned with, and the reply to each request (see summarize-run.ts). */
+  readonly summarize?: SummarizeSettings;
+}
+
+/** What the summarize step of a chain needs: the decision's settings and a synchronous source of replies. */
+export interface SummarizeSettings {
+  readonly instruction: string;
+  readonly summaryTokens: number;
+  /** The reply to a request; throws to stop the decision until the reply is known (the async driver's replay). */
+  readonly answer: (request: SummaryRequest, counter: TokenCounter) => SummaryAnswer;
+}
+
+/** One message of a summarized conversation's output: an input message, a summary, or the window's note. */
+export type OutputEntry = { readonly input: number } | { readonly summary: number } | { readonly note: string; readonly removed: number; readonly kept: number };
+
+/** A summary the output holds, with what it stands for (for reports, and for measuring what it kept). */
+export interface PlacedSummary {
+  /** Its position among the output's messages. */
+  readonly position: number;
+  /** The summary message's text (`<conversation_summary>` wrapper included). */
+  readonly text: string;
+  /** Haystack's `summarized_messages`: how many messages its round replaced. */
+  readonly summarized: number;
+  readonly tier: SummaryTier;
+  /** The input messages it stands for (also through summaries of earlier rounds it replaced), ascending. */
+  readonly replaced: readonly number[];
+  /** The prompt its round sent. */
+  readonly request: SummaryRequest;
+}
+
+/** What summarizing did to one conversation: every round in order, the summaries the output holds, a failure. */
+export interface SummarizedConversation {
+  readonly rounds: readonly {
+    readonly tier: SummaryTier;
+    readonly request: SummaryRequest;
+    /** The input messages it stands for, ascending. */
+    readonly replaced: readonly number[];
+    /** How many messages of the list it saw it replaced (Haystack's `summarized_messages`). */
+    readonly summarized: number;
+    readonly text: string;
+    readonly tokensBefore: number;
+    readonly tokensAfter: number;
+    /** The prompt's tokens (system and user texts), measured for plans and dry runs only; else null. */
+    readonly promptTokens: number | null;
+  }[];
+  readonly summaries: readonly PlacedSummary[];
+  readonly failure: SummaryFailure | null;
 }
 
 /** A file of the offload store to write before the transcript that points at it. */
@@ -95,7 +144,7 @@ export interface StoreRecord {
  * The strategies a run can chain: the sliding window (`SlidingWindowCompactor`), tool-result pruning
  * (`ToolResultPruningCompactor`) and offloading (`ToolResultOffloadHook` with a file-system store).
  */
-export const STRATEGIES = ['window', 'prune', 'offload'] as const;
+export const STRATEGIES = ['window', 'prune', 'offload', 'summarize'] as const;
 export type StrategyName = (typeof STRATEGIES)[number];
 
 /**
@@ -135,6 +184,10 @@ export interface ConversationResult {
    * and the later ones, checking the trigger again, left it there.
    */
   readonly leftBelowTrigger?: boolean;
+  /** With summarize in the chain: its rounds, the summaries written, a failed round. */
+  readonly summarized?: SummarizedConversation;
+  /** With summarize in the chain: the output's messages in order (the plan's `kept` are the input ones among them). */
+  readonly output?: readonly OutputEntry[];
 }
 
 /** One message whose tool results were pruned, in the file's own item positions. */
@@ -279,9 +332,11 @@ export function writeSlot(
   plan: Plan,
   pruned?: ReadonlyMap<number, string>,
   finals?: Map<number, string>,
+  output?: { readonly entries: readonly OutputEntry[]; readonly summaries: readonly PlacedSummary[] },
 ): string {
   // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
   const raws = pruned === undefined || pruned.size === 0 ? slot.raws : slot.raws.map((raw, k) => pruned.get(k) ?? raw);
+  if (output !== undefined) return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
   const keep = new Set<number>(normalized.pinned ?? []);
   for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
   const order = [...keep].sort((a, b) => a - b);
@@ -308,6 +363,70 @@ export function writeSlot(
     parts.push(text);
   }
   if (!noteWritten) note();
+  return slot.write(parts);
+}
+
+/**
+ * Writes a summarized slot: its output messages in order (kept items as they were, each summary and note as the
+ * format writes them), items that belong to no message where they were.
+ */
+function writeEntries(
+  slot: Slot,
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  raws: readonly string[],
+  entries: readonly OutputEntry[],
+  summaries: readonly PlacedSummary[],
+  finals?: Map<number, string>,
+): string {
+  const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
+  const valueOf = (entry: OutputEntry, position: number): unknown => {
+    if ('summary' in entry) {
+      const s = summaries.find((x) => x.position === position) as PlacedSummary;
+      return makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: slot.items });
+    }
+    if ('note' in entry) return adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: slot.items });
+    return null;
+  };
+  const inserted = entries.filter((e) => !('input' in e)).length;
+  let edited: ReadonlyMap<number, string> | undefined;
+  let finished: unknown;
+  if (adapter.finish !== undefined && inserted > 0) {
+    // Formats whose items link to each other chain one new message in; more than one they cannot place.
+    if (inserted > 1) throw new InputError(`--strategy summarize writes at most one new message per conversation in ${adapter.name} files; this one needs ${inserted}`, slot.where ?? '');
+    const at = entries.findIndex((e) => !('input' in e));
+    const order = entries.flatMap((e) => ('input' in e ? [...(normalized.itemsOf[e.input] ?? [])] : [])).concat(pinned).sort((a, b) => a - b);
+    const next = entries.slice(at + 1).find((e): e is { input: number } => 'input' in e && (normalized.itemsOf[e.input]?.length ?? 0) > 0);
+    const noteBefore = next === undefined ? Infinity : Math.min(...(normalized.itemsOf[next.input] ?? []));
+    const note = valueOf(entries[at] as OutputEntry, at);
+    const done = adapter.finish({ items: slot.items, raws, kept: order, noteBefore, note });
+    finished = done.note ?? note;
+    edited = done.raws;
+  }
+  const parts: string[] = [];
+  let p = 0;
+  const item = (k: number): void => {
+    const text = edited?.get(k) ?? (raws[k] as string);
+    if (finals?.has(k) === true) finals.set(k, text);
+    parts.push(text);
+  };
+  const firstItem = (messages: readonly number[]): number => Math.min(...messages.flatMap((m) => [...(normalized.itemsOf[m] ?? [])]), Infinity);
+  entries.forEach((entry, position) => {
+    if (!('input' in entry)) {
+      // Items of no message that stood before what the summary replaced stay before it.
+      const s = 'summary' in entry ? summaries.find((x) => x.position === position) : undefined;
+      const next = entries.slice(position + 1).find((e): e is { input: number } => 'input' in e);
+      const bound = s !== undefined ? firstItem(s.replaced) : next !== undefined ? firstItem([next.input]) : Infinity;
+      while (p < pinned.length && (pinned[p] as number) < bound) item(pinned[p++] as number);
+      parts.push(slot.writeItem(finished ?? valueOf(entry, position)));
+      return;
+    }
+    const items = [...(normalized.itemsOf[entry.input] ?? [])].sort((a, b) => a - b);
+    const first = items[0];
+    if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
+    for (const k of items) item(k);
+  });
+  while (p < pinned.length) item(pinned[p++] as number);
   return slot.write(parts);
 }
 
@@ -360,7 +479,7 @@ export async function createFileCompactor(options: RunOptions): Promise<FileComp
 export function compactSource(source: SourceText, options: FileOptions): FileResult {
   const template = noteTemplate(options.note);
   const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
-  const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) };
+  const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) || isSummaryText(text) };
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
@@ -413,7 +532,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
     conversations.push(
       withOutcome(
-        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot) },
+        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), ...summarizedOf(decided) },
         outcomeSettings,
       ),
     );
@@ -421,7 +540,8 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
       for (const [item, raw] of offloadEdits) edits.set(item, raw);
       const finals = new Map<number, string>();
       for (const item of offloadEdits.keys()) finals.set(item, '');
-      replacements.set(slot, writeSlot(slot, adapter, normalized, plan, edits, finals));
+      const output = decided.output !== undefined && decided.summarized !== undefined ? { entries: decided.output, summaries: decided.summarized.summaries } : undefined;
+      replacements.set(slot, writeSlot(slot, adapter, normalized, plan, edits, finals, output));
       stored.push(...storeFiles(slot, adapter, offloads, offloaded, offloadEdits, finals, options));
     }
   }
@@ -463,10 +583,21 @@ interface Decided {
   readonly messages: Message[];
   /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
   readonly leftBelowTrigger?: boolean;
+  /** With summarize in the chain: what it did, and the output's messages in order when it changed the conversation. */
+  readonly summarized?: SummarizedConversation;
+  readonly output?: readonly OutputEntry[];
+}
+
+/** The summarize fields of a conversation's result, present only when summarize was in its chain. */
+function summarizedOf(decided: Decided): Pick<ConversationResult, 'summarized' | 'output'> {
+  return {
+    ...(decided.summarized !== undefined ? { summarized: decided.summarized } : {}),
+    ...(decided.output !== undefined ? { output: decided.output } : {}),
+  };
 }
 
 /** What a chain of strategies reads of a file's settings. */
-type ChainOptions = Pick<FileOptions, 'target' | 'minKeepSteps' | 'counter' | 'exhaustive' | 'window' | 'minTokens' | 'placeholder' | 'offload'>;
+type ChainOptions = Pick<FileOptions, 'target' | 'minKeepSteps' | 'counter' | 'exhaustive' | 'window' | 'minTokens' | 'placeholder' | 'offload' | 'summarize'>;
 
 /**
  * A conversation decided by a chain of strategies without offloading (which writes files), for the in-memory
@@ -485,7 +616,7 @@ export function decideChain(
   strategies: readonly StrategyName[],
   tools: string | null,
   where: string,
-): { plan: Plan; normalized: Normalized; edits: Map<number, string> } {
+): { plan: Plan; normalized: Normalized; edits: Map<number, string>; summarized?: SummarizedConversation; output?: readonly OutputEntry[] } {
   if (strategies.includes('offload')) throw new RangeError('offloading writes files: it has no in-memory chain');
   const decided = planChain(read.messages, options, template, strategies, null, tools);
   const pruned = prunedItems(decided.pruning, read, decided.plan);
@@ -493,7 +624,12 @@ export function decideChain(
     throw new InputError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`, where);
   }
   const normalized: Normalized = decided.pruning.length === 0 ? read : { ...read, messages: decided.messages };
-  return { plan: decided.plan, normalized, edits: decided.plan.changed ? prunedRaws(raws, adapter, read, pruned, decided.pruning) : new Map() };
+  return {
+    plan: decided.plan,
+    normalized,
+    edits: decided.plan.changed ? prunedRaws(raws, adapter, read, pruned, decided.pruning) : new Map(),
+    ...summarizedOf(decided),
+  };
 }
 
 /** One strategy's result in a chain: the pruning made, with message indices in the input conversation. */
@@ -541,6 +677,9 @@ function planChain(
   let tokensBeforeExact = true;
   let tokensAfter = 0;
   const measureAll = (list: readonly Message[]): number => (list.length === 0 ? 0 : counter.measure(list.map(renderMessage)));
+  // Summarizing: what it did, and the messages the chain made (summaries, the window's note) by identity.
+  let summarizing: SummarizedConversation | null = null;
+  const inserted = new Map<Message, { summary: number } | { note: string; removed: number; kept: number }>();
   for (const strategy of strategies) {
     if (strategy === 'offload') {
       if (options.offload === undefined || referenceOf === null) throw new RangeError('offloading needs a store directory');
@@ -587,6 +726,41 @@ function planChain(
         if (at !== null && at !== undefined) final[at] = p.messages[r.index] as Message;
       }
       current = p.messages;
+    } else if (strategy === 'summarize') {
+      if (options.summarize === undefined) throw new RangeError('summarizing needs a source of summaries');
+      if (summarizing !== null) throw new RangeError('summarize can be applied once in a chain');
+      const size = measureAll(current);
+      const under = gate !== null && size <= gate;
+      reached ||= !under;
+      lastSkipped = under;
+      tokensBefore ??= size;
+      tokensAfter = size;
+      if (under) continue;
+      const settings = options.summarize;
+      const result = summarizeRounds(current, counter, { target, minKeepSteps: options.minKeepSteps, summaryTokens: settings.summaryTokens, instruction: settings.instruction }, (request) => settings.answer(request, counter));
+      const seen = origin;
+      const inputsOf = (indices: readonly number[]): number[] => indices.flatMap((i) => (seen[i] === null || seen[i] === undefined ? [] : [seen[i] as number])).sort((a, b) => a - b);
+      summarizing = {
+        rounds: result.rounds.map((r) => ({
+          tier: r.tier,
+          request: r.request,
+          replaced: inputsOf(r.replaced),
+          summarized: r.summarized,
+          text: r.text,
+          tokensBefore: r.tokensBefore,
+          tokensAfter: r.tokensAfter,
+          promptTokens: options.exhaustive === true ? counter.measure([{ text: r.request.system, images: 0, files: 0 }, { text: r.request.user, images: 0, files: 0 }]) : null,
+        })),
+        summaries: [],
+        failure: result.failure,
+      };
+      if (!result.changed) continue;
+      result.origin.forEach((o, k) => {
+        if ('summary' in o) inserted.set(result.messages[k] as Message, { summary: o.summary });
+      });
+      origin = result.origin.map((o) => ('input' in o ? (seen[o.input] ?? null) : null));
+      current = result.messages;
+      tokensAfter = result.tokensAfter;
     } else {
       if (windowPlan !== null) throw new RangeError('the sliding window can be applied once in a chain');
       const below = gate === null ? null : planCompaction(current, counter, { ...windowSettings, target: gate });
@@ -601,6 +775,9 @@ function planChain(
       tokensAfter = windowPlan.tokensAfter;
       if (!windowPlan.changed) continue;
       const out = compact(current, counter, { ...windowSettings, target }) as Message[];
+      if (windowPlan.noteIndex !== null && windowPlan.noteText !== null) {
+        inserted.set(out[windowPlan.noteIndex] as Message, { note: windowPlan.noteText, removed: windowPlan.removedCount, kept: windowPlan.keptCount });
+      }
       const keptOrigin = windowPlan.kept.map((i) => origin[i] ?? null);
       if (windowPlan.noteIndex !== null) keptOrigin.splice(windowPlan.noteIndex, 0, null);
       origin = keptOrigin;
@@ -615,7 +792,7 @@ function planChain(
   const changed = base.changed || pruned;
   // Below the trigger, the conversation is measured against it, as the window alone does.
   const planned = reached ? target : (gate as number);
-  const after = pruned || windowPlan !== null ? tokensAfter : base.tokensAfter;
+  const after = pruned || windowPlan !== null || summarizing !== null ? tokensAfter : base.tokensAfter;
   const plan: Plan = {
     ...base,
     changed,
@@ -625,7 +802,42 @@ function planChain(
     tokensAfter: after,
     targetMet: after <= planned,
   };
-  return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: reached && lastSkipped && !plan.targetMet };
+  const left = reached && lastSkipped && !plan.targetMet;
+  if (summarizing === null) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left };
+  const done: SummarizedConversation = summarizing;
+  if (!done.rounds.length || !current.some((m) => inserted.has(m))) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, summarized: done };
+  // The output is the chain's last list: input messages, the summaries and a note the chain made.
+  const output: OutputEntry[] = current.map((m, k) => {
+    const at = origin[k];
+    if (at !== null && at !== undefined) return { input: at };
+    return inserted.get(m) ?? { note: '', removed: 0, kept: 0 };
+  });
+  const summaries: PlacedSummary[] = output.flatMap((e, position) => {
+    if (!('summary' in e)) return [];
+    const r = done.rounds[e.summary] as SummarizedConversation['rounds'][number];
+    return [{ position, text: r.text, summarized: r.summarized, tier: r.tier, replaced: r.replaced, request: r.request }];
+  });
+  const keptSet = new Set(output.flatMap((e) => ('input' in e ? [e.input] : [])));
+  const kept = final.map((_, i) => i).filter((i) => keptSet.has(i));
+  const removed = final.map((_, i) => i).filter((i) => !keptSet.has(i));
+  const weight = (list: readonly number[]): number => list.reduce((a, i) => a + ((final[i] as Message).weight ?? 1), 0);
+  const summarizedPlan: Plan = {
+    ...plan,
+    changed: true,
+    unchanged: null,
+    kept,
+    removed,
+    removedCount: weight(removed),
+    keptCount: weight(kept),
+    noteIndex: null,
+    noteText: null,
+    // Groups in input terms (a window after summarize planned on the summarized list).
+    groups: (windowPlan === null ? base : planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive })).groups.map((g) => ({
+      ...g,
+      kept: g.indices.every((i) => keptSet.has(i)),
+    })),
+  };
+  return { plan: summarizedPlan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, summarized: { ...done, summaries }, output };
 }
 
 /** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */

@@ -18,7 +18,9 @@ import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
 import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { offloadStore, writeStore } from './offload.js';
-import { compactorFor, processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
+import { addUsage, createSummarizingCompactor, NO_USAGE, usageLine, type SummarizingCompactor } from '../summarize-run.js';
+import { summarySourceFor } from './summary-source.js';
+import { compactorFor, processFile, processFileAsync, runOptionsFor, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
 
 /**
  * `swc compact` over many files: expand the inputs, keep this shard's files, compact them in worker threads,
@@ -406,7 +408,11 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
 
   const files = work.files;
   const stdin = files[0]?.absolute === '-';
-  const workers = stdin ? 0 : Math.min(settings.jobs, files.length);
+  // Summarize runs in this thread: its files wait on the model, and their calls share one limiter (--concurrency).
+  const summary = await summarySourceFor(settings, io, io.summarizer);
+  const summarizing: SummarizingCompactor | null = summary === null ? null : await createSummarizingCompactor(runOptionsFor(jobSettings), summary);
+  let usage = NO_USAGE;
+  const workers = stdin || summarizing !== null ? 0 : Math.min(settings.jobs, files.length);
   const pool = workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
   let compactor: FileCompactor | null = stdin ? await compactorFor(jobSettings) : null;
   const inThisThread = async (): Promise<FileCompactor> => (compactor ??= await compactorFor(jobSettings));
@@ -415,6 +421,15 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
 
   const runJob = async (index: number): Promise<JobResult> => {
     const file = files[index] as InputFile;
+    if (summarizing !== null) {
+      const job: Job = file.absolute === '-' ? { index, file: '-', display: file.display, content: await readStreamBounded(io.stdin) } : { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
+      const result = await processFileAsync(job, jobSettings, await inThisThread(), summarizing);
+      if (result.summary !== undefined) {
+        usage = addUsage(usage, result.summary.usage);
+        for (const warning of result.summary.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
+      }
+      return result;
+    }
     if (file.absolute === '-') {
       const content = await readStreamBounded(io.stdin);
       return processFile({ index, file: '-', display: file.display, content }, jobSettings, await inThisThread());
@@ -490,6 +505,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     await pool?.close();
   }
 
+  if (summary !== null && !settings.quiet) report(usageLine(usage, summary.summarizer === null, summary.summaryTokens));
   const totals = totalsOf(records);
   let code: number = totals.failed > 0 ? EXIT.error : settings.check && totals.compacted > 0 ? EXIT.changesNeeded : EXIT.ok;
   const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
