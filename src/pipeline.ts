@@ -339,13 +339,17 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
-  const length = isLineSource(source) ? source.length : source.text.length;
   const stored: StoreFile[] = [];
+  let exactBefore: boolean | undefined;
   const outcomeSettings: OutcomeSettings = {
     minKeepSteps: options.minKeepSteps ?? 1,
     counter: options.counter,
     window: options.window ?? null,
-    exactBefore: options.exact === true || length <= EXACT_COUNT_UP_TO,
+    // Decided when a figure is first shown: a quiet run never asks.
+    get exactBefore(): boolean {
+      exactBefore ??= options.exact === true || isTextAtMost(source, EXACT_COUNT_UP_TO);
+      return exactBefore;
+    },
   };
   const formats: string[] = [];
   for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats)) {
@@ -417,6 +421,19 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     changedConversations: replacements.size,
     stored,
   };
+}
+
+/**
+ * Whether a source's text has at most `limit` UTF-16 units. A file held as lines is first bounded by its bytes (a
+ * unit takes one to three bytes, a pair of units four), so a big file is never read again to count them.
+ */
+function isTextAtMost(source: SourceText, limit: number): boolean {
+  if (!isLineSource(source)) return source.text.length <= limit;
+  const bytes = source.byteLength;
+  if (bytes !== undefined && bytes <= limit) return true;
+  // Less the byte-order mark, which the text leaves out.
+  if (bytes !== undefined && (bytes - 3) / 3 > limit) return false;
+  return source.length <= limit;
 }
 
 /** The length of each item of a slot in the file's text: from its offset to the next item's (or the slot's end). */
