@@ -1,5 +1,5 @@
 import { compact, planCompaction, noteTemplate, type Plan } from './core/compact.js';
-import { planPruning, type PrunePlan } from './core/prune.js';
+import { planPruning, type PrunedMessage, type PrunePlan } from './core/prune.js';
 import { OFFLOADED_META_KEY, offloadedMessage, planOffload, pointerText, safeName, storeKey } from './core/offload.js';
 import path from 'node:path';
 import { parseJson } from './core/json-value.js';
@@ -392,7 +392,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
     conversations.push(
       withOutcome(
-        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot) },
+        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), input: read.messages },
         outcomeSettings,
       ),
     );
@@ -515,10 +515,10 @@ function planChain(
   // Below the trigger means a size of at most trigger - 1 tokens.
   const gate = options.window ? Math.max(options.window.trigger - 1 - toolTokens, 0) : null;
   const target = options.window ? Math.max(options.window.target - toolTokens, 0) : options.target;
-  // In a chain the window counts everything: the outcome's exact "before" would otherwise be counted on the
-  // conversation as the chain left it (placeholders in), not as it was read.
-  const windowSettings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive === true || strategies.length > 1 };
-  const pruneSettings = { minKeepSteps: options.minKeepSteps, minTokens: options.minTokens, placeholder: options.placeholder };
+  // Each strategy counts only what its decision needs, as the window alone does; the outcome counts the rest of the
+  // conversation as it was read when an exact "before" is wanted (see Planned.input).
+  const windowSettings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive === true };
+  const pruneSettings = { minKeepSteps: options.minKeepSteps, minTokens: options.minTokens, placeholder: options.placeholder, exhaustive: options.exhaustive === true };
   let current: readonly Message[] = input;
   let origin: (number | null)[] = input.map((_, i) => i);
   const final = input.slice();
@@ -531,7 +531,8 @@ function planChain(
   const offloads: ChainOffload[] = [];
   let tokensBefore: number | null = null;
   let tokensBeforeExact = true;
-  let tokensAfter = 0;
+  // What the last strategy left, measured only if it is shown (a window after pruning gives its own).
+  let tokensAfter: () => number = () => 0;
   const measureAll = (list: readonly Message[]): number => (list.length === 0 ? 0 : counter.measure(list.map(renderMessage)));
   for (const strategy of strategies) {
     if (strategy === 'offload') {
@@ -541,7 +542,7 @@ function planChain(
       reached ||= !under;
       lastSkipped = under;
       tokensBefore ??= size;
-      tokensAfter = size;
+      tokensAfter = () => size;
       if (under) continue;
       const candidates = planOffload(current, { over: options.offload.over, minKeepSteps: options.minKeepSteps, placeholder: options.placeholder });
       if (candidates.length === 0) continue;
@@ -563,20 +564,25 @@ function planChain(
         offloads.push({ message: origin[index] as number, results, tokensBefore: alone(current[index] as Message), tokensAfter: alone(message) });
       }
       current = next;
-      tokensAfter = measureAll(current);
+      const left = current;
+      tokensAfter = () => measureAll(left);
     } else if (strategy === 'prune') {
       const below = gate === null ? null : planPruning(current, counter, { ...pruneSettings, target: gate });
       const under = below !== null && !below.changed && below.targetMet;
       const p = under ? below : planPruning(current, counter, { ...pruneSettings, target });
       reached ||= !under;
       lastSkipped = under;
-      tokensBefore ??= p.tokensBefore;
-      tokensAfter = p.tokensAfter;
+      if (tokensBefore === null) {
+        tokensBefore = p.tokensBefore;
+        tokensBeforeExact = p.tokensBeforeExact;
+      }
+      tokensAfter = () => p.tokensAfter;
       if (!p.changed) continue;
       pruning.push({ plan: p, origin });
-      for (const r of p.pruned) {
-        const at = origin[r.index];
-        if (at !== null && at !== undefined) final[at] = p.messages[r.index] as Message;
+      // A plan made without counting the candidates works each out when its message is read.
+      for (const index of p.lazy?.candidates ?? p.pruned.map((r) => r.index)) {
+        const at = origin[index];
+        if (at !== null && at !== undefined) final[at] = p.messages[index] as Message;
       }
       current = p.messages;
     } else {
@@ -590,7 +596,8 @@ function planChain(
         tokensBefore = windowPlan.tokensBefore;
         tokensBeforeExact = windowPlan.tokensBeforeExact;
       }
-      tokensAfter = windowPlan.tokensAfter;
+      const windowAfter = windowPlan.tokensAfter;
+      tokensAfter = () => windowAfter;
       if (!windowPlan.changed) continue;
       const out = compact(current, counter, { ...windowSettings, target }) as Message[];
       const keptOrigin = windowPlan.kept.map((i) => origin[i] ?? null);
@@ -600,20 +607,19 @@ function planChain(
     }
   }
   // The window's plan is made on the list it saw; when pruning went first, that list has the input's indices.
-  const prunedFirst = strategies[0] === 'prune';
   const base =
     windowPlan ?? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive });
   const pruned = pruning.length > 0 || offloads.length > 0;
   const changed = base.changed || pruned;
   // Below the trigger, the conversation is measured against it, as the window alone does.
   const planned = reached ? target : (gate as number);
-  const after = pruned || windowPlan !== null ? tokensAfter : base.tokensAfter;
+  const after = pruned || windowPlan !== null ? tokensAfter() : base.tokensAfter;
   const plan: Plan = {
     ...base,
     changed,
     unchanged: changed ? null : base.unchanged,
     tokensBefore: tokensBefore ?? base.tokensBefore,
-    tokensBeforeExact: prunedFirst || tokensBeforeExact,
+    tokensBeforeExact: tokensBefore === null ? base.tokensBeforeExact : tokensBeforeExact,
     tokensAfter: after,
     targetMet: after <= planned,
   };
@@ -745,14 +751,27 @@ function storeFiles(slot: Slot, offloads: readonly ChainOffload[], offloaded: re
   return out;
 }
 
+/**
+ * The messages a pruning replaced whose input index is among `kept`: of a plan made without counting, only those
+ * are worked out.
+ */
+function keptPrunings(p: PrunePlan, origin: readonly (number | null)[], kept: ReadonlySet<number>): PrunedMessage[] {
+  const isKept = (index: number): boolean => {
+    const at = origin[index];
+    return at !== null && at !== undefined && kept.has(at);
+  };
+  const lazy = p.lazy;
+  if (lazy === undefined) return p.pruned.filter((r) => isKept(r.index));
+  return lazy.candidates.filter(isKept).flatMap((index) => lazy.prunedAt(index) ?? []);
+}
+
 /** The pruned messages the output holds, in the file's item positions. */
 function prunedItems(pruning: readonly ChainPruning[], normalized: Normalized, plan: Plan): PrunedItems[] {
   const kept = new Set(plan.kept);
   const out: PrunedItems[] = [];
   for (const { plan: p, origin } of pruning) {
-    for (const r of p.pruned) {
-      const message = origin[r.index];
-      if (message === null || message === undefined || !kept.has(message)) continue;
+    for (const r of keptPrunings(p, origin, kept)) {
+      const message = origin[r.index] as number;
       const items = normalized.itemsOf[message] ?? [];
       if (items.length === 0) continue;
       out.push({ message, start: Math.min(...items), end: Math.max(...items) + 1, tools: r.tools, tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter });
@@ -766,11 +785,9 @@ function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized:
   const out = new Map<number, string>();
   if (pruned.length === 0 || adapter.writePruned === undefined) return out;
   const texts = new Map<number, readonly string[]>();
+  const wanted = new Set(pruned.map((r) => r.message));
   for (const { plan: p, origin } of pruning) {
-    for (const r of p.pruned) {
-      const message = origin[r.index];
-      if (message !== null && message !== undefined) texts.set(message, r.texts);
-    }
+    for (const r of keptPrunings(p, origin, wanted)) texts.set(origin[r.index] as number, r.texts);
   }
   for (const r of pruned) {
     const written = adapter.writePruned({ raws, items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [], texts: texts.get(r.message) ?? [], originalTokens: r.tokensBefore });
@@ -780,7 +797,7 @@ function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized:
 }
 
 /** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
-function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength'>, settings: OutcomeSettings): ConversationResult {
+function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength' | 'input'>, settings: OutcomeSettings): ConversationResult {
   let outcome: ConversationOutcome | null = null;
   return {
     ...c,
@@ -853,7 +870,19 @@ function sharingCounter(inner: TokenCounter): TokenCounter {
     return known.images === r.images && known.files === r.files ? known : r;
   };
   // Mapped lazily: a counter that stops at its limit never renders the older messages.
-  return { name: inner.name, measure: (messages, limit) => inner.measure(lazyList(messages.length, (k) => canonical(messages[k] as Rendered)), limit) };
+  const mapped = (messages: readonly Rendered[]): readonly Rendered[] => lazyList(messages.length, (k) => canonical(messages[k] as Rendered));
+  const apart = inner.measureApart?.bind(inner);
+  return {
+    name: inner.name,
+    measure: (messages, limit) => inner.measure(mapped(messages), limit),
+    // The messages apart are read for their last characters only: not worth remembering.
+    ...(apart === undefined
+      ? {}
+      : {
+          measureApart: (messages: readonly Rendered[], at: ReadonlySet<number>, limit?: number) =>
+            apart(lazyList(messages.length, (k) => (at.has(k) ? (messages[k] as Rendered) : canonical(messages[k] as Rendered))), at, limit),
+        }),
+  };
 }
 
 /**

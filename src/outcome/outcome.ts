@@ -119,6 +119,8 @@ export interface Planned {
   readonly strategies?: readonly string[];
   /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
   readonly leftBelowTrigger?: boolean;
+  /** The conversation as read, when the decision replaced some of its messages (`normalized` holds them replaced). */
+  readonly input?: readonly Message[];
 }
 
 /** What an outcome is worked out with besides the conversation. */
@@ -372,7 +374,7 @@ const FALLBACK_CHARS_PER_TOKEN = 4;
 function beforeFigure(c: Planned, settings: OutcomeSettings, noteTokens: number | null): TokenFigure {
   const { plan } = c;
   if (plan.tokensBeforeExact) return { tokens: plan.tokensBefore, exact: true };
-  const { messages } = c.normalized;
+  const messages = c.input ?? c.normalized.messages;
   if (settings.exactBefore === true) {
     const tokens = messages.length === 0 ? 0 : settings.counter.measure(lazyList(messages.length, (k) => renderMessage(messages[k] as Message)));
     return { tokens, exact: true };
