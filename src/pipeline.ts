@@ -392,7 +392,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
     conversations.push(
       withOutcome(
-        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), input: read.messages },
+        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), input: read.messages, ...(decided.windowSaw === undefined ? {} : { measured: decided.windowSaw }), ...(decided.groupsExact === undefined ? {} : { groupsExact: decided.groupsExact }) },
         outcomeSettings,
       ),
     );
@@ -455,6 +455,10 @@ interface Decided {
   readonly messages: Message[];
   /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
   readonly leftBelowTrigger?: boolean;
+  /** The messages the window's plan was made on, in input indices, when a later strategy changed some of them. */
+  readonly windowSaw?: readonly Message[];
+  /** Whether the plan's group counts are exact, when that is not what `tokensBeforeExact` says (a chain). */
+  readonly groupsExact?: boolean;
 }
 
 /** What a chain of strategies reads of a file's settings. */
@@ -523,6 +527,7 @@ function planChain(
   let origin: (number | null)[] = input.map((_, i) => i);
   const final = input.slice();
   let windowPlan: Plan | null = null;
+  let windowSaw: Message[] | undefined;
   // Whether some strategy found the conversation at or over the trigger (always, without thresholds).
   let reached = gate === null;
   // Whether the last strategy found it below the trigger and left it.
@@ -587,6 +592,8 @@ function planChain(
       current = p.messages;
     } else {
       if (windowPlan !== null) throw new RangeError('the sliding window can be applied once in a chain');
+      // Until the window, every strategy keeps the input's indices.
+      windowSaw = final.slice();
       const below = gate === null ? null : planCompaction(current, counter, { ...windowSettings, target: gate });
       const fits = below !== null && below.unchanged === 'fits';
       windowPlan = fits ? below : planCompaction(current, counter, { ...windowSettings, target });
@@ -623,7 +630,7 @@ function planChain(
     tokensAfter: after,
     targetMet: after <= planned,
   };
-  return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: reached && lastSkipped && !plan.targetMet };
+  return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: reached && lastSkipped && !plan.targetMet, ...(windowSaw === undefined ? {} : { windowSaw }), groupsExact: base.tokensBeforeExact };
 }
 
 /** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */
@@ -797,7 +804,7 @@ function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized:
 }
 
 /** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
-function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength' | 'input'>, settings: OutcomeSettings): ConversationResult {
+function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength' | 'input' | 'measured' | 'groupsExact'>, settings: OutcomeSettings): ConversationResult {
   let outcome: ConversationOutcome | null = null;
   return {
     ...c,

@@ -121,6 +121,10 @@ export interface Planned {
   readonly leftBelowTrigger?: boolean;
   /** The conversation as read, when the decision replaced some of its messages (`normalized` holds them replaced). */
   readonly input?: readonly Message[];
+  /** The messages the window's plan counted its groups on, when they are not `normalized`'s (a chain). */
+  readonly measured?: readonly Message[];
+  /** Whether the plan's group counts are exact (by default what `plan.tokensBeforeExact` says). */
+  readonly groupsExact?: boolean;
 }
 
 /** What an outcome is worked out with besides the conversation. */
@@ -326,9 +330,10 @@ function isProtected(g: Group): boolean {
  * group (tokensBefore not exact) may have stopped counting a step early, so its kept steps are measured again.
  */
 function exactTokensOf(c: Planned, g: Group, counter: TokenCounter): number {
-  if (g.tokens !== null && c.plan.tokensBeforeExact) return g.tokens;
+  if (g.tokens !== null && (c.groupsExact ?? c.plan.tokensBeforeExact)) return g.tokens;
   if (g.indices.length === 0) return 0;
-  return counter.measure(g.indices.map((i) => renderMessage(c.normalized.messages[i] as Message)));
+  const messages = c.measured ?? c.normalized.messages;
+  return counter.measure(g.indices.map((i) => renderMessage(messages[i] as Message)));
 }
 
 /**
