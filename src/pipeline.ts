@@ -539,15 +539,24 @@ function planChain(
   // What the last strategy left, measured only if it is shown (a window after pruning gives its own).
   let tokensAfter: () => number = () => 0;
   const measureAll = (list: readonly Message[]): number => (list.length === 0 ? 0 : counter.measure(list.map(renderMessage)));
+  const measureUpTo = (list: readonly Message[], limit: number): number =>
+    list.length === 0 ? 0 : counter.measure(lazyList(list.length, (k) => renderMessage(list[k] as Message)), limit);
   for (const strategy of strategies) {
     if (strategy === 'offload') {
       if (options.offload === undefined || referenceOf === null) throw new RangeError('offloading needs a store directory');
-      const size = measureAll(current);
+      // Its decision needs no count but the trigger's: the size is counted only past the trigger (or the target).
+      const limit = gate ?? target;
+      const size = options.exhaustive === true ? measureAll(current) : measureUpTo(current, limit);
+      const sizeExact = options.exhaustive === true || size <= limit;
       const under = gate !== null && size <= gate;
       reached ||= !under;
       lastSkipped = under;
-      tokensBefore ??= size;
-      tokensAfter = () => size;
+      if (tokensBefore === null) {
+        tokensBefore = size;
+        tokensBeforeExact = sizeExact;
+      }
+      const seen = current;
+      tokensAfter = sizeExact ? () => size : () => measureAll(seen);
       if (under) continue;
       const candidates = planOffload(current, { over: options.offload.over, minKeepSteps: options.minKeepSteps, placeholder: options.placeholder });
       if (candidates.length === 0) continue;
@@ -565,8 +574,23 @@ function planChain(
         const message = offloadedMessage(current[index] as Message, new Map([...results].map(([k, r]) => [k, r.text])));
         next[index] = message;
         final[origin[index] as number] = message;
-        const alone = (m: Message): number => counter.measure([renderMessage(m)]);
-        offloads.push({ message: origin[index] as number, results, tokensBefore: alone(current[index] as Message), tokensAfter: alone(message) });
+        // Counted only for the messages an output shows (those kept).
+        const alone = (m: Message): (() => number) => {
+          let n: number | undefined;
+          return () => (n ??= counter.measure([renderMessage(m)]));
+        };
+        const before = alone(current[index] as Message);
+        const after = alone(message);
+        offloads.push({
+          message: origin[index] as number,
+          results,
+          get tokensBefore(): number {
+            return before();
+          },
+          get tokensAfter(): number {
+            return after();
+          },
+        });
       }
       current = next;
       const left = current;

@@ -400,8 +400,13 @@ export function estimateBefore(c: Planned, noteTokens: number | null): number {
     for (const m of indices) for (const item of normalized.itemsOf[m] ?? []) n += c.itemLength?.(item) ?? 0;
     return n;
   };
-  const keptLength = lengthOf(plan.kept);
-  const removedLength = lengthOf(plan.removed);
+  // Kept messages a chain replaced (pruned, offloaded) are counted as their placeholders but were their items' length:
+  // they are estimated with the removed ones.
+  const input = c.input;
+  const replaced = input === undefined ? [] : plan.kept.filter((m) => input[m] !== normalized.messages[m]);
+  const isReplaced = new Set(replaced);
+  const keptLength = lengthOf(replaced.length === 0 ? plan.kept : plan.kept.filter((m) => !isReplaced.has(m)));
+  const removedLength = lengthOf(plan.removed) + lengthOf(replaced);
   const rate = keptLength > 0 && keptTokens > 0 ? keptTokens / keptLength : 1 / FALLBACK_CHARS_PER_TOKEN;
   return Math.max(plan.tokensBefore, keptTokens + Math.round(removedLength * rate));
 }
