@@ -124,6 +124,6 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
 }
 
 /** Encodes output text, putting back a byte-order mark the input had. */
-export function encodeOutput(text: string, bom: boolean): Buffer {
+export function encodeOutput(text: string, bom: boolean): Uint8Array {
   return Buffer.from(bom ? `\ufeff${text}` : text, 'utf8');
 }
