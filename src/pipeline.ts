@@ -1,4 +1,4 @@
-import { compact, planCompaction, noteTemplate, type Plan } from './core/compact.js';
+import { applyPlan, planCompaction, noteTemplate, type Plan } from './core/compact.js';
 import { planPruning, type PrunedMessage, type PrunePlan } from './core/prune.js';
 import { OFFLOADED_META_KEY, offloadedMessage, planOffload, pointerText, safeName, storeKey } from './core/offload.js';
 import path from 'node:path';
@@ -630,7 +630,8 @@ function planChain(
       const windowAfter = windowPlan.tokensAfter;
       tokensAfter = () => windowAfter;
       if (!windowPlan.changed) continue;
-      const out = compact(current, counter, { ...windowSettings, target }) as Message[];
+      // The plan just made is the one compacting would make again.
+      const out = applyPlan(current, windowPlan);
       const keptOrigin = windowPlan.kept.map((i) => origin[i] ?? null);
       if (windowPlan.noteIndex !== null) keptOrigin.splice(windowPlan.noteIndex, 0, null);
       origin = keptOrigin;
