@@ -1,11 +1,12 @@
 import { applyPlan, planCompaction, noteTemplate, type Plan } from './core/compact.js';
 import { planPruning, type PrunedMessage, type PrunePlan } from './core/prune.js';
-import { OFFLOADED_META_KEY, offloadedMessage, planOffload, pointerText, safeName, storeKey } from './core/offload.js';
+import { OFFLOADED_META_KEY, isPointerText, offloadedMessage, parsePointer, planOffload, pointerText, quoteReference, safeName, storeKey } from './core/offload.js';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseJson } from './core/json-value.js';
 import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
-import { renderMessage } from './core/render.js';
+import { contentOf, renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
 import { InputError } from './errors.js';
 import { FORMATS, findFormat, formatNames, isTellingText } from './formats/registry.js';
@@ -60,15 +61,34 @@ export interface FileOptions {
   readonly minTokens?: number;
   /** Pruning: the placeholder template, `{tool_name}` filled in (default Haystack's). */
   readonly placeholder?: string;
-  /** Offloading: the store's directory (absolute) and the threshold in characters (`OffloadOverChars`). */
-  readonly offload?: { readonly dir: string; readonly over: number };
+  /**
+   * Offloading: the store's directory (absolute) and the threshold in characters (`OffloadOverChars`); `home`, the
+   * folder the transcript is written to (absolute), makes each pointer's reference relative to it, so a transcript
+   * and its store that move together still restore (without it references are absolute).
+   */
+  readonly offload?: { readonly dir: string; readonly over: number; readonly home?: string };
 }
 
 /** A file of the offload store to write before the transcript that points at it. */
 export interface StoreFile {
-  /** Absolute, inside the store directory. */
+  /** Absolute, inside the store directory; named by its content, so one already there with these bytes is this file. */
   readonly path: string;
   readonly content: string;
+}
+
+/** What a store record (`NAME.{hash}.swc.json` beside the result `NAME`) says. */
+export interface StoreRecord {
+  readonly swc: 'offload-record';
+  readonly version: 2;
+  /** The format and the options that found the conversation, so `swc restore` finds it again without them. */
+  readonly format: string;
+  readonly conversationKey?: string;
+  readonly conversationPath?: string;
+  /** The conversation in the file (`the lines`, `line 3`, `record 2`) and the result's message in it. */
+  readonly where: string;
+  readonly message: number;
+  /** The items offloading replaced for this result: as they were read and as they were written. */
+  readonly items: readonly { readonly item: number; readonly raw: string; readonly written: string }[];
 }
 
 /**
@@ -314,7 +334,8 @@ export interface RunOptions extends Omit<FileOptions, 'counter'> {
 export interface FileCompactor {
   /** The tokenizer's name, as outputs show it. */
   readonly tokenizer: string;
-  compact(source: SourceText): FileResult;
+  /** @param file where the result is written (its folder, absolute), which offloading's pointers are relative to */
+  compact(source: SourceText, file?: { readonly home?: string }): FileResult;
 }
 
 /**
@@ -323,7 +344,11 @@ export interface FileCompactor {
  */
 export async function createFileCompactor(options: RunOptions): Promise<FileCompactor> {
   const counter = await createCounter(options.tokenizer, options.counterOptions);
-  return { tokenizer: counter.name, compact: (source) => compactSource(source, { ...options, counter }) };
+  return {
+    tokenizer: counter.name,
+    compact: (source, file) =>
+      compactSource(source, { ...options, counter, ...(options.offload !== undefined && file?.home !== undefined ? { offload: { ...options.offload, home: file.home } } : {}) }),
+  };
 }
 
 /**
@@ -401,7 +426,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
       const finals = new Map<number, string>();
       for (const item of offloadEdits.keys()) finals.set(item, '');
       replacements.set(slot, writeSlot(slot, adapter, normalized, plan, edits, finals));
-      stored.push(...storeFiles(slot, offloads, offloaded, offloadEdits, finals));
+      stored.push(...storeFiles(slot, adapter, offloads, offloaded, offloadEdits, finals, options));
     }
   }
   const changed = replacements.size > 0;
@@ -667,12 +692,23 @@ interface ChainOffload {
   readonly tokensAfter: number;
 }
 
-/** Gives an offloaded result its store reference: an absolute path inside the store directory. */
-type ReferenceMaker = (message: number, candidate: { step: number; tool: string; result: number }) => string;
+/** Gives an offloaded result its store reference: its file in the store, relative to the transcript's folder. */
+type ReferenceMaker = (message: number, candidate: { step: number; tool: string; result: number; text: string }) => string;
+
+/** The short hash in a store name: the first 16 hex digits of the SHA-256 of the bytes the file holds. */
+export function storeHash(content: string): string {
+  return createHash('sha256').update(content, 'utf8').digest('hex').slice(0, 16);
+}
+
+/** The store file a reference names: relative references are relative to the transcript's folder. */
+function storePath(reference: string, offload: NonNullable<FileOptions['offload']>): string {
+  return offload.home === undefined ? path.resolve(reference) : path.resolve(offload.home, reference);
+}
 
 /**
- * The store references of a conversation's results: `DIR/FOLDER/{step}_{tool}_{call id}.txt`, FOLDER being the input
- * file's path (and the record, in a file of several conversations), made safe so it stays under DIR.
+ * The store references of a conversation's results: `DIR/FOLDER/{step}_{tool}_{call id}-{hash}.txt`, FOLDER being the
+ * input file's path (and the record, in a file of several conversations), made safe so it stays under DIR; written
+ * relative to the transcript's folder when it is known.
  */
 function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, normalized: Normalized, offload: FileOptions['offload']): ReferenceMaker | null {
   if (offload === undefined) return null;
@@ -684,13 +720,10 @@ function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, 
     const items = new Set(normalized.itemsOf[message] ?? []);
     return (pairing?.results ?? []).filter((r) => items.has(r.item)).map((r) => r.id);
   };
-  const used = new Set<string>();
   return (message, c) => {
-    let key = storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result);
-    // Two results of one name (an id used twice) get distinct files: the later one a numbered key.
-    for (let n = 2; used.has(key); n++) key = storeKey(c.step, c.tool, `${idsOf(message)[c.result] ?? `call${c.result}`}-${n}`, c.result);
-    used.add(key);
-    return path.join(folder, key);
+    // Named by its bytes too: two results of one name hold other bytes (another name) or the same (one file).
+    const file = path.join(folder, storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result, storeHash(c.text)));
+    return offload.home === undefined ? file : path.relative(offload.home, file);
   };
 }
 
@@ -757,27 +790,55 @@ function offloadRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized,
 }
 
 /**
- * The store files of a slot's offloaded results: each result's text as `REF`, and beside it `REF.swc.json` holding
- * the item as it was and as it was written, so `swc restore` can put the item back byte for byte.
+ * The store files of a slot's offloaded results: each result's text as `NAME`, and beside it its record
+ * `NAME.{hash}.swc.json` (a `StoreRecord`: the items as they were and as they were written, and where they live), so
+ * `swc restore` can put them back byte for byte. Both are named by their bytes: a record differs per conversation,
+ * the result's text may be shared.
  */
-function storeFiles(slot: Slot, offloads: readonly ChainOffload[], offloaded: readonly PrunedItems[], edits: ReadonlyMap<number, string>, finals: ReadonlyMap<number, string>): StoreFile[] {
+function storeFiles(
+  slot: Slot,
+  adapter: FormatAdapter,
+  offloads: readonly ChainOffload[],
+  offloaded: readonly PrunedItems[],
+  edits: ReadonlyMap<number, string>,
+  finals: ReadonlyMap<number, string>,
+  options: FileOptions,
+): StoreFile[] {
   const out: StoreFile[] = [];
+  if (options.offload === undefined) return out;
   const held = new Set(offloaded.map((o) => o.message));
+  const seen = new Set<string>();
+  const add = (file: StoreFile): void => {
+    if (seen.has(file.path)) return;
+    seen.add(file.path);
+    out.push(file);
+  };
   for (const o of offloads) {
     if (!held.has(o.message)) continue;
     const item = offloaded.find((x) => x.message === o.message) as PrunedItems;
     for (const r of o.results.values()) {
-      out.push({ path: r.reference, content: r.original });
+      const file = storePath(r.reference, options.offload);
+      add({ path: file, content: r.original });
       // The items of the message this result's pointer sits in, as read and as written.
+      const pointer = JSON.stringify(quoteReference(r.reference)).slice(1, -1);
       const items: { item: number; raw: string; written: string }[] = [];
       for (let k = item.start; k < item.end; k++) {
         if (!edits.has(k)) continue;
         const written = finals.get(k);
-        if (written !== undefined && written !== '' && (edits.get(k) as string).includes(JSON.stringify(r.reference).slice(1, -1))) {
-          items.push({ item: k, raw: slot.raws[k] as string, written });
-        }
+        if (written !== undefined && written !== '' && (edits.get(k) as string).includes(pointer)) items.push({ item: k, raw: slot.raws[k] as string, written });
       }
-      out.push({ path: `${r.reference}.swc.json`, content: `${JSON.stringify({ items })}\n` });
+      const record: StoreRecord = {
+        swc: 'offload-record',
+        version: 2,
+        format: adapter.name,
+        ...(options.conversationKey !== undefined ? { conversationKey: options.conversationKey } : {}),
+        ...(options.conversationPath !== undefined ? { conversationPath: options.conversationPath } : {}),
+        where: slot.where,
+        message: o.message,
+        items,
+      };
+      const content = `${JSON.stringify(record)}\n`;
+      add({ path: `${file}.${storeHash(content)}.swc.json`, content });
     }
   }
   return out;
@@ -1081,23 +1142,56 @@ export interface RestoreResult {
   readonly changed: boolean;
 }
 
-const POINTER = /Tool result offloaded to '((?:[^'\\]|\\.)*?)' \(/g;
+/** A store record file beside a result, as read. */
+export interface StoreRecordFile {
+  /** Its path, as errors name it. */
+  readonly path: string;
+  readonly text: string;
+}
 
-/** The entry of a store record written as `written`, or undefined (also for a record that is not swc's). */
-function recordEntry(record: string, written: string): { raw: string; written: string } | undefined {
-  let items: unknown;
+/** How restoring reaches the store: the pipeline never reads the disk itself. */
+export interface StoreReader {
+  /**
+   * The result file a pointer's reference names, inside a store (relative references are relative to the
+   * transcript's folder), or why it is refused (outside the store, in no store).
+   */
+  locate(reference: string): { readonly file: string } | { readonly refused: string };
+  /** The records beside a located result file (none when there are none, or they may not be read). */
+  records(file: string): readonly StoreRecordFile[];
+}
+
+/** Settings of one restore. */
+export interface RestoreOptions {
+  readonly store: StoreReader;
+  /** The format, and where conversations are: by default what the store's records say (else as compact finds them). */
+  readonly format?: string | undefined;
+  readonly conversationKey?: string | undefined;
+  readonly conversationPath?: string | undefined;
+}
+
+/** A record's entries that a message's items hold exactly as written, or undefined (also for a record not swc's). */
+function recordEntries(text: string, raws: readonly string[], items: readonly number[]): { item: number; raw: string }[] | undefined {
+  let entries: unknown;
   try {
-    items = (JSON.parse(record) as { items?: unknown } | null)?.items;
+    entries = (JSON.parse(text) as { items?: unknown } | null)?.items;
   } catch {
     return undefined;
   }
-  if (!Array.isArray(items)) return undefined;
-  return (items as unknown[]).find((e): e is { raw: string; written: string } => isRecord(e) && e.written === written && typeof e.raw === 'string');
+  if (!Array.isArray(entries) || entries.length === 0) return undefined;
+  const out: { item: number; raw: string }[] = [];
+  // Matched by what was written, not by position: a later window run may have moved the items.
+  for (const e of entries as unknown[]) {
+    if (!isRecord(e) || typeof e.raw !== 'string' || typeof e.written !== 'string') return undefined;
+    const k = items.find((i) => raws[i] === e.written);
+    if (k === undefined) return undefined;
+    out.push({ item: k, raw: e.raw });
+  }
+  return out;
 }
 
-/** Whether a text is one JSON value (and, for a line of JSONL, holds no line break). */
+/** Whether a text is one JSON value (and, for a line of JSONL, holds no line break but the `\r` of a CRLF ending). */
 function isOneJsonValue(text: string, line: boolean): boolean {
-  if (line && /[\r\n]/.test(text)) return false;
+  if (line && /[\r\n]/.test(text.endsWith('\r') ? text.slice(0, -1) : text)) return false;
   try {
     JSON.parse(text);
     return true;
@@ -1106,48 +1200,137 @@ function isOneJsonValue(text: string, line: boolean): boolean {
   }
 }
 
+const POINTER_IN_JSON = "Tool result offloaded to '";
+
+/** The references of the pointers a file's JSON text holds in its strings, wherever they are (found without parsing). */
+function pointerReferences(text: string, limit: number): string[] {
+  const out: string[] = [];
+  for (let at = text.indexOf(POINTER_IN_JSON); at !== -1 && out.length < limit; at = text.indexOf(POINTER_IN_JSON, at + 1)) {
+    // The JSON string goes on to the first quote no backslash escapes.
+    let end = at;
+    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+    let decoded: string;
+    try {
+      decoded = JSON.parse(`"${text.slice(at, end)}"`) as string;
+    } catch {
+      continue;
+    }
+    const pointer = parsePointer(decoded);
+    if (pointer !== null) out.push(pointer.reference);
+  }
+  return out;
+}
+
+/** Where the store's records say this file's conversations are, from the first record that says it. */
+function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<StoreRecord, 'format' | 'conversationKey' | 'conversationPath'>> {
+  const text = source.text;
+  for (const reference of pointerReferences(text, 16)) {
+    const located = store.locate(reference);
+    if (!('file' in located)) continue;
+    for (const record of store.records(located.file)) {
+      let parsed: Partial<StoreRecord> | null;
+      try {
+        parsed = JSON.parse(record.text) as Partial<StoreRecord> | null;
+      } catch {
+        continue;
+      }
+      if (parsed?.swc !== 'offload-record' || typeof parsed.format !== 'string') continue;
+      // Only a record of this file counts (a pointer quoted from another transcript leads to that one's records).
+      const written = Array.isArray(parsed.items) ? (parsed.items[0] as { written?: unknown } | undefined)?.written : undefined;
+      if (typeof written !== 'string' || !text.includes(written)) continue;
+      return {
+        format: parsed.format,
+        ...(typeof parsed.conversationKey === 'string' ? { conversationKey: parsed.conversationKey } : {}),
+        ...(typeof parsed.conversationPath === 'string' ? { conversationPath: parsed.conversationPath } : {}),
+      };
+    }
+  }
+  return {};
+}
+
 /**
- * Puts offloaded results back: every item holding a pointer into the store becomes, byte for byte, the item it was
- * before offloading, as the store's `REF.swc.json` recorded it, when the item is still exactly as offloading wrote it.
- * @param source the decoded transcript
- * @param dir the store directory (absolute): references outside it are never read
- * @param read reads a store file, or gives null when there is none
- * @throws InputError for a pointer into the store whose record is missing or does not match the item
+ * A store reader for `restoreSource(source, dir, read)`: references inside `dir` (relative ones relative to it), and
+ * the record `REF.swc.json` beside each, read with `read`, as stores before hashed records named them.
  */
-export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult {
-  const layout = readLayout(source);
+function readerOf(dir: string, read: (file: string) => string | null): StoreReader {
+  return {
+    locate(reference) {
+      const file = path.resolve(dir, reference);
+      const rel = path.relative(dir, file);
+      return rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel) ? { refused: `which is outside the offload store ${dir}` } : { file };
+    },
+    records(file) {
+      const text = read(`${file}.swc.json`);
+      return text === null ? [] : [{ path: `${file}.swc.json`, text }];
+    },
+  };
+}
+
+/**
+ * Puts offloaded results back: every tool result that is a pointer (as offloading writes them; a pointer quoted in
+ * other text is no candidate) has its message's items become, byte for byte, the items they were before offloading,
+ * as the result's record in the store holds them, when the items are still exactly as offloading wrote them. All or
+ * nothing: a pointer that cannot be put back fails the file, naming it.
+ * @param source the decoded transcript
+ * @param options how the store is reached, and where the conversations are
+ * @throws InputError for a pointer outside the store, or whose record is missing or does not match its items
+ */
+export function restoreSource(source: SourceText, options: RestoreOptions): RestoreResult;
+/**
+ * The earlier form: the store directory (absolute) and a reader of its files; reads records named `REF.swc.json`.
+ * @deprecated pass `RestoreOptions` with a `StoreReader`, which finds the hashed records of today's stores
+ */
+export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult;
+export function restoreSource(source: SourceText, settings: RestoreOptions | string, read?: (file: string) => string | null): RestoreResult {
+  const options: RestoreOptions = typeof settings === 'string' ? { store: readerOf(settings, read ?? (() => null)) } : settings;
+  const named = options.format !== undefined && options.format !== 'auto' ? options.format : undefined;
+  const given = named !== undefined || options.conversationKey !== undefined || options.conversationPath !== undefined;
+  const recorded = given ? {} : recordedLayout(source, options.store);
+  // The recorded format is not forced: detection finds it again, and a file of records may mix formats.
+  const format = named;
+  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey ?? recorded.conversationKey, conversationPath: options.conversationPath ?? recorded.conversationPath });
   const replacements = new Map<Slot, string>();
   let restored = 0;
-  for (const slot of layout.slots) {
+  for (const { slot, adapter } of slotsWithAdapters(layout, format, source.file, [])) {
+    const normalized = normalizeSlot(source, slot, adapter, null);
     const parts = slot.raws.slice();
-    let changed = false;
-    slot.raws.forEach((raw, k) => {
-      for (const m of raw.matchAll(POINTER)) {
-        let reference: string;
-        try {
-          reference = JSON.parse(`"${m[1] ?? ''}"`) as string;
-        } catch {
-          continue;
+    const put = new Set<number>();
+    normalized.messages.forEach((message, m) => {
+      if (message.role !== 'tool') return;
+      const items = normalized.itemsOf[m] ?? [];
+      const at = `${slot.where}: item ${items[0] ?? m}`;
+      contentOf(message).results.forEach((r) => {
+        if (!isPointerText(r.text)) return;
+        const pointer = parsePointer(r.text);
+        if (pointer === null) throw new InputError(`${at} holds a pointer whose reference cannot be read (was it edited?); nothing was restored`, source.file);
+        const { reference } = pointer;
+        const located = options.store.locate(reference);
+        if ('refused' in located) throw new InputError(`${at} points at ${reference}, ${located.refused}; nothing was restored`, source.file);
+        const records = options.store.records(located.file);
+        if (records.length === 0) throw new InputError(`${at} points at ${reference}, but the store has no record of it (${located.file}.*.swc.json); nothing was restored`, source.file);
+        let entries: { item: number; raw: string }[] | undefined;
+        let from = '';
+        for (const record of records) {
+          entries = recordEntries(record.text, slot.raws, items);
+          from = record.path;
+          if (entries !== undefined) break;
         }
-        const resolved = path.resolve(dir, reference);
-        const rel = path.relative(dir, resolved);
-        if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
-        const record = read(`${resolved}.swc.json`);
-        if (record === null) throw new InputError(`${slot.where}: item ${k} points at ${reference}, but the store has no record of it (${resolved}.swc.json)`, source.file);
-        const entry = recordEntry(record, raw);
-        if (entry === undefined) throw new InputError(`${slot.where}: item ${k} changed since ${reference} was offloaded, so it cannot be put back`, source.file);
+        if (entries === undefined) throw new InputError(`${at} changed since ${reference} was offloaded, so it cannot be put back; nothing was restored`, source.file);
         // A record is trusted only as far as it can be checked: what it puts back must be one JSON value (one line in
         // a JSONL file), as every item offloading replaced was.
-        if (!isOneJsonValue(entry.raw, isLineSource(source))) {
-          throw new InputError(`${slot.where}: the store's record ${resolved}.swc.json does not hold a valid item to put back (was it edited?); nothing was restored`, source.file);
+        for (const e of entries) {
+          if (!isOneJsonValue(e.raw, isLineSource(source))) {
+            throw new InputError(`${slot.where}: the store's record ${from} does not hold a valid item to put back (was it edited?); nothing was restored`, source.file);
+          }
+          parts[e.item] = e.raw;
+          put.add(e.item);
         }
-        parts[k] = entry.raw;
-        changed = true;
-        restored++;
-        break;
-      }
+      });
     });
-    if (changed) replacements.set(slot, slot.write(parts));
+    if (put.size > 0) {
+      replacements.set(slot, slot.write(parts));
+      restored += put.size;
+    }
   }
   const changed = replacements.size > 0;
   return { output: changed ? rebuild(layout, replacements) : source.text, restored, changed };

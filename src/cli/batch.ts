@@ -6,7 +6,7 @@ import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
-import { expandInputs, isInside, isPattern, type InputFile } from '../io/expand.js';
+import { expandInputs, isInside, isPattern, skippedStoreLine, unreadableFolderError, type Expansion, type InputFile } from '../io/expand.js';
 import { BackupDir } from './backup.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
@@ -236,7 +236,7 @@ class OutDir {
    */
   async destination(file: InputFile, bytes: Uint8Array): Promise<Destination | null> {
     const rel = path.relative(this.base, file.absolute);
-    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
+    if (rel === '' || !isInside(this.base, file.absolute)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
     const dest = path.join(this.root, rel);
     if (!isInside(this.root, dest) || dest === this.root) throw new InputError('would land outside the out-dir; refusing', file.display);
     const realDir = await this.folders.ensure(path.dirname(dest), file.display);
@@ -280,6 +280,8 @@ function inodeKey(stat: { dev: number; ino: number }): string {
 /** Files to process and how to get each one's result. */
 interface Work {
   readonly files: readonly InputFile[];
+  /** The offload stores the search left out. */
+  readonly skippedStores?: Expansion['skippedStores'];
   /** How many files the inputs gave before sharding. */
   readonly total: number;
   readonly base: string;
@@ -308,7 +310,7 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   const files = reportPath.exclude === null ? expansion.files : expansion.files.filter((f) => f.real !== reportPath.exclude);
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
-  return { files: mine, total: files.length, base, report: reportPath.file };
+  return { files: mine, total: files.length, base, report: reportPath.file, skippedStores: expansion.skippedStores };
 }
 
 /** An --out-dir that is itself one of the input directories would put every result over its input: --in-place is that. */
@@ -369,6 +371,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const started = performance.now();
   const single = await isSingleFile(settings, io);
   const work = await findWork(settings, io);
+  if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store, io.cwd));
   const json = reportTarget(settings, work.report);
   const mode = modeOf(settings);
   const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
@@ -385,7 +388,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,
-    offload: store,
+    offload: store === undefined ? undefined : { ...store, cwd: io.cwd, ...(outDir !== null ? { outDir: { root: outDir.root, base: work.base } } : {}) },
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
@@ -415,6 +418,11 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     if (file.absolute === '-') {
       const content = await readStreamBounded(io.stdin);
       return processFile({ index, file: '-', display: file.display, content }, jobSettings, await inThisThread());
+    }
+    if (file.unreadable !== undefined) {
+      // A folder the search could not read fails as an unreadable file does; the run goes on.
+      const record = failedRecord(file.display, unreadableFolderError(file), settings.target);
+      return { index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null };
     }
     const job: Job = { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
     // A pool none of whose workers could start (a low open-file or memory limit) leaves the work to this thread.

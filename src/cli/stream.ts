@@ -15,11 +15,11 @@ import { describeOutcome } from './summary.js';
 /** One input to stdout or --output, in this thread: the run of one file. */
 
 /** Reads one input (a file, or - for standard input) and compacts it. */
-export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input): Promise<FileResult> {
+export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input, home?: string): Promise<FileResult> {
   // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
   const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
   try {
-    return compactor.compact(source);
+    return compactor.compact(source, home === undefined ? undefined : { home });
   } catch (error) {
     // No result will read it: what reading held (a decompressed spool) goes now.
     source.release?.();
@@ -95,7 +95,9 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   });
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
-  const result = await compactInput(real, compactor, io, given);
+  // Pointers are relative to the folder the result is written to (for a standard stream: the input's).
+  const home = out !== null ? path.dirname(out) : real === '-' ? io.cwd : path.dirname(real);
+  const result = await compactInput(real, compactor, io, given, home);
   try {
     await finishStream(input, out, result, settings, io, report, compactor.tokenizer, json);
   } finally {

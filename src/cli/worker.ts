@@ -1,7 +1,9 @@
 import { Chalk } from 'chalk';
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { InputError } from '../errors.js';
-import { identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
+import { describeFsError, identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
 import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type StoreFile } from '../pipeline.js';
@@ -23,8 +25,11 @@ import type { LineContext } from './summary.js';
  */
 export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>,
     Partial<Pick<CompactSettings, 'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder'>> {
-  /** Offloading: the store directory (absolute) and threshold. */
-  readonly offload?: { readonly dir: string; readonly over: number } | undefined;
+  /**
+   * Offloading: the store directory (absolute) and threshold; the working directory and the out-dir (its root and the
+   * inputs' base), which give the folder each result is written to, that pointers are relative to.
+   */
+  readonly offload?: { readonly dir: string; readonly over: number; readonly cwd: string; readonly outDir?: { readonly root: string; readonly base: string } } | undefined;
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -85,12 +90,26 @@ export function processFile(job: Job, settings: JobSettings, compactor: FileComp
   }
 }
 
+/** The error a path's lstat gives (a missing file, a folder that cannot be searched), or null when there is one. */
+function lstatError(file: string): unknown {
+  try {
+    lstatSync(file);
+    return null;
+  } catch (error) {
+    return error;
+  }
+}
+
 /** The work of `processFile`; throws on a file it cannot handle. */
 function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor): JobResult {
   // Taken before reading: whatever happens to the file from here on shows when its rewrite compares.
   const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
   // A file a search found was a regular file; one swapped for a FIFO since would block the read forever.
-  if (job.found === true && !isRegularFile(job.real ?? job.file)) throw new InputError('is no longer a regular file; nothing was read from it', job.display);
+  // One deleted since says what the read would (`cannot read: no such file`), not that it changed kind.
+  if (job.found === true && !isRegularFile(job.real ?? job.file)) {
+    const gone = lstatError(job.real ?? job.file);
+    throw new InputError(gone !== null ? `cannot read: ${describeFsError(gone)}` : 'is no longer a regular file; nothing was read from it', job.display);
+  }
   const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
   try {
     return describeSource(job, source, identity, settings, compactor);
@@ -100,9 +119,18 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   }
 }
 
+/** The folder a job's result is written to: under the out-dir, else the input's (standard input: the working directory). */
+function homeOf(job: Job, settings: JobSettings): string | undefined {
+  const offload = settings.offload;
+  if (offload === undefined) return undefined;
+  if (job.content !== undefined || job.file === '-') return offload.cwd;
+  if (offload.outDir !== undefined) return path.dirname(path.join(offload.outDir.root, path.relative(offload.outDir.base, job.file)));
+  return path.dirname(job.real ?? job.file);
+}
+
 /** The result of one read file. */
 function describeSource(job: Job, source: SourceText, identity: FileIdentity | null, settings: JobSettings, compactor: FileCompactor): JobResult {
-  const result = compactor.compact(source);
+  const result = compactor.compact(source, { home: homeOf(job, settings) });
   const note = noteTemplate(settings.note);
   const target = settings.target;
   const { window } = settings;

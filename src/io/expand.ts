@@ -1,9 +1,10 @@
 import fg from 'fast-glob';
 import micromatch from 'micromatch';
-import { promises as fs, type Stats } from 'node:fs';
+import { promises as fs, readdir, type Stats } from 'node:fs';
 import path from 'node:path';
-import { missingInput, UsageError } from '../errors.js';
-import { isInside } from './files.js';
+import { InputError, missingInput, UsageError } from '../errors.js';
+import { describeFsError, isInside } from './files.js';
+import { STORE_MARKER } from './folders.js';
 
 export { isInside };
 
@@ -47,12 +48,78 @@ export interface InputFile {
   readonly display: string;
   /** Found by a directory search or a pattern (a regular file then), not named outright. */
   readonly found: boolean;
+  /**
+   * Set for a folder the search could not read (its files are unknown): why, as `describeFsError` words it. A run
+   * reports it as a failed input and goes on with the rest.
+   */
+  readonly unreadable?: string;
+}
+
+/** The failure an unreadable folder is reported as, like a file that cannot be read. */
+export function unreadableFolderError(file: InputFile): InputError {
+  return new InputError(`cannot read this folder: ${file.unreadable ?? 'permission denied'}; the files in it were not searched`, file.display);
+}
+
+/** Test seam: an error to give instead of reading a folder, so an unreadable folder can be made even as root. */
+export const expandHooks: { readdirError?: (dir: string) => NodeJS.ErrnoException | undefined } = {};
+
+/** Folders a search could not read, absolute, with the error; filled by the search's `fs.readdir`. */
+type Unreadable = Map<string, unknown>;
+
+/**
+ * fast-glob's file system with a `readdir` that, for a folder it may not read (EACCES, EPERM), records the folder and
+ * gives it no entries, so one unreadable folder does not end the whole search.
+ */
+function searchFs(unreadable: Unreadable) {
+  return {
+    readdir: ((dir: string, ...rest: unknown[]) => {
+      // Called as readdir(dir, options, callback) or readdir(dir, callback).
+      const callback = rest[rest.length - 1] as (error: NodeJS.ErrnoException | null, entries: unknown[]) => void;
+      const options = (rest.length > 1 ? rest[0] : {}) as { withFileTypes: true };
+      const injected = expandHooks.readdirError?.(dir);
+      const done = (error: NodeJS.ErrnoException | null, entries: unknown[]): void => {
+        if (error !== null && (error.code === 'EACCES' || error.code === 'EPERM')) {
+          unreadable.set(path.resolve(dir), error);
+          callback(null, []);
+          return;
+        }
+        callback(error, entries);
+      };
+      if (injected !== undefined) done(injected, []);
+      else readdir(dir, options, (error, entries) => done(error, entries as unknown[]));
+    }) as unknown as typeof readdir,
+  };
 }
 
 export interface Expansion {
   readonly files: readonly InputFile[];
   /** Absolute base directory. */
   readonly base: string;
+  /** The offload stores a search met, whose files were left out: each store's folder (absolute) and how many. */
+  readonly skippedStores: readonly { readonly dir: string; readonly files: number }[];
+}
+
+/** A store record's name (`NAME.txt.{hash}.swc.json`, or `NAME.txt.swc.json` from stores without a marker). */
+const STORE_RECORD = /\.txt(\.[0-9a-f]{16})?\.swc\.json$/i;
+
+/**
+ * Finds which files a search met belong to an offload store: those under a folder holding the store's marker, and
+ * store records by their name (stores written before the marker).
+ */
+function storeFinder(): (file: string) => Promise<string | null> {
+  const roots = new Map<string, Promise<string | null>>();
+  const rootOf = (dir: string): Promise<string | null> => {
+    let known = roots.get(dir);
+    if (known === undefined) {
+      known = fs.lstat(path.join(dir, STORE_MARKER)).then(
+        (stat) => (stat.isFile() ? dir : null),
+        () => null,
+      ).then((found) => (found !== null || path.dirname(dir) === dir ? found : rootOf(path.dirname(dir))));
+      roots.set(dir, known);
+    }
+    return known;
+  };
+  return async (file) => (await rootOf(path.dirname(file))) ?? (STORE_RECORD.test(file) ? path.dirname(file) : null);
 }
 
 /** Whether a string is a glob pattern rather than a plain path (a file that exists under that exact name wins). */
@@ -105,17 +172,17 @@ const ANY_CASE = { caseSensitiveMatch: false } as const;
  * The files one input gives, absolute: a path that exists is taken as it is (a file, a FIFO, a link to one; never a
  * pattern, whatever its characters), a directory is searched, anything else is a glob pattern.
  */
-async function filesOf(input: string, cwd: string, ignore: readonly string[], stat: Stats | null): Promise<string[]> {
+async function filesOf(input: string, cwd: string, ignore: readonly string[], stat: Stats | null, unreadable: Unreadable): Promise<string[]> {
   const absolute = path.resolve(cwd, input);
   const ignored = (abs: string): boolean => ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, abs), ignore as string[], { dot: true });
   if (stat?.isDirectory()) {
     // Searched from inside, so no character of the directory's name is read as a pattern.
-    const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, ...ANY_CASE, cwd: absolute, ignore: [...DEFAULT_IGNORE] });
+    const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, ...ANY_CASE, cwd: absolute, ignore: [...DEFAULT_IGNORE], fs: searchFs(unreadable) });
     return found.map((m) => path.join(absolute, m)).filter((abs) => !ignored(abs));
   }
   // A file named outright and ignored is skipped quietly (`swc compact $(git ls-files) --ignore …`).
   if (stat !== null) return ignored(absolute) ? [] : [absolute];
-  const found = await fg(input, { ...SEARCH, cwd, ignore: [...DEFAULT_IGNORE, ...ignore] });
+  const found = await fg(input, { ...SEARCH, cwd, ignore: [...DEFAULT_IGNORE, ...ignore], fs: searchFs(unreadable) });
   return found.map((m) => path.resolve(cwd, m));
 }
 
@@ -132,7 +199,10 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
   const ignore = (options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p));
   const excluded = await Promise.all((options.exclude ?? []).map((dir) => fs.realpath(dir).catch(() => path.resolve(dir))));
   const found = new Map<string, { abs: string; searched: boolean }>();
+  const unreadable: Unreadable = new Map();
   const bases: string[] = [];
+  const storeOf = storeFinder();
+  const skipped = new Map<string, number>();
   for (const input of inputs) {
     const absolute = path.resolve(cwd, input);
     const stat = await fs.stat(absolute).catch(() => null);
@@ -140,13 +210,23 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     bases.push(stat?.isDirectory() ? absolute : stat !== null ? path.dirname(absolute) : patternBase(cwd, input));
     let matches: string[];
     try {
-      matches = (await filesOf(input, cwd, ignore, stat)).sort(compareKeys);
+      matches = (await filesOf(input, cwd, ignore, stat, unreadable)).sort(compareKeys);
     } catch (error) {
       throw new UsageError(`cannot search ${JSON.stringify(input)}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    const named = stat !== null && !stat.isDirectory();
+    if (!named) {
+      // An offload store's results and records are never transcripts: a search leaves them out, and says so.
+      const stores = await Promise.all(matches.map(storeOf));
+      matches = matches.filter((_, k) => {
+        const store = stores[k];
+        if (store === null || store === undefined) return true;
+        skipped.set(store, (skipped.get(store) ?? 0) + 1);
+        return false;
+      });
+    }
     const reals = await Promise.all(matches.map((abs) => fs.realpath(abs).catch(() => abs)));
     let kept = 0;
-    const named = stat !== null && !stat.isDirectory();
     matches.forEach((abs, k) => {
       const real = reals[k] as string;
       const inside = excluded.findIndex((dir) => isInside(dir, real));
@@ -158,7 +238,8 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
       kept++;
       if (!found.has(real)) found.set(real, { abs, searched: !named });
     });
-    if (kept === 0 && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0));
+    const blocked = [...unreadable.keys()].some((dir) => isInside(stat?.isDirectory() ? absolute : bases[bases.length - 1] as string, dir));
+    if (kept === 0 && !blocked && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0, skipped.size > 0));
   }
   const base = options.base !== undefined ? path.resolve(cwd, options.base) : commonAncestor(bases);
   const files: InputFile[] = [];
@@ -168,13 +249,25 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     }
     files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: path.relative(cwd, abs) || abs, found: searched });
   }
+  for (const [dir, error] of unreadable) {
+    // A folder left out by --ignore (its files would be) or inside the run's own outputs is nobody's input.
+    if (excluded.some((out) => isInside(out, dir))) continue;
+    if (ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, path.join(dir, '_')), ignore as string[], { dot: true })) continue;
+    const display = `${path.relative(cwd, dir) || '.'}${path.sep}`;
+    files.push({ absolute: dir, real: dir, relative: relativeKey(base, dir), display, found: true, unreadable: describeFsError(error) });
+  }
   files.sort((a, b) => compareKeys(a.relative, b.relative));
-  return { files, base };
+  return { files, base, skippedStores: [...skipped].map(([dir, files]) => ({ dir, files })).sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)) };
+}
+
+/** The line that says a search left an offload store's files out. */
+export function skippedStoreLine(store: { readonly dir: string; readonly files: number }, cwd: string): string {
+  return `swc: left out ${store.files} file${store.files === 1 ? '' : 's'} of the offload store ${path.relative(cwd, store.dir) || '.'} (its results and records are not transcripts)`;
 }
 
 /** The error for an input that gave no files, saying why where it can. */
-function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignoring: boolean): string {
-  const after = ignoring ? ' (after --ignore and the output directory are left out)' : '';
+function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignoring: boolean, stores = false): string {
+  const after = stores ? ' (after offload stores and what --ignore names are left out)' : ignoring ? ' (after --ignore and the output directory are left out)' : '';
   if (stat?.isDirectory()) return `no ${SEARCHED} under ${JSON.stringify(input)}${after}`;
   if (isPattern(input)) return `no files match the pattern ${JSON.stringify(input)}${after}`;
   return missingInput(input);
