@@ -283,8 +283,23 @@ const pruneRow = row('(1p) swc compact --target 8000 --strategy prune,window', l
   outFile(`${largest.corpus.name}-prune`),
   largest.corpus.file,
 ]);
-process.stderr.write(`prune,window on ${largest.corpus.name}:\n`);
-runRows([pruneRow], RUNS);
+const offloadRow = row('(1o) swc compact --target 8000 --strategy offload,window', label(largest.corpus), [
+  SWC,
+  'compact',
+  '--target',
+  String(TARGET),
+  '--strategy',
+  'offload,window',
+  '--offload-dir',
+  path.join(OUT, 'store'),
+  '-q',
+  '-o',
+  outFile(`${largest.corpus.name}-offload`),
+  largest.corpus.file,
+]);
+// Side by side with the window alone and the floor, interleaved, so the ratios compare like for like.
+process.stderr.write(`prune,window and offload,window on ${largest.corpus.name}:\n`);
+runRows([pruneRow, offloadRow, largest.swc, largest.floor], RUNS);
 
 // LangChain, from the smallest file up, as long as one run finishes within a minute.
 const langchainRows: Array<{ row: Row; corpus: Corpus; cached: boolean }> = [];
@@ -424,7 +439,7 @@ for (const s of perSize) {
   for (const l of langchainRows) if (l.corpus === s.corpus) lines.push(tableRow(l.row));
 }
 if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
-lines.push(tableRow(pruneRow));
+lines.push(tableRow(pruneRow), tableRow(offloadRow));
 lines.push(tableRow(nearSwc), tableRow(nearSwc0), tableRow(nearRaw), tableRow(nearRaw0), tableRow(jobs1), tableRow(jobs2), tableRow(halvesRow), tableRow(version), tableRow(help), tableRow(nodeOnly));
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push(...deepRows.map(tableRow));
@@ -434,7 +449,10 @@ lines.push('|---|---|---|');
 for (const s of perSize) {
   const floorBest = Math.min(wallOf(s.floor), wallOf(s.floorLines));
   lines.push(`| (1)/(2) swc ÷ floor (the faster of (2), (2′)) | ${label(s.corpus)} | ${ratio(wallOf(s.swc), floorBest)} |`);
-  if (s === largest) lines.push(`| (1p)/(2) swc --strategy prune,window ÷ floor | ${label(s.corpus)} | ${ratio(wallOf(pruneRow), floorBest)} |`);
+  if (s === largest) {
+    lines.push(`| (1p)/(2) swc --strategy prune,window ÷ floor | ${label(s.corpus)} | ${ratio(wallOf(pruneRow), floorBest)} |`);
+    lines.push(`| (1o)/(2) swc --strategy offload,window ÷ floor | ${label(s.corpus)} | ${ratio(wallOf(offloadRow), floorBest)} |`);
+  }
   lines.push(`| (3)/(1) count-everything ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.everything), wallOf(s.swc))} (outputs ${same(outFile(`${s.corpus.name}-swc`), outFile(`${s.corpus.name}-all`))}) |`);
   for (const l of langchainRows) {
     if (l.corpus !== s.corpus) continue;

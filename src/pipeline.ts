@@ -1,5 +1,5 @@
-import { compact, planCompaction, noteTemplate, type Plan } from './core/compact.js';
-import { planPruning, type PrunePlan } from './core/prune.js';
+import { applyPlan, planCompaction, noteTemplate, type Plan } from './core/compact.js';
+import { planPruning, type PrunedMessage, type PrunePlan } from './core/prune.js';
 import { OFFLOADED_META_KEY, isPointerText, offloadedMessage, parsePointer, planOffload, pointerText, quoteReference, safeName, storeKey } from './core/offload.js';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -483,13 +483,17 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
-  const length = isLineSource(source) ? source.length : source.text.length;
   const stored: StoreFile[] = [];
+  let exactBefore: boolean | undefined;
   const outcomeSettings: OutcomeSettings = {
     minKeepSteps: options.minKeepSteps ?? 1,
     counter: options.counter,
     window: options.window ?? null,
-    exactBefore: options.exact === true || length <= EXACT_COUNT_UP_TO,
+    // Decided when a figure is first shown: a quiet run never asks.
+    get exactBefore(): boolean {
+      exactBefore ??= options.exact === true || isTextAtMost(source, EXACT_COUNT_UP_TO);
+      return exactBefore;
+    },
   };
   const formats: string[] = [];
   for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats)) {
@@ -532,7 +536,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
     conversations.push(
       withOutcome(
-        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), ...summarizedOf(decided) },
+        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), input: read.messages, ...(decided.windowSaw === undefined ? {} : { measured: decided.windowSaw }), ...(decided.groupsExact === undefined ? {} : { groupsExact: decided.groupsExact }), ...summarizedOf(decided) },
         outcomeSettings,
       ),
     );
@@ -564,6 +568,19 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   };
 }
 
+/**
+ * Whether a source's text has at most `limit` UTF-16 units. A file held as lines is first bounded by its bytes (a
+ * unit takes one to three bytes, a pair of units four), so a big file is never read again to count them.
+ */
+function isTextAtMost(source: SourceText, limit: number): boolean {
+  if (!isLineSource(source)) return source.text.length <= limit;
+  const bytes = source.byteLength;
+  if (bytes !== undefined && bytes <= limit) return true;
+  // Less the byte-order mark, which the text leaves out.
+  if (bytes !== undefined && (bytes - 3) / 3 > limit) return false;
+  return source.length <= limit;
+}
+
 /** The length of each item of a slot in the file's text: from its offset to the next item's (or the slot's end). */
 function itemLengths(slot: Slot): (item: number) => number {
   return (item) => {
@@ -586,6 +603,10 @@ interface Decided {
   /** With summarize in the chain: what it did, and the output's messages in order when it changed the conversation. */
   readonly summarized?: SummarizedConversation;
   readonly output?: readonly OutputEntry[];
+  /** The messages the window's plan was made on, in input indices, when a later strategy changed some of them. */
+  readonly windowSaw?: readonly Message[];
+  /** Whether the plan's group counts are exact, when that is not what `tokensBeforeExact` says (a chain). */
+  readonly groupsExact?: boolean;
 }
 
 /** The summarize fields of a conversation's result, present only when summarize was in its chain. */
@@ -659,14 +680,15 @@ function planChain(
   // Below the trigger means a size of at most trigger - 1 tokens.
   const gate = options.window ? Math.max(options.window.trigger - 1 - toolTokens, 0) : null;
   const target = options.window ? Math.max(options.window.target - toolTokens, 0) : options.target;
-  // In a chain the window counts everything: the outcome's exact "before" would otherwise be counted on the
-  // conversation as the chain left it (placeholders in), not as it was read.
-  const windowSettings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive === true || strategies.length > 1 };
-  const pruneSettings = { minKeepSteps: options.minKeepSteps, minTokens: options.minTokens, placeholder: options.placeholder };
+  // Each strategy counts only what its decision needs, as the window alone does; the outcome counts the rest of the
+  // conversation as it was read when an exact "before" is wanted (see Planned.input).
+  const windowSettings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive === true };
+  const pruneSettings = { minKeepSteps: options.minKeepSteps, minTokens: options.minTokens, placeholder: options.placeholder, exhaustive: options.exhaustive === true };
   let current: readonly Message[] = input;
   let origin: (number | null)[] = input.map((_, i) => i);
   const final = input.slice();
   let windowPlan: Plan | null = null;
+  let windowSaw: Message[] | undefined;
   // Whether some strategy found the conversation at or over the trigger (always, without thresholds).
   let reached = gate === null;
   // Whether the last strategy found it below the trigger and left it.
@@ -675,20 +697,30 @@ function planChain(
   const offloads: ChainOffload[] = [];
   let tokensBefore: number | null = null;
   let tokensBeforeExact = true;
-  let tokensAfter = 0;
+  // What the last strategy left, measured only if it is shown (a window after pruning gives its own).
+  let tokensAfter: () => number = () => 0;
   const measureAll = (list: readonly Message[]): number => (list.length === 0 ? 0 : counter.measure(list.map(renderMessage)));
   // Summarizing: what it did, and the messages the chain made (summaries, the window's note) by identity.
   let summarizing: SummarizedConversation | null = null;
   const inserted = new Map<Message, { summary: number } | { note: string; removed: number; kept: number }>();
+  const measureUpTo = (list: readonly Message[], limit: number): number =>
+    list.length === 0 ? 0 : counter.measure(lazyList(list.length, (k) => renderMessage(list[k] as Message)), limit);
   for (const strategy of strategies) {
     if (strategy === 'offload') {
       if (options.offload === undefined || referenceOf === null) throw new RangeError('offloading needs a store directory');
-      const size = measureAll(current);
+      // Its decision needs no count but the trigger's: the size is counted only past the trigger (or the target).
+      const limit = gate ?? target;
+      const size = options.exhaustive === true ? measureAll(current) : measureUpTo(current, limit);
+      const sizeExact = options.exhaustive === true || size <= limit;
       const under = gate !== null && size <= gate;
       reached ||= !under;
       lastSkipped = under;
-      tokensBefore ??= size;
-      tokensAfter = size;
+      if (tokensBefore === null) {
+        tokensBefore = size;
+        tokensBeforeExact = sizeExact;
+      }
+      const seen = current;
+      tokensAfter = sizeExact ? () => size : () => measureAll(seen);
       if (under) continue;
       const candidates = planOffload(current, { over: options.offload.over, minKeepSteps: options.minKeepSteps, placeholder: options.placeholder });
       if (candidates.length === 0) continue;
@@ -706,24 +738,44 @@ function planChain(
         const message = offloadedMessage(current[index] as Message, new Map([...results].map(([k, r]) => [k, r.text])));
         next[index] = message;
         final[origin[index] as number] = message;
-        const alone = (m: Message): number => counter.measure([renderMessage(m)]);
-        offloads.push({ message: origin[index] as number, results, tokensBefore: alone(current[index] as Message), tokensAfter: alone(message) });
+        // Counted only for the messages an output shows (those kept).
+        const alone = (m: Message): (() => number) => {
+          let n: number | undefined;
+          return () => (n ??= counter.measure([renderMessage(m)]));
+        };
+        const before = alone(current[index] as Message);
+        const after = alone(message);
+        offloads.push({
+          message: origin[index] as number,
+          results,
+          get tokensBefore(): number {
+            return before();
+          },
+          get tokensAfter(): number {
+            return after();
+          },
+        });
       }
       current = next;
-      tokensAfter = measureAll(current);
+      const left = current;
+      tokensAfter = () => measureAll(left);
     } else if (strategy === 'prune') {
       const below = gate === null ? null : planPruning(current, counter, { ...pruneSettings, target: gate });
       const under = below !== null && !below.changed && below.targetMet;
       const p = under ? below : planPruning(current, counter, { ...pruneSettings, target });
       reached ||= !under;
       lastSkipped = under;
-      tokensBefore ??= p.tokensBefore;
-      tokensAfter = p.tokensAfter;
+      if (tokensBefore === null) {
+        tokensBefore = p.tokensBefore;
+        tokensBeforeExact = p.tokensBeforeExact;
+      }
+      tokensAfter = () => p.tokensAfter;
       if (!p.changed) continue;
       pruning.push({ plan: p, origin });
-      for (const r of p.pruned) {
-        const at = origin[r.index];
-        if (at !== null && at !== undefined) final[at] = p.messages[r.index] as Message;
+      // A plan made without counting the candidates works each out when its message is read.
+      for (const index of p.lazy?.candidates ?? p.pruned.map((r) => r.index)) {
+        const at = origin[index];
+        if (at !== null && at !== undefined) final[at] = p.messages[index] as Message;
       }
       current = p.messages;
     } else if (strategy === 'summarize') {
@@ -734,7 +786,7 @@ function planChain(
       reached ||= !under;
       lastSkipped = under;
       tokensBefore ??= size;
-      tokensAfter = size;
+      tokensAfter = () => size;
       if (under) continue;
       const settings = options.summarize;
       const result = summarizeRounds(current, counter, { target, minKeepSteps: options.minKeepSteps, summaryTokens: settings.summaryTokens, instruction: settings.instruction }, (request) => settings.answer(request, counter));
@@ -760,9 +812,12 @@ function planChain(
       });
       origin = result.origin.map((o) => ('input' in o ? (seen[o.input] ?? null) : null));
       current = result.messages;
-      tokensAfter = result.tokensAfter;
+      const summarizedAfter = result.tokensAfter;
+      tokensAfter = () => summarizedAfter;
     } else {
       if (windowPlan !== null) throw new RangeError('the sliding window can be applied once in a chain');
+      // Until the window, every strategy keeps the input's indices.
+      windowSaw = final.slice();
       const below = gate === null ? null : planCompaction(current, counter, { ...windowSettings, target: gate });
       const fits = below !== null && below.unchanged === 'fits';
       windowPlan = fits ? below : planCompaction(current, counter, { ...windowSettings, target });
@@ -772,9 +827,11 @@ function planChain(
         tokensBefore = windowPlan.tokensBefore;
         tokensBeforeExact = windowPlan.tokensBeforeExact;
       }
-      tokensAfter = windowPlan.tokensAfter;
+      const windowAfter = windowPlan.tokensAfter;
+      tokensAfter = () => windowAfter;
       if (!windowPlan.changed) continue;
-      const out = compact(current, counter, { ...windowSettings, target }) as Message[];
+      // The plan just made is the one compacting would make again.
+      const out = applyPlan(current, windowPlan);
       if (windowPlan.noteIndex !== null && windowPlan.noteText !== null) {
         inserted.set(out[windowPlan.noteIndex] as Message, { note: windowPlan.noteText, removed: windowPlan.removedCount, kept: windowPlan.keptCount });
       }
@@ -785,27 +842,27 @@ function planChain(
     }
   }
   // The window's plan is made on the list it saw; when pruning went first, that list has the input's indices.
-  const prunedFirst = strategies[0] === 'prune';
   const base =
     windowPlan ?? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive });
   const pruned = pruning.length > 0 || offloads.length > 0;
   const changed = base.changed || pruned;
   // Below the trigger, the conversation is measured against it, as the window alone does.
   const planned = reached ? target : (gate as number);
-  const after = pruned || windowPlan !== null || summarizing !== null ? tokensAfter : base.tokensAfter;
+  const after = pruned || windowPlan !== null || summarizing !== null ? tokensAfter() : base.tokensAfter;
   const plan: Plan = {
     ...base,
     changed,
     unchanged: changed ? null : base.unchanged,
     tokensBefore: tokensBefore ?? base.tokensBefore,
-    tokensBeforeExact: prunedFirst || tokensBeforeExact,
+    tokensBeforeExact: tokensBefore === null ? base.tokensBeforeExact : tokensBeforeExact,
     tokensAfter: after,
     targetMet: after <= planned,
   };
   const left = reached && lastSkipped && !plan.targetMet;
-  if (summarizing === null) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left };
+  const lazy = { ...(windowSaw === undefined ? {} : { windowSaw }), groupsExact: base.tokensBeforeExact };
+  if (summarizing === null) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, ...lazy };
   const done: SummarizedConversation = summarizing;
-  if (!done.rounds.length || !current.some((m) => inserted.has(m))) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, summarized: done };
+  if (!done.rounds.length || !current.some((m) => inserted.has(m))) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, ...lazy, summarized: done };
   // The output is the chain's last list: input messages, the summaries and a note the chain made.
   const output: OutputEntry[] = current.map((m, k) => {
     const at = origin[k];
@@ -837,7 +894,7 @@ function planChain(
       kept: g.indices.every((i) => keptSet.has(i)),
     })),
   };
-  return { plan: summarizedPlan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, summarized: { ...done, summaries }, output };
+  return { plan: summarizedPlan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, ...lazy, summarized: { ...done, summaries }, output };
 }
 
 /** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */
@@ -1001,14 +1058,27 @@ function storeFiles(
   return out;
 }
 
+/**
+ * The messages a pruning replaced whose input index is among `kept`: of a plan made without counting, only those
+ * are worked out.
+ */
+function keptPrunings(p: PrunePlan, origin: readonly (number | null)[], kept: ReadonlySet<number>): PrunedMessage[] {
+  const isKept = (index: number): boolean => {
+    const at = origin[index];
+    return at !== null && at !== undefined && kept.has(at);
+  };
+  const lazy = p.lazy;
+  if (lazy === undefined) return p.pruned.filter((r) => isKept(r.index));
+  return lazy.candidates.filter(isKept).flatMap((index) => lazy.prunedAt(index) ?? []);
+}
+
 /** The pruned messages the output holds, in the file's item positions. */
 function prunedItems(pruning: readonly ChainPruning[], normalized: Normalized, plan: Plan): PrunedItems[] {
   const kept = new Set(plan.kept);
   const out: PrunedItems[] = [];
   for (const { plan: p, origin } of pruning) {
-    for (const r of p.pruned) {
-      const message = origin[r.index];
-      if (message === null || message === undefined || !kept.has(message)) continue;
+    for (const r of keptPrunings(p, origin, kept)) {
+      const message = origin[r.index] as number;
       const items = normalized.itemsOf[message] ?? [];
       if (items.length === 0) continue;
       out.push({ message, start: Math.min(...items), end: Math.max(...items) + 1, tools: r.tools, tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter });
@@ -1022,11 +1092,9 @@ function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized:
   const out = new Map<number, string>();
   if (pruned.length === 0 || adapter.writePruned === undefined) return out;
   const texts = new Map<number, readonly string[]>();
+  const wanted = new Set(pruned.map((r) => r.message));
   for (const { plan: p, origin } of pruning) {
-    for (const r of p.pruned) {
-      const message = origin[r.index];
-      if (message !== null && message !== undefined) texts.set(message, r.texts);
-    }
+    for (const r of keptPrunings(p, origin, wanted)) texts.set(origin[r.index] as number, r.texts);
   }
   for (const r of pruned) {
     const written = adapter.writePruned({ raws, items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [], texts: texts.get(r.message) ?? [], originalTokens: r.tokensBefore });
@@ -1036,7 +1104,7 @@ function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized:
 }
 
 /** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
-function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength'>, settings: OutcomeSettings): ConversationResult {
+function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength' | 'input' | 'measured' | 'groupsExact'>, settings: OutcomeSettings): ConversationResult {
   let outcome: ConversationOutcome | null = null;
   return {
     ...c,
@@ -1109,7 +1177,19 @@ function sharingCounter(inner: TokenCounter): TokenCounter {
     return known.images === r.images && known.files === r.files ? known : r;
   };
   // Mapped lazily: a counter that stops at its limit never renders the older messages.
-  return { name: inner.name, measure: (messages, limit) => inner.measure(lazyList(messages.length, (k) => canonical(messages[k] as Rendered)), limit) };
+  const mapped = (messages: readonly Rendered[]): readonly Rendered[] => lazyList(messages.length, (k) => canonical(messages[k] as Rendered));
+  const apart = inner.measureApart?.bind(inner);
+  return {
+    name: inner.name,
+    measure: (messages, limit) => inner.measure(mapped(messages), limit),
+    // The messages apart are read for their last characters only: not worth remembering.
+    ...(apart === undefined
+      ? {}
+      : {
+          measureApart: (messages: readonly Rendered[], at: ReadonlySet<number>, limit?: number) =>
+            apart(lazyList(messages.length, (k) => (at.has(k) ? (messages[k] as Rendered) : canonical(messages[k] as Rendered))), at, limit),
+        }),
+  };
 }
 
 /**

@@ -453,7 +453,15 @@ function describeGroups(
  */
 export function compact(messages: readonly Message[], counter: TokenCounter, options: CompactOptions): Message[] | null {
   const plan = planCompaction(messages, counter, options);
-  if (!plan.changed) return null;
+  return plan.changed ? applyPlan(messages, plan) : null;
+}
+
+/**
+ * The message list a changed plan leaves: the kept messages and the note where it goes.
+ * @param messages the conversation the plan was made on
+ * @param plan its plan
+ */
+export function applyPlan(messages: readonly Message[], plan: Plan): Message[] {
   const out: Message[] = plan.kept.map((i) => messages[i] as Message);
   if (plan.noteText !== null && plan.noteIndex !== null) {
     out.splice(plan.noteIndex, 0, {

@@ -53,9 +53,12 @@ export function codePoints(text: string): number {
  * and `...` when the text is longer.
  */
 export function pointerText(reference: string, text: string): string {
-  const points = Array.from(text);
-  const preview = points.slice(0, PREVIEW_CHARS).join('');
-  return `${POINTER_START}${quoteReference(reference)}' (${points.length} characters). Preview: ${preview}${points.length > PREVIEW_CHARS ? '...' : ''}`;
+  const length = codePoints(text);
+  // The first PREVIEW_CHARS code points, found without splitting the whole text.
+  let end = 0;
+  for (let n = 0; n < PREVIEW_CHARS && end < text.length; n++) end += (text.codePointAt(end) as number) > 0xffff ? 2 : 1;
+  const preview = text.slice(0, end);
+  return `${POINTER_START}${quoteReference(reference)}' (${length} characters). Preview: ${preview}${length > PREVIEW_CHARS ? '...' : ''}`;
 }
 
 /**

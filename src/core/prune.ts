@@ -1,5 +1,6 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
 import { stepSpans } from './compact.js';
+import { lazyList } from './lazy-list.js';
 import { contentOf, renderMessage } from './render.js';
 import type { Content, Message, Rendered, TokenCounter } from './types.js';
 
@@ -21,6 +22,8 @@ export interface PruneOptions {
   readonly minTokens?: number;
   /** The text left in place of a result; `{tool_name}` is filled in literally. Default `DEFAULT_PLACEHOLDER`. */
   readonly placeholder?: string;
+  /** Count every message exactly, even where the decision is known without (for plans, and to test the laziness). */
+  readonly exhaustive?: boolean;
 }
 
 /** One message whose results were replaced. */
@@ -47,6 +50,16 @@ export interface PrunePlan {
   readonly tokensBefore: number;
   readonly tokensAfter: number;
   readonly targetMet: boolean;
+  /** Whether `tokensBefore` is exact; otherwise it is a lower bound above the target. */
+  readonly tokensBeforeExact: boolean;
+  /**
+   * Set when the decision was made without counting the candidates (see `planPruning`): every tool result that may
+   * be pruned, and the pruning of one of them, worked out when asked. `pruned` then works out all of them.
+   */
+  readonly lazy?: {
+    readonly candidates: readonly number[];
+    prunedAt(index: number): PrunedMessage | null;
+  };
 }
 
 /**
@@ -130,11 +143,15 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
   const minTokens = options.minTokens ?? 200;
   const template = options.placeholder ?? DEFAULT_PLACEHOLDER;
   checkOptions(minKeepSteps, minTokens, template);
+  if (options.exhaustive !== true && counter.measureApart !== undefined) {
+    const lazy = planWithoutCounting(messages, counter, options.target, minKeepSteps, minTokens, template);
+    if (lazy !== null) return lazy;
+  }
   const rendered = new Array<Rendered | undefined>(messages.length);
   const renderAt = (i: number): Rendered => (rendered[i] ??= renderMessage(messages[i] as Message));
   const all = messages.map((_, i) => renderAt(i));
   const before = all.length === 0 ? 0 : counter.measure(all);
-  const unchanged: PrunePlan = { changed: false, pruned: [], messages, tokensBefore: before, tokensAfter: before, targetMet: before <= options.target };
+  const unchanged: PrunePlan = { changed: false, pruned: [], messages, tokensBefore: before, tokensAfter: before, targetMet: before <= options.target, tokensBeforeExact: true };
   if (before <= options.target) return unchanged;
 
   const kept = protectedResults(messages, minKeepSteps);
@@ -162,7 +179,130 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
   }
   if (pruned.length === 0) return unchanged;
   const tokensAfter = counter.measure(outRendered);
-  return { changed: true, pruned, messages: out, tokensBefore: before, tokensAfter, targetMet: tokensAfter <= options.target };
+  return { changed: true, pruned, messages: out, tokensBefore: before, tokensAfter, targetMet: tokensAfter <= options.target, tokensBeforeExact: true };
+}
+
+/** The results that may be pruned as far as the messages' marks tell (their texts unread): a superset of those pruned. */
+function candidatePositions(messages: readonly Message[], minKeepSteps: number): number[] {
+  const kept = protectedResults(messages, minKeepSteps);
+  const out: number[] = [];
+  messages.forEach((m, i) => {
+    if (m.role === 'tool' && !kept.has(i) && m.compaction === undefined && m.offloaded !== true && m.fixed !== true) out.push(i);
+  });
+  return out;
+}
+
+/**
+ * The decision where it is not close, made without counting the candidates. Haystack's loop prunes oldest first
+ * and stops once its running total (the whole, less each saving) reaches the target; each saving is at most the
+ * result's own count, so when the whole less every candidate's own count already exceeds the target, the loop never
+ * stops early and prunes exactly the candidates that pass their own tests. Those tests (more than `minTokens`, and
+ * a saving above 0) both ask whether the result's count passes the larger of `minTokens` and its placeholder's, so
+ * counting stops there; a candidate is looked at only when its message is read (a window after pruning reads the
+ * newest few), and its exact count only when asked for.
+ * @returns the plan, or null when the decision is close (then everything is counted)
+ */
+function planWithoutCounting(
+  messages: readonly Message[],
+  counter: TokenCounter,
+  target: number,
+  minKeepSteps: number,
+  minTokens: number,
+  template: string,
+): PrunePlan | null {
+  const n = messages.length;
+  const rendered = new Array<Rendered | undefined>(n);
+  const renderAt = (i: number): Rendered => (rendered[i] ??= renderMessage(messages[i] as Message));
+  const all = lazyList(n, renderAt);
+  const whole = n === 0 ? 0 : counter.measure(all, target);
+  if (whole <= target) {
+    return { changed: false, pruned: [], messages, tokensBefore: whole, tokensAfter: whole, targetMet: true, tokensBeforeExact: true };
+  }
+  const candidates = candidatePositions(messages, minKeepSteps);
+  const apart = new Set(candidates);
+  // The candidates' texts are read once here, and not kept: only the few a window reads are wanted again.
+  const each = lazyList(n, (i) => (apart.has(i) ? (rendered[i] ?? renderMessage(messages[i] as Message)) : renderAt(i)));
+  const rest = (counter.measureApart as NonNullable<TokenCounter['measureApart']>)(each, apart, target);
+  if (rest <= target) return null;
+
+  const decided = new Map<number, { pruned: PrunedMessage; message: Message } | null>();
+  const decide = (i: number): { pruned: PrunedMessage; message: Message } | null => {
+    if (decided.has(i)) return decided.get(i) ?? null;
+    const message = messages[i] as Message;
+    let out: { pruned: PrunedMessage; message: Message } | null = null;
+    if (isPrunable(message, template)) {
+      const replacement = prunedMessage(message, template);
+      const after = counter.measure([renderMessage(replacement)]);
+      const bound = Math.max(minTokens, after);
+      if (counter.measure([renderAt(i)], bound) > bound) {
+        const results = contentOf(replacement).results;
+        let original: number | undefined;
+        const pruned: PrunedMessage = {
+          index: i,
+          texts: results.map((r) => r.text),
+          tools: results.map((r) => r.name),
+          get tokensBefore(): number {
+            original ??= counter.measure([renderAt(i)]);
+            return original;
+          },
+          tokensAfter: after,
+        };
+        out = { pruned, message: replacement };
+      }
+    }
+    decided.set(i, out);
+    return out;
+  };
+  // Whether anything changes: the newest candidates are looked at first (they are the ones a window keeps).
+  let changed = false;
+  for (let k = candidates.length - 1; k >= 0 && !changed; k--) changed = decide(candidates[k] as number) !== null;
+  const isCandidate = new Set(candidates);
+  let out: readonly Message[] = messages;
+  if (changed) {
+    const list = messages.slice();
+    for (const i of candidates) list[i] = deferredMessage(messages[i] as Message, () => decide(i)?.message ?? (messages[i] as Message));
+    out = list;
+  }
+  const outRendered = lazyList(n, (i) => (isCandidate.has(i) && decide(i) !== null ? renderMessage((decide(i) as { message: Message }).message) : renderAt(i)));
+  let after: number | undefined;
+  let met: boolean | undefined;
+  return {
+    changed,
+    get pruned(): readonly PrunedMessage[] {
+      return candidates.map(decide).flatMap((d) => (d === null ? [] : [d.pruned]));
+    },
+    messages: out,
+    tokensBefore: Math.max(whole, rest),
+    tokensBeforeExact: false,
+    // Measured only when asked for: a window after pruning gives the figures.
+    get tokensAfter(): number {
+      after ??= counter.measure(outRendered);
+      return after;
+    },
+    get targetMet(): boolean {
+      met ??= after !== undefined ? after <= target : counter.measure(outRendered, target) <= target;
+      return met;
+    },
+    lazy: { candidates: changed ? candidates : [], prunedAt: (i) => decide(i)?.pruned ?? null },
+  };
+}
+
+/**
+ * A message read as `resolve()` gives it, whose role and marks are its original's (pruning keeps them): walking a
+ * conversation's structure reads only those, and its content and compaction mark are worked out when read.
+ */
+function deferredMessage(original: Message, resolve: () => Message): Message {
+  return {
+    role: original.role,
+    ...(original.weight === undefined ? {} : { weight: original.weight }),
+    ...(original.couldBeNote === undefined ? {} : { couldBeNote: original.couldBeNote }),
+    get compaction(): string | undefined {
+      return resolve().compaction;
+    },
+    get content(): Content {
+      return contentOf(resolve());
+    },
+  };
 }
 
 /**

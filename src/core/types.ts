@@ -97,6 +97,16 @@ export interface TokenCounter {
    * @returns the group's tokens (exact when at or under `limit`)
    */
   measure(messages: readonly Rendered[], limit?: number): number;
+  /**
+   * Optional: a lower bound of the group's tokens less what the messages at `apart` cost measured alone, that is
+   * `measure(messages) - Σ measure([messages[k]])` over `apart`, without counting those messages' texts. It lets a
+   * strategy that replaces many messages know it will never reach its target before it counts any of them.
+   * @param messages the group, in conversation order
+   * @param apart positions in the group
+   * @param limit when given, counting may stop once the bound passes it
+   * @returns a number never above the exact difference
+   */
+  measureApart?(messages: readonly Rendered[], apart: ReadonlySet<number>, limit?: number): number;
 }
 
 /** The strategy name written into and recognised from notes. */

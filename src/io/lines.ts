@@ -33,6 +33,8 @@ export interface LineSource extends SourceText {
   readonly lines: readonly string[];
   /** The length of `text` in UTF-16 units (counted on first read, without building the text). */
   readonly length: number;
+  /** The number of bytes read (a byte-order mark included): bounds `length` without counting it. */
+  readonly byteLength?: number;
   /** Whether the file ends with a line break (then the last element of `lines` is ''). */
   readonly finalNewline: boolean;
   /** The file's bytes as they were read (with its byte-order mark), without building its text. */
@@ -138,6 +140,8 @@ class LineSplitter {
   /** Where in the file each block starts. */
   readonly blockStarts: number[] = [];
   readonly blockOf: number[] = [];
+  /** The bytes pushed so far. */
+  size = 0;
   readonly starts: number[] = [];
   readonly ends: number[] = [];
   bom = false;
@@ -168,6 +172,7 @@ class LineSplitter {
       }
     }
     if (!this.content) this.content = hasContent(block, pos);
+    this.size += block.length;
     const index = this.blockStarts.push(fileOffset) - 1;
     if (this.holds) this.blocks.push(block);
     const firstLine = this.starts.length === 0;
@@ -247,6 +252,7 @@ function lineSource(file: string, splitter: LineSplitter, origin?: Origin): Line
     eol,
     lines,
     finalNewline: splitter.finalNewline,
+    byteLength: splitter.size,
     get length(): number {
       length ??= utf16Length(blocks ?? [(reader as FileLines).whole()], splitter.bom);
       return length;
@@ -790,6 +796,7 @@ function deferredLineSource(path: string, file: string, stat: Stats, blockSize: 
     get length() {
       return scan(null).length;
     },
+    byteLength: stat.size,
     get finalNewline() {
       return scan(null).finalNewline;
     },

@@ -121,6 +121,12 @@ export interface Planned {
   readonly strategies?: readonly string[];
   /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
   readonly leftBelowTrigger?: boolean;
+  /** The conversation as read, when the decision replaced some of its messages (`normalized` holds them replaced). */
+  readonly input?: readonly Message[];
+  /** The messages the window's plan counted its groups on, when they are not `normalized`'s (a chain). */
+  readonly measured?: readonly Message[];
+  /** Whether the plan's group counts are exact (by default what `plan.tokensBeforeExact` says). */
+  readonly groupsExact?: boolean;
 }
 
 /** What an outcome is worked out with besides the conversation. */
@@ -326,9 +332,10 @@ function isProtected(g: Group): boolean {
  * group (tokensBefore not exact) may have stopped counting a step early, so its kept steps are measured again.
  */
 function exactTokensOf(c: Planned, g: Group, counter: TokenCounter): number {
-  if (g.tokens !== null && c.plan.tokensBeforeExact) return g.tokens;
+  if (g.tokens !== null && (c.groupsExact ?? c.plan.tokensBeforeExact)) return g.tokens;
   if (g.indices.length === 0) return 0;
-  return counter.measure(g.indices.map((i) => renderMessage(c.normalized.messages[i] as Message)));
+  const messages = c.measured ?? c.normalized.messages;
+  return counter.measure(g.indices.map((i) => renderMessage(messages[i] as Message)));
 }
 
 /**
@@ -378,7 +385,7 @@ const FALLBACK_CHARS_PER_TOKEN = 4;
 function beforeFigure(c: Planned, settings: OutcomeSettings, noteTokens: number | null): TokenFigure {
   const { plan } = c;
   if (plan.tokensBeforeExact) return { tokens: plan.tokensBefore, exact: true };
-  const { messages } = c.normalized;
+  const messages = c.input ?? c.normalized.messages;
   if (settings.exactBefore === true) {
     const tokens = messages.length === 0 ? 0 : settings.counter.measure(lazyList(messages.length, (k) => renderMessage(messages[k] as Message)));
     return { tokens, exact: true };
@@ -399,8 +406,13 @@ export function estimateBefore(c: Planned, noteTokens: number | null): number {
     for (const m of indices) for (const item of normalized.itemsOf[m] ?? []) n += c.itemLength?.(item) ?? 0;
     return n;
   };
-  const keptLength = lengthOf(plan.kept);
-  const removedLength = lengthOf(plan.removed);
+  // Kept messages a chain replaced (pruned, offloaded) are counted as their placeholders but were their items' length:
+  // they are estimated with the removed ones.
+  const input = c.input;
+  const replaced = input === undefined ? [] : plan.kept.filter((m) => input[m] !== normalized.messages[m]);
+  const isReplaced = new Set(replaced);
+  const keptLength = lengthOf(replaced.length === 0 ? plan.kept : plan.kept.filter((m) => !isReplaced.has(m)));
+  const removedLength = lengthOf(plan.removed) + lengthOf(replaced);
   const rate = keptLength > 0 && keptTokens > 0 ? keptTokens / keptLength : 1 / FALLBACK_CHARS_PER_TOKEN;
   return Math.max(plan.tokensBefore, keptTokens + Math.round(removedLength * rate));
 }

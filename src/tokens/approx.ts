@@ -58,5 +58,19 @@ export function createApproxCounter(options: CounterOptions = {}): TokenCounter 
       }
       return tokensOf(chars) + flat;
     },
+    measureApart(messages, apart, limit) {
+      // The division's floor is superadditive: the whole less each message apart (its text and flat costs alone) is
+      // at least the count of the rest with every join, so the messages apart are never read.
+      let chars = messages.length > 0 ? messages.length - 1 : 0;
+      let flat = 0;
+      for (let i = messages.length - 1; i >= 0; i--) {
+        if (apart.has(i)) continue;
+        const r = messages[i] as Rendered;
+        chars += lengthOf(r);
+        flat += r.images * tokensPerImage + r.files * tokensPerFile;
+        if (limit !== undefined && tokensOf(chars) + flat > limit) return tokensOf(chars) + flat;
+      }
+      return tokensOf(chars) + flat;
+    },
   };
 }

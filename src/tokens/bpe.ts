@@ -166,6 +166,24 @@ export function createBpeCounter(
       }
       return total;
     },
+    measureApart(messages, apart, limit) {
+      // A message apart costs, in the group, its count alone plus what its joining newline adds (nothing as the
+      // last): only that newline is counted, on a short tail of its text. Those come first, since a newline is not
+      // known never to lower a count; every other message then only adds.
+      const last = messages.length - 1;
+      let total = 0;
+      for (const k of apart) {
+        if (k < last && k >= 0) total += tailNewlineCost((messages[k] as Rendered).text, (t) => count(t));
+      }
+      for (let i = last; i >= 0; i--) {
+        if (apart.has(i)) continue;
+        const r = messages[i] as Rendered;
+        const flat = r.images * tokensPerImage + r.files * tokensPerFile;
+        total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
+        if (limit !== undefined && total > limit) return total;
+      }
+      return total;
+    },
   };
 }
 
@@ -191,6 +209,38 @@ export function newlineCost(text: string, count: (t: string) => number): number 
   return count(text + '\n') - count(text);
 }
 
+
+const LETTER_NUMBER_OR_MARK = /[\p{L}\p{N}\p{M}]/u;
+
+/**
+ * What a trailing newline adds to `text`, as `newlineCost` gives it, re-counting only what follows the last letter or
+ * digit. Every pre-token piece that holds a letter or digit ends with it, or with marks (o200k) or a contraction's
+ * letters after it, so when the text's last letter, digit or mark is a letter or digit, the pieces up to it are the
+ * same with the newline and the tail after it is split as it would be alone. Otherwise `newlineCost` decides.
+ */
+export function tailNewlineCost(text: string, count: (t: string) => number): number {
+  let s = text.length;
+  while (s > 0) {
+    const c = text.charCodeAt(s - 1);
+    if (c < 0x80) {
+      // ASCII: letters and digits end the tail, everything else is in it.
+      if ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) break;
+      s--;
+      continue;
+    }
+    const high = s > 1 ? text.charCodeAt(s - 2) : 0;
+    const start = c >= 0xdc00 && c <= 0xdfff && high >= 0xd800 && high <= 0xdbff ? s - 2 : s - 1;
+    if (LETTER_NUMBER_OR_MARK.test(text.slice(start, s))) {
+      if (!LETTER_OR_NUMBER.test(text.slice(start, s))) return newlineCost(text, count);
+      break;
+    }
+    s = start;
+  }
+  if (s === 0) return newlineCost(text, count);
+  if (s === text.length) return count('\n');
+  const tail = text.slice(s);
+  return count(`${tail}\n`) - count(tail);
+}
 
 /** Whether the code point that ends just before `p` is a letter or number. */
 function isLetterOrNumberBefore(text: string, p: number): boolean {

@@ -117,6 +117,10 @@ describe("swc compact --strategy prune decides as Haystack's ToolResultPruningCo
         expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({ ...label, status: 0, stderr: '' });
         const report = JSON.parse(r.stdout) as { changed: boolean; tokensBefore: number; tokensAfter: number };
         const output = tmp.read(out);
+        // Both ways: --json counts every message; a plain run decides lazily and must write the same bytes.
+        const lazyOut = `${file}.lazy`;
+        const lazy = await runSwc([...args.slice(0, args.indexOf('-o')), '-o', lazyOut, '-q'], { cwd: tmp.dir });
+        expect({ ...label, status: lazy.status, same: lazy.status === 0 && tmp.read(lazyOut) === output }).toEqual({ ...label, status: 0, same: true });
         if (ref.pruned.length === 0 && ref.window === null) {
           expect({ ...label, changed: report.changed, same: output === c.text }).toEqual({ ...label, changed: false, same: true });
           return;
