@@ -466,7 +466,14 @@ class RenderedMemory {
       this.current.set(r.text, r);
       return r;
     };
-    return { name: inner.name, measure: (messages, limit) => inner.measure(lazyList(messages.length, (k) => canonical(messages[k] as Rendered)), limit) };
+    const view = (messages: readonly Rendered[]): readonly Rendered[] => lazyList(messages.length, (k) => canonical(messages[k] as Rendered));
+    const apart = inner.measureApart;
+    return {
+      name: inner.name,
+      measure: (messages, limit) => inner.measure(view(messages), limit),
+      // Passed on, so chains decide lazily here as on the command line.
+      ...(apart === undefined ? {} : { measureApart: (messages: readonly Rendered[], set: ReadonlySet<number>, limit?: number) => apart.call(inner, view(messages), set, limit) }),
+    };
   }
 
   /** Starts the next call: what the last one did not see is forgotten. */
@@ -540,7 +547,8 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       const failure = summarized?.failure;
       if (options.strict === true && failure !== undefined && failure !== null) throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason}`, 'messages');
       const extra = summarized === undefined ? {} : { summarized };
-      plan = withEstimatedBefore(plan, decided, remembering);
+      // Estimated on the messages as read: a chain may have pruned kept ones.
+      plan = withEstimatedBefore(plan, normalized, remembering);
       if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, ...extra };
       const out =
         output !== undefined && summarized !== undefined
@@ -609,8 +617,7 @@ function assembleEntries<M>(
 
 /**
  * The plan with `tokensBefore` an estimate of the whole conversation where the decision stopped counting early, as
- * the command line's `≈`: the kept messages' exact tokens (the tokens after less the note) plus an estimate of the
- * removed ones, never below the decision's own lower bound. Worked out the first time it is read: a loop that never
+ * the command line's `≈`: the kept messages' exact tokens as they were read plus an estimate of the removed ones, never below the decision's own lower bound. Worked out the first time it is read: a loop that never
  * reads it never pays for it.
  */
 function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenCounter): Plan {
@@ -620,8 +627,9 @@ function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenC
     ...plan,
     get tokensBefore(): number {
       if (tokensBefore === null) {
-        const note = plan.noteText === null ? 0 : counter.measure([renderMessage({ role: 'user', content: { texts: [plan.noteText], toolCalls: [], results: [], images: 0, files: [] } })]);
-        tokensBefore = Math.max(plan.tokensBefore, plan.tokensAfter - note + removedTokens(plan.removed, normalized.messages, counter));
+        // The kept messages as they were read (a chain may have pruned or offloaded some of them), counted exactly.
+        const kept = plan.kept.length === 0 ? 0 : counter.measure(lazyList(plan.kept.length, (k) => renderMessage(normalized.messages[plan.kept[k] as number] as Message)));
+        tokensBefore = Math.max(plan.tokensBefore, kept + removedTokens(plan.removed, normalized.messages, counter));
       }
       return tokensBefore;
     },

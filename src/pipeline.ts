@@ -988,7 +988,8 @@ function offloadRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized,
   const byMessage = new Map(offloads.map((o) => [o.message, o]));
   for (const r of offloaded) {
     const o = byMessage.get(r.message) as ChainOffload;
-    const count = Math.max(...o.results.keys()) + 1;
+    // Every result of the message has its slot in the items: the ones not offloaded are left as they are (null).
+    const count = Math.max(contentOf(normalized.messages[r.message] as Message).results.length, Math.max(...o.results.keys()) + 1);
     const texts = Array.from({ length: count }, (_, k) => o.results.get(k)?.text ?? null);
     const references = [...o.results.values()].map((x) => x.reference);
     const written = adapter.writePruned({

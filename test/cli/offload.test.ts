@@ -198,6 +198,37 @@ describe('--strategy offload on the command line', () => {
     expect(r.stderr).toBe(`swc: error: ${message}\n`);
   });
 
+  it('offloads one of two results carried by one Anthropic message and leaves the other, then restores both', async () => {
+    const dir = fresh();
+    const big = 'word '.repeat(100);
+    const doc = {
+      model: 'm',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: 'task' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read', input: {} }, { type: 'tool_use', id: 't2', name: 'read', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: big }, { type: 'tool_result', tool_use_id: 't2', content: 'short' }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't3', name: 'read', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't3', content: big }] },
+        { role: 'assistant', content: 'done' },
+      ],
+    };
+    const text = JSON.stringify(doc, null, 2);
+    writeFileSync(path.join(dir, 'a.json'), text);
+    for (const strategy of ['offload', 'offload,prune']) {
+      const r = await runSwc(['compact', 'a.json', '--strategy', strategy, '--offload-dir', 'store', '--offload-over', '50', '-t', '10', '-o', 'out.json', '--tokenizer', 'approx', ...(strategy === 'offload' ? [] : ['--min-tokens', '0'])], { cwd: dir });
+      expect({ strategy, status: r.status, stderr: r.stderr.split('\n')[0] }).toEqual({ strategy, status: 0, stderr: expect.stringContaining('offloaded 1 tool result') });
+      const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as typeof doc;
+      const blocks = out.messages[2]?.content as { content: string }[];
+      expect(blocks[0]?.content.startsWith("Tool result offloaded to '")).toBe(true);
+      expect(blocks[1]?.content).toBe('short');
+      if (strategy !== 'offload') continue;
+      const back = await runSwc(['restore', 'out.json', '-o', 'back.json'], { cwd: dir });
+      expect({ status: back.status, same: readFileSync(path.join(dir, 'back.json'), 'utf8') === text }).toEqual({ status: 0, same: true });
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('refuses a store inside a directory being compacted', async () => {
     const dir = fresh();
     mkdirSync(path.join(dir, 'runs'));
