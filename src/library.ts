@@ -6,6 +6,7 @@ import type { Rendered, TokenCounter } from './core/types.js';
 import { InputError, UsageError } from './errors.js';
 import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
+import { inventoryOf, type LocatedIdentifier } from './outcome/forgotten.js';
 import { noteBeforeItem } from './outcome/outcome.js';
 import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type StrategyName, type WindowThresholds } from './pipeline.js';
 import { createCounter, isTokenizerName, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
@@ -76,6 +77,12 @@ export interface CompactedMessages<M> {
   readonly plan: Plan;
   /** The format the messages were read as. */
   readonly format: string;
+  /**
+   * The identifiers (file paths, URLs, hashes, UUIDs, errors, `inline code` symbols) named only in the messages this
+   * compaction removed or pruned, nowhere in what it kept or in the note: what the agent no longer knows. `message` is
+   * the index in the array passed in of the first message naming it. Worked out when first read.
+   */
+  readonly forgotten: readonly LocatedIdentifier[];
 }
 
 /** A compactor with its tokenizer loaded: `compact` is synchronous, for an agent's loop. */
@@ -374,10 +381,37 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
         };
         ({ plan, normalized: decided, edits } = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages'));
       }
-      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name };
+      const forgotten = forgottenOf(normalized, decided, plan);
+      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [] };
       const out = assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
-      return { messages: out, changed: true, plan, format: adapter.name };
+      return {
+        messages: out,
+        changed: true,
+        plan,
+        format: adapter.name,
+        get forgotten(): readonly LocatedIdentifier[] {
+          return forgotten();
+        },
+      };
     },
+  };
+}
+
+/** What a compaction forgets, worked out on first call: removed messages and the results pruning replaced. */
+function forgottenOf(read: Normalized, decided: Normalized, plan: Plan): () => readonly LocatedIdentifier[] {
+  let found: readonly LocatedIdentifier[] | null = null;
+  return () => {
+    found ??= inventoryOf({
+      original: read.messages,
+      decided: decided.messages,
+      kept: plan.kept,
+      removed: plan.removed,
+      replaced: plan.kept.filter((m) => decided.messages[m] !== read.messages[m]),
+      offloaded: [],
+      added: [plan.noteText],
+      positionOf: (m) => read.itemsOf[m]?.[0] ?? m,
+    }).forgotten;
+    return found;
   };
 }
 

@@ -62,6 +62,8 @@ export interface FileOptions {
   readonly placeholder?: string;
   /** Offloading: the store's directory (absolute) and the threshold in characters (`OffloadOverChars`). */
   readonly offload?: { readonly dir: string; readonly over: number };
+  /** Work out what each compaction forgets (the outcome's `inventory`): dry runs, plans, --json and --stat ask for it. */
+  readonly inventory?: boolean;
 }
 
 /** A file of the offload store to write before the transcript that points at it. */
@@ -346,6 +348,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     counter: options.counter,
     window: options.window ?? null,
     exactBefore: options.exact === true || length <= EXACT_COUNT_UP_TO,
+    inventory: options.inventory === true,
   };
   const formats: string[] = [];
   for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats)) {
@@ -388,7 +391,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
     conversations.push(
       withOutcome(
-        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot) },
+        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), original: read.messages },
         outcomeSettings,
       ),
     );
@@ -763,7 +766,7 @@ function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized:
 }
 
 /** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
-function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength'>, settings: OutcomeSettings): ConversationResult {
+function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength' | 'original'>, settings: OutcomeSettings): ConversationResult {
   let outcome: ConversationOutcome | null = null;
   return {
     ...c,

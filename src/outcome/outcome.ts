@@ -3,6 +3,7 @@ import { renderMessage, textContent } from '../core/render.js';
 import { lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import type { Normalized } from '../formats/types.js';
+import { inventoryOf, type Inventory } from './forgotten.js';
 
 /**
  * Everything any output says about one conversation's decision, worked out once while the counter is at hand: message
@@ -103,6 +104,11 @@ export interface ConversationOutcome {
   readonly missContext: MissContext;
   /** Whether it stayed below the window's compact-at threshold (left alone, target met). */
   readonly belowThreshold: boolean;
+  /**
+   * The identifiers the compaction forgets and those it leaves recoverable from the offload store (see
+   * src/outcome/forgotten.ts); null unless the settings asked for them (`inventory`): a plain run never pays for it.
+   */
+  readonly inventory: Inventory | null;
 }
 
 /** A conversation as planned: what its outcome is worked out from. */
@@ -119,6 +125,11 @@ export interface Planned {
   readonly strategies?: readonly string[];
   /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
   readonly leftBelowTrigger?: boolean;
+  /** The messages as read, when the decision replaced some (`normalized` then holds them as decided). */
+  readonly original?: readonly Message[];
+  /** Kept messages whose results pruning replaced, and those offloading moved to the store. */
+  readonly pruned?: readonly { readonly message: number }[];
+  readonly offloaded?: readonly { readonly message: number }[];
 }
 
 /** What an outcome is worked out with besides the conversation. */
@@ -128,6 +139,8 @@ export interface OutcomeSettings {
   readonly window?: OutcomeWindow | null | undefined;
   /** Count the tokens before exactly where the decision stopped early; otherwise they are estimated. */
   readonly exactBefore?: boolean;
+  /** Work out what the compaction forgets (dry runs, plans, --json, --stat); left out, `inventory` is null. */
+  readonly inventory?: boolean;
 }
 
 /**
@@ -139,6 +152,7 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
   const index = notePlacement(c.plan, c.normalized);
   const totals = planTotals(c, settings);
   let before: TokenFigure | null = null;
+  let inventory: Inventory | null | undefined;
   return {
     // Worked out the first time an output reads it: counting the rest of a conversation costs as much as deciding.
     get before(): TokenFigure {
@@ -151,7 +165,35 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
     note: c.plan.noteText !== null && index !== null ? { index, text: c.plan.noteText } : null,
     missContext: missContextOf(c, settings.minKeepSteps),
     belowThreshold: isBelowThreshold(c, settings.window),
+    // Worked out when first read, and only when asked for: it reads every removed message's text.
+    get inventory(): Inventory | null {
+      if (inventory === undefined) inventory = settings.inventory === true ? conversationInventory(c) : null;
+      return inventory;
+    },
   };
+}
+
+/** What a planned conversation forgets: its removed and pruned text against what it keeps and the note. */
+function conversationInventory(c: Planned): Inventory {
+  const { plan, normalized } = c;
+  return inventoryOf({
+    original: c.original ?? normalized.messages,
+    decided: normalized.messages,
+    kept: plan.kept,
+    removed: plan.removed,
+    replaced: (c.pruned ?? []).map((p) => p.message),
+    offloaded: (c.offloaded ?? []).map((p) => p.message),
+    added: [plan.noteText],
+    positionOf: (m) => firstItem(normalized.itemsOf, m),
+  });
+}
+
+/** A message's first item in the file's list; its own index when it stands for none. */
+function firstItem(itemsOf: Normalized['itemsOf'], m: number): number {
+  const items = itemsOf[m] ?? [];
+  let first = Infinity;
+  for (const k of items) first = Math.min(first, k);
+  return first === Infinity ? m : first;
 }
 
 /** Why each removed orphan goes, from the conversation's structure as the decision saw it. */
