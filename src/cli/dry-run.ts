@@ -524,7 +524,7 @@ function inventoryLines(inventory: Inventory, view: DryRunView, width: number): 
   ];
   const kindWidth = Math.max(0, ...all.map((x) => KIND_NAMES[x.id.kind][0].length));
   for (const { id, marker, tone, label } of all) {
-    const text = `  ${marker} ${padEndTo(KIND_NAMES[id.kind][0], kindWidth)}  #${id.message}${label}  ${escapeControls(id.value)}`;
+    const text = `  ${marker} ${padEndTo(KIND_NAMES[id.kind][0], kindWidth)}  #${id.message}  ${escapeControls(id.value)}${label}`;
     lines.push(emitLine([{ text, tone }], width, view.color));
   }
   return lines;
