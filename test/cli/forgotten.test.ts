@@ -6,7 +6,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { decodeSource } from '../../src/io/source.js';
+import { compactMessages } from '../../src/library.js';
 import { compactSource } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/index.js';
 import { tempDir } from '../helpers/cli.js';
@@ -139,10 +141,39 @@ describe('the JSON plan', () => {
   });
 });
 
+describe('the JSON Schemas', () => {
+  const schema = (name: string): Record<string, unknown> => JSON.parse(readFileSync(path.join(process.cwd(), 'docs/schema', name), 'utf8')) as Record<string, unknown>;
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  ajv.addSchema(schema('plan.schema.json')).addSchema(schema('report.schema.json'));
+
+  it('describe the plan and the report with forgotten and recoverable identifiers', async () => {
+    const dir = folder();
+    const plan = JSON.parse((await runSwc([...OFFLOAD, '--dry-run', '--json'], { cwd: dir })).stdout) as unknown;
+    const report = JSON.parse((await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--json'], { cwd: dir })).stdout) as unknown;
+    expect(ajv.validate('plan.schema.json', plan) ? [] : ajv.errors).toEqual([]);
+    expect(ajv.validate('report.schema.json', report) ? [] : ajv.errors).toEqual([]);
+  });
+});
+
 describe('--dry-run --stat', () => {
   it('gives each file a forgets column', async () => {
     const r = await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--stat'], { cwd: folder() });
     expect(r.stdout.split('\n')[0]).toMatch(/^chat\.jsonl .* −4 messages {2}forgets 4, 3 in the store {2}target met$/);
+  });
+});
+
+describe('the library', () => {
+  it('lists exactly the identifiers that leave, with the index of the message each came from', async () => {
+    const out = await compactMessages(CHAT, { target: 300, tokenizer: 'approx' });
+    expect(out.forgotten).toEqual(REMOVED);
+  });
+
+  it('counts a pruned result’s text as leaving', async () => {
+    const out = await compactMessages(CHAT, { target: 200, tokenizer: 'approx', strategy: 'prune,window', minTokens: 50 });
+    expect(out.forgotten).toEqual([
+      { kind: 'path', value: '/etc/app/config.yml', message: 7 },
+      { kind: 'url', value: 'https://docs.example.com/errors/enoent', message: 7 },
+    ]);
   });
 });
 
