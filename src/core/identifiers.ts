@@ -74,13 +74,25 @@ export function forEachIdentifier(text: string, visit: (id: Identifier) => void)
       i++;
       continue;
     }
+    // A word of lowercase letters and plain punctuation (most of prose) can be no identifier: it is passed over
+    // without being cut out of the text.
+    let inert = isInert(c);
     let j = i + 1;
-    while (j < n && !isHardStop(text.charCodeAt(j))) j++;
-    if (j - i <= MAX_WORD) hardWord(text.slice(i, j), visit);
+    for (; j < n; j++) {
+      const d = text.charCodeAt(j);
+      if (isHardStop(d)) break;
+      if (inert && !isInert(d)) inert = false;
+    }
+    if (!inert && j - i <= MAX_WORD) hardWord(text.slice(i, j), visit);
     // Two-word forms: `HTTP 404`, `HTTP/1.1 500`, `status 404`, `status code 503`.
     if (j - i <= 8) statusAfter(text, i, j, visit);
     i = j;
   }
+}
+
+/** Lowercase ASCII letters and punctuation that never makes a word an identifier (`,` `;` `!` `?` `(` `)` `'`). */
+function isInert(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || c === 0x2c || c === 0x3b || c === 0x21 || c === 0x3f || c === 0x28 || c === 0x29 || c === 0x27;
 }
 
 /** An `inline code` span at a backtick: a symbol when it looks like one; returns where scanning goes on. */
