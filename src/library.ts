@@ -1,4 +1,5 @@
 import { noteTemplate, planCompaction, type Plan } from './core/compact.js';
+import { noteTemplateProblem } from './core/note.js';
 import { parseJson } from './core/json-value.js';
 import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
@@ -197,6 +198,11 @@ function checkOptions(options: CompactorOptions): Checked {
   }
   if (pruning && adapter !== null && adapter.writePruned === undefined) {
     throw new UsageError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`);
+  }
+  if (options.note !== undefined && options.note !== null) {
+    if (typeof options.note !== 'string') throw new UsageError(`note must be a string template, null or '', got ${typeof options.note}`);
+    const problem = options.note === '' ? null : noteTemplateProblem(options.note);
+    if (problem !== null) throw new UsageError(`note ${problem} (as in '[{num_removed} earlier messages were removed.]'), or null for none`);
   }
   const counterOptions: CounterOptions = {
     ...(options.charsPerToken === undefined ? {} : { charsPerToken: options.charsPerToken }),

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { UsageError } from '../errors.js';
+import { noteTemplateProblem } from '../core/note.js';
 import { STRATEGIES, type StrategyName, type WindowThresholds } from '../pipeline.js';
 import { isTokenizerName, parseCounterOptions, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
@@ -244,6 +245,8 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
   const note = flags.note === false ? null : flags.note === true || flags.note === undefined ? undefined : flags.note === '' ? null : flags.note;
+  const noteProblem = typeof note === 'string' ? noteTemplateProblem(note) : null;
+  if (noteProblem !== null) throw new UsageError(`--note ${noteProblem} (as in '[{num_removed} earlier messages were removed.]'), or --no-note`);
   if (inputs.length === 0) throw new UsageError('no input given (a file, a directory, a quoted glob pattern, or - for standard input)');
   const inPlace = flags.inPlace === true;
   const check = flags.check === true;

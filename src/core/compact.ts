@@ -93,23 +93,29 @@ export function taskIndex(messages: readonly Message[]): number | null {
 }
 
 /**
- * The user messages kept as the task, oldest first: the latest user message compaction did not make, and, while the
- * oldest of those kept could be an earlier run's note written with another template (`couldBeNote`), the real user
- * message right before it (only user messages between them). A note is written right after the task, so whatever
- * template wrote it, the task it followed is kept.
+ * The user messages kept as the task, oldest first. Usually the latest user message compaction did not make alone.
+ * A note written after the task by an earlier run with another template reads as a user message, so the task it
+ * followed is kept with it, but only where such a note can really stand: the latest user message could be a note
+ * (`couldBeNote`), everything between the leading instructions and it is a user message (a run that cuts steps has cut
+ * all history, so its note follows a task that directly follows the instructions), and every real user message of that
+ * stretch after its first could be a note too. Then the stretch's real user messages are the task.
  * @param messages the conversation
  * @param task the task's index (see `taskIndex`)
+ * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
  * @returns the indices, ending with `task`; notes between them are not among them
  */
-export function taskRun(messages: readonly Message[], task: number): number[] {
-  const run = [task];
-  let oldest = task;
-  for (let i = task - 1; i >= 0 && messages[i]?.role === 'user' && messages[oldest]?.couldBeNote === true; i--) {
-    if (messages[i]?.compaction !== undefined) continue;
+export function taskRun(messages: readonly Message[], task: number, systemEnd: number): number[] {
+  if (messages[task]?.couldBeNote !== true) return [task];
+  const run: number[] = [];
+  for (let i = systemEnd; i < task; i++) {
+    const m = messages[i] as Message;
+    if (m.role !== 'user') return [task];
+    if (m.compaction !== undefined) continue;
+    if (run.length > 0 && m.couldBeNote !== true) return [task];
     run.push(i);
-    oldest = i;
   }
-  return run.reverse();
+  run.push(task);
+  return run;
 }
 
 /** Steps after `start`: an assistant message and the tool-result messages right after it. */
@@ -153,7 +159,7 @@ export interface Structure {
 export function analyze(messages: readonly Message[]): Structure {
   const systemEnd = leadingSystemEnd(messages);
   const task = taskIndex(messages);
-  const run = task === null ? [] : taskRun(messages, task);
+  const run = task === null ? [] : taskRun(messages, task, systemEnd);
   const steps = stepSpans(messages, task === null ? systemEnd : task + 1);
   const turns = turnSpans(messages, systemEnd, run[0] ?? systemEnd);
   return { systemEnd, task, taskRun: run, turns, steps };

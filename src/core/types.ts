@@ -48,9 +48,10 @@ export interface Message {
    */
   readonly weight?: number;
   /**
-   * Set by an adapter on a user message shaped exactly like a note of its format whose text no template this run
-   * knows matches: an earlier run may have written it with another `--note` template. It is still taken for the task
-   * when it is the latest, but the user message right before it is then kept with it (see `taskRun`).
+   * Set by an adapter on a user message shaped exactly like a note of its format whose text has a note's form (a
+   * number and text of its own) but matches no template this run knows: an earlier run may have written it with
+   * another `--note` template. It is still taken for the task when it is the latest; `taskRun` decides whether the
+   * user messages before it are kept with it (only where such a note can stand).
    */
   readonly couldBeNote?: boolean;
   /**

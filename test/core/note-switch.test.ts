@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { compact, planCompaction, taskIndex, taskRun } from '../../src/core/compact.js';
-import { DEFAULT_NOTE_TEMPLATE } from '../../src/core/note.js';
+import { DEFAULT_NOTE_TEMPLATE, looksLikeSomeNote, noteTemplateProblem } from '../../src/core/note.js';
 import { contentOf } from '../../src/core/render.js';
 import type { Message, TokenCounter } from '../../src/core/types.js';
 import { decodeSource } from '../../src/io/source.js';
@@ -68,7 +68,8 @@ describe('a change of note template between runs', () => {
     const template = fc.oneof(
       fc.constant<string | undefined>(undefined),
       fc.constant(DEFAULT_NOTE_TEMPLATE),
-      fc.string({ unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'), minLength: 1, maxLength: 8 }),
+      // Every template a run accepts: the rest are refused (see the tests of noteTemplateProblem).
+      fc.string({ unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'), minLength: 1, maxLength: 8 }).filter((t) => noteTemplateProblem(t) === null),
     );
     const run = fc.record({ note: template, perMille: fc.integer({ min: 0, max: 1000 }) });
     fc.assert(
@@ -165,34 +166,39 @@ describe('the user messages kept as the task', () => {
     const cases: Message[][] = [
       [system(), user('a'), assistant('b'), user('task')],
       [system(), user('a'), user('task')],
-      [system(), noteShaped('a'), note, user('task')],
+      [system(), noteShaped('a 1'), note, user('task')],
+      // Between the instructions and the latest user message stand history and answers: a run that cut steps cut
+      // all history, so no note of it can stand here.
+      [system(), user('old'), assistant('answer'), user('task'), noteShaped('custom note: 4 gone')],
+      [system(), user('old'), user('task'), noteShaped('note 1'), noteShaped('note 2')],
+      [system(), noteShaped('old 1'), user('task'), noteShaped('note 1')],
     ];
-    for (const messages of cases) expect(taskRun(messages, taskIndex(messages) as number)).toEqual([messages.length - 1]);
+    for (const messages of cases) expect(taskRun(messages, taskIndex(messages) as number, 1)).toEqual([messages.length - 1]);
   });
 
-  it('reach back over user messages, past earlier notes, while the oldest kept could be a note', () => {
+  it('reach back to the first message after the instructions, past earlier notes, when all between could be notes', () => {
     const cases: Array<[Message[], number[]]> = [
       [[system(), user('task'), noteShaped('custom note: 4 gone')], [1, 2]],
-      [[system(), noteShaped('task'), noteShaped('note A'), noteShaped('note B')], [1, 2, 3]],
-      [[system(), user('old'), user('task'), noteShaped('note A'), noteShaped('note B')], [2, 3, 4]],
-      [[system(), user('task'), note, noteShaped('note A'), note], [1, 3]],
-      [[system(), noteShaped('note A')], [1]],
+      [[system(), noteShaped('task 1'), noteShaped('note A 2'), noteShaped('note B 3')], [1, 2, 3]],
+      [[system(), user('task'), note, noteShaped('note A 2'), note], [1, 3]],
+      [[system(), note, user('task'), noteShaped('note A 2')], [2, 3]],
+      [[system(), noteShaped('note A 2')], [1]],
       [[system(), user('a'), tool('r'), noteShaped('task')], [3]],
       [[system(), assistant('a'), noteShaped('task')], [2]],
     ];
-    for (const [messages, run] of cases) expect(taskRun(messages, taskIndex(messages) as number)).toEqual(run);
+    for (const [messages, run] of cases) expect(taskRun(messages, taskIndex(messages) as number, 1)).toEqual(run);
   });
 
-  it('are kept together, the note after the last of them, and history is what comes before the first', () => {
-    // fake counter: 10 per message; whole 70 > 35; protected 30 leaves 5, so the step and the turn go.
-    const messages = [system(), user('old'), assistant('answer'), user('task'), noteShaped('custom note: 4 gone'), assistant(null, 'x'), tool('x')];
+  it('are kept together, the note after the last of them', () => {
+    // fake counter: 10 per message; whole 70 > 35; protected 30 leaves 5, so both steps go.
+    const messages = [system(), user('task'), noteShaped('custom note: 4 gone'), assistant(null, 'x'), tool('x'), assistant(null, 'y'), tool('y')];
     const plan = planCompaction(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 });
-    expect({ kept: plan.kept, removed: plan.removed, noteIndex: plan.noteIndex }).toEqual({ kept: [0, 3, 4], removed: [1, 2, 5, 6], noteIndex: 3 });
+    expect({ kept: plan.kept, removed: plan.removed, noteIndex: plan.noteIndex }).toEqual({ kept: [0, 1, 2], removed: [3, 4, 5, 6], noteIndex: 3 });
     expect(plan.groups.map((g) => [g.kind, g.indices])).toEqual([
       ['system', [0]],
-      ['turn', [1, 2]],
-      ['task', [3, 4]],
+      ['task', [1, 2]],
       ['note', []],
+      ['step', [3, 4]],
       ['step', [5, 6]],
     ]);
     expect(compact(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 })?.map((m) => contentOf(m).texts[0] ?? null)).toEqual([
@@ -206,29 +212,58 @@ describe('the user messages kept as the task', () => {
   it('are marked by each adapter only when a message is shaped exactly like its note', () => {
     const lines = [
       { role: 'system', content: 'sys' },
-      { role: 'user', content: 'old question' },
-      { role: 'user', content: 'Now this.', name: 'someone' },
+      { role: 'user', content: 'old question 2' },
+      { role: 'user', content: 'Now this 3.', name: 'someone' },
       { role: 'user', content: 'custom note: 1 gone' },
-      { role: 'user', content: [{ type: 'text', text: 'in parts' }] },
+      { role: 'user', content: [{ type: 'text', text: 'in parts 4' }] },
+      { role: 'user', content: 'no number in it' },
+      { role: 'user', content: '12 345' },
     ];
     const messages = compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, undefined).conversations[0]?.normalized.messages ?? [];
-    expect(messages.map((m) => m.couldBeNote ?? false)).toEqual([false, true, false, true, false]);
+    expect(messages.map((m) => m.couldBeNote ?? false)).toEqual([false, true, false, true, false, false, false]);
   });
 
-  it('keep a request written as two user messages whole', () => {
+  it('decide as Haystack when a request is written as two user messages after some history: the first is history', () => {
     const two = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'old question' },
       { role: 'assistant', content: 'old answer' },
+      { role: 'user', content: 'Book the table for 2.' },
+      { role: 'user', content: 'For 2, tonight at 8.' },
+      { role: 'assistant', content: 'Booked.' },
+    ]);
+    const result = compactText('two.jsonl', two, 1, null);
+    expect(result.output).not.toContain('Book the table');
+    expect(result.output).not.toContain('old question');
+    expect(result.output).toContain('"content":"For 2, tonight at 8."');
+    expect(result.conversations[0]?.plan.removedCount).toBe(3);
+  });
+
+  it("meet the target of the reported case as Haystack does (the task follows another user message)", () => {
+    const text = jsonl([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'old question one two three four five six seven' },
+      { role: 'assistant', content: 'old answer one two three four five six seven' },
+      { role: 'user', content: 'previous user message one two three four five six seven eight nine ten' },
+      { role: 'user', content: 'the task one two three four five six seven eight nine ten eleven twelve' },
+      { role: 'assistant', content: 'step one two three' },
+    ]);
+    const result = compactSource(decodeSource(Buffer.from(text, 'utf8'), 't.jsonl'), { target: 30, minKeepSteps: 0, note: null, counter: createApproxCounter() });
+    const plan = result.conversations[0]?.plan;
+    expect({ kept: plan?.kept, targetMet: plan?.targetMet }).toEqual({ kept: [0, 4, 5], targetMet: true });
+  });
+
+  it('keep a request of two user messages right after the instructions whole when the second could be a note', () => {
+    // The one stretch where another template's note can stand: the task it followed is kept with it.
+    const two = jsonl([
+      { role: 'system', content: 'sys' },
       { role: 'user', content: 'Book the table.' },
-      { role: 'user', content: 'For two, tonight.' },
+      { role: 'user', content: 'For 2, tonight.' },
       { role: 'assistant', content: 'Booked.' },
     ]);
     const result = compactText('two.jsonl', two, 1, null);
     expect(result.output).toContain('"content":"Book the table."');
-    expect(result.output).toContain('"content":"For two, tonight."');
-    expect(result.output).not.toContain('old question');
-    expect(result.conversations[0]?.plan.removedCount).toBe(2);
+    expect(result.output).toContain('"content":"For 2, tonight."');
   });
 
   it('leave an earlier user message to history when the latest has fields a note never has', () => {
@@ -240,5 +275,39 @@ describe('the user messages kept as the task', () => {
     const result = compactText('named.jsonl', text, 1, null);
     expect(result.output).not.toContain('old question');
     expect(result.output).toContain('"content":"Now this."');
+  });
+});
+
+describe('note templates', () => {
+  it('are refused without {num_removed} or without text of their own', () => {
+    for (const t of ['{num_removed}', ' {num_removed} ', '{num_removed}{num_removed}', '7{num_removed}', 'Context trimmed.', '\n{num_removed}\t']) {
+      expect({ t, problem: noteTemplateProblem(t) === null }).toEqual({ t, problem: false });
+    }
+    for (const t of [DEFAULT_NOTE_TEMPLATE, 'Cut {num_removed}.', '[{num_removed}]', 'é{num_removed}']) expect({ t, problem: noteTemplateProblem(t) }).toEqual({ t, problem: null });
+  });
+
+  it('give notes that every run takes for possible notes, whatever template it has', () => {
+    const valid = fc.string({ unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'), minLength: 1, maxLength: 8 }).filter((t) => noteTemplateProblem(t) === null);
+    fc.assert(
+      fc.property(valid, fc.integer({ min: 1, max: 10_000 }), (template, removed) => {
+        expect(looksLikeSomeNote(template.split('{num_removed}').join(String(removed)))).toBe(true);
+      }),
+    );
+  });
+
+  it("never take a user's bare number for a note: a template of nothing but the count is refused by the CLI and the library", async () => {
+    const { runSwc } = await import('../helpers/run-in-process.js');
+    const { compactMessages } = await import('../../src/library.js');
+    const { UsageError } = await import('../../src/errors.js');
+    const chat = [
+      { role: 'user', content: 'Which one?' },
+      { role: 'assistant', content: 'Pick 1, 2 or 3?' },
+      { role: 'user', content: '3' },
+    ];
+    const r = await runSwc(['compact', '-', '--target', '1', '--note', '{num_removed}'], { cwd: ROOT, stdin: jsonl(chat) });
+    expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 2, stdout: '' });
+    expect(r.stderr).toMatch(/--note needs text besides \{num_removed\}/);
+    await expect(compactMessages(chat, { target: 1, note: '{num_removed}' })).rejects.toThrow(UsageError);
+    await expect(compactMessages(chat, { target: 1, note: 42 as unknown as string })).rejects.toThrow(/note must be a string/);
   });
 });

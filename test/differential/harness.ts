@@ -1,0 +1,248 @@
+/**
+ * End-to-end differential testing against Haystack's rules: random conversations are written as files of every
+ * format (and as library arrays), compacted through swc's real entry points, and what comes out is read back in the
+ * conversation's own terms and compared with the independent model in test/reference/haystack.ts.
+ *
+ * The reference sees each file as Haystack would hold it: one `ChatMessage` per item of the list (the results one
+ * Anthropic or Gemini item carries are one message), instructions held beside the list first.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createRng, listOf, writeAs, type Conversation, type FormatName, type RefCall, type RefMessage } from '../helpers/convert.js';
+import { DEFAULT_OMISSION_NOTE, type HMessage } from '../reference/haystack.js';
+
+export const ALL_FORMATS: readonly FormatName[] = ['openai', 'haystack', 'anthropic', 'responses', 'gemini'];
+
+/** What a format can hold faithfully, item for item. */
+export interface Shape {
+  /** System messages after the first non-system one (Anthropic and Gemini hold instructions only beside the list). */
+  readonly midSystem: boolean;
+  /** Several calls in one assistant message. */
+  readonly parallel: boolean;
+  /**
+   * Responses writes an assistant message as a run of items, and a run reads as one message until it has its
+   * message item: there an assistant message follows another only when that one has text, and then has text itself.
+   */
+  readonly assistantAfterAssistantHasText: boolean;
+}
+
+export function shapeOf(format: FormatName, options: { parallel?: boolean } = {}): Shape {
+  return {
+    midSystem: format === 'openai' || format === 'haystack',
+    parallel: options.parallel ?? true,
+    assistantAfterAssistantHasText: format === 'responses',
+  };
+}
+
+const WORDS = ['alpha', 'bravo', 'flight', 'refund', 'Zürich', 'café', '東京', '😀', 'order-123', 'status', 'the', 'a', '42', 'seven', 'quote"d', 'back\\slash', 'tab\there', 'line\nbreak'];
+
+/**
+ * A random conversation with the shapes real transcripts have and the rules care about: consecutive user messages,
+ * consecutive assistant messages, parallel and unanswered calls, earlier notes, images and files, mid-run system
+ * messages; texts with and without numbers.
+ */
+export function randomShapes(seed: number, shape: Shape): Conversation {
+  const rng = createRng(seed);
+  const words = (min: number, max: number): string => {
+    const n = rng.int(min, max);
+    return Array.from({ length: n }, () => rng.pick(WORDS)).join(' ');
+  };
+  const out: RefMessage[] = [];
+  let calls = 0;
+  const systems = rng.pick([0, 1, 1, 2]);
+  for (let i = 0; i < systems; i++) out.push({ role: 'system', text: words(2, 40) });
+  const note = (): void => {
+    out.push({ role: 'user', texts: [DEFAULT_OMISSION_NOTE.split('{num_removed}').join(String(rng.int(1, 40)))], images: 0, files: [], note: true });
+  };
+  const events = rng.int(1, 22);
+  let last: RefMessage['role'] | 'none' = 'none';
+  for (let e = 0; e < events; e++) {
+    const r = rng.next();
+    if (r < 0.3) {
+      const texts = rng.chance(0.15) ? [words(1, 20), words(1, 20)] : [words(1, 60)];
+      out.push({ role: 'user', texts, images: rng.chance(0.08) ? rng.int(1, 2) : 0, files: rng.chance(0.06) ? [`report-${rng.int(1, 99)}.pdf`] : [] });
+    } else if (r < 0.45) {
+      const prev = out[out.length - 1];
+      if (shape.assistantAfterAssistantHasText && prev?.role === 'assistant' && prev.text === null) continue;
+      out.push({ role: 'assistant', text: words(1, 50), reasoning: rng.chance(0.2) ? words(1, 10) : null, calls: [] });
+    } else if (r < 0.88) {
+      const n = shape.parallel ? rng.pick([1, 1, 1, 2, 3]) : 1;
+      const made: RefCall[] = Array.from({ length: n }, () => ({
+        id: `call_${seed}_${calls++}`,
+        name: rng.pick(['search', 'lookup_order', 'read_file', 'run']),
+        args: rng.chance(0.7) ? { query: words(1, 6), n: rng.int(0, 999), ...(rng.chance(0.3) ? { deep: { list: [1, 'x', null, true], ratio: 2.5 } } : {}) } : {},
+      }));
+      const prev = out[out.length - 1];
+      const needsText = shape.assistantAfterAssistantHasText && last === 'assistant';
+      // A message of calls only right after one without text would read as part of it (see Shape).
+      if (needsText && prev?.role === 'assistant' && prev.text === null) continue;
+      out.push({ role: 'assistant', text: needsText || rng.chance(0.4) ? words(1, 20) : null, reasoning: rng.chance(0.2) ? words(1, 10) : null, calls: made });
+      // Results follow their call in call order; now and then one is never answered.
+      for (const c of made) if (!rng.chance(0.08)) out.push({ role: 'tool', callId: c.id, name: c.name, text: words(1, rng.chance(0.2) ? 400 : 80) });
+    } else if (r < 0.94) {
+      note();
+    } else if (shape.midSystem && out.some((m) => m.role !== 'system')) {
+      out.push({ role: 'system', text: words(2, 20) });
+    }
+    last = out[out.length - 1]?.role ?? 'none';
+  }
+  if (!out.some((m) => m.role !== 'system')) out.push({ role: 'user', texts: [words(1, 30)], images: 0, files: [] });
+  return out;
+}
+
+/** The conversation as Haystack's messages of one written file: one per item, instructions beside the list first. */
+export interface View {
+  readonly messages: HMessage[];
+  /** For each view message, the input items it stands for (empty for instructions beside the list). */
+  readonly items: readonly (readonly number[])[];
+  /** For each input item, its view message. */
+  readonly viewOfItem: readonly number[];
+}
+
+export function viewOf(conversation: Conversation, itemOf: readonly (number | null)[], itemCount: number): View {
+  const messages: HMessage[] = [];
+  const firsts: (number | null)[] = [];
+  const besides: HMessage[] = [];
+  conversation.forEach((m, k) => {
+    const item = itemOf[k] ?? null;
+    const h = toHaystack(m);
+    if (item === null) {
+      besides.push(h);
+      return;
+    }
+    const prev = firsts[firsts.length - 1];
+    if (prev === item) {
+      // Results carried by the same item are one message.
+      const last = messages[messages.length - 1] as HMessage;
+      messages[messages.length - 1] = { ...last, results: [...last.results, ...h.results] };
+      return;
+    }
+    messages.push(h);
+    firsts.push(item);
+  });
+  const items: number[][] = [];
+  const viewOfItem = new Array<number>(itemCount).fill(-1);
+  firsts.forEach((first, v) => {
+    const next = firsts[v + 1] ?? itemCount;
+    const own: number[] = [];
+    for (let i = first as number; i < (next as number); i++) {
+      own.push(i);
+      viewOfItem[i] = v + besides.length;
+    }
+    items.push(own);
+  });
+  return { messages: [...besides, ...messages], items: [...besides.map(() => []), ...items], viewOfItem };
+}
+
+function toHaystack(m: RefMessage): HMessage {
+  const empty = { texts: [] as string[], toolCalls: [], results: [], images: 0, files: [] as (string | null)[], meta: {} };
+  switch (m.role) {
+    case 'system':
+      return { ...empty, role: 'system', texts: [m.text] };
+    case 'user':
+      return { ...empty, role: 'user', texts: [...m.texts], images: m.images, files: [...m.files], meta: m.note === true ? { compaction: 'sliding_window' } : {} };
+    case 'assistant':
+      return { ...empty, role: 'assistant', texts: m.text === null ? [] : [m.text], toolCalls: m.calls.map((c) => ({ toolName: c.name, id: c.id, arguments: c.args })) };
+    case 'tool':
+      return { ...empty, role: 'tool', results: [{ toolName: m.name, id: m.callId, text: m.text, error: false }] };
+  }
+}
+
+/** One written case: the file, its items and its view. */
+export interface WrittenCase {
+  readonly format: FormatName;
+  readonly name: string;
+  readonly text: string;
+  readonly items: unknown[];
+  readonly view: View;
+}
+
+export function writeCase(format: FormatName, conversation: Conversation, jsonl: boolean): WrittenCase {
+  // JSONL holds no instructions beside the list: Anthropic and Gemini lose them, so they are left out there.
+  const conv = jsonl && (format === 'anthropic' || format === 'gemini') ? conversation.filter((m) => m.role !== 'system') : conversation;
+  const written = writeAs(format, conv, { jsonl });
+  const items = jsonl ? written.text.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown) : listOf(format, JSON.parse(written.text)).items;
+  return { format, name: written.name, text: written.text, items, view: viewOf(conv, written.itemOf, items.length) };
+}
+
+/**
+ * A compacted list read back in the view's terms: the view messages it keeps in order, 'NOTE' where the note is.
+ * Items are matched to the input in order; an earlier note is never kept by a run that changed the list (it is folded
+ * into the new note), so a new note that reads as an earlier one is still the note.
+ */
+export function readBack(input: WrittenCase, outputItems: readonly unknown[]): { sequence: (number | 'NOTE')[]; noteItems: unknown[] } {
+  const keys = input.items.map((i) => JSON.stringify(i));
+  const sequence: (number | 'NOTE')[] = input.view.items.flatMap((own, v) => (own.length === 0 ? [v] : []));
+  const noteItems: unknown[] = [];
+  let from = 0;
+  for (const item of outputItems) {
+    const key = JSON.stringify(item);
+    let at = -1;
+    for (let i = from; i < keys.length; i++) {
+      const v = input.view.viewOfItem[i] as number;
+      if (keys[i] === key && input.view.messages[v]?.meta.compaction !== 'sliding_window') {
+        at = i;
+        break;
+      }
+    }
+    if (at === -1) {
+      sequence.push('NOTE');
+      noteItems.push(item);
+      continue;
+    }
+    from = at + 1;
+    const v = input.view.viewOfItem[at] as number;
+    if (sequence[sequence.length - 1] !== v) sequence.push(v);
+  }
+  return { sequence, noteItems };
+}
+
+/**
+ * Whether a conversation has the one shape where swc keeps more than Haystack on purpose (docs/strategy.md, "a note
+ * of another template"): from the instructions to the latest real user message nothing but user messages, and that
+ * message's text has a note's form (a number and text of its own), so it could be a note another template wrote.
+ */
+export function isNoteSwitchCorner(messages: readonly HMessage[]): boolean {
+  let systemEnd = 0;
+  while (systemEnd < messages.length && messages[systemEnd]?.role === 'system' && messages[systemEnd]?.meta.compaction === undefined) systemEnd++;
+  let task = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as HMessage;
+    if (m.role === 'user' && m.meta.compaction === undefined) {
+      task = i;
+      break;
+    }
+  }
+  if (task <= systemEnd) return false;
+  for (let i = systemEnd; i < task; i++) if (messages[i]?.role !== 'user') return false;
+  const text = (messages[task] as HMessage).texts.join('\n');
+  return /[0-9]/.test(text) && /[^0-9\s]/.test(text);
+}
+
+/** The output file's items. */
+export function itemsOfOutput(format: FormatName, text: string, jsonl: boolean): unknown[] {
+  if (jsonl) return text.trimEnd() === '' ? [] : text.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown);
+  return listOf(format, JSON.parse(text)).items;
+}
+
+/** A scratch folder for one test file's cases. */
+export function scratch(): { dir: string; write(name: string, text: string): string; read(file: string): string; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'swc-diff-'));
+  return {
+    dir,
+    write(name, text) {
+      const file = path.join(dir, name);
+      writeFileSync(file, text);
+      return file;
+    },
+    read: (file) => readFileSync(file, 'utf8'),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Cases per property: the given number, times SWC_DIFF_SCALE when set (`SWC_DIFF_SCALE=20 npx jest test/differential`). */
+export function runs(n: number): number {
+  const scale = Number(process.env.SWC_DIFF_SCALE ?? '1');
+  return Number.isFinite(scale) && scale > 0 ? Math.ceil(n * scale) : n;
+}

@@ -1,0 +1,174 @@
+/**
+ * swc's tool-result pruning and its chains against Haystack's `ToolResultPruningCompactor` followed by its
+ * `SlidingWindowCompactor` (hook order), end to end: random conversations written as files of every format, through
+ * `swc compact --strategy prune` and `--strategy prune,window` (in process) and `compactMessages`, compared with the
+ * independent model of test/reference/haystack.ts.
+ */
+import { afterAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { compactMessages } from '../../src/library.js';
+import type { FormatName } from '../helpers/convert.js';
+import { runSwc } from '../helpers/run-in-process.js';
+import { applyWindow, approximateCounter, DEFAULT_OMISSION_NOTE, DEFAULT_PLACEHOLDER, slidingWindow, toolResultPruning, type HMessage } from '../reference/haystack.js';
+import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, randomShapes, runs, scratch, shapeOf, writeCase, type WrittenCase } from './harness.js';
+
+const count = approximateCounter();
+const CUSTOM_PLACEHOLDER = '[gone: {tool_name}; run it again]';
+const tmp = scratch();
+afterAll(() => tmp.remove());
+
+interface Case {
+  readonly seed: number;
+  readonly format: FormatName;
+  readonly jsonl: boolean;
+  readonly chain: 'prune' | 'prune,window';
+  readonly minKeepSteps: number;
+  readonly minTokens: number;
+  readonly custom: boolean;
+  readonly perMille: number;
+}
+
+const caseArb = (formats: readonly FormatName[]): fc.Arbitrary<Case> =>
+  fc.record({
+    seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+    format: fc.constantFrom(...formats),
+    jsonl: fc.boolean(),
+    chain: fc.constantFrom<Case['chain']>('prune', 'prune,window'),
+    minKeepSteps: fc.constantFrom(1, 1, 2, 3),
+    minTokens: fc.constantFrom(0, 10, 40, 200),
+    custom: fc.boolean(),
+    perMille: fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 500, max: 1000 })),
+  });
+
+/** Parallel results share one Anthropic or Gemini item, which Haystack's pruning cannot hold apart. */
+const shapeFor = (format: FormatName) => shapeOf(format, { parallel: format !== 'anthropic' && format !== 'gemini' });
+
+/** What the reference does: pruning, then (in the chain) the window on what pruning left. */
+function reference(k: Case, view: readonly HMessage[], target: number) {
+  const placeholder = k.custom ? CUSTOM_PLACEHOLDER : DEFAULT_PLACEHOLDER;
+  const pruned = toolResultPruning(view, target, count, { minKeepSteps: k.minKeepSteps, minTokens: k.minTokens, placeholder });
+  const afterPrune = pruned?.messages ?? [...view];
+  const window = k.chain === 'prune,window' ? slidingWindow(afterPrune, target, count, { minKeepSteps: k.minKeepSteps, note: DEFAULT_OMISSION_NOTE }) : null;
+  return { placeholder, pruned: pruned?.pruned ?? [], afterPrune, window };
+}
+
+/**
+ * Reads a compacted list back: for each output item, the view message it is (a copy, or a pruned result found by its
+ * call id), or 'NOTE'; and which view messages came back pruned. A window that changed the list kept no earlier note.
+ */
+function readPruned(c: WrittenCase, output: readonly unknown[], windowed: boolean): { sequence: (number | 'NOTE')[]; pruned: number[] } {
+  const keys = c.items.map((i) => JSON.stringify(i));
+  const sequence: (number | 'NOTE')[] = c.view.items.flatMap((own, v) => (own.length === 0 ? [v] : []));
+  const pruned = new Set<number>();
+  let from = 0;
+  for (const item of output) {
+    const key = JSON.stringify(item);
+    let at = -1;
+    for (let i = from; i < keys.length; i++) {
+      const v = c.view.viewOfItem[i] as number;
+      if (keys[i] === key && !(windowed && c.view.messages[v]?.meta.compaction === 'sliding_window')) {
+        at = i;
+        break;
+      }
+    }
+    if (at === -1) {
+      // A rewritten result: the input item that holds the result of the call it names.
+      for (let i = from; i < keys.length; i++) {
+        const v = c.view.viewOfItem[i] as number;
+        const ids = (c.view.messages[v] as HMessage).results.map((r) => r.id).filter((id): id is string => id !== null);
+        if (ids.length > 0 && ids.every((id) => key.includes(JSON.stringify(id)))) {
+          at = i;
+          pruned.add(v);
+          break;
+        }
+      }
+    }
+    if (at === -1) {
+      sequence.push('NOTE');
+      continue;
+    }
+    from = at + 1;
+    const v = c.view.viewOfItem[at] as number;
+    if (sequence[sequence.length - 1] !== v) sequence.push(v);
+  }
+  return { sequence, pruned: [...pruned].sort((a, b) => a - b) };
+}
+
+function noteTextOf(c: WrittenCase, removed: readonly number[]): string {
+  const items = removed.reduce((n, v) => n + (c.view.items[v] as readonly number[]).length, 0);
+  return DEFAULT_OMISSION_NOTE.split('{num_removed}').join(String(items));
+}
+
+describe("swc compact --strategy prune decides as Haystack's ToolResultPruningCompactor (then its window)", () => {
+  it('on random conversations in every format, through the command line', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
+        const c = writeCase(k.format, randomShapes(k.seed, shapeFor(k.format)), k.jsonl);
+        fc.pre(!isNoteSwitchCorner(c.view.messages));
+        const whole = count(c.view.messages);
+        const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
+        const ref = reference(k, c.view.messages, target);
+        const file = tmp.write(`${k.seed}-${c.name}`, c.text);
+        const out = `${file}.out`;
+        const args = ['compact', file, '--tokenizer', 'approx', '-t', String(target), '-k', String(k.minKeepSteps), '--strategy', k.chain, '--min-tokens', String(k.minTokens), ...(k.custom ? ['--placeholder', CUSTOM_PLACEHOLDER] : []), '-o', out, '--json'];
+        const r = await runSwc(args, { cwd: tmp.dir });
+        const label = { ...k, target };
+        expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({ ...label, status: 0, stderr: '' });
+        const report = JSON.parse(r.stdout) as { changed: boolean; tokensBefore: number; tokensAfter: number };
+        const output = tmp.read(out);
+        if (ref.pruned.length === 0 && ref.window === null) {
+          expect({ ...label, changed: report.changed, same: output === c.text }).toEqual({ ...label, changed: false, same: true });
+          return;
+        }
+        const read = readPruned(c, itemsOfOutput(k.format, output, k.jsonl), ref.window !== null);
+        const keptPruned = ref.window === null ? ref.pruned : ref.pruned.filter((v) => ref.window?.kept.includes(v));
+        expect({ ...label, pruned: read.pruned }).toEqual({ ...label, pruned: keptPruned });
+        let expectedSequence: (number | 'NOTE')[] = c.view.messages.map((_, v) => v);
+        let final: HMessage[] = ref.afterPrune;
+        if (ref.window !== null) {
+          const text = noteTextOf(c, ref.window.removed);
+          expectedSequence = [...ref.window.kept];
+          if (ref.window.noteIndex !== null) expectedSequence.splice(ref.window.noteIndex, 0, 'NOTE');
+          final = applyWindow(ref.afterPrune, { ...ref.window, noteText: text });
+        }
+        expect({ ...label, sequence: read.sequence }).toEqual({ ...label, sequence: expectedSequence });
+        expect({ ...label, before: report.tokensBefore, after: report.tokensAfter }).toEqual({ ...label, before: whole, after: count(final) });
+      }),
+      { numRuns: runs(500) },
+    );
+  }, runs(60_000));
+});
+
+describe("compactMessages with strategy prune decides as Haystack's ToolResultPruningCompactor (then its window)", () => {
+  it('on random conversations as OpenAI chat arrays', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb(['openai']), async (k) => {
+        const c = writeCase('openai', randomShapes(k.seed, shapeFor('openai')), true);
+        fc.pre(!isNoteSwitchCorner(c.view.messages));
+        const whole = count(c.view.messages);
+        const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
+        const ref = reference(k, c.view.messages, target);
+        const result = await compactMessages(c.items, {
+          format: 'openai',
+          tokenizer: 'approx',
+          target,
+          minKeepSteps: k.minKeepSteps,
+          strategy: k.chain,
+          minTokens: k.minTokens,
+          ...(k.custom ? { placeholder: CUSTOM_PLACEHOLDER } : {}),
+        });
+        const label = { ...k, target };
+        const changed = ref.pruned.length > 0 || ref.window !== null;
+        expect({ ...label, changed: result.changed }).toEqual({ ...label, changed });
+        if (!changed) return;
+        const read = readPruned(c, result.messages, ref.window !== null);
+        const keptPruned = ref.window === null ? ref.pruned : ref.pruned.filter((v) => ref.window?.kept.includes(v));
+        expect({ ...label, pruned: read.pruned }).toEqual({ ...label, pruned: keptPruned });
+        let final: HMessage[] = ref.afterPrune;
+        if (ref.window !== null) final = applyWindow(ref.afterPrune, { ...ref.window, noteText: noteTextOf(c, ref.window.removed) });
+        expect({ ...label, after: result.plan.tokensAfter }).toEqual({ ...label, after: count(final) });
+      }),
+      { numRuns: runs(200) },
+    );
+  }, runs(60_000));
+});

@@ -1,0 +1,326 @@
+/**
+ * An independent model of Haystack's compaction rules, transcribed from deepset-ai/haystack
+ * (`haystack/hooks/compaction/utils.py`, `sliding_window.py`, `tool_result_pruning.py`, and
+ * `haystack/token_counters/utils.py` with `approximate_counter.py`). It imports nothing from src/: the differential
+ * tests compare swc's real entry points with it, so a rule that swc's core or its adapters bend shows up here.
+ *
+ * Messages are Haystack `ChatMessage`s reduced to what the rules read. Indices are positions in the list.
+ */
+
+export type HRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface HToolCall {
+  readonly toolName: string;
+  readonly id: string | null;
+  /** Plain JSON data, as Haystack holds a call's arguments (a dict). */
+  readonly arguments: unknown;
+}
+
+export interface HToolResult {
+  readonly toolName: string;
+  readonly id: string | null;
+  readonly text: string;
+  readonly error: boolean;
+}
+
+export interface HMeta {
+  /** `meta.context_compaction.strategy`, when a compactor made or rewrote the message. */
+  readonly compaction?: string;
+  /** `meta.tool_result_offloaded` is present. */
+  readonly offloaded?: boolean;
+}
+
+export interface HMessage {
+  readonly role: HRole;
+  readonly texts: readonly string[];
+  readonly toolCalls: readonly HToolCall[];
+  readonly results: readonly HToolResult[];
+  readonly images: number;
+  /** One entry per file: its filename, or null. */
+  readonly files: readonly (string | null)[];
+  readonly meta: HMeta;
+}
+
+export type HCounter = (messages: readonly HMessage[]) => number;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rendering and the approximate counter (haystack/token_counters)
+
+/** Python's `json.dumps(value, default=str, sort_keys=True)`: `, ` and `: ` separators, ASCII only. */
+export function pyJsonDumps(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === true) return 'true';
+  if (value === false) return 'false';
+  if (typeof value === 'number') return pyNumber(value);
+  if (typeof value === 'string') return pyString(value);
+  if (Array.isArray(value)) return '[' + value.map(pyJsonDumps).join(', ') + ']';
+  if (typeof value === 'object') {
+    const keys = Object.keys(value as object).sort(byCodePoint);
+    return '{' + keys.map((k) => `${pyString(k)}: ${pyJsonDumps((value as Record<string, unknown>)[k])}`).join(', ') + '}';
+  }
+  return pyString(String(value));
+}
+
+function byCodePoint(a: string, b: string): number {
+  const x = [...a].map((c) => c.codePointAt(0) as number);
+  const y = [...b].map((c) => c.codePointAt(0) as number);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+  return x.length - y.length;
+}
+
+/** Python's float and int repr as json writes them (the test data holds integers and short decimals). */
+function pyNumber(n: number): string {
+  if (Number.isInteger(n) && !Object.is(n, -0)) return String(n);
+  const s = String(n);
+  // JavaScript writes 1e21 and 1.5e-7 as Python does except for the exponent's sign and padding.
+  const m = /^(-?[\d.]+)e([+-])(\d+)$/.exec(s);
+  if (m !== null) return `${m[1]}e${m[2]}${(m[3] as string).padStart(2, '0')}`;
+  return s;
+}
+
+function pyString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const ch = s[i] as string;
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\b') out += '\\b';
+    else if (ch === '\f') out += '\\f';
+    else if (c < 0x20 || c > 0x7e) out += '\\u' + c.toString(16).padStart(4, '0');
+    else out += ch;
+  }
+  return out + '"';
+}
+
+/** `_render_message` with the counter's placeholders (`<image>`, `<file: NAME>`), without call ids. */
+export function renderHMessage(message: HMessage): string {
+  const role = message.role;
+  if (message.results.length > 0) {
+    return message.results.map((r) => `[tool:${r.toolName}${r.error ? ' (error)' : ''}] ${r.text}`).join('\n');
+  }
+  const lines: string[] = [];
+  if (message.texts.length > 0) lines.push(`[${role}] ` + message.texts.join('\n'));
+  for (const call of message.toolCalls) lines.push(`[${role} -> tool_call] ${call.toolName}(${pyJsonDumps(call.arguments)})`);
+  for (let i = 0; i < message.images; i++) lines.push(`[${role}] <image>`);
+  for (const f of message.files) lines.push(`[${role}] <file: ${f === null || f === '' ? 'unnamed' : f}>`);
+  return lines.length > 0 ? lines.join('\n') : `[${role}] <no content>`;
+}
+
+/** Python's `len` of a str: code points. */
+function pyLen(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** `ApproximateTokenCounter(chars_per_token, tokens_per_image, tokens_per_file).count(messages)`. */
+export function approximateCounter(charsPerToken = 4, tokensPerImage = 85, tokensPerFile = 1000): HCounter {
+  return (messages) => {
+    if (messages.length === 0) return 0;
+    const text = messages.map(renderHMessage).join('\n');
+    let images = 0;
+    let files = 0;
+    for (const m of messages) {
+      images += m.images;
+      files += m.files.length;
+    }
+    return Math.floor(pyLen(text) / charsPerToken) + images * tokensPerImage + files * tokensPerFile;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// utils.py
+
+const hasCompactionMeta = (m: HMessage): boolean => m.meta.compaction !== undefined;
+
+export function leadingSystemEnd(messages: readonly HMessage[]): number {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as HMessage;
+    if (m.role !== 'system' || hasCompactionMeta(m)) return i;
+  }
+  return messages.length;
+}
+
+export function latestUserIndex(messages: readonly HMessage[]): number | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as HMessage;
+    if (m.role === 'user' && !hasCompactionMeta(m)) return i;
+  }
+  return null;
+}
+
+function isCompactionMessage(m: HMessage, strategy: string, role?: HRole): boolean {
+  return (role === undefined || m.role === role) && m.meta.compaction === strategy;
+}
+
+export function agentStepSpans(messages: readonly HMessage[], start: number): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  let index = start;
+  while (index < messages.length) {
+    if ((messages[index] as HMessage).role !== 'assistant') {
+      index++;
+      continue;
+    }
+    let end = index + 1;
+    while (end < messages.length && (messages[end] as HMessage).results.length > 0) end++;
+    spans.push([index, end]);
+    index = end;
+  }
+  return spans;
+}
+
+function range(start: number, end: number): number[] {
+  const out: number[] = [];
+  for (let i = start; i < end; i++) out.push(i);
+  return out;
+}
+
+export function currentAgentStepGroups(messages: readonly HMessage[], systemEnd: number, taskIndex: number | null): number[][] {
+  const stepStart = taskIndex !== null ? taskIndex + 1 : systemEnd;
+  return agentStepSpans(messages, stepStart).map(([s, e]) => range(s, e));
+}
+
+export function historicalTurnSpans(messages: readonly HMessage[], start: number, end: number): Array<[number, number]> {
+  const users = range(start, end).filter((i) => (messages[i] as HMessage).role === 'user' && !hasCompactionMeta(messages[i] as HMessage));
+  return users.map((s, k) => [s, users[k + 1] ?? end]);
+}
+
+export function historicalTurnGroups(messages: readonly HMessage[], systemEnd: number, taskIndex: number | null): number[][] {
+  const historicalEnd = taskIndex !== null ? taskIndex : systemEnd;
+  return historicalTurnSpans(messages, systemEnd, historicalEnd).map(([s, e]) => range(s, e));
+}
+
+const at = (messages: readonly HMessage[], indices: readonly number[]): HMessage[] => indices.map((i) => messages[i] as HMessage);
+
+// ---------------------------------------------------------------------------------------------------------------
+// sliding_window.py
+
+export const DEFAULT_OMISSION_NOTE = '[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]';
+
+const isCompactionNote = (m: HMessage): boolean => isCompactionMessage(m, 'sliding_window', 'user');
+
+function firstGroupToKeep(messages: readonly HMessage[], groups: number[][], available: number, count: HCounter): number {
+  let firstKept = groups.length;
+  while (firstKept > 0) {
+    const tokens = count(at(messages, groups[firstKept - 1] as number[]));
+    if (tokens > available) break;
+    available -= tokens;
+    firstKept--;
+  }
+  return firstKept;
+}
+
+/** What `SlidingWindowCompactor.compact` returns, by index: null for None. */
+export interface WindowResult {
+  /** Indices kept, in order. */
+  readonly kept: number[];
+  /** Indices of the messages Haystack counts as removed (`removable`). */
+  readonly removed: number[];
+  /** Where the note goes among the kept messages, or null when notes are off. */
+  readonly noteIndex: number | null;
+  readonly noteText: string | null;
+}
+
+export function slidingWindow(messages: readonly HMessage[], target: number, count: HCounter, options: { minKeepSteps: number; note: string | null }): WindowResult | null {
+  if (count(messages) <= target) return null;
+  const systemEnd = leadingSystemEnd(messages);
+  const taskIndex = latestUserIndex(messages);
+  const taskIndices = taskIndex !== null ? [taskIndex] : [];
+  const historical = historicalTurnGroups(messages, systemEnd, taskIndex).map((g) => g.filter((i) => !isCompactionNote(messages[i] as HMessage)));
+  const steps = currentAgentStepGroups(messages, systemEnd, taskIndex);
+  const protectedMessages = at(messages, [...range(0, systemEnd), ...taskIndices]);
+  const available = target - count(protectedMessages);
+
+  let firstTurn: number;
+  let firstStep: number;
+  const taskTokens = count(at(messages, steps.flat()));
+  if (taskTokens > available) {
+    const first = firstGroupToKeep(messages, steps, available, count);
+    firstTurn = historical.length;
+    firstStep = Math.min(first, Math.max(steps.length - options.minKeepSteps, 0));
+  } else {
+    firstTurn = firstGroupToKeep(messages, historical, available - taskTokens, count);
+    firstStep = 0;
+  }
+  const keptTurns = historical.slice(firstTurn).flat();
+  const keptSteps = steps.slice(firstStep).flat();
+  const kept = [...range(0, systemEnd), ...keptTurns, ...taskIndices, ...keptSteps];
+  const keptSet = new Set(kept);
+  const removed = range(0, messages.length).filter((i) => !keptSet.has(i));
+  const noteIndex = firstStep === 0 ? systemEnd : systemEnd + keptTurns.length + taskIndices.length;
+  if (removed.length === 0) return null;
+  if (options.note === null || options.note === '') return { kept, removed, noteIndex: null, noteText: null };
+  if (removed.every((i) => isCompactionNote(messages[i] as HMessage))) return null;
+  return { kept, removed, noteIndex, noteText: options.note.split('{num_removed}').join(String(removed.length)) };
+}
+
+/** The conversation a window result stands for. */
+export function applyWindow(messages: readonly HMessage[], result: WindowResult): HMessage[] {
+  const out = at(messages, result.kept);
+  if (result.noteText !== null && result.noteIndex !== null) {
+    out.splice(result.noteIndex, 0, { role: 'user', texts: [result.noteText], toolCalls: [], results: [], images: 0, files: [], meta: { compaction: 'sliding_window' } });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// tool_result_pruning.py
+
+export const DEFAULT_PLACEHOLDER = '[Tool result removed to free up context. Call `{tool_name}` again if you need it.]';
+
+export interface PruneResult {
+  /** Indices of the results replaced, oldest first. */
+  readonly pruned: number[];
+  readonly messages: HMessage[];
+}
+
+export function toolResultPruning(
+  messages: readonly HMessage[],
+  target: number,
+  count: HCounter,
+  options: { minKeepSteps: number; minTokens: number; placeholder: string },
+): PruneResult | null {
+  let current = count(messages);
+  if (current <= target) return null;
+  const resultSteps = agentStepSpans(messages, 0)
+    .filter(([s, e]) => e > s + 1)
+    .map(([s, e]) => range(s + 1, e));
+  const protectedPositions = new Set(resultSteps.slice(Math.max(resultSteps.length - options.minKeepSteps, 0)).flat());
+  const compacted = [...messages];
+  const pruned: number[] = [];
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index] as HMessage;
+    const result = message.results[0];
+    if (result === undefined || protectedPositions.has(index)) continue;
+    if (hasCompactionMeta(message) || message.meta.offloaded === true) continue;
+    const original = count([message]);
+    if (original <= options.minTokens) continue;
+    const replacement: HMessage = {
+      role: 'tool',
+      texts: [],
+      toolCalls: [],
+      results: [{ toolName: result.toolName, id: result.id, text: options.placeholder.split('{tool_name}').join(result.toolName), error: result.error }],
+      images: 0,
+      files: [],
+      meta: { ...message.meta, compaction: 'tool_result_pruning' },
+    };
+    const saved = original - count([replacement]);
+    if (saved <= 0) continue;
+    compacted[index] = replacement;
+    pruned.push(index);
+    current -= saved;
+    if (current <= target) break;
+  }
+  return pruned.length > 0 ? { pruned, messages: compacted } : null;
+}
