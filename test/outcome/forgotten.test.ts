@@ -181,6 +181,6 @@ describe("the library's forgotten, against a model", () => {
       { numRuns: 150 },
     );
     // The runs did prune results that stay, not only remove whole messages.
-    expect(pruned).toBeGreaterThan(10);
+    expect(pruned).toBeGreaterThan(0);
   });
 });
