@@ -92,6 +92,8 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     conversationPath: settings.conversationPath,
     exhaustive: json !== null,
     exact: settings.exact,
+    // The plan --json prints says what the compaction forgets; without it, nothing works that out.
+    inventory: json !== null,
   });
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
