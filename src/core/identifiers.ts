@@ -74,25 +74,40 @@ export function forEachIdentifier(text: string, visit: (id: Identifier) => void)
       i++;
       continue;
     }
-    // A word of lowercase letters and plain punctuation (most of prose) can be no identifier: it is passed over
-    // without being cut out of the text.
-    let inert = isInert(c);
+    // A word of letters and plain punctuation (most of prose) can only be an error name or a file known by name, so
+    // one with no capital E that does not end in `file` is passed over without being cut out of the text.
+    let letters = isLetterOrInert(c);
+    let capitalE = c === 0x45;
     let j = i + 1;
     for (; j < n; j++) {
       const d = text.charCodeAt(j);
       if (isHardStop(d)) break;
-      if (inert && !isInert(d)) inert = false;
+      if (d === 0x45) capitalE = true;
+      else if (letters && !isLetterOrInert(d) && !(isTrailing(d) && (j + 1 === n || isHardStop(text.charCodeAt(j + 1))))) letters = false;
     }
-    if (!inert && j - i <= MAX_WORD) hardWord(text.slice(i, j), visit);
+    const skip = letters && !capitalE && !endsWithFile(text, i, j);
+    if (!skip && j - i <= MAX_WORD) hardWord(text.slice(i, j), visit);
     // Two-word forms: `HTTP 404`, `HTTP/1.1 500`, `status 404`, `status code 503`.
     if (j - i <= 8) statusAfter(text, i, j, visit);
     i = j;
   }
 }
 
-/** Lowercase ASCII letters and punctuation that never makes a word an identifier (`,` `;` `!` `?` `(` `)` `'`). */
-function isInert(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || c === 0x2c || c === 0x3b || c === 0x21 || c === 0x3f || c === 0x28 || c === 0x29 || c === 0x27;
+/** ASCII letters and punctuation that never makes a word an identifier (`,` `;` `!` `?` `(` `)` `'`). */
+function isLetterOrInert(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x2c || c === 0x3b || c === 0x21 || c === 0x3f || c === 0x28 || c === 0x29 || c === 0x27;
+}
+
+/** Whether a character is an ASCII letter. */
+function isAsciiLetter(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+}
+
+/** Whether a word ends in `file` (`Makefile`), trailing punctuation aside. */
+function endsWithFile(text: string, start: number, end: number): boolean {
+  let e = end;
+  while (e > start && !isAsciiLetter(text.charCodeAt(e - 1))) e--;
+  return e - start >= 5 && text.startsWith('file', e - 4);
 }
 
 /** An `inline code` span at a backtick: a symbol when it looks like one; returns where scanning goes on. */

@@ -27,6 +27,7 @@ describe('file paths', () => {
     ['--- a/src/marshmallow/fields.py', 'src/marshmallow/fields.py'],
     ['.gitignore', '.gitignore'],
     ['Makefile', 'Makefile'],
+    ['(see the Makefile).', 'Makefile'],
     ['open(\'data/x.csv\')', 'data/x.csv'],
     ['{"file_path":"src/a.ts","old":"x"}', 'src/a.ts'],
   ])('%s names the path %s', (text, value) => {
@@ -115,6 +116,8 @@ describe('errors', () => {
     ['HTTP/1.1 503 Service Unavailable', 'HTTP 503'],
     ['failed with status code 429', 'HTTP 429'],
     ['404 Not Found', 'HTTP 404'],
+    ['(TypeError),', 'TypeError'],
+    ['Errno EACCES.', 'EACCES'],
   ])('%s names %s', (text, value) => {
     expect(values(text, 'error')).toEqual([value]);
   });
