@@ -5,7 +5,10 @@
  *
  * Options: --runs N (default 5), --slow-runs N (count-everything at 50 MB and more, LangChain past 1k messages;
  * default 3), --quick (no 50/100 MB files),
- * --no-langchain (also leaves out the agent loop's LangChain row), --swc <bin> (another build's bin/swc.js).
+ * --no-langchain (also leaves out the agent loop's LangChain row), --swc <bin> (another build's bin/swc.js),
+ * --summaries (summary calls on the 1,000-file tree against a local server at 200 ms a call: concurrency 1 vs 8 and
+ * a cached second pass, through the model layer and, when the build has the flags, `swc compact --strategy summarize`;
+ * scripts/bench-summaries.ts, which also runs alone).
  * LangChain runs on each file from the smallest up until a run does not finish within a minute.
  * Generated files live under .bench/ (git-ignored) and are reused while the generator's settings are the same.
  */
@@ -15,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { benchSummaries, type SummaryBench } from './bench-summaries.js';
 import { generateTranscript } from './generate.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -118,7 +122,7 @@ const PRELOAD = path.join(JS, 'report-rss.mjs');
  * Runs one Node process to its end. Peak memory comes from /usr/bin/time when the machine has it, otherwise from
  * a preloaded module that writes `process.resourceUsage().maxRSS` when the process exits.
  */
-function runNode(argv: readonly string[], timeoutMs = 0, cwd = ROOT): Sample {
+function runNode(argv: readonly string[], timeoutMs = 0, cwd = ROOT, expected = 0): Sample {
   rmSync(RSS_FILE, { force: true });
   const useTime = TIME !== null && (timeoutMs === 0 || TIMEOUT !== null);
   const limited = timeoutMs > 0 && useTime ? [TIMEOUT as string, '-s', 'KILL', `${timeoutMs / 1000}s`] : [];
@@ -143,7 +147,7 @@ function runNode(argv: readonly string[], timeoutMs = 0, cwd = ROOT): Sample {
     // GNU time prints the status line first when the command failed; the figure is on the last line (KB).
     rss = Number(lines[lines.length - 1]) / 1024;
   }
-  const ok = r.status === 0 && !timedOut;
+  const ok = r.status === expected && !timedOut;
   if (!ok && !timedOut) process.stderr.write(`failed (${r.status}): node ${argv.join(' ')}\n${r.stderr}\n`);
   return { wall, rss: rss * 1.048576, stdout: r.stdout ?? '', ok, timedOut };
 }
@@ -156,10 +160,12 @@ interface Row {
   readonly timeoutMs?: number;
   /** Set when the process measured only starts others, so its own peak memory says nothing. */
   readonly noMemory?: boolean;
+  /** The exit status a run must end with (a refused input ends with 2). */
+  readonly expected?: number;
   readonly samples: Sample[];
 }
 
-function row(label: string, input: string, argv: readonly string[], extra: Partial<Pick<Row, 'cwd' | 'timeoutMs' | 'noMemory'>> = {}): Row {
+function row(label: string, input: string, argv: readonly string[], extra: Partial<Pick<Row, 'cwd' | 'timeoutMs' | 'noMemory' | 'expected'>> = {}): Row {
   return { label, input, argv, samples: [], ...extra };
 }
 
@@ -167,7 +173,7 @@ function row(label: string, input: string, argv: readonly string[], extra: Parti
 function runRows(rows: readonly Row[], runs: number): void {
   for (let r = 0; r < runs; r++) {
     for (const x of rows) {
-      const s = runNode(x.argv, x.timeoutMs, x.cwd);
+      const s = runNode(x.argv, x.timeoutMs, x.cwd, x.expected);
       x.samples.push(s);
       process.stderr.write(`  ${x.label} · ${x.input}: ${s.timedOut ? 'stopped' : `${s.wall.toFixed(2)} s, ${s.rss.toFixed(0)} MB`}\n`);
     }
@@ -376,12 +382,30 @@ const halvesRow = row('(5′) two swc --jobs 1 processes at once, half the tree 
 ], { noMemory: true });
 runRows([jobs1, jobs2, halvesRow], RUNS);
 
+// The worst nesting: a 14 MB JSON file whose tool input nests 7 million lists, and 48 MB of JSONL nesting 24 million
+// in one line. Refused past MAX_JSON_DEPTH (exit 2) before anything is parsed; the rows measure what refusing costs.
+const deepInput = (levels: number): string => `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"walk","input":{"a":${'['.repeat(levels)}${']'.repeat(levels)}}}]}`;
+const deepJson = path.join(OUT, 'deep-7m.json');
+const deepJsonl = path.join(OUT, 'deep-24m.jsonl');
+writeFileSync(deepJson, `{"messages":[{"role":"user","content":"Walk the tree."},${deepInput(7_000_000)}]}\n`);
+writeFileSync(deepJsonl, `{"role":"user","content":"Walk the tree."}\n${deepInput(24_000_000)}\n`);
+const deepRows = [
+  row('(7) swc compact --target 8000, nested 7,000,000 deep (refused, exit 2)', '14 MB JSON', [SWC, 'compact', '--target', String(TARGET), '-q', '-o', path.join(OUT, 'deep-out.json'), deepJson], { expected: 2 }),
+  row('(7) swc inspect, nested 7,000,000 deep (refused, exit 2)', '14 MB JSON', [SWC, 'inspect', deepJson], { expected: 2 }),
+  row('(7) swc compact --target 8000, a line nested 24,000,000 deep (refused, exit 2)', '48 MB JSONL', [SWC, 'compact', '--target', String(TARGET), '-q', '-o', path.join(OUT, 'deep-out.jsonl'), deepJsonl], { expected: 2 }),
+];
+process.stderr.write('deep nesting:\n');
+runRows(deepRows, RUNS);
+
 // Start-up.
 process.stderr.write('start-up:\n');
 const version = row('swc --version', '–', [SWC, '--version']);
 const nodeOnly = row('node -e 0', '–', ['-e', '0']);
 const help = row('swc compact --help', '–', [SWC, 'compact', '--help']);
 runRows([version, nodeOnly, help], Math.max(RUNS, 10));
+
+// Summary calls (--summaries): minutes at concurrency 1 (1,000 calls of 200 ms each), so only when asked.
+const summaries: SummaryBench | null = flag('--summaries') ? await benchSummaries(files.dir, { swc: SWC }) : null;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Report
@@ -410,6 +434,7 @@ lines.push(tableRow(pruneRow));
 lines.push(tableRow(dryInventory), tableRow(dryBare));
 lines.push(tableRow(nearSwc), tableRow(nearSwc0), tableRow(nearRaw), tableRow(nearRaw0), tableRow(jobs1), tableRow(jobs2), tableRow(halvesRow), tableRow(version), tableRow(help), tableRow(nodeOnly));
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
+lines.push(...deepRows.map(tableRow));
 lines.push('');
 lines.push('| ratio | input | value |');
 lines.push('|---|---|---|');
@@ -448,6 +473,10 @@ if (LANGCHAIN) {
   const finished = loopLangchain.samples.filter((x) => !x.timedOut);
   const value = finished.length > 0 ? ratio(median(finished.map((x) => x.wall)), wallOf(loopSwc)) : `> ${ratio(LOOP_LIMIT_S, wallOf(loopSwc))} (stopped at ${LOOP_LIMIT_S} s)`;
   lines.push(`| (6′)/(6) agent loop: LangChain trimMessages ÷ swc compactor | ${loopLabel} | ${value} |`);
+}
+if (summaries !== null) {
+  lines.push('', '| summaries | input | wall time | calls |', '|---|---|---|---|', ...summaries.rows);
+  lines.push('', '| ratio | input | value |', '|---|---|---|', ...summaries.ratios);
 }
 lines.push('');
 lines.push(`(Bench took ${((Date.now() - started) / 1000).toFixed(0)} s.)`);

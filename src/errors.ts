@@ -31,6 +31,17 @@ export class InputError extends Error {
   }
 }
 
+/**
+ * A call for a summary failed after its retries: the endpoint answered an error or nothing usable, or the command
+ * failed. `reason` is one line, and never holds the API key.
+ */
+export class SummaryCallError extends Error {
+  constructor(readonly reason: string) {
+    super(escapeForLine(reason));
+    this.name = 'SummaryCallError';
+  }
+}
+
 /** Whether an error is one of ours, to be shown as one line. */
 export function isKnownError(error: unknown): error is UsageError | InputError {
   return error instanceof UsageError || error instanceof InputError;

@@ -3,14 +3,15 @@ import { noteTemplateProblem } from './core/note.js';
 import { parseJson } from './core/json-value.js';
 import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
-import type { Rendered, TokenCounter } from './core/types.js';
+import { renderMessage } from './core/render.js';
+import type { Message, Rendered, TokenCounter } from './core/types.js';
 import { InputError, UsageError } from './errors.js';
 import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
 import { inventoryOf, type LocatedIdentifier } from './outcome/forgotten.js';
 import { noteBeforeItem } from './outcome/outcome.js';
 import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type StrategyName, type WindowThresholds } from './pipeline.js';
-import { createCounter, isTokenizerName, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
+import { createCounter, isTokenizerName, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
 
 /**
  * Compacting the messages an agent holds in memory, in the shape its SDK gives them. Each message goes through the
@@ -74,7 +75,11 @@ export interface CompactedMessages<M> {
   readonly messages: M[];
   /** Whether anything was removed or pruned. */
   readonly changed: boolean;
-  /** The decision, its indices those of the normalized conversation (instructions held outside the list come first). */
+  /**
+   * The decision, its indices those of the normalized conversation (instructions held outside the list come first).
+   * `tokensBefore` is exact when `tokensBeforeExact`; otherwise the decision stopped counting once past the budget,
+   * and it is an estimate of the whole (as the command line's `≈`), never below what was counted.
+   */
   readonly plan: Plan;
   /** The format the messages were read as. */
   readonly format: string;
@@ -118,8 +123,9 @@ const DEFAULT_COMPACT_TO = 0.4;
  */
 export async function createCompactor(options: CompactorOptions): Promise<Compactor> {
   const checked = checkOptions(options);
-  const counter = options.counter ?? (await createCounter(checked.tokenizer, checked.counterOptions));
-  return compactorWith(counter, options, checked);
+  const settings = optionsObject(options);
+  const counter = settings.counter ?? (await createCounter(checked.tokenizer, checked.counterOptions));
+  return compactorWith(counter, settings, checked);
 }
 
 /**
@@ -144,6 +150,42 @@ interface Checked {
   readonly strategies: readonly StrategyName[];
   readonly minTokens: number | undefined;
   readonly placeholder: string | undefined;
+  /** The tool schemas' text as Haystack measures them, or null without any. */
+  readonly tools: string | null;
+}
+
+/**
+ * Every option a compactor takes, so that a misspelt one (`contextwindow`) is refused instead of silently ignored.
+ * Typed against `CompactorOptions`: an option added there without a place here does not compile.
+ */
+const OPTION_NAMES: readonly string[] = Object.keys({
+  format: true,
+  target: true,
+  contextWindow: true,
+  compactAt: true,
+  compactTo: true,
+  minKeepSteps: true,
+  strategy: true,
+  minTokens: true,
+  placeholder: true,
+  note: true,
+  createNote: true,
+  tokenizer: true,
+  charsPerToken: true,
+  tokensPerImage: true,
+  tokensPerFile: true,
+  counter: true,
+  system: true,
+  tools: true,
+} satisfies Record<keyof CompactorOptions, true>);
+
+/** A value as an error message shows it: a string quoted, a number as itself, anything else by what it is. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /**
@@ -153,12 +195,12 @@ interface Checked {
 function strategiesOf(given: CompactorOptions['strategy']): StrategyName[] {
   if (given === undefined) return ['window'];
   const names = typeof given === 'string' ? given.split(',').map((name) => name.trim()) : Array.isArray(given) ? (given as unknown[]) : null;
-  if (names === null) throw new UsageError(`strategy must be a name, a list of names or a comma-separated chain (${STRATEGIES.join(', ')}), got ${typeof given}`);
+  if (names === null) throw new UsageError(`strategy must be a name, a list of names or a comma-separated chain (${STRATEGIES.join(', ')}), got ${shown(given)}`);
   if (names.length === 0) throw new UsageError('strategy names no strategy');
   const out: StrategyName[] = [];
   for (const name of names) {
     if (typeof name !== 'string' || !(STRATEGIES as readonly string[]).includes(name)) {
-      throw new UsageError(`unknown strategy ${JSON.stringify(name) ?? String(name)} (choose from: ${STRATEGIES.join(', ')})`);
+      throw new UsageError(`unknown strategy ${shown(name)} (choose from: ${STRATEGIES.join(', ')})`);
     }
     if (out.includes(name as StrategyName)) throw new UsageError(`strategy names "${name}" twice: each strategy runs once in a chain`);
     out.push(name as StrategyName);
@@ -169,17 +211,73 @@ function strategiesOf(given: CompactorOptions['strategy']): StrategyName[] {
   return out;
 }
 
-function checkOptions(options: CompactorOptions): Checked {
+/**
+ * The options as an object of known names; no options (or null) are the empty object, whose missing budget is then
+ * what is reported.
+ * @throws UsageError for options that are not an object, and for an option name a compactor does not take
+ */
+function optionsObject(options: unknown): CompactorOptions {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new UsageError(`options must be an object of settings, such as { target: 8000 } or { contextWindow: 128000 }, got ${shown(options)}`);
+  }
+  for (const name of Object.keys(options)) {
+    if (OPTION_NAMES.includes(name)) continue;
+    const like = OPTION_NAMES.find((known) => known.toLowerCase() === name.toLowerCase());
+    throw new UsageError(`unknown option ${JSON.stringify(name)} (${like === undefined ? `options: ${OPTION_NAMES.join(', ')}` : `did you mean ${like}?`})`);
+  }
+  return options as CompactorOptions;
+}
+
+/**
+ * The counter's settings, checked as the command line checks its flags, before any tokenizer is loaded.
+ * @throws UsageError naming the option that is not valid, or that does not apply (a counter of your own counts as it does)
+ */
+function counterOptionsOf(options: CompactorOptions, tokenizer: TokenizerName): CounterOptions {
+  const given = (['charsPerToken', 'tokensPerImage', 'tokensPerFile'] as const).filter((key) => options[key] !== undefined);
+  if (options.counter !== undefined) {
+    const counter = options.counter as unknown;
+    if (typeof counter !== 'object' || counter === null || typeof (counter as TokenCounter).measure !== 'function' || typeof (counter as TokenCounter).name !== 'string') {
+      throw new UsageError(`counter must be a TokenCounter (an object with a name and measure(rendered, limit?)), got ${shown(counter)}`);
+    }
+    const stray = options.tokenizer !== undefined ? 'tokenizer' : given[0];
+    if (stray !== undefined) throw new UsageError(`${stray} sets up the built-in counter, which counter replaces: give one or the other`);
+    return {};
+  }
+  for (const key of given) {
+    if (typeof options[key] !== 'number') throw new UsageError(`${key} must be a number, got ${shown(options[key])}`);
+  }
+  const counterOptions: CounterOptions = {
+    ...(options.charsPerToken === undefined ? {} : { charsPerToken: options.charsPerToken }),
+    ...(options.tokensPerImage === undefined ? {} : { tokensPerImage: options.tokensPerImage }),
+    ...(options.tokensPerFile === undefined ? {} : { tokensPerFile: options.tokensPerFile }),
+  };
+  try {
+    resolveCounterOptions(counterOptions, tokenizer);
+  } catch (error) {
+    if (error instanceof RangeError) throw new UsageError(error.message);
+    throw error;
+  }
+  return counterOptions;
+}
+
+/**
+ * Checks every option once, as the command line checks its flags: each error is a `UsageError` whose message starts
+ * with, or names, the option.
+ */
+function checkOptions(given: unknown): Checked {
+  const options = optionsObject(given);
   const tokenizer = options.tokenizer ?? 'o200k_base';
-  if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${String(tokenizer)}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer ${shown(tokenizer)} (choose one of: ${TOKENIZERS.join(', ')})`);
   const format = options.format ?? 'auto';
-  const adapter = format === 'auto' ? null : (findFormat(format) ?? null);
-  if (format !== 'auto' && adapter === null) throw new UsageError(`unknown format "${String(format)}" (choose one of: auto, ${formatNames().join(', ')})`);
+  const adapter = format === 'auto' || typeof format !== 'string' ? null : (findFormat(format) ?? null);
+  if (format !== 'auto' && adapter === null) throw new UsageError(`unknown format ${shown(format)} (choose one of: auto, ${formatNames().join(', ')})`);
+  if (options.system !== undefined) checkSystem(options.system);
   if (options.system !== undefined && adapter !== null && INSTRUCTION_KEYS[adapter.name] === undefined) {
     throw new UsageError(`system: the ${adapter.name} format keeps its instructions in the message list`);
   }
   const minKeepSteps = options.minKeepSteps ?? 1;
-  if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0) throw new UsageError(`minKeepSteps must be a whole number of at least 0, got ${minKeepSteps}`);
+  if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0) throw new UsageError(`minKeepSteps must be a whole number of at least 0, got ${shown(minKeepSteps)}`);
   const strategies = strategiesOf(options.strategy);
   const pruning = strategies.includes('prune');
   if (pruning && minKeepSteps < 1) {
@@ -187,12 +285,12 @@ function checkOptions(options: CompactorOptions): Checked {
   }
   if (options.minTokens !== undefined) {
     if (!pruning) throw new UsageError('minTokens only applies with strategy prune');
-    if (!Number.isSafeInteger(options.minTokens) || options.minTokens < 0) throw new UsageError(`minTokens must be a whole number of at least 0, got ${options.minTokens}`);
+    if (!Number.isSafeInteger(options.minTokens) || options.minTokens < 0) throw new UsageError(`minTokens must be a whole number of at least 0, got ${shown(options.minTokens)}`);
   }
   if (options.placeholder !== undefined) {
     if (!pruning) throw new UsageError('placeholder only applies with strategy prune');
     if (typeof options.placeholder !== 'string' || options.placeholder === '') {
-      throw new UsageError('placeholder must be a non-empty string (it is what the model sees in place of a pruned result)');
+      throw new UsageError(`placeholder must be a non-empty string (it is what the model sees in place of a pruned result), got ${shown(options.placeholder)}`);
     }
     if (options.placeholder.replaceAll('{tool_name}', '').trim() === '') throw new UsageError(BARE_PLACEHOLDER);
   }
@@ -200,21 +298,20 @@ function checkOptions(options: CompactorOptions): Checked {
     throw new UsageError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`);
   }
   if (options.note !== undefined && options.note !== null) {
-    if (typeof options.note !== 'string') throw new UsageError(`note must be a string template, null or '', got ${typeof options.note}`);
+    if (typeof options.note !== 'string') throw new UsageError(`note must be a string, a template ({num_removed} is filled in), or null or '' for no note, got ${shown(options.note)}`);
     const problem = options.note === '' ? null : noteTemplateProblem(options.note);
     if (problem !== null) throw new UsageError(`note ${problem} (as in '[{num_removed} earlier messages were removed.]'), or null for none`);
   }
-  const counterOptions: CounterOptions = {
-    ...(options.charsPerToken === undefined ? {} : { charsPerToken: options.charsPerToken }),
-    ...(options.tokensPerImage === undefined ? {} : { tokensPerImage: options.tokensPerImage }),
-    ...(options.tokensPerFile === undefined ? {} : { tokensPerFile: options.tokensPerFile }),
-  };
+  if (options.createNote !== undefined && typeof options.createNote !== 'function') {
+    throw new UsageError(`createNote must be a function that builds the note message from its text, got ${shown(options.createNote)}`);
+  }
+  const counterOptions = counterOptionsOf(options, tokenizer);
   const window = windowOf(options);
   let target: number;
   if (window !== null) target = window.target;
   else {
     if (options.target === undefined) throw new UsageError('give target (a token budget) or contextWindow');
-    if (!Number.isSafeInteger(options.target) || options.target < 1) throw new UsageError(`target must be a whole number of at least 1, got ${options.target}`);
+    if (!Number.isSafeInteger(options.target) || options.target < 1) throw new UsageError(`target must be a whole number of at least 1, got ${shown(options.target)}`);
     target = options.target;
   }
   return {
@@ -228,7 +325,23 @@ function checkOptions(options: CompactorOptions): Checked {
     strategies,
     minTokens: options.minTokens,
     placeholder: options.placeholder,
+    tools: options.tools === undefined || options.tools === null ? null : schemasText(options.tools),
   };
+}
+
+/**
+ * Instructions are a string or the format's parts (an array or an object), and must be JSON: whether they fit the
+ * messages' format is known only with the messages.
+ */
+function checkSystem(system: unknown): void {
+  if (system !== null && typeof system !== 'string' && typeof system !== 'object') {
+    throw new UsageError(`system must be the instructions as your SDK takes them (a string, or the format's parts), got ${shown(system)}`);
+  }
+  try {
+    JSON.stringify(system, binaryAsText);
+  } catch (error) {
+    throw new UsageError(`system must be the instructions as JSON: ${(error as Error).message}`);
+  }
 }
 
 /** The thresholds of `contextWindow`, in exact decimal arithmetic (0.7 of 300 is 210, not 210.00000000000003). */
@@ -240,7 +353,7 @@ function windowOf(options: CompactorOptions): WindowThresholds | null {
   }
   if (options.target !== undefined) throw new UsageError('target and contextWindow both set the budget: give one');
   const tokens = options.contextWindow;
-  if (!Number.isSafeInteger(tokens) || tokens < 1) throw new UsageError(`contextWindow must be a whole number of at least 1, got ${tokens}`);
+  if (!Number.isSafeInteger(tokens) || tokens < 1) throw new UsageError(`contextWindow must be a whole number of at least 1, got ${shown(tokens)}`);
   const at = decimal('compactAt', options.compactAt ?? DEFAULT_COMPACT_AT);
   const to = decimal('compactTo', options.compactTo ?? DEFAULT_COMPACT_TO);
   if (to.n * at.d >= at.n * to.d) throw new UsageError(`compactTo (${options.compactTo ?? DEFAULT_COMPACT_TO}) must be below compactAt (${options.compactAt ?? DEFAULT_COMPACT_AT})`);
@@ -256,7 +369,7 @@ function windowOf(options: CompactorOptions): WindowThresholds | null {
 
 /** A share in (0, 1] as the exact decimal its shortest spelling says. */
 function decimal(name: string, value: number): { n: bigint; d: bigint } {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1) throw new UsageError(`${name} must be a number above 0 and at most 1, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1) throw new UsageError(`${name} must be a number above 0 and at most 1, got ${shown(value)}`);
   const [mantissa = '0', exponent = '0'] = String(value).split('e');
   const [whole = '0', fraction = ''] = mantissa.split('.');
   let n = BigInt(whole + fraction);
@@ -336,7 +449,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
   const json = new WeakMap<object, AsJson>();
   const memory = new RenderedMemory();
   const remembering = memory.counter(counter);
-  const toolsText = options.tools === undefined || options.tools === null ? null : schemasText(options.tools);
+  const toolsText = checked.tools;
   const asJson = (message: unknown, k: number): AsJson => {
     if (typeof message !== 'object' || message === null) return toJson(message, k);
     let known = json.get(message);
@@ -387,6 +500,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
         };
         ({ plan, normalized: decided, edits } = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages'));
       }
+      plan = withEstimatedBefore(plan, decided, remembering);
       const forgotten = forgottenOf(normalized, decided, plan);
       if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [] };
       const out = assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
@@ -421,8 +535,68 @@ function forgottenOf(read: Normalized, decided: Normalized, plan: Plan): () => r
   };
 }
 
+/**
+ * The plan with `tokensBefore` an estimate of the whole conversation where the decision stopped counting early, as
+ * the command line's `≈`: the kept messages' exact tokens (the tokens after less the note) plus an estimate of the
+ * removed ones, never below the decision's own lower bound. Worked out the first time it is read: a loop that never
+ * reads it never pays for it.
+ */
+function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenCounter): Plan {
+  if (plan.tokensBeforeExact) return plan;
+  let tokensBefore: number | null = null;
+  return {
+    ...plan,
+    get tokensBefore(): number {
+      if (tokensBefore === null) {
+        const note = plan.noteText === null ? 0 : counter.measure([renderMessage({ role: 'user', content: { texts: [plan.noteText], toolCalls: [], results: [], images: 0, files: [] } })]);
+        tokensBefore = Math.max(plan.tokensBefore, plan.tokensAfter - note + removedTokens(plan.removed, normalized.messages, counter));
+      }
+      return tokensBefore;
+    },
+  };
+}
+
+/** Rendered characters of removed messages counted exactly for an estimate: about 16,000 tokens. */
+const SAMPLE_CHARS = 64_000;
+
+/**
+ * An estimate of the removed messages' tokens: their rendered text (what is counted: not a Claude Code line's
+ * metadata, nor JSON's escapes) at the tokens per character of an exactly counted sample of them, every k-th message,
+ * so that tool results and prose weigh in as often as they occur; their images and files at the counter's flat
+ * costs. All of them are counted when their text is within the sample's size.
+ */
+function removedTokens(removed: readonly number[], messages: readonly Message[], counter: TokenCounter): number {
+  const texts: string[] = [];
+  const media = { text: '', images: 0, files: 0 };
+  let length = 0;
+  for (const i of removed) {
+    const r = renderMessage(messages[i] as Message);
+    texts.push(r.text);
+    length += r.text.length;
+    media.images += r.images;
+    media.files += r.files;
+  }
+  const mediaTokens = media.images + media.files > 0 ? counter.measure([media]) : 0;
+  if (length === 0) return mediaTokens;
+  const stride = Math.max(1, Math.round(length / SAMPLE_CHARS));
+  let sampleTokens = 0;
+  let sampleLength = 0;
+  for (let k = 0; k < texts.length; k += stride) {
+    const text = texts[k] as string;
+    if (text === '') continue;
+    sampleTokens += counter.measure([{ text, images: 0, files: 0 }]);
+    sampleLength += text.length;
+  }
+  const rate = sampleLength > 0 ? sampleTokens / sampleLength : 1 / FALLBACK_CHARS_PER_TOKEN;
+  return sampleTokens + Math.round((length - sampleLength) * rate) + mediaTokens;
+}
+
+/** Characters per token an estimate assumes when no sampled message has text (Haystack's 4). */
+const FALLBACK_CHARS_PER_TOKEN = 4;
+
 /** Tool schemas as Haystack measures them (`json.dumps(tools, sort_keys=True)`). */
 function schemasText(tools: unknown): string {
+  if (typeof tools !== 'object') throw new UsageError(`tools must be the JSON tool schemas sent to the model (an array or an object), got ${shown(tools)}`);
   let json: string | undefined;
   try {
     json = JSON.stringify(tools, binaryAsText);
@@ -508,19 +682,93 @@ export interface PrepareStepInput<M> {
 }
 
 /**
- * A `prepareStep` for the Vercel AI SDK (`generateText`, `streamText`, `Agent`): before each step it compacts the
- * step's messages when they are past the threshold and returns `{ messages }`, and returns nothing otherwise (the
- * step then runs on its messages as they are). The tokenizer is loaded on the first step, once.
+ * A `prepareStep` for the Vercel AI SDK (`generateText`, `streamText`, `Agent`). The SDK hands each step the whole
+ * history; once the history reaches the threshold, the step is sent a compacted view of it (`{ messages }`), and that
+ * view is kept: later steps are sent the same messages with only what is new appended, so the prompt's prefix stays
+ * byte for byte the same (a provider's prompt cache keeps hitting), until the view itself reaches the threshold and is
+ * compacted once more. Before the first compaction it returns nothing (the step runs on its messages as they are).
+ * The tokenizer is loaded on the first step, once.
  * @param options as `createCompactor`'s; the format defaults to `ai-sdk`, and `system` is the `system` you pass the SDK
  * @returns the function to pass as `prepareStep`
+ * @throws UsageError for bad options, at once (not at the first step)
  */
 export function swcPrepareStep(options: CompactorOptions): <M>(step: PrepareStepInput<M>) => Promise<{ messages: M[] } | undefined> {
-  const settings: CompactorOptions = { format: 'ai-sdk', ...options };
-  checkOptions(settings); // bad options throw here, not at the first step
+  const given = optionsObject(options);
+  const settings: CompactorOptions = { ...given, format: given.format ?? 'ai-sdk' };
+  checkOptions(settings);
   let compactor: Promise<Compactor> | null = null;
+  const views = new KeptViews();
   return async <M>(step: PrepareStepInput<M>): Promise<{ messages: M[] } | undefined> => {
     compactor ??= createCompactor(settings);
-    const result = (await compactor).compact(step.messages);
-    return result.changed ? { messages: result.messages } : undefined;
+    const history = step.messages;
+    // Not an array: compact refuses it with its InputError.
+    const view = Array.isArray(history) ? views.viewOf(history) : null;
+    const result = (await compactor).compact(view ?? history);
+    const sent = result.changed ? result.messages : view;
+    if (sent === null) return undefined;
+    views.keep(history, sent);
+    return { messages: [...sent] };
   };
 }
+
+/** A history a step was handed, and the messages it was sent instead. */
+interface KeptView {
+  readonly history: readonly unknown[];
+  readonly sent: readonly unknown[];
+}
+
+/**
+ * The views sent, one per conversation, the most recent first. A step's history that extends one's history (the same
+ * messages first: the same objects, or equal as JSON) is sent that view with the new messages appended; any other
+ * history (a new conversation, an edited or shortened one) starts over. A few are kept, so that one `prepareStep`
+ * serves several conversations at once (an `Agent` answering several requests).
+ */
+class KeptViews {
+  private views: KeptView[] = [];
+  private readonly json = new WeakMap<object, string | undefined>();
+
+  /** The kept view with the history's new messages appended, or null when no kept view's history it extends. */
+  viewOf<M>(history: readonly M[]): M[] | null {
+    const at = this.views.findIndex((v) => this.extends(history, v.history));
+    if (at === -1) return null;
+    const { history: before, sent } = this.views[at] as KeptView;
+    return [...(sent as readonly M[]), ...history.slice(before.length)];
+  }
+
+  /** Remembers what a history was sent instead (copies of both: the caller's arrays may change). */
+  keep(history: readonly unknown[], sent: readonly unknown[]): void {
+    const kept = { history: [...history], sent: [...sent] };
+    this.views = [kept, ...this.views.filter((v) => !this.extends(history, v.history))].slice(0, KEPT_VIEWS);
+  }
+
+  /** Whether a history begins with every message of an earlier one. */
+  private extends(history: readonly unknown[], earlier: readonly unknown[]): boolean {
+    if (history.length < earlier.length) return false;
+    for (let k = 0; k < earlier.length; k++) if (!this.same(history[k], earlier[k])) return false;
+    return true;
+  }
+
+  /** The same message: the same object, or one written as the same JSON (what cannot be written never is the same). */
+  private same(a: unknown, b: unknown): boolean {
+    if (a === b) return true;
+    try {
+      const json = this.jsonOf(a);
+      return json !== undefined && json === this.jsonOf(b);
+    } catch {
+      return false;
+    }
+  }
+
+  private jsonOf(message: unknown): string | undefined {
+    if (typeof message !== 'object' || message === null) return JSON.stringify(message, binaryAsText);
+    let known = this.json.get(message);
+    if (known === undefined) {
+      known = JSON.stringify(message, binaryAsText);
+      this.json.set(message, known);
+    }
+    return known;
+  }
+}
+
+/** The conversations one `prepareStep` keeps a view for: the most recent ones. */
+const KEPT_VIEWS = 8;

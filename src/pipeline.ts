@@ -297,7 +297,7 @@ export function writeSlot(
  * The bytes to write for a result. An unchanged file held as lines is written as the bytes it was read from, so its
  * text is never built (a JSONL file can be larger than one JavaScript string).
  */
-export function outputBytes(result: FileResult): Buffer {
+export function outputBytes(result: FileResult): Uint8Array {
   const source = result.layout.source;
   // A compressed input's result is compressed the same way; unchanged, it is the bytes read, never recompressed.
   const compressed = source.compressed;

@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { cpSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { MAX_JSON_DEPTH } from '../src/core/json-value.js';
 import { formatNames } from '../src/formats/registry.js';
 import { CONVERSATION_KEYS, LIST_KEYS } from '../src/io/layout.js';
 import { ROOT, tempDir } from './helpers/cli.js';
@@ -222,21 +223,25 @@ describe('a tool result whose call is missing', () => {
   });
 });
 
-describe('JSON nested 100,000 levels deep', () => {
-  const deep = (open: string, inner: string, close: string): string => open.repeat(100000) + inner + close.repeat(100000);
+describe('deeply nested JSON', () => {
+  /** `levels` openers, the inner text, `levels` closers. */
+  const deep = (open: string, inner: string, close: string, levels = 100_000): string => open.repeat(levels) + inner + close.repeat(levels);
+  // As deep as a message's member can be and the file stay within MAX_JSON_DEPTH (the list and the message are 2).
+  const WITHIN = MAX_JSON_DEPTH - 2;
   const system = '{"role":"system","content":"Be terse."}';
   const old = `{"role":"user","content":"${'An old question. '.repeat(20).trim()}"}`;
   const note = '{"role":"user","content":"[1 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}';
+  const tooDeep = `the JSON is nested deeper than ${MAX_JSON_DEPTH.toLocaleString('en-US')} levels of arrays and objects; swc refuses JSON this deep`;
 
-  it('is kept byte for byte inside a message that survives compaction', async () => {
-    const task = `{"role":"user","content":"Now this.","x":${deep('[', '', ']')}}`;
+  it('is kept byte for byte inside a message that survives compaction, up to the depth limit', async () => {
+    const task = `{"role":"user","content":"Now this.","x":${deep('[', '', ']', WITHIN)}}`;
     const dir = workDir('deep.json', `[${system},${old},${task}]`);
     const run = await runSwc(['compact', 'deep.json', '-t', '20', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`[${system},${note},${task}]`);
   });
 
-  it('in OpenAI tool-call arguments is measured without a crash', async () => {
+  it('in OpenAI tool-call arguments (a string) 100,000 levels deep is measured as its text without a crash', async () => {
     const args = JSON.stringify(deep('{"a":', '1', '}'));
     const text = `${system}\n{"role":"user","content":"Go."}\n{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":${args}}}]}\n{"role":"tool","tool_call_id":"c1","content":"ok"}\n`;
     const dir = workDir('deep.jsonl', text);
@@ -245,27 +250,25 @@ describe('JSON nested 100,000 levels deep', () => {
     expect(run.stdout).toBe(text);
   });
 
-  it('in Haystack tool-call arguments is measured without a crash', async () => {
+  it('in Haystack tool-call arguments is measured without a crash, up to the depth limit', async () => {
     const item = (role: string, part: string): string => `{"role":"${role}","meta":{},"name":null,"content":[${part}]}`;
-    const text = `[${item('user', '{"text":"Go."}')},${item('assistant', `{"tool_call":{"tool_name":"f","arguments":${deep('{"a":', '1', '}')},"id":"c1"}}`)}]`;
+    // The list, the message, its content list, the part and the tool call are 5 levels.
+    const text = `[${item('user', '{"text":"Go."}')},${item('assistant', `{"tool_call":{"tool_name":"f","arguments":${deep('{"a":', '1', '}', MAX_JSON_DEPTH - 5)},"id":"c1"}}`)}]`;
     const dir = workDir('deep.json', text);
     const run = await runSwc(['compact', 'deep.json', '-t', '100000', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(text);
   });
 
-  it('is refused at its end when it is never closed', async () => {
-    const text = `[${system},{"role":"user","content":"Now this.","x":${'['.repeat(100000)}`;
-    await expectRefused('deep.json', ['-t', '20', ...APPROX], `swc: deep.json:1:${text.length + 1}: invalid JSON: unexpected end of JSON (truncated?)`, text);
+  it('is refused past the limit, at the bracket that opens the level past it, even when it is never closed', async () => {
+    const head = `[${system},{"role":"user","content":"Now this.","x":`;
+    const text = `${head}${'['.repeat(100000)}`;
+    // The list and the message are 2 levels: level 10,001 opens at the 9,999th bracket of "x".
+    await expectRefused('deep.json', ['-t', '20', ...APPROX], `swc: deep.json:1:${head.length + MAX_JSON_DEPTH - 1}: ${tooDeep}`, text);
   });
 
-  it('is refused as no transcript when the file is nothing but nesting', async () => {
-    await expectRefused(
-      'deep.json',
-      ['-t', '20', ...APPROX],
-      `swc: deep.json: cannot tell the transcript format of the top-level list (first item is a list); pass --format (${formatNames().join(', ')})`,
-      deep('[', '', ']'),
-    );
+  it('is refused past the limit when the file is nothing but nesting', async () => {
+    await expectRefused('deep.json', ['-t', '20', ...APPROX], `swc: deep.json:1:${MAX_JSON_DEPTH + 1}: ${tooDeep}`, deep('[', '', ']'));
   });
 });
 

@@ -6,7 +6,7 @@ import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
-import { expandInputs, isInside, isPattern, type InputFile } from '../io/expand.js';
+import { expandInputs, isInside, isPattern, unreadableFolderError, type InputFile } from '../io/expand.js';
 import { BackupDir } from './backup.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
@@ -417,6 +417,11 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     if (file.absolute === '-') {
       const content = await readStreamBounded(io.stdin);
       return processFile({ index, file: '-', display: file.display, content }, jobSettings, await inThisThread());
+    }
+    if (file.unreadable !== undefined) {
+      // A folder the search could not read fails as an unreadable file does; the run goes on.
+      const record = failedRecord(file.display, unreadableFolderError(file), settings.target);
+      return { index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null };
     }
     const job: Job = { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
     // A pool none of whose workers could start (a low open-file or memory limit) leaves the work to this thread.

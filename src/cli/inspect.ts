@@ -46,6 +46,8 @@ export interface InspectFlags {
 interface Target {
   readonly file: string;
   readonly shown: string;
+  /** For a folder the search could not read: the error it fails with, as an unreadable file does. */
+  readonly unreadable?: InputError;
 }
 
 /**
@@ -53,6 +55,7 @@ interface Target {
  * JavaScript string's size works), standard input whole and bounded, since it cannot be read twice.
  */
 async function readTarget(target: Target, io: CliIo): Promise<SourceText> {
+  if (target.unreadable !== undefined) throw target.unreadable;
   return target.file === '-' ? sourceFromBytes(await readStreamBounded(io.stdin, target.shown), target.shown) : readSourceFile(target.file, target.shown);
 }
 
@@ -67,10 +70,10 @@ async function findTargets(inputs: readonly string[], flags: InspectFlags, io: C
     return [{ file: '-', shown: '<stdin>' }];
   }
   // Loaded here, not at the top: every command imports this module, and fast-glob is slow to load.
-  const { expandInputs } = await import('../io/expand.js');
+  const { expandInputs, unreadableFolderError } = await import('../io/expand.js');
   const { files } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
   const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
-  return files.map((f) => ({ file: f.absolute, shown: typed.get(f.absolute) ?? f.display }));
+  return files.map((f) => (f.unreadable !== undefined ? { file: f.absolute, shown: f.display, unreadable: unreadableFolderError(f) } : { file: f.absolute, shown: typed.get(f.absolute) ?? f.display }));
 }
 
 /** Whether the command named one file (or -): its JSON is then that file's document, as for `swc compact`. */

@@ -71,7 +71,10 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
   return `${lines.join('\n')}\n`;
 }
 
-/** `3 files, 2 would change, 1 unchanged: 7,836 → 2,084 tokens (−73%, o200k_base), −62 messages; target met in 2 of 3`. */
+/**
+ * `3 files, 2 would change, 1 unchanged: 7,836 → 2,084 tokens (−73%, o200k_base), −62 messages; target met in 2 of 3`;
+ * `2 files, 0 would change, 2 unchanged (2 not shown): 5 tokens (o200k_base), nothing would change; target met in 2 of 2`.
+ */
 function totalLine(records: readonly FileRecord[], tokenizer: string, shown: number): string {
   let changed = 0;
   let failed = 0;
@@ -102,6 +105,13 @@ function totalLine(records: readonly FileRecord[], tokenizer: string, shown: num
     `${formatCount(unchanged)} unchanged${hidden > 0 ? ` (${formatCount(hidden)} not shown)` : ''}`,
     ...(failed > 0 ? [`${formatCount(failed)} failed`] : []),
   ];
+  if (changed === 0) {
+    // Nothing would change: a 0% change and "0 messages" would read as a result; say what is true instead.
+    return (
+      `${parts.join(', ')}: ${exact ? '' : '≈'}${formatCount(before)} tokens (${tokenizer}${exact ? '' : '; includes estimates'}), nothing would change; ` +
+      `target met in ${formatCount(met)} of ${formatCount(counted)}`
+    );
+  }
   return (
     `${parts.join(', ')}: ${exact ? '' : '≈'}${formatCount(before)} → ${formatCount(after)} tokens (${change === null ? '' : `${change}, `}${tokenizer}` +
     `${exact ? '' : '; before includes estimates'}), ${removedText(removed)}; target met in ${formatCount(met)} of ${formatCount(counted)}`

@@ -1,7 +1,8 @@
 import { Chalk } from 'chalk';
+import { lstatSync } from 'node:fs';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { InputError } from '../errors.js';
-import { identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
+import { describeFsError, identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
 import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type StoreFile } from '../pipeline.js';
@@ -87,12 +88,26 @@ export function processFile(job: Job, settings: JobSettings, compactor: FileComp
   }
 }
 
+/** The error a path's lstat gives (a missing file, a folder that cannot be searched), or null when there is one. */
+function lstatError(file: string): unknown {
+  try {
+    lstatSync(file);
+    return null;
+  } catch (error) {
+    return error;
+  }
+}
+
 /** The work of `processFile`; throws on a file it cannot handle. */
 function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor): JobResult {
   // Taken before reading: whatever happens to the file from here on shows when its rewrite compares.
   const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
   // A file a search found was a regular file; one swapped for a FIFO since would block the read forever.
-  if (job.found === true && !isRegularFile(job.real ?? job.file)) throw new InputError('is no longer a regular file; nothing was read from it', job.display);
+  // One deleted since says what the read would (`cannot read: no such file`), not that it changed kind.
+  if (job.found === true && !isRegularFile(job.real ?? job.file)) {
+    const gone = lstatError(job.real ?? job.file);
+    throw new InputError(gone !== null ? `cannot read: ${describeFsError(gone)}` : 'is no longer a regular file; nothing was read from it', job.display);
+  }
   const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
   try {
     return describeSource(job, source, identity, settings, compactor);

@@ -48,7 +48,7 @@ export interface Plan {
   /** Where the note goes among the output messages (0-based), or null for no note. */
   readonly noteIndex: number | null;
   readonly noteText: string | null;
-  /** Tokens of the whole input: exact when `tokensBeforeExact`, otherwise a lower bound above the target. */
+  /** Tokens of the whole input: exact when `tokensBeforeExact`; otherwise the core's lower bound above the target (the pipeline and the library replace it with an estimate of the whole). */
   readonly tokensBefore: number;
   readonly tokensBeforeExact: boolean;
   /** Tokens of the output (kept messages and the note). */

@@ -125,11 +125,26 @@ function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
+/**
+ * The deepest nesting of arrays and objects swc reads (`[[]]` is 2 levels). Each level costs a few hundred bytes
+ * once parsed and rendered, so millions of levels in a few MB would exhaust the heap; no transcript comes near this
+ * (Python's json, which Haystack renders with, stops at about 1,000).
+ */
+export const MAX_JSON_DEPTH = 10_000;
+
+/** JSON nested deeper than MAX_JSON_DEPTH: valid, but refused. `offset` is where the level past the limit opens. */
+export class JsonDepthError extends JsonSyntaxError {
+  constructor(offset: number) {
+    super(`nested deeper than ${MAX_JSON_DEPTH.toLocaleString('en-US')} levels of arrays and objects; swc refuses JSON this deep`, offset);
+    this.name = 'JsonDepthError';
+  }
+}
+
 type Frame = { kind: 'array'; value: JsonValue[] } | { kind: 'object'; value: JsonObject; key: string | null };
 
 /**
  * Parses one JSON value from `text[start, end)` losslessly; the rest of the range must be whitespace.
- * @throws JsonSyntaxError with the offset of the problem
+ * @throws JsonSyntaxError with the offset of the problem; JsonDepthError past MAX_JSON_DEPTH levels
  */
 export function parseJson(text: string, start = 0, end = text.length): JsonValue {
   const stack: Frame[] = [];
@@ -142,6 +157,7 @@ export function parseJson(text: string, start = 0, end = text.length): JsonValue
     const c = text.charCodeAt(pos);
     let value: JsonValue;
     let opened = false;
+    if ((c === 0x7b || c === 0x5b) && stack.length >= MAX_JSON_DEPTH) throw new JsonDepthError(pos);
     if (c === 0x7b) {
       const obj = Object.create(null) as JsonObject;
       pos = skipWhitespace(text, pos + 1, end);

@@ -15,7 +15,7 @@ export type CompressionFormat = 'gzip' | 'brotli';
 export interface Compression {
   readonly format: CompressionFormat;
   /** The file's compressed bytes as they were read (read again, from the same unchanged file, when not held). */
-  original(): Buffer;
+  original(): Uint8Array;
 }
 
 /**
@@ -52,7 +52,7 @@ export function compressionOf(head: Uint8Array, names: readonly string[]): Compr
 }
 
 /** Compresses a result in the format its input had (gzip level 6, brotli quality 6: each tool's usual speed). */
-export function compress(bytes: Uint8Array, format: CompressionFormat): Buffer {
+export function compress(bytes: Uint8Array, format: CompressionFormat): Uint8Array {
   if (format === 'gzip') return zlib.gzipSync(bytes, { level: 6 });
   return zlib.brotliCompressSync(bytes, {
     params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 6, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
@@ -96,7 +96,7 @@ export class Inflater {
     readonly format: CompressionFormat,
     private readonly file: string,
     private readonly limit: number,
-    private readonly emit: (piece: Buffer) => void,
+    private readonly emit: (piece: Uint8Array) => void,
   ) {
     this.stream = format === 'gzip' ? zlib.createGunzip() : zlib.createBrotliDecompress();
     const internals = this.stream as unknown as { _handle: NativeHandle | null; _writeState: Uint32Array };

@@ -1,9 +1,9 @@
 import fg from 'fast-glob';
 import micromatch from 'micromatch';
-import { promises as fs, type Stats } from 'node:fs';
+import { promises as fs, readdir, type Stats } from 'node:fs';
 import path from 'node:path';
-import { missingInput, UsageError } from '../errors.js';
-import { isInside } from './files.js';
+import { InputError, missingInput, UsageError } from '../errors.js';
+import { describeFsError, isInside } from './files.js';
 
 export { isInside };
 
@@ -47,6 +47,47 @@ export interface InputFile {
   readonly display: string;
   /** Found by a directory search or a pattern (a regular file then), not named outright. */
   readonly found: boolean;
+  /**
+   * Set for a folder the search could not read (its files are unknown): why, as `describeFsError` words it. A run
+   * reports it as a failed input and goes on with the rest.
+   */
+  readonly unreadable?: string;
+}
+
+/** The failure an unreadable folder is reported as, like a file that cannot be read. */
+export function unreadableFolderError(file: InputFile): InputError {
+  return new InputError(`cannot read this folder: ${file.unreadable ?? 'permission denied'}; the files in it were not searched`, file.display);
+}
+
+/** Test seam: an error to give instead of reading a folder, so an unreadable folder can be made even as root. */
+export const expandHooks: { readdirError?: (dir: string) => NodeJS.ErrnoException | undefined } = {};
+
+/** Folders a search could not read, absolute, with the error; filled by the search's `fs.readdir`. */
+type Unreadable = Map<string, unknown>;
+
+/**
+ * fast-glob's file system with a `readdir` that, for a folder it may not read (EACCES, EPERM), records the folder and
+ * gives it no entries, so one unreadable folder does not end the whole search.
+ */
+function searchFs(unreadable: Unreadable) {
+  return {
+    readdir: ((dir: string, ...rest: unknown[]) => {
+      // Called as readdir(dir, options, callback) or readdir(dir, callback).
+      const callback = rest[rest.length - 1] as (error: NodeJS.ErrnoException | null, entries: unknown[]) => void;
+      const options = (rest.length > 1 ? rest[0] : {}) as { withFileTypes: true };
+      const injected = expandHooks.readdirError?.(dir);
+      const done = (error: NodeJS.ErrnoException | null, entries: unknown[]): void => {
+        if (error !== null && (error.code === 'EACCES' || error.code === 'EPERM')) {
+          unreadable.set(path.resolve(dir), error);
+          callback(null, []);
+          return;
+        }
+        callback(error, entries);
+      };
+      if (injected !== undefined) done(injected, []);
+      else readdir(dir, options, (error, entries) => done(error, entries as unknown[]));
+    }) as unknown as typeof readdir,
+  };
 }
 
 export interface Expansion {
@@ -105,17 +146,17 @@ const ANY_CASE = { caseSensitiveMatch: false } as const;
  * The files one input gives, absolute: a path that exists is taken as it is (a file, a FIFO, a link to one; never a
  * pattern, whatever its characters), a directory is searched, anything else is a glob pattern.
  */
-async function filesOf(input: string, cwd: string, ignore: readonly string[], stat: Stats | null): Promise<string[]> {
+async function filesOf(input: string, cwd: string, ignore: readonly string[], stat: Stats | null, unreadable: Unreadable): Promise<string[]> {
   const absolute = path.resolve(cwd, input);
   const ignored = (abs: string): boolean => ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, abs), ignore as string[], { dot: true });
   if (stat?.isDirectory()) {
     // Searched from inside, so no character of the directory's name is read as a pattern.
-    const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, ...ANY_CASE, cwd: absolute, ignore: [...DEFAULT_IGNORE] });
+    const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, ...ANY_CASE, cwd: absolute, ignore: [...DEFAULT_IGNORE], fs: searchFs(unreadable) });
     return found.map((m) => path.join(absolute, m)).filter((abs) => !ignored(abs));
   }
   // A file named outright and ignored is skipped quietly (`swc compact $(git ls-files) --ignore …`).
   if (stat !== null) return ignored(absolute) ? [] : [absolute];
-  const found = await fg(input, { ...SEARCH, cwd, ignore: [...DEFAULT_IGNORE, ...ignore] });
+  const found = await fg(input, { ...SEARCH, cwd, ignore: [...DEFAULT_IGNORE, ...ignore], fs: searchFs(unreadable) });
   return found.map((m) => path.resolve(cwd, m));
 }
 
@@ -132,6 +173,7 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
   const ignore = (options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p));
   const excluded = await Promise.all((options.exclude ?? []).map((dir) => fs.realpath(dir).catch(() => path.resolve(dir))));
   const found = new Map<string, { abs: string; searched: boolean }>();
+  const unreadable: Unreadable = new Map();
   const bases: string[] = [];
   for (const input of inputs) {
     const absolute = path.resolve(cwd, input);
@@ -140,7 +182,7 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     bases.push(stat?.isDirectory() ? absolute : stat !== null ? path.dirname(absolute) : patternBase(cwd, input));
     let matches: string[];
     try {
-      matches = (await filesOf(input, cwd, ignore, stat)).sort(compareKeys);
+      matches = (await filesOf(input, cwd, ignore, stat, unreadable)).sort(compareKeys);
     } catch (error) {
       throw new UsageError(`cannot search ${JSON.stringify(input)}: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -158,7 +200,8 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
       kept++;
       if (!found.has(real)) found.set(real, { abs, searched: !named });
     });
-    if (kept === 0 && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0));
+    const blocked = [...unreadable.keys()].some((dir) => isInside(stat?.isDirectory() ? absolute : bases[bases.length - 1] as string, dir));
+    if (kept === 0 && !blocked && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0));
   }
   const base = options.base !== undefined ? path.resolve(cwd, options.base) : commonAncestor(bases);
   const files: InputFile[] = [];
@@ -167,6 +210,13 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
       throw new UsageError(`${path.relative(cwd, abs)} is outside the base ${path.relative(cwd, base) || '.'} (set --base to a directory that holds every input)`);
     }
     files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: path.relative(cwd, abs) || abs, found: searched });
+  }
+  for (const [dir, error] of unreadable) {
+    // A folder left out by --ignore (its files would be) or inside the run's own outputs is nobody's input.
+    if (excluded.some((out) => isInside(out, dir))) continue;
+    if (ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, path.join(dir, '_')), ignore as string[], { dot: true })) continue;
+    const display = `${path.relative(cwd, dir) || '.'}${path.sep}`;
+    files.push({ absolute: dir, real: dir, relative: relativeKey(base, dir), display, found: true, unreadable: describeFsError(error) });
   }
   files.sort((a, b) => compareKeys(a.relative, b.relative));
   return { files, base };

@@ -1,4 +1,4 @@
-import { JsonSyntaxError, describeChar, parseJson, readNumberEnd, skipWhitespace } from '../core/json-value.js';
+import { JsonDepthError, JsonSyntaxError, MAX_JSON_DEPTH, describeChar, parseJson, readNumberEnd, skipWhitespace } from '../core/json-value.js';
 
 /**
  * Finds where values start and end in JSON text without building them, so kept items can be copied from the
@@ -43,6 +43,7 @@ function readKey(text: string, pos: number, end: number): [string, number] {
  * Skips one JSON value starting at `pos` (no leading whitespace). Brackets, strings and scalar lexemes are
  * checked here; the contents of the value are checked when it is parsed.
  * @returns the offset just after the value
+ * @throws JsonSyntaxError for a bracket or string that does not close; JsonDepthError past MAX_JSON_DEPTH levels
  */
 export function skipValue(text: string, pos: number, end = text.length): number {
   const first = text.charCodeAt(pos);
@@ -55,8 +56,10 @@ export function skipValue(text: string, pos: number, end = text.length): number 
       i = skipString(text, i, end);
       continue;
     }
-    if (c === 0x7b) closers.push(0x7d);
-    else if (c === 0x5b) closers.push(0x5d);
+    if (c === 0x7b || c === 0x5b) {
+      // Refused here, before anything is parsed: each level parsed would cost memory (see MAX_JSON_DEPTH).
+      if (closers.push(c + 2) > MAX_JSON_DEPTH) throw new JsonDepthError(i);
+    }
     else if (c === 0x7d || c === 0x5d) {
       if (closers.pop() !== c) throw new JsonSyntaxError(`unexpected ${describeChar(text, i)}`, i);
       if (closers.length === 0) return i + 1;
@@ -64,6 +67,27 @@ export function skipValue(text: string, pos: number, end = text.length): number 
     i++;
   }
   throw new JsonSyntaxError('unexpected end of JSON (truncated?)', end);
+}
+
+/**
+ * Where a JSON text opens a level past MAX_JSON_DEPTH, or -1. Checks nesting only (a text that is not JSON is
+ * left to the parser to explain); a text too short to hold that many levels is not scanned.
+ */
+export function depthOverflow(text: string, start = 0, end = text.length): number {
+  if (end - start <= 2 * MAX_JSON_DEPTH) return -1;
+  let depth = 0;
+  try {
+    for (let i = start; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) i = skipString(text, i, end) - 1;
+      else if (c === 0x7b || c === 0x5b) {
+        if (++depth > MAX_JSON_DEPTH) return i;
+      } else if (c === 0x7d || c === 0x5d) depth--;
+    }
+  } catch {
+    // An unterminated string: the parser says so.
+  }
+  return -1;
 }
 
 function skipScalar(text: string, pos: number, end: number): number {

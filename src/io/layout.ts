@@ -1,6 +1,6 @@
-import { JsonSyntaxError, skipWhitespace } from '../core/json-value.js';
+import { JsonDepthError, JsonSyntaxError, skipWhitespace } from '../core/json-value.js';
 import { InputError } from '../errors.js';
-import { arrayElements, explainJsonError, findMember, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
+import { arrayElements, depthOverflow, explainJsonError, findMember, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
 import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
 import { lazyList } from '../core/lazy-list.js';
 import { forEachLine, isLineSource, type LineSource } from './lines.js';
@@ -74,7 +74,8 @@ function conversationKeys(options: LayoutOptions): string[] {
 /** Converts a syntax error at an offset into an InputError with line and column. */
 export function syntaxError(source: SourceText, error: JsonSyntaxError, prefix = 'invalid JSON: '): InputError {
   const { line, column } = lineColumn(source.text, error.offset);
-  return new InputError(`${prefix}${error.message}`, source.file, line, column);
+  // Too deep is valid JSON that swc refuses, not invalid JSON.
+  return new InputError(`${error instanceof JsonDepthError ? 'the JSON is ' : prefix}${error.message}`, source.file, line, column);
 }
 
 /** The error for a JSONL line JSON.parse refused: which line, the column, and why in swc's own words. */
@@ -436,6 +437,11 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     length = pos + line.length;
     const body = line.endsWith('\r') ? line.slice(0, -1) : line;
     if (body.trim() === '') return;
+    const deep = depthOverflow(body);
+    if (deep !== -1) {
+      const message = new JsonDepthError(deep).message;
+      throw new InputError(`line ${lineNo} is ${message}`, source.file, lineNo, lineColumn(body, deep).column);
+    }
     let item: unknown;
     try {
       item = JSON.parse(body);

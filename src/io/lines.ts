@@ -538,7 +538,7 @@ let spoolCleanup = false;
 
 /** Where a decompressed result goes: memory up to a size, then a temporary file. */
 class Spool {
-  private readonly pieces: Buffer[] = [];
+  private readonly pieces: Uint8Array[] = [];
   private held = 0;
   private dir: string | null = null;
   private fd: number | null = null;
@@ -548,7 +548,7 @@ class Spool {
     private readonly holdUpTo: number,
   ) {}
 
-  write(piece: Buffer): void {
+  write(piece: Uint8Array): void {
     if (this.dir === null && this.held + piece.length <= this.holdUpTo) {
       this.pieces.push(piece);
       this.held += piece.length;
@@ -605,7 +605,7 @@ class Spool {
     this.fd = openSync(join(this.dir, 'decompressed'), 'wx', 0o600);
   }
 
-  private writeAll(piece: Buffer): void {
+  private writeAll(piece: Uint8Array): void {
     let done = 0;
     while (done < piece.length) done += writeSync(this.fd as number, piece, done, piece.length - done);
   }

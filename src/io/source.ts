@@ -20,16 +20,29 @@ export interface SourceText {
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
+ * The encoding a byte-order mark other than UTF-8's names. UTF-32 LE's mark (FF FE 00 00) starts like UTF-16 LE's
+ * (FF FE), so it is looked for first; a UTF-16 file whose first character is NUL would read as UTF-32 LE, which no
+ * transcript starts with.
+ */
+function wideEncodingOf(bytes: Uint8Array): 'UTF-32 LE' | 'UTF-32 BE' | 'UTF-16' | null {
+  const [a, b, c, d] = bytes;
+  if (a === 0xff && b === 0xfe && c === 0x00 && d === 0x00) return 'UTF-32 LE';
+  if (a === 0x00 && b === 0x00 && c === 0xfe && d === 0xff) return 'UTF-32 BE';
+  if ((a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff)) return 'UTF-16';
+  return null;
+}
+
+/**
  * Decodes a file's bytes as strict UTF-8 and refuses what no transcript can be: empty, whitespace only,
- * invalid UTF-8 (UTF-16 named as such), NUL bytes, more text than one JavaScript string can hold.
+ * invalid UTF-8 (UTF-16 and UTF-32 with a byte-order mark named as such), NUL bytes, more text than one JavaScript string can hold.
  * @param bytes the file's content
  * @param file its name, for errors
  */
 export function decodeSource(bytes: Uint8Array, file: string): SourceText {
   if (bytes.length === 0) throw new InputError('the file is empty', file);
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
-    throw new InputError('the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first', file);
-  }
+  const wide = wideEncodingOf(bytes);
+  if (wide === 'UTF-16') throw new InputError('the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first', file);
+  if (wide !== null) throw new InputError(`the file is ${wide} (it starts with a ${wide} byte-order mark); convert it to UTF-8 first`, file);
   let text: string;
   try {
     text = decoder.decode(bytes);
@@ -124,6 +137,6 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
 }
 
 /** Encodes output text, putting back a byte-order mark the input had. */
-export function encodeOutput(text: string, bom: boolean): Buffer {
+export function encodeOutput(text: string, bom: boolean): Uint8Array {
   return Buffer.from(bom ? `\ufeff${text}` : text, 'utf8');
 }

@@ -51,6 +51,15 @@ describe('swc compact --dry-run --stat', () => {
     }
   });
 
+  it('says nothing would change when no file would, instead of a 0% change and 0 messages', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'hello.jsonl'), '{"role": "user", "content": "Hello!"}\n');
+    writeFileSync(path.join(dir, 'hi.jsonl'), '{"role": "user", "content": "Hi!"}\n');
+    const r = await runSwc(['compact', '.', '-t', '2000', '--dry-run', '--stat', ...APPROX], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('2 files, 0 would change, 2 unchanged (2 not shown): 5 tokens (approx), nothing would change; target met in 2 of 2\n');
+  });
+
   it.each([['--stat'], ['--verbose']])('is refused without --dry-run: %s', async (flag) => {
     const r = await runSwc(['compact', '.', '-t', '50', '--check', flag], { cwd: folder() });
     expect(r).toEqual({ status: 2, stdout: '', stderr: `swc: error: ${flag} is a way to show a dry run: add --dry-run\n` });

@@ -101,6 +101,18 @@ describe('only regular files are replaced or read from a search', () => {
     expect(result.line).toBe('swc: a.jsonl: is no longer a regular file; nothing was read from it');
   });
 
+  it('says a found file deleted before it was read cannot be read: no such file, not that it changed kind', async () => {
+    const dir = tempDir();
+    const gone = path.join(dir, 'a.jsonl');
+    const settings: JobSettings = {
+      tokenizer: 'approx', counter: {}, target: 200, window: null, minKeepSteps: 1, note: undefined, format: 'auto', conversationKey: undefined,
+      exhaustive: false, diff: null, plan: false, bytes: 'none', everyLine: false,
+    };
+    const result = processFile({ index: 0, file: gone, real: gone, display: 'a.jsonl', found: true }, settings, await compactorFor(settings));
+    expect(result.record.status).toBe('failed');
+    expect(result.line).toBe('swc: a.jsonl: cannot read: no such file');
+  });
+
   it('refuses an input named inside the out-dir instead of dropping it', async () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'in/out'), { recursive: true });

@@ -3,13 +3,14 @@
  * a count never below the arguments' own text, so a target below it is never met by accident.
  */
 import { describe, expect, it } from '@jest/globals';
-import { parseJson } from '../../src/core/json-value.js';
+import { JsonDepthError, MAX_JSON_DEPTH, parseJson } from '../../src/core/json-value.js';
 import { pythonJsonDumps, renderArguments, renderArgumentsString } from '../../src/core/python-json.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 
-const DEPTH = 20_000;
+/** As deep as swc reads, less the levels a file puts around a tool call's arguments. */
+const DEPTH = MAX_JSON_DEPTH - 8;
 
 /** `[[[...[]...]]]`, `depth` lists deep. */
 function nestedLists(depth: number): string {
@@ -50,10 +51,18 @@ describe('deeply nested tool-call arguments', () => {
     expect(firstDifference(renderArguments(parseJson(objects.compact)), objects.python)).toBeNull();
   });
 
+  it('are parsed to MAX_JSON_DEPTH levels and refused past it; an arguments string deeper still is counted as its text', () => {
+    expect(() => parseJson(nestedLists(MAX_JSON_DEPTH))).not.toThrow();
+    expect(() => parseJson(nestedLists(MAX_JSON_DEPTH + 1))).toThrow(JsonDepthError);
+    const { compact } = nestedObjects(MAX_JSON_DEPTH + 1);
+    expect(renderArgumentsString(compact)).toBe(compact);
+  });
+
   it('render mixed deep values with sorted keys, separators, escapes and Python numbers', () => {
     const inner = '{"z": [1.0, "é", {"b": true, "a": null}], "a": 1E2}';
-    const raw = '[{"k":'.repeat(DEPTH) + inner + '}]'.repeat(DEPTH);
-    const expected = '[{"k": '.repeat(DEPTH) + pythonJsonDumps(parseJson(inner)) + '}]'.repeat(DEPTH);
+    const half = DEPTH / 2 - 2;
+    const raw = '[{"k":'.repeat(half) + inner + '}]'.repeat(half);
+    const expected = '[{"k": '.repeat(half) + pythonJsonDumps(parseJson(inner)) + '}]'.repeat(half);
     expect(pythonJsonDumps(parseJson(inner))).toBe('{"a": 100.0, "z": [1.0, "\\u00e9", {"a": null, "b": true}]}');
     expect(firstDifference(renderArgumentsString(raw), expected)).toBeNull();
   });

@@ -28,6 +28,19 @@ function packed(): { files: string[]; size: number } {
 }
 
 describe('the package', () => {
+  it('is packed and published with a package.json that has no prepare script, so installing it never builds', () => {
+    const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.prepack).toBe('node scripts/pack-manifest.mjs prepack');
+    expect(scripts.postpack).toBe('node scripts/pack-manifest.mjs postpack');
+    const code = "import { publishedManifest } from './scripts/pack-manifest.mjs'; import { readFileSync } from 'node:fs'; process.stdout.write(publishedManifest(readFileSync('package.json', 'utf8')));";
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    const published = JSON.parse(r.stdout) as { scripts?: Record<string, string>; bin: Record<string, string> };
+    expect(published.scripts?.prepare).toBeUndefined();
+    expect(published.bin).toEqual(PKG.bin);
+    expect({ ...published.scripts, prepare: scripts.prepare }).toEqual(scripts);
+  });
+
   it('has a registry name of its own, not the registry\'s unrelated swc', () => {
     expect(PKG.name).toBe('transcript-compact');
     expect(PKG.license).toBe('MIT');

@@ -61,6 +61,14 @@ describe('the README', () => {
     expect(README).toContain(`npm i -g ${name}`);
   });
 
+  it('says the package is not on the registry until its first release, and how to install a packed tarball meanwhile', () => {
+    const { name, version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+    expect(README).toMatch(/\*\*Not on the registry yet\.\*\*/);
+    expect(README).toContain('.github/workflows/release.yml');
+    expect(README).toContain('npm install && npm pack');
+    expect(README).toContain(`npm i -D ./${name}-${version}.tgz`);
+  });
+
   const examples = examplesOf(README);
 
   it('has an output excerpt for each everyday use: compact, dry run, check', () => {

@@ -31,6 +31,14 @@ function whole(source: SourceText): { text: string; bom: boolean; eol: string } 
 }
 
 /** The error a function throws, as its message. */
+/** Text as UTF-32, little- or big-endian (Node has no UTF-32 encoder). */
+function utf32(text: string, order: 'le' | 'be'): Buffer {
+  const points = [...text].map((c) => c.codePointAt(0) as number);
+  const out = Buffer.alloc(points.length * 4);
+  points.forEach((p, i) => (order === 'le' ? out.writeUInt32LE(p, i * 4) : out.writeUInt32BE(p, i * 4)));
+  return out;
+}
+
 function errorOf(run: () => unknown): string {
   try {
     run();
@@ -117,7 +125,17 @@ describe('a JSONL file read as lines', () => {
     ['a NUL byte', bytes(`${line('user', 'a')}\n{"role":"user","content":"b\u0000"}\n`)],
     ['invalid UTF-8', Buffer.concat([bytes(`${line('user', 'a')}\n{"role":"user","content":"`), Buffer.from([0xc3, 0x28]), bytes('"}\n')])],
     ['a UTF-16 byte-order mark', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${line('user', 'a')}\n`, 'utf16le')])],
+    ['a UTF-32 LE byte-order mark', utf32(`\ufeff${line('user', 'a')}\n`, 'le')],
+    ['a UTF-32 BE byte-order mark', utf32(`\ufeff${line('user', 'a')}\n`, 'be')],
   ];
+
+  it.each([
+    ['le', 'UTF-32 LE'],
+    ['be', 'UTF-32 BE'],
+  ] as const)('names UTF-32 %s with its byte-order mark as UTF-32, not UTF-16', (order, name) => {
+    const content = utf32(`\ufeff${line('user', 'a')}\n`, order);
+    expect(errorOf(() => decodeSource(content, 'chat.jsonl'))).toBe(`chat.jsonl: the file is ${name} (it starts with a ${name} byte-order mark); convert it to UTF-8 first`);
+  });
 
   it.each(refused)('refuses %s with the same error as decoding the whole file', (_name, content) => {
     const expected = errorOf(() => decodeSource(content, 'chat.jsonl'));
@@ -170,7 +188,7 @@ describe('a JSONL file read as lines', () => {
       const source = withoutText(readSourceFile(file, 'same.jsonl', holdUpTo) as LineSource);
       const result = compactSource(source, { target: 1_000_000_000, counter: createApproxCounter() });
       expect(result.changed).toBe(false);
-      expect(outputBytes(result).equals(content)).toBe(true);
+      expect(Buffer.compare(outputBytes(result), content)).toBe(0);
     }
   });
 

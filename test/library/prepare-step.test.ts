@@ -40,6 +40,69 @@ describe('swcPrepareStep', () => {
     expect(results.slice(8).every((r) => r?.messages !== undefined)).toBe(true);
   });
 
+  it('keeps its cut: later steps get the same messages with only the new ones appended, until the threshold again', async () => {
+    const prepareStep = swcPrepareStep({ contextWindow: 1000, compactAt: 0.5, compactTo: 0.25, tokenizer: 'approx' });
+    const history: ModelMessage[] = [{ role: 'user', content: 'Read every page and summarise.' }];
+    let last: ModelMessage[] | null = null;
+    let cuts = 0;
+    for (let n = 0; n < 40; n++) {
+      const sent = (await prepareStep({ messages: [...history] }))?.messages ?? null;
+      if (last !== null) {
+        expect(sent).not.toBeNull();
+        const appended = history.slice(-2);
+        const kept = (sent as ModelMessage[]).slice(0, last.length);
+        if (kept.every((m, k) => m === last?.[k])) expect((sent as ModelMessage[]).slice(last.length)).toEqual(appended);
+        else cuts++;
+      } else if (sent !== null) cuts++;
+      if (sent !== null) last = sent;
+      history.push(...step(n));
+    }
+    // About 65 tokens a step and 250 between 25% and 50% (less the task and the note): a cut every third or fourth step.
+    expect(cuts).toBeGreaterThanOrEqual(8);
+    expect(cuts).toBeLessThanOrEqual(12);
+  });
+
+  it('starts over for a history that does not extend the last one, and recognises one rebuilt as equal objects', async () => {
+    const options = { contextWindow: 1000, compactAt: 0.5, compactTo: 0.25, tokenizer: 'approx' } as const;
+    const conversation = (tag: string, steps: number): ModelMessage[] => [
+      { role: 'user', content: `Read every page (${tag}).` },
+      ...Array.from({ length: steps }, (_, n) => step(n)).flat(),
+    ];
+    const fresh = async (messages: ModelMessage[]): Promise<unknown> => (await swcPrepareStep(options)({ messages }))?.messages;
+    const prepareStep = swcPrepareStep(options);
+    const a = conversation('a', 12);
+    const cut = (await prepareStep({ messages: a }))?.messages as ModelMessage[];
+    expect(cut.length).toBeLessThan(a.length);
+    // The same history again, rebuilt as copies (as a history loaded from storage is): the same view, grown.
+    const rebuilt = [...structuredClone(a), ...step(12)];
+    expect((await prepareStep({ messages: rebuilt }))?.messages).toEqual([...cut, ...rebuilt.slice(a.length)]);
+    // A new conversation, and one whose earlier message was edited: compacted from scratch, as a fresh prepareStep would.
+    const b = conversation('b', 12);
+    expect((await prepareStep({ messages: b }))?.messages).toEqual(await fresh(b));
+    const edited = [...a.slice(0, 5), { role: 'user' as const, content: 'Actually, stop.' }, ...a.slice(6)];
+    expect((await prepareStep({ messages: edited }))?.messages).toEqual(await fresh(edited));
+    // A shorter history (a retry from an earlier step) is not an extension either.
+    expect((await prepareStep({ messages: a.slice(0, 11) }))?.messages).toEqual(await fresh(a.slice(0, 11)));
+  });
+
+  it('keeps one cut per conversation when conversations take turns through one prepareStep', async () => {
+    const prepareStep = swcPrepareStep({ contextWindow: 1000, compactAt: 0.5, compactTo: 0.25, tokenizer: 'approx' });
+    const histories: ModelMessage[][] = [[{ role: 'user', content: 'Task one.' }], [{ role: 'user', content: 'Task two.' }]];
+    const last: Array<ModelMessage[] | null> = [null, null];
+    let changes = 0;
+    for (let n = 0; n < 30; n++) {
+      for (const c of [0, 1]) {
+        const sent = (await prepareStep({ messages: [...(histories[c] as ModelMessage[])] }))?.messages ?? null;
+        const before = last[c] ?? null;
+        if (before !== null && sent !== null && !before.every((m, k) => sent[k] === m)) changes++;
+        last[c] = sent;
+        (histories[c] as ModelMessage[]).push(...step(n));
+      }
+    }
+    // Each conversation cuts every fourth step or so; interleaving adds no cut.
+    expect(changes).toBeLessThanOrEqual(2 * 7);
+  });
+
   it('refuses bad options when it is made, not at the first step', () => {
     expect(() => swcPrepareStep({ target: 100, contextWindow: 1000 })).toThrow(UsageError);
   });

@@ -1,0 +1,80 @@
+/**
+ * The declarations the package ships, as a TypeScript project without Node's types reads them: the `.d.ts` files of
+ * `npm pack`'s file list (the build already there, as test/docs/package.test.ts reads it) are copied into a
+ * project outside the clone, where no `@types/node` can be found, and checked with the repository's own compiler
+ * (`types: []`, no DOM, `skipLibCheck: false`).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ROOT } from '../helpers/cli.js';
+
+/** The declaration files and the manifest `npm pack` would ship. */
+function shippedDeclarations(): string[] {
+  const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
+  expect(r.status).toBe(0);
+  const [entry] = JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>;
+  return (entry?.files ?? []).map((f) => f.path).filter((f) => f === 'package.json' || f.endsWith('.d.ts'));
+}
+
+/** A consumer that touches the library's main entry points and types, byte arrays included. */
+const CONSUMER = `
+import {
+  compactMessages, compactSource, createCompactor, createCounter, decodeSource, swcPrepareStep, InputError, UsageError,
+  type CompactedMessages, type CompactorOptions, type FileResult, type Plan, type PrepareStepInput, type TokenCounter,
+} from 'transcript-compact';
+
+type Message = { role: 'user' | 'assistant'; content: string };
+const history: Message[] = [{ role: 'user', content: 'hi' }];
+const options: CompactorOptions<Message> = { target: 100, createNote: (text) => ({ role: 'user', content: text }) };
+const once: CompactedMessages<Message> = await compactMessages(history, options);
+const plan: Plan = once.plan;
+const compactor = await createCompactor({ contextWindow: 1000 });
+const kept: Message[] = compactor.compact(history).messages;
+const step = swcPrepareStep({ contextWindow: 1000 });
+const input: PrepareStepInput<Message> = { messages: history, stepNumber: 0 };
+const next: { messages: Message[] } | undefined = await step(input);
+const counter: TokenCounter = await createCounter('approx');
+const bytes = new Uint8Array([...'{"messages": []}'].map((c) => c.charCodeAt(0)));
+const result: FileResult = compactSource(decodeSource(bytes, 'chat.json'), { target: 100, counter });
+const errors: Error[] = [new InputError('bad', 'chat.json'), new UsageError('bad')];
+export { plan, kept, next, result, errors };
+`;
+
+describe('the shipped type declarations', () => {
+  it('type-check in a project without Node’s types (no Buffer or other Node globals in them)', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'swc-types-'));
+    try {
+      const pkg = path.join(dir, 'node_modules', 'transcript-compact');
+      const files = shippedDeclarations();
+      expect(files).toContain('dist/index.d.ts');
+      for (const file of files) {
+        mkdirSync(path.dirname(path.join(pkg, file)), { recursive: true });
+        copyFileSync(path.join(ROOT, file), path.join(pkg, file));
+      }
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+      writeFileSync(path.join(dir, 'index.ts'), CONSUMER);
+      const compilerOptions = {
+        strict: true,
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        target: 'ES2022',
+        // Neither Node's globals nor the DOM's (which declare some of the same names: ReadableStream, URL).
+        lib: ['ES2022'],
+        types: [],
+        skipLibCheck: false,
+        noEmit: true,
+      };
+      writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
+      const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      const r = spawnSync(process.execPath, [tsc, '-p', dir, '--pretty', 'false'], { cwd: dir, encoding: 'utf8' });
+      // TS2591/TS2580 (a Node name such as Buffer or process), TS2307 (a `node:` module): any error fails.
+      expect(r.stdout + r.stderr).toBe('');
+      expect(r.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
