@@ -22,7 +22,7 @@ export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOp
 export { FORMATS, findFormat } from './formats/registry.js';
 export type { FormatAdapter } from './formats/types.js';
 export { compactSource, restoreSource, STRATEGIES } from './pipeline.js';
-export type { FileOptions, FileResult, PrunedItems, RestoreResult, StoreFile, StrategyName } from './pipeline.js';
+export type { FileOptions, FileResult, PrunedItems, RestoreOptions, RestoreResult, StoreFile, StoreReader, StoreRecord, StoreRecordFile, StrategyName } from './pipeline.js';
 export { decodeSource } from './io/source.js';
 export { InputError, UsageError } from './errors.js';
 export { compactMessages, createCompactor, swcPrepareStep } from './library.js';

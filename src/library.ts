@@ -10,7 +10,11 @@ import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
 import { inventoryOf, type LocatedIdentifier } from './outcome/forgotten.js';
 import { noteBeforeItem } from './outcome/outcome.js';
-import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type StrategyName, type WindowThresholds } from './pipeline.js';
+import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type OutputEntry, type StrategyName, type SummarizedConversation, type WindowThresholds } from './pipeline.js';
+import { DEFAULT_SUMMARY_TOKENS, type SummaryAnswer, type SummaryRequest } from './core/summarize.js';
+import { DEFAULT_SUMMARY_INSTRUCTION } from './core/summary-instruction.js';
+import { makeSummaryItem } from './formats/types.js';
+import { withReplies } from './summarize-run.js';
 import { createCounter, isTokenizerName, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
 
 /**
@@ -67,6 +71,18 @@ export interface CompactorOptions<M = unknown> {
    * with `contextWindow`, their tokens come off both thresholds, as the command line counts a request body's `tools`.
    */
   readonly tools?: unknown;
+  /**
+   * Writes a summary for `strategy: 'summarize'` (Haystack's SummarizationCompactor): given the prompt's instruction
+   * and transcript, returns the summary text (the AI SDK's `generateText`, say). Setting it without `strategy` makes
+   * the strategy `summarize`. A call that throws ends the rounds, the last good result kept (see `strict`).
+   */
+  readonly summarize?: (request: { readonly system: string; readonly user: string }) => Promise<string>;
+  /** Summarize: about how long a summary comes out, for planning (default 1024). */
+  readonly summaryTokens?: number;
+  /** Summarize: the prompt's instruction (default swc's own). */
+  readonly summaryInstruction?: string;
+  /** Summarize: a failed call, an empty reply or a summary that does not shrink throws instead of being skipped. */
+  readonly strict?: boolean;
 }
 
 /** What one compaction gives back. */
@@ -89,6 +105,8 @@ export interface CompactedMessages<M> {
    * the index in the array passed in of the first message naming it. Worked out when first read.
    */
   readonly forgotten: readonly LocatedIdentifier[];
+  /** With summarize: every round (what it replaced, its prompt, its summary), the summaries kept, a failed round. */
+  readonly summarized?: SummarizedConversation;
 }
 
 /** A compactor with its tokenizer loaded: `compact` is synchronous, for an agent's loop. */
@@ -101,6 +119,8 @@ export interface Compactor {
    * @throws InputError naming the index of a message that does not fit the format (or cannot be written as JSON)
    */
   compact<M>(messages: readonly M[]): CompactedMessages<M>;
+  /** As `compact`, awaiting the `summarize` option between rounds (the only way with `strategy: 'summarize'`). */
+  compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>>;
 }
 
 /** Where each format keeps instructions held outside its list. */
@@ -135,7 +155,7 @@ export async function createCompactor(options: CompactorOptions): Promise<Compac
  * @param options the budget, the format and the counter
  */
 export async function compactMessages<M>(messages: readonly M[], options: CompactorOptions<M>): Promise<CompactedMessages<M>> {
-  return (await createCompactor(options)).compact(messages);
+  return (await createCompactor(options)).compactAsync(messages);
 }
 
 /** Options checked once. */
@@ -150,6 +170,8 @@ interface Checked {
   readonly strategies: readonly StrategyName[];
   readonly minTokens: number | undefined;
   readonly placeholder: string | undefined;
+  readonly summaryTokens: number;
+  readonly summaryInstruction: string;
   /** The tool schemas' text as Haystack measures them, or null without any. */
   readonly tools: string | null;
 }
@@ -177,6 +199,10 @@ const OPTION_NAMES: readonly string[] = Object.keys({
   counter: true,
   system: true,
   tools: true,
+  summarize: true,
+  summaryTokens: true,
+  summaryInstruction: true,
+  strict: true,
 } satisfies Record<keyof CompactorOptions, true>);
 
 /** A value as an error message shows it: a string quoted, a number as itself, anything else by what it is. */
@@ -278,7 +304,18 @@ function checkOptions(given: unknown): Checked {
   }
   const minKeepSteps = options.minKeepSteps ?? 1;
   if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0) throw new UsageError(`minKeepSteps must be a whole number of at least 0, got ${shown(minKeepSteps)}`);
-  const strategies = strategiesOf(options.strategy);
+  const strategies = options.strategy === undefined && options.summarize !== undefined ? (['summarize'] as StrategyName[]) : strategiesOf(options.strategy);
+  const summarizing = strategies.includes('summarize');
+  if (summarizing && typeof options.summarize !== 'function') throw new UsageError('strategy summarize needs the summarize option: an async function from {system, user} to the summary text');
+  for (const [name, value] of [['summarize', options.summarize], ['summaryTokens', options.summaryTokens], ['summaryInstruction', options.summaryInstruction], ['strict', options.strict]] as const) {
+    if (!summarizing && value !== undefined) throw new UsageError(`${name} only applies with strategy summarize`);
+  }
+  const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
+  if (!Number.isSafeInteger(summaryTokens) || summaryTokens < 1) throw new UsageError(`summaryTokens must be a whole number of at least 1, got ${shown(options.summaryTokens)}`);
+  if (options.summaryInstruction !== undefined && (typeof options.summaryInstruction !== 'string' || options.summaryInstruction.trim() === '')) {
+    throw new UsageError('summaryInstruction must be a non-empty string');
+  }
+  if (options.strict !== undefined && typeof options.strict !== 'boolean') throw new UsageError(`strict must be true or false, got ${shown(options.strict)}`);
   const pruning = strategies.includes('prune');
   if (pruning && minKeepSteps < 1) {
     throw new UsageError('minKeepSteps must be at least 1 with strategy prune: the newest results are the ones the model is about to act on');
@@ -325,6 +362,8 @@ function checkOptions(given: unknown): Checked {
     strategies,
     minTokens: options.minTokens,
     placeholder: options.placeholder,
+    summaryTokens,
+    summaryInstruction: options.summaryInstruction ?? DEFAULT_SUMMARY_INSTRUCTION,
     tools: options.tools === undefined || options.tools === null ? null : schemasText(options.tools),
   };
 }
@@ -459,9 +498,8 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
     }
     return known;
   };
-  return {
-    tokenizer: counter.name,
-    compact<M>(messages: readonly M[]): CompactedMessages<M> {
+  /** One compaction, its summary replies (if any) taken from `answer`. */
+  const compactWith = <M>(messages: readonly M[], answer: ((request: SummaryRequest) => SummaryAnswer) | null): CompactedMessages<M> => {
       if (!Array.isArray(messages)) throw new InputError(`expected an array of messages, found ${messages === null ? 'null' : typeof messages}`, 'messages');
       // Array.from visits holes too (as undefined), so a sparse array is refused like any other non-message.
       const converted = Array.from(messages as readonly unknown[], (m, k) => asJson(m, k));
@@ -479,6 +517,8 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       };
       const normalized = adapter.normalize(input, checked.template);
       memory.nextCall();
+      let summarized: SummarizedConversation | undefined;
+      let output: readonly OutputEntry[] | undefined;
       const settings = { minKeepSteps: checked.minKeepSteps, note: checked.template };
       let plan: Plan;
       let decided = normalized;
@@ -497,13 +537,23 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
           ...(checked.window === null ? {} : { window: checked.window }),
           ...(checked.minTokens === undefined ? {} : { minTokens: checked.minTokens }),
           ...(checked.placeholder === undefined ? {} : { placeholder: checked.placeholder }),
+          ...(answer === null ? {} : { summarize: { instruction: checked.summaryInstruction, summaryTokens: checked.summaryTokens, answer } }),
         };
-        ({ plan, normalized: decided, edits } = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages'));
+        const chain = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages');
+        ({ plan, normalized: decided, edits } = chain);
+        summarized = chain.summarized;
+        output = chain.output;
       }
+      const failure = summarized?.failure;
+      if (options.strict === true && failure !== undefined && failure !== null) throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason}`, 'messages');
+      const extra = summarized === undefined ? {} : { summarized };
       plan = withEstimatedBefore(plan, decided, remembering);
       const forgotten = forgottenOf(normalized, decided, plan);
-      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [] };
-      const out = assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
+      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra };
+      const out =
+        output !== undefined && summarized !== undefined
+          ? assembleEntries(adapter, input, messages, decided, output, summarized, edits, options.createNote as ((text: string) => M) | undefined)
+          : assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
       return {
         messages: out,
         changed: true,
@@ -512,7 +562,20 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
         get forgotten(): readonly LocatedIdentifier[] {
           return forgotten();
         },
+        ...extra,
       };
+  };
+  const summarize = options.summarize;
+  return {
+    tokenizer: counter.name,
+    compact<M>(messages: readonly M[]): CompactedMessages<M> {
+      if (checked.strategies.includes('summarize')) throw new UsageError('strategy summarize awaits a model: use compactAsync (or compactMessages)');
+      return compactWith(messages, null);
+    },
+    async compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>> {
+      if (summarize === undefined || !checked.strategies.includes('summarize')) return compactWith(messages, null);
+      const done = await withReplies((answer) => compactWith(messages, answer), async (request) => ({ text: await summarize({ system: request.system, user: request.user }) }));
+      return done.value;
     },
   };
 }
@@ -533,6 +596,50 @@ function forgottenOf(read: Normalized, decided: Normalized, plan: Plan): () => r
     }).forgotten;
     return found;
   };
+}
+
+/**
+ * The summarized list: the output's messages in order, kept ones as the objects passed in (pruned ones parsed from
+ * the text the format wrote), each summary as the format writes it (or `createNote` of its text).
+ */
+function assembleEntries<M>(
+  adapter: FormatAdapter,
+  input: ConversationInput,
+  messages: readonly M[],
+  normalized: Normalized,
+  output: readonly OutputEntry[],
+  summarized: SummarizedConversation,
+  pruned: ReadonlyMap<number, string>,
+  createNote: ((text: string) => M) | undefined,
+): M[] {
+  if (adapter.finish !== undefined && output.filter((e) => !('input' in e)).length > 0) {
+    throw new InputError(`strategy summarize cannot write ${adapter.name} messages in memory: their lines link to each other; use swc compact`, 'messages');
+  }
+  const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
+  const out: M[] = [];
+  let p = 0;
+  const item = (k: number): void => {
+    const changed = pruned.get(k);
+    out.push(changed === undefined ? (messages[k] as M) : (JSON.parse(changed) as M));
+  };
+  output.forEach((entry, position) => {
+    if ('summary' in entry) {
+      const s = summarized.summaries.find((x) => x.position === position);
+      if (s === undefined) return;
+      out.push(createNote !== undefined ? createNote(s.text) : (makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items }) as M));
+      return;
+    }
+    if ('note' in entry) {
+      out.push(createNote !== undefined ? createNote(entry.note) : (adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }) as M));
+      return;
+    }
+    const items = [...(normalized.itemsOf[entry.input] ?? [])].sort((a, b) => a - b);
+    const first = items[0];
+    if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
+    for (const k of items) item(k);
+  });
+  while (p < pinned.length) item(pinned[p++] as number);
+  return out;
 }
 
 /**
@@ -703,7 +810,7 @@ export function swcPrepareStep(options: CompactorOptions): <M>(step: PrepareStep
     const history = step.messages;
     // Not an array: compact refuses it with its InputError.
     const view = Array.isArray(history) ? views.viewOf(history) : null;
-    const result = (await compactor).compact(view ?? history);
+    const result = await (await compactor).compactAsync(view ?? history);
     const sent = result.changed ? result.messages : view;
     if (sent === null) return undefined;
     views.keep(history, sent);

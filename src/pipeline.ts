@@ -1,11 +1,12 @@
 import { compact, planCompaction, noteTemplate, type Plan } from './core/compact.js';
 import { planPruning, type PrunePlan } from './core/prune.js';
-import { OFFLOADED_META_KEY, offloadedMessage, planOffload, pointerText, safeName, storeKey } from './core/offload.js';
+import { OFFLOADED_META_KEY, isPointerText, offloadedMessage, parsePointer, planOffload, pointerText, quoteReference, safeName, storeKey } from './core/offload.js';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseJson } from './core/json-value.js';
 import { lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
-import { renderMessage } from './core/render.js';
+import { contentOf, renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
 import { InputError } from './errors.js';
 import { FORMATS, findFormat, formatNames, isTellingText } from './formats/registry.js';
@@ -15,6 +16,8 @@ import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from '
 import { forEachLine, isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
+import { isSummaryText, summarizeRounds, type SummaryAnswer, type SummaryRequest, type SummaryTier, type SummaryFailure } from './core/summarize.js';
+import { makeSummaryItem } from './formats/types.js';
 import { compress } from './io/compressed.js';
 import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
@@ -60,24 +63,90 @@ export interface FileOptions {
   readonly minTokens?: number;
   /** Pruning: the placeholder template, `{tool_name}` filled in (default Haystack's). */
   readonly placeholder?: string;
-  /** Offloading: the store's directory (absolute) and the threshold in characters (`OffloadOverChars`). */
-  readonly offload?: { readonly dir: string; readonly over: number };
+  /**
+   * Offloading: the store's directory (absolute) and the threshold in characters (`OffloadOverChars`); `home`, the
+   * folder the transcript is written to (absolute), makes each pointer's reference relative to it, so a transcript
+   * and its store that move together still restore (without it references are absolute).
+   */
+  readonly offload?: { readonly dir: string; readonly over: number; readonly home?: string };
   /** Work out what each compaction forgets (the outcome's `inventory`): dry runs, plans, --json and --stat ask for it. */
   readonly inventory?: boolean;
+  /** Summarizing: the instruction, the summary size planned with, and the reply to each request (see summarize-run.ts). */
+  readonly summarize?: SummarizeSettings;
+}
+
+/** What the summarize step of a chain needs: the decision's settings and a synchronous source of replies. */
+export interface SummarizeSettings {
+  readonly instruction: string;
+  readonly summaryTokens: number;
+  /** The reply to a request; throws to stop the decision until the reply is known (the async driver's replay). */
+  readonly answer: (request: SummaryRequest, counter: TokenCounter) => SummaryAnswer;
+}
+
+/** One message of a summarized conversation's output: an input message, a summary, or the window's note. */
+export type OutputEntry = { readonly input: number } | { readonly summary: number } | { readonly note: string; readonly removed: number; readonly kept: number };
+
+/** A summary the output holds, with what it stands for (for reports, and for measuring what it kept). */
+export interface PlacedSummary {
+  /** Its position among the output's messages. */
+  readonly position: number;
+  /** The summary message's text (`<conversation_summary>` wrapper included). */
+  readonly text: string;
+  /** Haystack's `summarized_messages`: how many messages its round replaced. */
+  readonly summarized: number;
+  readonly tier: SummaryTier;
+  /** The input messages it stands for (also through summaries of earlier rounds it replaced), ascending. */
+  readonly replaced: readonly number[];
+  /** The prompt its round sent. */
+  readonly request: SummaryRequest;
+}
+
+/** What summarizing did to one conversation: every round in order, the summaries the output holds, a failure. */
+export interface SummarizedConversation {
+  readonly rounds: readonly {
+    readonly tier: SummaryTier;
+    readonly request: SummaryRequest;
+    /** The input messages it stands for, ascending. */
+    readonly replaced: readonly number[];
+    /** How many messages of the list it saw it replaced (Haystack's `summarized_messages`). */
+    readonly summarized: number;
+    readonly text: string;
+    readonly tokensBefore: number;
+    readonly tokensAfter: number;
+    /** The prompt's tokens (system and user texts), measured for plans and dry runs only; else null. */
+    readonly promptTokens: number | null;
+  }[];
+  readonly summaries: readonly PlacedSummary[];
+  readonly failure: SummaryFailure | null;
 }
 
 /** A file of the offload store to write before the transcript that points at it. */
 export interface StoreFile {
-  /** Absolute, inside the store directory. */
+  /** Absolute, inside the store directory; named by its content, so one already there with these bytes is this file. */
   readonly path: string;
   readonly content: string;
+}
+
+/** What a store record (`NAME.{hash}.swc.json` beside the result `NAME`) says. */
+export interface StoreRecord {
+  readonly swc: 'offload-record';
+  readonly version: 2;
+  /** The format and the options that found the conversation, so `swc restore` finds it again without them. */
+  readonly format: string;
+  readonly conversationKey?: string;
+  readonly conversationPath?: string;
+  /** The conversation in the file (`the lines`, `line 3`, `record 2`) and the result's message in it. */
+  readonly where: string;
+  readonly message: number;
+  /** The items offloading replaced for this result: as they were read and as they were written. */
+  readonly items: readonly { readonly item: number; readonly raw: string; readonly written: string }[];
 }
 
 /**
  * The strategies a run can chain: the sliding window (`SlidingWindowCompactor`), tool-result pruning
  * (`ToolResultPruningCompactor`) and offloading (`ToolResultOffloadHook` with a file-system store).
  */
-export const STRATEGIES = ['window', 'prune', 'offload'] as const;
+export const STRATEGIES = ['window', 'prune', 'offload', 'summarize'] as const;
 export type StrategyName = (typeof STRATEGIES)[number];
 
 /**
@@ -117,6 +186,10 @@ export interface ConversationResult {
    * and the later ones, checking the trigger again, left it there.
    */
   readonly leftBelowTrigger?: boolean;
+  /** With summarize in the chain: its rounds, the summaries written, a failed round. */
+  readonly summarized?: SummarizedConversation;
+  /** With summarize in the chain: the output's messages in order (the plan's `kept` are the input ones among them). */
+  readonly output?: readonly OutputEntry[];
 }
 
 /** One message whose tool results were pruned, in the file's own item positions. */
@@ -261,9 +334,11 @@ export function writeSlot(
   plan: Plan,
   pruned?: ReadonlyMap<number, string>,
   finals?: Map<number, string>,
+  output?: { readonly entries: readonly OutputEntry[]; readonly summaries: readonly PlacedSummary[] },
 ): string {
   // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
   const raws = pruned === undefined || pruned.size === 0 ? slot.raws : slot.raws.map((raw, k) => pruned.get(k) ?? raw);
+  if (output !== undefined) return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
   const keep = new Set<number>(normalized.pinned ?? []);
   for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
   const order = [...keep].sort((a, b) => a - b);
@@ -294,6 +369,70 @@ export function writeSlot(
 }
 
 /**
+ * Writes a summarized slot: its output messages in order (kept items as they were, each summary and note as the
+ * format writes them), items that belong to no message where they were.
+ */
+function writeEntries(
+  slot: Slot,
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  raws: readonly string[],
+  entries: readonly OutputEntry[],
+  summaries: readonly PlacedSummary[],
+  finals?: Map<number, string>,
+): string {
+  const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
+  const valueOf = (entry: OutputEntry, position: number): unknown => {
+    if ('summary' in entry) {
+      const s = summaries.find((x) => x.position === position) as PlacedSummary;
+      return makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: slot.items });
+    }
+    if ('note' in entry) return adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: slot.items });
+    return null;
+  };
+  const inserted = entries.filter((e) => !('input' in e)).length;
+  let edited: ReadonlyMap<number, string> | undefined;
+  let finished: unknown;
+  if (adapter.finish !== undefined && inserted > 0) {
+    // Formats whose items link to each other chain one new message in; more than one they cannot place.
+    if (inserted > 1) throw new InputError(`--strategy summarize writes at most one new message per conversation in ${adapter.name} files; this one needs ${inserted}`, slot.where ?? '');
+    const at = entries.findIndex((e) => !('input' in e));
+    const order = entries.flatMap((e) => ('input' in e ? [...(normalized.itemsOf[e.input] ?? [])] : [])).concat(pinned).sort((a, b) => a - b);
+    const next = entries.slice(at + 1).find((e): e is { input: number } => 'input' in e && (normalized.itemsOf[e.input]?.length ?? 0) > 0);
+    const noteBefore = next === undefined ? Infinity : Math.min(...(normalized.itemsOf[next.input] ?? []));
+    const note = valueOf(entries[at] as OutputEntry, at);
+    const done = adapter.finish({ items: slot.items, raws, kept: order, noteBefore, note });
+    finished = done.note ?? note;
+    edited = done.raws;
+  }
+  const parts: string[] = [];
+  let p = 0;
+  const item = (k: number): void => {
+    const text = edited?.get(k) ?? (raws[k] as string);
+    if (finals?.has(k) === true) finals.set(k, text);
+    parts.push(text);
+  };
+  const firstItem = (messages: readonly number[]): number => Math.min(...messages.flatMap((m) => [...(normalized.itemsOf[m] ?? [])]), Infinity);
+  entries.forEach((entry, position) => {
+    if (!('input' in entry)) {
+      // Items of no message that stood before what the summary replaced stay before it.
+      const s = 'summary' in entry ? summaries.find((x) => x.position === position) : undefined;
+      const next = entries.slice(position + 1).find((e): e is { input: number } => 'input' in e);
+      const bound = s !== undefined ? firstItem(s.replaced) : next !== undefined ? firstItem([next.input]) : Infinity;
+      while (p < pinned.length && (pinned[p] as number) < bound) item(pinned[p++] as number);
+      parts.push(slot.writeItem(finished ?? valueOf(entry, position)));
+      return;
+    }
+    const items = [...(normalized.itemsOf[entry.input] ?? [])].sort((a, b) => a - b);
+    const first = items[0];
+    if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
+    for (const k of items) item(k);
+  });
+  while (p < pinned.length) item(pinned[p++] as number);
+  return slot.write(parts);
+}
+
+/**
  * The bytes to write for a result. An unchanged file held as lines is written as the bytes it was read from, so its
  * text is never built (a JSONL file can be larger than one JavaScript string).
  */
@@ -316,7 +455,8 @@ export interface RunOptions extends Omit<FileOptions, 'counter'> {
 export interface FileCompactor {
   /** The tokenizer's name, as outputs show it. */
   readonly tokenizer: string;
-  compact(source: SourceText): FileResult;
+  /** @param file where the result is written (its folder, absolute), which offloading's pointers are relative to */
+  compact(source: SourceText, file?: { readonly home?: string }): FileResult;
 }
 
 /**
@@ -325,7 +465,11 @@ export interface FileCompactor {
  */
 export async function createFileCompactor(options: RunOptions): Promise<FileCompactor> {
   const counter = await createCounter(options.tokenizer, options.counterOptions);
-  return { tokenizer: counter.name, compact: (source) => compactSource(source, { ...options, counter }) };
+  return {
+    tokenizer: counter.name,
+    compact: (source, file) =>
+      compactSource(source, { ...options, counter, ...(options.offload !== undefined && file?.home !== undefined ? { offload: { ...options.offload, home: file.home } } : {}) }),
+  };
 }
 
 /**
@@ -337,7 +481,7 @@ export async function createFileCompactor(options: RunOptions): Promise<FileComp
 export function compactSource(source: SourceText, options: FileOptions): FileResult {
   const template = noteTemplate(options.note);
   const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
-  const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) };
+  const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) || isSummaryText(text) };
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
@@ -391,7 +535,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
     conversations.push(
       withOutcome(
-        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), original: read.messages },
+        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), ...summarizedOf(decided), original: read.messages },
         outcomeSettings,
       ),
     );
@@ -399,8 +543,9 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
       for (const [item, raw] of offloadEdits) edits.set(item, raw);
       const finals = new Map<number, string>();
       for (const item of offloadEdits.keys()) finals.set(item, '');
-      replacements.set(slot, writeSlot(slot, adapter, normalized, plan, edits, finals));
-      stored.push(...storeFiles(slot, offloads, offloaded, offloadEdits, finals));
+      const output = decided.output !== undefined && decided.summarized !== undefined ? { entries: decided.output, summaries: decided.summarized.summaries } : undefined;
+      replacements.set(slot, writeSlot(slot, adapter, normalized, plan, edits, finals, output));
+      stored.push(...storeFiles(slot, adapter, offloads, offloaded, offloadEdits, finals, options));
     }
   }
   const changed = replacements.size > 0;
@@ -441,10 +586,21 @@ interface Decided {
   readonly messages: Message[];
   /** A chain with thresholds whose later strategy found the conversation below the trigger, as an earlier one left it. */
   readonly leftBelowTrigger?: boolean;
+  /** With summarize in the chain: what it did, and the output's messages in order when it changed the conversation. */
+  readonly summarized?: SummarizedConversation;
+  readonly output?: readonly OutputEntry[];
+}
+
+/** The summarize fields of a conversation's result, present only when summarize was in its chain. */
+function summarizedOf(decided: Decided): Pick<ConversationResult, 'summarized' | 'output'> {
+  return {
+    ...(decided.summarized !== undefined ? { summarized: decided.summarized } : {}),
+    ...(decided.output !== undefined ? { output: decided.output } : {}),
+  };
 }
 
 /** What a chain of strategies reads of a file's settings. */
-type ChainOptions = Pick<FileOptions, 'target' | 'minKeepSteps' | 'counter' | 'exhaustive' | 'window' | 'minTokens' | 'placeholder' | 'offload'>;
+type ChainOptions = Pick<FileOptions, 'target' | 'minKeepSteps' | 'counter' | 'exhaustive' | 'window' | 'minTokens' | 'placeholder' | 'offload' | 'summarize'>;
 
 /**
  * A conversation decided by a chain of strategies without offloading (which writes files), for the in-memory
@@ -463,7 +619,7 @@ export function decideChain(
   strategies: readonly StrategyName[],
   tools: string | null,
   where: string,
-): { plan: Plan; normalized: Normalized; edits: Map<number, string> } {
+): { plan: Plan; normalized: Normalized; edits: Map<number, string>; summarized?: SummarizedConversation; output?: readonly OutputEntry[] } {
   if (strategies.includes('offload')) throw new RangeError('offloading writes files: it has no in-memory chain');
   const decided = planChain(read.messages, options, template, strategies, null, tools);
   const pruned = prunedItems(decided.pruning, read, decided.plan);
@@ -471,7 +627,12 @@ export function decideChain(
     throw new InputError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`, where);
   }
   const normalized: Normalized = decided.pruning.length === 0 ? read : { ...read, messages: decided.messages };
-  return { plan: decided.plan, normalized, edits: decided.plan.changed ? prunedRaws(raws, adapter, read, pruned, decided.pruning) : new Map() };
+  return {
+    plan: decided.plan,
+    normalized,
+    edits: decided.plan.changed ? prunedRaws(raws, adapter, read, pruned, decided.pruning) : new Map(),
+    ...summarizedOf(decided),
+  };
 }
 
 /** One strategy's result in a chain: the pruning made, with message indices in the input conversation. */
@@ -519,6 +680,9 @@ function planChain(
   let tokensBeforeExact = true;
   let tokensAfter = 0;
   const measureAll = (list: readonly Message[]): number => (list.length === 0 ? 0 : counter.measure(list.map(renderMessage)));
+  // Summarizing: what it did, and the messages the chain made (summaries, the window's note) by identity.
+  let summarizing: SummarizedConversation | null = null;
+  const inserted = new Map<Message, { summary: number } | { note: string; removed: number; kept: number }>();
   for (const strategy of strategies) {
     if (strategy === 'offload') {
       if (options.offload === undefined || referenceOf === null) throw new RangeError('offloading needs a store directory');
@@ -565,6 +729,41 @@ function planChain(
         if (at !== null && at !== undefined) final[at] = p.messages[r.index] as Message;
       }
       current = p.messages;
+    } else if (strategy === 'summarize') {
+      if (options.summarize === undefined) throw new RangeError('summarizing needs a source of summaries');
+      if (summarizing !== null) throw new RangeError('summarize can be applied once in a chain');
+      const size = measureAll(current);
+      const under = gate !== null && size <= gate;
+      reached ||= !under;
+      lastSkipped = under;
+      tokensBefore ??= size;
+      tokensAfter = size;
+      if (under) continue;
+      const settings = options.summarize;
+      const result = summarizeRounds(current, counter, { target, minKeepSteps: options.minKeepSteps, summaryTokens: settings.summaryTokens, instruction: settings.instruction }, (request) => settings.answer(request, counter));
+      const seen = origin;
+      const inputsOf = (indices: readonly number[]): number[] => indices.flatMap((i) => (seen[i] === null || seen[i] === undefined ? [] : [seen[i] as number])).sort((a, b) => a - b);
+      summarizing = {
+        rounds: result.rounds.map((r) => ({
+          tier: r.tier,
+          request: r.request,
+          replaced: inputsOf(r.replaced),
+          summarized: r.summarized,
+          text: r.text,
+          tokensBefore: r.tokensBefore,
+          tokensAfter: r.tokensAfter,
+          promptTokens: options.exhaustive === true ? counter.measure([{ text: r.request.system, images: 0, files: 0 }, { text: r.request.user, images: 0, files: 0 }]) : null,
+        })),
+        summaries: [],
+        failure: result.failure,
+      };
+      if (!result.changed) continue;
+      result.origin.forEach((o, k) => {
+        if ('summary' in o) inserted.set(result.messages[k] as Message, { summary: o.summary });
+      });
+      origin = result.origin.map((o) => ('input' in o ? (seen[o.input] ?? null) : null));
+      current = result.messages;
+      tokensAfter = result.tokensAfter;
     } else {
       if (windowPlan !== null) throw new RangeError('the sliding window can be applied once in a chain');
       const below = gate === null ? null : planCompaction(current, counter, { ...windowSettings, target: gate });
@@ -579,6 +778,9 @@ function planChain(
       tokensAfter = windowPlan.tokensAfter;
       if (!windowPlan.changed) continue;
       const out = compact(current, counter, { ...windowSettings, target }) as Message[];
+      if (windowPlan.noteIndex !== null && windowPlan.noteText !== null) {
+        inserted.set(out[windowPlan.noteIndex] as Message, { note: windowPlan.noteText, removed: windowPlan.removedCount, kept: windowPlan.keptCount });
+      }
       const keptOrigin = windowPlan.kept.map((i) => origin[i] ?? null);
       if (windowPlan.noteIndex !== null) keptOrigin.splice(windowPlan.noteIndex, 0, null);
       origin = keptOrigin;
@@ -593,7 +795,7 @@ function planChain(
   const changed = base.changed || pruned;
   // Below the trigger, the conversation is measured against it, as the window alone does.
   const planned = reached ? target : (gate as number);
-  const after = pruned || windowPlan !== null ? tokensAfter : base.tokensAfter;
+  const after = pruned || windowPlan !== null || summarizing !== null ? tokensAfter : base.tokensAfter;
   const plan: Plan = {
     ...base,
     changed,
@@ -603,7 +805,42 @@ function planChain(
     tokensAfter: after,
     targetMet: after <= planned,
   };
-  return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: reached && lastSkipped && !plan.targetMet };
+  const left = reached && lastSkipped && !plan.targetMet;
+  if (summarizing === null) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left };
+  const done: SummarizedConversation = summarizing;
+  if (!done.rounds.length || !current.some((m) => inserted.has(m))) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, summarized: done };
+  // The output is the chain's last list: input messages, the summaries and a note the chain made.
+  const output: OutputEntry[] = current.map((m, k) => {
+    const at = origin[k];
+    if (at !== null && at !== undefined) return { input: at };
+    return inserted.get(m) ?? { note: '', removed: 0, kept: 0 };
+  });
+  const summaries: PlacedSummary[] = output.flatMap((e, position) => {
+    if (!('summary' in e)) return [];
+    const r = done.rounds[e.summary] as SummarizedConversation['rounds'][number];
+    return [{ position, text: r.text, summarized: r.summarized, tier: r.tier, replaced: r.replaced, request: r.request }];
+  });
+  const keptSet = new Set(output.flatMap((e) => ('input' in e ? [e.input] : [])));
+  const kept = final.map((_, i) => i).filter((i) => keptSet.has(i));
+  const removed = final.map((_, i) => i).filter((i) => !keptSet.has(i));
+  const weight = (list: readonly number[]): number => list.reduce((a, i) => a + ((final[i] as Message).weight ?? 1), 0);
+  const summarizedPlan: Plan = {
+    ...plan,
+    changed: true,
+    unchanged: null,
+    kept,
+    removed,
+    removedCount: weight(removed),
+    keptCount: weight(kept),
+    noteIndex: null,
+    noteText: null,
+    // Groups in input terms (a window after summarize planned on the summarized list).
+    groups: (windowPlan === null ? base : planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive })).groups.map((g) => ({
+      ...g,
+      kept: g.indices.every((i) => keptSet.has(i)),
+    })),
+  };
+  return { plan: summarizedPlan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, summarized: { ...done, summaries }, output };
 }
 
 /** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */
@@ -615,12 +852,23 @@ interface ChainOffload {
   readonly tokensAfter: number;
 }
 
-/** Gives an offloaded result its store reference: an absolute path inside the store directory. */
-type ReferenceMaker = (message: number, candidate: { step: number; tool: string; result: number }) => string;
+/** Gives an offloaded result its store reference: its file in the store, relative to the transcript's folder. */
+type ReferenceMaker = (message: number, candidate: { step: number; tool: string; result: number; text: string }) => string;
+
+/** The short hash in a store name: the first 16 hex digits of the SHA-256 of the bytes the file holds. */
+export function storeHash(content: string): string {
+  return createHash('sha256').update(content, 'utf8').digest('hex').slice(0, 16);
+}
+
+/** The store file a reference names: relative references are relative to the transcript's folder. */
+function storePath(reference: string, offload: NonNullable<FileOptions['offload']>): string {
+  return offload.home === undefined ? path.resolve(reference) : path.resolve(offload.home, reference);
+}
 
 /**
- * The store references of a conversation's results: `DIR/FOLDER/{step}_{tool}_{call id}.txt`, FOLDER being the input
- * file's path (and the record, in a file of several conversations), made safe so it stays under DIR.
+ * The store references of a conversation's results: `DIR/FOLDER/{step}_{tool}_{call id}-{hash}.txt`, FOLDER being the
+ * input file's path (and the record, in a file of several conversations), made safe so it stays under DIR; written
+ * relative to the transcript's folder when it is known.
  */
 function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, normalized: Normalized, offload: FileOptions['offload']): ReferenceMaker | null {
   if (offload === undefined) return null;
@@ -632,13 +880,10 @@ function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, 
     const items = new Set(normalized.itemsOf[message] ?? []);
     return (pairing?.results ?? []).filter((r) => items.has(r.item)).map((r) => r.id);
   };
-  const used = new Set<string>();
   return (message, c) => {
-    let key = storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result);
-    // Two results of one name (an id used twice) get distinct files: the later one a numbered key.
-    for (let n = 2; used.has(key); n++) key = storeKey(c.step, c.tool, `${idsOf(message)[c.result] ?? `call${c.result}`}-${n}`, c.result);
-    used.add(key);
-    return path.join(folder, key);
+    // Named by its bytes too: two results of one name hold other bytes (another name) or the same (one file).
+    const file = path.join(folder, storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result, storeHash(c.text)));
+    return offload.home === undefined ? file : path.relative(offload.home, file);
   };
 }
 
@@ -705,27 +950,55 @@ function offloadRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized,
 }
 
 /**
- * The store files of a slot's offloaded results: each result's text as `REF`, and beside it `REF.swc.json` holding
- * the item as it was and as it was written, so `swc restore` can put the item back byte for byte.
+ * The store files of a slot's offloaded results: each result's text as `NAME`, and beside it its record
+ * `NAME.{hash}.swc.json` (a `StoreRecord`: the items as they were and as they were written, and where they live), so
+ * `swc restore` can put them back byte for byte. Both are named by their bytes: a record differs per conversation,
+ * the result's text may be shared.
  */
-function storeFiles(slot: Slot, offloads: readonly ChainOffload[], offloaded: readonly PrunedItems[], edits: ReadonlyMap<number, string>, finals: ReadonlyMap<number, string>): StoreFile[] {
+function storeFiles(
+  slot: Slot,
+  adapter: FormatAdapter,
+  offloads: readonly ChainOffload[],
+  offloaded: readonly PrunedItems[],
+  edits: ReadonlyMap<number, string>,
+  finals: ReadonlyMap<number, string>,
+  options: FileOptions,
+): StoreFile[] {
   const out: StoreFile[] = [];
+  if (options.offload === undefined) return out;
   const held = new Set(offloaded.map((o) => o.message));
+  const seen = new Set<string>();
+  const add = (file: StoreFile): void => {
+    if (seen.has(file.path)) return;
+    seen.add(file.path);
+    out.push(file);
+  };
   for (const o of offloads) {
     if (!held.has(o.message)) continue;
     const item = offloaded.find((x) => x.message === o.message) as PrunedItems;
     for (const r of o.results.values()) {
-      out.push({ path: r.reference, content: r.original });
+      const file = storePath(r.reference, options.offload);
+      add({ path: file, content: r.original });
       // The items of the message this result's pointer sits in, as read and as written.
+      const pointer = JSON.stringify(quoteReference(r.reference)).slice(1, -1);
       const items: { item: number; raw: string; written: string }[] = [];
       for (let k = item.start; k < item.end; k++) {
         if (!edits.has(k)) continue;
         const written = finals.get(k);
-        if (written !== undefined && written !== '' && (edits.get(k) as string).includes(JSON.stringify(r.reference).slice(1, -1))) {
-          items.push({ item: k, raw: slot.raws[k] as string, written });
-        }
+        if (written !== undefined && written !== '' && (edits.get(k) as string).includes(pointer)) items.push({ item: k, raw: slot.raws[k] as string, written });
       }
-      out.push({ path: `${r.reference}.swc.json`, content: `${JSON.stringify({ items })}\n` });
+      const record: StoreRecord = {
+        swc: 'offload-record',
+        version: 2,
+        format: adapter.name,
+        ...(options.conversationKey !== undefined ? { conversationKey: options.conversationKey } : {}),
+        ...(options.conversationPath !== undefined ? { conversationPath: options.conversationPath } : {}),
+        where: slot.where,
+        message: o.message,
+        items,
+      };
+      const content = `${JSON.stringify(record)}\n`;
+      add({ path: `${file}.${storeHash(content)}.swc.json`, content });
     }
   }
   return out;
@@ -1006,23 +1279,56 @@ export interface RestoreResult {
   readonly changed: boolean;
 }
 
-const POINTER = /Tool result offloaded to '((?:[^'\\]|\\.)*?)' \(/g;
+/** A store record file beside a result, as read. */
+export interface StoreRecordFile {
+  /** Its path, as errors name it. */
+  readonly path: string;
+  readonly text: string;
+}
 
-/** The entry of a store record written as `written`, or undefined (also for a record that is not swc's). */
-function recordEntry(record: string, written: string): { raw: string; written: string } | undefined {
-  let items: unknown;
+/** How restoring reaches the store: the pipeline never reads the disk itself. */
+export interface StoreReader {
+  /**
+   * The result file a pointer's reference names, inside a store (relative references are relative to the
+   * transcript's folder), or why it is refused (outside the store, in no store).
+   */
+  locate(reference: string): { readonly file: string } | { readonly refused: string };
+  /** The records beside a located result file (none when there are none, or they may not be read). */
+  records(file: string): readonly StoreRecordFile[];
+}
+
+/** Settings of one restore. */
+export interface RestoreOptions {
+  readonly store: StoreReader;
+  /** The format, and where conversations are: by default what the store's records say (else as compact finds them). */
+  readonly format?: string | undefined;
+  readonly conversationKey?: string | undefined;
+  readonly conversationPath?: string | undefined;
+}
+
+/** A record's entries that a message's items hold exactly as written, or undefined (also for a record not swc's). */
+function recordEntries(text: string, raws: readonly string[], items: readonly number[]): { item: number; raw: string }[] | undefined {
+  let entries: unknown;
   try {
-    items = (JSON.parse(record) as { items?: unknown } | null)?.items;
+    entries = (JSON.parse(text) as { items?: unknown } | null)?.items;
   } catch {
     return undefined;
   }
-  if (!Array.isArray(items)) return undefined;
-  return (items as unknown[]).find((e): e is { raw: string; written: string } => isRecord(e) && e.written === written && typeof e.raw === 'string');
+  if (!Array.isArray(entries) || entries.length === 0) return undefined;
+  const out: { item: number; raw: string }[] = [];
+  // Matched by what was written, not by position: a later window run may have moved the items.
+  for (const e of entries as unknown[]) {
+    if (!isRecord(e) || typeof e.raw !== 'string' || typeof e.written !== 'string') return undefined;
+    const k = items.find((i) => raws[i] === e.written);
+    if (k === undefined) return undefined;
+    out.push({ item: k, raw: e.raw });
+  }
+  return out;
 }
 
-/** Whether a text is one JSON value (and, for a line of JSONL, holds no line break). */
+/** Whether a text is one JSON value (and, for a line of JSONL, holds no line break but the `\r` of a CRLF ending). */
 function isOneJsonValue(text: string, line: boolean): boolean {
-  if (line && /[\r\n]/.test(text)) return false;
+  if (line && /[\r\n]/.test(text.endsWith('\r') ? text.slice(0, -1) : text)) return false;
   try {
     JSON.parse(text);
     return true;
@@ -1031,48 +1337,137 @@ function isOneJsonValue(text: string, line: boolean): boolean {
   }
 }
 
+const POINTER_IN_JSON = "Tool result offloaded to '";
+
+/** The references of the pointers a file's JSON text holds in its strings, wherever they are (found without parsing). */
+function pointerReferences(text: string, limit: number): string[] {
+  const out: string[] = [];
+  for (let at = text.indexOf(POINTER_IN_JSON); at !== -1 && out.length < limit; at = text.indexOf(POINTER_IN_JSON, at + 1)) {
+    // The JSON string goes on to the first quote no backslash escapes.
+    let end = at;
+    while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+    let decoded: string;
+    try {
+      decoded = JSON.parse(`"${text.slice(at, end)}"`) as string;
+    } catch {
+      continue;
+    }
+    const pointer = parsePointer(decoded);
+    if (pointer !== null) out.push(pointer.reference);
+  }
+  return out;
+}
+
+/** Where the store's records say this file's conversations are, from the first record that says it. */
+function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<StoreRecord, 'format' | 'conversationKey' | 'conversationPath'>> {
+  const text = source.text;
+  for (const reference of pointerReferences(text, 16)) {
+    const located = store.locate(reference);
+    if (!('file' in located)) continue;
+    for (const record of store.records(located.file)) {
+      let parsed: Partial<StoreRecord> | null;
+      try {
+        parsed = JSON.parse(record.text) as Partial<StoreRecord> | null;
+      } catch {
+        continue;
+      }
+      if (parsed?.swc !== 'offload-record' || typeof parsed.format !== 'string') continue;
+      // Only a record of this file counts (a pointer quoted from another transcript leads to that one's records).
+      const written = Array.isArray(parsed.items) ? (parsed.items[0] as { written?: unknown } | undefined)?.written : undefined;
+      if (typeof written !== 'string' || !text.includes(written)) continue;
+      return {
+        format: parsed.format,
+        ...(typeof parsed.conversationKey === 'string' ? { conversationKey: parsed.conversationKey } : {}),
+        ...(typeof parsed.conversationPath === 'string' ? { conversationPath: parsed.conversationPath } : {}),
+      };
+    }
+  }
+  return {};
+}
+
 /**
- * Puts offloaded results back: every item holding a pointer into the store becomes, byte for byte, the item it was
- * before offloading, as the store's `REF.swc.json` recorded it, when the item is still exactly as offloading wrote it.
- * @param source the decoded transcript
- * @param dir the store directory (absolute): references outside it are never read
- * @param read reads a store file, or gives null when there is none
- * @throws InputError for a pointer into the store whose record is missing or does not match the item
+ * A store reader for `restoreSource(source, dir, read)`: references inside `dir` (relative ones relative to it), and
+ * the record `REF.swc.json` beside each, read with `read`, as stores before hashed records named them.
  */
-export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult {
-  const layout = readLayout(source);
+function readerOf(dir: string, read: (file: string) => string | null): StoreReader {
+  return {
+    locate(reference) {
+      const file = path.resolve(dir, reference);
+      const rel = path.relative(dir, file);
+      return rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel) ? { refused: `which is outside the offload store ${dir}` } : { file };
+    },
+    records(file) {
+      const text = read(`${file}.swc.json`);
+      return text === null ? [] : [{ path: `${file}.swc.json`, text }];
+    },
+  };
+}
+
+/**
+ * Puts offloaded results back: every tool result that is a pointer (as offloading writes them; a pointer quoted in
+ * other text is no candidate) has its message's items become, byte for byte, the items they were before offloading,
+ * as the result's record in the store holds them, when the items are still exactly as offloading wrote them. All or
+ * nothing: a pointer that cannot be put back fails the file, naming it.
+ * @param source the decoded transcript
+ * @param options how the store is reached, and where the conversations are
+ * @throws InputError for a pointer outside the store, or whose record is missing or does not match its items
+ */
+export function restoreSource(source: SourceText, options: RestoreOptions): RestoreResult;
+/**
+ * The earlier form: the store directory (absolute) and a reader of its files; reads records named `REF.swc.json`.
+ * @deprecated pass `RestoreOptions` with a `StoreReader`, which finds the hashed records of today's stores
+ */
+export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult;
+export function restoreSource(source: SourceText, settings: RestoreOptions | string, read?: (file: string) => string | null): RestoreResult {
+  const options: RestoreOptions = typeof settings === 'string' ? { store: readerOf(settings, read ?? (() => null)) } : settings;
+  const named = options.format !== undefined && options.format !== 'auto' ? options.format : undefined;
+  const given = named !== undefined || options.conversationKey !== undefined || options.conversationPath !== undefined;
+  const recorded = given ? {} : recordedLayout(source, options.store);
+  // The recorded format is not forced: detection finds it again, and a file of records may mix formats.
+  const format = named;
+  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey ?? recorded.conversationKey, conversationPath: options.conversationPath ?? recorded.conversationPath });
   const replacements = new Map<Slot, string>();
   let restored = 0;
-  for (const slot of layout.slots) {
+  for (const { slot, adapter } of slotsWithAdapters(layout, format, source.file, [])) {
+    const normalized = normalizeSlot(source, slot, adapter, null);
     const parts = slot.raws.slice();
-    let changed = false;
-    slot.raws.forEach((raw, k) => {
-      for (const m of raw.matchAll(POINTER)) {
-        let reference: string;
-        try {
-          reference = JSON.parse(`"${m[1] ?? ''}"`) as string;
-        } catch {
-          continue;
+    const put = new Set<number>();
+    normalized.messages.forEach((message, m) => {
+      if (message.role !== 'tool') return;
+      const items = normalized.itemsOf[m] ?? [];
+      const at = `${slot.where}: item ${items[0] ?? m}`;
+      contentOf(message).results.forEach((r) => {
+        if (!isPointerText(r.text)) return;
+        const pointer = parsePointer(r.text);
+        if (pointer === null) throw new InputError(`${at} holds a pointer whose reference cannot be read (was it edited?); nothing was restored`, source.file);
+        const { reference } = pointer;
+        const located = options.store.locate(reference);
+        if ('refused' in located) throw new InputError(`${at} points at ${reference}, ${located.refused}; nothing was restored`, source.file);
+        const records = options.store.records(located.file);
+        if (records.length === 0) throw new InputError(`${at} points at ${reference}, but the store has no record of it (${located.file}.*.swc.json); nothing was restored`, source.file);
+        let entries: { item: number; raw: string }[] | undefined;
+        let from = '';
+        for (const record of records) {
+          entries = recordEntries(record.text, slot.raws, items);
+          from = record.path;
+          if (entries !== undefined) break;
         }
-        const resolved = path.resolve(dir, reference);
-        const rel = path.relative(dir, resolved);
-        if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
-        const record = read(`${resolved}.swc.json`);
-        if (record === null) throw new InputError(`${slot.where}: item ${k} points at ${reference}, but the store has no record of it (${resolved}.swc.json)`, source.file);
-        const entry = recordEntry(record, raw);
-        if (entry === undefined) throw new InputError(`${slot.where}: item ${k} changed since ${reference} was offloaded, so it cannot be put back`, source.file);
+        if (entries === undefined) throw new InputError(`${at} changed since ${reference} was offloaded, so it cannot be put back; nothing was restored`, source.file);
         // A record is trusted only as far as it can be checked: what it puts back must be one JSON value (one line in
         // a JSONL file), as every item offloading replaced was.
-        if (!isOneJsonValue(entry.raw, isLineSource(source))) {
-          throw new InputError(`${slot.where}: the store's record ${resolved}.swc.json does not hold a valid item to put back (was it edited?); nothing was restored`, source.file);
+        for (const e of entries) {
+          if (!isOneJsonValue(e.raw, isLineSource(source))) {
+            throw new InputError(`${slot.where}: the store's record ${from} does not hold a valid item to put back (was it edited?); nothing was restored`, source.file);
+          }
+          parts[e.item] = e.raw;
+          put.add(e.item);
         }
-        parts[k] = entry.raw;
-        changed = true;
-        restored++;
-        break;
-      }
+      });
     });
-    if (changed) replacements.set(slot, slot.write(parts));
+    if (put.size > 0) {
+      replacements.set(slot, slot.write(parts));
+      restored += put.size;
+    }
   }
   const changed = replacements.size > 0;
   return { output: changed ? rebuild(layout, replacements) : source.text, restored, changed };

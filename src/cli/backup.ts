@@ -52,7 +52,7 @@ export class BackupDir {
    */
   async keep(file: InputFile, identity: FileIdentity): Promise<string> {
     const rel = path.relative(this.base, file.absolute);
-    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to back it up outside the --backup-dir', file.display);
+    if (rel === '' || !isInside(this.base, file.absolute)) throw new InputError('is outside the base directory; refusing to back it up outside the --backup-dir', file.display);
     const dest = path.join(this.root, rel);
     if (!isInside(this.root, dest) || dest === this.root) throw new InputError('its backup would land outside the --backup-dir; refusing', file.display);
     const realDir = await this.folders.ensure(path.dirname(dest), file.display);

@@ -6,7 +6,7 @@ import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
-import { expandInputs, isInside, isPattern, unreadableFolderError, type InputFile } from '../io/expand.js';
+import { expandInputs, isInside, isPattern, skippedStoreLine, unreadableFolderError, type Expansion, type InputFile } from '../io/expand.js';
 import { BackupDir } from './backup.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
@@ -18,7 +18,9 @@ import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
 import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { offloadStore, writeStore } from './offload.js';
-import { compactorFor, processFile, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
+import { addUsage, createSummarizingCompactor, NO_USAGE, usageLine, type SummarizingCompactor } from '../summarize-run.js';
+import { summarySourceFor } from './summary-source.js';
+import { compactorFor, processFile, processFileAsync, runOptionsFor, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
 
 /**
  * `swc compact` over many files: expand the inputs, keep this shard's files, compact them in worker threads,
@@ -236,7 +238,7 @@ class OutDir {
    */
   async destination(file: InputFile, bytes: Uint8Array): Promise<Destination | null> {
     const rel = path.relative(this.base, file.absolute);
-    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
+    if (rel === '' || !isInside(this.base, file.absolute)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
     const dest = path.join(this.root, rel);
     if (!isInside(this.root, dest) || dest === this.root) throw new InputError('would land outside the out-dir; refusing', file.display);
     const realDir = await this.folders.ensure(path.dirname(dest), file.display);
@@ -280,6 +282,8 @@ function inodeKey(stat: { dev: number; ino: number }): string {
 /** Files to process and how to get each one's result. */
 interface Work {
   readonly files: readonly InputFile[];
+  /** The offload stores the search left out. */
+  readonly skippedStores?: Expansion['skippedStores'];
   /** How many files the inputs gave before sharding. */
   readonly total: number;
   readonly base: string;
@@ -308,7 +312,7 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   const files = reportPath.exclude === null ? expansion.files : expansion.files.filter((f) => f.real !== reportPath.exclude);
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
-  return { files: mine, total: files.length, base, report: reportPath.file };
+  return { files: mine, total: files.length, base, report: reportPath.file, skippedStores: expansion.skippedStores };
 }
 
 /** An --out-dir that is itself one of the input directories would put every result over its input: --in-place is that. */
@@ -369,6 +373,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const started = performance.now();
   const single = await isSingleFile(settings, io);
   const work = await findWork(settings, io);
+  if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store, io.cwd));
   const json = reportTarget(settings, work.report);
   const mode = modeOf(settings);
   const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
@@ -385,7 +390,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,
-    offload: store,
+    offload: store === undefined ? undefined : { ...store, cwd: io.cwd, ...(outDir !== null ? { outDir: { root: outDir.root, base: work.base } } : {}) },
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
@@ -405,7 +410,11 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
 
   const files = work.files;
   const stdin = files[0]?.absolute === '-';
-  const workers = stdin ? 0 : Math.min(settings.jobs, files.length);
+  // Summarize runs in this thread: its files wait on the model, and their calls share one limiter (--concurrency).
+  const summary = await summarySourceFor(settings, io, io.summarizer);
+  const summarizing: SummarizingCompactor | null = summary === null ? null : await createSummarizingCompactor(runOptionsFor(jobSettings), summary);
+  let usage = NO_USAGE;
+  const workers = stdin || summarizing !== null ? 0 : Math.min(settings.jobs, files.length);
   const pool = workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
   let compactor: FileCompactor | null = stdin ? await compactorFor(jobSettings) : null;
   const inThisThread = async (): Promise<FileCompactor> => (compactor ??= await compactorFor(jobSettings));
@@ -414,6 +423,15 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
 
   const runJob = async (index: number): Promise<JobResult> => {
     const file = files[index] as InputFile;
+    if (summarizing !== null) {
+      const job: Job = file.absolute === '-' ? { index, file: '-', display: file.display, content: await readStreamBounded(io.stdin) } : { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
+      const result = await processFileAsync(job, jobSettings, await inThisThread(), summarizing);
+      if (result.summary !== undefined) {
+        usage = addUsage(usage, result.summary.usage);
+        for (const warning of result.summary.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
+      }
+      return result;
+    }
     if (file.absolute === '-') {
       const content = await readStreamBounded(io.stdin);
       return processFile({ index, file: '-', display: file.display, content }, jobSettings, await inThisThread());
@@ -489,6 +507,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     await pool?.close();
   }
 
+  if (summary !== null && !settings.quiet) report(usageLine(usage, summary.summarizer === null, summary.summaryTokens));
   const totals = totalsOf(records);
   let code: number = totals.failed > 0 ? EXIT.error : settings.check && totals.compacted > 0 ? EXIT.changesNeeded : EXIT.ok;
   const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;

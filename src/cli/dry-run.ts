@@ -476,6 +476,7 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
   const inventory = c.outcome.inventory;
   return [
     emitLine([{ text: first, tone: 'strong' }], width, view.color),
+    ...summaryRoundLines(c, width, view),
     ...(inventory !== null && plan.changed ? inventoryLines(inventory, view, width) : []),
     ...wrapToWidth(verdict, width, '  ').map((l) => emitLine([{ text: l, tone }], width, view.color)),
   ];
@@ -528,6 +529,30 @@ function inventoryLines(inventory: Inventory, view: DryRunView, width: number): 
     lines.push(emitLine([{ text, tone }], width, view.color));
   }
   return lines;
+}
+
+/** With summarize: one line per round, what it would replace (in item positions) and what its call would send. */
+function summaryRoundLines(c: ConversationResult, width: number, view: DryRunView): string[] {
+  const rounds = c.summarized?.rounds ?? [];
+  return rounds.flatMap((r, k) => {
+    const items = [...new Set(r.replaced.flatMap((m) => [...(c.normalized.itemsOf[m] ?? [])]))].sort((a, b) => a - b);
+    const span = items.length === 0 ? 'nothing' : items.length === 1 ? `item ${items[0]}` : `items ${spans(items)}`;
+    const prompt = r.promptTokens === null ? '' : `, a call of ${formatCount(r.promptTokens)} prompt tokens`;
+    const text = `round ${k + 1} (${r.tier.replaceAll('_', ' ')}): a summary would replace ${span}${prompt}`;
+    return wrapToWidth(text, width, '  ').map((l) => emitLine([{ text: l }], width, view.color));
+  });
+}
+
+/** Ascending numbers as ranges: 1–4, 7, 9–10. */
+function spans(sorted: readonly number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && (sorted[j + 1] as number) === (sorted[j] as number) + 1) j++;
+    out.push(i === j ? String(sorted[i]) : `${sorted[i]}–${sorted[j]}`);
+    i = j + 1;
+  }
+  return out.join(', ');
 }
 
 /** One conversation, its plan and totals, as the view draws them. */

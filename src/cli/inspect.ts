@@ -63,15 +63,16 @@ async function readTarget(target: Target, io: CliIo): Promise<SourceText> {
  * The files the inputs stand for, expanded as `swc compact` expands them (directories, glob patterns,
  * `--ignore`), sorted; a file named outright keeps the name it was typed with.
  */
-async function findTargets(inputs: readonly string[], flags: InspectFlags, io: CliIo): Promise<Target[]> {
+async function findTargets(inputs: readonly string[], flags: InspectFlags, io: CliIo, report: (line: string) => void): Promise<Target[]> {
   if (inputs.includes('-')) {
     if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
     if ((flags.ignore ?? []).length > 0) throw new UsageError('--ignore needs files; standard input is a single stream');
     return [{ file: '-', shown: '<stdin>' }];
   }
   // Loaded here, not at the top: every command imports this module, and fast-glob is slow to load.
-  const { expandInputs, unreadableFolderError } = await import('../io/expand.js');
-  const { files } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
+  const { expandInputs, skippedStoreLine, unreadableFolderError } = await import('../io/expand.js');
+  const { files, skippedStores } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
+  if (flags.quiet !== true) for (const store of skippedStores) report(skippedStoreLine(store, io.cwd));
   const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
   return files.map((f) => (f.unreadable !== undefined ? { file: f.absolute, shown: f.display, unreadable: unreadableFolderError(f) } : { file: f.absolute, shown: typed.get(f.absolute) ?? f.display }));
 }
@@ -98,7 +99,7 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
   const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
   const conversationPath = checkConversationPath(flags);
-  const targets = await findTargets(inputs, flags, io);
+  const targets = await findTargets(inputs, flags, io, report);
   const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey, conversationPath });
   const single = await isSingleInput(inputs, io);
   const ctx: InspectContext = {

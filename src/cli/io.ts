@@ -1,3 +1,4 @@
+import type { Summarizer } from '../core/summarize.js';
 import { EXIT } from './exit-codes.js';
 
 /** What a command may touch of the outside world, passed in so tests can run commands in-process. */
@@ -16,6 +17,8 @@ export interface CliIo {
   readonly stdin: NodeJS.ReadableStream;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /** A test seam: the model summarize calls instead of an endpoint or command (still behind the cache and limiter). */
+  readonly summarizer?: Summarizer;
 }
 
 export const realIo: CliIo = {

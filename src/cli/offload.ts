@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
-import { describeFsError, writeFileAtomic } from '../io/files.js';
-import { ConfinedFolders } from '../io/folders.js';
+import { describeFsError, isInside as isInsideFolder, writeFileAtomic } from '../io/files.js';
+import { ConfinedFolders, STORE_MARKER } from '../io/folders.js';
 import type { StoreFile } from '../pipeline.js';
 import type { CliIo } from './io.js';
 import type { CompactSettings } from './settings.js';
@@ -33,11 +33,20 @@ export async function offloadStore(settings: CompactSettings, io: CliIo): Promis
   return { dir, over: settings.offloadOver };
 }
 
+export { STORE_MARKER };
+
+/** What the marker holds. */
+const MARKER_CONTENT = `${JSON.stringify({ swc: 'offload-store', version: 2 })}\n`;
+
 /**
- * Writes the store files of one result, each flushed to disk, before the transcript that points at them.
- * @throws InputError naming the transcript when one cannot be written (its transcript is then not written)
+ * Writes the store files of one transcript, each flushed to disk, before the transcript that points at them. Each
+ * is named by its bytes and placed with a link that never replaces anything: a file already there with the same
+ * bytes is this one (another run, or this one earlier, stored the same result), so runs into one store never collide.
+ * @returns the files this call placed
+ * @throws InputError naming the transcript when one cannot be written (its transcript is then not written); it says
+ *   which files this call had placed, left in the store (named by their content, another run may share them)
  */
-export async function writeStore(files: readonly StoreFile[], dir: string, shown: string): Promise<void> {
+export async function writeStore(files: readonly StoreFile[], dir: string, shown: string): Promise<string[]> {
   let folders: ConfinedFolders;
   try {
     await fs.mkdir(dir, { recursive: true });
@@ -45,30 +54,55 @@ export async function writeStore(files: readonly StoreFile[], dir: string, shown
   } catch (error) {
     throw new InputError(`cannot create the offload store ${dir}: ${describeFsError(error)}; nothing was written for it`, shown);
   }
-  for (const file of files) {
-    const dest = path.resolve(file.path);
-    if (!isInside(dest, dir) || dest === dir) throw new InputError(`an offloaded result would be written outside ${dir}; nothing was written for it`, shown);
-    const realDir = await folders.ensure(path.dirname(dest), shown);
-    const bytes = Buffer.from(file.content, 'utf8');
-    // A store file is never replaced: one already there with the same bytes is this result; other bytes belong to
-    // another transcript's result (or were put there), which its pointer still needs.
-    const stat = await fs.lstat(dest).catch(() => null);
-    if (stat !== null) {
-      if (stat.isFile() && stat.size === bytes.length && (await fs.readFile(dest)).equals(bytes)) continue;
-      throw new InputError(`the offload store already holds ${dest} with other content; refusing to replace it, so nothing was written for this file`, shown);
+  const placed: string[] = [];
+  const left = (): string =>
+    placed.length === 0 ? '' : ` (the store keeps the ${placed.length} file${placed.length === 1 ? '' : 's'} this run placed, named by their content: ${placed.join(', ')})`;
+  try {
+    const marker = path.join(dir, STORE_MARKER);
+    await place(marker, Buffer.from(MARKER_CONTENT, 'utf8'), folders, shown, 'marker');
+    for (const file of files) {
+      const dest = path.resolve(file.path);
+      if (!isInside(dest, dir) || dest === dir) throw new InputError(`an offloaded result would be written outside ${dir}; nothing was written for it`, shown);
+      if (await place(dest, Buffer.from(file.content, 'utf8'), folders, shown, 'content')) placed.push(dest);
     }
-    try {
-      await writeFileAtomic(dest, bytes, { durable: true, realDir });
-    } catch (error) {
+  } catch (error) {
+    if (error instanceof InputError && placed.length > 0) throw new InputError(`${error.reason}${left()}`, error.file);
+    throw error;
+  }
+  return placed;
+}
+
+/**
+ * Places one store file: written beside it, flushed, then linked into place (never renamed over anything).
+ * @param same what an existing file must match to count as this one: its bytes, or (the marker) only being a file
+ * @returns whether this call placed it (false: it was there already)
+ */
+async function place(dest: string, bytes: Buffer, folders: ConfinedFolders, shown: string, same: 'content' | 'marker'): Promise<boolean> {
+  const realDir = await folders.ensure(path.dirname(dest), shown);
+  // Most often already there (the marker, a result stored before): then nothing is written at all.
+  if (await isThisFile(dest, bytes, same)) return false;
+  try {
+    await writeFileAtomic(dest, bytes, { durable: true, realDir, exclusive: true });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
       throw new InputError(`cannot write the offloaded result ${dest}: ${describeFsError(error)}; nothing was written for it`, shown);
     }
   }
+  if (await isThisFile(dest, bytes, same)) return false;
+  throw new InputError(`the offload store already holds ${dest} with other content; refusing to replace it, so nothing was written for this file`, shown);
 }
 
-/** Whether `child` is `parent` or inside it (both resolved). */
+/** Whether a regular file (a link never counts) is at `dest` with these bytes (the marker: any). */
+async function isThisFile(dest: string, bytes: Buffer, same: 'content' | 'marker'): Promise<boolean> {
+  const stat = await fs.lstat(dest).catch(() => null);
+  if (stat?.isFile() !== true) return false;
+  return same === 'marker' || (stat.size === bytes.length && (await fs.readFile(dest)).equals(bytes));
+}
+
+/** Whether `child` is `parent` or inside it (both resolved), by path segments: `..x.jsonl` is inside. */
 export function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  return isInsideFolder(parent, child);
 }
 
 /** The real path of a path whose end may not exist yet: its deepest existing ancestor resolved, the rest appended. */

@@ -152,6 +152,24 @@ export interface PlanDocument extends PlanOutcome {
    */
   readonly forgotten?: PlanIdentifiers;
   readonly recoverable?: PlanIdentifiers;
+  /** With summarize: every round that succeeded (simulated in a dry run), in order. */
+  readonly summaries?: PlanSummary[];
+}
+
+/** One summarize round as a plan lists it. */
+export interface PlanSummary {
+  readonly conversation?: number;
+  readonly round: number;
+  readonly tier: string;
+  /** The items of the input the summary stands for, ascending (through earlier rounds' summaries it replaced). */
+  readonly items: number[];
+  /** Haystack's `summarized_messages`: the messages of the conversation that round replaced. */
+  readonly summarizedMessages: number;
+  readonly promptTokens: number | null;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  /** Whether the output holds this summary (a later round may have replaced it). */
+  readonly kept: boolean;
 }
 
 /** A group as the JSON plan lists it, in item positions. */
@@ -231,6 +249,20 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       });
     }
   }
+  const summaries: PlanSummary[] = parts.flatMap((p) =>
+    (p.c.summarized?.rounds ?? []).map((r, round) => ({
+      ...(several ? { conversation: p.k } : {}),
+      round,
+      tier: r.tier,
+      items: [...new Set(r.replaced.flatMap((m) => [...(p.c.normalized.itemsOf[m] ?? [])]))].sort((a, b) => a - b),
+      summarizedMessages: r.summarized,
+      promptTokens: r.promptTokens,
+      tokensBefore: r.tokensBefore,
+      tokensAfter: r.tokensAfter,
+      kept: (p.c.output ?? []).some((e) => 'summary' in e && e.summary === round),
+    })),
+  );
+  const withSummaries = result.conversations.some((c) => c.summarized !== undefined) ? { summaries } : {};
   const sumOf = (f: (p: (typeof parts)[number]) => number): number => parts.reduce((a, p) => a + f(p), 0);
   const removedTokens = parts.every((p) => p.totals.removed.tokens !== null) ? sumOf((p) => p.totals.removed.tokens ?? 0) : null;
   const base = {
@@ -264,12 +296,14 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       note: only?.note ?? null,
       missReason: only?.totals.miss ?? null,
       groups,
+      ...withSummaries,
     };
   }
   return {
     ...base,
     ...inventory,
     groups,
+    ...withSummaries,
     conversations: parts.map((p) => ({
       conversation: p.k,
       where: p.where,

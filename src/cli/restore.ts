@@ -1,11 +1,14 @@
-import { lstatSync, promises as fs, readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, promises as fs, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { InputError, UsageError } from '../errors.js';
+import { InputError, missingInput, UsageError } from '../errors.js';
+import { compress } from '../io/compressed.js';
 import { ChangedError, describeFsError, identifyFile, isInside, realTarget, writeFileAtomic } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
-import { encodeOutput } from '../io/source.js';
-import { restoreSource } from '../pipeline.js';
+import { encodeOutput, type SourceText } from '../io/source.js';
+import { restoreSource, type RestoreResult, type StoreReader, type StoreRecordFile } from '../pipeline.js';
 import { writeAll, type CliIo } from './io.js';
+import { STORE_MARKER } from './offload.js';
+import { checkConversationPath } from './settings.js';
 
 /** Options of `swc restore` as commander hands them over. */
 export interface RestoreFlags {
@@ -13,46 +16,155 @@ export interface RestoreFlags {
   output?: string;
   inPlace?: boolean;
   quiet?: boolean;
+  format?: string;
+  conversationKey?: string;
+  conversationPath?: string;
 }
 
 /**
- * `swc restore FILE --offload-dir DIR`: puts the results an offloading run replaced back, byte for byte, from the
- * store; the transcript goes to stdout, `--output` or (`--in-place`) the file itself, atomically.
+ * `swc restore FILE [--offload-dir DIR]`: puts the results an offloading run replaced back, byte for byte, from the
+ * store (the one the pointers lead to, or DIR); the transcript goes to stdout, `--output` or (`--in-place`) the file
+ * itself, atomically, compressed as it came.
  * @returns the exit code
  */
 export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, err: (line: string) => void): Promise<number> {
-  if (flags.offloadDir === undefined || flags.offloadDir === '') throw new UsageError('swc restore needs --offload-dir <dir>, the store the results were offloaded to');
+  if (flags.offloadDir === '') throw new UsageError('--offload-dir needs a folder: the store the results were offloaded to');
   if (flags.inPlace === true && flags.output !== undefined) throw new UsageError('--in-place and --output cannot be used together');
   if (flags.inPlace === true && input === '-') throw new UsageError('--in-place cannot rewrite standard input; use --output');
-  const dir = path.resolve(io.cwd, flags.offloadDir);
+  const conversationPath = checkConversationPath(flags);
+  if (input !== '-' && (await fs.lstat(path.resolve(io.cwd, input)).catch(() => null)) === null) throw new UsageError(missingInput(input));
+  const dir = flags.offloadDir === undefined ? undefined : await storeFolder(path.resolve(io.cwd, flags.offloadDir), flags.offloadDir);
   const real = input === '-' ? '-' : await realTarget(path.resolve(io.cwd, input));
   const identity = real === '-' ? null : identifyFile(real);
   const source = real === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(real, input);
-  const realDir = await fs.realpath(dir).catch(() => dir);
-  // Only regular files really inside the store are read: a record that is a link (to anywhere) counts as missing.
-  const read = (file: string): string | null => {
+  try {
+    // Relative references are relative to the transcript's folder (standard input's: the working directory).
+    const store = storeReader(real === '-' ? io.cwd : path.dirname(real), dir);
+    const result = restoreSource(source, { store, format: flags.format, conversationKey: flags.conversationKey, conversationPath });
+    const target = flags.inPlace === true ? real : flags.output !== undefined && flags.output !== '-' ? path.resolve(io.cwd, flags.output) : null;
+    const data = restoredBytes(source, result);
+    if (target !== null) {
+      if (flags.inPlace !== true || result.changed) {
+        try {
+          await writeFileAtomic(target, data, { expect: target === real ? (identity ?? undefined) : undefined });
+        } catch (error) {
+          if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, input);
+          throw new InputError(`cannot write: ${describeFsError(error)}`, target);
+        }
+      }
+    } else {
+      // As gzip does (and compact): compressed bytes are never written to a terminal.
+      if (source.compressed !== undefined && io.stdout.isTTY === true) {
+        throw new InputError(`is ${source.compressed.format}-compressed, so its result is too, and it is not written to a terminal (use -o FILE, or a pipe)`, input);
+      }
+      await writeAll(io.stdout, data);
+    }
+    if (flags.quiet !== true) err(`swc: ${input}: ${result.restored === 0 ? 'nothing to restore' : `restored ${result.restored} item${result.restored === 1 ? '' : 's'}`}`);
+    return 0;
+  } finally {
+    source.release?.();
+  }
+}
+
+/** The bytes to write: compressed as the input was (as `compact` does), the input's own bytes when nothing changed. */
+function restoredBytes(source: SourceText, result: RestoreResult): Uint8Array {
+  const compressed = source.compressed;
+  if (compressed !== undefined) return result.changed ? compress(encodeOutput(result.output, source.bom), compressed.format) : compressed.original();
+  return encodeOutput(result.changed ? result.output : source.text, source.bom);
+}
+
+/**
+ * The --offload-dir, resolved, which must be an existing folder: a mistyped store is an error, never "nothing to restore".
+ * @throws UsageError naming it when it does not exist or is not a folder
+ */
+async function storeFolder(dir: string, given: string): Promise<string> {
+  const stat = await fs.stat(dir).catch(() => null);
+  if (stat === null) throw new UsageError(`the offload store ${given} does not exist (${dir})`);
+  if (!stat.isDirectory()) throw new UsageError(`the offload store ${given} is not a folder (${dir})`);
+  return dir;
+}
+
+/** A record's name beside the result `NAME`: `NAME.{16 hex digits}.swc.json`, or `NAME.swc.json` (stores before records were hashed). */
+function isRecordName(name: string, result: string): boolean {
+  if (!name.startsWith(result) || !name.endsWith('.swc.json')) return false;
+  const middle = name.slice(result.length, -'.swc.json'.length);
+  return middle === '' || /^\.[0-9a-f]{16}$/.test(middle);
+}
+
+/**
+ * How restore reaches a store. With --offload-dir, references must lead inside it; one that does not (the transcript
+ * or the store moved, an absolute path of another machine) is looked for as its path below the store's root, tried
+ * from the longest. Without it, a reference's store is the nearest folder above its file that holds the store's
+ * marker. Only regular files really inside that store are read: a record that is a link (to anywhere) counts as
+ * missing.
+ */
+function storeReader(home: string, dir: string | undefined): StoreReader {
+  const realOf = (p: string): string | null => {
     try {
-      if (!lstatSync(file).isFile() || !isInside(realDir, realpathSync(file))) return null;
-      return readFileSync(file, 'utf8');
+      return realpathSync(p);
     } catch {
       return null;
     }
   };
-  const result = restoreSource(source, dir, read);
-  const data = result.changed ? encodeOutput(result.output, source.bom) : encodeOutput(source.text, source.bom);
-  const target = flags.inPlace === true ? real : flags.output !== undefined && flags.output !== '-' ? path.resolve(io.cwd, flags.output) : null;
-  if (target !== null) {
-    if (flags.inPlace !== true || result.changed) {
+  const realDir = dir === undefined ? null : realOf(dir);
+  const roots = new Map<string, string | null>();
+  /** The folder at or above `folder` holding the store's marker, or null. */
+  const rootOf = (folder: string): string | null => {
+    const known = roots.get(folder);
+    if (known !== undefined) return known;
+    let found: string | null = null;
+    try {
+      if (lstatSync(path.join(folder, STORE_MARKER)).isFile()) found = folder;
+    } catch {
+      // No marker here.
+    }
+    const parent = path.dirname(folder);
+    if (found === null && parent !== folder) found = rootOf(parent);
+    roots.set(folder, found);
+    return found;
+  };
+  const records = (file: string): StoreRecordFile[] => {
+    const root = dir !== undefined ? realDir : (() => {
+      const r = rootOf(path.dirname(file));
+      return r === null ? null : realOf(r);
+    })();
+    if (root === null) return [];
+    const folder = path.dirname(file);
+    const base = path.basename(file);
+    let names: string[];
+    try {
+      names = readdirSync(folder).filter((name) => isRecordName(name, base)).sort();
+    } catch {
+      return [];
+    }
+    const out: StoreRecordFile[] = [];
+    for (const name of names) {
+      const at = path.join(folder, name);
       try {
-        await writeFileAtomic(target, data, { expect: target === real ? (identity ?? undefined) : undefined });
-      } catch (error) {
-        if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, input);
-        throw new InputError(`cannot write: ${describeFsError(error)}`, target);
+        const real = realOf(at);
+        if (!lstatSync(at).isFile() || real === null || !isInside(root, real)) continue;
+        out.push({ path: at, text: readFileSync(at, 'utf8') });
+      } catch {
+        // Unreadable: as if missing.
       }
     }
-  } else {
-    await writeAll(io.stdout, data);
-  }
-  if (flags.quiet !== true) err(`swc: ${input}: ${result.restored === 0 ? 'nothing to restore' : `restored ${result.restored} item${result.restored === 1 ? '' : 's'}`}`);
-  return 0;
+    return out;
+  };
+  return {
+    locate(reference) {
+      const file = path.isAbsolute(reference) ? path.normalize(reference) : path.resolve(home, reference);
+      if (dir !== undefined) {
+        if (file !== dir && isInside(dir, file)) return { file };
+        const segments = file.split(path.sep).filter((s) => s !== '');
+        for (let i = 1; i < segments.length; i++) {
+          const moved = path.join(dir, ...segments.slice(i));
+          if (records(moved).length > 0) return { file: moved };
+        }
+        return { refused: `which is outside the offload store ${dir}` };
+      }
+      if (rootOf(path.dirname(file)) === null) return { refused: `which is in no offload store (no folder above it holds ${STORE_MARKER}): give the store with --offload-dir` };
+      return { file };
+    },
+    records,
+  };
 }

@@ -48,7 +48,37 @@ export interface CompactFlags {
   quiet?: boolean;
   debug?: boolean;
   color?: boolean;
+  summaryTokens?: string;
+  summaryInstruction?: string;
+  baseUrl?: string;
+  model?: string;
+  summarizeCommand?: string;
+  concurrency?: string;
+  cacheDir?: string;
+  cache?: boolean;
+  strict?: boolean;
 }
+
+/** The settings of `--strategy summarize`, as given (the environment is read when the summarizer is made). */
+export interface SummarizeSettings {
+  /** Haystack's `approximate_summary_tokens` (`--summary-tokens`, default 1024). */
+  readonly summaryTokens: number;
+  /** `--summary-instruction FILE`, or undefined for swc's own instruction. */
+  readonly instructionFile: string | undefined;
+  readonly baseUrl: string | undefined;
+  readonly model: string | undefined;
+  readonly command: string | undefined;
+  /** Summary calls in flight at once across the run (`--concurrency`, default 4). */
+  readonly concurrency: number;
+  readonly cacheDir: string | undefined;
+  /** false with --no-cache. */
+  readonly cache: boolean;
+  /** --strict: a failed round fails its file (Haystack's `raise_on_failure`). */
+  readonly strict: boolean;
+}
+
+/** The summary calls in flight at once when --concurrency is not given. */
+export const DEFAULT_CONCURRENCY = 4;
 
 /** A fraction typed on the command line, kept exact (0.7 is 7/10, not a binary float). */
 export interface Fraction {
@@ -125,6 +155,8 @@ export interface CompactSettings {
   readonly quiet: boolean;
   /** --no-color (false), or nothing said (undefined). */
   readonly color: boolean | undefined;
+  /** With --strategy summarize: its settings; null otherwise. */
+  readonly summarize: SummarizeSettings | null;
 }
 
 export const DEFAULT_COMPACT_AT = '0.7';
@@ -315,12 +347,49 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     verbose: flags.verbose === true,
     quiet: flags.quiet === true,
     color: flags.color === false ? false : undefined,
+    summarize: summarizeSettingsOf(flags, strategies),
   };
   if (isStreamRun(settings) && (settings.shard !== null || settings.base !== undefined || settings.ignore.length > 0)) {
     const flag = settings.shard !== null ? '--shard' : settings.base !== undefined ? '--base' : '--ignore';
     throw new UsageError(`${flag} only applies to batch runs: add --out-dir, --in-place, --check or --dry-run`);
   }
   return settings;
+}
+
+/** The summarize flags, checked: each applies only with --strategy summarize. */
+function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyName[]): SummarizeSettings | null {
+  const given: Array<[string, unknown]> = [
+    ['--summary-tokens', flags.summaryTokens],
+    ['--summary-instruction', flags.summaryInstruction],
+    ['--base-url', flags.baseUrl],
+    ['--model', flags.model],
+    ['--summarize-command', flags.summarizeCommand],
+    ['--concurrency', flags.concurrency],
+    ['--cache-dir', flags.cacheDir],
+    ['--no-cache', flags.cache === false ? true : undefined],
+    ['--strict', flags.strict],
+  ];
+  if (!strategies.includes('summarize')) {
+    const stray = given.find(([, value]) => value !== undefined);
+    if (stray !== undefined) throw new UsageError(`${stray[0]} only applies with --strategy summarize`);
+    return null;
+  }
+  if (flags.summarizeCommand !== undefined && (flags.baseUrl !== undefined || flags.model !== undefined)) {
+    throw new UsageError(`--summarize-command and ${flags.baseUrl !== undefined ? '--base-url' : '--model'} both say where summaries come from: give a command, or an endpoint with --base-url and --model`);
+  }
+  if (flags.summarizeCommand === '') throw new UsageError('--summarize-command must not be empty');
+  if (flags.cache === false && flags.cacheDir !== undefined) throw new UsageError('--no-cache and --cache-dir cannot be used together');
+  return {
+    summaryTokens: flags.summaryTokens === undefined ? 1024 : parseTokens('--summary-tokens', flags.summaryTokens, 1),
+    instructionFile: flags.summaryInstruction,
+    baseUrl: flags.baseUrl,
+    model: flags.model,
+    command: flags.summarizeCommand,
+    concurrency: flags.concurrency === undefined ? DEFAULT_CONCURRENCY : parseWhole('--concurrency', flags.concurrency, 1),
+    cacheDir: flags.cacheDir,
+    cache: flags.cache !== false,
+    strict: flags.strict === true,
+  };
 }
 
 /**

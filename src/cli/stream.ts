@@ -11,17 +11,33 @@ import { checkReportPath, emitJson, reportTarget, standardStream } from './json-
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, windowThresholds, type CompactSettings } from './settings.js';
 import { describeOutcome } from './summary.js';
+import { summarySourceFor } from './summary-source.js';
+import { createSummarizingCompactor, usageLine, type SummarizingCompactor, type SummarySource } from '../summarize-run.js';
 
 /** One input to stdout or --output, in this thread: the run of one file. */
 
 /** Reads one input (a file, or - for standard input) and compacts it. */
-export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input): Promise<FileResult> {
+export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input, home?: string): Promise<FileResult> {
   // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
   const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
   try {
-    return compactor.compact(source);
+    return compactor.compact(source, home === undefined ? undefined : { home });
   } catch (error) {
     // No result will read it: what reading held (a decompressed spool) goes now.
+    source.release?.();
+    throw error;
+  }
+}
+
+/** Reads one input and summarizes it, saying what the model calls cost and which rounds failed. */
+async function summarizeInput(input: string, summarizing: SummarizingCompactor, summary: SummarySource, settings: CompactSettings, io: CliIo, report: (line: string) => void, shown: string, home?: string): Promise<FileResult> {
+  const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
+  try {
+    const done = await summarizing.compactAsync(source, home === undefined ? undefined : { home });
+    for (const warning of done.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
+    if (!settings.quiet) report(usageLine(done.usage, summary.summarizer === null, summary.summaryTokens));
+    return done.result;
+  } catch (error) {
     source.release?.();
     throw error;
   }
@@ -76,7 +92,8 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   const json = reportTarget(settings, reportPath.file);
   const out = settings.output === undefined || standardStream(settings.output) !== null ? null : await realTarget(path.resolve(io.cwd, settings.output));
   const store = await offloadStore(settings, io);
-  const compactor = await createFileCompactor({
+  const summary = await summarySourceFor(settings, io, io.summarizer);
+  const runOptions = {
     tokenizer: settings.tokenizer,
     counterOptions: settings.counter,
     target: settings.target,
@@ -94,10 +111,14 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     exact: settings.exact,
     // The plan --json prints says what the compaction forgets; without it, nothing works that out.
     inventory: json !== null,
-  });
+  };
+  const compactor = await createFileCompactor(runOptions);
+  const summarizing = summary === null ? null : await createSummarizingCompactor(runOptions, summary);
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
-  const result = await compactInput(real, compactor, io, given);
+  // Pointers are relative to the folder the result is written to (for a standard stream: the input's).
+  const home = out !== null ? path.dirname(out) : real === '-' ? io.cwd : path.dirname(real);
+  const result = summarizing === null || summary === null ? await compactInput(real, compactor, io, given, home) : await summarizeInput(real, summarizing, summary, settings, io, report, given, home);
   try {
     await finishStream(input, out, result, settings, io, report, compactor.tokenizer, json);
   } finally {

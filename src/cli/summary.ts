@@ -116,6 +116,10 @@ export function missText(miss: Miss, context: MissContext): string {
       return 'no other tool result may be pruned (the newest steps, small results and earlier placeholders stay)';
     case 'nothing-to-offload':
       return 'no other tool result may be offloaded (the newest steps, short results, errors and non-text results stay)';
+    case 'summary-floor':
+      return 'nothing else may be summarized (the instructions, the task, one summary each side of it and the newest steps stay)';
+    case 'summary-failed':
+      return 'a summary round failed; the last good result is kept';
   }
 }
 

@@ -1,11 +1,13 @@
 import { Chalk } from 'chalk';
 import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import { describeFsError, identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
-import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type StoreFile } from '../pipeline.js';
+import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult, type RunOptions, type StoreFile } from '../pipeline.js';
+import type { SummarizingCompactor, SummaryUsage } from '../summarize-run.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
@@ -24,8 +26,11 @@ import type { LineContext } from './summary.js';
  */
 export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>,
     Partial<Pick<CompactSettings, 'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder'>> {
-  /** Offloading: the store directory (absolute) and threshold. */
-  readonly offload?: { readonly dir: string; readonly over: number } | undefined;
+  /**
+   * Offloading: the store directory (absolute) and threshold; the working directory and the out-dir (its root and the
+   * inputs' base), which give the folder each result is written to, that pointers are relative to.
+   */
+  readonly offload?: { readonly dir: string; readonly over: number; readonly cwd: string; readonly outDir?: { readonly root: string; readonly base: string } } | undefined;
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -69,6 +74,8 @@ export interface JobResult {
   readonly identity?: FileIdentity | null;
   /** The offload store's files to write before the output, when bytes are sent. */
   readonly stored?: readonly StoreFile[];
+  /** With summarize: what the file's model calls cost, and a line per conversation whose rounds failed. */
+  readonly summary?: { readonly usage: SummaryUsage; readonly warnings: readonly string[] };
 }
 
 /**
@@ -98,16 +105,21 @@ function lstatError(file: string): unknown {
   }
 }
 
+/**
+ * A file a search found was a regular file; one swapped for a FIFO since would block the read forever. One deleted
+ * since says what the read would (`cannot read: no such file`), not that it changed kind.
+ */
+function checkStillRegular(job: Job): void {
+  if (job.found !== true || isRegularFile(job.real ?? job.file)) return;
+  const gone = lstatError(job.real ?? job.file);
+  throw new InputError(gone !== null ? `cannot read: ${describeFsError(gone)}` : 'is no longer a regular file; nothing was read from it', job.display);
+}
+
 /** The work of `processFile`; throws on a file it cannot handle. */
 function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor): JobResult {
   // Taken before reading: whatever happens to the file from here on shows when its rewrite compares.
   const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
-  // A file a search found was a regular file; one swapped for a FIFO since would block the read forever.
-  // One deleted since says what the read would (`cannot read: no such file`), not that it changed kind.
-  if (job.found === true && !isRegularFile(job.real ?? job.file)) {
-    const gone = lstatError(job.real ?? job.file);
-    throw new InputError(gone !== null ? `cannot read: ${describeFsError(gone)}` : 'is no longer a regular file; nothing was read from it', job.display);
-  }
+  checkStillRegular(job);
   const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
   try {
     return describeSource(job, source, identity, settings, compactor);
@@ -117,9 +129,43 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   }
 }
 
+/** The folder a job's result is written to: under the out-dir, else the input's (standard input: the working directory). */
+function homeOf(job: Job, settings: JobSettings): string | undefined {
+  const offload = settings.offload;
+  if (offload === undefined) return undefined;
+  if (job.content !== undefined || job.file === '-') return offload.cwd;
+  if (offload.outDir !== undefined) return path.dirname(path.join(offload.outDir.root, path.relative(offload.outDir.base, job.file)));
+  return path.dirname(job.real ?? job.file);
+}
+
+/**
+ * Reads, summarizes (awaiting the model between rounds, in this thread) and describes one file. Never throws, as
+ * `processFile`; a --strict failure is the file's failure.
+ */
+export async function processFileAsync(job: Job, settings: JobSettings, compactor: FileCompactor, summarizing: SummarizingCompactor): Promise<JobResult> {
+  try {
+    const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
+    checkStillRegular(job);
+    const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
+    try {
+      const done = await summarizing.compactAsync(source, { home: homeOf(job, settings) });
+      return { ...describeResult(job, done.result, identity, settings, compactor), summary: { usage: done.usage, warnings: done.warnings } };
+    } finally {
+      source.release?.();
+    }
+  } catch (error) {
+    const record = failedRecord(job.display, error, settings.target);
+    return { index: job.index, record, line: fileLine(record, null, lineContext(settings, compactor)), diff: null, bytes: null };
+  }
+}
+
 /** The result of one read file. */
 function describeSource(job: Job, source: SourceText, identity: FileIdentity | null, settings: JobSettings, compactor: FileCompactor): JobResult {
-  const result = compactor.compact(source);
+  return describeResult(job, compactor.compact(source, { home: homeOf(job, settings) }), identity, settings, compactor);
+}
+
+/** What a job gives back for a file's result. */
+function describeResult(job: Job, result: FileResult, identity: FileIdentity | null, settings: JobSettings, compactor: FileCompactor): JobResult {
   const note = noteTemplate(settings.note);
   const target = settings.target;
   const { window } = settings;
@@ -166,7 +212,12 @@ function lineContext(settings: JobSettings, compactor: FileCompactor): LineConte
 
 /** The compactor for a run's settings: the settings every file of the run shares, the tokenizer loaded once. */
 export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
-  return createFileCompactor({
+  return createFileCompactor(runOptionsFor(settings));
+}
+
+/** A run's settings as the pipeline takes them. */
+export function runOptionsFor(settings: JobSettings): RunOptions {
+  return {
     tokenizer: settings.tokenizer,
     counterOptions: settings.counter,
     target: settings.target,
@@ -183,7 +234,7 @@ export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
     exhaustive: settings.exhaustive,
     exact: settings.exact,
     inventory: settings.inventory === true,
-  });
+  };
 }
 
 /** Messages from the main thread. */

@@ -1,3 +1,4 @@
+import { isSummaryText, SUMMARIZATION } from './summary-text.js';
 import { SLIDING_WINDOW } from './types.js';
 
 /** The omission note: its default template, how it is filled in, and how an earlier one is recognised. */
@@ -102,15 +103,15 @@ function isSpace(c: number): boolean {
 
 /** How a user message's text marks it for the decision (see `noteMarks`). */
 export interface NoteMarks {
-  readonly compaction?: typeof SLIDING_WINDOW;
+  readonly compaction?: typeof SLIDING_WINDOW | typeof SUMMARIZATION;
   readonly couldBeNote?: true;
 }
 
 /**
  * Marks a user message by the text a note of its format would carry: an earlier note when the active or the default
- * template wrote it; otherwise, when it is shaped exactly as its format writes a note and its text has the form every
- * template gives (`looksLikeSomeNote`), a message that could be a note another template wrote (see
- * `Message.couldBeNote`).
+ * template wrote it; an earlier summary when `<conversation_summary>` wraps it; otherwise, when it is shaped exactly as
+ * its format writes a note and its text has the form every template gives (`looksLikeSomeNote`), a message that could
+ * be a note another template wrote (see `Message.couldBeNote`).
  * @param text that text, or null when the message has none
  * @param template the active template, or null when notes are off
  * @param noteShaped whether the message has nothing a note of its format lacks (formats that cannot tell say true)
@@ -118,6 +119,8 @@ export interface NoteMarks {
 export function noteMarks(text: string | null, template: string | null, noteShaped = true): NoteMarks {
   if (text === null) return {};
   if (isEarlierNoteText(text, template)) return { compaction: SLIDING_WINDOW };
+  // Formats without metadata recognise a summary by its wrapper (Haystack files by their meta).
+  if (isSummaryText(text)) return { compaction: SUMMARIZATION };
   return noteShaped && looksLikeSomeNote(text) ? { couldBeNote: true } : {};
 }
 

@@ -55,12 +55,47 @@ export function codePoints(text: string): number {
 export function pointerText(reference: string, text: string): string {
   const points = Array.from(text);
   const preview = points.slice(0, PREVIEW_CHARS).join('');
-  return `${POINTER_START}${reference}' (${points.length} characters). Preview: ${preview}${points.length > PREVIEW_CHARS ? '...' : ''}`;
+  return `${POINTER_START}${quoteReference(reference)}' (${points.length} characters). Preview: ${preview}${points.length > PREVIEW_CHARS ? '...' : ''}`;
+}
+
+/**
+ * A reference as the pointer quotes it: `\` and `'` escaped with a backslash, so a path holding `'` (`O'Brien.jsonl`)
+ * still ends where its quote does. A reference with neither reads exactly as Haystack writes it.
+ */
+export function quoteReference(reference: string): string {
+  return reference.replace(/[\\']/g, '\\$&');
 }
 
 /** Whether a result's text is a pointer an offloading wrote. */
 export function isPointerText(text: string): boolean {
   return text.startsWith(POINTER_START);
+}
+
+/** The store reference and length a pointer text gives. */
+export interface ParsedPointer {
+  readonly reference: string;
+  readonly characters: number;
+}
+
+/**
+ * Reads a pointer back: the reference (unescaped as `quoteReference` escaped it) and the length it states.
+ * @returns null when the text is not a whole pointer's beginning (`Tool result offloaded to '…' (N characters). Preview: `)
+ */
+export function parsePointer(text: string): ParsedPointer | null {
+  if (!text.startsWith(POINTER_START)) return null;
+  let reference = '';
+  let i = POINTER_START.length;
+  for (; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === "'") break;
+    if (c === '\\' && i + 1 < text.length) {
+      i++;
+      reference += text[i];
+    } else reference += c;
+  }
+  if (i >= text.length || reference === '') return null;
+  const tail = /^' \((\d+) characters\)\. Preview: /.exec(text.slice(i, i + 64));
+  return tail === null ? null : { reference, characters: Number(tail[1]) };
 }
 
 /**
@@ -102,9 +137,30 @@ export function offloadedMessage(message: Message, pointers: ReadonlyMap<number,
   };
 }
 
-/** A store key as Haystack names it: `{step}_{tool}_{call id}.txt`, `call{position}` standing in for a missing id. */
-export function storeKey(step: number, tool: string, callId: string | null, position: number): string {
-  return `${step}_${safeName(tool)}_${safeName(callId ?? `call${position}`)}.txt`;
+/** The most UTF-8 bytes of a store name taken from a tool name or a call id (file names end at 255 bytes). */
+export const NAME_PART_BYTES = 48;
+
+/**
+ * A store key as Haystack names it, `{step}_{tool}_{call id}`, `call{position}` standing in for a missing id, then
+ * `-{hash}.txt`: the hash (of the stored bytes) keeps names apart that the capped tool name and id no longer do, and
+ * makes the same result stored twice one file.
+ */
+export function storeKey(step: number, tool: string, callId: string | null, position: number, hash: string): string {
+  return `${step}_${capName(safeName(tool))}_${capName(safeName(callId ?? `call${position}`))}-${hash}.txt`;
+}
+
+/** A name cut to at most `NAME_PART_BYTES` bytes of UTF-8, never inside a character. */
+export function capName(name: string): string {
+  let bytes = 0;
+  let out = '';
+  for (const c of name) {
+    const point = c.codePointAt(0) as number;
+    const size = point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+    if (bytes + size > NAME_PART_BYTES) break;
+    bytes += size;
+    out += c;
+  }
+  return out;
 }
 
 /** A name that stays one file name: separators, `..` and control characters become `_`. */

@@ -10,6 +10,8 @@ export type Role = 'system' | 'user' | 'assistant' | 'tool';
 export interface ToolCall {
   readonly name: string;
   readonly arguments: string;
+  /** The call's id, where the format gives one (a summary prompt names it, as Haystack's does). */
+  readonly id?: string;
 }
 
 /** One tool result, its parts already joined into text (images as `<image>`, files as `<file: NAME>`). */
@@ -20,6 +22,10 @@ export interface ToolResult {
   /** Images and files inside the result: they cost flat token amounts on top of the text. */
   readonly images: number;
   readonly files: number;
+  /** The id of the call it answers, where the format gives one (for summary prompts). */
+  readonly id?: string;
+  /** The text with images and files described (`<image: image/png, …>`), for summary prompts; default `text`. */
+  readonly described?: string;
 }
 
 /** What a message says, in the terms the renderer needs. Reasoning/thinking is deliberately absent. */
@@ -30,6 +36,11 @@ export interface Content {
   readonly images: number;
   /** One entry per attached file: its file name, or null when it has none. */
   readonly files: readonly (string | null)[];
+  /**
+   * The message's images then files described as a summary prompt shows them (`<image: image/png, file_path=…>`,
+   * `<file: q3.pdf, application/pdf>`), where the format knows their details. Default: from `images` and `files`.
+   */
+  readonly attachments?: readonly string[];
 }
 
 /** One message of a conversation. */

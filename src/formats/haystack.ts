@@ -1,6 +1,7 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
-import { renderArguments } from '../core/python-json.js';
+import { isJsonObject, JsonNumber, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
+import { compareCodePoints, pythonNumber, renderArguments } from '../core/python-json.js';
+import { SUMMARIZATION } from '../core/summarize.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
 import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing } from './types.js';
@@ -33,9 +34,43 @@ function fileName(part: JsonValue | undefined): string | null {
   return isJsonObject(part) && typeof part.filename === 'string' && part.filename !== '' ? part.filename : null;
 }
 
+/** An attachment's scalar metadata as `key=value`, sorted by key, as Haystack's `_identifying_details` writes it. */
+function identifyingDetails(metadata: JsonValue | undefined): string[] {
+  if (!isJsonObject(metadata)) return [];
+  return Object.keys(metadata)
+    .sort(compareCodePoints)
+    .flatMap((key) => {
+      const value = metadata[key];
+      if (typeof value === 'string') return [`${key}=${value}`];
+      if (typeof value === 'boolean') return [`${key}=${value ? 'True' : 'False'}`];
+      if (value instanceof JsonNumber) return [`${key}=${pythonNumber(value.raw)}`];
+      return [];
+    });
+}
+
+/** An image or file part described for a summary prompt (Haystack's `_attachment_placeholder`). */
+function attachmentPlaceholder(part: JsonObject): string {
+  if (part.image !== undefined) {
+    const image = isJsonObject(part.image) ? part.image : {};
+    const mime = typeof image.mime_type === 'string' && image.mime_type !== '' ? image.mime_type : 'unknown type';
+    return `<image: ${[mime, ...identifyingDetails(image.meta)].join(', ')}>`;
+  }
+  const file = isJsonObject(part.file) ? part.file : {};
+  const name = typeof file.filename === 'string' && file.filename !== '' ? file.filename : 'unnamed';
+  const mime = typeof file.mime_type === 'string' && file.mime_type !== '' ? file.mime_type : 'unknown type';
+  return `<file: ${[name, mime, ...identifyingDetails(file.extra)].join(', ')}>`;
+}
+
 function resultOf(part: JsonObject): ToolResult {
   const origin = isJsonObject(part.origin) ? part.origin : {};
   const result = part.result;
+  const described =
+    typeof result === 'string'
+      ? result
+      : (Array.isArray(result) ? result : [])
+          .map((block) => (!isJsonObject(block) ? '' : typeof block.text === 'string' ? block.text : block.image !== undefined || block.file !== undefined ? attachmentPlaceholder(block) : ''))
+          .join('');
+  const id = typeof origin.id === 'string' && origin.id !== '' ? { id: origin.id } : {};
   const { text, images, files } =
     typeof result === 'string'
       ? { text: result, images: 0, files: 0 }
@@ -46,7 +81,7 @@ function resultOf(part: JsonObject): ToolResult {
           if (block.file !== undefined) return { file: fileName(block.file) };
           return null;
         });
-  return { name: typeof origin.tool_name === 'string' ? origin.tool_name : '', text, error: part.error === true, images, files };
+  return { name: typeof origin.tool_name === 'string' ? origin.tool_name : '', text, error: part.error === true, images, files, ...id, described };
 }
 
 function contentOf(value: JsonValue): Content {
@@ -56,17 +91,26 @@ function contentOf(value: JsonValue): Content {
   const results: ToolResult[] = [];
   let images = 0;
   const files: (string | null)[] = [];
+  // Haystack lists a message's images, then its files.
+  const imageDetails: string[] = [];
+  const fileDetails: string[] = [];
   for (const part of parts) {
     if (!isJsonObject(part)) continue;
     if (typeof part.text === 'string') texts.push(part.text);
     else if (isJsonObject(part.tool_call)) {
       const call = part.tool_call;
-      toolCalls.push({ name: typeof call.tool_name === 'string' ? call.tool_name : '', arguments: renderArguments(call.arguments ?? null) });
+      const id = typeof call.id === 'string' && call.id !== '' ? { id: call.id } : {};
+      toolCalls.push({ name: typeof call.tool_name === 'string' ? call.tool_name : '', arguments: renderArguments(call.arguments ?? null), ...id });
     } else if (isJsonObject(part.tool_call_result)) results.push(resultOf(part.tool_call_result));
-    else if (part.image !== undefined) images++;
-    else if (part.file !== undefined) files.push(fileName(part.file));
+    else if (part.image !== undefined) {
+      images++;
+      imageDetails.push(attachmentPlaceholder(part));
+    } else if (part.file !== undefined) {
+      files.push(fileName(part.file));
+      fileDetails.push(attachmentPlaceholder(part));
+    }
   }
-  return { texts, toolCalls, results, images, files };
+  return { texts, toolCalls, results, images, files, attachments: [...imageDetails, ...fileDetails] };
 }
 
 /** A ToolCall dict's id and name (the `origin` of a result is a copy of its call). */
@@ -131,6 +175,9 @@ export const haystack: FormatAdapter = {
       name: null,
       content: [{ text }],
     };
+  },
+  makeSummary({ text, summarized }) {
+    return { role: 'user', meta: { context_compaction: { strategy: SUMMARIZATION, summarized_messages: summarized } }, name: null, content: [{ text }] };
   },
   pairing: haystackPairing,
   writePruned: writePrunedHaystack,

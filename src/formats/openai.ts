@@ -1,5 +1,5 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
+import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
@@ -32,8 +32,9 @@ function isOpenAiMessage(item: unknown): boolean {
 }
 
 /** The text of a string-or-parts content, parts joined with `sep`; null when there is no text at all. */
-function partsText(content: JsonValue | undefined, sep: string): { texts: string[]; images: number; files: (string | null)[] } {
-  const out = { texts: [] as string[], images: 0, files: [] as (string | null)[] };
+function partsText(content: JsonValue | undefined, sep: string): { texts: string[]; images: number; files: (string | null)[]; attachments: string[] } {
+  const out = { texts: [] as string[], images: 0, files: [] as (string | null)[], attachments: [] as string[] };
+  const fileDetails: string[] = [];
   if (typeof content === 'string') {
     out.texts.push(content);
     return out;
@@ -45,19 +46,59 @@ function partsText(content: JsonValue | undefined, sep: string): { texts: string
     const type = part.type;
     if (typeof part.text === 'string' && (type === 'text' || type === 'input_text' || type === 'output_text' || type === undefined)) texts.push(part.text);
     else if (typeof part.refusal === 'string') texts.push(part.refusal);
-    else if (type === 'image_url' || type === 'input_image' || type === 'image') out.images++;
-    else if (type === 'file' || type === 'input_file') {
+    else if (type === 'image_url' || type === 'input_image' || type === 'image') {
+      out.images++;
+      out.attachments.push(describedPart(part));
+    } else if (type === 'file' || type === 'input_file') {
       const file = isJsonObject(part.file) ? part.file : part;
       out.files.push(typeof file.filename === 'string' ? file.filename : null);
+      fileDetails.push(describedPart(part));
     }
   }
+  out.attachments.push(...fileDetails);
   if (texts.length > 0) out.texts = sep === '\n' ? texts : [texts.join(sep)];
   return out;
 }
 
-/** A tool result's parts joined with nothing between them, images and files as placeholders. */
-function resultParts(content: JsonValue | undefined): { text: string; images: number; files: number } {
+/** The media type of a `data:` URL, or null. */
+function dataUrlType(url: JsonValue | undefined): string | null {
+  if (typeof url !== 'string' || !url.startsWith('data:')) return null;
+  const type = /^data:([^;,]+)/.exec(url)?.[1];
+  return type === undefined || type === '' ? null : type;
+}
+
+/** An image or file part described for a summary prompt: `<image: TYPE>`, `<file: NAME, TYPE>` (type from a data URL). */
+function describedPart(part: JsonObject): string {
+  const type = part.type;
+  if (type === 'file' || type === 'input_file') {
+    const file = isJsonObject(part.file) ? part.file : part;
+    const name = typeof file.filename === 'string' && file.filename !== '' ? file.filename : 'unnamed';
+    return `<file: ${name}, ${dataUrlType(file.file_data) ?? 'unknown type'}>`;
+  }
+  const url = isJsonObject(part.image_url) ? part.image_url.url : part.image_url;
+  return `<image: ${dataUrlType(url) ?? 'unknown type'}>`;
+}
+
+/**
+ * A tool result's parts joined with nothing between them, images and files as placeholders (described for a summary
+ * prompt when `described`).
+ */
+function resultParts(content: JsonValue | undefined, described = false): { text: string; images: number; files: number } {
   if (typeof content === 'string') return { text: content, images: 0, files: 0 };
+  if (described) {
+    return {
+      text: (Array.isArray(content) ? content : [])
+        .map((part) => {
+          if (!isJsonObject(part)) return '';
+          if (typeof part.text === 'string') return part.text;
+          const type = part.type;
+          return type === 'image_url' || type === 'input_image' || type === 'image' || type === 'file' || type === 'input_file' ? describedPart(part) : '';
+        })
+        .join(''),
+      images: 0,
+      files: 0,
+    };
+  }
   return joinResultParts(Array.isArray(content) ? content : [], (part): ResultPart => {
     if (!isJsonObject(part)) return null;
     const type = part.type;
@@ -105,6 +146,7 @@ function callsOf(message: JsonValue): ToolCall[] {
       calls.push({
         name: typeof fn.name === 'string' ? fn.name : '',
         arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null),
+        ...(typeof call.id === 'string' && call.id !== '' ? { id: call.id } : {}),
       });
     }
   }
@@ -205,11 +247,12 @@ class ChatMessage implements Message {
     const obj = isJsonObject(value) ? value : {};
     if (this.role === 'tool') {
       const { text, images, files } = resultParts(obj.content);
-      const result: ToolResult = { name: this.resultName, text, error: false, images, files };
+      const id = typeof obj.tool_call_id === 'string' && obj.tool_call_id !== '' ? { id: obj.tool_call_id } : {};
+      const result: ToolResult = { name: this.resultName, text, error: false, images, files, ...id, described: resultParts(obj.content, true).text };
       return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
     }
-    const { texts, images, files } = partsText(obj.content, '\n');
-    return { texts, toolCalls: this.role === 'assistant' ? callsOf(obj) : [], results: [], images, files };
+    const { texts, images, files, attachments } = partsText(obj.content, '\n');
+    return { texts, toolCalls: this.role === 'assistant' ? callsOf(obj) : [], results: [], images, files, attachments };
   }
 }
 

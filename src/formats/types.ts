@@ -36,6 +36,15 @@ export interface NoteRequest {
   readonly items: readonly unknown[];
 }
 
+/** What a summary message is made from: its whole text (wrapper included) and how many messages it replaced. */
+export interface SummaryWrite {
+  readonly text: string;
+  /** Haystack's `summarized_messages`: the messages of the conversation that round replaced. */
+  readonly summarized: number;
+  /** The parsed items, so a summary can copy the file's own conventions. */
+  readonly items: readonly unknown[];
+}
+
 /** What was decided for a list whose kept items refer to each other by id (Claude Code's `parentUuid` chain). */
 export interface FinishRequest {
   /** The parsed items and their exact text, as the adapter received them. */
@@ -92,6 +101,11 @@ export interface FormatAdapter {
   /** The note as a value of this format. */
   makeNote(request: NoteRequest): unknown;
   /**
+   * Optional: a summary as a value of this format, for formats that mark it (Haystack's `meta.context_compaction`).
+   * Without it a summary is written as the format writes a note: a user text message (see `makeSummaryItem`).
+   */
+  makeSummary?(request: SummaryWrite): unknown;
+  /**
    * Optional: relinks kept items whose references pointed at removed ones and places the note in the chain.
    * Formats whose items do not refer to each other leave it out.
    */
@@ -147,6 +161,11 @@ export interface Pairing {
    * are optional on either side). Otherwise a result without an id answers only calls without one.
    */
   readonly idsOptional?: boolean;
+}
+
+/** A summary message as a value of the adapter's format: its own `makeSummary`, else its note, a user text message. */
+export function makeSummaryItem(adapter: FormatAdapter, request: SummaryWrite): unknown {
+  return adapter.makeSummary?.(request) ?? adapter.makeNote({ text: request.text, removed: request.summarized, kept: 0, items: request.items });
 }
 
 /** A plain-object guard that does not trust prototypes. */

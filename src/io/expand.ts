@@ -4,6 +4,7 @@ import { promises as fs, readdir, type Stats } from 'node:fs';
 import path from 'node:path';
 import { InputError, missingInput, UsageError } from '../errors.js';
 import { describeFsError, isInside } from './files.js';
+import { STORE_MARKER } from './folders.js';
 
 export { isInside };
 
@@ -94,6 +95,31 @@ export interface Expansion {
   readonly files: readonly InputFile[];
   /** Absolute base directory. */
   readonly base: string;
+  /** The offload stores a search met, whose files were left out: each store's folder (absolute) and how many. */
+  readonly skippedStores: readonly { readonly dir: string; readonly files: number }[];
+}
+
+/** A store record's name (`NAME.txt.{hash}.swc.json`, or `NAME.txt.swc.json` from stores without a marker). */
+const STORE_RECORD = /\.txt(\.[0-9a-f]{16})?\.swc\.json$/i;
+
+/**
+ * Finds which files a search met belong to an offload store: those under a folder holding the store's marker, and
+ * store records by their name (stores written before the marker).
+ */
+function storeFinder(): (file: string) => Promise<string | null> {
+  const roots = new Map<string, Promise<string | null>>();
+  const rootOf = (dir: string): Promise<string | null> => {
+    let known = roots.get(dir);
+    if (known === undefined) {
+      known = fs.lstat(path.join(dir, STORE_MARKER)).then(
+        (stat) => (stat.isFile() ? dir : null),
+        () => null,
+      ).then((found) => (found !== null || path.dirname(dir) === dir ? found : rootOf(path.dirname(dir))));
+      roots.set(dir, known);
+    }
+    return known;
+  };
+  return async (file) => (await rootOf(path.dirname(file))) ?? (STORE_RECORD.test(file) ? path.dirname(file) : null);
 }
 
 /** Whether a string is a glob pattern rather than a plain path (a file that exists under that exact name wins). */
@@ -175,6 +201,8 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
   const found = new Map<string, { abs: string; searched: boolean }>();
   const unreadable: Unreadable = new Map();
   const bases: string[] = [];
+  const storeOf = storeFinder();
+  const skipped = new Map<string, number>();
   for (const input of inputs) {
     const absolute = path.resolve(cwd, input);
     const stat = await fs.stat(absolute).catch(() => null);
@@ -186,9 +214,19 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     } catch (error) {
       throw new UsageError(`cannot search ${JSON.stringify(input)}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    const named = stat !== null && !stat.isDirectory();
+    if (!named) {
+      // An offload store's results and records are never transcripts: a search leaves them out, and says so.
+      const stores = await Promise.all(matches.map(storeOf));
+      matches = matches.filter((_, k) => {
+        const store = stores[k];
+        if (store === null || store === undefined) return true;
+        skipped.set(store, (skipped.get(store) ?? 0) + 1);
+        return false;
+      });
+    }
     const reals = await Promise.all(matches.map((abs) => fs.realpath(abs).catch(() => abs)));
     let kept = 0;
-    const named = stat !== null && !stat.isDirectory();
     matches.forEach((abs, k) => {
       const real = reals[k] as string;
       const inside = excluded.findIndex((dir) => isInside(dir, real));
@@ -201,7 +239,7 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
       if (!found.has(real)) found.set(real, { abs, searched: !named });
     });
     const blocked = [...unreadable.keys()].some((dir) => isInside(stat?.isDirectory() ? absolute : bases[bases.length - 1] as string, dir));
-    if (kept === 0 && !blocked && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0));
+    if (kept === 0 && !blocked && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0, skipped.size > 0));
   }
   const base = options.base !== undefined ? path.resolve(cwd, options.base) : commonAncestor(bases);
   const files: InputFile[] = [];
@@ -219,12 +257,17 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     files.push({ absolute: dir, real: dir, relative: relativeKey(base, dir), display, found: true, unreadable: describeFsError(error) });
   }
   files.sort((a, b) => compareKeys(a.relative, b.relative));
-  return { files, base };
+  return { files, base, skippedStores: [...skipped].map(([dir, files]) => ({ dir, files })).sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)) };
+}
+
+/** The line that says a search left an offload store's files out. */
+export function skippedStoreLine(store: { readonly dir: string; readonly files: number }, cwd: string): string {
+  return `swc: left out ${store.files} file${store.files === 1 ? '' : 's'} of the offload store ${path.relative(cwd, store.dir) || '.'} (its results and records are not transcripts)`;
 }
 
 /** The error for an input that gave no files, saying why where it can. */
-function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignoring: boolean): string {
-  const after = ignoring ? ' (after --ignore and the output directory are left out)' : '';
+function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignoring: boolean, stores = false): string {
+  const after = stores ? ' (after offload stores and what --ignore names are left out)' : ignoring ? ' (after --ignore and the output directory are left out)' : '';
   if (stat?.isDirectory()) return `no ${SEARCHED} under ${JSON.stringify(input)}${after}`;
   if (isPattern(input)) return `no files match the pattern ${JSON.stringify(input)}${after}`;
   return missingInput(input);

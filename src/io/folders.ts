@@ -4,6 +4,12 @@ import { InputError } from '../errors.js';
 import { describeFsError, isInside } from './files.js';
 
 /**
+ * The file at an offload store's root that marks the folder as one (written by offloading): directory searches
+ * leave out what it holds, and `swc restore` finds a pointer's store by it.
+ */
+export const STORE_MARKER = '.swc-store';
+
+/**
  * Folders made under one root for writing into (the out-dir, the backup folder, the offload store), never leaving
  * it: each folder on the way is created one level at a time, and one that is a symbolic link must lead back inside
  * the root's real path. The real folder returned is what `writeFileAtomic`'s `realDir` checks again right before

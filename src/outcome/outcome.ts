@@ -32,7 +32,9 @@ export type Miss =
   /** A chain whose pruning or offloading left the conversation below the trigger, where the window leaves it alone. */
   | { readonly kind: 'below-trigger'; readonly tokensAfter: number }
   /** Without the window, pruning or offloading decided alone, and what is left they may not touch. */
-  | { readonly kind: 'nothing-to-prune' | 'nothing-to-offload'; readonly tokensAfter: number };
+  | { readonly kind: 'nothing-to-prune' | 'nothing-to-offload'; readonly tokensAfter: number }
+  /** Summarize without the window: at its floor, or a round failed (the last good result kept). */
+  | { readonly kind: 'summary-floor' | 'summary-failed'; readonly tokensAfter: number };
 
 /** Message counts of one conversation, in the file's own terms. */
 export interface MessageCounts {
@@ -381,6 +383,10 @@ function missOf(c: Planned, settings: OutcomeSettings, note: number | null): Mis
   if (plan.targetMet) return null;
   if (c.leftBelowTrigger === true) return { kind: 'below-trigger', tokensAfter: plan.tokensAfter };
   if (c.strategies !== undefined && !c.strategies.includes('window')) {
+    if (c.strategies.includes('summarize')) {
+      const failed = (c as { summarized?: { failure: unknown } }).summarized?.failure;
+      return { kind: failed !== undefined && failed !== null ? 'summary-failed' : 'summary-floor', tokensAfter: plan.tokensAfter };
+    }
     return { kind: c.strategies.includes('prune') ? 'nothing-to-prune' : 'nothing-to-offload', tokensAfter: plan.tokensAfter };
   }
   const window = settings.window ?? null;

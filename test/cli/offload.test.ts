@@ -5,14 +5,17 @@
 import { describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { codePoints, planOffload, pointerText, storeKey } from '../../src/core/offload.js';
+import { codePoints, parsePointer, planOffload, pointerText, storeKey } from '../../src/core/offload.js';
 import { textContent } from '../../src/core/render.js';
 import type { Content, Message } from '../../src/core/types.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 const REAL = path.join(process.cwd(), 'fixtures', 'real');
 const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'swc-offload-'));
+/** The hash a store name holds: the first 16 hex digits of the SHA-256 of the file's bytes. */
+const storeHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
 
 function content(parts: Partial<Content>): Content {
   return { texts: [], toolCalls: [], results: [], images: 0, files: [], ...parts };
@@ -50,8 +53,8 @@ describe('planOffload', () => {
     expect(pointerText('/s/1_search_c1.txt', 'x'.repeat(250))).toBe(`Tool result offloaded to '/s/1_search_c1.txt' (250 characters). Preview: ${'x'.repeat(200)}...`);
     expect(pointerText('/r', 'short')).toBe("Tool result offloaded to '/r' (5 characters). Preview: short");
     expect(codePoints('😀a')).toBe(2);
-    expect(storeKey(2, 'web_search', 'call-123', 0)).toBe('2_web_search_call-123.txt');
-    expect(storeKey(2, 'a/b', null, 1)).toBe('2_a_b_call1.txt');
+    expect(storeKey(2, 'web_search', 'call-123', 0, 'ab12')).toBe('2_web_search_call-123-ab12.txt');
+    expect(storeKey(2, 'a/b', null, 1, 'ab12')).toBe('2_a_b_call1-ab12.txt');
   });
 });
 
@@ -70,14 +73,20 @@ describe.each(files)('offloading %s', (file) => {
     expect(off.stderr).not.toMatch(/^swc: error|cannot/m);
     expect(off.status).toBe(0);
     const out = readFileSync(path.join(dir, 'out'), 'utf8');
-    const references = [...out.matchAll(/Tool result offloaded to '((?:[^'\\]|\\.)*?)' \(/g)].map((m) => JSON.parse(`"${m[1]}"`) as string);
+    const references = [...out.matchAll(/Tool result offloaded to '(?:[^"\\]|\\.)*/g)].map((m) => parsePointer(JSON.parse(`"${m[0]}"`) as string)?.reference ?? '');
     for (const reference of references) {
-      expect(reference.startsWith(path.join(dir, 'store', name) + path.sep)).toBe(true);
-      expect(existsSync(reference)).toBe(true);
+      // Relative to the transcript's folder, inside the store, named by a hash of the bytes it holds.
+      expect(path.isAbsolute(reference)).toBe(false);
+      const file = path.resolve(dir, reference);
+      expect(file.startsWith(path.join(dir, 'store', name) + path.sep)).toBe(true);
+      expect(path.basename(file)).toContain(`-${storeHash(readFileSync(file, 'utf8'))}.txt`);
     }
-    const back = await runSwc(['restore', 'out', '--offload-dir', 'store'], { cwd: dir });
+    const original = readFileSync(path.join(dir, name), 'utf8').replace(/^\ufeff/, '');
+    // The pointers lead to the store; naming it gives the same (when anything was offloaded, so there is one).
+    const back = await runSwc(['restore', 'out'], { cwd: dir });
     expect(back.status).toBe(0);
-    expect(back.stdout).toBe(readFileSync(path.join(dir, name), 'utf8').replace(/^\ufeff/, ''));
+    expect(back.stdout).toBe(original);
+    if (references.length > 0) expect((await runSwc(['restore', 'out', '--offload-dir', 'store'], { cwd: dir })).stdout).toBe(original);
   });
 });
 
@@ -90,14 +99,14 @@ describe('--strategy offload on the command line', () => {
     { role: 'tool', tool_call_id: 'b', content: 'y'.repeat(4000) },
   ]);
 
-  it('names the store file as Haystack does, under a folder for the input', async () => {
+  it('names the store file as Haystack does, with a hash of its bytes, under a folder for the input, the pointer relative to the transcript', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
     const r = await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000'], { cwd: dir });
     expect(r.status).toBe(0);
-    const stored = path.join(dir, 'store', 'run.json', '1_search_a.txt');
-    expect(readFileSync(stored, 'utf8')).toBe('x'.repeat(4000));
-    expect(JSON.parse(r.stdout)[2].content).toBe(pointerText(stored, 'x'.repeat(4000)));
+    const name = `1_search_a-${storeHash('x'.repeat(4000))}.txt`;
+    expect(readFileSync(path.join(dir, 'store', 'run.json', name), 'utf8')).toBe('x'.repeat(4000));
+    expect(JSON.parse(r.stdout)[2].content).toBe(pointerText(`store/run.json/${name}`, 'x'.repeat(4000)));
     // The newest step's result stays.
     expect(JSON.parse(r.stdout)[4].content).toBe('y'.repeat(4000));
   });
@@ -117,11 +126,13 @@ describe('--strategy offload on the command line', () => {
     const planted = fresh();
     writeFileSync(path.join(planted, 'run.json'), FILE);
     mkdirSync(path.join(planted, 'store', 'run.json'), { recursive: true });
-    writeFileSync(path.join(planted, 'store', 'run.json', '1_search_a.txt'), 'another run\'s result');
+    // Planted under the very name (hash included) this result gets.
+    const name = `1_search_a-${storeHash('x'.repeat(4000))}.txt`;
+    writeFileSync(path.join(planted, 'store', 'run.json', name), 'another run\'s result');
     const r = await runSwc(args, { cwd: planted });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/the offload store already holds .*1_search_a\.txt with other content; refusing to replace it/);
-    expect(readFileSync(path.join(planted, 'store', 'run.json', '1_search_a.txt'), 'utf8')).toBe('another run\'s result');
+    expect(r.stderr).toMatch(/the offload store already holds .*1_search_a-[0-9a-f]{16}\.txt with other content; refusing to replace it/);
+    expect(readFileSync(path.join(planted, 'store', 'run.json', name), 'utf8')).toBe('another run\'s result');
     expect(existsSync(path.join(planted, 'out.json'))).toBe(false);
 
     const linked = fresh();
@@ -158,7 +169,7 @@ describe('--strategy offload on the command line', () => {
     ];
     writeFileSync(path.join(dir, 'h.json'), JSON.stringify(items, null, 2));
     const r = await runSwc(['compact', 'h.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000'], { cwd: dir });
-    const reference = path.join(dir, 'store', 'h.json', '1_search_c1.txt');
+    const reference = `store/h.json/1_search_c1-${storeHash('x'.repeat(3000))}.txt`;
     expect((JSON.parse(r.stdout) as unknown[])[2]).toEqual({
       role: 'tool',
       meta: { custom: 1, tool_result_offloaded: reference },
@@ -211,7 +222,8 @@ describe('--strategy offload on the command line', () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
     await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
-    const record = path.join(dir, 'store', 'run.json', '1_search_a.txt.swc.json');
+    const folder = path.join(dir, 'store', 'run.json');
+    const record = path.join(folder, readdirSync(folder).find((f) => f.endsWith('.swc.json')) as string);
     const good = readFileSync(record, 'utf8');
     const doc = JSON.parse(good) as { items: { raw: string }[] };
     (doc.items[0] as { raw: string }).raw = '{{{ not json';

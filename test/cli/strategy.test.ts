@@ -196,9 +196,9 @@ describe('--strategy on the command line', () => {
 
   it.each([
     [['--strategy', 'prune', '-k', '0'], '--min-keep-steps must be at least 1 with --strategy prune: the newest results are the ones the model is about to act on'],
-    [['--strategy', 'summarize'], 'unknown strategy "summarize" (choose from: window, prune, offload, comma-separated)'],
+    [['--strategy', 'summarise'], 'unknown strategy "summarise" (choose from: window, prune, offload, summarize, comma-separated)'],
     [['--strategy', 'prune,prune'], '--strategy names "prune" twice: each strategy runs once in a chain'],
-    [['--strategy', 'prune,'], '--strategy has an empty name in "prune," (choose from: window, prune, offload, comma-separated)'],
+    [['--strategy', 'prune,'], '--strategy has an empty name in "prune," (choose from: window, prune, offload, summarize, comma-separated)'],
     [['--strategy', 'prune', '--min-tokens', '-1'], '--min-tokens must be at least 0, got -1'],
     [['--strategy', 'prune', '--placeholder', ''], '--placeholder must not be empty (it is what the model sees in place of a pruned result)'],
     [

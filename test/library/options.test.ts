@@ -51,13 +51,18 @@ const BAD: ReadonlyArray<readonly [keyof CompactorOptions, unknown, Record<strin
   ['system', 'Be brief.', { target: 10, format: 'openai' }, /^system: the openai format keeps its instructions in the message list/],
   ['tools', 'search', { contextWindow: 1000 }, /^tools must be the JSON tool schemas sent to the model \(an array or an object\), got "search"/],
   ['tools', 3, { contextWindow: 1000 }, /^tools must be the JSON tool schemas .*, got 3/],
+  ['summarize', 'gpt-4o', { target: 10 }, /^strategy summarize needs the summarize option: an async function/],
+  ['summaryTokens', 0, { target: 10, summarize: async () => 'x' }, /^summaryTokens must be a whole number of at least 1, got 0/],
+  ['summaryTokens', 5, { target: 10 }, /^summaryTokens only applies with strategy summarize/],
+  ['summaryInstruction', '', { target: 10, summarize: async () => 'x' }, /^summaryInstruction must be a non-empty string/],
+  ['strict', 'yes', { target: 10, summarize: async () => 'x' }, /^strict must be true or false, got "yes"/],
 ];
 
 /** Every option of CompactorOptions, written out here (not read from src/): a new option does not compile without a place here, and then fails without a row above. */
 const EVERY_OPTION = Object.keys({
   format: true, target: true, contextWindow: true, compactAt: true, compactTo: true, minKeepSteps: true, strategy: true, minTokens: true,
   placeholder: true, note: true, createNote: true, tokenizer: true, charsPerToken: true, tokensPerImage: true, tokensPerFile: true,
-  counter: true, system: true, tools: true,
+  counter: true, system: true, tools: true, summarize: true, summaryTokens: true, summaryInstruction: true, strict: true,
 } satisfies Record<keyof CompactorOptions, true>);
 
 /** What each entry point does with options: createCompactor and compactMessages reject, swcPrepareStep throws at once. */

@@ -324,3 +324,42 @@ export function toolResultPruning(
   }
   return pruned.length > 0 ? { pruned, messages: compacted } : null;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// tool_result_offloading/hooks.py with the OffloadOverChars policy, applied to a whole transcript as swc documents
+// it: every result outside the newest `minKeepSteps` tool-calling steps (pruning's protection) is looked at, not
+// only the freshest batch.
+
+/** The results `_maybe_offload` would replace: no error, not offloaded or compacted, text, longer than `over`. */
+export function offloadCandidates(messages: readonly HMessage[], options: { minKeepSteps: number; over: number }): number[] {
+  const resultSteps = agentStepSpans(messages, 0)
+    .filter(([s, e]) => e > s + 1)
+    .map(([s, e]) => range(s + 1, e));
+  const protectedPositions = new Set(resultSteps.slice(Math.max(resultSteps.length - options.minKeepSteps, 0)).flat());
+  const out: number[] = [];
+  messages.forEach((message, index) => {
+    const result = message.results[0];
+    if (result === undefined || protectedPositions.has(index) || result.error) return;
+    if (message.meta.offloaded === true || hasCompactionMeta(message)) return;
+    if (pyLen(result.text) > options.over) out.push(index);
+  });
+  return out;
+}
+
+/** `ToolResultOffloadHook._pointer`: the text left in place of an offloaded result. */
+export function offloadPointer(reference: string, text: string, previewChars = 200): string {
+  const points = [...text];
+  const preview = points.slice(0, previewChars).join('');
+  return `Tool result offloaded to '${reference}' (${points.length} characters). Preview: ${preview}${points.length > previewChars ? '...' : ''}`;
+}
+
+/** The tool-calling step (from 1) each result message belongs to, as `_result_store_key` numbers steps in a run. */
+export function resultStepOf(messages: readonly HMessage[]): Map<number, number> {
+  const stepOf = new Map<number, number>();
+  agentStepSpans(messages, 0)
+    .filter(([s, e]) => e > s + 1)
+    .forEach(([s, e], k) => {
+      for (let i = s + 1; i < e; i++) stepOf.set(i, k + 1);
+    });
+  return stepOf;
+}
