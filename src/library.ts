@@ -548,7 +548,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       if (options.strict === true && failure !== undefined && failure !== null) throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason}`, 'messages');
       const extra = summarized === undefined ? {} : { summarized };
       plan = withEstimatedBefore(plan, decided, remembering);
-      const forgotten = forgottenOf(normalized, decided, plan);
+      const forgotten = forgottenOf(normalized, decided, plan, (summarized?.summaries ?? []).map((x) => x.text));
       if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra };
       const out =
         output !== undefined && summarized !== undefined
@@ -581,7 +581,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
 }
 
 /** What a compaction forgets, worked out on first call: removed messages and the results pruning replaced. */
-function forgottenOf(read: Normalized, decided: Normalized, plan: Plan): () => readonly LocatedIdentifier[] {
+function forgottenOf(read: Normalized, decided: Normalized, plan: Plan, summaries: readonly string[]): () => readonly LocatedIdentifier[] {
   let found: readonly LocatedIdentifier[] | null = null;
   return () => {
     found ??= inventoryOf({
@@ -591,7 +591,7 @@ function forgottenOf(read: Normalized, decided: Normalized, plan: Plan): () => r
       removed: plan.removed,
       replaced: plan.kept.filter((m) => decided.messages[m] !== read.messages[m]),
       offloaded: [],
-      added: [plan.noteText],
+      added: [plan.noteText, ...summaries],
       positionOf: (m) => read.itemsOf[m]?.[0] ?? m,
     }).forgotten;
     return found;

@@ -132,6 +132,8 @@ export interface Planned {
   /** Kept messages whose results pruning replaced, and those offloading moved to the store. */
   readonly pruned?: readonly { readonly message: number }[];
   readonly offloaded?: readonly { readonly message: number }[];
+  /** With summarize: the summaries the output holds (their texts are what the agent keeps of what they replaced). */
+  readonly summarized?: { readonly summaries: readonly { readonly text: string }[] };
 }
 
 /** What an outcome is worked out with besides the conversation. */
@@ -185,7 +187,7 @@ function conversationInventory(c: Planned): Inventory {
     removed: plan.removed,
     replaced: (c.pruned ?? []).map((p) => p.message),
     offloaded: (c.offloaded ?? []).map((p) => p.message),
-    added: [plan.noteText],
+    added: [plan.noteText, ...(c.summarized?.summaries ?? []).map((s) => s.text)],
     positionOf: (m) => firstItem(normalized.itemsOf, m),
   });
 }

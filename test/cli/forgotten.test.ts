@@ -168,6 +168,21 @@ describe('the library', () => {
     expect(out.forgotten).toEqual(REMOVED);
   });
 
+  it('counts what a summary names as kept, and the rest of what it replaced as leaving', async () => {
+    const out = await compactMessages(CHAT, {
+      target: 150,
+      tokenizer: 'approx',
+      strategy: 'summarize',
+      summaryTokens: 20,
+      summarize: async () => 'Fixed src/auth/login.ts (TypeError).',
+    });
+    expect(out.summarized?.summaries.length).toBeGreaterThan(0);
+    const values = out.forgotten.map((id) => id.value);
+    expect(values).toEqual(expect.arrayContaining(['https://bugs.example.com/issue/42', '3f63cd0']));
+    expect(values).not.toContain('src/auth/login.ts');
+    expect(values).not.toContain('TypeError');
+  });
+
   it('counts a pruned result’s text as leaving', async () => {
     const out = await compactMessages(CHAT, { target: 200, tokenizer: 'approx', strategy: 'prune,window', minTokens: 50 });
     expect(out.forgotten).toEqual([
