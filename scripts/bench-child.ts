@@ -6,6 +6,9 @@
  *   floor-lines <file.jsonl>         the same, reading 1 MiB at a time and decoding line by line
  *   render <file> <out.txt>          write the text swc tokenizes (every message rendered, joined by "\n")
  *   raw-count <text.txt>             gpt-tokenizer o200k `countTokens` on that text, in one call
+ *   dry-run <file.jsonl> <target> <inventory|none>
+ *                                    the work of `swc compact --dry-run` on one file in this thread (read, decide,
+ *                                    render the diff), with or without the inventory of what the compaction forgets
  *   halves <swc bin> <tree> <out>    two `swc compact --jobs 1` processes at once, each on half of the tree's
  *                                    directories: how much two cores give this work on this machine at all
  *   langchain <file.jsonl> <target> [cached]
@@ -216,6 +219,29 @@ async function loopLangchain(file: string, steps: number, target: number): Promi
   return sent;
 }
 
+/** A dry run's work on one file, as `swc compact --dry-run` does it for each file, with or without the inventory. */
+async function dryRun(file: string, target: number, inventory: boolean): Promise<number> {
+  const { compactorFor, processFile } = await import('../src/cli/worker.js');
+  const settings = {
+    tokenizer: 'o200k_base' as const,
+    counter: {},
+    target,
+    window: null,
+    minKeepSteps: 1,
+    note: undefined,
+    format: 'auto',
+    conversationKey: undefined,
+    exhaustive: true,
+    diff: { level: 0 as const, width: 80 },
+    plan: false,
+    bytes: 'none' as const,
+    everyLine: true,
+    inventory,
+  };
+  const result = processFile({ index: 0, file, display: file }, settings, await compactorFor(settings));
+  return result.diff?.length ?? 0;
+}
+
 const [mode, a, b, c] = process.argv.slice(2);
 let result: number;
 switch (mode) {
@@ -242,6 +268,9 @@ switch (mode) {
     break;
   case 'halves':
     result = await halves(a as string, b as string, c as string);
+    break;
+  case 'dry-run':
+    result = await dryRun(a as string, Number(b), c === 'inventory');
     break;
   default:
     throw new Error(`unknown mode ${mode}`);

@@ -301,6 +301,12 @@ const offloadRow = row('(1o) swc compact --target 8000 --strategy offload,window
 process.stderr.write(`prune,window and offload,window on ${largest.corpus.name}:\n`);
 runRows([pruneRow, offloadRow, largest.swc, largest.floor], RUNS);
 
+// The dry run's inventory of what the compaction forgets: the same dry run of the largest file with it and without.
+const dryInventory = row('(1d) dry run, with the inventory of what it forgets', label(largest.corpus), [child, 'dry-run', largest.corpus.file, String(TARGET), 'inventory']);
+const dryBare = row('(1d′) dry run, without the inventory', label(largest.corpus), [child, 'dry-run', largest.corpus.file, String(TARGET), 'none']);
+process.stderr.write(`dry run with and without the inventory on ${largest.corpus.name}:\n`);
+runRows([dryInventory, dryBare], RUNS);
+
 // LangChain, from the smallest file up, as long as one run finishes within a minute.
 const langchainRows: Array<{ row: Row; corpus: Corpus; cached: boolean }> = [];
 if (LANGCHAIN) {
@@ -440,6 +446,7 @@ for (const s of perSize) {
 }
 if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
 lines.push(tableRow(pruneRow), tableRow(offloadRow));
+lines.push(tableRow(dryInventory), tableRow(dryBare));
 lines.push(tableRow(nearSwc), tableRow(nearSwc0), tableRow(nearRaw), tableRow(nearRaw0), tableRow(jobs1), tableRow(jobs2), tableRow(halvesRow), tableRow(version), tableRow(help), tableRow(nodeOnly));
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push(...deepRows.map(tableRow));
@@ -453,6 +460,7 @@ for (const s of perSize) {
     lines.push(`| (1p)/(2) swc --strategy prune,window ÷ floor | ${label(s.corpus)} | ${ratio(wallOf(pruneRow), floorBest)} |`);
     lines.push(`| (1o)/(2) swc --strategy offload,window ÷ floor | ${label(s.corpus)} | ${ratio(wallOf(offloadRow), floorBest)} |`);
   }
+  if (s === largest) lines.push(`| (1d)/(1d′) dry run with the inventory ÷ without | ${label(s.corpus)} | ${ratio(wallOf(dryInventory), wallOf(dryBare))} (${seconds(wallOf(dryInventory) - wallOf(dryBare))} more) |`);
   lines.push(`| (3)/(1) count-everything ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.everything), wallOf(s.swc))} (outputs ${same(outFile(`${s.corpus.name}-swc`), outFile(`${s.corpus.name}-all`))}) |`);
   for (const l of langchainRows) {
     if (l.corpus !== s.corpus) continue;

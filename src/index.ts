@@ -26,4 +26,8 @@ export type { FileOptions, FileResult, PrunedItems, RestoreOptions, RestoreResul
 export { decodeSource } from './io/source.js';
 export { InputError, UsageError } from './errors.js';
 export { compactMessages, createCompactor, swcPrepareStep } from './library.js';
+export { identifiersIn, IDENTIFIER_KINDS } from './core/identifiers.js';
+export type { Identifier, IdentifierKind } from './core/identifiers.js';
+export { retentionOf } from './outcome/forgotten.js';
+export type { Inventory, LocatedIdentifier, Retention } from './outcome/forgotten.js';
 export type { CompactedMessages, Compactor, CompactorOptions, MessageFormat, PrepareStepInput } from './library.js';

@@ -8,6 +8,7 @@ import type { Message, Rendered, TokenCounter } from './core/types.js';
 import { InputError, UsageError } from './errors.js';
 import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
+import { inventoryOf, type LocatedIdentifier } from './outcome/forgotten.js';
 import { noteBeforeItem } from './outcome/outcome.js';
 import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type OutputEntry, type StrategyName, type SummarizedConversation, type WindowThresholds } from './pipeline.js';
 import { DEFAULT_SUMMARY_TOKENS, type SummaryAnswer, type SummaryRequest } from './core/summarize.js';
@@ -98,6 +99,12 @@ export interface CompactedMessages<M> {
   readonly plan: Plan;
   /** The format the messages were read as. */
   readonly format: string;
+  /**
+   * The identifiers (file paths, URLs, hashes, UUIDs, errors, `inline code` symbols) named only in the messages this
+   * compaction removed or pruned, nowhere in what it kept or in the note: what the agent no longer knows. `message` is
+   * the index in the array passed in of the first message naming it. Worked out when first read.
+   */
+  readonly forgotten: readonly LocatedIdentifier[];
   /** With summarize: every round (what it replaced, its prompt, its summary), the summaries kept, a failed round. */
   readonly summarized?: SummarizedConversation;
 }
@@ -549,12 +556,22 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       const extra = summarized === undefined ? {} : { summarized };
       // Estimated on the messages as read: a chain may have pruned kept ones.
       plan = withEstimatedBefore(plan, normalized, remembering);
-      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, ...extra };
+      const forgotten = forgottenOf(normalized, decided, plan, (summarized?.summaries ?? []).map((x) => x.text));
+      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra };
       const out =
         output !== undefined && summarized !== undefined
           ? assembleEntries(adapter, input, messages, decided, output, summarized, edits, options.createNote as ((text: string) => M) | undefined)
           : assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
-      return { messages: out, changed: true, plan, format: adapter.name, ...extra };
+      return {
+        messages: out,
+        changed: true,
+        plan,
+        format: adapter.name,
+        get forgotten(): readonly LocatedIdentifier[] {
+          return forgotten();
+        },
+        ...extra,
+      };
   };
   const summarize = options.summarize;
   return {
@@ -568,6 +585,24 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       const done = await withReplies((answer) => compactWith(messages, answer), async (request) => ({ text: await summarize({ system: request.system, user: request.user }) }));
       return done.value;
     },
+  };
+}
+
+/** What a compaction forgets, worked out on first call: removed messages and the results pruning replaced. */
+function forgottenOf(read: Normalized, decided: Normalized, plan: Plan, summaries: readonly string[]): () => readonly LocatedIdentifier[] {
+  let found: readonly LocatedIdentifier[] | null = null;
+  return () => {
+    found ??= inventoryOf({
+      original: read.messages,
+      decided: decided.messages,
+      kept: plan.kept,
+      removed: plan.removed,
+      replaced: plan.kept.filter((m) => decided.messages[m] !== read.messages[m]),
+      offloaded: [],
+      added: [plan.noteText, ...summaries],
+      positionOf: (m) => read.itemsOf[m]?.[0] ?? m,
+    }).forgotten;
+    return found;
   };
 }
 

@@ -69,6 +69,8 @@ export interface FileOptions {
    * and its store that move together still restore (without it references are absolute).
    */
   readonly offload?: { readonly dir: string; readonly over: number; readonly home?: string };
+  /** Work out what each compaction forgets (the outcome's `inventory`): dry runs, plans, --json and --stat ask for it. */
+  readonly inventory?: boolean;
   /** Summarizing: the instruction, the summary size planned with, and the reply to each request (see summarize-run.ts). */
   readonly summarize?: SummarizeSettings;
 }
@@ -494,6 +496,7 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
       exactBefore ??= options.exact === true || isTextAtMost(source, EXACT_COUNT_UP_TO);
       return exactBefore;
     },
+    inventory: options.inventory === true,
   };
   const formats: string[] = [];
   for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats)) {

@@ -398,12 +398,14 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     // The diff shows every group's count; the --stat lines need only the file's figures.
     exhaustive: json !== null || (settings.dryRun && !settings.stat),
     exact: settings.exact,
-    diff: reporters.includes('dry-run') ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80 } : null,
+    diff: reporters.includes('dry-run') ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80, verbose: settings.verbose } : null,
     plan: json !== null,
     bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',
     everyLine: single,
     // The tokens before are counted for the outputs that show them; errors alone do not.
     figures: reporters.some((name) => name !== 'errors' && name !== 'check-paths'),
+    // What a compaction forgets is shown by dry runs (diff and --stat) and plans; a plain run never works it out.
+    inventory: settings.dryRun || json !== null,
   };
 
   const files = work.files;

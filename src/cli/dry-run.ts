@@ -3,6 +3,9 @@ import type { Group, Plan } from '../core/compact.js';
 import { contentOf } from '../core/render.js';
 import type { Content, Message } from '../core/types.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
+import type { IdentifierKind } from '../core/identifiers.js';
+import { IDENTIFIER_KINDS } from '../core/identifiers.js';
+import type { Inventory, LocatedIdentifier } from '../outcome/forgotten.js';
 import { countOf, itemSpan, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
 import type { WindowSettings } from './settings.js';
 import { figureText, formatCount, missText, percent, thresholdText } from './summary.js';
@@ -28,6 +31,8 @@ export interface DryRunView {
   readonly color: ChalkInstance;
   /** The context-window thresholds, when the run used them instead of a fixed target. */
   readonly window?: WindowSettings | null;
+  /** List every identifier the compaction forgets or leaves recoverable, one a line (--verbose). */
+  readonly verbose?: boolean;
 }
 
 /** What a piece of a line means; each meaning has one colour. */
@@ -468,11 +473,62 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
     }
   }
   const tone: Tone = plan.targetMet ? 'good' : 'bad';
+  const inventory = c.outcome.inventory;
   return [
     emitLine([{ text: first, tone: 'strong' }], width, view.color),
     ...summaryRoundLines(c, width, view),
+    ...(inventory !== null && plan.changed ? inventoryLines(inventory, view, width) : []),
     ...wrapToWidth(verdict, width, '  ').map((l) => emitLine([{ text: l, tone }], width, view.color)),
   ];
+}
+
+/** What the kinds of identifiers are called, one and several. */
+const KIND_NAMES: Readonly<Record<IdentifierKind, readonly [string, string]>> = {
+  path: ['path', 'paths'],
+  url: ['URL', 'URLs'],
+  hash: ['hash', 'hashes'],
+  uuid: ['UUID', 'UUIDs'],
+  error: ['error', 'errors'],
+  symbol: ['symbol', 'symbols'],
+};
+
+/** `3 paths`, `1 URL`. */
+function kindCount(n: number, kind: IdentifierKind): string {
+  const [one, many] = KIND_NAMES[kind];
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
+/**
+ * `forgets 12 identifiers: 7 paths (src/auth/login.ts, …), 3 URLs (https://a.example/x, …), 2 errors (ENOENT, TypeError);
+ * 4 recoverable from the store`: each kind with its first identifier (both when there are two).
+ */
+export function forgetsText(inventory: Inventory): string {
+  const { forgotten, recoverable } = inventory;
+  const kinds: string[] = [];
+  for (const kind of IDENTIFIER_KINDS) {
+    const of = forgotten.filter((id) => id.kind === kind);
+    if (of.length === 0) continue;
+    const shown = of.slice(0, of.length === 2 ? 2 : 1).map((id) => escapeControls(id.value));
+    kinds.push(`${kindCount(of.length, kind)} (${shown.join(', ')}${of.length > 2 ? ', …' : ''})`);
+  }
+  const head = forgotten.length === 0 ? 'forgets no identifiers' : `forgets ${plural(forgotten.length, 'identifier')}: ${kinds.join(', ')}`;
+  return recoverable.length === 0 ? head : `${head}; ${formatCount(recoverable.length)} recoverable from the store`;
+}
+
+/** The forgets line, wrapped; with --verbose every identifier after it: `- path src/a.ts #3`, `~` for recoverable ones. */
+function inventoryLines(inventory: Inventory, view: DryRunView, width: number): string[] {
+  const lines = wrapToWidth(forgetsText(inventory), width, '  ').map((l) => emitLine([{ text: l, tone: 'removed' }], width, view.color));
+  if (view.verbose !== true) return lines;
+  const all: { id: LocatedIdentifier; marker: string; tone: Tone; label: string }[] = [
+    ...inventory.forgotten.map((id) => ({ id, marker: '-', tone: 'removed' as const, label: '' })),
+    ...inventory.recoverable.map((id) => ({ id, marker: '~', tone: 'kept' as const, label: ' (in the store)' })),
+  ];
+  const kindWidth = Math.max(0, ...all.map((x) => KIND_NAMES[x.id.kind][0].length));
+  for (const { id, marker, tone, label } of all) {
+    const text = `  ${marker} ${padEndTo(KIND_NAMES[id.kind][0], kindWidth)}  #${id.message}  ${escapeControls(id.value)}${label}`;
+    lines.push(emitLine([{ text, tone }], width, view.color));
+  }
+  return lines;
 }
 
 /** With summarize: one line per round, what it would replace (in item positions) and what its call would send. */

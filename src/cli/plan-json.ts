@@ -1,4 +1,6 @@
 import type { Group, GroupKind } from '../core/compact.js';
+import type { IdentifierKind } from '../core/identifiers.js';
+import { countsByKind, type LocatedIdentifier } from '../outcome/forgotten.js';
 import { countOf, itemSpan, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
 import type { CounterSettings } from '../tokens/options.js';
@@ -85,6 +87,23 @@ export interface PlanConversation extends PlanOutcome {
   readonly missReason: Miss | null;
 }
 
+/** One identifier a compaction forgets or leaves recoverable, and the message it came from. */
+export interface PlanIdentifier {
+  readonly kind: IdentifierKind;
+  readonly value: string;
+  /** The position in the file's list of the first message that names it. */
+  readonly message: number;
+  /** Which conversation of the file (0-based); only when the file holds several. */
+  readonly conversation?: number;
+}
+
+/** Identifiers of one kind of fate (forgotten, recoverable): how many, how many of each kind, and each. */
+export interface PlanIdentifiers {
+  readonly count: number;
+  readonly byKind: Partial<Record<IdentifierKind, number>>;
+  readonly identifiers: PlanIdentifier[];
+}
+
 /** The settings part of a plan document. */
 export interface PlanDocumentSettings {
   /** The fixed --target, or null when the context window sets it. */
@@ -127,6 +146,12 @@ export interface PlanDocument extends PlanOutcome {
   readonly missReason?: Miss | null;
   readonly groups: PlanGroup[];
   readonly conversations?: PlanConversation[];
+  /**
+   * Identifiers named only in what the compaction removes or prunes (nowhere in what it keeps, the note included),
+   * and those named only in results offloading moved to the store, where the pointer leads back to them.
+   */
+  readonly forgotten?: PlanIdentifiers;
+  readonly recoverable?: PlanIdentifiers;
   /** With summarize: every round that succeeded (simulated in a dry run), in order. */
   readonly summaries?: PlanSummary[];
 }
@@ -260,10 +285,12 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       orphans: sumOf((p) => p.totals.removed.orphans),
     },
   };
+  const inventory = inventoryPart(result);
   if (!several) {
     const only = parts[0];
     return {
       ...base,
+      ...inventory,
       target: only?.target ?? settings.target,
       ...(only !== undefined && only.toolTokens > 0 ? { toolTokens: only.toolTokens } : {}),
       note: only?.note ?? null,
@@ -274,6 +301,7 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
   }
   return {
     ...base,
+    ...inventory,
     groups,
     ...withSummaries,
     conversations: parts.map((p) => ({
@@ -293,4 +321,21 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       missReason: p.totals.miss,
     })),
   };
+}
+
+/** The forgotten and recoverable identifiers of a file's conversations, when the outcome worked them out. */
+function inventoryPart(result: FileResult): { forgotten?: PlanIdentifiers; recoverable?: PlanIdentifiers } {
+  const inventories = result.conversations.map((c) => c.outcome.inventory);
+  if (inventories.some((i) => i === null)) return {};
+  const several = result.conversations.length > 1;
+  const listOf = (pick: 'forgotten' | 'recoverable'): PlanIdentifiers => {
+    const identifiers: PlanIdentifier[] = [];
+    inventories.forEach((inventory, k) => {
+      for (const id of (inventory?.[pick] ?? []) as readonly LocatedIdentifier[]) {
+        identifiers.push({ kind: id.kind, value: id.value, message: id.message, ...(several ? { conversation: k } : {}) });
+      }
+    });
+    return { count: identifiers.length, byKind: countsByKind(identifiers), identifiers };
+  };
+  return { forgotten: listOf('forgotten'), recoverable: listOf('recoverable') };
 }

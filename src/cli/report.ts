@@ -41,6 +41,12 @@ export interface FileRecord {
   readonly resultsPruned?: number;
   /** Tool results offloading replaced with pointers, only when there are any. */
   readonly resultsOffloaded?: number;
+  /**
+   * Identifiers (paths, URLs, hashes, UUIDs, errors, symbols) named only in what the compaction removes or prunes,
+   * and those only offloading moved to the store: only in dry runs and JSON output, which work them out.
+   */
+  readonly identifiersForgotten?: number;
+  readonly identifiersRecoverable?: number;
   /** The token target: --target, or context window × compact-to. */
   readonly target: number | null;
   /** Whether every conversation ends at or under its target (with thresholds: or stayed below the trigger). */
@@ -109,6 +115,10 @@ export function recordOf(result: FileResult, path: string, target: number, figur
   const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
   const pruned = sum((c) => (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0));
   const offloaded = sum((c) => (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0));
+  const inventories = cs.map((c) => c.outcome.inventory);
+  const inventory = inventories.every((i) => i !== null)
+    ? { identifiersForgotten: inventories.reduce((a, i) => a + (i?.forgotten.length ?? 0), 0), identifiersRecoverable: inventories.reduce((a, i) => a + (i?.recoverable.length ?? 0), 0) }
+    : {};
   return {
     path,
     status: result.changed ? 'compacted' : 'unchanged',
@@ -124,6 +134,7 @@ export function recordOf(result: FileResult, path: string, target: number, figur
     toolTokens,
     ...(pruned > 0 ? { resultsPruned: pruned } : {}),
     ...(offloaded > 0 ? { resultsOffloaded: offloaded } : {}),
+    ...inventory,
     target,
     targetMet: cs.every((c) => c.plan.targetMet),
     error: null,

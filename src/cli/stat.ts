@@ -19,6 +19,13 @@ function beforeText(record: FileRecord): string {
   return `${record.tokensBeforeExact ? '' : '≈'}${formatCount(record.tokensBefore ?? 0)}`;
 }
 
+/** `forgets 12`, `forgets 3, 2 in the store`: the identifiers a file's compaction forgets; empty for a file that would not change. */
+function forgetsCell(record: FileRecord): string {
+  if (record.status !== 'compacted' || record.identifiersForgotten === undefined) return '';
+  const stored = record.identifiersRecoverable ?? 0;
+  return `forgets ${formatCount(record.identifiersForgotten)}${stored > 0 ? `, ${formatCount(stored)} in the store` : ''}`;
+}
+
 /** Whether a file gets a line: it would change, misses its target, or every file is wanted. */
 export function isStatShown(record: FileRecord, every: boolean): boolean {
   if (record.status === 'failed') return false;
@@ -42,15 +49,23 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
       after: formatCount(r.tokensAfter ?? 0),
       change,
       removed: r.status === 'compacted' ? removedText(r.messagesRemoved ?? 0) : 'unchanged',
+      forgets: forgetsCell(r),
       verdict: r.targetMet === false ? 'target not met' : 'target met',
     };
   });
   const width = (pick: (c: (typeof cells)[number]) => string): number => cells.reduce((m, c) => Math.max(m, displayWidth(pick(c))), 0);
-  const w = { path: width((c) => c.path), before: width((c) => c.before), after: width((c) => c.after), change: width((c) => c.change), removed: width((c) => c.removed) };
+  const w = {
+    path: width((c) => c.path),
+    before: width((c) => c.before),
+    after: width((c) => c.after),
+    change: width((c) => c.change),
+    removed: width((c) => c.removed),
+    forgets: width((c) => c.forgets),
+  };
   const lines = cells.map(
     (c) =>
       `${padEndTo(c.path, w.path)}  ${padStartTo(c.before, w.before)} → ${padStartTo(c.after, w.after)} tokens  ${padStartTo(c.change, w.change)}  ` +
-      `${padStartTo(c.removed, w.removed)}  ${c.verdict}`,
+      `${padStartTo(c.removed, w.removed)}  ${w.forgets > 0 ? `${padEndTo(c.forgets, w.forgets)}  ` : ''}${c.verdict}`,
   );
   lines.push(totalLine(records, tokenizer, shown.length));
   return `${lines.join('\n')}\n`;

@@ -109,6 +109,8 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     conversationPath: settings.conversationPath,
     exhaustive: json !== null,
     exact: settings.exact,
+    // The plan --json prints says what the compaction forgets; without it, nothing works that out.
+    inventory: json !== null,
   };
   const compactor = await createFileCompactor(runOptions);
   const summarizing = summary === null ? null : await createSummarizingCompactor(runOptions, summary);

@@ -34,7 +34,7 @@ export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counte
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
-  readonly diff: { readonly level: 0 | 1 | 2 | 3; readonly width: number } | null;
+  readonly diff: { readonly level: 0 | 1 | 2 | 3; readonly width: number; readonly verbose?: boolean } | null;
   /** Include the plan document in the record. */
   readonly plan: boolean;
   /** Which output bytes to send back: none (check, dry run), changed files (in place), all (out-dir). */
@@ -43,6 +43,8 @@ export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counte
   readonly everyLine: boolean;
   /** Whether any output shows the tokens before (false: `--quiet` without JSON, so they are not counted). Default true. */
   readonly figures?: boolean;
+  /** Work out what each compaction forgets: a dry run, a plan or --stat shows it. Default false. */
+  readonly inventory?: boolean;
 }
 
 /** One file to do. */
@@ -191,6 +193,7 @@ function describeResult(job: Job, result: FileResult, identity: FileIdentity | n
           width: settings.diff.width,
           color: new Chalk({ level: settings.diff.level }),
           window,
+          verbose: settings.diff.verbose === true,
         });
   let bytes: Uint8Array | null = null;
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {
@@ -230,6 +233,7 @@ export function runOptionsFor(settings: JobSettings): RunOptions {
     conversationPath: settings.conversationPath,
     exhaustive: settings.exhaustive,
     exact: settings.exact,
+    inventory: settings.inventory === true,
   };
 }
 

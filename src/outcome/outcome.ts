@@ -3,6 +3,7 @@ import { renderMessage, textContent } from '../core/render.js';
 import { lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import type { Normalized } from '../formats/types.js';
+import { inventoryOf, type Inventory } from './forgotten.js';
 
 /**
  * Everything any output says about one conversation's decision, worked out once while the counter is at hand: message
@@ -105,6 +106,11 @@ export interface ConversationOutcome {
   readonly missContext: MissContext;
   /** Whether it stayed below the window's compact-at threshold (left alone, target met). */
   readonly belowThreshold: boolean;
+  /**
+   * The identifiers the compaction forgets and those it leaves recoverable from the offload store (see
+   * src/outcome/forgotten.ts); null unless the settings asked for them (`inventory`): a plain run never pays for it.
+   */
+  readonly inventory: Inventory | null;
 }
 
 /** A conversation as planned: what its outcome is worked out from. */
@@ -127,6 +133,11 @@ export interface Planned {
   readonly measured?: readonly Message[];
   /** Whether the plan's group counts are exact (by default what `plan.tokensBeforeExact` says). */
   readonly groupsExact?: boolean;
+  /** Kept messages whose results pruning replaced, and those offloading moved to the store. */
+  readonly pruned?: readonly { readonly message: number }[];
+  readonly offloaded?: readonly { readonly message: number }[];
+  /** With summarize: the summaries the output holds (their texts are what the agent keeps of what they replaced). */
+  readonly summarized?: { readonly summaries: readonly { readonly text: string }[] };
 }
 
 /** What an outcome is worked out with besides the conversation. */
@@ -136,6 +147,8 @@ export interface OutcomeSettings {
   readonly window?: OutcomeWindow | null | undefined;
   /** Count the tokens before exactly where the decision stopped early; otherwise they are estimated. */
   readonly exactBefore?: boolean;
+  /** Work out what the compaction forgets (dry runs, plans, --json, --stat); left out, `inventory` is null. */
+  readonly inventory?: boolean;
 }
 
 /**
@@ -147,6 +160,7 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
   const index = notePlacement(c.plan, c.normalized);
   const totals = planTotals(c, settings);
   let before: TokenFigure | null = null;
+  let inventory: Inventory | null | undefined;
   return {
     // Worked out the first time an output reads it: counting the rest of a conversation costs as much as deciding.
     get before(): TokenFigure {
@@ -159,7 +173,35 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
     note: c.plan.noteText !== null && index !== null ? { index, text: c.plan.noteText } : null,
     missContext: missContextOf(c, settings.minKeepSteps),
     belowThreshold: isBelowThreshold(c, settings.window),
+    // Worked out when first read, and only when asked for: it reads every removed message's text.
+    get inventory(): Inventory | null {
+      if (inventory === undefined) inventory = settings.inventory === true ? conversationInventory(c) : null;
+      return inventory;
+    },
   };
+}
+
+/** What a planned conversation forgets: its removed and pruned text against what it keeps and the note. */
+function conversationInventory(c: Planned): Inventory {
+  const { plan, normalized } = c;
+  return inventoryOf({
+    original: c.input ?? normalized.messages,
+    decided: normalized.messages,
+    kept: plan.kept,
+    removed: plan.removed,
+    replaced: (c.pruned ?? []).map((p) => p.message),
+    offloaded: (c.offloaded ?? []).map((p) => p.message),
+    added: [plan.noteText, ...(c.summarized?.summaries ?? []).map((s) => s.text)],
+    positionOf: (m) => firstItem(normalized.itemsOf, m),
+  });
+}
+
+/** A message's first item in the file's list; its own index when it stands for none. */
+function firstItem(itemsOf: Normalized['itemsOf'], m: number): number {
+  const items = itemsOf[m] ?? [];
+  let first = Infinity;
+  for (const k of items) first = Math.min(first, k);
+  return first === Infinity ? m : first;
 }
 
 /** Why each removed orphan goes, from the conversation's structure as the decision saw it. */

@@ -275,7 +275,7 @@ describe('swc compact reports', () => {
     const big = report.files[0] as Record<string, unknown> & { plan: Record<string, unknown> };
     expect(Object.keys(big)).toEqual([
       'path', 'status', 'written', 'format', 'conversations', 'messagesBefore', 'messagesAfter', 'messagesRemoved',
-      'tokensBefore', 'tokensBeforeExact', 'tokensAfter', 'toolTokens', 'target', 'targetMet', 'error', 'plan',
+      'tokensBefore', 'tokensBeforeExact', 'tokensAfter', 'toolTokens', 'identifiersForgotten', 'identifiersRecoverable', 'target', 'targetMet', 'error', 'plan',
     ]);
     expect(big).toMatchObject({ path: 'archive/a/big.jsonl', status: 'compacted', written: 'out/a/big.jsonl', format: 'openai', conversations: 1, targetMet: true, error: null });
     // The record agrees with its plan, and the plan with a single-file --json plan.

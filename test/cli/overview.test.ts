@@ -24,8 +24,8 @@ describe('swc compact --dry-run --stat', () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe(
       [
-        'records.json    175 →   138 tokens  −21%   −8 messages  target not met',
-        'sample.jsonl  6,609 → 1,798 tokens  −73%  −58 messages  target not met',
+        'records.json    175 →   138 tokens  −21%   −8 messages  forgets 0  target not met',
+        'sample.jsonl  6,609 → 1,798 tokens  −73%  −58 messages  forgets 0  target not met',
         '4 files, 2 would change, 1 unchanged (1 not shown), 1 failed: 6,787 → 1,939 tokens (−71%, approx), −66 messages; target met in 1 of 3',
         '',
       ].join('\n'),
@@ -35,7 +35,7 @@ describe('swc compact --dry-run --stat', () => {
 
   it('shows files that would not change with --verbose', async () => {
     const r = await runSwc(['compact', '.', '-t', '50', '--dry-run', '--stat', '--verbose', ...APPROX], { cwd: folder() });
-    expect(r.stdout.split('\n')[0]).toBe('hello.jsonl       3 →     3 tokens    0%     unchanged  target met');
+    expect(r.stdout.split('\n')[0]).toBe('hello.jsonl       3 →     3 tokens    0%     unchanged             target met');
     expect(r.stdout).toContain('4 files, 2 would change, 1 unchanged, 1 failed: ');
   });
 

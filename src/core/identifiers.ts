@@ -1,0 +1,501 @@
+import { contentOf } from './render.js';
+import type { Message } from './types.js';
+
+/**
+ * The identifiers a text names, found without a model: file paths, URLs, commit hashes, UUIDs, error names and codes,
+ * and symbols in `inline code`. What an agent forgets when a compaction removes the text that named them. The rules
+ * (with examples of what is and is not one) are in docs/strategy.md, "What a compaction forgets".
+ *
+ * Linear in the text: it is cut once into words at whitespace and quotes, a word longer than MAX_WORD is passed over
+ * whole, and every pattern is applied to one bounded word, anchored, with no nested choice.
+ */
+
+/** The kinds of identifiers, in the order outputs list them. */
+export const IDENTIFIER_KINDS = ['path', 'url', 'hash', 'uuid', 'error', 'symbol'] as const;
+export type IdentifierKind = (typeof IDENTIFIER_KINDS)[number];
+
+/** One identifier: its kind and its normalised value (two mentions of one thing have the same value). */
+export interface Identifier {
+  readonly kind: IdentifierKind;
+  readonly value: string;
+}
+
+/** Words longer than this (a base64 blob, a minified line) name nothing: they are skipped without being looked into. */
+const MAX_WORD = 2048;
+/** An `inline code` span is looked for this far after its opening backtick, on the same line. */
+const MAX_CODE_SPAN = 200;
+
+/** Characters that end a word whatever it is: whitespace, quotes, backticks, angle brackets, braces, pipes, and `→` (Claude Code's numbered lines). */
+function isHardStop(c: number): boolean {
+  return c <= 0x20 || c === 0x22 || c === 0x60 || c === 0x3c || c === 0x3e || c === 0x7b || c === 0x7d || c === 0x7c || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0x2192;
+}
+
+/** Characters that end a word that is not a URL: brackets, commas, semicolons, equals, apostrophes, backslashes. */
+function isSoftStop(c: number): boolean {
+  return c === 0x28 || c === 0x29 || c === 0x5b || c === 0x5d || c === 0x2c || c === 0x3b || c === 0x3d || c === 0x27 || c === 0x5c;
+}
+
+/**
+ * Every identifier a text names, each once, in the order first met.
+ * @param text any text: a message, a tool call's arguments, a tool result
+ */
+export function identifiersIn(text: string): Identifier[] {
+  const seen = new Set<string>();
+  const out: Identifier[] = [];
+  forEachIdentifier(text, (id) => {
+    const key = identifierKey(id);
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(id);
+  });
+  return out;
+}
+
+/** The key one identifier is known by in sets and maps: its kind and value. */
+export function identifierKey(id: Identifier): string {
+  return `${id.kind}\u0000${id.value}`;
+}
+
+/**
+ * Calls `visit` for every identifier of a text, as often as it is met.
+ * @param text the text
+ * @param visit called with each identifier
+ */
+export function forEachIdentifier(text: string, visit: (id: Identifier) => void): void {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x60) {
+      i = codeSpan(text, i, visit);
+      continue;
+    }
+    if (isHardStop(c)) {
+      i++;
+      continue;
+    }
+    // A word of letters and plain punctuation (most of prose) can only be an error name or a file known by name, so
+    // one with no capital E that does not end in `file` is passed over without being cut out of the text.
+    let letters = isLetterOrInert(c);
+    let capitalE = c === 0x45;
+    let j = i + 1;
+    for (; j < n; j++) {
+      const d = text.charCodeAt(j);
+      if (isHardStop(d)) break;
+      if (d === 0x45) capitalE = true;
+      else if (letters && !isLetterOrInert(d) && !(isTrailing(d) && (j + 1 === n || isHardStop(text.charCodeAt(j + 1))))) letters = false;
+    }
+    const skip = letters && !capitalE && !endsWithFile(text, i, j);
+    if (!skip && j - i <= MAX_WORD) hardWord(text.slice(i, j), visit);
+    // Two-word forms: `HTTP 404`, `HTTP/1.1 500`, `status 404`, `status code 503`.
+    if (j - i <= 8) statusAfter(text, i, j, visit);
+    i = j;
+  }
+}
+
+/** ASCII letters and punctuation that never makes a word an identifier (`,` `;` `!` `?` `(` `)` `'`). */
+function isLetterOrInert(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x2c || c === 0x3b || c === 0x21 || c === 0x3f || c === 0x28 || c === 0x29 || c === 0x27;
+}
+
+/** Whether a character is an ASCII letter. */
+function isAsciiLetter(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+}
+
+/** Whether a word ends in `file` (`Makefile`), trailing punctuation aside. */
+function endsWithFile(text: string, start: number, end: number): boolean {
+  let e = end;
+  while (e > start && !isAsciiLetter(text.charCodeAt(e - 1))) e--;
+  return e - start >= 5 && text.startsWith('file', e - 4);
+}
+
+/** An `inline code` span at a backtick: a symbol when it looks like one; returns where scanning goes on. */
+function codeSpan(text: string, at: number, visit: (id: Identifier) => void): number {
+  let run = at;
+  while (run < text.length && text.charCodeAt(run) === 0x60) run++;
+  // Fences (```) and double backticks open code blocks, not spans of one symbol.
+  if (run - at !== 1) return run;
+  const limit = Math.min(text.length, at + 1 + MAX_CODE_SPAN);
+  for (let k = at + 1; k < limit; k++) {
+    const c = text.charCodeAt(k);
+    if (c === 0x0a) break;
+    if (c !== 0x60) continue;
+    const inner = text.slice(at + 1, k);
+    if (!hasIdentifier(inner)) {
+      const symbol = symbolOf(inner);
+      if (symbol !== null) visit({ kind: 'symbol', value: symbol });
+    }
+    break;
+  }
+  // The span's words are read as any others (a path in backticks is a path).
+  return at + 1;
+}
+
+/** Whether a text names any identifier of another kind (a code span holding one is that, not a symbol). */
+function hasIdentifier(text: string): boolean {
+  let found = false;
+  forEachIdentifier(text, () => {
+    found = true;
+  });
+  return found;
+}
+
+/** Literals that look like names. */
+const LITERALS = new Set(['True', 'False', 'None', 'NaN', 'Infinity', 'Null', 'Nil']);
+
+const SYMBOL = /^[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?$/;
+
+/**
+ * The symbol an `inline code` span names, or null: an identifier, possibly qualified (`a.b`, `A::b`, `A#b`), possibly
+ * called (`f()`, shown without the parentheses). A plain lowercase word (`npm`, `true`) or an all-capitals word
+ * without an underscore (`JSON`, `GET`) is prose in code font, not a symbol.
+ */
+function symbolOf(span: string): string | null {
+  if (span.length < 2 || !SYMBOL.test(span)) return null;
+  const value = span.endsWith('()') ? span.slice(0, -2) : span;
+  if (/^[a-z][a-z0-9]*$/.test(value) || /^[A-Z][A-Z0-9]*$/.test(value) || LITERALS.has(value)) return null;
+  return value;
+}
+
+/** A word cut at hard stops: a URL, or words cut again at soft stops. */
+function hardWord(word: string, visit: (id: Identifier) => void): void {
+  const scheme = word.indexOf('://');
+  if (scheme > 0) {
+    let start = scheme;
+    while (start > 0 && isSchemeChar(word.charCodeAt(start - 1))) start--;
+    const url = urlOf(word.slice(start));
+    if (start < scheme && url !== null) {
+      if (start > 0) softWords(word.slice(0, start), visit);
+      visit({ kind: 'url', value: url.value });
+      if (url.end < word.length - start) softWords(word.slice(start + url.end), visit);
+      return;
+    }
+  }
+  softWords(word, visit);
+}
+
+/** Whether a character can be part of a URL's scheme (letters, digits, `+`, `-`, `.`). */
+function isSchemeChar(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d || c === 0x2e;
+}
+
+/** The schemes whose URLs are identifiers. */
+const SCHEMES = new Set(['http', 'https', 'ftp', 'ftps', 'ws', 'wss', 'file', 'git', 'ssh', 's3', 'gs']);
+
+/**
+ * The URL at the start of a word and where it ends, or null: the scheme lowercased, trailing punctuation and an
+ * unbalanced closing bracket left out (`(see https://a.example/x).` gives `https://a.example/x`), the host lowercased.
+ */
+function urlOf(word: string): { value: string; end: number } | null {
+  const colon = word.indexOf('://');
+  const scheme = word.slice(0, colon).toLowerCase();
+  if (!SCHEMES.has(scheme)) return null;
+  let end = colon + 3;
+  // Stops: backslashes (JSON escapes) and apostrophes; everything else a hard stop did not end is the URL's.
+  while (end < word.length && word.charCodeAt(end) !== 0x5c && word.charCodeAt(end) !== 0x27) end++;
+  let open = 0;
+  for (let k = colon + 3; k < end; k++) {
+    const c = word.charCodeAt(k);
+    if (c === 0x28 || c === 0x5b) open++;
+    else if (c === 0x29 || c === 0x5d) {
+      if (open === 0) {
+        end = k;
+        break;
+      }
+      open--;
+    }
+  }
+  while (end > colon + 3 && '.,;:!?*'.includes(word.charAt(end - 1))) end--;
+  const rest = word.slice(colon + 3, end);
+  if (rest === '' || rest.startsWith('/') && scheme !== 'file') return null;
+  const slash = rest.search(/[/?#]/);
+  const host = (slash < 0 ? rest : rest.slice(0, slash)).toLowerCase();
+  const tail = slash < 0 ? '' : rest.slice(slash);
+  if (scheme !== 'file' && !/[a-z0-9]/.test(host)) return null;
+  // A trailing slash names the same page (`https://a.example/docs/` is `https://a.example/docs`).
+  return { value: `${scheme}://${host}${tail.endsWith('/') ? tail.slice(0, -1) : tail}`, end };
+}
+
+/** Cuts a word at soft stops; a Windows path keeps its backslashes, elsewhere a backslash escape is dropped. */
+function softWords(word: string, visit: (id: Identifier) => void): void {
+  const n = word.length;
+  let i = 0;
+  while (i < n) {
+    const c = word.charCodeAt(i);
+    if (isWindowsStart(word, i)) {
+      let j = i;
+      while (j < n && !isSoftStop(word.charCodeAt(j))) j++;
+      // Backslashes are the separators here; the word runs to the next stop that is not one.
+      while (j < n && word.charCodeAt(j) === 0x5c) {
+        j++;
+        while (j < n && !isSoftStop(word.charCodeAt(j))) j++;
+      }
+      classify(word.slice(i, j), visit);
+      i = j;
+      continue;
+    }
+    if (c === 0x5c) {
+      // `\n`, `\"`, `\u00e9` inside JSON text: the escape goes with the backslash.
+      const next = word.charAt(i + 1);
+      i += next === 'u' ? 6 : 2;
+      continue;
+    }
+    if (isSoftStop(c)) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < n && !isSoftStop(word.charCodeAt(j))) j++;
+    classify(word.slice(i, j), visit);
+    i = j;
+  }
+}
+
+/** Whether a Windows path starts here: `C:\`, `C:/` or a `\\server` share. */
+function isWindowsStart(word: string, i: number): boolean {
+  const c = word.charCodeAt(i);
+  const letter = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+  if (letter && word.charCodeAt(i + 1) === 0x3a) {
+    const s = word.charCodeAt(i + 2);
+    const before = i === 0 ? 0 : word.charCodeAt(i - 1);
+    const alone = !((before >= 0x41 && before <= 0x5a) || (before >= 0x61 && before <= 0x7a) || (before >= 0x30 && before <= 0x39));
+    return alone && (s === 0x5c || s === 0x2f) && i + 3 < word.length && word.charCodeAt(i + 3) !== 0x2f;
+  }
+  return c === 0x5c && word.charCodeAt(i + 1) === 0x5c && i + 2 < word.length && word.charCodeAt(i + 2) !== 0x5c;
+}
+
+/** Punctuation trimmed off the start of a word: `*` `:` `!` `?` `&` `+` `#` `~`. */
+function isLeading(c: number): boolean {
+  return c === 0x2a || c === 0x3a || c === 0x21 || c === 0x3f || c === 0x26 || c === 0x2b || c === 0x23 || c === 0x7e;
+}
+
+/** Punctuation trimmed off the end of a word: `.` `,` `:` `;` `!` `?` `*`. */
+function isTrailing(c: number): boolean {
+  return c === 0x2e || c === 0x2c || c === 0x3a || c === 0x3b || c === 0x21 || c === 0x3f || c === 0x2a;
+}
+
+/** One word, its wrapping punctuation trimmed, as the one identifier it is, if any. */
+function classify(raw: string, visit: (id: Identifier) => void): void {
+  let start = 0;
+  let end = raw.length;
+  // `~` starts home paths: only trimmed when no slash follows.
+  while (start < end && isLeading(raw.charCodeAt(start)) && !(raw.charCodeAt(start) === 0x7e && raw.charCodeAt(start + 1) === 0x2f)) start++;
+  while (end > start && isTrailing(raw.charCodeAt(end - 1))) end--;
+  if (end - start < 2) return;
+  const word = start === 0 && end === raw.length ? raw : raw.slice(start, end);
+  if (isPlainWord(word)) {
+    // Most words are prose: only an error name or a file known by name can be one of those.
+    const error = errorOf(word);
+    if (error !== null) visit({ kind: 'error', value: error });
+    else if (NAMED_FILES.has(word)) visit({ kind: 'path', value: word });
+    return;
+  }
+  const single = singleOf(word);
+  if (single !== null) {
+    visit(single);
+    return;
+  }
+  const range = /^([0-9a-f]{7,40})\.\.\.?([0-9a-f]{7,40})$/.exec(word);
+  if (range !== null) {
+    for (const h of [range[1] as string, range[2] as string]) if (isHash(h)) visit({ kind: 'hash', value: h });
+    return;
+  }
+  if (word.indexOf('/') < 0 && word.indexOf('.') < 0 && word.indexOf('\\') < 0) return;
+  const path = pathOf(word);
+  if (path !== null) visit({ kind: 'path', value: path });
+}
+
+/** Whether a word has nothing but letters (no digit, dot, slash, colon, underscore or dash): prose, mostly. */
+function isPlainWord(word: string): boolean {
+  for (let k = 0; k < word.length; k++) {
+    const c = word.charCodeAt(k);
+    if (c < 0x41 || (c > 0x5a && c < 0x61) || (c > 0x7a && c < 0xc0)) return false;
+  }
+  return true;
+}
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** A UUID, a hash or an error a whole word is, or null. */
+function singleOf(word: string): Identifier | null {
+  if (word.length === 36 && UUID.test(word)) return { kind: 'uuid', value: word.toLowerCase() };
+  if (isHash(word)) return { kind: 'hash', value: word };
+  const error = errorOf(word);
+  return error === null ? null : { kind: 'error', value: error };
+}
+
+/** A commit hash: 7 to 40 lowercase hex digits with at least one digit and one letter (not a number like `1e100000`). */
+function isHash(word: string): boolean {
+  const c = word.charCodeAt(0);
+  if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  if (word.length < 7 || word.length > 40 || !/^[0-9a-f]+$/.test(word)) return false;
+  return /[0-9]/.test(word) && /[a-f]/.test(word) && !/^\d+e\d+$/.test(word);
+}
+
+/** POSIX and Windows error codes Node and libc report (`ENOENT`, `EACCES`…): a fixed list, so `EVERY` is not one. */
+const ERRNO = new Set(
+  (
+    'E2BIG EACCES EADDRINUSE EADDRNOTAVAIL EAFNOSUPPORT EAGAIN EAI_AGAIN EALREADY EBADF EBUSY ECANCELED ECHILD ECONNABORTED ' +
+    'ECONNREFUSED ECONNRESET EDEADLK EDESTADDRREQ EDOM EDQUOT EEXIST EFAULT EFBIG EHOSTDOWN EHOSTUNREACH EIDRM EILSEQ EINPROGRESS EINTR ' +
+    'EINVAL EIO EISCONN EISDIR ELOOP EMFILE EMLINK EMSGSIZE ENAMETOOLONG ENETDOWN ENETRESET ENETUNREACH ENFILE ENOBUFS ENODATA ENODEV ' +
+    'ENOENT ENOEXEC ENOLCK ENOMEM ENOSPC ENOSYS ENOTCONN ENOTDIR ENOTEMPTY ENOTFOUND ENOTSOCK ENOTSUP ENOTTY ENXIO EOPNOTSUPP EOVERFLOW ' +
+    'EPERM EPIPE EPROTO EPROTONOSUPPORT ERANGE EROFS ESHUTDOWN ESPIPE ESRCH ESTALE ETIMEDOUT ETXTBSY EWOULDBLOCK EXDEV'
+  ).split(' '),
+);
+
+/**
+ * The error a word names, or null: an exception class (`TypeError`, `json.JSONDecodeError` as `JSONDecodeError`,
+ * `NullPointerException`), an errno code, a Node `ERR_*` code, or a compiler's code (`E0308` Rust, `TS2345`
+ * TypeScript, `CS0103` C#).
+ */
+function errorOf(word: string): string | null {
+  if (word.length > 120) return null;
+  if (word.endsWith('Error') || word.endsWith('Exception')) {
+    if (!/^(?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception)$/.test(word)) return null;
+    const name = word.slice(word.lastIndexOf('.') + 1);
+    return name === 'Error' || name === 'Exception' ? null : name;
+  }
+  const c = word.charCodeAt(0);
+  if (c === 0x45) {
+    if (ERRNO.has(word) || /^(?:ERR_[A-Z0-9_]*[A-Z0-9]|E\d{4})$/.test(word)) return word;
+  } else if ((c === 0x54 || c === 0x43) && word.charCodeAt(1) === 0x53) {
+    if (/^(?:TS\d{4,5}|CS\d{4})$/.test(word)) return word;
+  }
+  return null;
+}
+
+const REASONS = 'Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed|Conflict|Gone|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout';
+const STATUS_AFTER = new RegExp(`^(?:HTTP(?:/\\d(?:\\.\\d)?)?:? {1,3}([1-5]\\d\\d)|[Ss]tatus(?: code)?:? {1,2}([45]\\d\\d)|([45]\\d\\d) (?:${REASONS}))(?![\\w/.])`);
+
+/** The HTTP status named by a word and the ones right after it (`HTTP 404`, `status 503`, `404 Not Found`), as `HTTP 404`. */
+function statusAfter(text: string, start: number, end: number, visit: (id: Identifier) => void): void {
+  const c = text.charCodeAt(start);
+  const word = end - start;
+  const http = c === 0x48 && text.startsWith('HTTP', start) && (word === 4 || text.charCodeAt(start + 4) === 0x2f);
+  const status = (c === 0x53 || c === 0x73) && word === 6 && text.startsWith('tatus', start + 1);
+  const code = (c === 0x34 || c === 0x35) && word === 3;
+  if (!http && !status && !code) return;
+  const m = STATUS_AFTER.exec(text.slice(start, Math.min(text.length, start + 40)));
+  if (m === null || end - start > 8) return;
+  visit({ kind: 'error', value: `HTTP ${m[1] ?? m[2] ?? m[3]}` });
+}
+
+/** File extensions a word without a slash must end with to be a file name (case-insensitive). */
+const EXTENSIONS = new Set(
+  (
+    'ts tsx mts cts js jsx mjs cjs json jsonl json5 md mdx rst txt py pyi ipynb rs go java kt kts scala c h cc cpp cxx hpp hh cs fs ' +
+    'rb php swift m mm dart lua pl pm r jl ex exs erl hrl hs ml mli clj cljs elm zig nim sol vue svelte astro sh bash zsh fish ps1 psm1 ' +
+    'bat cmd yml yaml toml ini cfg conf env properties xml html htm css scss sass less sql graphql gql proto tf hcl gradle mk cmake ' +
+    'lock log csv tsv parquet db sqlite gz tgz zip tar bz2 xz 7z png jpg jpeg gif svg webp ico bmp pdf wasm map patch diff ' +
+    'so dll dylib exe jar whl pt onnx pkl npy npz h5 bin dat'
+  ).split(' '),
+);
+
+/** Extensions that are also common member names (`console.log`, `res.json`, `process.env`): these stems are code, not files. */
+const MEMBER_EXTENSIONS = new Set(['log', 'json', 'map', 'env', 'lock', 'bin', 'db', 'c', 'h', 'm', 'r', 'sh', 'dat', 'exe', 'diff', 'patch', 'cmd', 'pt']);
+const MEMBER_STEMS = new Set(
+  'console logger log res resp response req request process self this window document arr array list items obj object result results value values data err error e r x os sys json JSON Object Array Promise Math ctx context app router'.split(
+    ' ',
+  ),
+);
+
+/** Product names spelt like files (`Node.js`, `Vue.js`): names, not paths. */
+const PRODUCTS = new Set(['node.js', 'vue.js', 'next.js', 'nuxt.js', 'express.js', 'three.js', 'chart.js', 'd3.js', 'react.js', 'ember.js', 'backbone.js', 'angular.js', 'socket.io', 'deno.js', 'alpine.js', 'p5.js', 'tensorflow.js', 'ml5.js']);
+
+/** Files known by name alone. */
+const NAMED_FILES = new Set(['Makefile', 'Dockerfile', 'Containerfile', 'Gemfile', 'Rakefile', 'Procfile', 'Jenkinsfile', 'Vagrantfile', 'Brewfile', 'Justfile', 'Pipfile', 'CODEOWNERS']);
+
+/** First folders of a relative path that make one slash enough (`src/core` is a path; `and/or` is not). */
+const KNOWN_DIRS = new Set(
+  'src lib libs test tests spec specs __tests__ docs doc bin scripts script app apps packages pkg cmd internal node_modules dist build out target vendor fixtures examples example config configs public static assets include tools .github .vscode .git components pages crates benches'.split(
+    ' ',
+  ),
+);
+
+/** Top folders of an absolute path that are paths alone (`/tmp`); other one-part words (`/clear`) are slash commands. */
+const KNOWN_ROOTS = new Set('tmp etc usr var home opt dev proc root bin sbin lib mnt srv Users Volumes private workspace'.split(' '));
+
+/** Characters a path may hold (beyond non-ASCII letters). */
+const PATH_CHARS = /^[\p{L}\p{N}\p{M}_.\-~/+@]+$/u;
+
+/**
+ * The path a word is, normalised, or null. A `:line` or `:line:col` suffix is dropped (`src/a.ts:12:5` is
+ * `src/a.ts`), a leading `./` and a trailing `/` too; a Windows path keeps its backslashes (doubled ones from JSON
+ * text made single) and gets its drive letter in capitals.
+ */
+export function pathOf(word: string): string | null {
+  if (word.length > 1024) return null;
+  let w = word;
+  const at = w.search(/:\d/);
+  if (at > 1) w = w.slice(0, at);
+  if (isWindowsStart(w, 0)) return windowsPath(w);
+  if (!PATH_CHARS.test(w) || w.startsWith('@') || w.includes('//') || !/\p{L}/u.test(w)) return null;
+  const dotted = w.startsWith('./');
+  while (w.startsWith('./')) w = w.slice(2);
+  const trailing = w.length > 1 && w.endsWith('/');
+  if (trailing) w = w.slice(0, -1);
+  if (w === '' || w === '.' || w === '..' || w === '~') return null;
+  if (w.startsWith('/')) return isAbsolutePath(w, trailing) ? w : null;
+  if (w.startsWith('~/') || w.startsWith('../')) return w.length > 2 ? w : null;
+  // `a/src/x.py` and `b/src/x.py` in a diff's header name `src/x.py`.
+  if (/^[ab]\/[^/]+\//.test(w)) w = w.slice(2);
+  const parts = w.split('/');
+  const last = parts[parts.length - 1] as string;
+  if (parts.length === 1) return dotted || isFileName(last) ? w : null;
+  if (dotted || hasExtension(last)) return w;
+  // A known first folder, or a hidden one (`.claude/bin`), makes one slash enough.
+  if (KNOWN_DIRS.has(parts[0] as string) || /^\.\w/.test(parts[0] as string)) return w;
+  return trailing && parts.length >= 2 ? w : null;
+}
+
+/** An absolute POSIX path: two parts or more, a file name, a folder with its slash, or a known top folder. */
+function isAbsolutePath(w: string, trailing: boolean): boolean {
+  const parts = w.slice(1).split('/');
+  if (parts.length >= 2) return true;
+  const only = parts[0] as string;
+  return hasExtension(only) || (trailing && only.length >= 2) || KNOWN_ROOTS.has(only);
+}
+
+/** A Windows path as written in a message, JSON's doubled backslashes made single, the drive letter in capitals. */
+function windowsPath(w: string): string | null {
+  let value = w.replace(/\\\\/g, '\\');
+  if (value.startsWith('\\') && !value.startsWith('\\\\')) value = `\\${value}`;
+  while (value.length > 3 && (value.endsWith('\\') || value.endsWith('/'))) value = value.slice(0, -1);
+  if (value.length <= 3 || !/\p{L}/u.test(value.slice(2))) return null;
+  return /^[a-z]:/.test(value) ? value.charAt(0).toUpperCase() + value.slice(1) : value;
+}
+
+/** Whether a file name ends with an extension of letters or digits, at least one a letter (`a.ts`, not `v1.2`). */
+function hasExtension(name: string): boolean {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 && dot < name.length - 1 && /^[A-Za-z0-9]{1,10}$/.test(name.slice(dot + 1)) && /[A-Za-z]/.test(name.slice(dot + 1));
+}
+
+/** Whether a word with no slash is a file name: a known extension, a dotfile, or a file known by name. */
+function isFileName(name: string): boolean {
+  if (NAMED_FILES.has(name)) return true;
+  if (name.startsWith('.')) return /^\.(?:env(?:\.[\w-]+)?|[\w-]+rc(?:\.\w+)?|[\w-]*ignore|gitattributes|gitmodules|editorconfig|nvmrc|tool-versions)$/.test(name);
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0) return false;
+  const ext = name.slice(dot + 1).toLowerCase();
+  if (!EXTENSIONS.has(ext)) return false;
+  if (PRODUCTS.has(name.toLowerCase())) return false;
+  const stem = name.slice(0, dot);
+  // `.map` is a source map only after another extension (`app.js.map`); `todos.map` is a call.
+  if (ext === 'map' && !/\.(?:js|mjs|cjs|css|ts)$/i.test(stem)) return false;
+  if (MEMBER_EXTENSIONS.has(ext) && (MEMBER_STEMS.has(stem) || MEMBER_STEMS.has(stem.slice(stem.lastIndexOf('.') + 1)))) return false;
+  return /[A-Za-z0-9_]/.test(stem);
+}
+
+/**
+ * Every identifier of a message: in its text, its tool calls' arguments, its tool results and its files' names.
+ * Tool names are not identifiers (they stay with the tool schemas).
+ */
+export function identifiersOfMessage(message: Message, visit: (id: Identifier) => void): void {
+  const content = contentOf(message);
+  for (const text of content.texts) forEachIdentifier(text, visit);
+  for (const call of content.toolCalls) forEachIdentifier(call.arguments, visit);
+  for (const result of content.results) forEachIdentifier(result.text, visit);
+  for (const file of content.files) if (file !== null) forEachIdentifier(file, visit);
+}

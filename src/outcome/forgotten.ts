@@ -1,0 +1,144 @@
+import { IDENTIFIER_KINDS, identifierKey, identifiersIn, identifiersOfMessage, forEachIdentifier, type Identifier, type IdentifierKind } from '../core/identifiers.js';
+import type { Message } from '../core/types.js';
+
+/**
+ * What a compaction forgets: the identifiers (src/core/identifiers.ts) named in what it removes, prunes or summarizes
+ * and nowhere in what it keeps (the note and any summary included), and those that offloading moved to the store,
+ * which stay recoverable through the pointer. Worked out only when an output asks for it (dry runs, plans, --stat).
+ */
+
+/** An identifier and where it came from. */
+export interface LocatedIdentifier extends Identifier {
+  /** The first message it came from: its position in the file's list (the library's message index). */
+  readonly message: number;
+}
+
+/** What a conversation's compaction forgets, and what it leaves recoverable from the offload store. */
+export interface Inventory {
+  /** Named only in removed, pruned or summarized text: the agent no longer knows them. In message order. */
+  readonly forgotten: readonly LocatedIdentifier[];
+  /** Named only in offloaded results (and maybe in removed text): the pointer names the file that holds them. */
+  readonly recoverable: readonly LocatedIdentifier[];
+}
+
+/** What an inventory is worked out from: the conversation as read and as decided, and what happened to each message. */
+export interface InventoryInput {
+  /** The messages as read. */
+  readonly original: readonly Message[];
+  /** The messages as decided: pruned and offloaded results hold their placeholders and pointers. */
+  readonly decided: readonly Message[];
+  readonly kept: readonly number[];
+  readonly removed: readonly number[];
+  /** Kept messages whose results pruning replaced (or a summary replaced): their original text leaves. */
+  readonly replaced: readonly number[];
+  /** Kept messages whose results offloading moved to the store. */
+  readonly offloaded: readonly number[];
+  /** Texts the output adds that the agent reads: the note, summaries. */
+  readonly added: readonly (string | null)[];
+  /** The position in the file's list a message is reported at. */
+  readonly positionOf: (message: number) => number;
+}
+
+/**
+ * The inventory of one conversation's compaction.
+ * @returns forgotten and recoverable identifiers, each once, ordered by the message they first came from
+ */
+export function inventoryOf(input: InventoryInput): Inventory {
+  const kept = new Set<string>();
+  const keep = (id: Identifier): void => {
+    kept.add(identifierKey(id));
+  };
+  for (const m of input.kept) identifiersOfMessage(input.decided[m] as Message, keep);
+  for (const text of input.added) if (text !== null) forEachIdentifier(text, keep);
+  const listed = new Set<string>();
+  const collect = (messages: readonly number[]): LocatedIdentifier[] => {
+    const out: LocatedIdentifier[] = [];
+    for (const m of [...messages].sort((a, b) => a - b)) {
+      const message = input.original[m];
+      if (message === undefined) continue;
+      identifiersOfMessage(message, (id) => {
+        const key = identifierKey(id);
+        if (kept.has(key) || listed.has(key)) return;
+        listed.add(key);
+        out.push({ kind: id.kind, value: id.value, message: input.positionOf(m) });
+      });
+    }
+    return out;
+  };
+  // Offloaded first: an identifier both removed and offloaded can still be read back.
+  const recoverable = collect(input.offloaded);
+  const forgotten = collect([...input.removed, ...input.replaced]);
+  return { forgotten, recoverable };
+}
+
+/** How many identifiers of each kind a list holds, kinds in the order outputs list them, only those present. */
+export function countsByKind(ids: readonly Identifier[]): Partial<Record<IdentifierKind, number>> {
+  const out: Partial<Record<IdentifierKind, number>> = {};
+  for (const kind of IDENTIFIER_KINDS) {
+    const n = ids.filter((id) => id.kind === kind).length;
+    if (n > 0) out[kind] = n;
+  }
+  return out;
+}
+
+/** How much of what a summary replaced it still names. */
+export interface Retention {
+  /** Identifiers the replaced messages name, each once. */
+  readonly total: number;
+  /** Those the summary names too. */
+  readonly kept: number;
+  /** kept / total; 1 when the replaced messages name none (nothing to lose). */
+  readonly fraction: number;
+  /** Those the summary lost, in the order the replaced messages name them. */
+  readonly lost: readonly Identifier[];
+}
+
+/**
+ * The retention of a summary: the identifiers of the messages it replaces that its text keeps, as a fraction.
+ * @param replaced the messages the summary stands for
+ * @param summary the summary's text
+ */
+export function retentionOf(replaced: readonly Message[], summary: string): Retention {
+  const named = new Set(identifiersIn(summary).map(identifierKey));
+  const seen = new Set<string>();
+  const lost: Identifier[] = [];
+  let total = 0;
+  for (const message of replaced) {
+    identifiersOfMessage(message, (id) => {
+      const key = identifierKey(id);
+      if (seen.has(key)) return;
+      seen.add(key);
+      total++;
+      if (!named.has(key)) lost.push(id);
+    });
+  }
+  const kept = total - lost.length;
+  return { total, kept, fraction: total === 0 ? 1 : kept / total, lost };
+}
+
+/**
+ * The `--min-retention F` check: a summary that keeps less than F of the identifiers it replaces counts as a failed
+ * call (the last result stands, as for an empty summary; with --strict the file fails).
+ * @returns null when the summary passes, else why it failed, in words
+ */
+export function retentionFailure(retention: Retention, min: number): string | null {
+  if (retention.fraction >= min) return null;
+  return `the summary keeps ${retention.kept} of ${retention.total} identifiers (${formatShare(retention.fraction)}), under --min-retention ${min}`;
+}
+
+/** A share as a percentage with at most one decimal: `66.7%`. */
+function formatShare(fraction: number): string {
+  return `${Math.round(fraction * 1000) / 10}%`;
+}
+
+/**
+ * Reads a `--min-retention` value: a fraction from 0 to 1, or a percentage (`80%`).
+ * @throws RangeError for anything else
+ */
+export function parseRetention(text: string): number {
+  const percent = text.endsWith('%');
+  const n = Number(percent ? text.slice(0, -1) : text);
+  const value = percent ? n / 100 : n;
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) throw new RangeError(`--min-retention must be a fraction from 0 to 1 or a percentage, got ${JSON.stringify(text)}`);
+  return value;
+}

@@ -1,0 +1,230 @@
+import { describe, expect, it } from '@jest/globals';
+import fs from 'node:fs';
+import path from 'node:path';
+import { identifiersIn, type Identifier, type IdentifierKind } from '../../src/core/identifiers.js';
+
+const values = (text: string, kind?: IdentifierKind): string[] => identifiersIn(text).filter((id) => kind === undefined || id.kind === kind).map((id) => id.value);
+const one = (kind: IdentifierKind, value: string): Identifier => ({ kind, value });
+
+describe('file paths', () => {
+  it.each([
+    ['edit src/auth/login.ts now', 'src/auth/login.ts'],
+    ['see /etc/hosts', '/etc/hosts'],
+    ['in ./scripts/run.sh', 'scripts/run.sh'],
+    ['../lib/util.js', '../lib/util.js'],
+    ['~/.bashrc', '~/.bashrc'],
+    ['package.json', 'package.json'],
+    ['README.md.', 'README.md'],
+    ['src/core/compact.ts:42', 'src/core/compact.ts'],
+    ['src/core/compact.ts:42:7: error', 'src/core/compact.ts'],
+    ['C:\\Users\\me\\notes.txt', 'C:\\Users\\me\\notes.txt'],
+    ['{"path": "c:\\\\Users\\\\me\\\\a.txt"}', 'C:\\Users\\me\\a.txt'],
+    ['src/core', 'src/core'],
+    ['foo/bar/', 'foo/bar'],
+    ['/tmp', '/tmp'],
+    ['--out=dist/index.js', 'dist/index.js'],
+    ['**src/a.ts**', 'src/a.ts'],
+    ['--- a/src/marshmallow/fields.py', 'src/marshmallow/fields.py'],
+    ['.gitignore', '.gitignore'],
+    ['Makefile', 'Makefile'],
+    ['(see the Makefile).', 'Makefile'],
+    ['open(\'data/x.csv\')', 'data/x.csv'],
+    ['{"file_path":"src/a.ts","old":"x"}', 'src/a.ts'],
+  ])('%s names the path %s', (text, value) => {
+    expect(values(text, 'path')).toEqual([value]);
+  });
+
+  it.each([
+    'and/or',
+    'input/output',
+    'TCP/IP',
+    'w/',
+    '12/05/2024',
+    '1/2',
+    'application/json',
+    '/clear',
+    '/compact',
+    'console.log',
+    'res.json',
+    'process.env',
+    'state.todos.map',
+    'Node.js',
+    'e.g.',
+    'i.e.',
+    'v1.2.3',
+    'example.com',
+    'os.path',
+    '@types/node',
+    'src/**/*.ts',
+    '$HOME/x',
+    '//',
+    '3.14',
+  ])('%s is no path', (text) => {
+    expect(values(text)).toEqual([]);
+  });
+
+  it('reads the path out of a numbered line of a Claude Code Read result (`2→...`)', () => {
+    expect(values('     2→.claude/bin')).toEqual(['.claude/bin']);
+  });
+});
+
+describe('URLs', () => {
+  it.each([
+    ['read https://Example.COM/Docs/a?b=1#c.', 'https://example.com/Docs/a?b=1#c'],
+    ['(see https://en.wikipedia.org/wiki/Foo_(bar)).', 'https://en.wikipedia.org/wiki/Foo_(bar)'],
+    ['url=https://a.example/x,', 'https://a.example/x'],
+    ['https://a.example/docs/', 'https://a.example/docs'],
+    ['http://localhost:3000', 'http://localhost:3000'],
+    ['"https://a.example/x\\nnext"', 'https://a.example/x'],
+  ])('%s names %s', (text, value) => {
+    expect(values(text, 'url')).toEqual([value]);
+  });
+
+  it.each(['https://', 'mailto:a@b.example', 'javascript://x', 'foo://bar'])('%s is no URL', (text) => {
+    expect(values(text, 'url')).toEqual([]);
+  });
+});
+
+describe('hashes and UUIDs', () => {
+  it.each([
+    ['[master 6322cf4] Add', 'hash', '6322cf4'],
+    ['commit bfd2593d4b416122e30cdefe0c72d322ef471611', 'hash', 'bfd2593d4b416122e30cdefe0c72d322ef471611'],
+    ['id 5C0375B4-57A5-4F26-B12D-D022EE4E51B7', 'uuid', '5c0375b4-57a5-4f26-b12d-d022ee4e51b7'],
+  ] as const)('%s names the %s %s', (text, kind, value) => {
+    expect(identifiersIn(text)).toEqual([one(kind, value)]);
+  });
+
+  it('reads both ends of a range', () => {
+    expect(values('git log abc1234..def5678', 'hash')).toEqual(['abc1234', 'def5678']);
+  });
+
+  it.each(['1234567', 'deadbeef', 'facade', '1e100000', '0x1f2e3d4c5', 'ABCDEF123', 'abc123'])('%s is no hash', (text) => {
+    expect(values(text)).toEqual([]);
+  });
+});
+
+describe('errors', () => {
+  it.each([
+    ['TypeError: x is undefined', 'TypeError'],
+    ['raise json.decoder.JSONDecodeError', 'JSONDecodeError'],
+    ['java.lang.NullPointerException', 'NullPointerException'],
+    ['Error: ENOENT: no such file', 'ENOENT'],
+    ['code ERR_MODULE_NOT_FOUND', 'ERR_MODULE_NOT_FOUND'],
+    ['error[E0308]: mismatched types', 'E0308'],
+    ['error TS2307: Cannot find module', 'TS2307'],
+    ['got HTTP 404 back', 'HTTP 404'],
+    ['HTTP/1.1 503 Service Unavailable', 'HTTP 503'],
+    ['failed with status code 429', 'HTTP 429'],
+    ['404 Not Found', 'HTTP 404'],
+    ['(TypeError),', 'TypeError'],
+    ['Errno EACCES.', 'EACCES'],
+  ])('%s names %s', (text, value) => {
+    expect(values(text, 'error')).toEqual([value]);
+  });
+
+  it.each(['Error', 'Exception', 'EVERY', 'ERROR', 'ERR_', 'E123', 'status 200', 'HTTP 999', '404 pages', 'Errors happen'])('%s is no error', (text) => {
+    expect(values(text, 'error')).toEqual([]);
+  });
+});
+
+describe('symbols in inline code', () => {
+  it.each([
+    ['call `swcPrepareStep` here', 'swcPrepareStep'],
+    ['the `planChain()` function', 'planChain'],
+    ['`RubiksCube::Cube`', 'RubiksCube::Cube'],
+    ['`datetime.timedelta`', 'datetime.timedelta'],
+    ['`MAX_SIZE`', 'MAX_SIZE'],
+    ['`Plan`', 'Plan'],
+  ])('%s names %s', (text, value) => {
+    expect(values(text, 'symbol')).toEqual([value]);
+  });
+
+  it.each(['`npm`', '`true`', '`True`', '`None`', '`JSON`', '`npm run build`', '```ts\nfoo_bar\n```', '``x_y``', 'no `closing', 'foo_bar'])('%s is no symbol', (text) => {
+    expect(values(text, 'symbol')).toEqual([]);
+  });
+
+  it('takes a span that holds an identifier of another kind as that kind', () => {
+    expect(identifiersIn('`src/a.ts` and `TypeError`')).toEqual([one('path', 'src/a.ts'), one('error', 'TypeError')]);
+  });
+});
+
+describe('the extraction', () => {
+  it('gives each identifier once, in the order first met', () => {
+    expect(identifiersIn('a.ts b.ts a.ts https://x.example https://x.example/')).toEqual([one('path', 'a.ts'), one('path', 'b.ts'), one('url', 'https://x.example')]);
+  });
+
+  it.each([
+    ['a word of one million characters', 'a/'.repeat(500_000)],
+    ['a million short words', 'src/a '.repeat(200_000)],
+    ['a line of backticks', '`a'.repeat(500_000)],
+    ['colons and digits', ':1'.repeat(500_000)],
+    ['a URL that never ends', `https://${'a('.repeat(500_000)}`],
+    ['almost hashes', 'abcdef1.'.repeat(125_000)],
+    ['almost HTTP statuses', 'HTTP '.repeat(200_000)],
+    ['Windows separators', `C:${'\\\\'.repeat(500_000)}`],
+    ['words of 2,000 path characters', `${'a/b.'.repeat(500)} `.repeat(500)],
+  ])('reads %s (1 MB) in linear time', (_name, text) => {
+    // A backtracking pattern would take minutes on these; the test's time-out is the bound.
+    expect(() => identifiersIn(text)).not.toThrow();
+  });
+});
+
+/** Every string of a JSON value. */
+function stringsOf(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) stringsOf(v, out);
+  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) stringsOf(v, out);
+  return out;
+}
+
+describe('the real transcripts of fixtures/real', () => {
+  const root = path.join(process.cwd(), 'fixtures/real');
+  const found = new Map<string, Set<string>>();
+  for (const dir of fs.readdirSync(root, { withFileTypes: true })) {
+    if (!dir.isDirectory()) continue;
+    for (const name of fs.readdirSync(path.join(root, dir.name)).sort()) {
+      const text = fs.readFileSync(path.join(root, dir.name, name), 'utf8');
+      const docs = name.endsWith('.jsonl') ? text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown) : [JSON.parse(text) as unknown];
+      for (const s of docs.flatMap((d) => stringsOf(d))) {
+        for (const id of identifiersIn(s)) {
+          const set = found.get(id.kind) ?? new Set<string>();
+          set.add(id.value);
+          found.set(id.kind, set);
+        }
+      }
+    }
+  }
+  const has = (kind: IdentifierKind, value: string): boolean => found.get(kind)?.has(value) === true;
+
+  it.each([
+    ['path', '/tmp/tmpqwh7888i/src/string_utils.rs'],
+    ['path', 'src/marshmallow/fields.py'],
+    ['path', 'C:\\Users\\Username\\Desktop\\Images'],
+    ['path', '/testbed/reproduce.py'],
+    ['path', 'Cargo.toml'],
+    ['url', 'https://github.com/marshmallow-code/marshmallow/blob/dev/src/marshmallow/fields.py#L1474'],
+    ['url', 'https://en.wikipedia.org/wiki/Quantum_computing'],
+    ['hash', '6322cf4'],
+    ['uuid', '5c0375b4-57a5-4f26-b12d-d022ee4e51b7'],
+    ['error', 'TS2307'],
+    ['error', 'EISDIR'],
+    ['error', 'IndentationError'],
+    ['symbol', 'useReducer'],
+    ['symbol', 'RubiksCube::Cube'],
+  ] as const)('finds the %s %s', (kind, value) => {
+    expect(has(kind, value)).toBe(true);
+  });
+
+  // False positives met while reviewing what these transcripts gave, by hand: each is now ruled out.
+  it.each([
+    ['path', '2→.claude/bin'],
+    ['path', 'state.todos.map'],
+    ['path', 'filteredTodos.map'],
+    ['path', 'a/src/marshmallow/fields.py'],
+    ['symbol', 'True'],
+    ['symbol', 'False'],
+    ['url', 'https://www.nbcbayarea.com/weather/'],
+  ] as const)('does not take %s %s', (kind, value) => {
+    expect(has(kind, value)).toBe(false);
+  });
+});
