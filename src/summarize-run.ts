@@ -202,7 +202,7 @@ export function usageLine(usage: SummaryUsage, simulated: boolean, summaryTokens
   if (simulated) {
     return `summarize: would make ${n(usage.simulated)} model call${usage.simulated === 1 ? '' : 's'} sending ${n(usage.promptTokens)} prompt tokens (each summary assumed ${n(summaryTokens)} tokens; nothing was sent)`;
   }
-  // What the summaries kept of the identifiers they replaced (a round a later one replaced counts too).
+  // What every successful round's summary kept of the identifiers it replaced (one a later round replaced counts too).
   const kept = usage.identifiers === 0 ? '' : `; the summaries keep ${n(usage.identifiersKept)} of ${n(usage.identifiers)} identifiers they replace (${Math.round((usage.identifiersKept / usage.identifiers) * 1000) / 10}%)`;
   return `summarize: ${n(usage.calls)} model call${usage.calls === 1 ? '' : 's'} (${n(usage.cached)} from the cache${usage.failed > 0 ? `, ${n(usage.failed)} failed` : ''}), ${n(usage.input)} input and ${n(usage.output)} output tokens${kept}`;
 }
