@@ -83,6 +83,11 @@ export interface CompactorOptions<M = unknown> {
   readonly summaryInstruction?: string;
   /** Summarize: a failed call, an empty reply or a summary that does not shrink throws instead of being skipped. */
   readonly strict?: boolean;
+  /**
+   * Summarize: the least share (0 to 1) of the replaced messages' identifiers (paths, URLs, hashes, errors…) a
+   * summary must keep; one that keeps less counts as a failed call (the last good result stands; see `strict`).
+   */
+  readonly minRetention?: number;
 }
 
 /** What one compaction gives back. */
@@ -172,6 +177,7 @@ interface Checked {
   readonly placeholder: string | undefined;
   readonly summaryTokens: number;
   readonly summaryInstruction: string;
+  readonly minRetention: number | undefined;
   /** The tool schemas' text as Haystack measures them, or null without any. */
   readonly tools: string | null;
 }
@@ -203,6 +209,7 @@ const OPTION_NAMES: readonly string[] = Object.keys({
   summaryTokens: true,
   summaryInstruction: true,
   strict: true,
+  minRetention: true,
 } satisfies Record<keyof CompactorOptions, true>);
 
 /** A value as an error message shows it: a string quoted, a number as itself, anything else by what it is. */
@@ -307,7 +314,7 @@ function checkOptions(given: unknown): Checked {
   const strategies = options.strategy === undefined && options.summarize !== undefined ? (['summarize'] as StrategyName[]) : strategiesOf(options.strategy);
   const summarizing = strategies.includes('summarize');
   if (summarizing && typeof options.summarize !== 'function') throw new UsageError('strategy summarize needs the summarize option: an async function from {system, user} to the summary text');
-  for (const [name, value] of [['summarize', options.summarize], ['summaryTokens', options.summaryTokens], ['summaryInstruction', options.summaryInstruction], ['strict', options.strict]] as const) {
+  for (const [name, value] of [['summarize', options.summarize], ['summaryTokens', options.summaryTokens], ['summaryInstruction', options.summaryInstruction], ['strict', options.strict], ['minRetention', options.minRetention]] as const) {
     if (!summarizing && value !== undefined) throw new UsageError(`${name} only applies with strategy summarize`);
   }
   const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
@@ -316,6 +323,9 @@ function checkOptions(given: unknown): Checked {
     throw new UsageError('summaryInstruction must be a non-empty string');
   }
   if (options.strict !== undefined && typeof options.strict !== 'boolean') throw new UsageError(`strict must be true or false, got ${shown(options.strict)}`);
+  if (options.minRetention !== undefined && (typeof options.minRetention !== 'number' || !(options.minRetention >= 0 && options.minRetention <= 1))) {
+    throw new UsageError(`minRetention must be a share from 0 to 1, got ${shown(options.minRetention)}`);
+  }
   const pruning = strategies.includes('prune');
   if (pruning && minKeepSteps < 1) {
     throw new UsageError('minKeepSteps must be at least 1 with strategy prune: the newest results are the ones the model is about to act on');
@@ -364,6 +374,7 @@ function checkOptions(given: unknown): Checked {
     placeholder: options.placeholder,
     summaryTokens,
     summaryInstruction: options.summaryInstruction ?? DEFAULT_SUMMARY_INSTRUCTION,
+    minRetention: options.minRetention,
     tools: options.tools === undefined || options.tools === null ? null : schemasText(options.tools),
   };
 }
@@ -544,7 +555,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
           ...(checked.window === null ? {} : { window: checked.window }),
           ...(checked.minTokens === undefined ? {} : { minTokens: checked.minTokens }),
           ...(checked.placeholder === undefined ? {} : { placeholder: checked.placeholder }),
-          ...(answer === null ? {} : { summarize: { instruction: checked.summaryInstruction, summaryTokens: checked.summaryTokens, answer } }),
+          ...(answer === null ? {} : { summarize: { instruction: checked.summaryInstruction, summaryTokens: checked.summaryTokens, ...(checked.minRetention === undefined ? {} : { minRetention: checked.minRetention }), answer } }),
         };
         const chain = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages');
         ({ plan, normalized: decided, edits } = chain);

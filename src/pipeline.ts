@@ -18,6 +18,7 @@ import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
 import { isSummaryText, summarizeRounds, type SummaryAnswer, type SummaryRequest, type SummaryTier, type SummaryFailure } from './core/summarize.js';
 import { makeSummaryItem } from './formats/types.js';
+import type { Retention } from './core/retention.js';
 import { compress } from './io/compressed.js';
 import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
@@ -79,6 +80,8 @@ export interface FileOptions {
 export interface SummarizeSettings {
   readonly instruction: string;
   readonly summaryTokens: number;
+  /** The least share of the replaced messages' identifiers a summary must keep (`--min-retention`), if any. */
+  readonly minRetention?: number;
   /** The reply to a request; throws to stop the decision until the reply is known (the async driver's replay). */
   readonly answer: (request: SummaryRequest, counter: TokenCounter) => SummaryAnswer;
 }
@@ -115,6 +118,10 @@ export interface SummarizedConversation {
     readonly tokensAfter: number;
     /** The prompt's tokens (system and user texts), measured for plans and dry runs only; else null. */
     readonly promptTokens: number | null;
+    /** How many identifiers the replaced messages name. */
+    readonly identifiers: number;
+    /** How many of them the summary keeps (src/core/retention.ts); null for a simulated summary (dry runs, plans). */
+    readonly retention: Retention | null;
   }[];
   readonly summaries: readonly PlacedSummary[];
   readonly failure: SummaryFailure | null;
@@ -792,7 +799,7 @@ function planChain(
       tokensAfter = () => size;
       if (under) continue;
       const settings = options.summarize;
-      const result = summarizeRounds(current, counter, { target, minKeepSteps: options.minKeepSteps, summaryTokens: settings.summaryTokens, instruction: settings.instruction }, (request) => settings.answer(request, counter));
+      const result = summarizeRounds(current, counter, { target, minKeepSteps: options.minKeepSteps, summaryTokens: settings.summaryTokens, instruction: settings.instruction, ...(settings.minRetention === undefined ? {} : { minRetention: settings.minRetention }) }, (request) => settings.answer(request, counter));
       const seen = origin;
       const inputsOf = (indices: readonly number[]): number[] => indices.flatMap((i) => (seen[i] === null || seen[i] === undefined ? [] : [seen[i] as number])).sort((a, b) => a - b);
       summarizing = {
@@ -805,6 +812,8 @@ function planChain(
           tokensBefore: r.tokensBefore,
           tokensAfter: r.tokensAfter,
           promptTokens: options.exhaustive === true ? counter.measure([{ text: r.request.system, images: 0, files: 0 }, { text: r.request.user, images: 0, files: 0 }]) : null,
+          identifiers: r.identifiers,
+          retention: r.retention,
         })),
         summaries: [],
         failure: result.failure,

@@ -22,6 +22,8 @@ export interface SummarySource {
   readonly summaryTokens: number;
   /** Fail the file when a round fails (Haystack's `raise_on_failure`), instead of keeping the last good result. */
   readonly strict: boolean;
+  /** `--min-retention`: a summary keeping less of the replaced messages' identifiers fails its round. */
+  readonly minRetention?: number;
 }
 
 /** What the model calls of one file cost. */
@@ -36,9 +38,15 @@ export interface SummaryUsage {
   /** With a simulated model: the rounds that would call, and the tokens their prompts hold. */
   readonly simulated: number;
   readonly promptTokens: number;
+  /**
+   * Over the summaries the rounds kept (a model's, not simulated ones): the identifiers the messages they replaced
+   * name, and how many of those the summaries still name (src/core/retention.ts).
+   */
+  readonly identifiers: number;
+  readonly identifiersKept: number;
 }
 
-export const NO_USAGE: SummaryUsage = { calls: 0, cached: 0, failed: 0, input: 0, output: 0, simulated: 0, promptTokens: 0 };
+export const NO_USAGE: SummaryUsage = { calls: 0, cached: 0, failed: 0, input: 0, output: 0, simulated: 0, promptTokens: 0, identifiers: 0, identifiersKept: 0 };
 
 /** Adds two usages. */
 export function addUsage(a: SummaryUsage, b: SummaryUsage): SummaryUsage {
@@ -50,6 +58,8 @@ export function addUsage(a: SummaryUsage, b: SummaryUsage): SummaryUsage {
     output: a.output + b.output,
     simulated: a.simulated + b.simulated,
     promptTokens: a.promptTokens + b.promptTokens,
+    identifiers: a.identifiers + b.identifiers,
+    identifiersKept: a.identifiersKept + b.identifiersKept,
   };
 }
 
@@ -119,11 +129,12 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
       summarize: {
         instruction: model.instruction,
         summaryTokens: model.summaryTokens,
+        ...(model.minRetention === undefined ? {} : { minRetention: model.minRetention }),
         answer: (request, counter) => {
           const key = keyOf(request);
           if (model.summarizer === null) {
             if (!simulated.has(key)) simulated.set(key, promptTokens(options.counter, request));
-            return { text: simulatedReply(counter, model.summaryTokens) };
+            return { text: simulatedReply(counter, model.summaryTokens), simulated: true };
           }
           const known = answers.get(key);
           if (known !== undefined) return known;
@@ -147,6 +158,10 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
     }
     const warnings: string[] = [];
     for (const c of result.conversations) {
+      for (const r of c.summarized?.rounds ?? []) {
+        if (r.retention === null) continue;
+        usage = { ...usage, identifiers: usage.identifiers + r.retention.total, identifiersKept: usage.identifiersKept + r.retention.kept };
+      }
       const failure = c.summarized?.failure;
       if (failure === undefined || failure === null) continue;
       const where = c.slot.record !== undefined ? ` (record ${c.slot.record + 1})` : '';
@@ -187,7 +202,9 @@ export function usageLine(usage: SummaryUsage, simulated: boolean, summaryTokens
   if (simulated) {
     return `summarize: would make ${n(usage.simulated)} model call${usage.simulated === 1 ? '' : 's'} sending ${n(usage.promptTokens)} prompt tokens (each summary assumed ${n(summaryTokens)} tokens; nothing was sent)`;
   }
-  return `summarize: ${n(usage.calls)} model call${usage.calls === 1 ? '' : 's'} (${n(usage.cached)} from the cache${usage.failed > 0 ? `, ${n(usage.failed)} failed` : ''}), ${n(usage.input)} input and ${n(usage.output)} output tokens`;
+  // What every successful round's summary kept of the identifiers it replaced (one a later round replaced counts too).
+  const kept = usage.identifiers === 0 ? '' : `; the summaries keep ${n(usage.identifiersKept)} of ${n(usage.identifiers)} identifiers they replace (${Math.round((usage.identifiersKept / usage.identifiers) * 1000) / 10}%)`;
+  return `summarize: ${n(usage.calls)} model call${usage.calls === 1 ? '' : 's'} (${n(usage.cached)} from the cache${usage.failed > 0 ? `, ${n(usage.failed)} failed` : ''}), ${n(usage.input)} input and ${n(usage.output)} output tokens${kept}`;
 }
 
 /**

@@ -538,7 +538,9 @@ function summaryRoundLines(c: ConversationResult, width: number, view: DryRunVie
     const items = [...new Set(r.replaced.flatMap((m) => [...(c.normalized.itemsOf[m] ?? [])]))].sort((a, b) => a - b);
     const span = items.length === 0 ? 'nothing' : items.length === 1 ? `item ${items[0]}` : `items ${spans(items)}`;
     const prompt = r.promptTokens === null ? '' : `, a call of ${formatCount(r.promptTokens)} prompt tokens`;
-    const text = `round ${k + 1} (${r.tier.replaceAll('_', ' ')}): a summary would replace ${span}${prompt}`;
+    // A simulated summary keeps nothing worth counting: the line says what a real one would have to keep.
+    const names = r.retention === null ? ` (naming ${plural(r.identifiers, 'identifier')})` : ` (its summary keeps ${formatCount(r.retention.kept)} of ${plural(r.identifiers, 'identifier')})`;
+    const text = `round ${k + 1} (${r.tier.replaceAll('_', ' ')}): a summary would replace ${span}${names}${prompt}`;
     return wrapToWidth(text, width, '  ').map((l) => emitLine([{ text: l }], width, view.color));
   });
 }

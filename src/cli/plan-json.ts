@@ -170,6 +170,12 @@ export interface PlanSummary {
   readonly tokensAfter: number;
   /** Whether the output holds this summary (a later round may have replaced it). */
   readonly kept: boolean;
+  /** How many identifiers the messages it replaced name (an earlier summary among them counts by its text). */
+  readonly identifiers: number;
+  /** How many of them the summary still names; null when it was simulated (dry runs). */
+  readonly identifiersKept: number | null;
+  /** identifiersKept / identifiers (1 when they name none); null when simulated. */
+  readonly retention: number | null;
 }
 
 /** A group as the JSON plan lists it, in item positions. */
@@ -260,6 +266,9 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       tokensBefore: r.tokensBefore,
       tokensAfter: r.tokensAfter,
       kept: (p.c.output ?? []).some((e) => 'summary' in e && e.summary === round),
+      identifiers: r.identifiers,
+      identifiersKept: r.retention === null ? null : r.retention.kept,
+      retention: r.retention === null ? null : r.retention.fraction,
     })),
   );
   const withSummaries = result.conversations.some((c) => c.summarized !== undefined) ? { summaries } : {};

@@ -92,6 +92,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--cache-dir <dir>', 'with summarize: where summaries are cached (default: $XDG_CACHE_HOME/swc or ~/.cache/swc)')
     .option('--no-cache', 'with summarize: neither read nor write the summary cache')
     .option('--strict', 'with summarize: a failed or useless summary fails the file (exit 2, nothing written) instead of keeping the last good result')
+    .option('--min-retention <f>', 'with summarize: a summary that keeps less than this share (0 to 1, or 80%) of the identifiers it replaces counts as a failed call')
     .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
     .option('--no-note', 'remove silently, without an omission note')
     // A default with a description is shown bare, `(default: o200k_base)`, like every other default here.

@@ -5,6 +5,7 @@ import { STRATEGIES, type StrategyName, type WindowThresholds } from '../pipelin
 import { isTokenizerName, parseCounterOptions, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
 import { parseTokens, parseWhole } from './options.js';
+import { parseRetention } from '../outcome/forgotten.js';
 import { parsePointer, PointerSyntaxError } from '../io/json-pointer.js';
 
 /** The settings of `swc compact`, checked and resolved once from the command line; every part of the run reads these. */
@@ -57,6 +58,7 @@ export interface CompactFlags {
   cacheDir?: string;
   cache?: boolean;
   strict?: boolean;
+  minRetention?: string;
 }
 
 /** The settings of `--strategy summarize`, as given (the environment is read when the summarizer is made). */
@@ -75,6 +77,8 @@ export interface SummarizeSettings {
   readonly cache: boolean;
   /** --strict: a failed round fails its file (Haystack's `raise_on_failure`). */
   readonly strict: boolean;
+  /** `--min-retention F`: a summary keeping less than F of the replaced messages' identifiers fails its round. */
+  readonly minRetention: number | undefined;
 }
 
 /** The summary calls in flight at once when --concurrency is not given. */
@@ -368,6 +372,7 @@ function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyN
     ['--cache-dir', flags.cacheDir],
     ['--no-cache', flags.cache === false ? true : undefined],
     ['--strict', flags.strict],
+    ['--min-retention', flags.minRetention],
   ];
   if (!strategies.includes('summarize')) {
     const stray = given.find(([, value]) => value !== undefined);
@@ -389,7 +394,18 @@ function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyN
     cacheDir: flags.cacheDir,
     cache: flags.cache !== false,
     strict: flags.strict === true,
+    minRetention: flags.minRetention === undefined ? undefined : minRetentionOf(flags.minRetention),
   };
+}
+
+/** `--min-retention`, checked: a fraction from 0 to 1 or a percentage. */
+function minRetentionOf(text: string): number {
+  try {
+    return parseRetention(text);
+  } catch (error) {
+    if (error instanceof RangeError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 /**

@@ -19,7 +19,7 @@ export async function summarySourceFor(settings: CompactSettings, io: CliIo, sea
   const s = settings.summarize;
   if (s === null) return null;
   const instruction = s.instructionFile === undefined ? DEFAULT_SUMMARY_INSTRUCTION : await readInstruction(s.instructionFile, io);
-  const base = { instruction, summaryTokens: s.summaryTokens, strict: s.strict };
+  const base = { instruction, summaryTokens: s.summaryTokens, strict: s.strict, ...(s.minRetention === undefined ? {} : { minRetention: s.minRetention }) };
   if (settings.dryRun || settings.check) return { ...base, summarizer: null };
   const baseUrl = s.baseUrl ?? nonEmpty(io.env.OPENAI_BASE_URL);
   let summarizer: Summarizer;

@@ -1,6 +1,7 @@
 // The rules this module decides by: docs/strategy.md#summarize (Haystack's SummarizationCompactor).
 import { leadingSystemEnd, stepSpans, taskIndex, turnSpans } from './compact.js';
 import { lazyList } from './lazy-list.js';
+import { retentionFailure, retentionOf, type Retention } from './retention.js';
 import { contentOf, filePlaceholder, renderMessage, textContent } from './render.js';
 import { SUMMARIZATION, SUMMARY_CLOSING, SUMMARY_OPENING } from './summary-text.js';
 import type { Message, Rendered, TokenCounter } from './types.js';
@@ -42,6 +43,11 @@ export interface SummarizeOptions {
   readonly summaryTokens?: number;
   /** The system message of every prompt. */
   readonly instruction: string;
+  /**
+   * The least share of the replaced messages' identifiers a summary must keep (`--min-retention`, 0 to 1): one that
+   * keeps less fails its round, as an empty one does. Simulated replies are never held to it.
+   */
+  readonly minRetention?: number;
 }
 
 /** A summary an earlier round or run wrote (Haystack's `_is_compaction_message(strategy="summarization")`). */
@@ -307,8 +313,11 @@ export function applySummary(messages: readonly Message[], round: SummaryRound, 
   return { ok: true, messages: out, summary, tokensAfter };
 }
 
-/** What a round's call gave: a reply's text, or the reason the call failed. */
-export type SummaryAnswer = { readonly text: string } | { readonly error: string };
+/**
+ * What a round's call gave: a reply's text, or the reason the call failed. `simulated` marks a stand-in's reply (dry
+ * runs, plans): its retention says nothing, so it is neither measured nor held to `minRetention`.
+ */
+export type SummaryAnswer = { readonly text: string; readonly simulated?: boolean } | { readonly error: string };
 
 /** Where a message of the result comes from: an input message, or the summary a round wrote. */
 export type SummaryOrigin = { readonly input: number } | { readonly summary: number };
@@ -329,6 +338,10 @@ export interface SummaryRecord {
   readonly replacedSummaries: readonly number[];
   readonly tokensBefore: number;
   readonly tokensAfter: number;
+  /** How many of the replaced messages' identifiers the summary keeps; null for a simulated reply. */
+  readonly retention: Retention | null;
+  /** How many identifiers the replaced messages name (what a summary would have to keep), simulated or not. */
+  readonly identifiers: number;
 }
 
 /** Why the rounds stopped. */
@@ -337,9 +350,11 @@ export type SummaryStop = 'fits' | 'floor' | 'failed';
 /** A round that failed: its number (0-based), the reason, and whether the call itself failed. */
 export interface SummaryFailure {
   readonly round: number;
-  readonly kind: 'call' | 'empty' | 'not-smaller';
+  readonly kind: 'call' | 'empty' | 'not-smaller' | 'retention';
   readonly reason: string;
   readonly request: SummaryRequest;
+  /** For a summary that kept too little (`retention`): what it kept and lost. */
+  readonly retention?: Retention;
 }
 
 /** A summarization's result. */
@@ -402,6 +417,18 @@ export function summarizeRounds(
       stopped = 'failed';
       break;
     }
+    const text = contentOf(applied.summary).texts[0] as string;
+    const retention = retentionOf(
+      round.indices.map((i) => current[i] as Message),
+      text,
+    );
+    const simulated = reply.simulated === true;
+    const failed = simulated || options.minRetention === undefined ? null : retentionFailure(retention, options.minRetention);
+    if (failed !== null) {
+      failure = { round: k, kind: 'retention', reason: `${failed}${lostText(retention)}`, request: round.request, retention };
+      stopped = 'failed';
+      break;
+    }
     const covered = round.indices.map((i) => origin[i] as SummaryOrigin);
     const replaced = covered.flatMap((o) => ('input' in o ? [o.input] : [...(rounds[o.summary] as SummaryRecord).replaced])).sort((a, b) => a - b);
     rounds.push({
@@ -409,17 +436,26 @@ export function summarizeRounds(
       indices: round.indices,
       summarized: round.indices.length,
       request: round.request,
-      text: contentOf(applied.summary).texts[0] as string,
+      text,
       replaced,
       replacedSummaries: covered.flatMap((o) => ('summary' in o ? [o.summary] : [])),
       tokensBefore: round.tokensBefore,
       tokensAfter: applied.tokensAfter,
+      retention: simulated ? null : retention,
+      identifiers: retention.total,
     });
     origin = replaceIndices(origin, round.indices, { summary: k });
     current = applied.messages;
     tokens = applied.tokensAfter;
   }
   return { messages: current, origin, changed: rounds.length > 0, rounds, failure, stopped, tokensBefore, tokensAfter: tokens };
+}
+
+/** `; lost src/a.ts, TypeError, …`: the first identifiers a summary dropped, for the warning that fails its round. */
+function lostText(retention: Retention): string {
+  if (retention.lost.length === 0) return '';
+  const shown = retention.lost.slice(0, 3).map((id) => id.value);
+  return `; lost ${shown.join(', ')}${retention.lost.length > 3 ? `, and ${retention.lost.length - 3} more` : ''}`;
 }
 
 /**

@@ -257,6 +257,47 @@ describe('failure handling (TestFailureHandling)', () => {
   });
 });
 
+describe('retention (--min-retention)', () => {
+  const named = (): Message[] => [
+    system('rules'),
+    user(`Why does src/auth/login.ts throw TypeError? See https://example.com/bug and commit 3f63cd0. ${repeat('old question ', 30)}`),
+    assistant(repeat('old answer ', 30)),
+    user('current task'),
+  ];
+
+  it('records how many of the replaced messages\' identifiers each summary keeps', () => {
+    const result = summarizeRounds(deepFreeze(named()), COUNTER, { target: 1, summaryTokens: 1, instruction: 'x' }, always('The TypeError is in src/auth/login.ts.'));
+    expect(result.rounds).toHaveLength(1);
+    expect(result.rounds[0]?.identifiers).toBe(4);
+    expect(result.rounds[0]?.retention).toMatchObject({ total: 4, kept: 2, fraction: 0.5, lost: [{ kind: 'url', value: 'https://example.com/bug' }, { kind: 'hash', value: '3f63cd0' }] });
+  });
+
+  it('passes a summary that keeps the share asked, and fails one that keeps less, as a failed call', () => {
+    const reply = always('The TypeError is in src/auth/login.ts.');
+    expect(summarizeRounds(deepFreeze(named()), COUNTER, { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 0.5 }, reply).changed).toBe(true);
+    const failed = summarizeRounds(deepFreeze(named()), COUNTER, { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 0.6 }, reply);
+    expect(failed.changed).toBe(false);
+    expect(failed.stopped).toBe('failed');
+    expect(failed.failure).toMatchObject({ round: 0, kind: 'retention', reason: 'the summary keeps 2 of 4 identifiers (50%), under --min-retention 0.6; lost https://example.com/bug, 3f63cd0' });
+  });
+
+  it('keeps the rounds before the one that kept too little', () => {
+    const messages = [...named(), assistant(`ran git show 3f63cd0 ${repeat('old step ', 30)}`), assistant('new step')];
+    let k = 0;
+    const answer = (): SummaryAnswer => ({ text: k++ === 0 ? 'TypeError in src/auth/login.ts, https://example.com/bug, 3f63cd0' : 'a step' });
+    const result = summarizeRounds(deepFreeze(messages), COUNTER, { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 1 }, answer);
+    expect(result.rounds.map((r) => r.retention?.fraction)).toEqual([1]);
+    expect(result.failure).toMatchObject({ round: 1, kind: 'retention' });
+    expect(summariesOf(result.messages)).toHaveLength(1);
+  });
+
+  it('never holds a simulated reply to it, nor measures its retention', () => {
+    const result = summarizeRounds(deepFreeze(named()), COUNTER, { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 1 }, () => ({ text: 'summary', simulated: true }));
+    expect(result.failure).toBeNull();
+    expect(result.rounds[0]).toMatchObject({ identifiers: 4, retention: null });
+  });
+});
+
 describe('summary text', () => {
   it('strips the reply as Python does and wraps it', () => {
     const result = summarizeRounds(deepFreeze(freshTwoSteps()), COUNTER, { target: 1, summaryTokens: 1, instruction: 'x' }, always('\n  the gist \u3000\n'));

@@ -56,6 +56,9 @@ const BAD: ReadonlyArray<readonly [keyof CompactorOptions, unknown, Record<strin
   ['summaryTokens', 5, { target: 10 }, /^summaryTokens only applies with strategy summarize/],
   ['summaryInstruction', '', { target: 10, summarize: async () => 'x' }, /^summaryInstruction must be a non-empty string/],
   ['strict', 'yes', { target: 10, summarize: async () => 'x' }, /^strict must be true or false, got "yes"/],
+  ['minRetention', 1.5, { target: 10, summarize: async () => 'x' }, /^minRetention must be a share from 0 to 1, got 1.5/],
+  ['minRetention', '80%', { target: 10, summarize: async () => 'x' }, /^minRetention must be a share from 0 to 1, got "80%"/],
+  ['minRetention', 0.5, { target: 10 }, /^minRetention only applies with strategy summarize/],
 ];
 
 /** Every option of CompactorOptions, written out here (not read from src/): a new option does not compile without a place here, and then fails without a row above. */
@@ -63,6 +66,7 @@ const EVERY_OPTION = Object.keys({
   format: true, target: true, contextWindow: true, compactAt: true, compactTo: true, minKeepSteps: true, strategy: true, minTokens: true,
   placeholder: true, note: true, createNote: true, tokenizer: true, charsPerToken: true, tokensPerImage: true, tokensPerFile: true,
   counter: true, system: true, tools: true, summarize: true, summaryTokens: true, summaryInstruction: true, strict: true,
+  minRetention: true,
 } satisfies Record<keyof CompactorOptions, true>);
 
 /** What each entry point does with options: createCompactor and compactMessages reject, swcPrepareStep throws at once. */
