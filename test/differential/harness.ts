@@ -167,35 +167,38 @@ export function writeCase(format: FormatName, conversation: Conversation, jsonl:
 }
 
 /**
- * A compacted list read back in the view's terms: the view messages it keeps in order, 'NOTE' where the note is.
- * Items are matched to the input in order; an earlier note is never kept by a run that changed the list (it is folded
- * into the new note), so a new note that reads as an earlier one is still the note.
+ * A compacted list read back in the view's terms: the view messages it keeps in order, 'NOTE' where the note is, and
+ * which came back rewritten (a pruned result, found by the call ids it names). Items are matched to the input in
+ * order; after a window that changed the list no earlier note is kept (it is folded into the new note), so a new note
+ * that reads as an earlier one is still the note.
  */
-export function readBack(input: WrittenCase, outputItems: readonly unknown[]): { sequence: (number | 'NOTE')[]; noteItems: unknown[] } {
+export function readBack(input: WrittenCase, outputItems: readonly unknown[], windowed = true): { sequence: (number | 'NOTE')[]; rewritten: number[] } {
   const keys = input.items.map((i) => JSON.stringify(i));
   const sequence: (number | 'NOTE')[] = input.view.items.flatMap((own, v) => (own.length === 0 ? [v] : []));
-  const noteItems: unknown[] = [];
+  const rewritten = new Set<number>();
+  const viewAt = (i: number): number => input.view.viewOfItem[i] as number;
   let from = 0;
   for (const item of outputItems) {
     const key = JSON.stringify(item);
     let at = -1;
-    for (let i = from; i < keys.length; i++) {
-      const v = input.view.viewOfItem[i] as number;
-      if (keys[i] === key && input.view.messages[v]?.meta.compaction !== 'sliding_window') {
+    for (let i = from; i < keys.length && at === -1; i++) {
+      if (keys[i] === key && !(windowed && input.view.messages[viewAt(i)]?.meta.compaction === 'sliding_window')) at = i;
+    }
+    for (let i = from; i < keys.length && at === -1; i++) {
+      const ids = (input.view.messages[viewAt(i)] as HMessage).results.map((r) => r.id).filter((id): id is string => id !== null);
+      if (ids.length > 0 && ids.every((id) => key.includes(JSON.stringify(id)))) {
         at = i;
-        break;
+        rewritten.add(viewAt(i));
       }
     }
     if (at === -1) {
       sequence.push('NOTE');
-      noteItems.push(item);
       continue;
     }
     from = at + 1;
-    const v = input.view.viewOfItem[at] as number;
-    if (sequence[sequence.length - 1] !== v) sequence.push(v);
+    if (sequence[sequence.length - 1] !== viewAt(at)) sequence.push(viewAt(at));
   }
-  return { sequence, noteItems };
+  return { sequence, rewritten: [...rewritten].sort((a, b) => a - b) };
 }
 
 /**

@@ -10,7 +10,7 @@ import { compactMessages } from '../../src/library.js';
 import type { FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { applyWindow, approximateCounter, DEFAULT_OMISSION_NOTE, DEFAULT_PLACEHOLDER, slidingWindow, toolResultPruning, type HMessage } from '../reference/haystack.js';
-import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, randomShapes, runs, scratch, shapeOf, writeCase, type WrittenCase } from './harness.js';
+import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, randomShapes, readBack, runs, scratch, shapeOf, writeCase, type WrittenCase } from './harness.js';
 
 const count = approximateCounter();
 const CUSTOM_PLACEHOLDER = '[gone: {tool_name}; run it again]';
@@ -52,48 +52,6 @@ function reference(k: Case, view: readonly HMessage[], target: number) {
   return { placeholder, pruned: pruned?.pruned ?? [], afterPrune, window };
 }
 
-/**
- * Reads a compacted list back: for each output item, the view message it is (a copy, or a pruned result found by its
- * call id), or 'NOTE'; and which view messages came back pruned. A window that changed the list kept no earlier note.
- */
-function readPruned(c: WrittenCase, output: readonly unknown[], windowed: boolean): { sequence: (number | 'NOTE')[]; pruned: number[] } {
-  const keys = c.items.map((i) => JSON.stringify(i));
-  const sequence: (number | 'NOTE')[] = c.view.items.flatMap((own, v) => (own.length === 0 ? [v] : []));
-  const pruned = new Set<number>();
-  let from = 0;
-  for (const item of output) {
-    const key = JSON.stringify(item);
-    let at = -1;
-    for (let i = from; i < keys.length; i++) {
-      const v = c.view.viewOfItem[i] as number;
-      if (keys[i] === key && !(windowed && c.view.messages[v]?.meta.compaction === 'sliding_window')) {
-        at = i;
-        break;
-      }
-    }
-    if (at === -1) {
-      // A rewritten result: the input item that holds the result of the call it names.
-      for (let i = from; i < keys.length; i++) {
-        const v = c.view.viewOfItem[i] as number;
-        const ids = (c.view.messages[v] as HMessage).results.map((r) => r.id).filter((id): id is string => id !== null);
-        if (ids.length > 0 && ids.every((id) => key.includes(JSON.stringify(id)))) {
-          at = i;
-          pruned.add(v);
-          break;
-        }
-      }
-    }
-    if (at === -1) {
-      sequence.push('NOTE');
-      continue;
-    }
-    from = at + 1;
-    const v = c.view.viewOfItem[at] as number;
-    if (sequence[sequence.length - 1] !== v) sequence.push(v);
-  }
-  return { sequence, pruned: [...pruned].sort((a, b) => a - b) };
-}
-
 function noteTextOf(c: WrittenCase, removed: readonly number[]): string {
   const items = removed.reduce((n, v) => n + (c.view.items[v] as readonly number[]).length, 0);
   return DEFAULT_OMISSION_NOTE.split('{num_removed}').join(String(items));
@@ -126,9 +84,9 @@ describe("swc compact --strategy prune decides as Haystack's ToolResultPruningCo
           return;
         }
         if (ref.pruned.length > 0) pruning++;
-        const read = readPruned(c, itemsOfOutput(k.format, output, k.jsonl), ref.window !== null);
+        const read = readBack(c, itemsOfOutput(k.format, output, k.jsonl), ref.window !== null);
         const keptPruned = ref.window === null ? ref.pruned : ref.pruned.filter((v) => ref.window?.kept.includes(v));
-        expect({ ...label, pruned: read.pruned }).toEqual({ ...label, pruned: keptPruned });
+        expect({ ...label, pruned: read.rewritten }).toEqual({ ...label, pruned: keptPruned });
         let expectedSequence: (number | 'NOTE')[] = c.view.messages.map((_, v) => v);
         let final: HMessage[] = ref.afterPrune;
         if (ref.window !== null) {
@@ -169,9 +127,9 @@ describe("compactMessages with strategy prune decides as Haystack's ToolResultPr
         const changed = ref.pruned.length > 0 || ref.window !== null;
         expect({ ...label, changed: result.changed }).toEqual({ ...label, changed });
         if (!changed) return;
-        const read = readPruned(c, result.messages, ref.window !== null);
+        const read = readBack(c, result.messages, ref.window !== null);
         const keptPruned = ref.window === null ? ref.pruned : ref.pruned.filter((v) => ref.window?.kept.includes(v));
-        expect({ ...label, pruned: read.pruned }).toEqual({ ...label, pruned: keptPruned });
+        expect({ ...label, pruned: read.rewritten }).toEqual({ ...label, pruned: keptPruned });
         let final: HMessage[] = ref.afterPrune;
         if (ref.window !== null) final = applyWindow(ref.afterPrune, { ...ref.window, noteText: noteTextOf(c, ref.window.removed) });
         expect({ ...label, after: result.plan.tokensAfter }).toEqual({ ...label, after: count(final) });
