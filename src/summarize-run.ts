@@ -164,6 +164,8 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
       }
       const failure = c.summarized?.failure;
       if (failure === undefined || failure === null) continue;
+      // A reply the decision refused is not kept for the next run: that one asks the model again.
+      if (failure.kind === 'not-smaller' || failure.kind === 'retention') await forgetReply(model.summarizer, failure.request);
       const where = c.slot.record !== undefined ? ` (record ${c.slot.record + 1})` : '';
       const kept = c.summarized?.rounds.length ?? 0;
       // A simulated round says what would happen: its summary is the assumed size, not a model's.
@@ -173,6 +175,12 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
     }
     return { result, usage, warnings };
   }
+}
+
+/** Drops a refused reply from the cache, when the summaries come through one. */
+async function forgetReply(summarizer: unknown, request: SummaryRequest): Promise<void> {
+  const forget = (summarizer as { forget?: (request: SummaryRequest) => Promise<void> } | null)?.forget;
+  if (typeof forget === 'function') await forget(request);
 }
 
 /** Compacts files whose chain holds summarize, with one run's settings and summary source. */

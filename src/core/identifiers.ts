@@ -366,7 +366,7 @@ function errorOf(word: string): string | null {
 }
 
 const REASONS = 'Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed|Conflict|Gone|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout';
-const STATUS_AFTER = new RegExp(`^(?:HTTP(?:/\\d(?:\\.\\d)?)?:? {1,3}([1-5]\\d\\d)|[Ss]tatus(?: code)?:? {1,2}([45]\\d\\d)|([45]\\d\\d) (?:${REASONS}))(?![\\w/.])`);
+const STATUS_AFTER = new RegExp(`^(?:HTTP(?:/\\d(?:\\.\\d)?)?:? {1,3}([45]\\d\\d)|[Ss]tatus(?: code)?:? {1,2}([45]\\d\\d)|([45]\\d\\d) (?:${REASONS}))(?![\\w/.])`);
 
 /** The HTTP status named by a word and the ones right after it (`HTTP 404`, `status 503`, `404 Not Found`), as `HTTP 404`. */
 function statusAfter(text: string, start: number, end: number, visit: (id: Identifier) => void): void {
@@ -482,6 +482,8 @@ function isFileName(name: string): boolean {
   if (!EXTENSIONS.has(ext)) return false;
   if (PRODUCTS.has(name.toLowerCase())) return false;
   const stem = name.slice(0, dot);
+  // `10:30 a.m.` and `2 p.m.` are times of day.
+  if (/^[ap]\.m$/i.test(name)) return false;
   // `.map` is a source map only after another extension (`app.js.map`); `todos.map` is a call.
   if (ext === 'map' && !/\.(?:js|mjs|cjs|css|ts)$/i.test(stem)) return false;
   if (MEMBER_EXTENSIONS.has(ext) && (MEMBER_STEMS.has(stem) || MEMBER_STEMS.has(stem.slice(stem.lastIndexOf('.') + 1)))) return false;

@@ -1,5 +1,6 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-offloading.
 import { stepSpans } from './compact.js';
+import { isPointerText, POINTER_START } from './pointer.js';
 import { isPlaceholderText, protectedResults } from './prune.js';
 import { contentOf } from './render.js';
 import type { Message } from './types.js';
@@ -10,7 +11,6 @@ export const OFFLOADED_META_KEY = 'tool_result_offloaded';
 /** Characters of the original result the pointer shows (Haystack's `preview_chars`). */
 export const PREVIEW_CHARS = 200;
 
-const POINTER_START = "Tool result offloaded to '";
 
 /** Settings of one offloading. */
 export interface OffloadOptions {
@@ -69,10 +69,7 @@ export function quoteReference(reference: string): string {
   return reference.replace(/[\\']/g, '\\$&');
 }
 
-/** Whether a result's text is a pointer an offloading wrote. */
-export function isPointerText(text: string): boolean {
-  return text.startsWith(POINTER_START);
-}
+export { isPointerText };
 
 /** The store reference and length a pointer text gives. */
 export interface ParsedPointer {

@@ -1,6 +1,7 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
 import { stepSpans } from './compact.js';
 import { lazyList } from './lazy-list.js';
+import { isPointerText } from './pointer.js';
 import { contentOf, renderMessage } from './render.js';
 import type { Content, Message, Rendered, TokenCounter } from './types.js';
 
@@ -312,5 +313,7 @@ function deferredMessage(original: Message, resolve: () => Message): Message {
 function isPrunable(message: Message, template: string): boolean {
   if (message.compaction !== undefined || message.offloaded === true || message.fixed === true) return false;
   const results = contentOf(message).results;
-  return results.length > 0 && !results.some((r) => isPlaceholderText(r.text, template));
+  // A pointer is what leads back to an offloaded result (Haystack's meta `tool_result_offloaded`, which formats
+  // without metadata carry as the text itself): pruning it would lose the way back.
+  return results.length > 0 && !results.some((r) => isPlaceholderText(r.text, template) || isPointerText(r.text));
 }

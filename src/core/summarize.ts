@@ -1,5 +1,5 @@
 // The rules this module decides by: docs/strategy.md#summarize (Haystack's SummarizationCompactor).
-import { leadingSystemEnd, stepSpans, taskIndex, turnSpans } from './compact.js';
+import { leadingSystemEnd, stepSpans, taskIndex, taskRun, turnSpans } from './compact.js';
 import { lazyList } from './lazy-list.js';
 import { retentionFailure, retentionOf, type Retention } from './retention.js';
 import { contentOf, filePlaceholder, renderMessage, textContent } from './render.js';
@@ -176,7 +176,9 @@ export function nextSummary(messages: readonly Message[], counter: TokenCounter,
   const meter = meterOf(counter);
   const systemEnd = leadingSystemEnd(messages);
   const task = taskIndex(messages);
-  const historyEnd = task ?? systemEnd;
+  // The task is the window's task run: a note another template wrote after the task keeps the task with it
+  // (docs/strategy.md, "A change of note template"), so neither is ever summarized away.
+  const historyEnd = task === null ? systemEnd : (taskRun(messages, task, systemEnd)[0] as number);
   const taskStart = task === null ? systemEnd : task + 1;
   const pick = (groups: readonly (readonly number[])[]): number[] => groupsToSummarize(messages, groups, options.target, summaryTokens, meter);
 

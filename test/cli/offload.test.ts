@@ -229,6 +229,21 @@ describe('--strategy offload on the command line', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('keeps pointers through a later pruning run, so swc restore still finds every result', async () => {
+    const dir = fresh();
+    writeFileSync(path.join(dir, 't.json'), FILE);
+    const first = await runSwc(['compact', 't.json', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '500', '-t', '10', '-o', 'off.json', '--tokenizer', 'approx'], { cwd: dir });
+    expect(first.status).toBe(0);
+    const second = await runSwc(['compact', 'off.json', '--strategy', 'prune', '--min-tokens', '10', '-t', '10', '-o', 'pruned.json', '--tokenizer', 'approx'], { cwd: dir });
+    expect(second.status).toBe(0);
+    const pruned = readFileSync(path.join(dir, 'pruned.json'), 'utf8');
+    expect(pruned).toContain("Tool result offloaded to '");
+    expect(pruned).not.toContain('Tool result removed');
+    const back = await runSwc(['restore', 'pruned.json', '-o', 'back.json'], { cwd: dir });
+    expect({ status: back.status, same: readFileSync(path.join(dir, 'back.json'), 'utf8') === FILE }).toEqual({ status: 0, same: true });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('refuses a store inside a directory being compacted', async () => {
     const dir = fresh();
     mkdirSync(path.join(dir, 'runs'));

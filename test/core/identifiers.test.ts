@@ -59,6 +59,9 @@ describe('file paths', () => {
     '$HOME/x',
     '//',
     '3.14',
+    // Times of day, as airline agents write them.
+    'at 10:30 a.m. or 2 p.m.',
+    'at 9 A.M.',
   ])('%s is no path', (text) => {
     expect(values(text)).toEqual([]);
   });
@@ -122,7 +125,7 @@ describe('errors', () => {
     expect(values(text, 'error')).toEqual([value]);
   });
 
-  it.each(['Error', 'Exception', 'EVERY', 'ERROR', 'ERR_', 'E123', 'status 200', 'HTTP 999', '404 pages', 'Errors happen'])('%s is no error', (text) => {
+  it.each(['Error', 'Exception', 'EVERY', 'ERROR', 'ERR_', 'E123', 'status 200', 'HTTP 999', 'HTTP 200 OK', 'HTTP/1.1 204', 'HTTP 301', 'at 10:30 a.m. and 2 p.m.', '404 pages', 'Errors happen'])('%s is no error', (text) => {
     expect(values(text, 'error')).toEqual([]);
   });
 });

@@ -311,3 +311,32 @@ describe('note templates', () => {
     await expect(compactMessages(chat, { target: 1, note: 42 as unknown as string })).rejects.toThrow(/note must be a string/);
   });
 });
+
+describe('a change of note template, then summarize', () => {
+  it('never summarizes the task away: the task run is kept as the window keeps it', async () => {
+    const { runSwc } = await import('../helpers/run-in-process.js');
+    const { mkdtempSync, writeFileSync, readFileSync: read, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(path.join(tmpdir(), 'swc-note-summary-'));
+    const big = (c: string, n: number): string => `${c} lorem ipsum dolor\n`.repeat(n);
+    const task = { role: 'user', content: `THE REAL TASK: migrate the database. Details: ${big('requirement', 15)}` };
+    const messages: object[] = [{ role: 'system', content: 'sys' }, task];
+    for (let k = 0; k < 4; k++) {
+      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'f', arguments: '{}' } }] });
+      messages.push({ role: 'tool', tool_call_id: `c${k}`, content: big(`r${k}`, 20) });
+    }
+    messages.push({ role: 'assistant', content: 'done' });
+    writeFileSync(path.join(dir, 't.json'), JSON.stringify(messages));
+    writeFileSync(path.join(dir, 'model.sh'), 'cat >/dev/null; printf "short summary"\n');
+    const first = await runSwc(['compact', 't.json', '-t', '450', '--note', 'Dropped {num_removed} msgs', '-o', 'once.json'], { cwd: dir });
+    expect(first.status).toBe(0);
+    expect(read(path.join(dir, 'once.json'), 'utf8')).toContain('Dropped 4 msgs');
+    for (const strategy of ['summarize', 'summarize,window']) {
+      const r = await runSwc(['compact', 'once.json', '-t', '300', '--strategy', strategy, '--summarize-command', `sh '${path.join(dir, 'model.sh')}'`, '--summary-tokens', '20', '--no-cache', '-o', 'twice.json'], { cwd: dir });
+      expect({ strategy, status: r.status }).toEqual({ strategy, status: 0 });
+      const out = JSON.parse(read(path.join(dir, 'twice.json'), 'utf8')) as { content: unknown }[];
+      expect({ strategy, kept: out.some((m) => m.content === task.content), summarized: out.some((m) => String(m.content).includes('short summary')) }).toEqual({ strategy, kept: true, summarized: true });
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -41,6 +41,8 @@ export interface CacheStats {
 /** A Summarizer with its cache's counts. */
 export interface CachedSummarizer extends Summarizer {
   stats(): CacheStats;
+  /** Drops a request's entry: the decision refused its summary (not smaller, or keeping too few identifiers), so a later run asks again. */
+  forget(request: SummaryRequest): Promise<void>;
 }
 
 /**
@@ -166,5 +168,8 @@ export function withCache(summarizer: Summarizer, options: CacheOptions): Cached
       pending.delete(key);
     }
   };
-  return Object.assign(cached, { stats: (): CacheStats => ({ hits, misses, writeFailures }) });
+  const forget = async (request: SummaryRequest): Promise<void> => {
+    await rm(path.join(folder, `${cacheKey(options.model, namespace, request)}.json`), { force: true }).catch(() => undefined);
+  };
+  return Object.assign(cached, { stats: (): CacheStats => ({ hits, misses, writeFailures }), forget });
 }

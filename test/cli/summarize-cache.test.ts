@@ -1,0 +1,35 @@
+/**
+ * The summary cache keeps only replies a run could use: a summary the decision refused (not smaller than what it
+ * replaces) is dropped from the cache, so the next run asks the model again instead of failing the same way forever.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runSwc } from '../helpers/run-in-process.js';
+
+const MESSAGES = [
+  { role: 'system', content: 'You are a coding agent.' },
+  { role: 'user', content: `old question ${'words '.repeat(60)}` },
+  { role: 'assistant', content: `old answer ${'words '.repeat(60)}` },
+  { role: 'user', content: 'current task' },
+];
+
+describe('the summary cache', () => {
+  it('drops a reply that did not make the conversation smaller, and a later run asks again and succeeds', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summary-cache-'));
+    writeFileSync(path.join(dir, 'a.json'), JSON.stringify({ messages: MESSAGES }, null, 2));
+    // The model answers at length while BAD is set, then briefly.
+    writeFileSync(path.join(dir, 'model.sh'), `cat >/dev/null\nif [ -n "$BAD" ]; then printf '%s' "$(printf 'long %.0s' $(seq 1 400))"; else printf 'short summary'; fi\n`);
+    const args = ['compact', 'a.json', '-o', 'out.json', '-t', '40', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--summarize-command', `sh '${path.join(dir, 'model.sh')}'`, '--cache-dir', 'cache'];
+    const bad = await runSwc(args, { cwd: dir, env: { BAD: '1' } });
+    expect(bad.status).toBe(0);
+    expect(bad.stderr).toMatch(/did not (make the conversation smaller|reduce)/);
+    expect(readdirSync(path.join(dir, 'cache', 'summaries')).filter((f) => f.endsWith('.json'))).toEqual([]);
+    const good = await runSwc(args, { cwd: dir });
+    expect(good.status).toBe(0);
+    expect(good.stderr).toMatch(/1 model call \(0 from the cache\)/);
+    expect(good.stderr).not.toMatch(/warning/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
