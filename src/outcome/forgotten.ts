@@ -47,6 +47,9 @@ export function inventoryOf(input: InventoryInput): Inventory {
   const kept = new Set<string>();
   const keep = (id: Identifier): void => {
     kept.add(identifierKey(id));
+    // A kept path names every shorter path it holds: with `/testbed/src/pkg/fields.py` kept, `fields.py` and
+    // `src/pkg` are not forgotten.
+    if (id.kind === 'path') for (const run of segmentRuns(id.value)) kept.add(identifierKey({ ...id, value: run }));
   };
   for (const m of input.kept) identifiersOfMessage(input.decided[m] as Message, keep);
   for (const text of input.added) if (text !== null) forEachIdentifier(text, keep);
@@ -69,6 +72,16 @@ export function inventoryOf(input: InventoryInput): Inventory {
   const recoverable = collect(input.offloaded);
   const forgotten = collect([...input.removed, ...input.replaced]);
   return { forgotten, recoverable };
+}
+
+/** Every run of whole segments of a POSIX path (`a/b/c`: `a`, `a/b`, `b`, `b/c`, `c`, …), bounded for very deep ones. */
+function segmentRuns(value: string): string[] {
+  if (!value.includes('/') || value.includes('\\')) return [];
+  const parts = value.split('/').filter((p) => p !== '');
+  if (parts.length > 32) return [];
+  const out: string[] = [];
+  for (let i = 0; i < parts.length; i++) for (let j = i + 1; j <= parts.length; j++) out.push(parts.slice(i, j).join('/'));
+  return out;
 }
 
 /** How many identifiers of each kind a list holds, kinds in the order outputs list them, only those present. */

@@ -50,6 +50,11 @@ describe('inventoryOf', () => {
     expect(inventory.forgotten).toEqual([]);
   });
 
+  it('takes a path a kept longer path holds as kept: its file name and its folders', () => {
+    const messages = [user('see fields.py and src/marshmallow, then lib/other.py'), user('open /testbed/src/marshmallow/fields.py')];
+    expect(inventoryOf(input(messages, { removed: [0], kept: [1] })).forgotten.map((id) => id.value)).toEqual(['lib/other.py']);
+  });
+
   it('reports the position the caller gives a message (its item in the file)', () => {
     const messages = [user('src/a.ts'), user('task')];
     expect(inventoryOf(input(messages, { removed: [0], kept: [1], positionOf: (m) => m + 10 })).forgotten[0]?.message).toBe(10);
