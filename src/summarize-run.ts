@@ -170,10 +170,21 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
       const kept = c.summarized?.rounds.length ?? 0;
       // A simulated round says what would happen: its summary is the assumed size, not a model's.
       const failed = model.summarizer === null ? `would fail with a summary of ${model.summaryTokens} tokens` : 'failed';
-      if (model.strict) throw new InputError(`summarize round ${failure.round + 1} ${failed}: ${failure.reason} (--strict: nothing written)`, `${source.file}${where}`);
+      if (model.strict) throw new StrictSummaryError(`${where === '' ? '' : `${where.slice(2, -1)}: `}summarize round ${failure.round + 1} ${failed}: ${failure.reason} (--strict: nothing written)`, source.file, usage);
       warnings.push(`${source.file}${where}: summarize round ${failure.round + 1} ${failed}: ${failure.reason}; ${kept > 0 ? `kept the result of ${kept} round${kept === 1 ? '' : 's'}` : 'left unchanged'}`);
     }
     return { result, usage, warnings };
+  }
+}
+
+/** A --strict failure: the file fails, and what the calls made so far cost is still reported. */
+export class StrictSummaryError extends InputError {
+  constructor(
+    reason: string,
+    file: string,
+    readonly usage: SummaryUsage,
+  ) {
+    super(reason, file);
   }
 }
 

@@ -12,7 +12,7 @@ import { planDocument } from './plan-json.js';
 import { counterSettingsOf, windowThresholds, type CompactSettings } from './settings.js';
 import { describeOutcome } from './summary.js';
 import { summarySourceFor } from './summary-source.js';
-import { createSummarizingCompactor, usageLine, type SummarizingCompactor, type SummarySource } from '../summarize-run.js';
+import { createSummarizingCompactor, StrictSummaryError, usageLine, type SummarizingCompactor, type SummarySource } from '../summarize-run.js';
 
 /** One input to stdout or --output, in this thread: the run of one file. */
 
@@ -39,6 +39,7 @@ async function summarizeInput(input: string, summarizing: SummarizingCompactor, 
     return done.result;
   } catch (error) {
     source.release?.();
+    if (error instanceof StrictSummaryError && !settings.quiet) report(usageLine(error.usage, summary.summarizer === null, summary.summaryTokens));
     throw error;
   }
 }

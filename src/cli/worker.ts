@@ -7,7 +7,7 @@ import { describeFsError, identifyFile, isRegularFile, type FileIdentity } from 
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
 import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult, type RunOptions, type StoreFile } from '../pipeline.js';
-import type { SummarizingCompactor, SummaryUsage } from '../summarize-run.js';
+import { StrictSummaryError, type SummarizingCompactor, type SummaryUsage } from '../summarize-run.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
@@ -155,7 +155,9 @@ export async function processFileAsync(job: Job, settings: JobSettings, compacto
     }
   } catch (error) {
     const record = failedRecord(job.display, error, settings.target);
-    return { index: job.index, record, line: fileLine(record, null, lineContext(settings, compactor)), diff: null, bytes: null };
+    // A --strict failure still says what its calls cost.
+    const summary = error instanceof StrictSummaryError ? { summary: { usage: error.usage, warnings: [] } } : {};
+    return { index: job.index, record, line: fileLine(record, null, lineContext(settings, compactor)), diff: null, bytes: null, ...summary };
   }
 }
 
