@@ -91,6 +91,20 @@ export function randomShapes(seed: number, shape: Shape): Conversation {
   return out;
 }
 
+/**
+ * The shape for pruning and offloading: parallel results share one Anthropic or Gemini item, which Haystack's
+ * pruning and offloading (one result per message) cannot hold apart.
+ */
+export function shapeForResults(format: FormatName): Shape {
+  return shapeOf(format, { parallel: format !== 'anthropic' && format !== 'gemini' });
+}
+
+/** The note a run leaves for these removed view messages: the template with their count in the file's own items. */
+export function noteTextOf(c: WrittenCase, removed: readonly number[], template: string = DEFAULT_OMISSION_NOTE): string {
+  const items = removed.reduce((n, v) => n + (c.view.items[v] as readonly number[]).length, 0);
+  return template.split('{num_removed}').join(String(items));
+}
+
 /** The conversation as Haystack's messages of one written file: one per item, instructions beside the list first. */
 export interface View {
   readonly messages: HMessage[];

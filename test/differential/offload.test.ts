@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import type { FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { applyWindow, approximateCounter, DEFAULT_OMISSION_NOTE, offloadCandidates, offloadPointer, resultStepOf, slidingWindow, type HMessage } from '../reference/haystack.js';
-import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, randomShapes, runs, scratch, shapeOf, writeCase, type WrittenCase } from './harness.js';
+import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, noteTextOf, randomShapes, runs, scratch, shapeForResults, writeCase } from './harness.js';
 
 const count = approximateCounter();
 const tmp = scratch();
@@ -37,9 +37,6 @@ const caseArb = fc.record({
   perMille: fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 400, max: 1000 })),
 });
 
-/** Results one Anthropic or Gemini item carries together are one message, which Haystack offloads as one result. */
-const shapeFor = (format: FormatName) => shapeOf(format, { parallel: format !== 'anthropic' && format !== 'gemini' });
-
 /**
  * The store reference swc writes for a result (docs/cli.md, "The offload store"): the store folder, the input's path
  * as named, then `{step}_{tool}_{call id}-{first 16 hex of the text's sha256}.txt`, relative to the output's folder.
@@ -47,11 +44,6 @@ const shapeFor = (format: FormatName) => shapeOf(format, { parallel: format !== 
 function referenceOf(store: string, input: string, step: number, tool: string, id: string, text: string): string {
   const hash = createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
   return `${store}/${input}/${step}_${tool}_${id}-${hash}.txt`;
-}
-
-function noteTextOf(c: WrittenCase, removed: readonly number[]): string {
-  const items = removed.reduce((n, v) => n + (c.view.items[v] as readonly number[]).length, 0);
-  return DEFAULT_OMISSION_NOTE.split('{num_removed}').join(String(items));
 }
 
 /** Every string in a parsed item that is a pointer. */
@@ -68,7 +60,7 @@ describe("swc compact --strategy offload decides as Haystack's ToolResultOffload
     const seen = { offloaded: 0, windowed: 0, restored: 0 };
     await fc.assert(
       fc.asyncProperty(caseArb, async (k) => {
-        const c = writeCase(k.format, randomShapes(k.seed, shapeFor(k.format)), k.jsonl);
+        const c = writeCase(k.format, randomShapes(k.seed, shapeForResults(k.format)), k.jsonl);
         fc.pre(!isNoteSwitchCorner(c.view.messages));
         const whole = count(c.view.messages);
         const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));

@@ -10,7 +10,7 @@ import { compactMessages } from '../../src/library.js';
 import type { FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { applyWindow, approximateCounter, DEFAULT_OMISSION_NOTE, DEFAULT_PLACEHOLDER, slidingWindow, toolResultPruning, type HMessage } from '../reference/haystack.js';
-import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, randomShapes, readBack, runs, scratch, shapeOf, writeCase, type WrittenCase } from './harness.js';
+import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, noteTextOf, randomShapes, readBack, runs, scratch, shapeForResults, writeCase } from './harness.js';
 
 const count = approximateCounter();
 const CUSTOM_PLACEHOLDER = '[gone: {tool_name}; run it again]';
@@ -40,9 +40,6 @@ const caseArb = (formats: readonly FormatName[]): fc.Arbitrary<Case> =>
     perMille: fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 500, max: 1000 })),
   });
 
-/** Parallel results share one Anthropic or Gemini item, which Haystack's pruning cannot hold apart. */
-const shapeFor = (format: FormatName) => shapeOf(format, { parallel: format !== 'anthropic' && format !== 'gemini' });
-
 /** What the reference does: pruning, then (in the chain) the window on what pruning left. */
 function reference(k: Case, view: readonly HMessage[], target: number) {
   const placeholder = k.custom ? CUSTOM_PLACEHOLDER : DEFAULT_PLACEHOLDER;
@@ -52,17 +49,12 @@ function reference(k: Case, view: readonly HMessage[], target: number) {
   return { placeholder, pruned: pruned?.pruned ?? [], afterPrune, window };
 }
 
-function noteTextOf(c: WrittenCase, removed: readonly number[]): string {
-  const items = removed.reduce((n, v) => n + (c.view.items[v] as readonly number[]).length, 0);
-  return DEFAULT_OMISSION_NOTE.split('{num_removed}').join(String(items));
-}
-
 describe("swc compact --strategy prune decides as Haystack's ToolResultPruningCompactor (then its window)", () => {
   it('on random conversations in every format, through the command line', async () => {
     let pruning = 0;
     await fc.assert(
       fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
-        const c = writeCase(k.format, randomShapes(k.seed, shapeFor(k.format)), k.jsonl);
+        const c = writeCase(k.format, randomShapes(k.seed, shapeForResults(k.format)), k.jsonl);
         fc.pre(!isNoteSwitchCorner(c.view.messages));
         const whole = count(c.view.messages);
         const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
@@ -109,7 +101,7 @@ describe("compactMessages with strategy prune decides as Haystack's ToolResultPr
   it('on random conversations as OpenAI chat arrays', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb(['openai']), async (k) => {
-        const c = writeCase('openai', randomShapes(k.seed, shapeFor('openai')), true);
+        const c = writeCase('openai', randomShapes(k.seed, shapeForResults('openai')), true);
         fc.pre(!isNoteSwitchCorner(c.view.messages));
         const whole = count(c.view.messages);
         const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));

@@ -10,7 +10,7 @@ import { writeAiSdk } from '../helpers/ai-sdk.js';
 import type { FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { applyWindow, approximateCounter, DEFAULT_OMISSION_NOTE, slidingWindow, type HMessage, type WindowResult } from '../reference/haystack.js';
-import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, runs, randomShapes, readBack, scratch, shapeOf, viewOf, writeCase, type WrittenCase } from './harness.js';
+import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, noteTextOf, runs, randomShapes, readBack, scratch, shapeOf, viewOf, writeCase, type WrittenCase } from './harness.js';
 
 const count = approximateCounter();
 const CUSTOM = 'Dropped {num_removed} older messages.';
@@ -40,12 +40,6 @@ const caseArb = (formats: readonly FormatName[]): fc.Arbitrary<Case> =>
     perMille: fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 300, max: 1000 })),
   });
 
-/** The note's expected text: the template with the count of removed items in the file's terms. */
-function noteTextOf(c: WrittenCase, result: WindowResult, template: string): string {
-  const removedItems = result.removed.reduce((n, v) => n + (c.view.items[v] as readonly number[]).length, 0);
-  return template.split('{num_removed}').join(String(removedItems));
-}
-
 function withNote(messages: readonly HMessage[], result: WindowResult, text: string | null): HMessage[] {
   return applyWindow(messages, { ...result, noteText: text });
 }
@@ -73,7 +67,7 @@ describe('swc compact decides as Haystack\'s SlidingWindowCompactor', () => {
           expect({ ...label, changed: report.changed, same: output === c.text }).toEqual({ ...label, changed: false, same: true });
           return;
         }
-        const noteText = template === null ? null : noteTextOf(c, ref, template);
+        const noteText = template === null ? null : noteTextOf(c, ref.removed, template);
         const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
         if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
         const { sequence } = readBack(c, itemsOfOutput(k.format, output, k.jsonl));
@@ -105,7 +99,7 @@ describe('compactMessages decides as Haystack\'s SlidingWindowCompactor', () => 
           expect({ ...label, changed: result.changed }).toEqual({ ...label, changed: false });
           return;
         }
-        const noteText = template === null ? null : noteTextOf(written, ref, template);
+        const noteText = template === null ? null : noteTextOf(written, ref.removed, template);
         const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
         if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
         const sequence: (number | 'NOTE')[] = [];
@@ -151,7 +145,7 @@ describe('a batch run decides as Haystack\'s SlidingWindowCompactor for every fi
               expect({ ...label, same: output === w.c.text }).toEqual({ ...label, same: true });
               continue;
             }
-            const noteText = template === null ? null : noteTextOf(w.c, ref, template);
+            const noteText = template === null ? null : noteTextOf(w.c, ref.removed, template);
             const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
             if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
             expect({ ...label, sequence: readBack(w.c, itemsOfOutput(w.k.format, output, w.k.jsonl)).sequence }).toEqual({ ...label, sequence: expectedSequence });
