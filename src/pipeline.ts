@@ -9,7 +9,7 @@ import { renderArguments } from './core/python-json.js';
 import { contentOf, renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
 import { InputError } from './errors.js';
-import { FORMATS, findFormat, formatNames, isTellingText } from './formats/registry.js';
+import { FORMATS, findFormat, formatNames, isSketchedRecord, isTellingText } from './formats/registry.js';
 import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './formats/types.js';
 import { arrayElements, findMember, objectMembers } from './io/json-layout.js';
 import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from './io/layout.js';
@@ -344,7 +344,8 @@ export function writeSlot(
   output?: { readonly entries: readonly OutputEntry[]; readonly summaries: readonly PlacedSummary[] },
 ): string {
   // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
-  const raws = pruned === undefined || pruned.size === 0 ? slot.raws : slot.raws.map((raw, k) => pruned.get(k) ?? raw);
+  // A lazy list: a big file's lines are read again only where they are written.
+  const raws = pruned === undefined || pruned.size === 0 ? slot.raws : lazyList(slot.raws.length, (k) => pruned.get(k) ?? (slot.raws[k] as string));
   if (output !== undefined) return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
   const keep = new Set<number>(normalized.pinned ?? []);
   for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
@@ -488,7 +489,9 @@ export async function createFileCompactor(options: RunOptions): Promise<FileComp
 export function compactSource(source: SourceText, options: FileOptions): FileResult {
   const template = noteTemplate(options.note);
   const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
-  const slimming = longerThan === Infinity ? undefined : { longerThan, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) || isSummaryText(text) };
+  // Pruning and offloading decide by sketches of the texts left out (their lengths and ends).
+  const sketch = (options.strategies ?? []).some((s) => s === 'prune' || s === 'offload') && options.exhaustive !== true ? isSketchedRecord : undefined;
+  const slimming = longerThan === Infinity ? undefined : { longerThan, sketch, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) || isSummaryText(text) };
   const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath, slimming });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
@@ -732,20 +735,20 @@ function planChain(
       const seen = current;
       tokensAfter = sizeExact ? () => size : () => measureAll(seen);
       if (under) continue;
-      const candidates = planOffload(current, { over: options.offload.over, minKeepSteps: options.minKeepSteps, placeholder: options.placeholder });
+      const candidates = planOffload(current, { over: options.offload.over, minKeepSteps: options.minKeepSteps, placeholder: options.placeholder, sketches: options.exhaustive !== true });
       if (candidates.length === 0) continue;
-      const byMessage = new Map<number, Map<number, { text: string; reference: string; original: string }>>();
+      const byMessage = new Map<number, Map<number, OffloadedResult>>();
       for (const c of candidates) {
         const at = origin[c.index];
         if (at === null || at === undefined) continue;
-        const reference = referenceOf(at, c);
-        const entry = byMessage.get(c.index) ?? new Map<number, { text: string; reference: string; original: string }>();
-        entry.set(c.result, { text: pointerText(reference, c.text), reference, original: c.text });
+        const entry = byMessage.get(c.index) ?? new Map<number, OffloadedResult>();
+        entry.set(c.result, offloadedResult(c, () => referenceOf(at, c)));
         byMessage.set(c.index, entry);
       }
       const next = current.slice();
       for (const [index, results] of byMessage) {
-        const message = offloadedMessage(current[index] as Message, new Map([...results].map(([k, r]) => [k, r.text])));
+        // Its pointers (and the texts they are made from) are worked out when the message is read.
+        const message = offloadedMessage(current[index] as Message, new Map([...results].map(([k, r]) => [k, () => r.text])));
         next[index] = message;
         final[origin[index] as number] = message;
         // Counted only for the messages an output shows (those kept).
@@ -910,9 +913,35 @@ function planChain(
 }
 
 /** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */
+/** An offloaded result: its pointer, its store reference and its text (each worked out when first read). */
+interface OffloadedResult {
+  readonly text: string;
+  readonly reference: string;
+  readonly original: string;
+}
+
+/** A result's pointer, reference and text, worked out when first read: a run reads those of the results it keeps. */
+function offloadedResult(candidate: { readonly text: string }, referenceOf: () => string): OffloadedResult {
+  let reference: string | undefined;
+  let text: string | undefined;
+  return {
+    get reference(): string {
+      reference ??= referenceOf();
+      return reference;
+    },
+    get text(): string {
+      text ??= pointerText(this.reference, candidate.text);
+      return text;
+    },
+    get original(): string {
+      return candidate.text;
+    },
+  };
+}
+
 interface ChainOffload {
   readonly message: number;
-  readonly results: ReadonlyMap<number, { readonly text: string; readonly reference: string; readonly original: string }>;
+  readonly results: ReadonlyMap<number, OffloadedResult>;
   /** The message measured alone, before and after. */
   readonly tokensBefore: number;
   readonly tokensAfter: number;

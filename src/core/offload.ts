@@ -1,9 +1,10 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-offloading.
 import { stepSpans } from './compact.js';
 import { isPointerText, POINTER_START } from './pointer.js';
-import { isPlaceholderText, protectedResults } from './prune.js';
-import { contentOf } from './render.js';
-import type { Message } from './types.js';
+import { isPlaceholderSketch, isPlaceholderText, protectedResults } from './prune.js';
+import { contentOf, marksOf } from './render.js';
+import { longerThanCodePoints, sketchedResults, startsWith } from './sketch.js';
+import type { Content, Message, ResultSketch } from './types.js';
 
 /** Haystack's meta key on an offloaded result; its value is the store reference. */
 export const OFFLOADED_META_KEY = 'tool_result_offloaded';
@@ -20,6 +21,11 @@ export interface OffloadOptions {
   readonly minKeepSteps?: number;
   /** The active pruning placeholder, so a pruned result is never offloaded (default: Haystack's). */
   readonly placeholder?: string;
+  /**
+   * Whether results are told from their messages' sketches where those can tell (default true); false reads every
+   * text, which decides alike (the lazy-chains tests run both ways).
+   */
+  readonly sketches?: boolean;
 }
 
 /** One result to offload. */
@@ -30,7 +36,7 @@ export interface OffloadCandidate {
   /** The tool-calling step it belongs to, from 1 (0 for a result in no step). */
   readonly step: number;
   readonly tool: string;
-  /** The result's text: what the store file holds. */
+  /** The result's text: what the store file holds (read when first asked for, where a sketch decided). */
   readonly text: string;
 }
 
@@ -116,10 +122,20 @@ export function planOffload(messages: readonly Message[], options: OffloadOption
       for (let i = start + 1; i < end; i++) stepOf.set(i, k + 1);
     });
   const out: OffloadCandidate[] = [];
+  const placeholder = options.placeholder ?? '';
   messages.forEach((message, index) => {
     if (message.role !== 'tool' || kept.has(index) || message.offloaded === true || message.fixed === true || message.compaction !== undefined) return;
+    // From the sketches when every result's answer is known without its text; its text is then read only if wanted.
+    const sketched = sketchedResults(message, options.sketches !== false);
+    const verdicts = sketched?.map((r) => offloadable(r, options.over, placeholder));
+    if (sketched !== undefined && verdicts !== undefined && verdicts.every((v) => v !== undefined)) {
+      verdicts.forEach((v, result) => {
+        if (v) out.push(deferredCandidate(message, index, result, stepOf.get(index) ?? 0, (sketched[result] as ResultSketch).name));
+      });
+      return;
+    }
     contentOf(message).results.forEach((r, result) => {
-      if (r.error || r.images > 0 || r.files > 0 || isPointerText(r.text) || isPlaceholderText(r.text, options.placeholder ?? '')) return;
+      if (r.error || r.images > 0 || r.files > 0 || isPointerText(r.text) || isPlaceholderText(r.text, placeholder)) return;
       if (codePoints(r.text) <= options.over) return;
       out.push({ index, result, step: stepOf.get(index) ?? 0, tool: r.name, text: r.text });
     });
@@ -127,13 +143,50 @@ export function planOffload(messages: readonly Message[], options: OffloadOption
   return out;
 }
 
-/** The message with some results replaced by their pointers; it is then marked offloaded. */
-export function offloadedMessage(message: Message, pointers: ReadonlyMap<number, string>): Message {
-  const content = contentOf(message);
+/** Whether a sketched result is offloaded (the tests of `planOffload`), or undefined when its sketch cannot tell. */
+function offloadable(r: ResultSketch, over: number, placeholder: string): boolean | undefined {
+  if (r.error || r.images > 0 || r.files > 0) return false;
+  const tests = [startsWith(r.text, POINTER_START), isPlaceholderSketch(r.text, placeholder)].map((v) => (v === undefined ? undefined : !v));
+  tests.push(longerThanCodePoints(r.text, over, codePoints));
+  if (tests.includes(false)) return false;
+  return tests.includes(undefined) ? undefined : true;
+}
+
+/** A candidate whose text is read from its message when first asked for. */
+function deferredCandidate(message: Message, index: number, result: number, step: number, tool: string): OffloadCandidate {
+  let text: string | undefined;
   return {
-    ...message,
+    index,
+    result,
+    step,
+    tool,
+    get text(): string {
+      text ??= (contentOf(message).results[result] as { text: string }).text;
+      return text;
+    },
+  };
+}
+
+/**
+ * The message with some results replaced by their pointers; it is then marked offloaded. Its content is worked out
+ * when first read (a pointer given as a function, too): a run reads the messages it keeps.
+ */
+export function offloadedMessage(message: Message, pointers: ReadonlyMap<number, string | (() => string)>): Message {
+  let content: Content | undefined;
+  const pointer = (k: number): string => {
+    const p = pointers.get(k) as string | (() => string);
+    return typeof p === 'function' ? p() : p;
+  };
+  return {
+    ...marksOf(message),
     offloaded: true,
-    content: { ...content, results: content.results.map((r, k) => (pointers.has(k) ? { ...r, text: pointers.get(k) as string, images: 0, files: 0 } : r)) },
+    content: () => {
+      if (content === undefined) {
+        const was = contentOf(message);
+        content = { ...was, results: was.results.map((r, k) => (pointers.has(k) ? { ...r, text: pointer(k), images: 0, files: 0 } : r)) };
+      }
+      return content;
+    },
   };
 }
 

@@ -2,8 +2,9 @@
 import { stepSpans } from './compact.js';
 import { lazyList } from './lazy-list.js';
 import { isPointerText } from './pointer.js';
-import { contentOf, renderMessage } from './render.js';
-import type { Content, Message, Rendered, TokenCounter } from './types.js';
+import { contentOf, marksOf, renderMessage } from './render.js';
+import { endsWith, renderedLetterEnd, sketchedResults, startsWith, wholeText } from './sketch.js';
+import type { Content, Message, Rendered, TextSketch, TokenCounter } from './types.js';
 
 /** The strategy name Haystack records in the metadata of a pruned result. */
 export const TOOL_RESULT_PRUNING = 'tool_result_pruning';
@@ -79,6 +80,33 @@ export function isPlaceholderText(text: string, template: string): boolean {
   return matchesAnyName(text, template) || (template !== DEFAULT_PLACEHOLDER && matchesAnyName(text, DEFAULT_PLACEHOLDER));
 }
 
+/**
+ * `isPlaceholderText` asked of a text known by its sketch: the same answer, or undefined when the sketch cannot tell
+ * (a placeholder is told by its pieces at the two ends; pieces between them need the whole text).
+ */
+export function isPlaceholderSketch(sketch: TextSketch, template: string): boolean | undefined {
+  const whole = wholeText(sketch);
+  if (whole !== null) return isPlaceholderText(whole, template);
+  const active = matchesAnyNameSketch(sketch, template);
+  if (active === true || template === DEFAULT_PLACEHOLDER) return active;
+  const fallback = matchesAnyNameSketch(sketch, DEFAULT_PLACEHOLDER);
+  return fallback === true ? true : active === false && fallback === false ? false : undefined;
+}
+
+/** `matchesAnyName` asked of a sketched text that is not whole. */
+function matchesAnyNameSketch(sketch: TextSketch, template: string): boolean | undefined {
+  if (template === '') return false;
+  const pieces = template.split(TOOL_NAME);
+  if (pieces.length === 1) return sketch.length !== template.length ? false : undefined;
+  const first = pieces[0] as string;
+  const last = pieces[pieces.length - 1] as string;
+  if (sketch.length < first.length + last.length) return false;
+  const starts = startsWith(sketch, first);
+  const ends = endsWith(sketch, last);
+  if (starts === false || ends === false) return false;
+  return starts === true && ends === true && pieces.length === 2 ? true : undefined;
+}
+
 /** A wildcard match where each `{tool_name}` stands for any text: leftmost placement of each literal piece is enough. */
 function matchesAnyName(text: string, template: string): boolean {
   if (template === '') return false;
@@ -107,7 +135,7 @@ export function prunedMessage(message: Message, template: string): Message {
     ...content,
     results: content.results.map((r) => ({ name: r.name, text: fillPlaceholder(template, r.name), error: r.error, images: 0, files: 0 })),
   };
-  return { ...message, compaction: TOOL_RESULT_PRUNING, content: pruned };
+  return { ...marksOf(message), compaction: TOOL_RESULT_PRUNING, content: pruned };
 }
 
 /**
@@ -221,8 +249,14 @@ function planWithoutCounting(
   }
   const candidates = candidatePositions(messages, minKeepSteps);
   const apart = new Set(candidates);
-  // The candidates' texts are read once here, and not kept: only the few a window reads are wanted again.
-  const each = lazyList(n, (i) => (apart.has(i) ? (rendered[i] ?? renderMessage(messages[i] as Message)) : renderAt(i)));
+  // The candidates' texts are read once here, and not kept: only the few a window reads are wanted again. The bound
+  // needs only each one's end (from its last letter or digit), which a sketch gives without reading the text.
+  const endOf = (i: number): Rendered => {
+    const sketched = rendered[i] === undefined ? sketchedResults(messages[i] as Message, true) : undefined;
+    const end = sketched === undefined ? null : renderedLetterEnd(sketched);
+    return end !== null ? { text: end, images: 0, files: 0 } : (rendered[i] ?? renderMessage(messages[i] as Message));
+  };
+  const each = lazyList(n, (i) => (apart.has(i) ? endOf(i) : renderAt(i)));
   const rest = (counter.measureApart as NonNullable<TokenCounter['measureApart']>)(each, apart, target);
   if (rest <= target) return null;
 
@@ -261,7 +295,8 @@ function planWithoutCounting(
   let out: readonly Message[] = messages;
   if (changed) {
     const list = messages.slice();
-    for (const i of candidates) list[i] = deferredMessage(messages[i] as Message, () => decide(i)?.message ?? (messages[i] as Message));
+    const resolve = (i: number): Message => decide(i)?.message ?? (messages[i] as Message);
+    for (const i of candidates) list[i] = deferredMessage(messages[i] as Message, resolve, i);
     out = list;
   }
   const outRendered = lazyList(n, (i) => (isCandidate.has(i) && decide(i) !== null ? renderMessage((decide(i) as { message: Message }).message) : renderAt(i)));
@@ -292,18 +327,33 @@ function planWithoutCounting(
  * A message read as `resolve()` gives it, whose role and marks are its original's (pruning keeps them): walking a
  * conversation's structure reads only those, and its content and compaction mark are worked out when read.
  */
-function deferredMessage(original: Message, resolve: () => Message): Message {
-  return {
-    role: original.role,
-    ...(original.weight === undefined ? {} : { weight: original.weight }),
-    ...(original.couldBeNote === undefined ? {} : { couldBeNote: original.couldBeNote }),
-    get compaction(): string | undefined {
-      return resolve().compaction;
-    },
-    get content(): Content {
-      return contentOf(resolve());
-    },
-  };
+function deferredMessage(original: Message, resolve: (index: number) => Message, index: number): Message {
+  return new DeferredMessage(original, resolve, index);
+}
+
+/** A class, so that the many candidates of a long file share their getters. */
+class DeferredMessage implements Message {
+  readonly role: Message['role'];
+  declare readonly weight?: number;
+  declare readonly couldBeNote?: boolean;
+
+  constructor(
+    original: Message,
+    private readonly resolve: (index: number) => Message,
+    private readonly index: number,
+  ) {
+    this.role = original.role;
+    if (original.weight !== undefined) (this as { weight?: number }).weight = original.weight;
+    if (original.couldBeNote !== undefined) (this as { couldBeNote?: boolean }).couldBeNote = original.couldBeNote;
+  }
+
+  get compaction(): string | undefined {
+    return this.resolve(this.index).compaction;
+  }
+
+  get content(): Content {
+    return contentOf(this.resolve(this.index));
+  }
 }
 
 /**

@@ -6,6 +6,21 @@ export function contentOf(message: Message): Content {
 }
 
 /**
+ * A message's role and marks, without its content or sketch: what a strategy keeps of a message it rewrites (read
+ * through getters where a message has them, so a class instance gives them as a plain object would).
+ */
+export function marksOf(message: Message): Pick<Message, 'role' | 'weight' | 'couldBeNote' | 'compaction' | 'offloaded' | 'fixed'> {
+  return {
+    role: message.role,
+    ...(message.weight === undefined ? {} : { weight: message.weight }),
+    ...(message.couldBeNote === undefined ? {} : { couldBeNote: message.couldBeNote }),
+    ...(message.compaction === undefined ? {} : { compaction: message.compaction }),
+    ...(message.offloaded === undefined ? {} : { offloaded: message.offloaded }),
+    ...(message.fixed === undefined ? {} : { fixed: message.fixed }),
+  };
+}
+
+/**
  * Renders one message the way Haystack's approximate counter does, so token decisions match it.
  * A message with tool results renders only its results, one `[tool:NAME] RESULT` line each.
  * @param message the message to render

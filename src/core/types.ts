@@ -76,6 +76,31 @@ export interface Message {
    * counts a saving the file would not show.
    */
   readonly fixed?: boolean;
+  /**
+   * What pruning and offloading can read of a tool message's results without reading their texts again: each
+   * result as `content` would give it, its text as a sketch (length and ends). Given by adapters of files read slim
+   * (see src/io/slim.ts) where they can tell; undefined otherwise, and then `content` is read.
+   */
+  sketch?(): readonly ResultSketch[] | undefined;
+}
+
+/** A text known by its length and its ends (a long text read slim). */
+export interface TextSketch {
+  /** The text's length in UTF-16 units. */
+  readonly length: number;
+  /** Its first few dozen units (never half a surrogate pair); the whole text when `head.length === length`. */
+  readonly head: string;
+  /** Its last few dozen units, after `head` and never overlapping it; empty when `head` is the whole text. */
+  readonly tail: string;
+}
+
+/** A tool result as `content` gives it, its text sketched. */
+export interface ResultSketch {
+  readonly name: string;
+  readonly error: boolean;
+  readonly images: number;
+  readonly files: number;
+  readonly text: TextSketch;
 }
 
 /** A message as the token counter sees it. */
@@ -101,6 +126,8 @@ export interface TokenCounter {
    * Optional: a lower bound of the group's tokens less what the messages at `apart` cost measured alone, that is
    * `measure(messages) - Σ measure([messages[k]])` over `apart`, without counting those messages' texts. It lets a
    * strategy that replaces many messages know it will never reach its target before it counts any of them.
+   * A message at `apart` may be given by the end of its text only, from its last letter or digit on (`letterEnd` in
+   * src/core/sketch.ts): a counter reads no more of it than that.
    * @param messages the group, in conversation order
    * @param apart positions in the group
    * @param limit when given, counting may stop once the bound passes it

@@ -2,7 +2,8 @@ import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
-import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
+import type { Content, Message, ResultSketch, Role, ToolCall, ToolResult } from '../core/types.js';
+import { SLIMMED, sketchOf } from '../io/slim.js';
 import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing } from './types.js';
 import { writeResults } from './raw-edit.js';
 
@@ -240,7 +241,19 @@ class ChatMessage implements Message {
     private readonly index: number,
     /** For a tool result: the name of the call it answers. */
     private readonly resultName: string,
+    /** The items as read (slim, when the file was read slim). */
+    private readonly items: readonly unknown[],
   ) {}
+
+  sketch(): readonly ResultSketch[] | undefined {
+    if (this.role !== 'tool') return undefined;
+    const item = this.items[this.index];
+    const text = isRecord(item) ? own(item, 'content') : undefined;
+    if (typeof text !== 'string') return undefined;
+    // A string content is the result's text (`resultParts`): its sketch if it was replaced, else itself.
+    const sketch = sketchOf(item, 'content') ?? (text === SLIMMED ? undefined : { length: text.length, head: text, tail: '' });
+    return sketch === undefined ? undefined : [{ name: this.resultName, error: false, images: 0, files: 0, text: sketch }];
+  }
 
   content(): Content {
     const value = parseForRendering(this.raws[this.index] as string);
@@ -262,6 +275,8 @@ const NOTE_KEYS = ['role', 'content'];
 export const openai: FormatAdapter = {
   name: 'openai',
   listKeys: ['messages'],
+  // A tool (or legacy function) message's string content is its result's text (`ChatMessage.sketch`).
+  sketchesIn: (record) => record.role === 'tool' || record.role === 'function',
   detect(items) {
     return items.length > 0 && items.every(isOpenAiMessage);
   },
@@ -290,7 +305,7 @@ export const openai: FormatAdapter = {
         role !== 'tool' || roleName === 'function'
           ? ownName
           : (answeredIds(item).map((id) => callNames.get(id)).find((n) => n !== undefined) ?? ownName);
-      return new ChatMessage(role, marks.compaction, marks.couldBeNote === true, raws, k, resultName);
+      return new ChatMessage(role, marks.compaction, marks.couldBeNote === true, raws, k, resultName, input.items);
     });
     return { messages, itemsOf: messages.map((_, k) => [k]) };
   },

@@ -48,3 +48,10 @@ export function findFormat(name: string): FormatAdapter | undefined {
 }
 
 const TELLING_STARTS: readonly RegExp[] = FORMATS.flatMap((f) => f.readsTextStarting ?? []);
+
+const SKETCHES_IN = FORMATS.flatMap((f) => (f.sketchesIn === undefined ? [] : [f.sketchesIn]));
+
+/** Whether some format sketches the long strings of this object of an item (`FormatAdapter.sketchesIn`). */
+export function isSketchedRecord(record: Readonly<Record<string, unknown>>): boolean {
+  return SKETCHES_IN.some((test) => test(record));
+}

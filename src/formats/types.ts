@@ -94,6 +94,12 @@ export interface FormatAdapter {
    * any other long text is read only when a message is rendered.
    */
   readonly readsTextStarting?: readonly RegExp[];
+  /**
+   * The objects of its items whose long strings a file read slim should sketch (length and ends, see
+   * src/io/slim.ts), because its messages give them as `Message.sketch`: tool results, which pruning and offloading
+   * test without reading their texts again. Formats without it have their texts read again when those decide.
+   */
+  readonly sketchesIn?: (record: Readonly<Record<string, unknown>>) => boolean;
   /** Whether these items (and container) are in this format. */
   detect(items: readonly unknown[], container: Readonly<Record<string, unknown>> | null): boolean;
   /** @param noteTemplate the active note template, to recognise earlier notes in formats without metadata */

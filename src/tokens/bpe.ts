@@ -153,6 +153,18 @@ export function createBpeCounter(
     }
     return n;
   };
+  // The ends tailNewlineCost counts repeat (`"}`, `.`, `)`): their counts are remembered, a few thousand at most.
+  const tails = new Map<string, number>();
+  const tailCount = (t: string): number => {
+    if (t.length > 64) return count(t);
+    let n = tails.get(t);
+    if (n === undefined) {
+      if (tails.size >= 4096) tails.clear();
+      n = count(t);
+      tails.set(t, n);
+    }
+    return n;
+  };
   return {
     name,
     measure(messages, limit) {
@@ -173,7 +185,7 @@ export function createBpeCounter(
       const last = messages.length - 1;
       let total = 0;
       for (const k of apart) {
-        if (k < last && k >= 0) total += tailNewlineCost((messages[k] as Rendered).text, (t) => count(t));
+        if (k < last && k >= 0) total += tailNewlineCost((messages[k] as Rendered).text, tailCount);
       }
       for (let i = last; i >= 0; i--) {
         if (apart.has(i)) continue;
