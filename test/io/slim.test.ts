@@ -11,10 +11,12 @@ import { SLIMMED, slimItem } from '../../src/io/slim.js';
 import { decodeSource, type SourceText } from '../../src/io/source.js';
 import { compactSource, type FileOptions, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
+import { createCounter } from '../../src/tokens/index.js';
 import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { FORMAT_NAMES, randomConversation, writeAs } from '../helpers/convert.js';
 
 const counter = createApproxCounter();
+const o200k = await createCounter('o200k_base');
 
 /** Every transcript-like file under a directory. */
 function filesUnder(dir: string): string[] {
@@ -77,6 +79,32 @@ function compare(file: string, bytes: Buffer): void {
   }
 }
 
+/**
+ * Pruning and offloading read slim files' tool results by their sketches (src/core/sketch.ts): the same chains with
+ * whole items (no sketches, every text read) must decide and write the same, with a BPE counter (whose pruning bound
+ * reads each result's end) and the approximate one.
+ */
+function compareChains(file: string, bytes: Buffer): void {
+  const make = (): SourceText => sourceFromBytes(bytes, path.basename(file));
+  for (const [strategies, target, count] of [
+    [['prune', 'window'], 300, o200k],
+    [['prune', 'window'], 3000, o200k],
+    [['offload', 'window'], 300, counter],
+    [['prune', 'offload', 'window'], 3000, o200k],
+  ] as const) {
+    const options: FileOptions = { target, counter: count, strategies, minTokens: 20, offload: { dir: '/tmp/swc-slim-store', over: 200 } };
+    const run = (slimLongerThan: number): unknown => {
+      try {
+        const result = compactSource(make(), { ...options, slimLongerThan });
+        return { ...(outcome(() => result) as object), stored: result.stored, pruned: result.conversations.map((c) => c.pruned), offloaded: result.conversations.map((c) => c.offloaded) };
+      } catch (error) {
+        return { error: error instanceof Error ? error.message : String(error) };
+      }
+    };
+    expect({ file, strategies, target, ...(run(64) as object) }).toEqual({ file, strategies, target, ...(run(Infinity) as object) });
+  }
+}
+
 describe('slim items', () => {
   it('replace long strings under bulk keys only, keeping whitespace and the texts named to keep whole', () => {
     const long = `Please look at this. ${'x'.repeat(400)}`;
@@ -121,10 +149,12 @@ describe('compacting with slim items decides and writes what compacting with who
 
   it.each(fixtures.map((f) => [path.relative(ROOT, f)]))('%s', (name) => {
     compare(name, readFileSync(path.join(ROOT, name)));
+    compareChains(name, readFileSync(path.join(ROOT, name)));
   });
 
   it.each(real.map((f) => [path.relative(REAL_DATA, f)]))('real/%s', (name) => {
     compare(name, readFileSync(path.join(REAL_DATA, name)));
+    compareChains(name, readFileSync(path.join(REAL_DATA, name)));
   });
 
   it('really slims items in every format directory of fixtures/real (so the comparisons compare something)', () => {
