@@ -1,4 +1,4 @@
-import { applyPlan, planCompaction, noteTemplate, type Plan } from './core/compact.js';
+import { applyPlan, keepEverything, planCompaction, noteTemplate, type Plan } from './core/compact.js';
 import { planPruning, type PrunedMessage, type PrunePlan } from './core/prune.js';
 import { OFFLOADED_META_KEY, isPointerText, offloadedMessage, parsePointer, planOffload, pointerText, quoteReference, safeName, storeKey } from './core/offload.js';
 import { createHash } from 'node:crypto';
@@ -794,15 +794,22 @@ function planChain(
     } else if (strategy === 'summarize') {
       if (options.summarize === undefined) throw new RangeError('summarizing needs a source of summaries');
       if (summarizing !== null) throw new RangeError('summarize can be applied once in a chain');
-      const size = measureAll(current);
+      // Counted only past the trigger (or the target), as offloading counts: the rounds count what they decide by.
+      const limit = gate ?? target;
+      const size = options.exhaustive === true ? measureAll(current) : measureUpTo(current, limit);
+      const sizeExact = options.exhaustive === true || size <= limit;
       const under = gate !== null && size <= gate;
       reached ||= !under;
       lastSkipped = under;
-      tokensBefore ??= size;
-      tokensAfter = () => size;
+      if (tokensBefore === null) {
+        tokensBefore = size;
+        tokensBeforeExact = sizeExact;
+      }
+      const seenSize = current;
+      tokensAfter = sizeExact ? () => size : () => measureAll(seenSize);
       if (under) continue;
       const settings = options.summarize;
-      const result = summarizeRounds(current, counter, { target, minKeepSteps: options.minKeepSteps, summaryTokens: settings.summaryTokens, instruction: settings.instruction, ...(settings.minRetention === undefined ? {} : { minRetention: settings.minRetention }) }, (request) => settings.answer(request, counter));
+      const result = summarizeRounds(current, counter, { target, minKeepSteps: options.minKeepSteps, summaryTokens: settings.summaryTokens, instruction: settings.instruction, exhaustive: options.exhaustive === true, ...(settings.minRetention === undefined ? {} : { minRetention: settings.minRetention }) }, (request) => settings.answer(request, counter));
       const seen = origin;
       const inputsOf = (indices: readonly number[]): number[] => indices.flatMap((i) => (seen[i] === null || seen[i] === undefined ? [] : [seen[i] as number])).sort((a, b) => a - b);
       summarizing = {
@@ -858,12 +865,17 @@ function planChain(
   }
   // The window's plan is made on the list it saw; when pruning went first, that list has the input's indices.
   const base =
-    windowPlan ?? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive });
+    windowPlan ??
+    (options.exhaustive === true
+      ? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: true })
+      : // Its groups and kept set only: the strategies that ran give the figures, so nothing is counted for it.
+        keepEverything(final, counter, options.minKeepSteps));
   const pruned = pruning.length > 0 || offloads.length > 0;
   const changed = base.changed || pruned;
   // Below the trigger, the conversation is measured against it, as the window alone does.
   const planned = reached ? target : (gate as number);
-  const after = pruned || windowPlan !== null || summarizing !== null ? tokensAfter() : base.tokensAfter;
+  // Every strategy leaves what it measured (the window its plan's; pruning and offloading theirs, even unchanged).
+  const after = tokensAfter();
   const plan: Plan = {
     ...base,
     changed,
@@ -904,7 +916,7 @@ function planChain(
     noteIndex: null,
     noteText: null,
     // Groups in input terms (a window after summarize planned on the summarized list).
-    groups: (windowPlan === null ? base : planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: options.exhaustive })).groups.map((g) => ({
+    groups: (windowPlan === null ? base : options.exhaustive === true ? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: true }) : keepEverything(final, counter, options.minKeepSteps)).groups.map((g) => ({
       ...g,
       kept: g.indices.every((i) => keptSet.has(i)),
     })),

@@ -342,6 +342,22 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   };
 }
 
+/**
+ * The plan of keeping every message, with its structure (groups, the task, the kept set) and nothing counted: what a
+ * chain without the window reports its groups by. Its figures are 0 and marked inexact; the strategies that ran give
+ * the chain's own.
+ */
+export function keepEverything(messages: readonly Message[], counter: TokenCounter, minKeepSteps = 1): Plan {
+  if (!Number.isInteger(minKeepSteps) || minKeepSteps < 0) {
+    throw new RangeError(`min_keep_steps must be a whole number of at least 0, got ${minKeepSteps}`);
+  }
+  const structure = analyze(messages);
+  const stepGroups = structure.steps.map(([s, e]) => range(s, e));
+  const turnGroups = structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNote(messages[i] as Message)));
+  const plan = unchangedPlan(messages, new Meter(messages, counter), structure, turnGroups, stepGroups, 0, Number.MAX_SAFE_INTEGER, 'fits', false);
+  return { ...plan, tokensBeforeExact: false };
+}
+
 function unchangedPlan(
   messages: readonly Message[],
   meter: Meter,

@@ -48,6 +48,11 @@ export interface SummarizeOptions {
    * keeps less fails its round, as an empty one does. Simulated replies are never held to it.
    */
   readonly minRetention?: number;
+  /**
+   * Count every conversation exactly (for plans and dry runs, and to test the laziness). Otherwise a conversation
+   * over the target is counted only until it passes it, and exact figures are made only where a decision needs them.
+   */
+  readonly exhaustive?: boolean;
 }
 
 /** A summary an earlier round or run wrote (Haystack's `_is_compaction_message(strategy="summarization")`). */
@@ -118,8 +123,8 @@ function meterOf(counter: TokenCounter): Meter {
  * @param messages the conversation
  * @param counter the counter
  */
-export function measureConversation(messages: readonly Message[], counter: TokenCounter): number {
-  return meterOf(counter).measure(messages);
+export function measureConversation(messages: readonly Message[], counter: TokenCounter, limit?: number): number {
+  return meterOf(counter).measure(messages, limit);
 }
 
 function range(start: number, end: number): number[] {
@@ -278,7 +283,7 @@ export interface SummaryRound {
   readonly tier: SummaryTier;
   readonly indices: readonly number[];
   readonly request: SummaryRequest;
-  /** The conversation's tokens before this round. */
+  /** The conversation's tokens before this round: exact, or (without `exhaustive`) a number above the target that the exact count is at least. */
   readonly tokensBefore: number;
 }
 
@@ -306,10 +311,22 @@ export type AppliedSummary =
  * Swaps a round's messages for the summary of a reply (Haystack's `_apply_summary`). A reply with no text, or a
  * summary that does not make the conversation smaller, is refused: keeping the raw messages is then better.
  */
-export function applySummary(messages: readonly Message[], round: SummaryRound, reply: string, counter: TokenCounter): AppliedSummary {
+export function applySummary(messages: readonly Message[], round: SummaryRound, reply: string, counter: TokenCounter, exhaustive = true): AppliedSummary & { readonly tokensBefore?: number } {
+  // (`exhaustive` false: `round.tokensBefore` may be a bound; the exact count before is made only where it decides.)
   if (pythonStrip(reply) === '') return { ok: false, reason: 'empty', tokensAfter: null };
   const summary = summaryMessage(reply);
   const out = replaceIndices(messages, round.indices, summary);
+  if (!exhaustive) {
+    // A round is made only for a conversation over the target: one that comes to the target or less is smaller,
+    // whatever its exact size before; otherwise both are counted exactly, as Haystack compares them.
+    // Counted up to one less than the bound before: at most that is exact, and smaller than the exact count before.
+    const within = measureConversation(out, counter, Math.max(0, round.tokensBefore - 1));
+    if (within < round.tokensBefore) return { ok: true, messages: out, summary, tokensAfter: within };
+    const before = measureConversation(messages, counter);
+    const after = measureConversation(out, counter);
+    if (after >= before) return { ok: false, reason: 'not-smaller', tokensAfter: after, tokensBefore: before };
+    return { ok: true, messages: out, summary, tokensAfter: after, tokensBefore: before };
+  }
   const tokensAfter = measureConversation(out, counter);
   if (tokensAfter >= round.tokensBefore) return { ok: false, reason: 'not-smaller', tokensAfter };
   return { ok: true, messages: out, summary, tokensAfter };
@@ -369,7 +386,9 @@ export interface SummarizeResult {
   readonly rounds: readonly SummaryRecord[];
   readonly failure: SummaryFailure | null;
   readonly stopped: SummaryStop;
+  /** Exact, or (without `exhaustive`, `tokensBeforeExact` false) a number above the target the exact count is at least. */
   readonly tokensBefore: number;
+  readonly tokensBeforeExact: boolean;
   readonly tokensAfter: number;
 }
 
@@ -388,7 +407,9 @@ export function summarizeRounds(
   options: SummarizeOptions,
   answer: (request: SummaryRequest, round: number) => SummaryAnswer,
 ): SummarizeResult {
-  const tokensBefore = measureConversation(messages, counter);
+  const exhaustive = options.exhaustive !== false;
+  // Counted only until it passes the target, unless every figure must be exact.
+  const tokensBefore = exhaustive ? measureConversation(messages, counter) : measureConversation(messages, counter, options.target);
   let current: readonly Message[] = messages;
   let origin: SummaryOrigin[] = messages.map((_, input) => ({ input }));
   let tokens = tokensBefore;
@@ -409,12 +430,12 @@ export function summarizeRounds(
       stopped = 'failed';
       break;
     }
-    const applied = applySummary(current, round, reply.text, counter);
+    const applied = applySummary(current, round, reply.text, counter, exhaustive);
     if (!applied.ok) {
       const reason =
         applied.reason === 'empty'
           ? 'the model returned no usable text'
-          : `the summary did not make the conversation smaller (${round.tokensBefore} tokens before, ${applied.tokensAfter ?? 0} after)`;
+          : `the summary did not make the conversation smaller (${applied.tokensBefore ?? round.tokensBefore} tokens before, ${applied.tokensAfter ?? 0} after)`;
       failure = { round: k, kind: applied.reason, reason, request: round.request };
       stopped = 'failed';
       break;
@@ -441,7 +462,7 @@ export function summarizeRounds(
       text,
       replaced,
       replacedSummaries: covered.flatMap((o) => ('summary' in o ? [o.summary] : [])),
-      tokensBefore: round.tokensBefore,
+      tokensBefore: applied.tokensBefore ?? round.tokensBefore,
       tokensAfter: applied.tokensAfter,
       retention: simulated ? null : retention,
       identifiers: retention.total,
@@ -450,7 +471,7 @@ export function summarizeRounds(
     current = applied.messages;
     tokens = applied.tokensAfter;
   }
-  return { messages: current, origin, changed: rounds.length > 0, rounds, failure, stopped, tokensBefore, tokensAfter: tokens };
+  return { messages: current, origin, changed: rounds.length > 0, rounds, failure, stopped, tokensBefore, tokensBeforeExact: exhaustive || tokensBefore <= options.target, tokensAfter: tokens };
 }
 
 /** `; lost src/a.ts, TypeError, …`: the first identifiers a summary dropped, for the warning that fails its round. */

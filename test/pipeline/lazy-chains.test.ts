@@ -9,11 +9,33 @@ import { sourceFromBytes } from '../../src/io/lines.js';
 import { createApproxCounter, createCounter } from '../../src/tokens/index.js';
 import { tailNewlineCost } from '../../src/tokens/bpe.js';
 import type { Rendered, TokenCounter } from '../../src/core/types.js';
+import type { SummaryAnswer, SummaryRequest } from '../../src/core/summarize.js';
 import { lazyList } from '../../src/core/lazy-list.js';
 import { createRng, FORMAT_NAMES, randomConversation, writeAs, type Conversation } from '../helpers/convert.js';
 
 const o200k = await createCounter('o200k_base');
-const CHAINS: readonly (readonly StrategyName[])[] = [['prune'], ['offload'], ['prune', 'window'], ['offload', 'window'], ['prune', 'offload', 'window'], ['window', 'prune']];
+const CHAINS: readonly (readonly StrategyName[])[] = [
+  ['prune'],
+  ['offload'],
+  ['prune', 'window'],
+  ['offload', 'window'],
+  ['prune', 'offload', 'window'],
+  ['window', 'prune'],
+  ['summarize'],
+  ['prune', 'summarize', 'window'],
+  ['offload', 'summarize'],
+];
+
+/**
+ * Replies of a stand-in model, from the request alone (so both ways get the same ones): some short, some longer
+ * than what they replace (a round the decision refuses), some empty.
+ */
+function summaryAnswer(request: SummaryRequest): SummaryAnswer {
+  const n = request.user.length;
+  if (n % 11 === 0) return { text: '   ' };
+  if (n % 7 === 0) return { text: `Long summary: ${request.user}${request.user}` };
+  return { text: `The agent read ${n % 97} files and fixed the build.` };
+}
 
 /** A conversation whose tool results are long enough to be pruned (some far over the threshold, some under). */
 function withLongResults(seed: number): Conversation {
@@ -39,6 +61,7 @@ function shown(result: FileResult): unknown {
       target: c.target,
       pruned: c.pruned,
       offloaded: c.offloaded,
+      summarized: c.summarized === undefined ? null : { failure: c.summarized.failure?.reason ?? null, rounds: c.summarized.rounds.map((r) => [r.tier, r.replaced, r.text, r.tokensAfter]) },
       before: c.outcome.before,
       miss: c.outcome.totals.miss,
       leftBelowTrigger: c.leftBelowTrigger,
@@ -87,7 +110,7 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
   for (const [name, counter] of counters) {
     it(`gives the same outputs, plans and figures for prune, offload and their chains with the window (${name})`, () => {
       let lazyPlans = 0;
-      for (let seed = 1; seed <= 30; seed++) {
+      for (let seed = 1; seed <= 45; seed++) {
         const conversation = withLongResults(seed);
         const rng = createRng(seed);
         for (const format of FORMAT_NAMES) {
@@ -102,6 +125,7 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
             minTokens: rng.pick([0, 5, 20, 200]),
             minKeepSteps: rng.pick([1, 1, 2]),
             offload: { dir: '/tmp/swc-store', over: rng.pick([10, 60, 200]) },
+            summarize: { instruction: 'Summarize.', summaryTokens: rng.pick([5, 40, 200]), answer: summaryAnswer },
             ...(thresholds ? { window: { trigger: target + rng.int(0, 300), target } } : {}),
           };
           let both: { lazy: unknown; exhaustive: unknown };
@@ -118,7 +142,7 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
           lazyPlans++;
         }
       }
-      expect(lazyPlans).toBe(150);
+      expect(lazyPlans).toBe(225);
     });
   }
 
@@ -146,6 +170,46 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
     expect(shown(a)).toEqual(shown(b));
     expect(written.text.length).toBeLessThan(EXACT_COUNT_UP_TO);
     expect(a.conversations[0]?.pruned.length).toBeGreaterThan(0);
+  });
+
+  it('summarizes a long conversation counting only what its rounds decide by', () => {
+    const conversation: Conversation = [
+      { role: 'system', text: 'You are an agent.' },
+      ...Array.from({ length: 60 }, (_, k): Conversation => [
+        { role: 'user', texts: [`Question ${k}: ${'why does the build fail on the second run '.repeat(3)}`], images: 0, files: [] },
+        { role: 'assistant', text: `Answer ${k}: ${'the cache was stale; a clean build fixes it. '.repeat(8)}`, reasoning: null, calls: [] },
+      ]).flat(),
+    ];
+    const written = writeAs('openai', conversation, { jsonl: true });
+    const source = (): ReturnType<typeof sourceFromBytes> => sourceFromBytes(Buffer.from(written.text), written.name);
+    // How many of the conversation's messages a run counts (each once, however often its count is looked up).
+    const distinct = (): { counter: TokenCounter; texts: () => number } => {
+      const seen = new Set<string>();
+      return {
+        counter: {
+          name: o200k.name,
+          measure: (messages: readonly Rendered[], limit?: number) =>
+            o200k.measure(
+              lazyList(messages.length, (k) => {
+                seen.add((messages[k] as Rendered).text);
+                return messages[k] as Rendered;
+              }),
+              limit,
+            ),
+        },
+        texts: () => seen.size,
+      };
+    };
+    const lazy = distinct();
+    const exhaustive = distinct();
+    const options = { target: 600, strategies: ['summarize', 'window'] as StrategyName[], summarize: { instruction: 'Summarize.', summaryTokens: 60, answer: () => ({ text: 'The agent found a stale cache.' }) } };
+    const a = compactSource(source(), { ...options, counter: lazy.counter });
+    const b = compactSource(source(), { ...options, counter: exhaustive.counter, exhaustive: true });
+    expect(a.conversations[0]?.summarized?.rounds.length).toBeGreaterThan(0);
+    expect(a.output).toBe(b.output);
+    // The decision counts the newest messages (what a round leaves, until it passes the target), not all 121.
+    expect(exhaustive.texts()).toBeGreaterThan(121);
+    expect(lazy.texts()).toBeLessThan(30);
   });
 });
 
