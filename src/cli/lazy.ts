@@ -1,0 +1,40 @@
+/**
+ * Loading what a command needs when it needs it. A plain `swc compact FILE -o OUT` loads only its own road; the
+ * modules of other commands and options (inspect, restore, summaries, offloading, plans) load at their point of use,
+ * through `loadLazily`. No imports here: main.ts reads this before anything else has loaded.
+ */
+
+/** A module could not load for want of resources: `swc: cannot start: …`, one line, exit 2. */
+export class CannotStartError extends Error {
+  constructor(why: string) {
+    super(`cannot start: ${why}`);
+    this.name = 'CannotStartError';
+  }
+}
+
+/**
+ * Why a module could not load, in the words `swc: cannot start:` uses.
+ * @returns undefined for an error without a system error code (a bug, which keeps its stack)
+ */
+export function whyCannotStart(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined) return undefined;
+  return code === 'EMFILE' || code === 'ENFILE' ? 'too many open files (raise the limit with ulimit -n)' : code === 'ENOMEM' ? 'out of memory' : (error as Error).message;
+}
+
+/**
+ * Loads a module at its point of use. A load that fails under a low open-file or memory limit says so as a start-up
+ * failure does, whenever it happens.
+ * @param load `() => import('./module.js')`
+ * @returns the module
+ * @throws CannotStartError when the module could not load for want of resources
+ */
+export async function loadLazily<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    const why = whyCannotStart(error);
+    if (why === undefined) throw error;
+    throw new CannotStartError(why);
+  }
+}
