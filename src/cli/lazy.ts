@@ -23,6 +23,17 @@ export function whyCannotStart(error: unknown): string | undefined {
 }
 
 /**
+ * What a failure that reaches the top of a run says when it came from running out of open files or memory while
+ * loading what the run needs (a module, an encoding): as start-up says it, one line.
+ * @returns null for any other failure
+ */
+export function cannotStart(error: unknown): CannotStartError | null {
+  if (error instanceof CannotStartError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'EMFILE' || code === 'ENFILE' || code === 'ENOMEM' ? new CannotStartError(whyCannotStart(error) as string) : null;
+}
+
+/**
  * Loads a module at its point of use. A load that fails under a low open-file or memory limit says so as a start-up
  * failure does, whenever it happens.
  * @param load `() => import('./module.js')`

@@ -9,7 +9,7 @@ import type { InspectFlags } from './inspect.js';
 import type { RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
-import { CannotStartError, loadLazily } from './lazy.js';
+import { cannotStart, loadLazily } from './lazy.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -194,8 +194,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       // Commander has already printed its message (help and version exit with 0).
       return error.exitCode === 0 ? EXIT.ok : EXIT.error;
     }
-    if (isKnownError(error) || error instanceof CannotStartError) {
+    if (isKnownError(error)) {
       err(`swc: ${error instanceof UsageError ? 'error: ' : ''}${error.message}`);
+      return EXIT.error;
+    }
+    const start = cannotStart(error);
+    if (start !== null) {
+      err(`swc: ${start.message}`);
       return EXIT.error;
     }
     err(`swc: unexpected error: ${error instanceof Error ? error.message : String(error)}`);

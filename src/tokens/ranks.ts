@@ -46,13 +46,17 @@ export class RankTable {
   /**
    * Reads an encoding written at build time.
    * @returns the table, or null when the file is missing or not one this version reads
+   * @throws the read's error when the process is out of open files or memory
    */
   static load(name: string): RankTable | null {
     let file: Buffer;
     try {
       // From src/tokens or dist/tokens alike: the build writes <package>/dist/ranks.
       file = readFileSync(new URL(`../../dist/ranks/${name}.bin`, import.meta.url));
-    } catch {
+    } catch (error) {
+      // Out of open files or memory, the file is not missing: the caller hears why.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EMFILE' || code === 'ENFILE' || code === 'ENOMEM') throw error;
       return null;
     }
     if (file.length < 20 || file.toString('latin1', 0, 8) !== MAGIC) return null;
