@@ -12,14 +12,26 @@ export class CannotStartError extends Error {
   }
 }
 
+/** What running out of a resource is called, by system error code. */
+const SHORTAGES: ReadonlyMap<string, string> = new Map([
+  ['EMFILE', 'too many open files (raise the limit with ulimit -n)'],
+  ['ENFILE', 'too many open files (raise the limit with ulimit -n)'],
+  ['ENOMEM', 'out of memory'],
+]);
+
+/** The system error code of a failure, if it has one. */
+function codeOf(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
 /**
  * Why a module could not load, in the words `swc: cannot start:` uses.
  * @returns undefined for an error without a system error code (a bug, which keeps its stack)
  */
 export function whyCannotStart(error: unknown): string | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const code = codeOf(error);
   if (code === undefined) return undefined;
-  return code === 'EMFILE' || code === 'ENFILE' ? 'too many open files (raise the limit with ulimit -n)' : code === 'ENOMEM' ? 'out of memory' : (error as Error).message;
+  return SHORTAGES.get(code) ?? (error as Error).message;
 }
 
 /**
@@ -29,8 +41,8 @@ export function whyCannotStart(error: unknown): string | undefined {
  */
 export function cannotStart(error: unknown): CannotStartError | null {
   if (error instanceof CannotStartError) return error;
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'EMFILE' || code === 'ENFILE' || code === 'ENOMEM' ? new CannotStartError(whyCannotStart(error) as string) : null;
+  const shortage = SHORTAGES.get(codeOf(error) ?? '');
+  return shortage === undefined ? null : new CannotStartError(shortage);
 }
 
 /**
