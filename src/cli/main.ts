@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { EXIT } from './exit-codes.js';
+import { whyCannotStart } from './lazy.js';
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
@@ -21,9 +22,8 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
     if (stdout.failure !== null && stdout.failure.code !== 'EPIPE') stderr.write(`swc: cannot write to standard output: ${describeFsError(stdout.failure)}\n`);
   } catch (error) {
     // Not even the command could load (a low open-file or memory limit): one line, not a stack.
-    const code = (error as NodeJS.ErrnoException | undefined)?.code;
-    if (code === undefined) throw error;
-    const why = code === 'EMFILE' || code === 'ENFILE' ? 'too many open files (raise the limit with ulimit -n)' : code === 'ENOMEM' ? 'out of memory' : (error as Error).message;
+    const why = whyCannotStart(error);
+    if (why === undefined) throw error;
     process.stderr.write(`swc: cannot start: ${why}\n`);
     process.exitCode = EXIT.error;
   }

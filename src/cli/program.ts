@@ -5,10 +5,11 @@ import { formatNames } from '../pipeline.js';
 import { TOKENIZERS } from '../tokens/index.js';
 import { runCompact } from './compact.js';
 import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, resolveSettings, type CompactFlags } from './settings.js';
-import { runInspect, type InspectFlags } from './inspect.js';
-import { runRestore, type RestoreFlags } from './restore.js';
+import type { InspectFlags } from './inspect.js';
+import type { RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
+import { cannotStart, loadLazily } from './lazy.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -21,6 +22,16 @@ function oneLine(text: string): string {
     .replace(/\s*\n\s*/g, ' ');
 }
 
+
+/** inspect's modules (its views, reporters and colour) load only for `swc inspect`. */
+function loadInspect(): Promise<typeof import('./inspect.js')> {
+  return loadLazily(() => import('./inspect.js'));
+}
+
+/** restore's module loads only for `swc restore`. */
+function loadRestore(): Promise<typeof import('./restore.js')> {
+  return loadLazily(() => import('./restore.js'));
+}
 
 /** Examples closing each command's help: a command line and what it does. test/cli/help-examples runs every one. */
 export const HELP_EXAMPLES: Readonly<Record<'compact' | 'inspect' | 'restore', readonly (readonly [string, string])[]>> = {
@@ -153,6 +164,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addHelpText('after', examplesText('inspect'))
     .action(async (inputs: string[], flags: InspectFlags) => {
       debug = flags.debug === true;
+      const { runInspect } = await loadInspect();
       code = await runInspect(inputs, flags, io, err);
     });
 
@@ -171,6 +183,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addHelpText('after', examplesText('restore'))
     .action(async (input: string, flags: RestoreFlags & { debug?: boolean }) => {
       debug = flags.debug === true;
+      const { runRestore } = await loadRestore();
       code = await runRestore(input, flags, io, err);
     });
 
@@ -183,6 +196,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     }
     if (isKnownError(error)) {
       err(`swc: ${error instanceof UsageError ? 'error: ' : ''}${error.message}`);
+      return EXIT.error;
+    }
+    const start = cannotStart(error);
+    if (start !== null) {
+      err(`swc: ${start.message}`);
       return EXIT.error;
     }
     err(`swc: unexpected error: ${error instanceof Error ? error.message : String(error)}`);

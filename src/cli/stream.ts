@@ -3,18 +3,36 @@ import { existsSync } from 'node:fs';
 import { InputError, missingInput, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
-import { offloadStore, writeStore } from './offload.js';
 import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { checkReportPath, emitJson, reportTarget, standardStream } from './json-output.js';
-import { planDocument } from './plan-json.js';
+import { loadLazily } from './lazy.js';
 import { counterSettingsOf, windowThresholds, type CompactSettings } from './settings.js';
-import { describeOutcome } from './summary.js';
-import { summarySourceFor } from './summary-source.js';
-import { createSummarizingCompactor, StrictSummaryError, usageLine, type SummarizingCompactor, type SummarySource } from '../summarize-run.js';
+import type { SummarizingCompactor, SummarySource } from '../summarize-run.js';
 
 /** One input to stdout or --output, in this thread: the run of one file. */
+
+/** The summarize strategy's modules (the model layer, the rounds) load only when the chain holds summarize. */
+async function loadSummarizing(): Promise<typeof import('./summary-source.js') & typeof import('../summarize-run.js')> {
+  const [source, run] = await loadLazily(() => Promise.all([import('./summary-source.js'), import('../summarize-run.js')]));
+  return { ...source, ...run };
+}
+
+/** The offload store's module loads only with --offload-dir. */
+function loadOffload(): Promise<typeof import('./offload.js')> {
+  return loadLazily(() => import('./offload.js'));
+}
+
+/** The JSON plan's module (and what it says a compaction forgets) loads only with --json or --report. */
+function loadPlan(): Promise<typeof import('./plan-json.js')> {
+  return loadLazily(() => import('./plan-json.js'));
+}
+
+/** The one-line account of a result loads only when it is printed (not with --quiet). */
+function loadSummaryLine(): Promise<typeof import('./summary.js')> {
+  return loadLazily(() => import('./summary.js'));
+}
 
 /** Reads one input (a file, or - for standard input) and compacts it. */
 export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input, home?: string): Promise<FileResult> {
@@ -31,6 +49,7 @@ export async function compactInput(input: string, compactor: FileCompactor, io: 
 
 /** Reads one input and summarizes it, saying what the model calls cost and which rounds failed. */
 async function summarizeInput(input: string, summarizing: SummarizingCompactor, summary: SummarySource, settings: CompactSettings, io: CliIo, report: (line: string) => void, shown: string, home?: string): Promise<FileResult> {
+  const { StrictSummaryError, usageLine } = await loadSummarizing();
   const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
   try {
     const done = await summarizing.compactAsync(source, home === undefined ? undefined : { home });
@@ -60,7 +79,7 @@ interface StreamInput {
 async function deliver(input: StreamInput, out: string | null, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
   const data = outputBytes(result);
   // The store files first, flushed: a transcript never points at a result that is not there.
-  if (result.stored.length > 0 && settings.offloadDir !== undefined) await writeStore(result.stored, path.resolve(io.cwd, settings.offloadDir), input.shown);
+  if (result.stored.length > 0 && settings.offloadDir !== undefined) await (await loadOffload()).writeStore(result.stored, path.resolve(io.cwd, settings.offloadDir), input.shown);
   if (out !== null && settings.output !== undefined) {
     try {
       const isInput = input.real !== '-' && out === input.real;
@@ -92,8 +111,9 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   const reportPath = await checkReportPath(settings, io, real === '-' ? [] : [real]);
   const json = reportTarget(settings, reportPath.file);
   const out = settings.output === undefined || standardStream(settings.output) !== null ? null : await realTarget(path.resolve(io.cwd, settings.output));
-  const store = await offloadStore(settings, io);
-  const summary = await summarySourceFor(settings, io, io.summarizer);
+  const store = settings.offloadDir === undefined ? undefined : await (await loadOffload()).offloadStore(settings, io);
+  const summarize = settings.summarize === null ? null : await loadSummarizing();
+  const summary = summarize === null ? null : await summarize.summarySourceFor(settings, io, io.summarizer);
   const runOptions = {
     tokenizer: settings.tokenizer,
     counterOptions: settings.counter,
@@ -114,7 +134,7 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     inventory: json !== null,
   };
   const compactor = await createFileCompactor(runOptions);
-  const summarizing = summary === null ? null : await createSummarizingCompactor(runOptions, summary);
+  const summarizing = summarize === null || summary === null ? null : await summarize.createSummarizingCompactor(runOptions, summary);
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   // Pointers are relative to the folder the result is written to (for a standard stream: the input's).
@@ -134,9 +154,11 @@ async function finishStream(input: StreamInput, out: string | null, result: File
   await deliver(input, out, result, settings, io);
   const { window } = settings;
   if (!settings.quiet && json?.kind !== 'stderr') {
+    const { describeOutcome } = await loadSummaryLine();
     report(describeOutcome(result, { tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }));
   }
   if (json !== null) {
+    const { planDocument } = await loadPlan();
     const plan = planDocument(result, {
       target: settings.target,
       tokenizer: settings.tokenizer,

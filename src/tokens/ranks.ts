@@ -26,7 +26,10 @@ export class RankTable {
 
   private constructor(
     readonly name: string,
-    /** The pre-tokenizer. */
+    /**
+     * The pre-tokenizer, sticky: a piece is found where the previous one ended (test() then builds no match). Made
+     * once per table: compiling the encodings' Unicode patterns costs milliseconds each time.
+     */
     readonly pattern: RegExp,
     /** Every token's bytes, in rank order. */
     private readonly bytes: Uint8Array,
@@ -43,13 +46,17 @@ export class RankTable {
   /**
    * Reads an encoding written at build time.
    * @returns the table, or null when the file is missing or not one this version reads
+   * @throws the read's error when the process is out of open files or memory
    */
   static load(name: string): RankTable | null {
     let file: Buffer;
     try {
       // From src/tokens or dist/tokens alike: the build writes <package>/dist/ranks.
       file = readFileSync(new URL(`../../dist/ranks/${name}.bin`, import.meta.url));
-    } catch {
+    } catch (error) {
+      // Out of open files or memory, the file is not missing: the caller hears why.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EMFILE' || code === 'ENFILE' || code === 'ENOMEM') throw error;
       return null;
     }
     if (file.length < 20 || file.toString('latin1', 0, 8) !== MAGIC) return null;
@@ -82,7 +89,7 @@ export class RankTable {
     at += (count + 1) * 4;
     const bytes = file.subarray(at);
     if (bytes.length !== starts[count] || slotCount === 0 || (slotCount & (slotCount - 1)) !== 0) return null;
-    return new RankTable(name, new RegExp(source, flags), bytes, starts, slots, longest);
+    return new RankTable(name, new RegExp(source, `${flags.replace(/[gy]/g, '')}y`), bytes, starts, slots, longest);
   }
 
   /** The rank of the token whose bytes are exactly `buf[start..end)`, or NONE. */
@@ -168,9 +175,9 @@ export function createRankCounter(table: RankTable): PieceCounter {
   let starts = new Int32Array(256);
   let pairs = new Int32Array(256);
   const cache = new Map<string, number>();
-  // Sticky: a piece is found where the previous one ended (test() then builds no match), and where none starts
-  // the search moves on one code point, as a global search does.
-  const sticky = new RegExp(table.pattern.source, table.pattern.flags.replace(/[gy]/g, '') + 'y');
+  // Where no piece starts, the search moves on one code point, as a global search does. Counters of one table share
+  // its pattern: each sets lastIndex before every test(), and a count runs to its end without yielding.
+  const sticky = table.pattern;
 
   /**
    * Writes the UTF-8 bytes of `text[start..end)` to `scratch`; returns their length, negated when the piece has a
