@@ -875,15 +875,21 @@ function planChain(
   // Below the trigger, the conversation is measured against it, as the window alone does.
   const planned = reached ? target : (gate as number);
   // Every strategy leaves what it measured (the window its plan's; pruning and offloading theirs, even unchanged).
-  const after = tokensAfter();
+  // Measured when an output asks (pruning alone keeps every message: its count after is the whole output's).
+  let after: number | undefined;
+  const afterOf = (): number => (after ??= tokensAfter());
   const plan: Plan = {
     ...base,
     changed,
     unchanged: changed ? null : base.unchanged,
     tokensBefore: tokensBefore ?? base.tokensBefore,
     tokensBeforeExact: tokensBefore === null ? base.tokensBeforeExact : tokensBeforeExact,
-    tokensAfter: after,
-    targetMet: after <= planned,
+    get tokensAfter(): number {
+      return afterOf();
+    },
+    get targetMet(): boolean {
+      return afterOf() <= planned;
+    },
   };
   const left = reached && lastSkipped && !plan.targetMet;
   const lazy = { ...(windowSaw === undefined ? {} : { windowSaw }), groupsExact: base.tokensBeforeExact };
@@ -1004,8 +1010,27 @@ function narrowedTo(entries: readonly PrunedItems[], edits: ReadonlyMap<number, 
       start = Math.min(start, k);
       end = Math.max(end, k + 1);
     }
-    return start === Infinity ? e : { ...e, start, end };
+    return start === Infinity ? e : rangedItems(e, start, end);
   });
+}
+
+/**
+ * Pruned or offloaded items over another range, their counts read from the entry when asked for (a spread would
+ * count every message's tokens before now: pruning alone on a big file keeps thousands of pruned results).
+ */
+function rangedItems(e: PrunedItems, start: number, end: number): PrunedItems {
+  return {
+    message: e.message,
+    start,
+    end,
+    tools: e.tools,
+    get tokensBefore(): number {
+      return e.tokensBefore;
+    },
+    get tokensAfter(): number {
+      return e.tokensAfter;
+    },
+  };
 }
 
 /** The offloaded messages the output holds, in the file's item positions. */
@@ -1135,7 +1160,17 @@ function prunedItems(pruning: readonly ChainPruning[], normalized: Normalized, p
       const message = origin[r.index] as number;
       const items = normalized.itemsOf[message] ?? [];
       if (items.length === 0) continue;
-      out.push({ message, start: Math.min(...items), end: Math.max(...items) + 1, tools: r.tools, tokensBefore: r.tokensBefore, tokensAfter: r.tokensAfter });
+      out.push({
+        message,
+        start: Math.min(...items),
+        end: Math.max(...items) + 1,
+        tools: r.tools,
+        // Counted when an output shows it.
+        get tokensBefore(): number {
+          return r.tokensBefore;
+        },
+        tokensAfter: r.tokensAfter,
+      });
     }
   }
   return out.sort((a, b) => a.message - b.message);
@@ -1151,7 +1186,15 @@ function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized:
     for (const r of keptPrunings(p, origin, wanted)) texts.set(origin[r.index] as number, r.texts);
   }
   for (const r of pruned) {
-    const written = adapter.writePruned({ raws, items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [], texts: texts.get(r.message) ?? [], originalTokens: r.tokensBefore });
+    // The count before is read only by formats that record it (Haystack's meta `original_tokens`).
+    const written = adapter.writePruned({
+      raws,
+      items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [],
+      texts: texts.get(r.message) ?? [],
+      get originalTokens(): number {
+        return r.tokensBefore;
+      },
+    });
     for (const [item, raw] of written) out.set(item, raw);
   }
   return out;
