@@ -269,6 +269,18 @@ class ChatMessage implements Message {
   }
 }
 
+/** The marks of a message that is no user's text (shared: a long file has many). */
+const NO_MARKS: { readonly compaction?: string; readonly couldBeNote?: boolean } = Object.freeze({});
+
+/** The name of the first call a result answers whose name is known. */
+function answeredName(item: Record<string, unknown>, callNames: ReadonlyMap<string, string>): string | undefined {
+  for (const id of answeredIds(item)) {
+    const name = callNames.get(id);
+    if (name !== undefined) return name;
+  }
+  return undefined;
+}
+
 /** The keys of a note as `makeNote` writes it: a user message with any other is none. */
 const NOTE_KEYS = ['role', 'content'];
 
@@ -297,14 +309,11 @@ export const openai: FormatAdapter = {
         }
       }
       const text = own(item, 'content');
-      const marks = role === 'user' && typeof text === 'string' ? noteMarks(text, noteTemplate, hasOnlyKeys(item, NOTE_KEYS)) : {};
+      const marks = role === 'user' && typeof text === 'string' ? noteMarks(text, noteTemplate, hasOnlyKeys(item, NOTE_KEYS)) : NO_MARKS;
       const legacyName = own(item, 'name');
       const ownName = typeof legacyName === 'string' ? legacyName : '';
       // The name of the call this result answers, looked up now: ids may be reused later in the file.
-      const resultName =
-        role !== 'tool' || roleName === 'function'
-          ? ownName
-          : (answeredIds(item).map((id) => callNames.get(id)).find((n) => n !== undefined) ?? ownName);
+      const resultName = role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames) ?? ownName);
       return new ChatMessage(role, marks.compaction, marks.couldBeNote === true, raws, k, resultName, input.items);
     });
     return { messages, itemsOf: messages.map((_, k) => [k]) };
