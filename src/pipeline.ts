@@ -864,12 +864,13 @@ function planChain(
     }
   }
   // The window's plan is made on the list it saw; when pruning went first, that list has the input's indices.
-  const base =
-    windowPlan ??
-    (options.exhaustive === true
+  // The input's groups with everything kept. Outside plans and dry runs only their structure: the strategies that
+  // ran give the figures, so nothing is counted for it.
+  const planOfInput = (): Plan =>
+    options.exhaustive === true
       ? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: true })
-      : // Its groups and kept set only: the strategies that ran give the figures, so nothing is counted for it.
-        keepEverything(final, counter, options.minKeepSteps));
+      : keepEverything(final, counter, options.minKeepSteps);
+  const base = windowPlan ?? planOfInput();
   const pruned = pruning.length > 0 || offloads.length > 0;
   const changed = base.changed || pruned;
   // Below the trigger, the conversation is measured against it, as the window alone does.
@@ -922,7 +923,7 @@ function planChain(
     noteIndex: null,
     noteText: null,
     // Groups in input terms (a window after summarize planned on the summarized list).
-    groups: (windowPlan === null ? base : options.exhaustive === true ? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: true }) : keepEverything(final, counter, options.minKeepSteps)).groups.map((g) => ({
+    groups: (windowPlan === null ? base : planOfInput()).groups.map((g) => ({
       ...g,
       kept: g.indices.every((i) => keptSet.has(i)),
     })),

@@ -249,9 +249,7 @@ function firstGroupToKeep(
 export function planCompaction(messages: readonly Message[], counter: TokenCounter, options: CompactOptions): Plan {
   const target = options.target;
   const minKeepSteps = options.minKeepSteps ?? 1;
-  if (!Number.isInteger(minKeepSteps) || minKeepSteps < 0) {
-    throw new RangeError(`min_keep_steps must be a whole number of at least 0, got ${minKeepSteps}`);
-  }
+  checkMinKeepSteps(minKeepSteps);
   const template = noteTemplate(options.note);
   const exhaustive = options.exhaustive ?? false;
   const meter = new Meter(messages, counter);
@@ -261,8 +259,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
 
   const whole = meter.measure(range(0, n), exhaustive ? undefined : target);
   const protectedIdx = [...range(0, systemEnd), ...structure.taskRun];
-  const stepGroups = structure.steps.map(([s, e]) => range(s, e));
-  const turnGroups = structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNote(messages[i] as Message)));
+  const { turnGroups, stepGroups } = groupsOf(messages, structure);
 
   if (whole <= target) {
     return unchangedPlan(messages, meter, structure, turnGroups, stepGroups, whole, target, 'fits', exhaustive);
@@ -342,18 +339,29 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   };
 }
 
+function checkMinKeepSteps(minKeepSteps: number): void {
+  if (!Number.isInteger(minKeepSteps) || minKeepSteps < 0) {
+    throw new RangeError(`min_keep_steps must be a whole number of at least 0, got ${minKeepSteps}`);
+  }
+}
+
+/** The message indices of each turn (earlier notes left out: they are never kept as history) and of each step. */
+function groupsOf(messages: readonly Message[], structure: Structure): { turnGroups: number[][]; stepGroups: number[][] } {
+  return {
+    turnGroups: structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNote(messages[i] as Message))),
+    stepGroups: structure.steps.map(([s, e]) => range(s, e)),
+  };
+}
+
 /**
  * The plan of keeping every message, with its structure (groups, the task, the kept set) and nothing counted: what a
  * chain without the window reports its groups by. Its figures are 0 and marked inexact; the strategies that ran give
  * the chain's own.
  */
 export function keepEverything(messages: readonly Message[], counter: TokenCounter, minKeepSteps = 1): Plan {
-  if (!Number.isInteger(minKeepSteps) || minKeepSteps < 0) {
-    throw new RangeError(`min_keep_steps must be a whole number of at least 0, got ${minKeepSteps}`);
-  }
+  checkMinKeepSteps(minKeepSteps);
   const structure = analyze(messages);
-  const stepGroups = structure.steps.map(([s, e]) => range(s, e));
-  const turnGroups = structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNote(messages[i] as Message)));
+  const { turnGroups, stepGroups } = groupsOf(messages, structure);
   const plan = unchangedPlan(messages, new Meter(messages, counter), structure, turnGroups, stepGroups, 0, Number.MAX_SAFE_INTEGER, 'fits', false);
   return { ...plan, tokensBeforeExact: false };
 }

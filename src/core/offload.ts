@@ -168,15 +168,12 @@ function deferredCandidate(message: Message, index: number, result: number, step
 }
 
 /**
- * The message with some results replaced by their pointers; it is then marked offloaded. Its content is worked out
- * when first read (a pointer given as a function, too): a run reads the messages it keeps.
+ * The message with some results replaced by their pointers; it is then marked offloaded. Its content, and each
+ * pointer, are worked out when first read: a run reads the messages it keeps.
  */
-export function offloadedMessage(message: Message, pointers: ReadonlyMap<number, string | (() => string)>): Message {
+export function offloadedMessage(message: Message, pointers: ReadonlyMap<number, () => string>): Message {
   let content: Content | undefined;
-  const pointer = (k: number): string => {
-    const p = pointers.get(k) as string | (() => string);
-    return typeof p === 'function' ? p() : p;
-  };
+  const pointer = (k: number): string => (pointers.get(k) as () => string)();
   return {
     ...marksOf(message),
     offloaded: true,

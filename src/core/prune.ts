@@ -296,7 +296,7 @@ function planWithoutCounting(
   if (changed) {
     const list = messages.slice();
     const resolve = (i: number): Message => decide(i)?.message ?? (messages[i] as Message);
-    for (const i of candidates) list[i] = deferredMessage(messages[i] as Message, resolve, i);
+    for (const i of candidates) list[i] = new DeferredMessage(messages[i] as Message, resolve, i);
     out = list;
   }
   const outRendered = lazyList(n, (i) => (isCandidate.has(i) && decide(i) !== null ? renderMessage((decide(i) as { message: Message }).message) : renderAt(i)));
@@ -324,14 +324,10 @@ function planWithoutCounting(
 }
 
 /**
- * A message read as `resolve()` gives it, whose role and marks are its original's (pruning keeps them): walking a
+ * A message read as `resolve(index)` gives it (a class, so that the many candidates of a long file share their
+ * getters), whose role and marks are its original's (pruning keeps them): walking a
  * conversation's structure reads only those, and its content and compaction mark are worked out when read.
  */
-function deferredMessage(original: Message, resolve: (index: number) => Message, index: number): Message {
-  return new DeferredMessage(original, resolve, index);
-}
-
-/** A class, so that the many candidates of a long file share their getters. */
 class DeferredMessage implements Message {
   readonly role: Message['role'];
   declare readonly weight?: number;

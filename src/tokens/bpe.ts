@@ -1,3 +1,4 @@
+import { letterEnd } from '../core/sketch.js';
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './options.js';
 import { createPieceCounter, type PieceCount, type PieceCounter, type Resume } from './pieces.js';
@@ -222,35 +223,18 @@ export function newlineCost(text: string, count: (t: string) => number): number 
 }
 
 
-const LETTER_NUMBER_OR_MARK = /[\p{L}\p{N}\p{M}]/u;
-
 /**
  * What a trailing newline adds to `text`, as `newlineCost` gives it, re-counting only what follows the last letter or
  * digit. Every pre-token piece that holds a letter or digit ends with it, or with marks (o200k) or a contraction's
  * letters after it, so when the text's last letter, digit or mark is a letter or digit, the pieces up to it are the
  * same with the newline and the tail after it is split as it would be alone. Otherwise `newlineCost` decides.
+ * (`letterEnd` finds that end: the core reads it from a sketch when the rest of the text is not at hand.)
  */
 export function tailNewlineCost(text: string, count: (t: string) => number): number {
-  let s = text.length;
-  while (s > 0) {
-    const c = text.charCodeAt(s - 1);
-    if (c < 0x80) {
-      // ASCII: letters and digits end the tail, everything else is in it.
-      if ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) break;
-      s--;
-      continue;
-    }
-    const high = s > 1 ? text.charCodeAt(s - 2) : 0;
-    const start = c >= 0xdc00 && c <= 0xdfff && high >= 0xd800 && high <= 0xdbff ? s - 2 : s - 1;
-    if (LETTER_NUMBER_OR_MARK.test(text.slice(start, s))) {
-      if (!LETTER_OR_NUMBER.test(text.slice(start, s))) return newlineCost(text, count);
-      break;
-    }
-    s = start;
-  }
-  if (s === 0) return newlineCost(text, count);
-  if (s === text.length) return count('\n');
-  const tail = text.slice(s);
+  const end = letterEnd(text);
+  if (end === null) return newlineCost(text, count);
+  const tail = end.slice((end.codePointAt(0) as number) > 0xffff ? 2 : 1);
+  if (tail === '') return count('\n');
   return count(`${tail}\n`) - count(tail);
 }
 

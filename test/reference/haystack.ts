@@ -164,16 +164,17 @@ function isCompactionMessage(m: HMessage, strategy: string, role?: HRole): boole
   return (role === undefined || m.role === role) && m.meta.compaction === strategy;
 }
 
-export function agentStepSpans(messages: readonly HMessage[], start: number): Array<[number, number]> {
+/** Haystack's `_agent_step_spans` (utils.py), for any message with a role and results (the summarization reference shares it). */
+export function agentStepSpans(messages: readonly { readonly role: string; readonly results: readonly unknown[] }[], start: number): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   let index = start;
   while (index < messages.length) {
-    if ((messages[index] as HMessage).role !== 'assistant') {
+    if (messages[index]?.role !== 'assistant') {
       index++;
       continue;
     }
     let end = index + 1;
-    while (end < messages.length && (messages[end] as HMessage).results.length > 0) end++;
+    while (end < messages.length && (messages[end]?.results.length ?? 0) > 0) end++;
     spans.push([index, end]);
     index = end;
   }

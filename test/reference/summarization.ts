@@ -3,7 +3,9 @@
  * haystack/hooks/compaction/summarization.py and utils.py (and `_render_message` of haystack/token_counters/utils.py),
  * written against its own small message shape. It imports nothing from src/: the counter is handed in as a function
  * of rendered messages, and tool arguments come already rendered (json.dumps(sort_keys=True) is not what is tested).
+ * The step spans of utils.py are the other reference's transcription, shared.
  */
+import { agentStepSpans } from './haystack.js';
 
 export interface RMessage {
   readonly role: 'system' | 'user' | 'assistant' | 'tool';
@@ -55,21 +57,6 @@ function leadingSystemEnd(ms: readonly RMessage[]): number {
 function latestUserIndex(ms: readonly RMessage[]): number | null {
   for (let i = ms.length - 1; i >= 0; i--) if (isUser(ms[i] as RMessage) && !hasMarker(ms[i] as RMessage)) return i;
   return null;
-}
-function agentStepSpans(ms: readonly RMessage[], start: number): [number, number][] {
-  const spans: [number, number][] = [];
-  let index = start;
-  while (index < ms.length) {
-    if ((ms[index] as RMessage).role !== 'assistant') {
-      index++;
-      continue;
-    }
-    let end = index + 1;
-    while (end < ms.length && (ms[end] as RMessage).results.length > 0) end++;
-    spans.push([index, end]);
-    index = end;
-  }
-  return spans;
 }
 const range = (s: number, e: number): number[] => Array.from({ length: e - s }, (_, k) => s + k);
 function historicalTurnSpans(ms: readonly RMessage[], start: number, end: number): [number, number][] {

@@ -6,38 +6,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { SummaryCallError, UsageError } from '../../../src/errors.js';
+import { UsageError } from '../../../src/errors.js';
 import { createCommandSummarizer, INSTRUCTION_VARIABLE } from '../../../src/io/model/command.js';
 import { tempDir } from '../../helpers/cli.js';
+import { failureOf, isAlive } from '../../helpers/processes.js';
 
 /** Calls that would hang while a process the command started lives (it outlives this bound) fail by it. */
 const BOUND_MS = 15_000;
 const REQUEST = { system: 'Summarize it.', user: '<conversation_to_summarize>\nuser: hi\n</conversation_to_summarize>' };
-
-async function failureOf(call: Promise<unknown>): Promise<SummaryCallError> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error).toBeInstanceOf(SummaryCallError);
-    return error as SummaryCallError;
-  }
-  throw new Error('the call succeeded');
-}
-
-/** Whether a process still runs: signal 0 checks without sending; on Linux a zombie (killed, not yet reaped) counts as gone. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
-}
 
 describe('a summarize command', () => {
   it('gets the user message on stdin and the instruction in SWC_SUMMARY_INSTRUCTION; its trimmed stdout is the summary', async () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { SummaryCallError, UsageError } from '../../../src/errors.js';
+import { UsageError } from '../../../src/errors.js';
 import {
   backoffMs,
   chatCompletionsUrl,
@@ -16,6 +16,7 @@ import {
   type EndpointOptions,
 } from '../../../src/io/model/endpoint.js';
 import { defaultAnswer, startOpenAiServer, type OpenAiServer } from '../../helpers/openai-server.js';
+import { failureOf } from '../../helpers/processes.js';
 
 const KEY = 'sk-test-0123456789abcdef-SECRET';
 const REQUEST = { system: 'Summarize the conversation.', user: '<conversation_to_summarize>\nuser: hello\n</conversation_to_summarize>' };
@@ -45,17 +46,6 @@ function client(extra: Partial<EndpointOptions> = {}): { summarize: ReturnType<t
     ...extra,
   });
   return { summarize, waits };
-}
-
-/** The SummaryCallError a call throws (fails the test when it succeeds or throws anything else). */
-async function failureOf(call: Promise<unknown>): Promise<SummaryCallError> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error).toBeInstanceOf(SummaryCallError);
-    return error as SummaryCallError;
-  }
-  throw new Error('the call succeeded');
 }
 
 describe('the request', () => {
