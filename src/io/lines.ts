@@ -700,10 +700,13 @@ function readBlocks(fd: number, size: number, file: string, splitter: LineSplitt
     // the file (or reads on if it grew).
     const want = carry.length + (remaining > 0 ? Math.min(blockSize, remaining) : TAIL);
     let block: Buffer;
-    if (splitter.holds || spare === null || spare.length < want) {
-      block = Buffer.allocUnsafeSlow(want);
-      if (!splitter.holds) spare = block;
-    } else block = spare.subarray(0, want);
+    if (splitter.holds) block = Buffer.allocUnsafeSlow(want);
+    else {
+      // Room for a block and the tail of a line carried over (an exact fit would be too small from the second
+      // block on, and each block would be a new buffer whose pages the system must map afresh).
+      if (spare === null || spare.length < want) spare = Buffer.allocUnsafeSlow(want + (want >> 2));
+      block = spare.subarray(0, want);
+    }
     // Overlapping when the block reuses the buffer the tail is in: copy moves bytes as memmove does.
     carry.copy(block);
     const blockStart = read - carry.length;
