@@ -1,7 +1,7 @@
 import { noteTemplate, planCompaction, type Plan } from './core/compact.js';
 import { noteTemplateProblem } from './core/note.js';
 import { parseJson } from './core/json-value.js';
-import { lazyList } from './core/lazy-list.js';
+import { elementReader, lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
 import { renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
@@ -484,7 +484,10 @@ class RenderedMemory {
       this.current.set(r.text, r);
       return r;
     };
-    const view = (messages: readonly Rendered[]): readonly Rendered[] => lazyList(messages.length, (k) => canonical(messages[k] as Rendered));
+    const view = (messages: readonly Rendered[]): readonly Rendered[] => {
+      const at = elementReader(messages);
+      return lazyList(messages.length, (k) => canonical(at(k)));
+    };
     const apart = inner.measureApart;
     return {
       name: inner.name,

@@ -4,7 +4,7 @@ import { OFFLOADED_META_KEY, isPointerText, offloadedMessage, parsePointer, plan
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseJson } from './core/json-value.js';
-import { lazyList } from './core/lazy-list.js';
+import { elementReader, lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
 import { contentOf, renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
@@ -345,7 +345,8 @@ export function writeSlot(
 ): string {
   // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
   // A lazy list: a big file's lines are read again only where they are written.
-  const raws = pruned === undefined || pruned.size === 0 ? slot.raws : lazyList(slot.raws.length, (k) => pruned.get(k) ?? (slot.raws[k] as string));
+  const rawAt = elementReader(slot.raws);
+  const raws = pruned === undefined || pruned.size === 0 ? slot.raws : lazyList(slot.raws.length, (k) => pruned.get(k) ?? rawAt(k));
   if (output !== undefined) return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
   const keep = new Set<number>(normalized.pinned ?? []);
   for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
@@ -1275,7 +1276,10 @@ function sharingCounter(inner: TokenCounter): TokenCounter {
     return known.images === r.images && known.files === r.files ? known : r;
   };
   // Mapped lazily: a counter that stops at its limit never renders the older messages.
-  const mapped = (messages: readonly Rendered[]): readonly Rendered[] => lazyList(messages.length, (k) => canonical(messages[k] as Rendered));
+  const mapped = (messages: readonly Rendered[]): readonly Rendered[] => {
+    const at = elementReader(messages);
+    return lazyList(messages.length, (k) => canonical(at(k)));
+  };
   const apart = inner.measureApart?.bind(inner);
   return {
     name: inner.name,
@@ -1284,8 +1288,10 @@ function sharingCounter(inner: TokenCounter): TokenCounter {
     ...(apart === undefined
       ? {}
       : {
-          measureApart: (messages: readonly Rendered[], at: ReadonlySet<number>, limit?: number) =>
-            apart(lazyList(messages.length, (k) => (at.has(k) ? (messages[k] as Rendered) : canonical(messages[k] as Rendered))), at, limit),
+          measureApart: (messages: readonly Rendered[], at: ReadonlySet<number>, limit?: number) => {
+            const read = elementReader(messages);
+            return apart(lazyList(messages.length, (k) => (at.has(k) ? read(k) : canonical(read(k)))), at, limit);
+          },
         }),
   };
 }

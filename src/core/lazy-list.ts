@@ -1,3 +1,6 @@
+/** What a lazy list answers with its producer (read once by `elementReader`, never per element). */
+const PRODUCER = Symbol('swc.lazyList.producer');
+
 /**
  * A read-only list whose element `k` is `produce(k)`, computed when it is read. Counters walk groups newest first
  * and stop at their limit, so a lazy list spares rendering (and parsing) the older messages they never reach.
@@ -12,10 +15,20 @@ export function lazyList<T>(length: number, produce: (k: number) => T): readonly
       if (typeof key === 'string') {
         const k = arrayIndex(key);
         if (k !== -1 && k < length) return produce(k);
-      }
+      } else if (key === PRODUCER) return produce;
       return Reflect.get(target, key, receiver);
     },
   });
+}
+
+/**
+ * A function that reads element `k` of a list: a lazy list's producer itself, so that a loop over many elements
+ * does not pass each index through the proxy (as a string key, parsed back), or plain indexing for any other list.
+ * Call it only with indices below the list's length.
+ */
+export function elementReader<T>(list: readonly T[]): (k: number) => T {
+  const produce = (list as { [PRODUCER]?: (k: number) => T })[PRODUCER];
+  return produce ?? ((k) => list[k] as T);
 }
 
 /** The array index a property key names, or -1 (only canonical whole numbers like "0" and "17" do). */

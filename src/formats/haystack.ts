@@ -4,7 +4,7 @@ import { compareCodePoints, pythonNumber, renderArguments } from '../core/python
 import { SUMMARIZATION } from '../core/summarize.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing, oneItemEach } from './types.js';
 import { elementSpans, isObjectAt, memberSpan, setMember, writeResults } from './raw-edit.js';
 
 /** Haystack `ChatMessage.to_dict()`: `{role, meta, name, content: [parts]}`. */
@@ -166,7 +166,7 @@ export const haystack: FormatAdapter = {
       const offloaded = isRecord(meta) && own(meta, 'tool_result_offloaded') !== undefined ? { offloaded: true } : {};
       return { role, compaction: compactionOf(item), ...offloaded, content: () => contentOf(parseJson(input.raws[k] as string)) };
     });
-    return { messages, itemsOf: messages.map((_, k) => [k]) };
+    return { messages, itemsOf: oneItemEach(messages.length) };
   },
   makeNote({ text, removed, kept }) {
     return {

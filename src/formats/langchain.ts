@@ -4,7 +4,7 @@ import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing, oneItemEach } from './types.js';
 import { memberSpan, writeResults } from './raw-edit.js';
 
 /**
@@ -306,7 +306,7 @@ export const langchain: FormatAdapter = {
       };
       return { role, ...marks, content };
     });
-    return { messages, itemsOf: messages.map((_, k) => [k]) };
+    return { messages, itemsOf: oneItemEach(messages.length) };
   },
   makeNote({ text, items }) {
     const { dumpd, keys, path } = humanShape(items);

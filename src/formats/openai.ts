@@ -4,7 +4,7 @@ import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, ResultSketch, Role, ToolCall, ToolResult } from '../core/types.js';
 import { SLIMMED, sketchOf } from '../io/slim.js';
-import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing } from './types.js';
+import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing, oneItemEach } from './types.js';
 import { writeResults } from './raw-edit.js';
 
 /** OpenAI Chat Completions messages (and OpenAI-compatible logs such as SWE-agent and tau-bench). */
@@ -316,7 +316,7 @@ export const openai: FormatAdapter = {
       const resultName = role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames) ?? ownName);
       return new ChatMessage(role, marks.compaction, marks.couldBeNote === true, raws, k, resultName, input.items);
     });
-    return { messages, itemsOf: messages.map((_, k) => [k]) };
+    return { messages, itemsOf: oneItemEach(messages.length) };
   },
   makeNote({ text }) {
     return { role: 'user', content: text };

@@ -1,4 +1,5 @@
 import type { Message } from '../core/types.js';
+import { lazyList } from '../core/lazy-list.js';
 
 /** One conversation as an adapter receives it: parsed items, their raw text, and the object around them. */
 export interface ConversationInput {
@@ -175,6 +176,14 @@ export function makeSummaryItem(adapter: FormatAdapter, request: SummaryWrite): 
 }
 
 /** A plain-object guard that does not trust prototypes. */
+/**
+ * `itemsOf` of a format whose every message is one item, the item of the same index: made as it is read, since a long
+ * file would otherwise hold a one-element list for each of its messages.
+ */
+export function oneItemEach(count: number): readonly (readonly number[])[] {
+  return lazyList(count, (k) => [k]);
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

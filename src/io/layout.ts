@@ -2,7 +2,7 @@ import { JsonDepthError, JsonSyntaxError, skipWhitespace } from '../core/json-va
 import { InputError } from '../errors.js';
 import { arrayElements, depthOverflow, explainJsonError, findMember, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
 import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
-import { lazyList } from '../core/lazy-list.js';
+import { elementReader, lazyList } from '../core/lazy-list.js';
 import { forEachLine, isLineSource, type LineSource } from './lines.js';
 import { slimItem, type Slimming } from './slim.js';
 import { innerName } from './compressed.js';
@@ -456,7 +456,8 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   });
   // Read only now: a big file is read while its lines are parsed, and has its lines once that is done.
   const lines = held ? (source as LineSource).lines : null;
-  const raws: readonly string[] = lines === null ? sliced : lazyList(lineIndex.length, (k) => lines[lineIndex[k] as number] as string);
+  const lineAt = lines === null ? null : elementReader(lines);
+  const raws: readonly string[] = lineAt === null ? sliced : lazyList(lineIndex.length, (k) => lineAt(lineIndex[k] as number));
   if (options.conversationPath !== undefined) {
     // With a pointer, every line is a record holding its conversation where the pointer leads.
     const tokens = pointerTokens(options.conversationPath, source);

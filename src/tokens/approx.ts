@@ -1,3 +1,4 @@
+import { elementReader } from '../core/lazy-list.js';
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { counterName, resolveCounterOptions, type CounterOptions, type CounterWithSettings } from './options.js';
 
@@ -47,10 +48,11 @@ export function createApproxCounter(options: CounterOptions = {}): TokenCounter 
     name: counterName('approx', settings),
     settings,
     measure(messages, limit) {
+      const at = elementReader(messages);
       let chars = messages.length > 0 ? messages.length - 1 : 0;
       let flat = 0;
       for (let i = messages.length - 1; i >= 0; i--) {
-        const r = messages[i] as Rendered;
+        const r = at(i);
         chars += lengthOf(r);
         flat += r.images * tokensPerImage + r.files * tokensPerFile;
         // Every message adds at least its flat cost and its join, so a partial total above the limit is final.
@@ -59,13 +61,14 @@ export function createApproxCounter(options: CounterOptions = {}): TokenCounter 
       return tokensOf(chars) + flat;
     },
     measureApart(messages, apart, limit) {
+      const at = elementReader(messages);
       // The division's floor is superadditive: the whole less each message apart (its text and flat costs alone) is
       // at least the count of the rest with every join, so the messages apart are never read.
       let chars = messages.length > 0 ? messages.length - 1 : 0;
       let flat = 0;
       for (let i = messages.length - 1; i >= 0; i--) {
         if (apart.has(i)) continue;
-        const r = messages[i] as Rendered;
+        const r = at(i);
         chars += lengthOf(r);
         flat += r.images * tokensPerImage + r.files * tokensPerFile;
         if (limit !== undefined && tokensOf(chars) + flat > limit) return tokensOf(chars) + flat;

@@ -1,4 +1,5 @@
 import { letterEnd } from '../core/sketch.js';
+import { elementReader } from '../core/lazy-list.js';
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './options.js';
 import { createPieceCounter, type PieceCount, type PieceCounter, type Resume } from './pieces.js';
@@ -169,10 +170,11 @@ export function createBpeCounter(
   return {
     name,
     measure(messages, limit) {
+      const at = elementReader(messages);
       const last = messages.length - 1;
       let total = 0;
       for (let i = last; i >= 0; i--) {
-        const r = messages[i] as Rendered;
+        const r = at(i);
         const flat = r.images * tokensPerImage + r.files * tokensPerFile;
         total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
         if (limit !== undefined && total > limit) return total;
@@ -180,17 +182,18 @@ export function createBpeCounter(
       return total;
     },
     measureApart(messages, apart, limit) {
+      const at = elementReader(messages);
       // A message apart costs, in the group, its count alone plus what its joining newline adds (nothing as the
       // last): only that newline is counted, on a short tail of its text. Those come first, since a newline is not
       // known never to lower a count; every other message then only adds.
       const last = messages.length - 1;
       let total = 0;
       for (const k of apart) {
-        if (k < last && k >= 0) total += tailNewlineCost((messages[k] as Rendered).text, tailCount);
+        if (k < last && k >= 0) total += tailNewlineCost(at(k).text, tailCount);
       }
       for (let i = last; i >= 0; i--) {
         if (apart.has(i)) continue;
-        const r = messages[i] as Rendered;
+        const r = at(i);
         const flat = r.images * tokensPerImage + r.files * tokensPerFile;
         total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
         if (limit !== undefined && total > limit) return total;
