@@ -9,14 +9,35 @@ const PRODUCER = Symbol('swc.lazyList.producer');
  * @param produce makes element `k` (called again on every read: cache inside it if that is costly)
  */
 export function lazyList<T>(length: number, produce: (k: number) => T): readonly T[] {
-  const slots = new Array<T | undefined>(length).fill(undefined);
-  return new Proxy(slots as T[], {
+  // An array of that length with no elements: its indices are the proxy's (a list of a long file's messages is made
+  // for each group counted, and filling it would cost as much as the elements the count reads).
+  const slots: T[] = [];
+  slots.length = length;
+  const isIndex = (key: string | symbol): boolean => {
+    if (typeof key !== 'string') return false;
+    const k = arrayIndex(key);
+    return k !== -1 && k < length;
+  };
+  return new Proxy(slots, {
     get(target, key, receiver) {
       if (typeof key === 'string') {
         const k = arrayIndex(key);
         if (k !== -1 && k < length) return produce(k);
       } else if (key === PRODUCER) return produce;
       return Reflect.get(target, key, receiver);
+    },
+    // Array methods (map, every, forEach, slice…) skip indices a list does not have: every index below its length is here.
+    has(target, key) {
+      return isIndex(key) || Reflect.has(target, key);
+    },
+    getOwnPropertyDescriptor(target, key) {
+      if (!isIndex(key)) return Reflect.getOwnPropertyDescriptor(target, key);
+      return { value: produce(arrayIndex(key as string)), writable: false, enumerable: true, configurable: true };
+    },
+    ownKeys(target) {
+      const keys: (string | symbol)[] = [];
+      for (let k = 0; k < length; k++) keys.push(String(k));
+      return keys.concat(Reflect.ownKeys(target));
     },
   });
 }

@@ -141,14 +141,14 @@ export function slimItem(value: unknown, slimming: Slimming): unknown {
       continue;
     }
     const record = next as Record<string, unknown>;
-    // Whether this object's replaced strings leave sketches: asked once, when it has one.
-    let sketchHere: boolean | undefined;
-    const sketches = (): boolean => (sketchHere ??= sketch !== undefined && sketch(record));
+    // Whether this object's replaced strings leave sketches: asked once, when it has one (0: not asked yet).
+    let sketchHere = sketch === undefined ? -1 : 0;
     for (const key in record) {
       const child = record[key];
       if (typeof child === 'string') {
-        if (BULK_KEYS.has(key) && replaceable(child, slimming)) {
-          if (sketches()) keepSketch(record, key, child);
+        if (child.length > slimming.longerThan && BULK_KEYS.has(key) && replaceable(child, slimming)) {
+          if (sketchHere === 0) sketchHere = (sketch as NonNullable<typeof sketch>)(record) ? 1 : -1;
+          if (sketchHere === 1) keepSketch(record, key, child);
           record[key] = SLIMMED;
         }
       } else if (typeof child === 'object' && child !== null) {
@@ -156,7 +156,8 @@ export function slimItem(value: unknown, slimming: Slimming): unknown {
           for (let i = 0; i < child.length; i++) {
             const element: unknown = child[i];
             if (typeof element === 'string' && replaceable(element, slimming)) {
-              if (sketches()) keepSketch(child, i, element);
+              if (sketchHere === 0) sketchHere = (sketch as NonNullable<typeof sketch>)(record) ? 1 : -1;
+              if (sketchHere === 1) keepSketch(child, i, element);
               child[i] = SLIMMED;
             }
           }
