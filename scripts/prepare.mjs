@@ -10,8 +10,11 @@ import { pathToFileURL } from 'node:url';
 
 const require = createRequire(import.meta.url);
 
-/** The dev dependencies `npm run build` needs: the compiler and the rank files scripts/build-ranks.mjs reads. */
-export const BUILD_TOOLS = ['typescript', 'gpt-tokenizer'];
+/**
+ * The dev dependencies `npm run build` needs: the compiler, the rank files scripts/build-ranks.mjs reads, and the
+ * bundler of the command line (scripts/bundle-cli.mjs).
+ */
+export const BUILD_TOOLS = ['typescript', 'gpt-tokenizer', 'esbuild'];
 
 /** @returns whether every build tool resolves from this folder. */
 export function hasBuildTools() {

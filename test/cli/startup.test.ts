@@ -1,7 +1,8 @@
 /**
  * What a run loads. `swc compact FILE -o OUT -q`, the command CI runs thousands of times, loads only its own road:
  * the modules of other commands and options load when they are used. The built binary runs under a module `load`
- * hook (test/helpers/record-loads.mjs) that writes down every module the process loads.
+ * hook (test/helpers/record-loads.mjs) that writes down every file the process loads; the command line is bundled
+ * (scripts/bundle-cli.mjs), and dist/bin/modules.json says which modules of dist/ each of its files holds.
  */
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
@@ -12,7 +13,9 @@ import { CannotStartError, loadLazily } from '../../src/cli/lazy.js';
 import { BIN, ROOT, tempDir } from '../helpers/cli.js';
 
 const HOOK = path.join(ROOT, 'test/helpers/record-loads.mjs');
-const DIST = `${pathToFileURL(path.join(ROOT, 'dist')).href}/`;
+const BUNDLE = `${pathToFileURL(path.join(ROOT, 'dist/bin')).href}/`;
+/** The modules of dist/ each file of the bundle holds. */
+const HELD = JSON.parse(readFileSync(path.join(ROOT, 'dist/bin/modules.json'), 'utf8')) as Record<string, string[]>;
 const MODULES = `${pathToFileURL(path.join(ROOT, 'node_modules')).href}/`;
 
 /** Modules a plain compaction of one file never runs, as paths under dist/ (or package names). */
@@ -53,7 +56,11 @@ function loadedBy(args: readonly string[]): { status: number | null; stderr: str
   const run = spawnSync(process.execPath, ['--import', HOOK, BIN, ...args], { cwd: dir, env, encoding: 'utf8' });
   const urls = readFileSync(record, 'utf8').split('\n').filter((url) => url !== '');
   const loaded = urls.flatMap((url) => {
-    if (url.startsWith(DIST)) return [url.slice(DIST.length)];
+    if (url.startsWith(BUNDLE)) {
+      const held = HELD[url.slice(BUNDLE.length)];
+      if (held === undefined) throw new Error(`${url} is not a file of the bundle (rebuild: npm run build)`);
+      return held;
+    }
     if (url.startsWith(MODULES)) return [url.slice(MODULES.length).split('/')[0] as string];
     return [];
   });
