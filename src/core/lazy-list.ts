@@ -9,10 +9,7 @@ const PRODUCER = Symbol('swc.lazyList.producer');
  * @param produce makes element `k` (called again on every read: cache inside it if that is costly)
  */
 export function lazyList<T>(length: number, produce: (k: number) => T): readonly T[] {
-  // An array of that length with no elements: its indices are the proxy's (a list of a long file's messages is made
-  // for each group counted, and filling it would cost as much as the elements the count reads).
-  const slots: T[] = [];
-  slots.length = length;
+  const slots = emptyArray(length) as T[];
   const isIndex = (key: string | symbol): boolean => {
     if (typeof key !== 'string') return false;
     const k = arrayIndex(key);
@@ -39,7 +36,31 @@ export function lazyList<T>(length: number, produce: (k: number) => T): readonly
       for (let k = 0; k < length; k++) keys.push(String(k));
       return keys.concat(Reflect.ownKeys(target));
     },
+    // Read-only: the array behind it is shared by every lazy list of its length.
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
   });
+}
+
+/** Arrays of no elements with the lengths of recent lazy lists, shared by lists of the same length. */
+const EMPTY = new Map<number, readonly unknown[]>();
+
+/**
+ * An array of that length with no elements, for a lazy list to stand behind: its indices are the proxy's. Lists of a
+ * long file's messages are made for each strategy and each group counted, and a new array for each (of holes or
+ * filled) cost as much as the elements a count reads.
+ */
+function emptyArray(length: number): readonly unknown[] {
+  let array = EMPTY.get(length);
+  if (array === undefined) {
+    if (EMPTY.size >= 16) EMPTY.clear();
+    const made: unknown[] = [];
+    made.length = length;
+    array = made;
+    EMPTY.set(length, array);
+  }
+  return array;
 }
 
 /**

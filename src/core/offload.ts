@@ -1,7 +1,6 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-offloading.
-import { stepSpans } from './compact.js';
 import { isPointerText, POINTER_START } from './pointer.js';
-import { isPlaceholderSketch, isPlaceholderText, protectedResults } from './prune.js';
+import { isPlaceholderSketch, isPlaceholderText, protectedResults, resultSteps } from './prune.js';
 import { contentOf, marksOf } from './render.js';
 import { longerThanCodePoints, sketchedResults, startsWith } from './sketch.js';
 import type { Content, Message, ResultSketch } from './types.js';
@@ -114,13 +113,13 @@ export function planOffload(messages: readonly Message[], options: OffloadOption
   const minKeepSteps = options.minKeepSteps ?? 1;
   if (!Number.isInteger(options.over) || options.over < 1) throw new RangeError(`the offload threshold must be a whole number of at least 1, got ${options.over}`);
   if (!Number.isInteger(minKeepSteps) || minKeepSteps < 1) throw new RangeError(`min_keep_steps must be at least 1 for offloading, got ${minKeepSteps}`);
-  const kept = protectedResults(messages, minKeepSteps);
+  // Each result's step (1-based, among the steps that have results), and the results of the newest steps, kept.
+  const withResults = resultSteps(messages);
+  const kept = protectedResults(messages, minKeepSteps, withResults);
   const stepOf = new Map<number, number>();
-  stepSpans(messages, 0)
-    .filter(([start, end]) => end > start + 1)
-    .forEach(([start, end], k) => {
-      for (let i = start + 1; i < end; i++) stepOf.set(i, k + 1);
-    });
+  withResults.forEach(([start, end], k) => {
+    for (let i = start + 1; i < end; i++) stepOf.set(i, k + 1);
+  });
   const out: OffloadCandidate[] = [];
   const placeholder = options.placeholder ?? '';
   messages.forEach((message, index) => {
@@ -146,10 +145,15 @@ export function planOffload(messages: readonly Message[], options: OffloadOption
 /** Whether a sketched result is offloaded (the tests of `planOffload`), or undefined when its sketch cannot tell. */
 function offloadable(r: ResultSketch, over: number, placeholder: string): boolean | undefined {
   if (r.error || r.images > 0 || r.files > 0) return false;
-  const tests = [startsWith(r.text, POINTER_START), isPlaceholderSketch(r.text, placeholder)].map((v) => (v === undefined ? undefined : !v));
-  tests.push(longerThanCodePoints(r.text, over, codePoints));
-  if (tests.includes(false)) return false;
-  return tests.includes(undefined) ? undefined : true;
+  // Offloaded when it is no pointer, no placeholder and long enough: any test known to fail decides; any unknown
+  // leaves the answer unknown.
+  const pointer = startsWith(r.text, POINTER_START);
+  if (pointer === true) return false;
+  const held = isPlaceholderSketch(r.text, placeholder);
+  if (held === true) return false;
+  const longer = longerThanCodePoints(r.text, over, codePoints);
+  if (longer === false) return false;
+  return pointer === undefined || held === undefined || longer === undefined ? undefined : true;
 }
 
 /** A candidate whose text is read from its message when first asked for. */

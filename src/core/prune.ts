@@ -80,6 +80,19 @@ export function isPlaceholderText(text: string, template: string): boolean {
   return matchesAnyName(text, template) || (template !== DEFAULT_PLACEHOLDER && matchesAnyName(text, DEFAULT_PLACEHOLDER));
 }
 
+/** Templates split at each `{tool_name}`, for the few templates a run has (asked once for each result). */
+const PIECES = new Map<string, readonly string[]>();
+
+function piecesOf(template: string): readonly string[] {
+  let pieces = PIECES.get(template);
+  if (pieces === undefined) {
+    if (PIECES.size >= 64) PIECES.clear();
+    pieces = template.split(TOOL_NAME);
+    PIECES.set(template, pieces);
+  }
+  return pieces;
+}
+
 /**
  * `isPlaceholderText` asked of a text known by its sketch: the same answer, or undefined when the sketch cannot tell
  * (a placeholder is told by its pieces at the two ends; pieces between them need the whole text).
@@ -96,7 +109,7 @@ export function isPlaceholderSketch(sketch: TextSketch, template: string): boole
 /** `matchesAnyName` asked of a sketched text that is not whole. */
 function matchesAnyNameSketch(sketch: TextSketch, template: string): boolean | undefined {
   if (template === '') return false;
-  const pieces = template.split(TOOL_NAME);
+  const pieces = piecesOf(template);
   if (pieces.length === 1) return sketch.length !== template.length ? false : undefined;
   const first = pieces[0] as string;
   const last = pieces[pieces.length - 1] as string;
@@ -110,7 +123,7 @@ function matchesAnyNameSketch(sketch: TextSketch, template: string): boolean | u
 /** A wildcard match where each `{tool_name}` stands for any text: leftmost placement of each literal piece is enough. */
 function matchesAnyName(text: string, template: string): boolean {
   if (template === '') return false;
-  const pieces = template.split(TOOL_NAME);
+  const pieces = piecesOf(template);
   if (pieces.length === 1) return text === template;
   const first = pieces[0] as string;
   const last = pieces[pieces.length - 1] as string;
@@ -138,12 +151,16 @@ export function prunedMessage(message: Message, template: string): Message {
   return { ...marksOf(message), compaction: TOOL_RESULT_PRUNING, content: pruned };
 }
 
+/** The tool-calling steps that have results, from the start of the conversation: [assistant, end) spans. */
+export function resultSteps(messages: readonly Message[]): Array<[number, number]> {
+  return stepSpans(messages, 0).filter(([start, end]) => end > start + 1);
+}
+
 /**
  * The input positions of the tool-result messages of the newest `minKeepSteps` tool-calling steps. Steps are looked
  * for from the start of the conversation; a step without results does not count.
  */
-export function protectedResults(messages: readonly Message[], minKeepSteps: number): Set<number> {
-  const withResults = stepSpans(messages, 0).filter(([start, end]) => end > start + 1);
+export function protectedResults(messages: readonly Message[], minKeepSteps: number, withResults: ReadonlyArray<readonly [number, number]> = resultSteps(messages)): Set<number> {
   const kept = new Set<number>();
   for (const [start, end] of withResults.slice(Math.max(withResults.length - minKeepSteps, 0))) {
     for (let i = start + 1; i < end; i++) kept.add(i);
@@ -240,8 +257,17 @@ function planWithoutCounting(
   template: string,
 ): PrunePlan | null {
   const n = messages.length;
-  const rendered = new Array<Rendered | undefined>(n);
-  const renderAt = (i: number): Rendered => (rendered[i] ??= renderMessage(messages[i] as Message));
+  // The few messages rendered (the newest, a count reads until it passes the target): a map, not a list as long as
+  // the conversation.
+  const rendered = new Map<number, Rendered>();
+  const renderAt = (i: number): Rendered => {
+    let r = rendered.get(i);
+    if (r === undefined) {
+      r = renderMessage(messages[i] as Message);
+      rendered.set(i, r);
+    }
+    return r;
+  };
   const all = lazyList(n, renderAt);
   const whole = n === 0 ? 0 : counter.measure(all, target);
   if (whole <= target) {
@@ -252,9 +278,10 @@ function planWithoutCounting(
   // The candidates' texts are read once here, and not kept: only the few a window reads are wanted again. The bound
   // needs only each one's end (from its last letter or digit), which a sketch gives without reading the text.
   const endOf = (i: number): Rendered => {
-    const sketched = rendered[i] === undefined ? sketchedResults(messages[i] as Message, true) : undefined;
+    const known = rendered.get(i);
+    const sketched = known === undefined ? sketchedResults(messages[i] as Message, true) : undefined;
     const end = sketched === undefined ? null : renderedLetterEnd(sketched);
-    return end !== null ? { text: end, images: 0, files: 0 } : (rendered[i] ?? renderMessage(messages[i] as Message));
+    return end !== null ? { text: end, images: 0, files: 0 } : (known ?? renderMessage(messages[i] as Message));
   };
   const each = lazyList(n, (i) => (apart.has(i) ? endOf(i) : renderAt(i)));
   const rest = (counter.measureApart as NonNullable<TokenCounter['measureApart']>)(each, apart, target);
@@ -291,7 +318,6 @@ function planWithoutCounting(
   // Whether anything changes: the newest candidates are looked at first (they are the ones a window keeps).
   let changed = false;
   for (let k = candidates.length - 1; k >= 0 && !changed; k--) changed = decide(candidates[k] as number) !== null;
-  const isCandidate = new Set(candidates);
   let out: readonly Message[] = messages;
   if (changed) {
     const list = messages.slice();
@@ -299,7 +325,7 @@ function planWithoutCounting(
     for (const i of candidates) list[i] = new DeferredMessage(messages[i] as Message, resolve, i);
     out = list;
   }
-  const outRendered = lazyList(n, (i) => (isCandidate.has(i) && decide(i) !== null ? renderMessage((decide(i) as { message: Message }).message) : renderAt(i)));
+  const outRendered = lazyList(n, (i) => (apart.has(i) && decide(i) !== null ? renderMessage((decide(i) as { message: Message }).message) : renderAt(i)));
   let after: number | undefined;
   let met: boolean | undefined;
   return {
