@@ -5,62 +5,54 @@ const PRODUCER = Symbol('swc.lazyList.producer');
  * A read-only list whose element `k` is `produce(k)`, computed when it is read. Counters walk groups newest first
  * and stop at their limit, so a lazy list spares rendering (and parsing) the older messages they never reach.
  * It has no holes: `length`, indexing, iteration, `map`, `every`, spreading and `Array.isArray` behave as on an array.
+ * Freezing (or sealing) it makes every element its own, produced once, as an array's are.
  * @param length the number of elements
  * @param produce makes element `k` (called again on every read: cache inside it if that is costly)
  */
 export function lazyList<T>(length: number, produce: (k: number) => T): readonly T[] {
-  const slots = emptyArray(length) as T[];
-  const isIndex = (key: string | symbol): boolean => {
-    if (typeof key !== 'string') return false;
+  // An array of that length that stores nothing: made sparse before it is cut to its length, so no room is made for
+  // the elements (a list of a long file's messages is made for each strategy and each group counted, and room for
+  // 100,000 elements cost as much as the few elements a count reads). Its indices are the proxy's.
+  const slots: T[] = [];
+  slots.length = 2 ** 32 - 1;
+  slots.length = length;
+  /** Set once the list is frozen or sealed: its elements are then the array's own. */
+  let fixed = false;
+  const indexOf = (key: string | symbol): number => {
+    if (fixed || typeof key !== 'string') return -1;
     const k = arrayIndex(key);
-    return k !== -1 && k < length;
+    return k < length ? k : -1;
   };
   return new Proxy(slots, {
     get(target, key, receiver) {
-      if (typeof key === 'string') {
-        const k = arrayIndex(key);
-        if (k !== -1 && k < length) return produce(k);
-      } else if (key === PRODUCER) return produce;
+      const k = indexOf(key);
+      if (k !== -1) return produce(k);
+      if (key === PRODUCER) return fixed ? undefined : produce;
       return Reflect.get(target, key, receiver);
     },
     // Array methods (map, every, forEach, slice…) skip indices a list does not have: every index below its length is here.
     has(target, key) {
-      return isIndex(key) || Reflect.has(target, key);
+      return indexOf(key) !== -1 || Reflect.has(target, key);
     },
     getOwnPropertyDescriptor(target, key) {
-      if (!isIndex(key)) return Reflect.getOwnPropertyDescriptor(target, key);
-      return { value: produce(arrayIndex(key as string)), writable: false, enumerable: true, configurable: true };
+      const k = indexOf(key);
+      if (k === -1) return Reflect.getOwnPropertyDescriptor(target, key);
+      return { value: produce(k), writable: true, enumerable: true, configurable: true };
     },
     ownKeys(target) {
+      if (fixed) return Reflect.ownKeys(target);
       const keys: (string | symbol)[] = [];
       for (let k = 0; k < length; k++) keys.push(String(k));
       return keys.concat(Reflect.ownKeys(target));
     },
-    // Read-only: the array behind it is shared by every lazy list of its length.
-    set: () => false,
-    defineProperty: () => false,
-    deleteProperty: () => false,
+    preventExtensions(target) {
+      if (!fixed) {
+        for (let k = 0; k < length; k++) target[k] = produce(k);
+        fixed = true;
+      }
+      return Reflect.preventExtensions(target);
+    },
   });
-}
-
-/** Arrays of no elements with the lengths of recent lazy lists, shared by lists of the same length. */
-const EMPTY = new Map<number, readonly unknown[]>();
-
-/**
- * An array of that length with no elements, for a lazy list to stand behind: its indices are the proxy's. Lists of a
- * long file's messages are made for each strategy and each group counted, and a new array for each (of holes or
- * filled) cost as much as the elements a count reads.
- */
-function emptyArray(length: number): readonly unknown[] {
-  let array = EMPTY.get(length);
-  if (array === undefined) {
-    if (EMPTY.size >= 16) EMPTY.clear();
-    const made: unknown[] = [];
-    made.length = length;
-    array = made;
-    EMPTY.set(length, array);
-  }
-  return array;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Reading JSONL line by line: the same text, byte-order mark, line endings and errors as decoding the whole file,
  * and the same layout and output, without ever building the whole text.
  */
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -253,6 +253,23 @@ describe('a big JSONL file, read once while its lines are parsed', () => {
       const expected = errorOf(() => decodeSource(content, 'big.jsonl'));
       expect(expected).not.toBe('no error');
       expect(errorOf(() => readLayout(readBig(tempFile('big.jsonl', content), 'big.jsonl')))).toBe(expected);
+    }
+  });
+
+  it('reads its blocks into one buffer, a line carried over from one block to the next included', () => {
+    // Lines of about 300 bytes straddle the 4 KiB blocks: every block after the first starts with the tail of one.
+    const short = Array.from({ length: 2000 }, (_, i) => line(i % 2 === 0 ? 'user' : 'assistant', `${'é你 ab'.repeat(40)}${i}`));
+    const content = bytes(`${short.join('\n')}\n`);
+    const file = tempFile('big.jsonl', content);
+    const allocations = jest.spyOn(Buffer, 'allocUnsafeSlow');
+    try {
+      readLayout(readBig(file, 'big.jsonl'));
+      // Buffers of a block's size (reading lines back later takes a window of its own, of 4 MiB).
+      const blocks = allocations.mock.calls.filter(([size]) => size >= 4096 && size < 1 << 20);
+      expect(content.length / 4096).toBeGreaterThan(100);
+      expect(blocks.length).toBe(1);
+    } finally {
+      allocations.mockRestore();
     }
   });
 
