@@ -424,7 +424,6 @@ function isRecordLine(value: unknown, keys: readonly string[]): boolean {
 
 function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const items: unknown[] = [];
-  const lineIndex: number[] = [];
   const offsets: number[] = [];
   const lineNos: number[] = [];
   const slimming = options.slimming;
@@ -450,14 +449,13 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     }
     items.push(slimming === undefined ? item : slimItem(item, slimming));
     if (!held) sliced.push(line);
-    else lineIndex.push(lineNo - 1);
     offsets.push(pos);
     lineNos.push(lineNo);
   });
   // Read only now: a big file is read while its lines are parsed, and has its lines once that is done.
   const lines = held ? (source as LineSource).lines : null;
   const lineAt = lines === null ? null : elementReader(lines);
-  const raws: readonly string[] = lineAt === null ? sliced : lazyList(lineIndex.length, (k) => lineAt(lineIndex[k] as number));
+  const raws: readonly string[] = lineAt === null ? sliced : lazyList(lineNos.length, (k) => lineAt((lineNos[k] as number) - 1));
   if (options.conversationPath !== undefined) {
     // With a pointer, every line is a record holding its conversation where the pointer leads.
     const tokens = pointerTokens(options.conversationPath, source);

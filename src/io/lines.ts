@@ -144,6 +144,8 @@ class LineSplitter {
   size = 0;
   readonly starts: number[] = [];
   readonly ends: number[] = [];
+  /** A big file's one block buffer, once read: reading lines back takes it over, its pages already mapped. */
+  spare: Buffer | null = null;
   bom = false;
   finalNewline = false;
   /** Whether the first line ends with "\r" before its "\n". */
@@ -233,7 +235,7 @@ interface Origin {
 function lineSource(file: string, splitter: LineSplitter, origin?: Origin): LineSource {
   const { blockOf, starts, ends, blockStarts } = splitter;
   const blocks: Buffer[] | null = splitter.holds ? splitter.blocks : null;
-  const reader = origin === undefined ? null : new FileLines(file, origin);
+  const reader = origin === undefined ? null : new FileLines(file, origin, splitter.spare);
   const line = (k: number): string => {
     const b = blockOf[k] as number;
     if (b === -1) return '';
@@ -285,13 +287,17 @@ function lineSource(file: string, splitter: LineSplitter, origin?: Origin): Line
 class FileLines {
   /** The window's bytes: the start of one buffer, reused for every window (lines are copied out as strings). */
   private window: Buffer = Buffer.alloc(0);
-  private buffer: Buffer = Buffer.alloc(0);
+  private buffer: Buffer;
   private windowStart = 0;
 
+  /** @param buffer a buffer to read windows into (the one the file was read in), if any */
   constructor(
     private readonly file: string,
     private readonly origin: Origin,
-  ) {}
+    buffer: Buffer | null = null,
+  ) {
+    this.buffer = buffer ?? Buffer.alloc(0);
+  }
 
   /** The decoded bytes from `start` to `end` of the file. */
   read(start: number, end: number): string {
@@ -706,6 +712,7 @@ function readBlocks(fd: number, size: number, file: string, splitter: LineSplitt
       // block on, and each block would be a new buffer whose pages the system must map afresh).
       if (spare === null || spare.length < want) spare = Buffer.allocUnsafeSlow(want + (want >> 2));
       block = spare.subarray(0, want);
+      splitter.spare = spare;
     }
     // Overlapping when the block reuses the buffer the tail is in: copy moves bytes as memmove does.
     carry.copy(block);
