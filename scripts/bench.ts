@@ -263,6 +263,18 @@ const doubling =
 const started = Date.now();
 /** The machine's load when the run began (the VM is shared: ratios within one run are what compare). */
 const loadAtStart = os.loadavg();
+
+/**
+ * What touching fresh memory costs here, in ms per 100 MiB (the median of 5 processes): mapping pages is most of what
+ * the whole-file floor (2) costs beyond (2′) (it holds the file and its text, ~360 MB at 100 MB), and it differs
+ * widely between machines (a page fault took about 0.1 µs on one, 11 µs on another), so ratios to (2) do too.
+ */
+function freshMemoryCost(): number {
+  const script = 'const b = Buffer.allocUnsafeSlow(100 << 20); const t = process.hrtime.bigint(); for (let i = 0; i < b.length; i += 4096) b[i] = 1; process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6));';
+  const times = Array.from({ length: 5 }, () => Number(spawnSync(NODE, ['-e', script], { encoding: 'utf8' }).stdout));
+  return median(times);
+}
+const memoryCost = freshMemoryCost();
 for (const s of perSize) {
   process.stderr.write(`${s.corpus.name}:\n`);
   const big = s.corpus.bytes >= 50 * MB;
@@ -439,7 +451,7 @@ const same = (a: string, b: string): string => {
 const cpu = os.cpus();
 const lines: string[] = [];
 const loads = (l: number[]): string => l.map((x) => x.toFixed(2)).join(', ');
-lines.push(`Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; ${RUNS} runs (${SLOW_RUNS} for count-everything at 100 MB and LangChain past 1k messages), medians (min–max); peak memory is the peak resident set of the whole process${TIME !== null ? ' (GNU time)' : ''}.`);
+lines.push(`Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; touching 100 MiB of fresh memory ${memoryCost.toFixed(0)} ms; ${RUNS} runs (${SLOW_RUNS} for count-everything at 100 MB and LangChain past 1k messages), medians (min–max); peak memory is the peak resident set of the whole process${TIME !== null ? ' (GNU time)' : ''}.`);
 lines.push('');
 lines.push('| what | input | wall time | peak memory | runs |');
 lines.push('|---|---|---|---|---|');
