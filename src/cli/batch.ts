@@ -30,7 +30,10 @@ import { compactorFor, processFile, processFileAsync, runOptionsFor, type FromWo
  * on archives of any size.
  */
 
-/** The worker's module: beside this one when built; the build's copy when this runs from its TypeScript source (tests). */
+/**
+ * The worker's module: beside this one when built (the bundle's `worker.js` entry in dist/bin, or dist/cli/worker.js
+ * compiled); the compiled copy when this runs from its TypeScript source (tests).
+ */
 const WORKER_URL = import.meta.url.endsWith('.ts') ? new URL('../../dist/cli/worker.js', import.meta.url) : new URL('./worker.js', import.meta.url);
 
 /** Jobs a worker holds at once: one running, one waiting, so it never idles between files. */

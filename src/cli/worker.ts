@@ -17,7 +17,8 @@ import type { LineContext } from './summary.js';
 /**
  * One file's work, the same in a worker thread and in the main thread: read, compact, and describe the result
  * (record, plan, diff, per-file line, output bytes). Everything returned is plain data that crosses threads.
- * Run as a worker (dist/cli/worker.js), it loads the encoding once and then takes jobs from the main thread.
+ * Run as a worker (dist/bin/worker.js, the bundle's entry), it loads the encoding once and then takes jobs from the main
+ * thread.
  */
 
 /**

@@ -44,16 +44,30 @@ export function matchesNoteTemplate(text: string, template: string): boolean {
   return reachable.has(text.length);
 }
 
-/** A template's literal pieces around its placeholders, remembered for the last two templates (active and default). */
-const pieceCache = new Map<string, readonly string[]>();
-function piecesOf(template: string): readonly string[] {
-  let pieces = pieceCache.get(template);
+/** Split templates, by placeholder: a run has a few templates (active and default), asked of every message or result. */
+const pieceCaches = new Map<string, Map<string, readonly string[]>>();
+
+/**
+ * A template's literal pieces around each `placeholder` (`template.split(placeholder)`), remembered for the few
+ * templates a run has.
+ */
+export function templatePieces(template: string, placeholder: string): readonly string[] {
+  let cache = pieceCaches.get(placeholder);
+  if (cache === undefined) {
+    cache = new Map();
+    pieceCaches.set(placeholder, cache);
+  }
+  let pieces = cache.get(template);
   if (pieces === undefined) {
-    if (pieceCache.size >= 2) pieceCache.clear();
-    pieces = template.split(NUM_REMOVED);
-    pieceCache.set(template, pieces);
+    if (cache.size >= 8) cache.clear();
+    pieces = template.split(placeholder);
+    cache.set(template, pieces);
   }
   return pieces;
+}
+
+function piecesOf(template: string): readonly string[] {
+  return templatePieces(template, NUM_REMOVED);
 }
 
 function isAsciiDigit(c: number): boolean {

@@ -1,6 +1,7 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
 import { stepSpans } from './compact.js';
 import { lazyList } from './lazy-list.js';
+import { templatePieces } from './note.js';
 import { isPointerText } from './pointer.js';
 import { contentOf, marksOf, renderMessage } from './render.js';
 import { endsWith, renderedLetterEnd, sketchedResults, startsWith, wholeText } from './sketch.js';
@@ -80,19 +81,6 @@ export function isPlaceholderText(text: string, template: string): boolean {
   return matchesAnyName(text, template) || (template !== DEFAULT_PLACEHOLDER && matchesAnyName(text, DEFAULT_PLACEHOLDER));
 }
 
-/** Templates split at each `{tool_name}`, for the few templates a run has (asked once for each result). */
-const PIECES = new Map<string, readonly string[]>();
-
-function piecesOf(template: string): readonly string[] {
-  let pieces = PIECES.get(template);
-  if (pieces === undefined) {
-    if (PIECES.size >= 64) PIECES.clear();
-    pieces = template.split(TOOL_NAME);
-    PIECES.set(template, pieces);
-  }
-  return pieces;
-}
-
 /**
  * `isPlaceholderText` asked of a text known by its sketch: the same answer, or undefined when the sketch cannot tell
  * (a placeholder is told by its pieces at the two ends; pieces between them need the whole text).
@@ -109,7 +97,7 @@ export function isPlaceholderSketch(sketch: TextSketch, template: string): boole
 /** `matchesAnyName` asked of a sketched text that is not whole. */
 function matchesAnyNameSketch(sketch: TextSketch, template: string): boolean | undefined {
   if (template === '') return false;
-  const pieces = piecesOf(template);
+  const pieces = templatePieces(template, TOOL_NAME);
   if (pieces.length === 1) return sketch.length !== template.length ? false : undefined;
   const first = pieces[0] as string;
   const last = pieces[pieces.length - 1] as string;
@@ -123,7 +111,7 @@ function matchesAnyNameSketch(sketch: TextSketch, template: string): boolean | u
 /** A wildcard match where each `{tool_name}` stands for any text: leftmost placement of each literal piece is enough. */
 function matchesAnyName(text: string, template: string): boolean {
   if (template === '') return false;
-  const pieces = piecesOf(template);
+  const pieces = templatePieces(template, TOOL_NAME);
   if (pieces.length === 1) return text === template;
   const first = pieces[0] as string;
   const last = pieces[pieces.length - 1] as string;
