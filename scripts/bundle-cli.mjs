@@ -9,12 +9,15 @@
  * packed.
  */
 import { build } from 'esbuild';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(ROOT, 'dist', 'bin');
+
+// Chunks are named by their content: those of an earlier build would stay beside the new ones.
+rmSync(OUT, { recursive: true, force: true });
 
 const result = await build({
   absWorkingDir: ROOT,
