@@ -13,7 +13,7 @@ import { noteBeforeItem } from './outcome/outcome.js';
 import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type OutputEntry, type StrategyName, type SummarizedConversation, type WindowThresholds } from './pipeline.js';
 import { DEFAULT_SUMMARY_TOKENS, type SummaryAnswer, type SummaryRequest } from './core/summarize.js';
 import { DEFAULT_SUMMARY_INSTRUCTION } from './core/summary-instruction.js';
-import { makeSummaryItem } from './formats/types.js';
+import { itemsReader, makeSummaryItem } from './formats/types.js';
 import { withReplies } from './summarize-run.js';
 import { createCounter, isTokenizerName, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
 
@@ -606,6 +606,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
 function forgottenOf(read: Normalized, decided: Normalized, plan: Plan, summaries: readonly string[]): () => readonly LocatedIdentifier[] {
   let found: readonly LocatedIdentifier[] | null = null;
   return () => {
+    const itemsAt = itemsReader(read.itemsOf);
     found ??= inventoryOf({
       original: read.messages,
       decided: decided.messages,
@@ -614,7 +615,7 @@ function forgottenOf(read: Normalized, decided: Normalized, plan: Plan, summarie
       replaced: plan.kept.filter((m) => decided.messages[m] !== read.messages[m]),
       offloaded: [],
       added: [plan.noteText, ...summaries],
-      positionOf: (m) => read.itemsOf[m]?.[0] ?? m,
+      positionOf: (m) => itemsAt(m)[0] ?? m,
     }).forgotten;
     return found;
   };
@@ -638,6 +639,7 @@ function assembleEntries<M>(
     throw new InputError(`strategy summarize cannot write ${adapter.name} messages in memory: their lines link to each other; use swc compact`, 'messages');
   }
   const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
+  const itemsAt = itemsReader(normalized.itemsOf);
   const out: M[] = [];
   let p = 0;
   const item = (k: number): void => {
@@ -655,7 +657,7 @@ function assembleEntries<M>(
       out.push(createNote !== undefined ? createNote(entry.note) : (adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }) as M));
       return;
     }
-    const items = [...(normalized.itemsOf[entry.input] ?? [])].sort((a, b) => a - b);
+    const items = [...itemsAt(entry.input)].sort((a, b) => a - b);
     const first = items[0];
     if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
     for (const k of items) item(k);
@@ -779,7 +781,8 @@ function assemble<M>(
 ): M[] {
   const raws = pruned.size === 0 ? input.raws : input.raws.map((raw, k) => pruned.get(k) ?? raw);
   const keep = new Set<number>(normalized.pinned ?? []);
-  for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
+  const itemsAt = itemsReader(normalized.itemsOf);
+  for (const m of plan.kept) for (const item of itemsAt(m)) keep.add(item);
   const order = [...keep].sort((a, b) => a - b);
   const noteBefore = noteBeforeItem(plan, normalized);
   let note: unknown = plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: input.items });

@@ -17,7 +17,7 @@ import { forEachLine, isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
 import { isSummaryText, summarizeRounds, type SummaryAnswer, type SummaryRequest, type SummaryTier, type SummaryFailure } from './core/summarize.js';
-import { makeSummaryItem } from './formats/types.js';
+import { itemsReader, makeSummaryItem } from './formats/types.js';
 import type { Retention } from './core/retention.js';
 import { compress } from './io/compressed.js';
 import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
@@ -349,7 +349,8 @@ export function writeSlot(
   const raws = pruned === undefined || pruned.size === 0 ? slot.raws : lazyList(slot.raws.length, (k) => pruned.get(k) ?? rawAt(k));
   if (output !== undefined) return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
   const keep = new Set<number>(normalized.pinned ?? []);
-  for (const m of plan.kept) for (const item of normalized.itemsOf[m] ?? []) keep.add(item);
+  const itemsAt = itemsReader(normalized.itemsOf);
+  for (const m of plan.kept) for (const item of itemsAt(m)) keep.add(item);
   const order = [...keep].sort((a, b) => a - b);
   const noteBefore = noteBeforeItem(plan, normalized);
   let noteValue: unknown =
@@ -400,15 +401,16 @@ function writeEntries(
     return null;
   };
   const inserted = entries.filter((e) => !('input' in e)).length;
+  const itemsAt = itemsReader(normalized.itemsOf);
   let edited: ReadonlyMap<number, string> | undefined;
   let finished: unknown;
   if (adapter.finish !== undefined && inserted > 0) {
     // Formats whose items link to each other chain one new message in; more than one they cannot place.
     if (inserted > 1) throw new InputError(`--strategy summarize writes at most one new message per conversation in ${adapter.name} files; this one needs ${inserted}`, slot.where ?? '');
     const at = entries.findIndex((e) => !('input' in e));
-    const order = entries.flatMap((e) => ('input' in e ? [...(normalized.itemsOf[e.input] ?? [])] : [])).concat(pinned).sort((a, b) => a - b);
-    const next = entries.slice(at + 1).find((e): e is { input: number } => 'input' in e && (normalized.itemsOf[e.input]?.length ?? 0) > 0);
-    const noteBefore = next === undefined ? Infinity : Math.min(...(normalized.itemsOf[next.input] ?? []));
+    const order = entries.flatMap((e) => ('input' in e ? [...itemsAt(e.input)] : [])).concat(pinned).sort((a, b) => a - b);
+    const next = entries.slice(at + 1).find((e): e is { input: number } => 'input' in e && itemsAt(e.input).length > 0);
+    const noteBefore = next === undefined ? Infinity : Math.min(...itemsAt(next.input));
     const note = valueOf(entries[at] as OutputEntry, at);
     const done = adapter.finish({ items: slot.items, raws, kept: order, noteBefore, note });
     finished = done.note ?? note;
@@ -421,7 +423,7 @@ function writeEntries(
     if (finals?.has(k) === true) finals.set(k, text);
     parts.push(text);
   };
-  const firstItem = (messages: readonly number[]): number => Math.min(...messages.flatMap((m) => [...(normalized.itemsOf[m] ?? [])]), Infinity);
+  const firstItem = (messages: readonly number[]): number => Math.min(...messages.flatMap((m) => [...itemsAt(m)]), Infinity);
   entries.forEach((entry, position) => {
     if (!('input' in entry)) {
       // Items of no message that stood before what the summary replaced stay before it.
@@ -432,7 +434,7 @@ function writeEntries(
       parts.push(slot.writeItem(finished ?? valueOf(entry, position)));
       return;
     }
-    const items = [...(normalized.itemsOf[entry.input] ?? [])].sort((a, b) => a - b);
+    const items = [...itemsAt(entry.input)].sort((a, b) => a - b);
     const first = items[0];
     if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
     for (const k of items) item(k);
@@ -992,7 +994,7 @@ function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, 
   let pairing: ReturnType<NonNullable<FormatAdapter['pairing']>> | null | undefined;
   const idsOf = (message: number): (string | null)[] => {
     pairing ??= adapter.pairing?.(conversationInput(source, slot)) ?? null;
-    const items = new Set(normalized.itemsOf[message] ?? []);
+    const items = new Set(itemsReader(normalized.itemsOf)(message));
     return (pairing?.results ?? []).filter((r) => items.has(r.item)).map((r) => r.id);
   };
   return (message, c) => {
@@ -1038,10 +1040,11 @@ function rangedItems(e: PrunedItems, start: number, end: number): PrunedItems {
 /** The offloaded messages the output holds, in the file's item positions. */
 function offloadedItems(offloads: readonly ChainOffload[], normalized: Normalized, plan: Plan): PrunedItems[] {
   const kept = new Set(plan.kept);
+  const itemsAt = itemsReader(normalized.itemsOf);
   const out: PrunedItems[] = [];
   for (const o of offloads) {
     if (!kept.has(o.message)) continue;
-    const items = normalized.itemsOf[o.message] ?? [];
+    const items = itemsAt(o.message);
     if (items.length === 0) continue;
     out.push({
       message: o.message,
@@ -1156,11 +1159,12 @@ function keptPrunings(p: PrunePlan, origin: readonly (number | null)[], kept: Re
 /** The pruned messages the output holds, in the file's item positions. */
 function prunedItems(pruning: readonly ChainPruning[], normalized: Normalized, plan: Plan): PrunedItems[] {
   const kept = new Set(plan.kept);
+  const itemsAt = itemsReader(normalized.itemsOf);
   const out: PrunedItems[] = [];
   for (const { plan: p, origin } of pruning) {
     for (const r of keptPrunings(p, origin, kept)) {
       const message = origin[r.index] as number;
-      const items = normalized.itemsOf[message] ?? [];
+      const items = itemsAt(message);
       if (items.length === 0) continue;
       out.push({
         message,
@@ -1386,12 +1390,13 @@ function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, cou
   const { slot: known, original } = withoutItems(slot, new Set(unknown.map((u) => u.item)));
   const normalized = normalizeSlot(source, known, adapter, template);
   const messageOfItem = new Map<number, number>();
-  normalized.itemsOf.forEach((items, m) => {
-    for (const item of items) messageOfItem.set(original[item] as number, m);
-  });
+  const itemsAt = itemsReader(normalized.itemsOf);
+  for (let m = 0; m < normalized.itemsOf.length; m++) {
+    for (const item of itemsAt(m)) messageOfItem.set(original[item] as number, m);
+  }
   const messageOf = (item: number): number | null => messageOfItem.get(item) ?? null;
   const firstItemOf = (m: number): number | null => {
-    const item = normalized.itemsOf[m]?.[0];
+    const item = itemsAt(m)[0];
     return item === undefined ? null : (original[item] as number);
   };
   const plan = planCompaction(normalized.messages, counter, { target: Number.MAX_SAFE_INTEGER, exhaustive: true, note: null });
@@ -1613,9 +1618,10 @@ export function restoreSource(source: SourceText, settings: RestoreOptions | str
     const normalized = normalizeSlot(source, slot, adapter, null);
     const parts = slot.raws.slice();
     const put = new Set<number>();
+    const itemsAt = itemsReader(normalized.itemsOf);
     normalized.messages.forEach((message, m) => {
       if (message.role !== 'tool') return;
-      const items = normalized.itemsOf[m] ?? [];
+      const items = itemsAt(m);
       const at = `${slot.where}: item ${items[0] ?? m}`;
       contentOf(message).results.forEach((r) => {
         if (!isPointerText(r.text)) return;

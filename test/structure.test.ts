@@ -82,6 +82,14 @@ describe('the structure of src/', () => {
     expect(offenders).toEqual([]);
   });
 
+  test('outside the formats, itemsOf is read through itemsReader (indexing a lazy one is a proxy trap per message)', () => {
+    const offenders = files
+      .filter((f) => !rel(f).startsWith(`formats${path.sep}`))
+      .filter((f) => /itemsOf\??\.?\[|itemsOf\.(?:forEach|map|flatMap|some|every|reduce|filter|find)\(/.test(readFileSync(f, 'utf8')))
+      .map(rel);
+    expect(offenders).toEqual([]);
+  });
+
   test('no file under src/cli makes or holds a token counter', () => {
     const offenders = files
       .filter((f) => rel(f).startsWith(`cli${path.sep}`))

@@ -6,7 +6,7 @@ import type { ConversationResult, FileResult } from '../pipeline.js';
 import type { IdentifierKind } from '../core/identifiers.js';
 import { IDENTIFIER_KINDS } from '../core/identifiers.js';
 import type { Inventory, LocatedIdentifier } from '../outcome/forgotten.js';
-import { countOf, itemSpan, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
+import { countOf, itemSpan, itemsOfAll, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
 import type { WindowSettings } from './settings.js';
 import { figureText, formatCount, missText, percent, thresholdText } from './summary.js';
 import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, padStartTo, previewOf, wrapToWidth } from './text-width.js';
@@ -535,7 +535,7 @@ function inventoryLines(inventory: Inventory, view: DryRunView, width: number): 
 function summaryRoundLines(c: ConversationResult, width: number, view: DryRunView): string[] {
   const rounds = c.summarized?.rounds ?? [];
   return rounds.flatMap((r, k) => {
-    const items = [...new Set(r.replaced.flatMap((m) => [...(c.normalized.itemsOf[m] ?? [])]))].sort((a, b) => a - b);
+    const items = itemsOfAll(c.normalized.itemsOf, r.replaced);
     const span = items.length === 0 ? 'nothing' : items.length === 1 ? `item ${items[0]}` : `items ${spans(items)}`;
     const prompt = r.promptTokens === null ? '' : `, a call of ${formatCount(r.promptTokens)} prompt tokens`;
     // A simulated summary keeps nothing worth counting: the line says what a real one would have to keep.

@@ -1,7 +1,7 @@
 import type { Group, GroupKind } from '../core/compact.js';
 import type { IdentifierKind } from '../core/identifiers.js';
 import { countsByKind, type LocatedIdentifier } from '../outcome/forgotten.js';
-import { countOf, itemSpan, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
+import { countOf, itemSpan, itemsOfAll, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline.js';
 import type { CounterSettings } from '../tokens/options.js';
 import type { WindowSettings } from './settings.js';
@@ -260,7 +260,7 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       ...(several ? { conversation: p.k } : {}),
       round,
       tier: r.tier,
-      items: [...new Set(r.replaced.flatMap((m) => [...(p.c.normalized.itemsOf[m] ?? [])]))].sort((a, b) => a - b),
+      items: itemsOfAll(p.c.normalized.itemsOf, r.replaced),
       summarizedMessages: r.summarized,
       promptTokens: r.promptTokens,
       tokensBefore: r.tokensBefore,

@@ -1,5 +1,5 @@
 import type { Message } from '../core/types.js';
-import { lazyList } from '../core/lazy-list.js';
+import { elementReader, lazyList } from '../core/lazy-list.js';
 
 /** One conversation as an adapter receives it: parsed items, their raw text, and the object around them. */
 export interface ConversationInput {
@@ -175,14 +175,28 @@ export function makeSummaryItem(adapter: FormatAdapter, request: SummaryWrite): 
   return adapter.makeSummary?.(request) ?? adapter.makeNote({ text: request.text, removed: request.summarized, kept: 0, items: request.items });
 }
 
-/** A plain-object guard that does not trust prototypes. */
 /**
  * `itemsOf` of a format whose every message is one item, the item of the same index: made as it is read, since a long
- * file would otherwise hold a one-element list for each of its messages.
+ * file would otherwise hold a one-element list for each of its messages. Read it with `itemsReader` in a loop.
  */
 export function oneItemEach(count: number): readonly (readonly number[])[] {
   return lazyList(count, (k) => [k]);
 }
+
+const NO_ITEMS: readonly number[] = Object.freeze([]);
+
+/**
+ * Reads `itemsOf` message by message: a lazy one's elements through its producer (indexing it passes each index
+ * through a proxy trap, as a string: a summary line's counts over 100,000 messages took ~100 ms so), and no items
+ * past its end.
+ */
+export function itemsReader(itemsOf: Normalized['itemsOf']): (message: number) => readonly number[] {
+  const read = elementReader(itemsOf);
+  const length = itemsOf.length;
+  return (m) => (m >= 0 && m < length ? (read(m) ?? NO_ITEMS) : NO_ITEMS);
+}
+
+/** A plain-object guard that does not trust prototypes. */
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

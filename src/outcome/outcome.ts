@@ -2,7 +2,7 @@ import { analyze, isEarlierNote, type Group, type GroupKind, type Plan } from '.
 import { renderMessage, textContent } from '../core/render.js';
 import { lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
-import type { Normalized } from '../formats/types.js';
+import { itemsReader, type Normalized } from '../formats/types.js';
 import { inventoryOf, type Inventory } from './forgotten.js';
 
 /**
@@ -184,6 +184,7 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
 /** What a planned conversation forgets: its removed and pruned text against what it keeps and the note. */
 function conversationInventory(c: Planned): Inventory {
   const { plan, normalized } = c;
+  const itemsAt = itemsReader(normalized.itemsOf);
   return inventoryOf({
     original: c.input ?? normalized.messages,
     decided: normalized.messages,
@@ -192,13 +193,12 @@ function conversationInventory(c: Planned): Inventory {
     replaced: (c.pruned ?? []).map((p) => p.message),
     offloaded: (c.offloaded ?? []).map((p) => p.message),
     added: [plan.noteText, ...(c.summarized?.summaries ?? []).map((s) => s.text)],
-    positionOf: (m) => firstItem(normalized.itemsOf, m),
+    positionOf: (m) => firstItem(itemsAt(m), m),
   });
 }
 
-/** A message's first item in the file's list; its own index when it stands for none. */
-function firstItem(itemsOf: Normalized['itemsOf'], m: number): number {
-  const items = itemsOf[m] ?? [];
+/** A message's first item in the file's list (of its items); its own index when it stands for none. */
+function firstItem(items: readonly number[], m: number): number {
   let first = Infinity;
   for (const k of items) first = Math.min(first, k);
   return first === Infinity ? m : first;
@@ -236,9 +236,10 @@ function sumTokens(groups: readonly Group[]): number | null {
  * @param itemsOf when given, a message that stands for no item (instructions held outside the list) counts 0
  */
 export function countOf(messages: readonly Message[], indices: readonly number[], itemsOf?: Normalized['itemsOf']): number {
+  const itemsAt = itemsOf === undefined ? undefined : itemsReader(itemsOf);
   let n = 0;
   for (const i of indices) {
-    if (itemsOf !== undefined && (itemsOf[i]?.length ?? 0) === 0) continue;
+    if (itemsAt !== undefined && itemsAt(i).length === 0) continue;
     n += messages[i]?.weight ?? 1;
   }
   return n;
@@ -256,6 +257,12 @@ function messageCounts(c: Planned): MessageCounts {
   const before = countOf(messages, all, itemsOf);
   const removed = countOf(messages, c.plan.removed, itemsOf);
   return { before, after: before - removed + (c.plan.noteText !== null ? 1 : 0), removed };
+}
+
+/** The items these messages stand for, each once, in the file's order. */
+export function itemsOfAll(itemsOf: Normalized['itemsOf'], messages: readonly number[]): number[] {
+  const itemsAt = itemsReader(itemsOf);
+  return [...new Set(messages.flatMap((m) => [...itemsAt(m)]))].sort((a, b) => a - b);
 }
 
 /** Where a group sits in the file's list. */
@@ -278,17 +285,18 @@ export interface ItemSpan {
  * @param group the group's message range and its own messages
  */
 export function itemSpan(itemsOf: Normalized['itemsOf'], group: Pick<Group, 'start' | 'end' | 'indices'>): ItemSpan {
+  const itemsAt = itemsReader(itemsOf);
   const own = new Set<number>();
   let outside = false;
   for (const m of group.indices) {
-    const items = itemsOf[m] ?? [];
+    const items = itemsAt(m);
     if (items.length === 0) outside = true;
     for (const k of items) own.add(k);
   }
   let start = Infinity;
   let end = -Infinity;
   for (let m = group.start; m < group.end; m++) {
-    for (const k of itemsOf[m] ?? []) {
+    for (const k of itemsAt(m)) {
       start = Math.min(start, k);
       end = Math.max(end, k + 1);
     }
@@ -306,8 +314,9 @@ export function itemSpan(itemsOf: Normalized['itemsOf'], group: Pick<Group, 'sta
  */
 export function noteBeforeItem(plan: Plan, normalized: Pick<Normalized, 'itemsOf'>): number {
   if (plan.noteText === null || plan.noteIndex === null) return Infinity;
+  const itemsAt = itemsReader(normalized.itemsOf);
   for (let pos = plan.noteIndex; pos < plan.kept.length; pos++) {
-    const items = normalized.itemsOf[plan.kept[pos] as number] ?? [];
+    const items = itemsAt(plan.kept[pos] as number);
     if (items.length > 0) return Math.min(...items);
   }
   return Infinity;
@@ -321,7 +330,8 @@ export function noteBeforeItem(plan: Plan, normalized: Pick<Normalized, 'itemsOf
 export function notePlacement(plan: Plan, normalized: Pick<Normalized, 'itemsOf' | 'pinned'>): number | null {
   if (plan.noteText === null || plan.noteIndex === null) return null;
   const written = new Set<number>(normalized.pinned ?? []);
-  for (const m of plan.kept) for (const k of normalized.itemsOf[m] ?? []) written.add(k);
+  const itemsAt = itemsReader(normalized.itemsOf);
+  for (const m of plan.kept) for (const k of itemsAt(m)) written.add(k);
   const before = noteBeforeItem(plan, normalized);
   let index = 0;
   for (const k of written) if (k < before) index++;
@@ -443,9 +453,10 @@ function beforeFigure(c: Planned, settings: OutcomeSettings, noteTokens: number 
 export function estimateBefore(c: Planned, noteTokens: number | null): number {
   const { plan, normalized } = c;
   const keptTokens = plan.tokensAfter - (noteTokens ?? 0);
+  const itemsAt = itemsReader(normalized.itemsOf);
   const lengthOf = (indices: readonly number[]): number => {
     let n = 0;
-    for (const m of indices) for (const item of normalized.itemsOf[m] ?? []) n += c.itemLength?.(item) ?? 0;
+    for (const m of indices) for (const item of itemsAt(m)) n += c.itemLength?.(item) ?? 0;
     return n;
   };
   // Kept messages a chain replaced (pruned, offloaded) are counted as their placeholders but were their items' length:

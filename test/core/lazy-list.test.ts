@@ -6,6 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { elementReader, lazyList } from '../../src/core/lazy-list.js';
+import { itemsReader, oneItemEach } from '../../src/formats/types.js';
 
 /** Everything a caller may read of a list, as plain data. */
 function readings(list: readonly number[]): unknown {
@@ -97,6 +98,21 @@ describe('elementReader', () => {
           expect(plain(k)).toBe(values[k]);
         }
         expect(calls).toBe(values.length);
+      }),
+    );
+  });
+});
+
+describe('itemsReader', () => {
+  it('gives what indexing itemsOf gives, lazy or not, and no items past its end', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.nat(50), { maxLength: 3 }), { maxLength: 20 }), fc.nat(25), (lists, extra) => {
+        const plain = itemsReader(lists);
+        const lazy = itemsReader(oneItemEach(lists.length));
+        for (let m = -1; m < lists.length + extra; m++) {
+          expect(plain(m)).toEqual(lists[m] ?? []);
+          expect(lazy(m)).toEqual(m >= 0 && m < lists.length ? [m] : []);
+        }
       }),
     );
   });
