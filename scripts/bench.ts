@@ -311,9 +311,19 @@ const offloadRow = row('(1o) swc compact --target 8000 --strategy offload,window
   outFile(`${largest.corpus.name}-offload`),
   largest.corpus.file,
 ]);
+// The window as a user runs it, without -q: its summary line (counts, an estimate of "before") is part of the cost.
+const plainRow = row('(1s) swc compact --target 8000, with its summary line (no -q)', label(largest.corpus), [
+  SWC,
+  'compact',
+  '--target',
+  String(TARGET),
+  '-o',
+  outFile(`${largest.corpus.name}-plain`),
+  largest.corpus.file,
+]);
 // Side by side with the window alone and the floor, interleaved, so the ratios compare like for like.
 process.stderr.write(`prune,window and offload,window on ${largest.corpus.name}:\n`);
-runRows([pruneRow, offloadRow, largest.swc, largest.floor], RUNS);
+runRows([pruneRow, offloadRow, plainRow, largest.swc, largest.floor], RUNS);
 
 // The dry run's inventory of what the compaction forgets: the same dry run of the largest file with it and without.
 const dryInventory = row('(1d) dry run, with the inventory of what it forgets', label(largest.corpus), [child, 'dry-run', largest.corpus.file, String(TARGET), 'inventory']);
@@ -460,7 +470,7 @@ for (const s of perSize) {
   for (const l of langchainRows) if (l.corpus === s.corpus) lines.push(tableRow(l.row));
 }
 if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
-lines.push(tableRow(pruneRow), tableRow(offloadRow));
+lines.push(tableRow(pruneRow), tableRow(offloadRow), tableRow(plainRow));
 lines.push(tableRow(dryInventory), tableRow(dryBare));
 lines.push(tableRow(nearSwc), tableRow(nearSwc0), tableRow(nearRaw), tableRow(nearRaw0), tableRow(jobs1), tableRow(jobs2), tableRow(halvesRow), tableRow(version), tableRow(help), tableRow(nodeOnly));
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
@@ -475,6 +485,7 @@ for (const s of perSize) {
     lines.push(`| (1)/(2) swc ÷ the whole-file floor (2) alone | ${label(s.corpus)} | ${ratio(wallOf(s.swc), wallOf(s.floor))} |`);
     lines.push(`| (1p)/(2) swc --strategy prune,window ÷ floor (the faster; ÷ (2) alone) | ${label(s.corpus)} | ${ratio(wallOf(pruneRow), floorBest)} (${ratio(wallOf(pruneRow), wallOf(s.floor))}) |`);
     lines.push(`| (1o)/(2) swc --strategy offload,window ÷ floor (the faster; ÷ (2) alone) | ${label(s.corpus)} | ${ratio(wallOf(offloadRow), floorBest)} (${ratio(wallOf(offloadRow), wallOf(s.floor))}) |`);
+    lines.push(`| (1s)/(1) the window with its summary line ÷ with -q | ${label(s.corpus)} | ${ratio(wallOf(plainRow), wallOf(s.swc))} (÷ (2) alone: ${ratio(wallOf(plainRow), wallOf(s.floor))}) |`);
     lines.push(`| peak memory: prune,window / offload,window ÷ the window's | ${label(s.corpus)} | ${ratio(rssOf(pruneRow), rssOf(s.swc))} / ${ratio(rssOf(offloadRow), rssOf(s.swc))} |`);
   }
   if (s === largest) lines.push(`| (1d)/(1d′) dry run with the inventory ÷ without | ${label(s.corpus)} | ${ratio(wallOf(dryInventory), wallOf(dryBare))} (${seconds(wallOf(dryInventory) - wallOf(dryBare))} more) |`);

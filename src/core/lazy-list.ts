@@ -5,7 +5,9 @@ const PRODUCER = Symbol('swc.lazyList.producer');
  * A read-only list whose element `k` is `produce(k)`, computed when it is read. Counters walk groups newest first
  * and stop at their limit, so a lazy list spares rendering (and parsing) the older messages they never reach.
  * It has no holes: `length`, indexing, iteration, `map`, `every`, spreading and `Array.isArray` behave as on an array.
- * Freezing (or sealing) it makes every element its own, produced once, as an array's are.
+ * Freezing or sealing it, or writing to it (an index, its length, `reverse` or `sort` in place: a counter of a
+ * library user may), makes every element its own, produced once, as an array's are, and then the write is made.
+ * Like any proxy it cannot be structured-cloned (copy it with `Array.from` first).
  * @param length the number of elements
  * @param produce makes element `k` (called again on every read: cache inside it if that is costly)
  */
@@ -16,8 +18,13 @@ export function lazyList<T>(length: number, produce: (k: number) => T): readonly
   const slots: T[] = [];
   slots.length = 2 ** 32 - 1;
   slots.length = length;
-  /** Set once the list is frozen or sealed: its elements are then the array's own. */
+  /** Set once the list is frozen, sealed or written to: its elements are then the array's own. */
   let fixed = false;
+  const materialize = (target: T[]): void => {
+    if (fixed) return;
+    for (let k = 0; k < length; k++) target[k] = produce(k);
+    fixed = true;
+  };
   const indexOf = (key: string | symbol): number => {
     if (fixed || typeof key !== 'string') return -1;
     const k = arrayIndex(key);
@@ -46,11 +53,22 @@ export function lazyList<T>(length: number, produce: (k: number) => T): readonly
       return keys.concat(Reflect.ownKeys(target));
     },
     preventExtensions(target) {
-      if (!fixed) {
-        for (let k = 0; k < length; k++) target[k] = produce(k);
-        fixed = true;
-      }
+      materialize(target);
       return Reflect.preventExtensions(target);
+    },
+    // A write to an index or the length goes to an array of its own elements: one written to while standing behind
+    // none would hold an index the proxy answers differently, which a proxy may not do (reads would throw).
+    set(target, key, value) {
+      if (typeof key === 'string') materialize(target);
+      return Reflect.set(target, key, value);
+    },
+    defineProperty(target, key, descriptor) {
+      if (typeof key === 'string') materialize(target);
+      return Reflect.defineProperty(target, key, descriptor);
+    },
+    deleteProperty(target, key) {
+      if (typeof key === 'string') materialize(target);
+      return Reflect.deleteProperty(target, key);
     },
   });
 }

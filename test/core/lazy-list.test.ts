@@ -80,6 +80,32 @@ describe('a lazy list', () => {
     // Another list of the same length is its own.
     expect([...lazyList(4, (k) => k)]).toEqual([0, 1, 2, 3]);
   });
+
+  it('takes writes as an array does (a library counter may reverse or sort what it is given), then reads as that array', () => {
+    type Write = (list: number[]) => unknown;
+    const write: fc.Arbitrary<Write> = fc.oneof(
+      fc.constant<Write>((l) => l.reverse()),
+      fc.constant<Write>((l) => l.sort((a, b) => a - b)),
+      fc.constant<Write>((l) => l.push(7)),
+      fc.constant<Write>((l) => l.pop()),
+      fc.constant<Write>((l) => l.shift()),
+      fc.constant<Write>((l) => l.fill(3, 1)),
+      fc.nat(30).map<Write>((k) => (l) => (l[k] = 99)),
+      fc.nat(30).map<Write>((k) => (l) => delete l[k]),
+      fc.nat(30).map<Write>((n) => (l) => (l.length = n)),
+      fc.tuple(fc.nat(10), fc.nat(3)).map<Write>(([at, n]) => (l) => l.splice(at, n, 5, 6)),
+      fc.nat(30).map<Write>((k) => (l) => Object.defineProperty(l, k, { value: 42, writable: true, enumerable: true, configurable: true })),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 20 }), fc.array(write, { minLength: 1, maxLength: 4 }), (values, writes) => {
+        const plain = values.slice();
+        const list = lazyList(values.length, (k) => values[k] as number) as number[];
+        for (const w of writes) expect(w(list)).toEqual(w(plain));
+        expect(readings(list)).toEqual(readings(plain));
+        expect(list.length).toBe(plain.length);
+      }),
+    );
+  });
 });
 
 describe('elementReader', () => {

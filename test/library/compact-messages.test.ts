@@ -98,6 +98,22 @@ describe('compactMessages', () => {
     expect(result.plan.removed).toEqual([1, 2]);
   });
 
+  it('decides the same with a counter that reverses the list it is given in place as with one that copies it first', async () => {
+    const total = (list: readonly { text: string }[]): number => list.reduce((a, r) => a + Math.ceil(r.text.length / 4) + 1, 0);
+    const inPlace = { name: 'in-place', measure: (list: readonly { text: string }[]) => total((list as { text: string }[]).reverse()) };
+    const copying = { name: 'copying', measure: (list: readonly { text: string }[]) => total([...list].reverse()) };
+    let changed = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const { items } = listOf('openai', JSON.parse(writeAs('openai', randomConversation(seed)).text));
+      const a = await compactMessages(items, { format: 'openai', target: 60, strategy: 'prune,window', minTokens: 0, counter: inPlace });
+      const b = await compactMessages(items, { format: 'openai', target: 60, strategy: 'prune,window', minTokens: 0, counter: copying });
+      expect(a.messages).toEqual(b.messages);
+      expect(a.plan.tokensAfter).toBe(b.plan.tokensAfter);
+      changed += a.changed ? 1 : 0;
+    }
+    expect(changed).toBeGreaterThan(10);
+  });
+
   it('hands back a copy of the array when nothing changes', async () => {
     const messages = deepFreeze([{ role: 'user', content: 'hi' }]);
     const result = await compactMessages(messages, { target: 1000, tokenizer: 'approx' });
