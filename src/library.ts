@@ -9,7 +9,7 @@ import { InputError, UsageError } from './errors.js';
 import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
 import { inventoryOf, type LocatedIdentifier } from './outcome/forgotten.js';
-import { noteBeforeItem } from './outcome/outcome.js';
+import { noteBeforeItem, writtenItems } from './outcome/outcome.js';
 import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type OutputEntry, type StrategyName, type SummarizedConversation, type WindowThresholds } from './pipeline.js';
 import { DEFAULT_SUMMARY_TOKENS, type SummaryAnswer, type SummaryRequest } from './core/summarize.js';
 import { DEFAULT_SUMMARY_INSTRUCTION } from './core/summary-instruction.js';
@@ -605,8 +605,8 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
 /** What a compaction forgets, worked out on first call: removed messages and the results pruning replaced. */
 function forgottenOf(read: Normalized, decided: Normalized, plan: Plan, summaries: readonly string[]): () => readonly LocatedIdentifier[] {
   let found: readonly LocatedIdentifier[] | null = null;
+  const itemsAt = itemsReader(read.itemsOf);
   return () => {
-    const itemsAt = itemsReader(read.itemsOf);
     found ??= inventoryOf({
       original: read.messages,
       decided: decided.messages,
@@ -780,10 +780,7 @@ function assemble<M>(
   createNote: ((text: string) => M) | undefined,
 ): M[] {
   const raws = pruned.size === 0 ? input.raws : input.raws.map((raw, k) => pruned.get(k) ?? raw);
-  const keep = new Set<number>(normalized.pinned ?? []);
-  const itemsAt = itemsReader(normalized.itemsOf);
-  for (const m of plan.kept) for (const item of itemsAt(m)) keep.add(item);
-  const order = [...keep].sort((a, b) => a - b);
+  const order = writtenItems(plan, normalized);
   const noteBefore = noteBeforeItem(plan, normalized);
   let note: unknown = plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: input.items });
   let edited: ReadonlyMap<number, string> | undefined;

@@ -24,7 +24,7 @@ import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
 import { createCounter, type CounterOptions, type TokenizerName } from './tokens/index.js';
 import { inspectedConversation, type InspectedConversation, type Inspection } from './outcome/inspection.js';
-import { noteBeforeItem, outcomeOf, type ConversationOutcome, type OutcomeSettings, type Planned } from './outcome/outcome.js';
+import { noteBeforeItem, outcomeOf, writtenItems, type ConversationOutcome, type OutcomeSettings, type Planned } from './outcome/outcome.js';
 
 // What the command line needs of the core and the formats comes through here.
 export { noteTemplate } from './core/compact.js';
@@ -348,10 +348,7 @@ export function writeSlot(
   const rawAt = elementReader(slot.raws);
   const raws = pruned === undefined || pruned.size === 0 ? slot.raws : lazyList(slot.raws.length, (k) => pruned.get(k) ?? rawAt(k));
   if (output !== undefined) return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
-  const keep = new Set<number>(normalized.pinned ?? []);
-  const itemsAt = itemsReader(normalized.itemsOf);
-  for (const m of plan.kept) for (const item of itemsAt(m)) keep.add(item);
-  const order = [...keep].sort((a, b) => a - b);
+  const order = writtenItems(plan, normalized);
   const noteBefore = noteBeforeItem(plan, normalized);
   let noteValue: unknown =
     plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: slot.items });

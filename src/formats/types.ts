@@ -197,7 +197,6 @@ export function itemsReader(itemsOf: Normalized['itemsOf']): (message: number) =
 }
 
 /** A plain-object guard that does not trust prototypes. */
-
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

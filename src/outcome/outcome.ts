@@ -259,6 +259,14 @@ function messageCounts(c: Planned): MessageCounts {
   return { before, after: before - removed + (c.plan.noteText !== null ? 1 : 0), removed };
 }
 
+/** The items a plan writes, each once, in the file's order: those of its kept messages and those of no message. */
+export function writtenItems(plan: Pick<Plan, 'kept'>, normalized: Pick<Normalized, 'itemsOf' | 'pinned'>): number[] {
+  const written = new Set<number>(normalized.pinned ?? []);
+  const itemsAt = itemsReader(normalized.itemsOf);
+  for (const m of plan.kept) for (const k of itemsAt(m)) written.add(k);
+  return [...written].sort((a, b) => a - b);
+}
+
 /** The items these messages stand for, each once, in the file's order. */
 export function itemsOfAll(itemsOf: Normalized['itemsOf'], messages: readonly number[]): number[] {
   const itemsAt = itemsReader(itemsOf);
@@ -329,9 +337,7 @@ export function noteBeforeItem(plan: Plan, normalized: Pick<Normalized, 'itemsOf
  */
 export function notePlacement(plan: Plan, normalized: Pick<Normalized, 'itemsOf' | 'pinned'>): number | null {
   if (plan.noteText === null || plan.noteIndex === null) return null;
-  const written = new Set<number>(normalized.pinned ?? []);
-  const itemsAt = itemsReader(normalized.itemsOf);
-  for (const m of plan.kept) for (const k of itemsAt(m)) written.add(k);
+  const written = writtenItems(plan, normalized);
   const before = noteBeforeItem(plan, normalized);
   let index = 0;
   for (const k of written) if (k < before) index++;
