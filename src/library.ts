@@ -1,4 +1,5 @@
 import { noteTemplate, planCompaction, type Plan } from './core/compact.js';
+import { hookThresholds } from './core/hook.js';
 import { noteTemplateProblem } from './core/note.js';
 import { parseJson } from './core/json-value.js';
 import { elementReader, lazyList } from './core/lazy-list.js';
@@ -394,7 +395,7 @@ function checkSystem(system: unknown): void {
   }
 }
 
-/** The thresholds of `contextWindow`, in exact decimal arithmetic (0.7 of 300 is 210, not 210.00000000000003). */
+/** The thresholds of `contextWindow`, in doubles as Haystack's hook computes them (see `hookThresholds`). */
 function windowOf(options: CompactorOptions): WindowThresholds | null {
   if (options.contextWindow === undefined) {
     const stray = options.compactAt !== undefined ? 'compactAt' : options.compactTo !== undefined ? 'compactTo' : null;
@@ -404,30 +405,18 @@ function windowOf(options: CompactorOptions): WindowThresholds | null {
   if (options.target !== undefined) throw new UsageError('target and contextWindow both set the budget: give one');
   const tokens = options.contextWindow;
   if (!Number.isSafeInteger(tokens) || tokens < 1) throw new UsageError(`contextWindow must be a whole number of at least 1, got ${shown(tokens)}`);
-  const at = decimal('compactAt', options.compactAt ?? DEFAULT_COMPACT_AT);
-  const to = decimal('compactTo', options.compactTo ?? DEFAULT_COMPACT_TO);
-  if (to.n * at.d >= at.n * to.d) throw new UsageError(`compactTo (${options.compactTo ?? DEFAULT_COMPACT_TO}) must be below compactAt (${options.compactAt ?? DEFAULT_COMPACT_AT})`);
-  const scaled = (f: { n: bigint; d: bigint }): { floor: bigint; exact: boolean } => {
-    const product = BigInt(tokens) * f.n;
-    return { floor: product / f.d, exact: product % f.d === 0n };
-  };
-  const trigger = scaled(at);
-  const target = Number(scaled(to).floor);
-  if (target < 1) throw new UsageError(`compactTo ${options.compactTo ?? DEFAULT_COMPACT_TO} of a ${tokens}-token window is less than one token`);
-  return { trigger: Number(trigger.exact ? trigger.floor : trigger.floor + 1n), target };
+  const at = share('compactAt', options.compactAt ?? DEFAULT_COMPACT_AT);
+  const to = share('compactTo', options.compactTo ?? DEFAULT_COMPACT_TO);
+  if (!(to < at)) throw new UsageError(`compactTo (${to}) must be below compactAt (${at})`);
+  const { trigger, target } = hookThresholds(tokens, at, to);
+  if (target < 1) throw new UsageError(`compactTo ${to} of a ${tokens}-token window is less than one token`);
+  return { trigger, target };
 }
 
-/** A share in (0, 1] as the exact decimal its shortest spelling says. */
-function decimal(name: string, value: number): { n: bigint; d: bigint } {
+/** A share in (0, 1], as given. */
+function share(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1) throw new UsageError(`${name} must be a number above 0 and at most 1, got ${shown(value)}`);
-  const [mantissa = '0', exponent = '0'] = String(value).split('e');
-  const [whole = '0', fraction = ''] = mantissa.split('.');
-  let n = BigInt(whole + fraction);
-  let d = 10n ** BigInt(fraction.length);
-  const e = Number(exponent);
-  if (e > 0) n *= 10n ** BigInt(e);
-  else d *= 10n ** BigInt(-e);
-  return { n, d };
+  return value;
 }
 
 /** A message as the adapters read it: its JSON text and that text parsed, as a file of the messages would give them. */

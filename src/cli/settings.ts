@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { UsageError } from '../errors.js';
+import { hookThresholds } from '../core/hook.js';
 import { noteTemplateProblem } from '../core/note.js';
 import { STRATEGIES, type StrategyName, type WindowThresholds } from '../pipeline.js';
 import { isTokenizerName, parseCounterOptions, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from '../tokens/index.js';
@@ -185,17 +186,6 @@ export function parseFraction(name: string, raw: string): Fraction {
   return { text, numerator, denominator, value: Number(numerator) / Number(denominator) };
 }
 
-/** a < b for fractions. */
-function isBelow(a: Fraction, b: Fraction): boolean {
-  return a.numerator * b.denominator < b.numerator * a.denominator;
-}
-
-/** window × fraction, rounded up or down, in exact integer arithmetic. */
-function scale(window: number, f: Fraction, round: 'up' | 'down'): number {
-  const product = BigInt(window) * f.numerator;
-  const q = product / f.denominator;
-  return Number(round === 'up' && q * f.denominator !== product ? q + 1n : q);
-}
 
 /**
  * Checks the threshold options: `0 < compact-to < compact-at <= 1` and a positive window, each refusal
@@ -213,21 +203,21 @@ export function resolveWindow(flags: CompactFlags): WindowSettings | null {
   const tokens = parseTokens('--context-window', flags.contextWindow, 1);
   const compactAt = parseFraction('--compact-at', flags.compactAt ?? DEFAULT_COMPACT_AT);
   const compactTo = parseFraction('--compact-to', flags.compactTo ?? DEFAULT_COMPACT_TO);
-  if (compactAt.numerator === 0n) throw new UsageError(`--compact-at must be above 0, got ${compactAt.text}: at 0 every file, even an empty one, would be compacted`);
-  if (compactAt.numerator > compactAt.denominator) {
+  if (compactAt.value <= 0) throw new UsageError(`--compact-at must be above 0, got ${compactAt.text}: at 0 every file, even an empty one, would be compacted`);
+  if (compactAt.value > 1) {
     throw new UsageError(`--compact-at must be at most 1, got ${compactAt.text}: a transcript larger than its context window no longer fits it, so waiting that long is too late`);
   }
-  if (compactTo.numerator === 0n) throw new UsageError(`--compact-to must be above 0, got ${compactTo.text}: nothing of a conversation fits in 0 tokens`);
-  if (!isBelow(compactTo, compactAt)) {
+  if (compactTo.value <= 0) throw new UsageError(`--compact-to must be above 0, got ${compactTo.text}: nothing of a conversation fits in 0 tokens`);
+  if (!(compactTo.value < compactAt.value)) {
     throw new UsageError(
       `--compact-to (${compactTo.text}) must be below --compact-at (${compactAt.text}): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again`,
     );
   }
-  const target = scale(tokens, compactTo, 'down');
+  const { trigger, target } = hookThresholds(tokens, compactAt.value, compactTo.value);
   if (target < 1) {
     throw new UsageError(`--compact-to ${compactTo.text} of a ${tokens}-token window is less than one token: nothing would fit; raise --compact-to or --context-window`);
   }
-  return { tokens, compactAt, compactTo, trigger: scale(tokens, compactAt, 'up'), target };
+  return { tokens, compactAt, compactTo, trigger, target };
 }
 
 /** Parses `--shard i/n` (1-based, like jest and playwright). */

@@ -24,7 +24,7 @@ export function percent(share: number): string {
   return `${Number((share * 100).toPrecision(12))}%`;
 }
 
-/** `below the threshold 210 (70% of 300)`: the compact-at threshold a file stayed under. */
+/** `below the threshold 211 (70% of 300)`: the compact-at threshold a file stayed under. */
 export function thresholdText(window: WindowSettings): string {
   return `below the threshold ${formatCount(window.trigger)} (${percent(window.compactAt.value)} of ${formatCount(window.tokens)})`;
 }

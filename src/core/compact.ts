@@ -76,6 +76,56 @@ export function isEarlierNote(message: Message): boolean {
   return message.role === 'user' && message.compaction === SLIDING_WINDOW;
 }
 
+/**
+ * Whether the message at `index` is an earlier sliding-window note: marked as one, or the text of a literal template
+ * (one without `{num_removed}`) where a note can stand (see `notesByText`).
+ */
+export function isEarlierNoteAt(messages: readonly Message[], index: number, structure: Pick<Structure, 'notes'>): boolean {
+  return structure.notes.has(index) || isEarlierNote(messages[index] as Message);
+}
+
+const NO_NOTES: ReadonlySet<number> = new Set();
+
+/** Whether compaction made the message at `index`, for the structure: marked so, or a note found by its text. */
+function isMade(message: Message, index: number, notes: ReadonlySet<number>): boolean {
+  return message.compaction !== undefined || notes.has(index);
+}
+
+/**
+ * The notes of a literal template (one without `{num_removed}`), found by their exact text (`Message.exactNote`)
+ * where the window writes a note: in the run of user messages right after the leading instructions, before its
+ * second real user message (a note follows the instructions when history went, or the task right after them when
+ * steps went). Such a text is never the current task: when every real user message would be a note, the latest of
+ * them is the task.
+ * @param messages the conversation
+ * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
+ * @returns the indices of those notes, ascending
+ */
+export function notesByText(messages: readonly Message[], systemEnd: number): ReadonlySet<number> {
+  let found: number[] | null = null;
+  let real = 0;
+  for (let i = systemEnd; i < messages.length; i++) {
+    const m = messages[i] as Message;
+    if (m.compaction !== undefined) continue;
+    if (m.role !== 'user') break;
+    if (m.exactNote === true) (found ??= []).push(i);
+    else if (++real > 1) break;
+  }
+  if (found === null) return NO_NOTES;
+  if (!hasRealUserAfter(messages, systemEnd, found)) found.pop();
+  return found.length === 0 ? NO_NOTES : new Set(found);
+}
+
+/** Whether a user message compaction did not make, and not among `notes`, stands anywhere after `start`. */
+function hasRealUserAfter(messages: readonly Message[], start: number, notes: readonly number[]): boolean {
+  const taken = new Set(notes);
+  for (let i = messages.length - 1; i >= start; i--) {
+    const m = messages[i] as Message;
+    if (m.role === 'user' && m.compaction === undefined && !taken.has(i)) return true;
+  }
+  return false;
+}
+
 /** End of the unbroken run of leading system messages that compaction did not make. */
 export function leadingSystemEnd(messages: readonly Message[]): number {
   let i = 0;
@@ -84,10 +134,10 @@ export function leadingSystemEnd(messages: readonly Message[]): number {
 }
 
 /** Index of the latest user message compaction did not make: the current task. */
-export function taskIndex(messages: readonly Message[]): number | null {
+export function taskIndex(messages: readonly Message[], notes: ReadonlySet<number> = NO_NOTES): number | null {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as Message;
-    if (m.role === 'user' && m.compaction === undefined) return i;
+    if (m.role === 'user' && !isMade(m, i, notes)) return i;
   }
   return null;
 }
@@ -104,13 +154,13 @@ export function taskIndex(messages: readonly Message[]): number | null {
  * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
  * @returns the indices, ending with `task`; notes between them are not among them
  */
-export function taskRun(messages: readonly Message[], task: number, systemEnd: number): number[] {
+export function taskRun(messages: readonly Message[], task: number, systemEnd: number, notes: ReadonlySet<number> = NO_NOTES): number[] {
   if (messages[task]?.couldBeNote !== true) return [task];
   const run: number[] = [];
   for (let i = systemEnd; i < task; i++) {
     const m = messages[i] as Message;
     if (m.role !== 'user') return [task];
-    if (m.compaction !== undefined) continue;
+    if (isMade(m, i, notes)) continue;
     if (run.length > 0 && m.couldBeNote !== true) return [task];
     run.push(i);
   }
@@ -136,11 +186,11 @@ export function stepSpans(messages: readonly Message[], start: number): Array<[n
 }
 
 /** Historical turns in [start, end): each real user message up to the next one. */
-export function turnSpans(messages: readonly Message[], start: number, end: number): Array<[number, number]> {
+export function turnSpans(messages: readonly Message[], start: number, end: number, notes: ReadonlySet<number> = NO_NOTES): Array<[number, number]> {
   const starts: number[] = [];
   for (let i = start; i < end; i++) {
     const m = messages[i] as Message;
-    if (m.role === 'user' && m.compaction === undefined) starts.push(i);
+    if (m.role === 'user' && !isMade(m, i, notes)) starts.push(i);
   }
   return starts.map((s, k) => [s, starts[k + 1] ?? end]);
 }
@@ -153,16 +203,19 @@ export interface Structure {
   readonly taskRun: readonly number[];
   readonly turns: ReadonlyArray<readonly [number, number]>;
   readonly steps: ReadonlyArray<readonly [number, number]>;
+  /** Notes of a literal template, found by their text where a note can stand (see `notesByText`). */
+  readonly notes: ReadonlySet<number>;
 }
 
 /** Cuts a conversation into leading instructions, historical turns, the task and its steps. */
 export function analyze(messages: readonly Message[]): Structure {
   const systemEnd = leadingSystemEnd(messages);
-  const task = taskIndex(messages);
-  const run = task === null ? [] : taskRun(messages, task, systemEnd);
+  const notes = notesByText(messages, systemEnd);
+  const task = taskIndex(messages, notes);
+  const run = task === null ? [] : taskRun(messages, task, systemEnd, notes);
   const steps = stepSpans(messages, task === null ? systemEnd : task + 1);
-  const turns = turnSpans(messages, systemEnd, run[0] ?? systemEnd);
-  return { systemEnd, task, taskRun: run, turns, steps };
+  const turns = turnSpans(messages, systemEnd, run[0] ?? systemEnd, notes);
+  return { systemEnd, task, taskRun: run, turns, steps, notes };
 }
 
 /** Renders each message at most once and measures groups of them. */
@@ -297,7 +350,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   if (removed.length === 0) {
     return unchangedPlan(messages, meter, structure, turnGroups, stepGroups, whole, target, 'nothing-removed', exhaustive);
   }
-  if (template !== null && removed.every((i) => isEarlierNote(messages[i] as Message))) {
+  if (template !== null && removed.every((i) => isEarlierNoteAt(messages, i, structure))) {
     return unchangedPlan(messages, meter, structure, turnGroups, stepGroups, whole, target, 'only-notes', exhaustive);
   }
 
@@ -348,7 +401,7 @@ function checkMinKeepSteps(minKeepSteps: number): void {
 /** The message indices of each turn (earlier notes left out: they are never kept as history) and of each step. */
 function groupsOf(messages: readonly Message[], structure: Structure): { turnGroups: number[][]; stepGroups: number[][] } {
   return {
-    turnGroups: structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNote(messages[i] as Message))),
+    turnGroups: structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNoteAt(messages, i, structure))),
     stepGroups: structure.steps.map(([s, e]) => range(s, e)),
   };
 }

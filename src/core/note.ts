@@ -75,32 +75,30 @@ function isAsciiDigit(c: number): boolean {
 }
 
 /**
- * Why a template cannot make notes a later run recognises, or null when it can. Every note must carry a number where
- * `{num_removed}` stands and some text of its own: that form is how a run with another template still tells an
- * earlier note from the task (see `looksLikeSomeNote`), and a template of nothing but the number would take a user's
- * "3" for a note.
+ * Why a template cannot make notes a later run recognises, or null when it can. A note needs some text of its own
+ * (letters or punctuation): a template of nothing but the number would take a user's "3" for a note. A template
+ * without `{num_removed}` is used as written, as Haystack documents; its notes are recognised by their exact text
+ * where a note can stand (see `notesByText` in compact.ts).
  * @param template the template, as given
  * @returns the problem in a few words, or null
  */
 export function noteTemplateProblem(template: string): string | null {
-  if (!template.includes(NUM_REMOVED)) return 'needs {num_removed}, so a later run can tell its notes from messages people wrote';
   if (!hasTextOfItsOwn(template.split(NUM_REMOVED).join(''))) return 'needs text besides {num_removed} (letters or punctuation), so a later run can tell its notes from messages people wrote';
   return null;
 }
 
+/** Whether a template is used as written: it has no `{num_removed}` to fill in. */
+export function isLiteralTemplate(template: string): boolean {
+  return !template.includes(NUM_REMOVED);
+}
+
 /**
- * Whether a text has the form some valid template gives: a run of ASCII digits (the count) and text of its own. A
- * message without it cannot be a note, whatever template wrote it.
+ * Whether a text has the form some valid template gives: text of its own (not only digits and white space), with or
+ * without a count, since a template may be used as written. A message without it cannot be a note, whatever template
+ * wrote it.
  */
 export function looksLikeSomeNote(text: string): boolean {
-  let digit = false;
-  let own = false;
-  for (let i = 0; i < text.length && !(digit && own); i++) {
-    const c = text.charCodeAt(i);
-    if (isAsciiDigit(c)) digit = true;
-    else if (!isSpace(c)) own = true;
-  }
-  return digit && own;
+  return hasTextOfItsOwn(text);
 }
 
 function hasTextOfItsOwn(literal: string): boolean {
@@ -115,23 +113,28 @@ function isSpace(c: number): boolean {
   return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0xfeff || c === 0x2028 || c === 0x2029 || (c >= 0x2000 && c <= 0x200a) || c === 0x1680 || c === 0x202f || c === 0x205f || c === 0x3000;
 }
 
+const EXACT_NOTE: NoteMarks = Object.freeze({ exactNote: true });
+
 /** How a user message's text marks it for the decision (see `noteMarks`). */
 export interface NoteMarks {
   readonly compaction?: typeof SLIDING_WINDOW | typeof SUMMARIZATION;
   readonly couldBeNote?: true;
+  readonly exactNote?: true;
 }
 
 /**
  * Marks a user message by the text a note of its format would carry: an earlier note when the active or the default
  * template wrote it; an earlier summary when `<conversation_summary>` wraps it; otherwise, when it is shaped exactly as
  * its format writes a note and its text has the form every template gives (`looksLikeSomeNote`), a message that could
- * be a note another template wrote (see `Message.couldBeNote`).
+ * be a note another template wrote (see `Message.couldBeNote`). The exact text of a template without `{num_removed}`
+ * is marked `exactNote`: whether it is a note depends on where it stands (see `Message.exactNote`).
  * @param text that text, or null when the message has none
  * @param template the active template, or null when notes are off
  * @param noteShaped whether the message has nothing a note of its format lacks (formats that cannot tell say true)
  */
 export function noteMarks(text: string | null, template: string | null, noteShaped = true): NoteMarks {
   if (text === null) return {};
+  if (template !== null && text === template && isLiteralTemplate(template)) return noteShaped ? EXACT_NOTE : {};
   if (isEarlierNoteText(text, template)) return { compaction: SLIDING_WINDOW };
   // Formats without metadata recognise a summary by its wrapper (Haystack files by their meta).
   if (isSummaryText(text)) return { compaction: SUMMARIZATION };

@@ -346,6 +346,7 @@ class DeferredMessage implements Message {
   readonly role: Message['role'];
   declare readonly weight?: number;
   declare readonly couldBeNote?: boolean;
+  declare readonly exactNote?: boolean;
 
   constructor(
     original: Message,
@@ -355,6 +356,7 @@ class DeferredMessage implements Message {
     this.role = original.role;
     if (original.weight !== undefined) (this as { weight?: number }).weight = original.weight;
     if (original.couldBeNote !== undefined) (this as { couldBeNote?: boolean }).couldBeNote = original.couldBeNote;
+    if (original.exactNote !== undefined) (this as { exactNote?: boolean }).exactNote = original.exactNote;
   }
 
   get compaction(): string | undefined {

@@ -9,11 +9,12 @@ export function contentOf(message: Message): Content {
  * A message's role and marks, without its content or sketch: what a strategy keeps of a message it rewrites (read
  * through getters where a message has them, so a class instance gives them as a plain object would).
  */
-export function marksOf(message: Message): Pick<Message, 'role' | 'weight' | 'couldBeNote' | 'compaction' | 'offloaded' | 'fixed'> {
+export function marksOf(message: Message): Pick<Message, 'role' | 'weight' | 'couldBeNote' | 'exactNote' | 'compaction' | 'offloaded' | 'fixed'> {
   return {
     role: message.role,
     ...(message.weight === undefined ? {} : { weight: message.weight }),
     ...(message.couldBeNote === undefined ? {} : { couldBeNote: message.couldBeNote }),
+    ...(message.exactNote === undefined ? {} : { exactNote: message.exactNote }),
     ...(message.compaction === undefined ? {} : { compaction: message.compaction }),
     ...(message.offloaded === undefined ? {} : { offloaded: message.offloaded }),
     ...(message.fixed === undefined ? {} : { fixed: message.fixed }),

@@ -1,5 +1,5 @@
 // The rules this module decides by: docs/strategy.md#summarize (Haystack's SummarizationCompactor).
-import { leadingSystemEnd, stepSpans, taskIndex, taskRun, turnSpans } from './compact.js';
+import { leadingSystemEnd, notesByText, stepSpans, taskIndex, taskRun, turnSpans } from './compact.js';
 import { lazyList } from './lazy-list.js';
 import { retentionFailure, retentionOf, type Retention } from './retention.js';
 import { contentOf, filePlaceholder, renderMessage, textContent } from './render.js';
@@ -180,15 +180,16 @@ export function nextSummary(messages: readonly Message[], counter: TokenCounter,
   const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
   const meter = meterOf(counter);
   const systemEnd = leadingSystemEnd(messages);
-  const task = taskIndex(messages);
+  const notes = notesByText(messages, systemEnd);
+  const task = taskIndex(messages, notes);
   // The task is the window's task run: a note another template wrote after the task keeps the task with it
   // (docs/strategy.md, "A change of note template"), so neither is ever summarized away.
-  const historyEnd = task === null ? systemEnd : (taskRun(messages, task, systemEnd)[0] as number);
+  const historyEnd = task === null ? systemEnd : (taskRun(messages, task, systemEnd, notes)[0] as number);
   const taskStart = task === null ? systemEnd : task + 1;
   const pick = (groups: readonly (readonly number[])[]): number[] => groupsToSummarize(messages, groups, options.target, summaryTokens, meter);
 
   // Tier 1: each group is anchored by a real user message; earlier summaries inside a turn go with it.
-  const turns = turnSpans(messages, systemEnd, historyEnd).map(([s, e]) => range(s, e));
+  const turns = turnSpans(messages, systemEnd, historyEnd, notes).map(([s, e]) => range(s, e));
   if (turns.length > 0) return { tier: 'historical_turns', indices: pick(turns) };
 
   // Tier 2: history is only summaries; combining one would only rewrite it, so at least two.

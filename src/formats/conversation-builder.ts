@@ -11,6 +11,7 @@ export interface Entry {
   readonly role: Role;
   readonly compaction?: string | undefined;
   readonly couldBeNote?: boolean | undefined;
+  readonly exactNote?: boolean | undefined;
   /** Results that cannot be rewritten on their own (see Message.fixed). */
   readonly fixed?: boolean | undefined;
   readonly content: Content | (() => Content);
@@ -48,6 +49,7 @@ export class ConversationBuilder {
       role: e.role,
       compaction: e.compaction,
       couldBeNote: e.couldBeNote,
+      ...(e.exactNote === true ? { exactNote: true } : {}),
       ...(e.fixed === true ? { fixed: true } : {}),
       content: e.content,
       weight: e.items.length === 1 ? undefined : e.items.length,

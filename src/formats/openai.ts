@@ -237,6 +237,7 @@ class ChatMessage implements Message {
     readonly role: Role,
     readonly compaction: string | undefined,
     readonly couldBeNote: boolean,
+    readonly exactNote: boolean,
     private readonly raws: readonly string[],
     private readonly index: number,
     /** For a tool result: the name of the call it answers. */
@@ -270,7 +271,7 @@ class ChatMessage implements Message {
 }
 
 /** The marks of a message that is no user's text (shared: a long file has many). */
-const NO_MARKS: { readonly compaction?: string; readonly couldBeNote?: boolean } = Object.freeze({});
+const NO_MARKS: { readonly compaction?: string; readonly couldBeNote?: boolean; readonly exactNote?: boolean } = Object.freeze({});
 
 /** The name of the first call a result answers whose name is known. */
 function answeredName(item: Record<string, unknown>, callNames: ReadonlyMap<string, string>): string | undefined {
@@ -314,7 +315,7 @@ export const openai: FormatAdapter = {
       const ownName = typeof legacyName === 'string' ? legacyName : '';
       // The name of the call this result answers, looked up now: ids may be reused later in the file.
       const resultName = role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames) ?? ownName);
-      return new ChatMessage(role, marks.compaction, marks.couldBeNote === true, raws, k, resultName, input.items);
+      return new ChatMessage(role, marks.compaction, marks.couldBeNote === true, marks.exactNote === true, raws, k, resultName, input.items);
     });
     return { messages, itemsOf: oneItemEach(messages.length) };
   },

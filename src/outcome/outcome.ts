@@ -1,4 +1,4 @@
-import { analyze, isEarlierNote, type Group, type GroupKind, type Plan } from '../core/compact.js';
+import { analyze, isEarlierNoteAt, type Group, type GroupKind, type Plan } from '../core/compact.js';
 import { renderMessage, textContent } from '../core/render.js';
 import { lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
@@ -214,7 +214,7 @@ function orphanKinds(c: Planned): (OrphanKind | null)[] {
   const firstTurn = structure.turns[0]?.[0] ?? structure.task ?? Infinity;
   return groups.map((g): OrphanKind | null => {
     if (!isRemovedOrphan(g)) return null;
-    if (isEarlierNote(messages[g.start] as Message)) return 'earlier-note';
+    if (isEarlierNoteAt(messages, g.start, structure)) return 'earlier-note';
     if (structure.task !== null && g.start > structure.task) return 'after-task';
     return g.start < firstTurn ? 'before-first-turn' : 'no-group';
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import * as o200k from 'gpt-tokenizer/encoding/o200k_base';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -62,6 +63,65 @@ async function check(file: string, args: readonly string[]): Promise<{ status: n
   return { status: run.status, record: files[0] as Record };
 }
 
+/** A file of a question, its answer and a task whose texts Haystack's approximate counter puts at `tokens` exactly. */
+function fileOfTokens(tokens: number): string {
+  const dir = tempDir();
+  const file = path.join(dir, 'sized.jsonl');
+  // "[user] " + question + "\n[assistant] " + answer + "\n[user] go": 4 characters a token, rounded down.
+  const fixed = '[user] '.length + 1 + '[assistant] '.length + 1 + '[user] go'.length;
+  const chars = tokens * 4 - fixed;
+  const first = Math.floor(chars / 2);
+  const lines = [{ role: 'user', content: 'q'.repeat(first) }, { role: 'assistant', content: 'a'.repeat(chars - first) }, { role: 'user', content: 'go' }];
+  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  return file;
+}
+
+describe('the thresholds as Haystack\'s CompactionHook computes them, in doubles', () => {
+  it('does not compact 110 tokens at window 200 and compact-at 0.55 (200 × 0.55 is 110.00000000000001)', async () => {
+    const file = fileOfTokens(110);
+    const size = (await check(file, ['--context-window', '1000000', '--tokenizer', 'approx'])).record.tokensBefore;
+    expect(size).toBe(110);
+    const at055 = await check(file, ['--context-window', '200', '--compact-at', '0.55', '--compact-to', '0.2', '--tokenizer', 'approx']);
+    expect({ status: at055.status, record: at055.record.status }).toEqual({ status: 0, record: 'unchanged' });
+    // 0.5 of 200 is 100 exactly: 110 tokens compact.
+    const at05 = await check(file, ['--context-window', '200', '--compact-at', '0.5', '--compact-to', '0.2', '--tokenizer', 'approx']);
+    expect({ status: at05.status, record: at05.record.status }).toEqual({ status: 1, record: 'compacted' });
+  });
+
+  it('aims at int(window × compact-to): 434 for window 1,500 and compact-to 0.29 (434.99999999999994)', async () => {
+    const { record } = await check(fileOfTokens(1200), ['--context-window', '1500', '--compact-to', '0.29', '--tokenizer', 'approx']);
+    expect(record.target).toBe(434);
+    const percent = await check(fileOfTokens(1200), ['--context-window', '1500', '--compact-to', '29%', '--tokenizer', 'approx']);
+    expect(percent.record.target).toBe(434);
+  });
+
+  it('decides as the hook for random windows and shares, at the size where it starts', async () => {
+    const { compactMessages } = await import('../../src/library.js');
+    const words = { name: 'chars', measure: (items: readonly { text: string }[]) => items.reduce((n, r) => n + r.text.length, 0) };
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 10, max: 5000 }), fc.integer({ min: 2, max: 100 }), fc.integer({ min: 1, max: 99 }), async (w, atPercent, toPercent) => {
+        fc.pre(toPercent < atPercent);
+        const compactAt = atPercent / 100;
+        const compactTo = toPercent / 100;
+        fc.pre(Math.trunc(w * compactTo) >= 1);
+        // The smallest size the hook compacts at: the first integer >= w * compact_at.
+        const edge = Math.ceil(w * compactAt);
+        for (const size of [edge - 1, edge]) {
+          if (size < 12) continue;
+          const text = 'x'.repeat(size - '[user] '.length);
+          const history = [{ role: 'user', content: text }];
+          const r = await compactMessages(history, { contextWindow: w, compactAt, compactTo, counter: words, note: null });
+          const rendered = r.plan.tokensBefore;
+          expect({ w, compactAt, size, rendered }).toEqual({ w, compactAt, size, rendered: size });
+          // A single user message is the task: nothing can go, so the plan says why it did not change.
+          expect({ w, compactAt, size, unchanged: r.plan.unchanged }).toEqual({ w, compactAt, size, unchanged: size >= w * compactAt ? 'nothing-removed' : 'fits' });
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe('swc compact --context-window', () => {
   it('counts the tool schemas as Haystack does: json.dumps(tools, sort_keys=True) after the messages', async () => {
     const file = requestFile();
@@ -76,8 +136,9 @@ describe('swc compact --context-window', () => {
   it('compacts a file only once its size, schemas included, reaches window × compact-at', async () => {
     const file = requestFile();
     const size = (await check(file, ['--context-window', '1000000', '--tokenizer', 'approx'])).record.tokensBefore;
-    // ceil(w × 0.7) <= size exactly when w <= size / 0.7.
-    const largest = Math.floor((size * 10) / 7);
+    // Haystack's hook compacts when size >= w * 0.7, in doubles: the largest such window.
+    let largest = Math.ceil((size * 10) / 7) + 2;
+    while (!(size >= largest * 0.7)) largest--;
     const at = await check(file, ['--context-window', String(largest), '--tokenizer', 'approx']);
     expect(at.status).toBe(1);
     expect(at.record.status).toBe('compacted');

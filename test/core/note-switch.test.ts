@@ -220,7 +220,8 @@ describe('the user messages kept as the task', () => {
       { role: 'user', content: '12 345' },
     ];
     const messages = compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, undefined).conversations[0]?.normalized.messages ?? [];
-    expect(messages.map((m) => m.couldBeNote ?? false)).toEqual([false, true, false, true, false, false, false]);
+    // Text without a count can be a note too (a template used as written); digits and white space alone cannot.
+    expect(messages.map((m) => m.couldBeNote ?? false)).toEqual([false, true, false, true, false, true, false]);
   });
 
   it('decide as Haystack when a request is written as two user messages after some history: the first is history', () => {
@@ -279,15 +280,19 @@ describe('the user messages kept as the task', () => {
 });
 
 describe('note templates', () => {
-  it('are refused without {num_removed} or without text of their own', () => {
-    for (const t of ['{num_removed}', ' {num_removed} ', '{num_removed}{num_removed}', '7{num_removed}', 'Context trimmed.', '\n{num_removed}\t']) {
+  it('are refused only without text of their own; custom text without {num_removed} is used as written', () => {
+    for (const t of ['{num_removed}', ' {num_removed} ', '{num_removed}{num_removed}', '7{num_removed}', '\n{num_removed}\t', '42', '  ']) {
       expect({ t, problem: noteTemplateProblem(t) === null }).toEqual({ t, problem: false });
     }
-    for (const t of [DEFAULT_NOTE_TEMPLATE, 'Cut {num_removed}.', '[{num_removed}]', 'é{num_removed}']) expect({ t, problem: noteTemplateProblem(t) }).toEqual({ t, problem: null });
+    for (const t of [DEFAULT_NOTE_TEMPLATE, 'Cut {num_removed}.', '[{num_removed}]', 'é{num_removed}', 'Context trimmed.', 'Some history is missing.', 'Gone: {other} x{num_removed}']) {
+      expect({ t, problem: noteTemplateProblem(t) }).toEqual({ t, problem: null });
+    }
   });
 
-  it('give notes that every run takes for possible notes, whatever template it has', () => {
-    const valid = fc.string({ unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'), minLength: 1, maxLength: 8 }).filter((t) => noteTemplateProblem(t) === null);
+  it('with {num_removed} give notes that every run takes for possible notes, whatever template it has', () => {
+    const valid = fc
+      .string({ unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'), minLength: 1, maxLength: 8 })
+      .filter((t) => t.includes('{num_removed}') && noteTemplateProblem(t) === null);
     fc.assert(
       fc.property(valid, fc.integer({ min: 1, max: 10_000 }), (template, removed) => {
         expect(looksLikeSomeNote(template.split('{num_removed}').join(String(removed)))).toBe(true);
@@ -338,5 +343,76 @@ describe('a change of note template, then summarize', () => {
       expect({ strategy, kept: out.some((m) => m.content === task.content), summarized: out.some((m) => String(m.content).includes('short summary')) }).toEqual({ strategy, kept: true, summarized: true });
     }
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('a note used as written (a template without {num_removed})', () => {
+  const LITERAL = 'Earlier context was trimmed.';
+  const literalLine = jsonl([{ role: 'user', content: LITERAL }]).trimEnd();
+
+  it('is accepted by the command line and the library and written as given', async () => {
+    const { runSwc } = await import('../helpers/run-in-process.js');
+    const { compactMessages } = await import('../../src/library.js');
+    const r = await runSwc(['compact', '-', '--tokenizer', 'approx', '--target', '110', '--note', LITERAL], { cwd: ROOT, stdin: BOOKING });
+    expect({ status: r.status, stderr: r.stderr.includes('--note') }).toEqual({ status: 0, stderr: false });
+    expect(r.stdout.trimEnd().split('\n')).toContain(literalLine);
+    const lines = BOOKING.trimEnd().split('\n').map((l) => JSON.parse(l) as object);
+    const result = await compactMessages(lines, { target: 110, tokenizer: 'approx', note: LITERAL });
+    expect(result.plan.noteText).toBe(LITERAL);
+    expect(result.messages).toContainEqual({ role: 'user', content: LITERAL });
+  });
+
+  it('is folded by a later run with the same template, wherever the window wrote it', () => {
+    // After the task (the first run cut steps), then after the instructions (history cut).
+    const first = compactText('booking.jsonl', BOOKING, 110, LITERAL).output;
+    const lines = first.trimEnd().split('\n');
+    expect(lines.indexOf(literalLine)).toBe(lines.indexOf(TASK_LINE) + 1);
+    const more = first + jsonl([{ role: 'user', content: 'And a taxi at 19:30, please.' }, { role: 'assistant', content: 'Taxi booked for 19:30.' }]);
+    const second = compactText('booking.jsonl', more, 40, LITERAL);
+    const out = second.output.trimEnd().split('\n');
+    expect(out.filter((l) => l === literalLine)).toHaveLength(1);
+    expect(out.indexOf(literalLine)).toBe(1);
+    // The earlier note is removed with the turn it stood in, and not counted as a message of its own twice.
+    expect(second.conversations[0]?.plan.removed.length).toBeGreaterThan(0);
+    const third = compactText('booking.jsonl', second.output + jsonl([{ role: 'user', content: 'Thanks!' }]), 30, LITERAL);
+    expect(third.output.trimEnd().split('\n').filter((l) => l === literalLine).length).toBeLessThanOrEqual(1);
+  });
+
+  it('is never the current task: a user who writes that text as the only request keeps it', () => {
+    const text = jsonl([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: LITERAL },
+      { role: 'assistant', content: 'A long answer about what was trimmed and why it was trimmed, at length.' },
+      { role: 'assistant', content: 'Another long answer about the trimmed context, and then some more of it.' },
+    ]);
+    const r = compactText('t.jsonl', text, 20, LITERAL);
+    expect(r.output.trimEnd().split('\n')).toContain(literalLine);
+    expect(r.conversations[0]?.normalized.messages[1]?.exactNote).toBe(true);
+    expect(r.conversations[0]?.plan.kept).toContain(1);
+  });
+
+  it('is a user message where no note can stand: deep in the history it is a turn like any other', () => {
+    const text = jsonl([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'first answer' },
+      { role: 'user', content: LITERAL },
+      { role: 'assistant', content: 'second answer' },
+      { role: 'user', content: 'the task' },
+    ]);
+    const plan = compactText('t.jsonl', text, Number.MAX_SAFE_INTEGER, LITERAL, createApproxCounter()).conversations[0]?.plan;
+    expect(plan?.groups.filter((g) => g.kind === 'turn').map((g) => g.indices)).toEqual([[1, 2], [3, 4]]);
+  });
+
+  it('is only its exact text, shaped as the format writes a note', () => {
+    const lines = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: LITERAL, name: 'someone' },
+      { role: 'user', content: `${LITERAL} ` },
+      { role: 'user', content: LITERAL },
+      { role: 'user', content: 'task' },
+    ];
+    const messages = compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, LITERAL).conversations[0]?.normalized.messages ?? [];
+    expect(messages.map((m) => m.exactNote === true)).toEqual([false, false, false, true, false]);
   });
 });

@@ -92,6 +92,30 @@ export function randomShapes(seed: number, shape: Shape): Conversation {
 }
 
 /**
+ * The conversation with an earlier run's note of a template used as written (no `{num_removed}`) where the window
+ * writes one: right after the instructions, or (`afterTask`) right after a user message that directly follows them,
+ * as a run that cut steps leaves it. The note carries Haystack's meta in the reference, and only its text in files.
+ */
+export function withLiteralNote(conversation: Conversation, text: string, afterTask: boolean): Conversation {
+  let at = 0;
+  while (at < conversation.length && conversation[at]?.role === 'system') at++;
+  const next = conversation[at];
+  if (afterTask && next?.role === 'user' && next.note !== true) at++;
+  const note: RefMessage = { role: 'user', texts: [text], images: 0, files: [], note: true };
+  return [...conversation.slice(0, at), note, ...conversation.slice(at)];
+}
+
+/**
+ * Whether a conversation has the one shape where a note of a template used as written is taken for the task on
+ * purpose (docs/strategy.md, "notes used as written"): no user message but notes, one of them that literal text.
+ */
+export function isLiteralNoteCorner(messages: readonly HMessage[], template: string | null): boolean {
+  if (template === null || template.includes('{num_removed}')) return false;
+  const users = messages.filter((m) => m.role === 'user');
+  return users.every((m) => m.meta.compaction !== undefined) && users.some((m) => m.texts.join('\n') === template);
+}
+
+/**
  * The shape for pruning and offloading: parallel results share one Anthropic or Gemini item, which Haystack's
  * pruning and offloading (one result per message) cannot hold apart.
  */
@@ -218,7 +242,7 @@ export function readBack(input: WrittenCase, outputItems: readonly unknown[], wi
 /**
  * Whether a conversation has the one shape where swc keeps more than Haystack on purpose (docs/strategy.md, "a note
  * of another template"): from the instructions to the latest real user message nothing but user messages, and that
- * message's text has a note's form (a number and text of its own), so it could be a note another template wrote.
+ * message's text has a note's form (text of its own, not only digits), so it could be a note another template wrote.
  */
 export function isNoteSwitchCorner(messages: readonly HMessage[]): boolean {
   let systemEnd = 0;
@@ -234,7 +258,7 @@ export function isNoteSwitchCorner(messages: readonly HMessage[]): boolean {
   if (task <= systemEnd) return false;
   for (let i = systemEnd; i < task; i++) if (messages[i]?.role !== 'user') return false;
   const text = (messages[task] as HMessage).texts.join('\n');
-  return /[0-9]/.test(text) && /[^0-9\s]/.test(text);
+  return /[^0-9\s]/.test(text);
 }
 
 /** The output file's items. */

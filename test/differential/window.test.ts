@@ -10,16 +10,25 @@ import { writeAiSdk } from '../helpers/ai-sdk.js';
 import type { FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { applyWindow, approximateCounter, DEFAULT_OMISSION_NOTE, slidingWindow, type HMessage, type WindowResult } from '../reference/haystack.js';
-import { ALL_FORMATS, isNoteSwitchCorner, itemsOfOutput, noteTextOf, runs, randomShapes, readBack, scratch, shapeOf, viewOf, writeCase, type WrittenCase } from './harness.js';
+import { ALL_FORMATS, isLiteralNoteCorner, withLiteralNote, isNoteSwitchCorner, itemsOfOutput, noteTextOf, runs, randomShapes, readBack, scratch, shapeOf, viewOf, writeCase, type WrittenCase } from './harness.js';
 
 const count = approximateCounter();
 const CUSTOM = 'Dropped {num_removed} older messages.';
+// Haystack's parametrised custom notes (test_omission_note_can_be_customized): a placeholder, text used as written,
+// braces of its own.
+const HAYSTACK_NOTES = { placeholder: 'Dropped {num_removed} messages.', literal: 'Some history is missing.', braces: 'Gone: {other} x{num_removed}' } as const;
 const tmp = scratch();
 afterAll(() => tmp.remove());
 
-type NoteChoice = 'default' | 'none' | 'custom';
-const templateOf = (note: NoteChoice): string | null => (note === 'default' ? DEFAULT_OMISSION_NOTE : note === 'custom' ? CUSTOM : null);
-const noteArgs = (note: NoteChoice): string[] => (note === 'default' ? [] : note === 'custom' ? ['--note', CUSTOM] : ['--no-note']);
+type NoteChoice = 'default' | 'none' | 'custom' | keyof typeof HAYSTACK_NOTES;
+const templateOf = (note: NoteChoice): string | null =>
+  note === 'default' ? DEFAULT_OMISSION_NOTE : note === 'custom' ? CUSTOM : note === 'none' ? null : HAYSTACK_NOTES[note];
+const noteArgs = (note: NoteChoice): string[] => {
+  const template = templateOf(note);
+  return note === 'default' ? [] : template === null ? ['--no-note'] : ['--note', template];
+};
+/** Where a case puts an earlier run's note of its template (the literal one is found by its text only there). */
+type Earlier = 'none' | 'after-instructions' | 'after-task';
 
 interface Case {
   readonly seed: number;
@@ -28,6 +37,7 @@ interface Case {
   readonly note: NoteChoice;
   readonly minKeepSteps: number;
   readonly perMille: number;
+  readonly earlier: Earlier;
 }
 
 const caseArb = (formats: readonly FormatName[]): fc.Arbitrary<Case> =>
@@ -35,10 +45,19 @@ const caseArb = (formats: readonly FormatName[]): fc.Arbitrary<Case> =>
     seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
     format: fc.constantFrom(...formats),
     jsonl: fc.boolean(),
-    note: fc.constantFrom<NoteChoice>('default', 'default', 'none', 'custom'),
+    note: fc.constantFrom<NoteChoice>('default', 'default', 'none', 'custom', 'placeholder', 'literal', 'literal', 'braces'),
     minKeepSteps: fc.constantFrom(0, 1, 1, 2, 3),
     perMille: fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 300, max: 1000 })),
+    earlier: fc.constantFrom<Earlier>('none', 'after-instructions', 'after-task'),
   });
+
+/** The case's conversation: random shapes, with an earlier run's note of its template where one can stand. */
+function conversationOf(k: Case, format: FormatName): ReturnType<typeof randomShapes> {
+  const conversation = randomShapes(k.seed, shapeOf(format));
+  const template = templateOf(k.note);
+  if (k.earlier === 'none' || template === null) return conversation;
+  return withLiteralNote(conversation, template.split('{num_removed}').join(String((k.seed % 40) + 1)), k.earlier === 'after-task');
+}
 
 function withNote(messages: readonly HMessage[], result: WindowResult, text: string | null): HMessage[] {
   return applyWindow(messages, { ...result, noteText: text });
@@ -48,10 +67,9 @@ describe('swc compact decides as Haystack\'s SlidingWindowCompactor', () => {
   it('on random conversations in every format, through the command line', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
-        const conversation = randomShapes(k.seed, shapeOf(k.format));
-        const c = writeCase(k.format, conversation, k.jsonl);
+        const c = writeCase(k.format, conversationOf(k, k.format), k.jsonl);
         // The one corner where swc keeps more on purpose has its own test (test/core/note-switch.test.ts).
-        fc.pre(!isNoteSwitchCorner(c.view.messages));
+        fc.pre(!isNoteSwitchCorner(c.view.messages) && !isLiteralNoteCorner(c.view.messages, templateOf(k.note)));
         const whole = count(c.view.messages);
         const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
         const template = templateOf(k.note);
@@ -85,10 +103,10 @@ describe('compactMessages decides as Haystack\'s SlidingWindowCompactor', () => 
   it('on random conversations as OpenAI chat and AI SDK message arrays', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb(['openai', 'ai-sdk' as FormatName]), async (k) => {
-        const conversation = randomShapes(k.seed, shapeOf('openai'));
+        const conversation = conversationOf(k, 'openai');
         const written = k.format === 'openai' ? writeCase('openai', conversation, true) : aiSdkCase(conversation);
         const items = written.items;
-        fc.pre(!isNoteSwitchCorner(written.view.messages));
+        fc.pre(!isNoteSwitchCorner(written.view.messages) && !isLiteralNoteCorner(written.view.messages, templateOf(k.note)));
         const whole = count(written.view.messages);
         const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
         const template = templateOf(k.note);
@@ -124,15 +142,15 @@ describe('a batch run decides as Haystack\'s SlidingWindowCompactor for every fi
       fc.asyncProperty(
         fc.array(caseArb(ALL_FORMATS), { minLength: 10, maxLength: 25 }),
         fc.integer({ min: 50, max: 3000 }),
-        fc.constantFrom<NoteChoice>('default', 'none', 'custom'),
+        fc.constantFrom<NoteChoice>('default', 'none', 'custom', 'literal', 'braces'),
         fc.constantFrom(0, 1, 2),
         async (cases, target, note, minKeepSteps) => {
           const dir = `batch-${batch++}`;
           const written = cases.map((k, n) => {
-            const c = writeCase(k.format, randomShapes(k.seed, shapeOf(k.format)), k.jsonl);
+            const c = writeCase(k.format, conversationOf({ ...k, note }, k.format), k.jsonl);
             return { k, c, file: tmp.write(`${dir}-in-${n}-${c.name}`, c.text), name: `${dir}-in-${n}-${c.name}` };
           });
-          const inputs = written.filter((w) => !isNoteSwitchCorner(w.c.view.messages));
+          const inputs = written.filter((w) => !isNoteSwitchCorner(w.c.view.messages) && !isLiteralNoteCorner(w.c.view.messages, templateOf(note)));
           fc.pre(inputs.length > 0);
           const r = await runSwc(['compact', ...inputs.map((w) => w.name), '--out-dir', `${dir}-out`, '--jobs', '2', '--tokenizer', 'approx', '-t', String(target), '-k', String(minKeepSteps), ...noteArgs(note), '-q'], { cwd: tmp.dir });
           expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });

@@ -30,7 +30,7 @@ const BAD: ReadonlyArray<readonly [keyof CompactorOptions, unknown, Record<strin
   ['note', 42, { target: 10 }, /^note must be a string, a template .*, or null or '' for no note, got 42/],
   ['note', false, { target: 10 }, /^note must be a string, .*, got false/],
   ['note', ['Dropped {num_removed}.'], { target: 10 }, /^note must be a string, .*, got an array/],
-  ['note', 'Some messages were dropped.', { target: 10 }, /^note needs \{num_removed\}/],
+  ['note', '{num_removed}', { target: 10 }, /^note needs text besides \{num_removed\}/],
   ['createNote', 'HumanMessage', { target: 10 }, /^createNote must be a function .*, got "HumanMessage"/],
   ['tokenizer', 42, { target: 10 }, /^unknown tokenizer 42 \(choose one of: o200k_base, /],
   ['tokenizer', 'gpt-4o', { target: 10 }, /^unknown tokenizer "gpt-4o"/],
