@@ -11,7 +11,7 @@ import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
 import { inventoryOf, type LocatedIdentifier } from './outcome/forgotten.js';
 import { noteBeforeItem, writtenItems } from './outcome/outcome.js';
-import { chooseFormat, decideChain, planWithThresholds, STRATEGIES, type OutputEntry, type StrategyName, type SummarizedConversation, type WindowThresholds } from './pipeline.js';
+import { chooseFormat, decideChain, EXACT_COUNT_UP_TO, planWithThresholds, STRATEGIES, type OutputEntry, type StrategyName, type SummarizedConversation, type WindowThresholds } from './pipeline.js';
 import { DEFAULT_SUMMARY_TOKENS, type SummaryAnswer, type SummaryRequest } from './core/summarize.js';
 import { DEFAULT_SUMMARY_INSTRUCTION } from './core/summary-instruction.js';
 import { itemsReader, makeSummaryItem } from './formats/types.js';
@@ -558,7 +558,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       if (options.strict === true && failure !== undefined && failure !== null) throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason}`, 'messages');
       const extra = summarized === undefined ? {} : { summarized };
       // Estimated on the messages as read: a chain may have pruned kept ones.
-      plan = withEstimatedBefore(plan, normalized, remembering);
+      plan = withEstimatedBefore(plan, normalized, remembering, () => isWithin(raws, EXACT_COUNT_UP_TO));
       const forgotten = forgottenOf(normalized, decided, plan, (summarized?.summaries ?? []).map((x) => x.text));
       if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra };
       const out =
@@ -585,7 +585,13 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
     },
     async compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>> {
       if (summarize === undefined || !checked.strategies.includes('summarize')) return compactWith(messages, null);
-      const done = await withReplies((answer) => compactWith(messages, answer), async (request) => ({ text: await summarize({ system: request.system, user: request.user }) }));
+      // The conversation as it was when the call began: a caller that changes its array while a summary is awaited
+      // gets the compaction of what it passed, never of messages added since.
+      const snapshot = [...messages];
+      const done = await withReplies(
+        (answer) => compactWith(snapshot, answer),
+        async (request) => ({ text: summaryTextOf(await summarize({ system: request.system, user: request.user })) }),
+      );
       return done.value;
     },
   };
@@ -660,12 +666,22 @@ function assembleEntries<M>(
  * the command line's `≈`: the kept messages' exact tokens as they were read plus an estimate of the removed ones, never below the decision's own lower bound. Worked out the first time it is read: a loop that never
  * reads it never pays for it.
  */
-function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenCounter): Plan {
+function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenCounter, small: () => boolean): Plan {
   if (plan.tokensBeforeExact) return plan;
   let tokensBefore: number | null = null;
+  let exact: boolean | null = null;
+  const { messages } = normalized;
   return {
     ...plan,
+    // Counted exactly up to the size the command line counts exactly (EXACT_COUNT_UP_TO), estimated above.
+    get tokensBeforeExact(): boolean {
+      exact ??= small();
+      return exact;
+    },
     get tokensBefore(): number {
+      if (tokensBefore === null && this.tokensBeforeExact) {
+        tokensBefore = counter.measure(lazyList(messages.length, (k) => renderMessage(messages[k] as Message)));
+      }
       if (tokensBefore === null) {
         // The kept messages as they were read (a chain may have pruned or offloaded some of them), counted exactly.
         const kept = plan.kept.length === 0 ? 0 : counter.measure(lazyList(plan.kept.length, (k) => renderMessage(normalized.messages[plan.kept[k] as number] as Message)));
@@ -674,6 +690,23 @@ function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenC
       return tokensBefore;
     },
   };
+}
+
+/**
+ * The summary a `summarize` callback gave: a string, or a failed call naming what it returned instead (an AI SDK
+ * result object is the most common slip: its summary is its `.text`).
+ */
+function summaryTextOf(reply: unknown): string {
+  if (typeof reply === 'string') return reply;
+  const hint = reply !== null && typeof reply === 'object' && typeof (reply as { text?: unknown }).text === 'string' ? ' (return its .text)' : '';
+  throw new Error(`the summarize callback returned ${shown(reply)}, not the summary's text as a string${hint}`);
+}
+
+/** Whether texts add up to at most `limit` characters. */
+function isWithin(texts: readonly string[], limit: number): boolean {
+  let total = 0;
+  for (const t of texts) if ((total += t.length) > limit) return false;
+  return true;
 }
 
 /** Rendered characters of removed messages counted exactly for an estimate: about 16,000 tokens. */

@@ -512,7 +512,9 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
 
   if (summary !== null && !settings.quiet) report(usageLine(usage, summary.summarizer === null, summary.summaryTokens));
   const totals = totalsOf(records);
-  let code: number = totals.failed > 0 ? EXIT.error : settings.check && totals.compacted > 0 ? EXIT.changesNeeded : EXIT.ok;
+  // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
+  const failedCalls = summary === null || summary.summarizer === null ? 0 : usage.failed;
+  let code: number = totals.failed > 0 ? EXIT.error : failedCalls > 0 ? EXIT.summaryFailed : settings.check && totals.compacted > 0 ? EXIT.changesNeeded : EXIT.ok;
   const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
   const end: RunEnd = { records, totals, seconds: (performance.now() - started) / 1000, shard };
   for (const name of reporters) {

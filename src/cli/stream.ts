@@ -48,14 +48,15 @@ export async function compactInput(input: string, compactor: FileCompactor, io: 
 }
 
 /** Reads one input and summarizes it, saying what the model calls cost and which rounds failed. */
-async function summarizeInput(input: string, summarizing: SummarizingCompactor, summary: SummarySource, settings: CompactSettings, io: CliIo, report: (line: string) => void, shown: string, home?: string): Promise<FileResult> {
+async function summarizeInput(input: string, summarizing: SummarizingCompactor, summary: SummarySource, settings: CompactSettings, io: CliIo, report: (line: string) => void, shown: string, home?: string): Promise<{ result: FileResult; failedCalls: number }> {
   const { StrictSummaryError, usageLine } = await loadSummarizing();
   const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
   try {
     const done = await summarizing.compactAsync(source, home === undefined ? undefined : { home });
     for (const warning of done.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
     if (!settings.quiet) report(usageLine(done.usage, summary.summarizer === null, summary.summaryTokens));
-    return done.result;
+    // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
+    return { result: done.result, failedCalls: summary.summarizer === null ? 0 : done.usage.failed };
   } catch (error) {
     source.release?.();
     if (error instanceof StrictSummaryError && !settings.quiet) report(usageLine(error.usage, summary.summarizer === null, summary.summaryTokens));
@@ -139,14 +140,15 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   // Pointers are relative to the folder the result is written to (for a standard stream: the input's).
   const home = out !== null ? path.dirname(out) : real === '-' ? io.cwd : path.dirname(real);
-  const result = summarizing === null || summary === null ? await compactInput(real, compactor, io, given, home) : await summarizeInput(real, summarizing, summary, settings, io, report, given, home);
+  const { result, failedCalls } =
+    summarizing === null || summary === null ? { result: await compactInput(real, compactor, io, given, home), failedCalls: 0 } : await summarizeInput(real, summarizing, summary, settings, io, report, given, home);
   try {
     await finishStream(input, out, result, settings, io, report, compactor.tokenizer, json);
   } finally {
     // What reading held (a decompressed spool) goes once the result has been written and described.
     result.layout.source.release?.();
   }
-  return EXIT.ok;
+  return failedCalls > 0 ? EXIT.summaryFailed : EXIT.ok;
 }
 
 /** Writes a stream run's result and says what happened. */

@@ -138,7 +138,15 @@ export interface Planned {
   readonly offloaded?: readonly { readonly message: number }[];
   /** With summarize: the summaries the output holds (their texts are what the agent keeps of what they replaced). */
   readonly summarized?: { readonly summaries: readonly { readonly text: string }[] };
+  /**
+   * With summarize in the chain, when it changed the conversation: the output's messages in order (an input message,
+   * a summary, or the window's note), which then say what the file holds rather than the plan alone.
+   */
+  readonly output?: readonly OutputEntryShape[];
 }
+
+/** One message of a summarizing chain's output (the pipeline's `OutputEntry`). */
+export type OutputEntryShape = { readonly input: number } | { readonly summary: number } | { readonly note: string };
 
 /** What an outcome is worked out with besides the conversation. */
 export interface OutcomeSettings {
@@ -170,7 +178,7 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
     orphans: orphanKinds(c),
     counts: messageCounts(c),
     totals,
-    note: c.plan.noteText !== null && index !== null ? { index, text: c.plan.noteText } : null,
+    note: c.plan.noteText !== null && index !== null ? { index, text: c.plan.noteText } : outputNote(c),
     missContext: missContextOf(c, settings.minKeepSteps),
     belowThreshold: isBelowThreshold(c, settings.window),
     // Worked out when first read, and only when asked for: it reads every removed message's text.
@@ -249,14 +257,31 @@ export function countOf(messages: readonly Message[], indices: readonly number[]
  * The one definition of "messages" every report uses (summary line, batch record, JSON plan, dry run): items of
  * the file's list as the note's `{num_removed}` counts them, so a split Claude Code message counts its lines and
  * instructions held outside the list (Anthropic `system`, Gemini `systemInstruction`, Responses `instructions`)
- * count none. After = what stays, plus one for the note.
+ * count none. After = what stays, plus one for the note and one for each summary the output holds.
  */
 function messageCounts(c: Planned): MessageCounts {
   const { messages, itemsOf } = c.normalized;
   const all = messages.map((_, i) => i);
   const before = countOf(messages, all, itemsOf);
   const removed = countOf(messages, c.plan.removed, itemsOf);
+  if (c.output !== undefined) {
+    // What the file holds: the kept input messages, each summary and the note.
+    const kept = countOf(messages, c.output.flatMap((e) => ('input' in e ? [e.input] : [])), itemsOf);
+    return { before, after: kept + c.output.filter((e) => !('input' in e)).length, removed: before - kept };
+  }
   return { before, after: before - removed + (c.plan.noteText !== null ? 1 : 0), removed };
+}
+
+/** The window's note in a summarizing chain's output: its text and the index of its item in the written list. */
+function outputNote(c: Planned): PlanNote | null {
+  if (c.output === undefined) return null;
+  const itemsAt = itemsReader(c.normalized.itemsOf);
+  let index = 0;
+  for (const e of c.output) {
+    if ('note' in e) return { index, text: e.note };
+    index += 'input' in e ? itemsAt(e.input).length : 1;
+  }
+  return null;
 }
 
 /** The items a plan writes, each once, in the file's order: those of its kept messages and those of no message. */

@@ -110,7 +110,8 @@ describe('summarize against the reference model of Haystack', () => {
         const expected = reference(ref, settings, count, (k) => (k === failAt ? (long ? TOO_LONG : null) : `summary ${k}`));
         const model = fakeModel((k) => k === failAt, long);
         const run = await compactFile(format, conversation, ['-t', String(target), '--summary-tokens', String(summaryTokens), '--min-keep-steps', String(minKeepSteps)], model);
-        expect(run.status).toBe(0);
+        // A call that threw (not a reply the decision refused) makes the run exit 3.
+        expect(run.status).toBe(failAt >= 0 && !long && model.requests.length > failAt ? 3 : 0);
         // The same calls, with the same instruction and the same replaced texts.
         expect(model.requests).toEqual(expected.prompts);
         const output = run.output as unknown[];
@@ -196,10 +197,10 @@ describe('summarize on the command line', () => {
     expect(validate(plan) ? [] : validate.errors).toEqual([]);
   });
 
-  it('keeps the last successful round when a later call fails, with a one-line warning', async () => {
+  it('keeps the last successful round when a later call fails, with a one-line warning, and exits 3', async () => {
     const model = fakeModel((k) => k === 1);
     const run = await compactFile('haystack', LONG, ['-t', '60', '--summary-tokens', '10'], model);
-    expect(run.status).toBe(0);
+    expect(run.status).toBe(3);
     expect(model.requests).toHaveLength(2);
     expect(run.stderr).toMatch(/warning: .*summarize round 2 failed: HTTP 500 from the test model; kept the result of 1 round\n/);
     const summaries = (run.output as unknown[]).map((i) => summaryOf('haystack', i)).filter((s) => s !== null);
@@ -250,6 +251,48 @@ describe('summarize on the command line', () => {
     expect(out.messages[1]?.content).toBe('<conversation_summary>\nKeep paths. / <conversation_to_summarize>\n</conversation_summary>');
   });
 
+  it('exits 3 when a call fails, whatever the model source, and still writes the last good result', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const text = writeAs('openai', LONG).text;
+    writeFileSync(path.join(dir, 'a.json'), text);
+    const base = ['compact', 'a.json', '-o', 'out.json', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--no-cache'];
+    const command = await runSwc([...base, '--summarize-command', 'exit 3'], { cwd: dir });
+    expect({ status: command.status, written: readFileSync(path.join(dir, 'out.json'), 'utf8') === text }).toEqual({ status: 3, written: true });
+    expect(command.stderr).toMatch(/summarize: 1 model call \(0 from the cache, 1 failed\)/);
+    // An endpoint where nothing listens: a port just closed.
+    const { createServer } = await import('node:net');
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const dead = await runSwc([...base, '--base-url', `http://127.0.0.1:${port}/v1`, '--model', 'm'], { cwd: dir, env: { OPENAI_API_KEY: 'k' } });
+    expect({ status: dead.status, failed: /1 failed/.test(dead.stderr) }).toEqual({ status: 3, failed: true });
+    // A batch says it too; a dry run calls nothing, so nothing can fail.
+    writeFileSync(path.join(dir, 'b.json'), text);
+    const batch = await runSwc(['compact', 'a.json', 'b.json', '--out-dir', 'out', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--no-cache', '--summarize-command', 'exit 3'], { cwd: dir });
+    expect(batch.status).toBe(3);
+    const dry = await runSwc([...base.filter((a) => a !== '-o' && a !== 'out.json'), '--dry-run', '--summarize-command', 'exit 3'], { cwd: dir });
+    expect(dry.status).toBe(0);
+  });
+
+  it('counts the summaries among the messages after: the plan, the report and the file agree', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    writeFileSync(path.join(dir, 'a.jsonl'), readFileSync(path.join(ROOT, 'fixtures/sample.jsonl')));
+    for (const [strategy, target] of [['summarize', '2000'], ['summarize,window', '1200'], ['prune,summarize', '1200'], ['summarize,window', '2000']] as const) {
+      const run = await runSwc(['compact', 'a.jsonl', '-o', 'out.jsonl', '-t', target, '--strategy', strategy, '--summarize-command', 'echo "A short summary."', '--no-cache', '--json'], { cwd: dir });
+      expect({ strategy, status: run.status }).toEqual({ strategy, status: 0 });
+      const lines = readFileSync(path.join(dir, 'out.jsonl'), 'utf8').trimEnd().split('\n').length;
+      const plan = JSON.parse(run.stdout) as { messagesAfter: number; note: { index: number; text: string } | null };
+      // A batch's report: its record of each file says the same.
+      writeFileSync(path.join(dir, 'b.jsonl'), '{"role": "user", "content": "hi"}\n');
+      const batch = await runSwc(['compact', 'a.jsonl', 'b.jsonl', '--out-dir', 'o', '--force', '-t', target, '--strategy', strategy, '--summarize-command', 'echo "A short summary."', '--report', 'r.json'], { cwd: dir });
+      expect({ strategy, status: batch.status }).toEqual({ strategy, status: 0 });
+      const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: { messagesAfter: number }[] };
+      expect({ strategy, target, plan: plan.messagesAfter, report: report.files[0]?.messagesAfter }).toEqual({ strategy, target, plan: lines, report: lines });
+      if (plan.note !== null) expect(JSON.parse(readFileSync(path.join(dir, 'out.jsonl'), 'utf8').split('\n')[plan.note.index] as string)).toEqual({ role: 'user', content: plan.note.text });
+    }
+  });
+
   it('refuses summarize without a model source, and summarize flags without summarize', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
@@ -288,6 +331,33 @@ describe('summarize in the library', () => {
     const kept = await compactMessages(messages, { ...options, summarize: flaky });
     expect(kept.summarized?.rounds).toHaveLength(1);
     expect(kept.summarized?.failure?.reason).toBe('rate limited');
+  });
+
+  it('takes a callback that returns no string for a failed call, naming what it returned', async () => {
+    for (const reply of [undefined, 42, { text: 'gist', usage: {} }]) {
+      const bad = async (): Promise<string> => reply as unknown as string;
+      const kept = await compactMessages(messages, { ...options, summarize: bad });
+      expect(kept.summarized?.failure?.reason).toMatch(/^the summarize callback returned (undefined|42|an object), not the summary's text as a string/);
+      expect(kept.changed).toBe(false);
+      await expect(compactMessages(messages, { ...options, summarize: bad, strict: true })).rejects.toThrow(/summarize round 1 failed: the summarize callback returned/);
+    }
+    const object = await compactMessages(messages, { ...options, summarize: async () => ({ text: 'gist' }) as unknown as string });
+    expect(object.summarized?.failure?.reason).toMatch(/\(return its \.text\)$/);
+  });
+
+  it('compacts the messages as they were when the call began, whatever the caller pushes while a summary is awaited', async () => {
+    const history = [...messages];
+    const late = { role: 'user', content: 'added while the model was thinking' };
+    const result = await compactMessages(history, {
+      ...options,
+      summarize: async () => {
+        history.push(late);
+        return 'gist';
+      },
+    });
+    expect(result.changed).toBe(true);
+    expect(result.messages).not.toContain(late);
+    expect(result.messages[result.messages.length - 1]).toBe(messages[messages.length - 1]);
   });
 
   it('summarizes in swcPrepareStep', async () => {

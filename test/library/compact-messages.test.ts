@@ -274,10 +274,10 @@ describe('compactMessages with tool schemas', () => {
     const library = await compactMessages(messages, { contextWindow: 400, compactAt: 0.7, compactTo: 0.5, tools, tokenizer: 'approx' });
     expect(cli.conversations[0]?.toolTokens).toBeGreaterThan(50);
     expect(library.changed).toBe(cli.changed);
-    // The same decision; where it stopped counting, the library estimates the whole (the command line does so in its outcome).
+    // The same decision; where it stopped counting, the library counts the whole as the command line's outcome does.
     const cliPlan = cli.conversations[0]?.plan as Plan;
-    expect({ ...library.plan, tokensBefore: 0 }).toEqual({ ...cliPlan, tokensBefore: 0 });
-    expect(library.plan.tokensBefore).toBeGreaterThanOrEqual(cliPlan.tokensBefore);
+    expect({ ...library.plan, tokensBefore: 0, tokensBeforeExact: true }).toEqual({ ...cliPlan, tokensBefore: 0, tokensBeforeExact: true });
+    expect({ tokens: library.plan.tokensBefore, exact: library.plan.tokensBeforeExact }).toEqual({ tokens: cli.conversations[0]?.outcome.before.tokens, exact: true });
     expect(library.changed).toBe(true);
     // Without them the conversation stays under the trigger.
     expect((await compactMessages(messages, { contextWindow: 400, compactAt: 0.7, compactTo: 0.5, tokenizer: 'approx' })).changed).toBe(false);

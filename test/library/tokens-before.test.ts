@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createCompactor } from '../../src/library.js';
+import { compactMessages, createCompactor } from '../../src/library.js';
+import { EXACT_COUNT_UP_TO } from '../../src/pipeline.js';
 import { ROOT } from '../helpers/cli.js';
 
 /** Real τ-bench airline trajectories (OpenAI chat), each a task with tool calls and JSON results. */
@@ -16,21 +17,34 @@ function conversation(records: number): object[] {
 /** The estimate is held within this share of the true count (measured: within 2.1% on these conversations). */
 const TOLERANCE = 0.05;
 
-describe('plan.tokensBefore of a conversation the decision stopped counting early', () => {
-  it.each([
-    ['about 10,000 tokens', 2, 1_000],
-    ['about 80,000 tokens, whose removed part is estimated from a sample', 30, 2_000],
-  ])('is an estimate of the whole within 5%% of the true count, flagged as one (%s)', async (_, records, target) => {
-    const messages = conversation(records);
-    const exact = (await createCompactor({ target: 10_000_000 })).compact(messages).plan;
-    expect(exact.tokensBeforeExact).toBe(true);
-    const { plan } = (await createCompactor({ target })).compact(messages);
-    expect(plan.changed).toBe(true);
-    expect(plan.tokensBeforeExact).toBe(false);
-    // The part counted before stopping would be just over the target.
-    expect(exact.tokensBefore).toBeGreaterThan(target * 5);
-    expect(Math.abs(plan.tokensBefore - exact.tokensBefore)).toBeLessThanOrEqual(exact.tokensBefore * TOLERANCE);
-    expect(plan.tokensBefore).toBeGreaterThan(plan.tokensAfter);
+/** A conversation of these trajectories, repeated until its messages' JSON passes `chars` characters. */
+function longerThan(chars: number): object[] {
+  const one = conversation(RECORDS.length);
+  const out: object[] = [one[0] as object];
+  let length = 0;
+  while (length <= chars) {
+    for (const m of one.slice(1)) {
+      out.push(m);
+      length += JSON.stringify(m).length;
+    }
+  }
+  return out;
+}
+
+describe('plan.tokensBefore', () => {
+  it('is the exact count the command line gives, up to the size it counts exactly (EXACT_COUNT_UP_TO)', async () => {
+    const sample = readFileSync(path.join(ROOT, 'fixtures/sample.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as object);
+    const { plan } = await compactMessages(sample, { target: 2000 });
+    // `swc compact fixtures/sample.jsonl --target 2000` says 7,632 tokens before (README).
+    expect({ tokensBefore: plan.tokensBefore, exact: plan.tokensBeforeExact }).toEqual({ tokensBefore: 7632, exact: true });
+    for (const records of [2, 30]) {
+      const messages = conversation(records);
+      const whole = (await createCompactor({ target: 10_000_000 })).compact(messages).plan.tokensBefore;
+      for (const options of [{ target: 1_000 }, { contextWindow: 4_000 }, { target: 1_000, strategy: 'prune,window' }, { target: 1_000, strategy: 'window,prune' }]) {
+        const cut = (await createCompactor(options)).compact(messages).plan;
+        expect({ records, options, changed: cut.changed, tokensBefore: cut.tokensBefore, exact: cut.tokensBeforeExact }).toEqual({ records, options, changed: true, tokensBefore: whole, exact: true });
+      }
+    }
   });
 
   it('stays the exact count where the decision counted everything', async () => {
@@ -39,15 +53,15 @@ describe('plan.tokensBefore of a conversation the decision stopped counting earl
     expect((await createCompactor({ target: whole })).compact(messages).plan).toMatchObject({ tokensBefore: whole, tokensBeforeExact: true, changed: false });
   });
 
-  it('is estimated with window thresholds, and exact or estimated in a chain', async () => {
-    const messages = conversation(2);
-    const exact = (await createCompactor({ target: 10_000_000 })).compact(messages).plan.tokensBefore;
-    const windowed = (await createCompactor({ contextWindow: 4_000 })).compact(messages).plan;
-    expect(windowed.tokensBeforeExact).toBe(false);
-    expect(Math.abs(windowed.tokensBefore - exact)).toBeLessThanOrEqual(exact * TOLERANCE);
-    for (const strategy of ['prune,window', 'window,prune']) {
-      const { plan } = (await createCompactor({ target: 1_000, strategy })).compact(messages);
-      expect(Math.abs(plan.tokensBefore - exact)).toBeLessThanOrEqual(exact * TOLERANCE);
+  it('above that size is an estimate of the whole within 5% of the true count, flagged as one, with and without a chain', async () => {
+    const messages = longerThan(EXACT_COUNT_UP_TO);
+    const exact = (await createCompactor({ target: 100_000_000, tokenizer: 'cl100k_base' })).compact(messages).plan;
+    expect(exact.tokensBeforeExact).toBe(true);
+    for (const options of [{ target: 2_000 }, { contextWindow: 8_000 }, { target: 2_000, strategy: 'prune,window' }]) {
+      const { plan } = (await createCompactor({ ...options, tokenizer: 'cl100k_base' })).compact(messages);
+      expect({ options, changed: plan.changed, exact: plan.tokensBeforeExact }).toEqual({ options, changed: true, exact: false });
+      expect(Math.abs(plan.tokensBefore - exact.tokensBefore)).toBeLessThanOrEqual(exact.tokensBefore * TOLERANCE);
+      expect(plan.tokensBefore).toBeGreaterThan(plan.tokensAfter);
     }
   });
 });
