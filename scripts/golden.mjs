@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Records what every output mode prints for the fixtures, so a refactor can prove it changed no byte:
 //   node scripts/golden.mjs <dist-dir> <out-dir>     (then: diff -r before/ after/)
-// GOLDEN_BATCH_ONLY=1 records only the batch runs (a minute instead of half an hour).
+// GOLDEN_BATCH_ONLY=1 records only the batch runs (a minute instead of half an hour); GOLDEN_QUICK=1 every strategy
+// on fewer targets (about ten minutes).
 // Run times are blanked; everything else (stdout, stderr, exit code, files written) is kept.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,9 +36,36 @@ async function record(name, argv, cwd) {
   return `$ swc ${argv.join(' ')}\nexit ${code}\n--- stdout\n${blank(stdout.text())}\n--- stderr\n${blank(stderr.text())}\n`;
 }
 
+/** GOLDEN_QUICK=1: fewer targets and one tokenizer, but every strategy (about ten minutes). */
+async function quick(rel) {
+  const parts = [];
+  const store = mkdtempSync(path.join(tmpdir(), 'golden-store-'));
+  for (const t of ['150', '3000']) {
+    const base = ['compact', rel, '-t', t, '--tokenizer', 'approx'];
+    parts.push(await record(rel, base, root));
+    parts.push(await record(rel, [...base, '--dry-run'], root));
+    parts.push(await record(rel, [...base, '--dry-run', '--json'], root));
+    parts.push(await record(rel, [...base, '--check'], root));
+    parts.push(await record(rel, [...base, '--strategy', 'prune,window', '--min-tokens', '20', '--dry-run', '--json'], root));
+    parts.push(await record(rel, [...base, '--strategy', 'window,prune', '--min-tokens', '20'], root));
+    parts.push(await record(rel, [...base, '--strategy', 'summarize', '--summary-tokens', '20', '--dry-run', '--json'], root));
+    parts.push(await record(rel, [...base, '--strategy', 'offload,window', '--offload-over', '200', '--offload-dir', store, '--json', '-o', '/dev/null'], root));
+  }
+  parts.push(await record(rel, ['compact', rel, '--context-window', '4000', '--tokenizer', 'approx', '--dry-run'], root));
+  parts.push(await record(rel, ['inspect', rel, '--tokenizer', 'approx'], root));
+  parts.push(await record(rel, ['inspect', rel, '--tokenizer', 'approx', '--json'], root));
+  rmSync(store, { recursive: true, force: true });
+  return parts.map((p) => p.split(store).join('<store>'));
+}
+
 mkdirSync(outDir, { recursive: true });
 let n = 0;
-for (const file of process.env.GOLDEN_BATCH_ONLY ? [] : inputs) {
+for (const file of process.env.GOLDEN_QUICK && !process.env.GOLDEN_BATCH_ONLY ? inputs : []) {
+  const rel = path.relative(root, file);
+  writeFileSync(path.join(outDir, `${rel.replace(/[\\/]/g, '__')}.txt`), (await quick(rel)).join('\n'));
+  n++;
+}
+for (const file of process.env.GOLDEN_BATCH_ONLY || process.env.GOLDEN_QUICK ? [] : inputs) {
   const rel = path.relative(root, file);
   const parts = [];
   for (const tok of ['approx', 'o200k_base']) {
