@@ -1404,7 +1404,7 @@ function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, cou
     itemsOf: normalized.itemsOf,
     groups: plan.groups,
     tokens: plan.tokensBefore,
-    problems: findProblems({ pairing, messages: normalized.messages, messageOf, firstItemOf, locate }),
+    problems: findProblems({ format: adapter.name, pairing, messages: normalized.messages, messageOf, firstItemOf, locate }),
     pairingChecked: pairing !== null,
   });
 }

@@ -1,5 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { Group } from '../core/compact.js';
+import { PROVIDER_NAMES, providerOf } from '../lint/rules.js';
+import type { Problem } from '../lint/types.js';
 import type { GroupRow, InspectedConversation, Inspection } from '../outcome/inspection.js';
 import type { ItemSpan } from '../outcome/outcome.js';
 import {
@@ -23,13 +25,33 @@ import { cutStartToWidth, escapeControls, wrapToWidth } from './text-width.js';
 
 /**
  * What `swc inspect` shows of what it found: the text of a file, its problem lines, its JSON document, and a run's
- * totals and document. Pure: inspections in, text and values out; the reporters (reporters.ts) write them.
+ * totals and document. Pure: inspections in, text and values out; the reporters (reporters.ts) write them. Errors
+ * (what the format's provider rejects) and warnings are counted apart everywhere: only errors fail a run.
  */
+
+/** `1 error`, `3 warnings`. */
+function plural(n: number, word: string): string {
+  return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** How many of some problems are errors and how many warnings. */
+function severityCounts(problems: readonly Problem[]): { errors: number; warnings: number } {
+  let errors = 0;
+  for (const p of problems) if (p.severity === 'error') errors++;
+  return { errors, warnings: problems.length - errors };
+}
+
+/** `1 error, 2 warnings`, leaving out a count of none (both when `both`). */
+function countsText(counts: { errors: number; warnings: number }, both = false): string {
+  const parts: string[] = [];
+  if (both || counts.errors > 0) parts.push(plural(counts.errors, 'error'));
+  if (both || counts.warnings > 0) parts.push(plural(counts.warnings, 'warning'));
+  return parts.join(', ');
+}
 
 /** The summary items of one conversation: `instructions 1,251`, `7 turns 4,592`… */
 function summaryItems(c: InspectedConversation): Piece[][] {
   const t = c.totals;
-  const plural = (n: number, word: string): string => `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
   const items: Piece[][] = [
     [{ text: `${plural(c.messageCount, 'message')}, ${formatCount(c.tokens)} tokens:`, tone: 'strong' }],
     [{ text: t.system.groups > 0 ? `instructions ${formatCount(t.system.tokens)}` : 'no instructions', tone: 'protected' }],
@@ -46,17 +68,24 @@ function rangeOf(span: ItemSpan): string {
   return span.end === span.start ? OUTSIDE_LABEL : rangeLabel(span.start, span.end);
 }
 
-/** The table rows of one conversation; groups holding a problem are marked `!`. */
+/** The messages that hold a problem of one severity. */
+function messagesWith(c: InspectedConversation, severity: Problem['severity']): Set<number> {
+  return new Set(c.problems.filter((p) => p.severity === severity && p.message !== null).map((p) => p.message as number));
+}
+
+/** The table rows of one conversation; groups holding an error are marked `!`, groups holding only warnings `?`. */
 function inspectRows(c: InspectedConversation): Row[] {
-  const troubled = new Set(c.problems.map((p) => p.message).filter((m): m is number => m !== null));
+  const withError = messagesWith(c, 'error');
+  const withWarning = messagesWith(c, 'warning');
   const labels = groupLabels(c.groups);
   return c.groups.map((g, k) => {
-    const bad = g.indices.some((i) => troubled.has(i));
+    const bad = g.indices.some((i) => withError.has(i));
+    const warned = !bad && g.indices.some((i) => withWarning.has(i));
     const isProtected = g.kind === 'system' || g.kind === 'task';
-    const tone: Tone = bad ? 'bad' : isProtected ? 'protected' : 'plain';
+    const tone: Tone = bad ? 'bad' : warned ? 'note' : isProtected ? 'protected' : 'plain';
     const row = c.rows[k] as GroupRow;
     return {
-      marker: bad ? '!' : ' ',
+      marker: bad ? '!' : warned ? '?' : ' ',
       label: labels[k] as string,
       range: rangeOf(row.span),
       count: countLabel(row.messages),
@@ -67,20 +96,30 @@ function inspectRows(c: InspectedConversation): Row[] {
   });
 }
 
+/** Whom a conversation's warnings are accepted by, for the heading of its problems. */
+function acceptedBy(c: InspectedConversation): string {
+  const provider = providerOf(c.format);
+  return provider === 'any' ? 'some providers' : PROVIDER_NAMES[provider];
+}
+
 /**
- * The problem lines: `file:line:col  #message  kind` (never cut, so editors can jump to it), then the text,
- * wrapped to the width.
+ * The problem lines: a heading that counts errors and warnings, then each problem as
+ * `file:line:col  #message  kind` (a warning's kind followed by `(warning)`; never cut, so editors can jump to it) and
+ * its text, wrapped to the width.
  */
 function problemLines(file: string, c: InspectedConversation, width: number, color: ChalkInstance): string[] {
   if (c.problems.length === 0) {
     const note = c.pairingChecked ? '' : ` (tool pairing not checked: the ${c.format} format does not report call ids)`;
     return [color.green('no problems found') + note];
   }
-  const lines = [color.red.bold(`${c.problems.length} problem${c.problems.length === 1 ? '' : 's'}:`)];
+  const counts = severityCounts(c.problems);
+  const accepted = counts.warnings === 0 ? '' : ` (${counts.errors > 0 ? 'warnings: ' : ''}accepted by ${acceptedBy(c)})`;
+  const heading = `${countsText(counts)}${accepted}:`;
+  const lines = [counts.errors > 0 ? color.red.bold(heading) : color.yellow.bold(heading)];
   for (const p of c.problems) {
     const at = `${escapeControls(file)}:${p.line}:${p.column}`;
     const message = p.message === null ? '' : `  #${p.message}`;
-    lines.push(`  ${at}${message}  ${color.red(p.kind)}`);
+    lines.push(`  ${at}${message}  ${p.severity === 'error' ? color.red(p.kind) : color.yellow(`${p.kind} (warning)`)}`);
     lines.push(...wrapToWidth(p.text, Math.max(width - 4, 20), '').map((l) => `    ${l}`));
   }
   return lines;
@@ -127,23 +166,16 @@ export function renderInspect(inspection: Inspection, view: { width: number; col
     append(lines, problemLines(inspection.file, c, width, color));
   });
   if (several) {
-    const problems = inspection.conversations.reduce((a, c) => a + c.problems.length, 0);
+    const counts = severityCounts(inspection.conversations.flatMap((c) => c.problems));
     const withProblems = inspection.conversations.filter((c) => c.problems.length > 0).length;
     const messages = inspection.conversations.reduce((a, c) => a + c.messageCount, 0);
     const tokens = inspection.conversations.reduce((a, c) => a + c.tokens, 0);
+    const found = counts.errors + counts.warnings === 0 ? 'no problems' : `${countsText(counts)} in ${plural(withProblems, 'conversation')}`;
+    const tone: Tone = counts.errors > 0 ? 'bad' : counts.warnings > 0 ? 'note' : 'good';
     lines.push('');
     lines.push(
       emitLine(
-        [
-          {
-            text: `total: ${inspection.conversations.length} conversations, ${formatCount(messages)} messages, ${formatCount(tokens)} tokens; ${
-              problems === 0
-                ? 'no problems'
-                : `${formatCount(problems)} problem${problems === 1 ? '' : 's'} in ${formatCount(withProblems)} conversation${withProblems === 1 ? '' : 's'}`
-            }`,
-            tone: problems === 0 ? 'good' : 'bad',
-          },
-        ],
+        [{ text: `total: ${inspection.conversations.length} conversations, ${formatCount(messages)} messages, ${formatCount(tokens)} tokens; ${found}`, tone }],
         width,
         color,
       ),
@@ -168,8 +200,9 @@ function groupData(g: Group, row: GroupRow, conversation: number | null) {
 }
 
 /**
- * The inspection as data (`--json`): totals, every group, every problem. A file of several conversations
- * tags groups and problems with `conversation` and lists each conversation's totals in `conversations`.
+ * The inspection as data (`--json`): totals, every group, every problem with its severity; `ok` when none is an
+ * error. A file of several conversations tags groups and problems with `conversation` and lists each conversation's
+ * totals in `conversations`.
  */
 export function inspectDocument(inspection: Inspection) {
   const several = inspection.conversations.length > 1;
@@ -182,6 +215,7 @@ export function inspectDocument(inspection: Inspection) {
     tokens: c.tokens,
     totals: c.totals,
     problems: c.problems.length,
+    ...severityCounts(c.problems),
     pairingChecked: c.pairingChecked,
   }));
   const only = perConversation[0];
@@ -193,18 +227,19 @@ export function inspectDocument(inspection: Inspection) {
     messages: perConversation.reduce((a, c) => a + c.messages, 0),
     tokens: perConversation.reduce((a, c) => a + c.tokens, 0),
     ...(several || only === undefined ? {} : { totals: only.totals, pairingChecked: only.pairingChecked }),
-    ok: inspection.conversations.every((c) => c.problems.length === 0),
+    ok: !hasErrors(inspection),
     groups: inspection.conversations.flatMap((c, k) => c.groups.map((g, j) => groupData(g, c.rows[j] as GroupRow, several ? k : null))),
     problems: inspection.conversations.flatMap((c, k) => c.problems.map((p) => ({ ...p, ...tag(k) }))),
     ...(several ? { conversations: perConversation } : {}),
   };
 }
 
-/** The problems of an inspection, one line each: `file:line:col  #message  kind  text` (--quiet). */
+/** The errors of an inspection, one line each: `file:line:col  #message  kind  text` (--quiet: what fails the run). */
 export function renderProblems(inspection: Inspection, color: ChalkInstance): string {
   const lines: string[] = [];
   for (const c of inspection.conversations) {
     for (const p of c.problems) {
+      if (p.severity !== 'error') continue;
       const message = p.message === null ? '' : `  #${p.message}`;
       lines.push(`${escapeControls(inspection.file)}:${p.line}:${p.column}${message}  ${color.red(p.kind)}  ${escapeControls(p.text)}`);
     }
@@ -215,11 +250,13 @@ export function renderProblems(inspection: Inspection, color: ChalkInstance): st
 /** What a run of `swc inspect` found in each file: its inspection, or why it could not be read. */
 export type Inspected = { readonly file: string; readonly inspection: Inspection } | { readonly file: string; readonly error: RecordError };
 
-/** Totals of an inspect run: files, files that could not be read, problems, messages and tokens. */
+/** Totals of an inspect run: files, files that could not be read, problems (errors and warnings), messages and tokens. */
 export interface InspectTotals {
   readonly files: number;
   readonly failed: number;
   readonly problems: number;
+  readonly errors: number;
+  readonly warnings: number;
   readonly messages: number;
   readonly tokens: number;
 }
@@ -227,7 +264,8 @@ export interface InspectTotals {
 /** Adds up what a run found. */
 export function inspectTotals(found: readonly Inspected[]): InspectTotals {
   let failed = 0;
-  let problems = 0;
+  let errors = 0;
+  let warnings = 0;
   let messages = 0;
   let tokens = 0;
   for (const f of found) {
@@ -236,19 +274,23 @@ export function inspectTotals(found: readonly Inspected[]): InspectTotals {
       continue;
     }
     for (const c of f.inspection.conversations) {
-      problems += c.problems.length;
+      const counts = severityCounts(c.problems);
+      errors += counts.errors;
+      warnings += counts.warnings;
       messages += c.messageCount;
       tokens += c.tokens;
     }
   }
-  return { files: found.length, failed, problems, messages, tokens };
+  return { files: found.length, failed, problems: errors + warnings, errors, warnings, messages, tokens };
 }
 
-/** `3 files, 2 problems, 12,345 tokens` (and `, 1 failed` when some file could not be read): the close of a run over several files. */
+/**
+ * `3 files, 2 errors, 5 warnings, 12,345 tokens` (and `, 1 failed` when some file could not be read): the close of a
+ * run over several files.
+ */
 export function inspectTotalLine(totals: InspectTotals): string {
-  const plural = (n: number, word: string): string => `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
   const failed = totals.failed > 0 ? `, ${formatCount(totals.failed)} failed` : '';
-  return `${plural(totals.files, 'file')}, ${plural(totals.problems, 'problem')}, ${plural(totals.tokens, 'token')}${failed}`;
+  return `${plural(totals.files, 'file')}, ${countsText(totals, true)}, ${plural(totals.tokens, 'token')}${failed}`;
 }
 
 /**
@@ -264,8 +306,7 @@ export function inspectRunDocument(tokenizer: string, found: readonly Inspected[
   };
 }
 
-
-/** Whether any conversation of an inspection has a problem. */
-export function hasProblems(inspection: Inspection): boolean {
-  return inspection.conversations.some((c) => c.problems.length > 0);
+/** Whether any conversation of an inspection has an error: what its provider rejects, which fails the run. */
+export function hasErrors(inspection: Inspection): boolean {
+  return inspection.conversations.some((c) => c.problems.some((p) => p.severity === 'error'));
 }

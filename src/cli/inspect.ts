@@ -6,22 +6,24 @@ import { createInspector } from '../pipeline.js';
 import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
 import { colorFor } from './color.js';
 import { EXIT } from './exit-codes.js';
-import { hasProblems, type Inspected } from './inspect-view.js';
+import { hasErrors, type Inspected } from './inspect-view.js';
 import { recordError } from './report.js';
 import { INSPECT_REPORTERS, inspectReportersFor, type InspectContext, type InspectReporter } from './reporters.js';
 import { checkConversationPath, counterOptionsOf } from './settings.js';
 import type { CliIo } from './io.js';
 
 /**
- * `swc inspect`: the structure and token cost of a transcript, and the problems a provider would reject it for.
- * The pipeline's inspector reads and checks (src/pipeline.ts, src/lint); this module finds the files and hands what
- * it found to the reporters the flags call for (reporters.ts), which show it with inspect-view.ts.
+ * `swc inspect`: the structure and token cost of a transcript, and its problems: errors, which the provider of its
+ * format rejects, and warnings, which it accepts (src/lint/rules.ts). The pipeline's inspector reads and checks
+ * (src/pipeline.ts, src/lint); this module finds the files and hands what it found to the reporters the flags call for
+ * (reporters.ts), which show it with inspect-view.ts.
  */
 
 // The checks and the inspect road, reachable through the command's module too.
 export { checkPairing } from '../lint/pairing.js';
 export { inspectSource } from '../pipeline.js';
-export type { Finding, Problem, ProblemKind } from '../lint/types.js';
+export type { Finding, Problem, ProblemKind, Rule, Severity } from '../lint/types.js';
+export { providerOf, severityOf, type Provider } from '../lint/rules.js';
 export type { InspectedConversation, Inspection } from '../outcome/inspection.js';
 export { inspectDocument, renderInspect, renderProblems } from './inspect-view.js';
 
@@ -89,7 +91,8 @@ async function isSingleInput(inputs: readonly string[], io: CliIo): Promise<bool
 /**
  * Runs `swc inspect` over its inputs.
  * @param inputs files, directories and quoted glob patterns, or - for standard input
- * @returns 0 when no problem was found, 1 when some were, 2 when an input could not be read (the highest wins)
+ * @returns 0 when no error was found (warnings leave it alone), 1 when some was, 2 when an input could not be read
+ *   (the highest wins)
  * @throws UsageError for a bad flag, or an input that matches no file
  */
 export async function runInspect(inputs: readonly string[], flags: InspectFlags, io: CliIo, report: (line: string) => void): Promise<number> {
@@ -131,7 +134,7 @@ export async function runInspect(inputs: readonly string[], flags: InspectFlags,
       source?.release?.();
     }
     found.push(done);
-    if ('inspection' in done && hasProblems(done.inspection)) code = Math.max(code, EXIT.problems);
+    if ('inspection' in done && hasErrors(done.inspection)) code = Math.max(code, EXIT.problems);
     for (const r of reporters) await r.file?.(done, ctx);
   }
   for (const r of reporters) await r.end?.(found, ctx);

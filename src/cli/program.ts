@@ -45,7 +45,7 @@ export const HELP_EXAMPLES: Readonly<Record<'compact' | 'inspect' | 'restore', r
   ],
   inspect: [
     ['swc inspect log.jsonl', 'structure, tokens per turn and step, and problems'],
-    ['swc inspect archive -q', 'one line per problem, nothing for clean files (exit 1 if any)'],
+    ['swc inspect archive -q', 'one line per error, nothing for files without one (exit 1 if any)'],
   ],
   restore: [['swc restore small.jsonl --offload-dir store -o full.jsonl', 'put back what --strategy offload moved to store']],
 };

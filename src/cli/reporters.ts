@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { escapeForLine } from '../errors.js';
 import { colorFor } from './color.js';
 import { emitLine } from './dry-run.js';
-import { hasProblems, inspectDocument, inspectRunDocument, inspectTotalLine, inspectTotals, renderInspect, renderProblems, type Inspected } from './inspect-view.js';
+import { hasErrors, inspectDocument, inspectRunDocument, inspectTotalLine, inspectTotals, renderInspect, renderProblems, type Inspected } from './inspect-view.js';
 import { writeAll, type CliIo } from './io.js';
 import { emitJson, type ReportTarget } from './json-output.js';
 import { recordError, reportDocument, summaryLine, type FileRecord, type ReportSettings, type Totals } from './report.js';
@@ -154,9 +154,9 @@ export interface InspectReporter {
   end?(found: readonly Inspected[], ctx: InspectContext): Promise<void>;
 }
 
-/** Whether a file is shown: it was read, and with --quiet it has problems. */
+/** Whether a file is shown: it was read, and with --quiet it has errors (what fails the run). */
 function isInspectShown(found: Inspected, ctx: InspectContext): found is Extract<Inspected, { inspection: unknown }> {
-  return 'inspection' in found && (!ctx.quiet || hasProblems(found.inspection));
+  return 'inspection' in found && (!ctx.quiet || hasErrors(found.inspection));
 }
 
 /** Every reporter of `swc inspect`, by name. */
@@ -170,7 +170,7 @@ export const INSPECT_REPORTERS = {
       ctx.shown.files++;
     },
   },
-  /** `--quiet`: each problem on one line. */
+  /** `--quiet`: each error on one line. */
   problems: {
     async file(found, ctx) {
       if (isInspectShown(found, ctx)) await writeAll(ctx.io.stdout, renderProblems(found.inspection, ctx.color));
@@ -190,11 +190,11 @@ export const INSPECT_REPORTERS = {
       else if (only !== undefined && 'inspection' in only) await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(only.inspection), null, 2)}\n`);
     },
   },
-  /** The closing total of a run over several files: `total: 3 files, 2 problems, 12,345 tokens`. */
+  /** The closing total of a run over several files: `total: 3 files, 2 errors, 5 warnings, 12,345 tokens`. */
   total: {
     async end(found, ctx) {
       const totals = inspectTotals(found);
-      const line = emitLine([{ text: `total: ${inspectTotalLine(totals)}`, tone: totals.problems + totals.failed === 0 ? 'good' : 'bad' }], ctx.width, ctx.color);
+      const line = emitLine([{ text: `total: ${inspectTotalLine(totals)}`, tone: totals.errors + totals.failed > 0 ? 'bad' : totals.warnings > 0 ? 'note' : 'good' }], ctx.width, ctx.color);
       await writeAll(ctx.io.stdout, `${ctx.shown.files > 0 ? '\n' : ''}${line}\n`);
     },
   },

@@ -4,7 +4,9 @@ import type { Finding } from './types.js';
 
 /**
  * Tool pairing in the terms every provider shares: each call needs a result in the tool messages right after the
- * message that makes it (or in that message itself), each result needs such a call, and call ids are unique.
+ * message that makes it (or in that message itself), each result needs such a call, and call ids are unique. Each
+ * finding names the rule it breaks, which tells how far providers differ on it (rules.ts): an id used again in a
+ * later message is not one used twice in one message, a result elsewhere is not a result missing.
  * Pure: the calls and results come from a format adapter, and where an item is in the file from the caller.
  */
 
@@ -56,14 +58,15 @@ export function checkPairing(
     if (first !== undefined) {
       findings.push({
         kind: 'duplicate-id',
+        rule: same.some((c) => c !== call && isSameUnit(c, call)) ? 'shared-id' : 'reused-id',
         item: call.item,
         text: `call id ${JSON.stringify(call.id)} (${nameOf(call.name)}) is already used by the call on line ${lineOf(first.item)}`,
       });
     }
   }
-  const resultIds = new Set<string>();
+  // Ids of results that answered no call: a call of that id left unanswered has its result in the wrong place.
+  const strayIds = new Set<string>();
   for (const result of pairing.results) {
-    if (result.id !== null) resultIds.add(result.id);
     // Its unit: the adapter's turn when it names one (only calls of that turn answer it), else the nearest message at
     // or before its own that is not a tool message (calls made there without a turn).
     const head = result.turn === undefined ? headOf(messageOf(result.item)) : null;
@@ -79,28 +82,38 @@ export function checkPairing(
       continue;
     }
     if (result.id === null) {
-      findings.push({ kind: 'orphan-result', item: result.item, text: `result of ${nameOf(result.name)} (no call id) answers no call right before it` });
+      findings.push({ kind: 'orphan-result', rule: 'orphan-result', item: result.item, text: `result of ${nameOf(result.name)} (no call id) answers no call right before it` });
       continue;
     }
+    strayIds.add(result.id);
     const elsewhere = byId.get(result.id) ?? [];
     const id = JSON.stringify(result.id);
-    let text: string;
-    if (elsewhere.length === 0) text = `result for call id ${id} answers no call`;
-    else if (elsewhere.every((c) => c.answered)) text = `result for call id ${id} repeats a result the call already has`;
-    else text = `result for call id ${id} is not right after its call (line ${lineOf((elsewhere[0] as OpenCall).item)})`;
-    findings.push({ kind: 'orphan-result', item: result.item, text });
+    if (elsewhere.length === 0) findings.push({ kind: 'orphan-result', rule: 'orphan-result', item: result.item, text: `result for call id ${id} answers no call` });
+    else if (elsewhere.every((c) => c.answered)) {
+      findings.push({ kind: 'orphan-result', rule: 'repeated-result', item: result.item, text: `result for call id ${id} repeats a result the call already has` });
+    } else {
+      const text = `result for call id ${id} is not right after its call (line ${lineOf((elsewhere[0] as OpenCall).item)})`;
+      findings.push({ kind: 'orphan-result', rule: 'result-not-after-call', item: result.item, text });
+    }
   }
   for (const call of calls) {
     if (call.answered) continue;
     const id = call.id === null ? 'without an id' : JSON.stringify(call.id);
-    const later = call.id !== null && resultIds.has(call.id);
+    const elsewhere = call.id !== null && strayIds.has(call.id);
     findings.push({
       kind: 'missing-result',
+      rule: elsewhere ? 'result-not-after-call' : 'missing-result',
       item: call.item,
-      text: `tool call ${id} (${nameOf(call.name)}) has no result${later ? ' right after it' : ''}`,
+      text: `tool call ${id} (${nameOf(call.name)}) has no result${elsewhere ? ' right after it' : ''}`,
     });
   }
   return findings;
+}
+
+/** Whether two calls are made in one unit: the adapter's turn when either names one, else the same message. */
+function isSameUnit(a: OpenCall, b: OpenCall): boolean {
+  if (a.turn !== undefined || b.turn !== undefined) return a.turn === b.turn;
+  return a.home !== null && a.home === b.home;
 }
 
 /** The list under a key, made empty the first time. */

@@ -41,8 +41,8 @@ describe('checkPairing', () => {
       results: [{ item: 2, id: 'a', name: '', turn: 't' }],
     };
     expect(check(pairing)).toEqual([
-      { kind: 'orphan-result', item: 2, text: 'result for call id "a" is not right after its call (line 4)' },
-      { kind: 'missing-result', item: 3, text: 'tool call "a" (search) has no result right after it' },
+      { kind: 'orphan-result', rule: 'result-not-after-call', item: 2, text: 'result for call id "a" is not right after its call (line 4)' },
+      { kind: 'missing-result', rule: 'result-not-after-call', item: 3, text: 'tool call "a" (search) has no result right after it' },
     ]);
   });
 
@@ -50,8 +50,8 @@ describe('checkPairing', () => {
     const pairing: Pairing = { calls: [{ item: 1, id: 'a', name: 'search' }], results: [{ item: 2, id: null, name: 'search' }] };
     expect(check({ ...pairing, idsOptional: true })).toEqual([]);
     expect(check(pairing)).toEqual([
-      { kind: 'orphan-result', item: 2, text: 'result of search (no call id) answers no call right before it' },
-      { kind: 'missing-result', item: 1, text: 'tool call "a" (search) has no result' },
+      { kind: 'orphan-result', rule: 'orphan-result', item: 2, text: 'result of search (no call id) answers no call right before it' },
+      { kind: 'missing-result', rule: 'missing-result', item: 1, text: 'tool call "a" (search) has no result' },
     ]);
   });
 
@@ -62,24 +62,24 @@ describe('checkPairing', () => {
     };
     expect(check(pairing)).toEqual([]);
     expect(check({ ...pairing, results: [{ item: 2, id: 'a', name: '', turn: 'side-2' }] })).toEqual([
-      { kind: 'orphan-result', item: 2, text: 'result for call id "a" is not right after its call (line 2)' },
-      { kind: 'missing-result', item: 1, text: 'tool call "a" (task) has no result right after it' },
+      { kind: 'orphan-result', rule: 'result-not-after-call', item: 2, text: 'result for call id "a" is not right after its call (line 2)' },
+      { kind: 'missing-result', rule: 'result-not-after-call', item: 1, text: 'tool call "a" (task) has no result right after it' },
     ]);
   });
 
   it('names a call or result without a tool name "unnamed tool"', () => {
     expect(check({ calls: [{ item: 1, id: null, name: '' }], results: [] })).toEqual([
-      { kind: 'missing-result', item: 1, text: 'tool call without an id (unnamed tool) has no result' },
+      { kind: 'missing-result', rule: 'missing-result', item: 1, text: 'tool call without an id (unnamed tool) has no result' },
     ]);
     expect(check({ calls: [], results: [{ item: 2, id: null, name: '' }] })).toEqual([
-      { kind: 'orphan-result', item: 2, text: 'result of unnamed tool (no call id) answers no call right before it' },
+      { kind: 'orphan-result', rule: 'orphan-result', item: 2, text: 'result of unnamed tool (no call id) answers no call right before it' },
     ]);
   });
 
   it('answers nothing from an item that belongs to no message', () => {
     expect(check({ calls: [{ item: 1, id: 'a', name: 'search' }], results: [{ item: 2, id: 'a', name: '' }] }, (item) => (item === 2 ? null : item))).toEqual([
-      { kind: 'orphan-result', item: 2, text: 'result for call id "a" is not right after its call (line 2)' },
-      { kind: 'missing-result', item: 1, text: 'tool call "a" (search) has no result right after it' },
+      { kind: 'orphan-result', rule: 'result-not-after-call', item: 2, text: 'result for call id "a" is not right after its call (line 2)' },
+      { kind: 'missing-result', rule: 'result-not-after-call', item: 1, text: 'tool call "a" (search) has no result right after it' },
     ]);
   });
 
@@ -103,6 +103,44 @@ describe('checkPairing', () => {
     ]);
   });
 
+  it('tells an id used again in a later message from one two calls of a message share', () => {
+    const pairing: Pairing = {
+      calls: [
+        { item: 1, id: 'a', name: 'search' },
+        { item: 4, id: 'a', name: 'search' },
+        { item: 4, id: 'a', name: 'read' },
+      ],
+      results: [
+        { item: 2, id: 'a', name: '' },
+        { item: 5, id: 'a', name: '' },
+        { item: 5, id: 'a', name: '' },
+      ],
+    };
+    expect(check(pairing)).toEqual([
+      { kind: 'duplicate-id', rule: 'reused-id', item: 4, text: 'call id "a" (search) is already used by the call on line 2' },
+      { kind: 'duplicate-id', rule: 'shared-id', item: 4, text: 'call id "a" (read) is already used by the call on line 2' },
+    ]);
+    // The adapter's turn is the unit where it names one: calls of one message in two turns share nothing.
+    expect(check({ calls: [{ item: 1, id: 'a', name: 'f', turn: 't1' }, { item: 1, id: 'a', name: 'f', turn: 't2' }], results: [] }).map((f) => f.rule)).toEqual([
+      'reused-id',
+      'missing-result',
+      'missing-result',
+    ]);
+  });
+
+  it('calls the result of a reused id missing, not elsewhere, when every result of that id answered its own call', () => {
+    const pairing: Pairing = {
+      calls: [
+        { item: 1, id: 'a', name: 'search' },
+        { item: 4, id: 'a', name: 'search' },
+      ],
+      results: [{ item: 2, id: 'a', name: '' }],
+    };
+    expect(check(pairing).filter((f) => f.kind === 'missing-result')).toEqual([
+      { kind: 'missing-result', rule: 'missing-result', item: 4, text: 'tool call "a" (search) has no result' },
+    ]);
+  });
+
   it('does not change the pairing it is given', () => {
     const pairing: Pairing = Object.freeze({
       calls: Object.freeze([Object.freeze({ item: 1, id: 'a', name: 'search' })]),
@@ -115,7 +153,7 @@ describe('checkPairing', () => {
 
 /** The rules as first written, one scan of every call per result: what the indexed check must agree with. */
 function referencePairing(pairing: Pairing, messageOf: (item: number) => number | null, roles: readonly Message[], lineOf: (item: number) => number) {
-  const findings: { kind: string; item: number; text: string }[] = [];
+  const findings: { kind: string; rule: string; item: number; text: string }[] = [];
   const headOf = (m: number | null): number | null => {
     if (m === null) return null;
     let k = m;
@@ -124,13 +162,17 @@ function referencePairing(pairing: Pairing, messageOf: (item: number) => number 
   };
   const nameOf = (name: string) => (name === '' ? 'unnamed tool' : name);
   const calls = pairing.calls.map((c) => ({ ...c, home: messageOf(c.item), answered: false }));
-  const firstById = new Map<string, (typeof calls)[number]>();
-  for (const call of calls) {
-    if (call.id === null) continue;
-    const first = firstById.get(call.id);
-    if (first === undefined) firstById.set(call.id, call);
-    else findings.push({ kind: 'duplicate-id', item: call.item, text: `call id ${JSON.stringify(call.id)} (${nameOf(call.name)}) is already used by the call on line ${lineOf(first.item)}` });
-  }
+  calls.forEach((call, k) => {
+    if (call.id === null) return;
+    const before = calls.slice(0, k).filter((c) => c.id === call.id);
+    const first = before[0];
+    if (first === undefined) return;
+    // One unit: the same adapter turn when either call names one, else the same message.
+    const shared = before.some((c) => (c.turn !== undefined || call.turn !== undefined ? c.turn === call.turn : c.home !== null && c.home === call.home));
+    const text = `call id ${JSON.stringify(call.id)} (${nameOf(call.name)}) is already used by the call on line ${lineOf(first.item)}`;
+    findings.push({ kind: 'duplicate-id', rule: shared ? 'shared-id' : 'reused-id', item: call.item, text });
+  });
+  const unmatched: (typeof pairing.results)[number][] = [];
   for (const result of pairing.results) {
     const head = headOf(messageOf(result.item));
     const match = calls.find(
@@ -145,22 +187,29 @@ function referencePairing(pairing: Pairing, messageOf: (item: number) => number 
       continue;
     }
     if (result.id === null) {
-      findings.push({ kind: 'orphan-result', item: result.item, text: `result of ${nameOf(result.name)} (no call id) answers no call right before it` });
+      findings.push({ kind: 'orphan-result', rule: 'orphan-result', item: result.item, text: `result of ${nameOf(result.name)} (no call id) answers no call right before it` });
       continue;
     }
     const elsewhere = calls.filter((c) => c.id === result.id);
     const id = JSON.stringify(result.id);
+    unmatched.push(result);
     let text: string;
-    if (elsewhere.length === 0) text = `result for call id ${id} answers no call`;
-    else if (elsewhere.every((c) => c.answered)) text = `result for call id ${id} repeats a result the call already has`;
-    else text = `result for call id ${id} is not right after its call (line ${lineOf((elsewhere[0] as (typeof calls)[number]).item)})`;
-    findings.push({ kind: 'orphan-result', item: result.item, text });
+    let rule: string;
+    if (elsewhere.length === 0) [rule, text] = ['orphan-result', `result for call id ${id} answers no call`];
+    else if (elsewhere.every((c) => c.answered)) [rule, text] = ['repeated-result', `result for call id ${id} repeats a result the call already has`];
+    else [rule, text] = ['result-not-after-call', `result for call id ${id} is not right after its call (line ${lineOf((elsewhere[0] as (typeof calls)[number]).item)})`];
+    findings.push({ kind: 'orphan-result', rule, item: result.item, text });
   }
   for (const call of calls) {
     if (call.answered) continue;
     const id = call.id === null ? 'without an id' : JSON.stringify(call.id);
-    const later = call.id !== null && pairing.results.some((r) => r.id === call.id);
-    findings.push({ kind: 'missing-result', item: call.item, text: `tool call ${id} (${nameOf(call.name)}) has no result${later ? ' right after it' : ''}` });
+    const later = call.id !== null && unmatched.some((r) => r.id === call.id);
+    findings.push({
+      kind: 'missing-result',
+      rule: later ? 'result-not-after-call' : 'missing-result',
+      item: call.item,
+      text: `tool call ${id} (${nameOf(call.name)}) has no result${later ? ' right after it' : ''}`,
+    });
   }
   return findings;
 }
