@@ -106,12 +106,15 @@ const HEAD = 1 << 20;
 const CHUNK = 1 << 20;
 
 /**
- * The largest whole-JSON input. A JSON file is parsed as one value, and its peak memory grows with the number of
- * items in it: measured at up to 15 times the file's size (records of very short messages; about 4 times for agent
- * transcripts), so 64 MiB stays under 1 GiB, room to spare under the ~2 GB heap Node gives a machine with 8 GB of
- * memory. JSONL is read line by line and has no such limit.
+ * The largest whole-JSON input: 512 MiB, about the longest text one JavaScript string holds (2^29 - 24 UTF-16 units),
+ * since a JSON file is decoded as one text and laid out on it. Beyond what JSONL of the same messages costs, a whole
+ * JSON file holds that text (one byte a character when all of it is Latin-1, else two) and, while it is decoded, the
+ * file's bytes: about 3.5 times the file's size at the peak. Measured for an agent transcript of ~1 KB messages
+ * (Node 20): 100 MB, 358 MB peak (as JSONL: 136 MB); 310 MB, 957 MB (213 MB); 516 MB, 1.8 GB under a 2 GB heap
+ * (303 MB). The text, at most 1 GiB, is the part in the heap. Very short messages cost more in either framing (a
+ * 100 MB file of ~40 B messages: 1.5 GB as JSON, 1.2 GB as JSONL), so the limit is the text's, not the memory's.
  */
-export const JSON_LIMIT = 64 << 20;
+export const JSON_LIMIT = 512 << 20;
 
 /** The most a pipe, FIFO or standard input may bring: it cannot be read twice, so it is held in memory whole. */
 export const STREAM_LIMIT = 512 << 20;
@@ -838,7 +841,7 @@ function streamTooLarge(file: string, limit: number): InputError {
 }
 
 function jsonTooLarge(file: string, size: number, limit: number): InputError {
-  return new InputError(`is ${describeSize(size)}; whole JSON files over ${describeSize(limit)} are refused (they are parsed as one value; a JSONL file has no such limit)`, file);
+  return new InputError(`is ${describeSize(size)}; whole JSON files over ${describeSize(limit)} are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)`, file);
 }
 
 /** A size in MiB, KiB or bytes, rounded up (a size just over a limit is never shown as the limit). */
