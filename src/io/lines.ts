@@ -107,12 +107,12 @@ const CHUNK = 1 << 20;
 
 /**
  * The largest whole-JSON input: 512 MiB, about the longest text one JavaScript string holds (2^29 - 24 UTF-16 units),
- * since a JSON file is decoded as one text and laid out on it. Beyond what JSONL of the same messages costs, a whole
- * JSON file holds that text (one byte a character when all of it is Latin-1, else two) and, while it is decoded, the
- * file's bytes: about 3.5 times the file's size at the peak. Measured for an agent transcript of ~1 KB messages
- * (Node 20): 100 MB, 358 MB peak (as JSONL: 136 MB); 310 MB, 957 MB (213 MB); 516 MB, 1.8 GB under a 2 GB heap
- * (303 MB). The text, at most 1 GiB, is the part in the heap. Very short messages cost more in either framing (a
- * 100 MB file of ~40 B messages: 1.5 GB as JSON, 1.2 GB as JSONL), so the limit is the text's, not the memory's.
+ * since a JSON file is decoded as one text and laid out on it. Per message it costs what JSONL does; beyond that it
+ * holds the text (a byte a character when all of it is Latin-1, else two) and, while decoding it, the file's bytes:
+ * an OpenAI-chat transcript peaks at 3 to 4.5 times its size (Node 20: 103 MB, 444 MB, as JSONL 137 MB; 310 MB,
+ * 1.16 GB, as JSONL 217 MB; 516 MB, 1.59 GB within a 2 GB heap, as JSONL 319 MB). The text is at most 1 GiB of the
+ * heap. Very short messages cost more in either framing (100 MB of ~40 B messages: 1.5 GB as JSON, 1.2 GB as JSONL),
+ * so the limit is the text's, not the memory's (docs/performance.md, "Memory of whole JSON files").
  */
 export const JSON_LIMIT = 512 << 20;
 
