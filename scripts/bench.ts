@@ -71,6 +71,23 @@ async function corpus(name: string, bytes: number, messages: number, seed = 7): 
   return { name, file, bytes: statSync(file).size, messages };
 }
 
+/**
+ * The messages of a JSONL corpus as one whole-JSON file, `{"messages":[...]}` (each line an element as it is), made
+ * again whenever the corpus is.
+ */
+function jsonCorpus(c: Corpus): Corpus {
+  const file = c.file.replace(/\.jsonl$/, '.json');
+  const stamp = `${file}.stamp`;
+  const want = readFileSync(`${c.file}.stamp`, 'utf8');
+  if (!existsSync(file) || !existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
+    process.stderr.write(`writing ${path.relative(ROOT, file)}…\n`);
+    const lines = readFileSync(c.file, 'utf8').split('\n').filter((l) => l !== '');
+    writeFileSync(file, `{"messages":[${lines.join(',')}]}\n`);
+    writeFileSync(stamp, want);
+  }
+  return { name: `${c.name}-json`, file, bytes: statSync(file).size, messages: c.messages };
+}
+
 /** A tree of many small transcripts for the --jobs comparison. */
 async function tree(count: number): Promise<{ dir: string; bytes: number }> {
   const dir = path.join(BENCH, `tree-${count}`);
@@ -321,9 +338,21 @@ const plainRow = row('(1s) swc compact --target 8000, with its summary line (no 
   outFile(`${largest.corpus.name}-plain`),
   largest.corpus.file,
 ]);
+// The same messages as one whole-JSON file, `{"messages":[...]}`: decoded and laid out as one text, not by line.
+const whole = jsonCorpus(largest.corpus);
+const jsonRow = row('(1j) swc compact --target 8000, the same messages as one JSON file {"messages":[...]}', label(whole), [
+  SWC,
+  'compact',
+  '--target',
+  String(TARGET),
+  '-q',
+  '-o',
+  path.join(OUT, `${whole.name}-swc.json`),
+  whole.file,
+]);
 // Side by side with the window alone and the floor, interleaved, so the ratios compare like for like.
-process.stderr.write(`prune,window and offload,window on ${largest.corpus.name}:\n`);
-runRows([pruneRow, offloadRow, plainRow, largest.swc, largest.floor], RUNS);
+process.stderr.write(`prune,window, offload,window and whole JSON on ${largest.corpus.name}:\n`);
+runRows([pruneRow, offloadRow, plainRow, jsonRow, largest.swc, largest.floor], RUNS);
 
 // The dry run's inventory of what the compaction forgets: the same dry run of the largest file with it and without.
 const dryInventory = row('(1d) dry run, with the inventory of what it forgets', label(largest.corpus), [child, 'dry-run', largest.corpus.file, String(TARGET), 'inventory']);
@@ -458,6 +487,17 @@ const same = (a: string, b: string): string => {
   }
 };
 
+/** Whether a whole-JSON output holds, under "messages", the same values as the lines of a JSONL output. */
+const sameMessages = (json: string, jsonl: string): string => {
+  try {
+    const kept = (JSON.parse(readFileSync(json, 'utf8')) as { messages: unknown[] }).messages;
+    const lines = readFileSync(jsonl, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+    return JSON.stringify(kept) === JSON.stringify(lines) ? 'hold the same messages' : 'DIFFERENT';
+  } catch {
+    return 'missing';
+  }
+};
+
 const cpu = os.cpus();
 const lines: string[] = [];
 const loads = (l: number[]): string => l.map((x) => x.toFixed(2)).join(', ');
@@ -470,7 +510,7 @@ for (const s of perSize) {
   for (const l of langchainRows) if (l.corpus === s.corpus) lines.push(tableRow(l.row));
 }
 if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
-lines.push(tableRow(pruneRow), tableRow(offloadRow), tableRow(plainRow));
+lines.push(tableRow(pruneRow), tableRow(offloadRow), tableRow(plainRow), tableRow(jsonRow));
 lines.push(tableRow(dryInventory), tableRow(dryBare));
 lines.push(tableRow(nearSwc), tableRow(nearSwc0), tableRow(nearRaw), tableRow(nearRaw0), tableRow(jobs1), tableRow(jobs2), tableRow(halvesRow), tableRow(version), tableRow(help), tableRow(nodeOnly));
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
@@ -487,6 +527,7 @@ for (const s of perSize) {
     lines.push(`| (1o)/(2) swc --strategy offload,window ÷ floor (the faster; ÷ (2) alone) | ${label(s.corpus)} | ${ratio(wallOf(offloadRow), floorBest)} (${ratio(wallOf(offloadRow), wallOf(s.floor))}) |`);
     lines.push(`| (1s)/(1) the window with its summary line ÷ with -q | ${label(s.corpus)} | ${ratio(wallOf(plainRow), wallOf(s.swc))} (÷ (2) alone: ${ratio(wallOf(plainRow), wallOf(s.floor))}) |`);
     lines.push(`| peak memory: prune,window / offload,window ÷ the window's | ${label(s.corpus)} | ${ratio(rssOf(pruneRow), rssOf(s.swc))} / ${ratio(rssOf(offloadRow), rssOf(s.swc))} |`);
+    lines.push(`| (1j)/(1) whole JSON ÷ JSONL of the same messages: wall time; peak memory | ${label(whole)} | ${ratio(wallOf(jsonRow), wallOf(s.swc))}; ${ratio(rssOf(jsonRow), rssOf(s.swc))} (outputs ${sameMessages(path.join(OUT, `${whole.name}-swc.json`), outFile(`${s.corpus.name}-swc`))}) |`);
   }
   if (s === largest) lines.push(`| (1d)/(1d′) dry run with the inventory ÷ without | ${label(s.corpus)} | ${ratio(wallOf(dryInventory), wallOf(dryBare))} (${seconds(wallOf(dryInventory) - wallOf(dryBare))} more) |`);
   lines.push(`| (3)/(1) count-everything ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.everything), wallOf(s.swc))} (outputs ${same(outFile(`${s.corpus.name}-swc`), outFile(`${s.corpus.name}-all`))}) |`);

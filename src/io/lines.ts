@@ -106,12 +106,15 @@ const HEAD = 1 << 20;
 const CHUNK = 1 << 20;
 
 /**
- * The largest whole-JSON input. A JSON file is parsed as one value, and its peak memory grows with the number of
- * items in it: measured at up to 15 times the file's size (records of very short messages; about 4 times for agent
- * transcripts), so 64 MiB stays under 1 GiB, room to spare under the ~2 GB heap Node gives a machine with 8 GB of
- * memory. JSONL is read line by line and has no such limit.
+ * The largest whole-JSON input: 512 MiB, about the longest text one JavaScript string holds (2^29 - 24 UTF-16 units),
+ * since a JSON file is decoded as one text and laid out on it. Per message it costs what JSONL does; beyond that it
+ * holds the text (a byte a character when all of it is Latin-1, else two) and, while decoding it, the file's bytes:
+ * an OpenAI-chat transcript peaks at 3 to 4.5 times its size (Node 20: 103 MB, 444 MB, as JSONL 137 MB; 310 MB,
+ * 1.16 GB, as JSONL 217 MB; 516 MB, 1.59 GB within a 2 GB heap, as JSONL 319 MB). The text is at most 1 GiB of the
+ * heap. Very short messages cost more in either framing (100 MB of ~40 B messages: 1.5 GB as JSON, 1.2 GB as JSONL),
+ * so the limit is the text's, not the memory's (docs/performance.md, "Memory of whole JSON files").
  */
-export const JSON_LIMIT = 64 << 20;
+export const JSON_LIMIT = 512 << 20;
 
 /** The most a pipe, FIFO or standard input may bring: it cannot be read twice, so it is held in memory whole. */
 export const STREAM_LIMIT = 512 << 20;
@@ -838,7 +841,7 @@ function streamTooLarge(file: string, limit: number): InputError {
 }
 
 function jsonTooLarge(file: string, size: number, limit: number): InputError {
-  return new InputError(`is ${describeSize(size)}; whole JSON files over ${describeSize(limit)} are refused (they are parsed as one value; a JSONL file has no such limit)`, file);
+  return new InputError(`is ${describeSize(size)}; whole JSON files over ${describeSize(limit)} are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)`, file);
 }
 
 /** A size in MiB, KiB or bytes, rounded up (a size just over a limit is never shown as the limit). */

@@ -62,7 +62,7 @@ describe('swc compact on a whole-JSON file over the JSON limit', () => {
   it('refuses it by its size with one line naming the limit, and exit code 2', () => {
     const file = sparseJson(tempDir(), 'big.json', JSON_LIMIT + (10 << 20));
     const run = swcWith(['compact', file, '-t', '8000']);
-    expect(run.stderr).toBe(`swc: ${file}: is 74 MiB; whole JSON files over 64 MiB are refused (they are parsed as one value; a JSONL file has no such limit)\n`);
+    expect(run.stderr).toBe(`swc: ${file}: is 522 MiB; whole JSON files over 512 MiB are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)\n`);
     expect(run.stdout).toBe('');
     expect(run.status).toBe(2);
   });
@@ -71,7 +71,7 @@ describe('swc compact on a whole-JSON file over the JSON limit', () => {
     const dir = tempDir([SAMPLE]);
     sparseJson(dir, 'big.json', JSON_LIMIT + 1);
     const run = swcWith(['compact', 'big.json', 'sample.jsonl', '-t', '2000', '--out-dir', 'out', '--tokenizer', 'approx'], 'pipe', dir);
-    expect(run.stderr).toContain('big.json: is 65 MiB; whole JSON files over 64 MiB are refused (they are parsed as one value; a JSONL file has no such limit)\n');
+    expect(run.stderr).toContain('big.json: is 513 MiB; whole JSON files over 512 MiB are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)\n');
     expect(run.status).toBe(2);
     expect(existsSync(path.join(dir, 'out', 'sample.jsonl'))).toBe(true);
     expect(existsSync(path.join(dir, 'out', 'big.json'))).toBe(false);

@@ -30,6 +30,8 @@ function errorOf(run: () => unknown): string {
   return 'no error';
 }
 
+const REASON = 'a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit';
+
 /** Limits lowered so that small inputs pass them. */
 const small = (limits: Partial<ReadLimits>): ReadLimits => ({ json: JSON_LIMIT, stream: 512 << 20, ...limits });
 
@@ -74,7 +76,7 @@ describe('a FIFO named as an input', () => {
     const { fifo, done } = fifoFedBy(`cat "${tempFile('content', content)}"`);
     const error = errorOf(() => readSourceFile(fifo, 'pipe.json', undefined, undefined, small({ json: 1024 })));
     await done;
-    expect(error).toMatch(/^pipe\.json: is \d+ KiB; whole JSON files over 1 KiB are refused \(they are parsed as one value; a JSONL file has no such limit\)$/);
+    expect(error).toMatch(/^pipe\.json: is \d+ KiB; whole JSON files over 1 KiB are refused \(a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit\)$/);
   }, 20_000);
 });
 
@@ -103,17 +105,37 @@ describe('standard input read with readStreamBounded', () => {
   });
 });
 
+/** A sparse file of `size` bytes that starts with `[`: the size of a big JSON file without writing one. */
+function sparseJson(size: number): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'swc-limits-')), 'big.json');
+  const fd = openSync(file, 'w');
+  writeSync(fd, '[');
+  ftruncateSync(fd, size);
+  closeSync(fd);
+  return file;
+}
+
+describe('a whole-JSON file past 64 MiB', () => {
+  it('is read up to 512 MiB, the longest text a JavaScript string holds', () => {
+    // One byte past 64 MiB, sparse: no size check refuses it, so it is read and decoded, and only then refused for
+    // what it holds (the NUL bytes of its hole), at the first of them.
+    expect(errorOf(() => readSourceFile(sparseJson((64 << 20) + 1), 'big.json'))).toBe('big.json:1:2: NUL byte in the file (is it binary?)');
+    expect(JSON_LIMIT).toBe(512 << 20);
+  });
+});
+
 describe('a whole-JSON file over the JSON limit', () => {
   it('is refused by its size with one line that names the limit and suggests JSONL', () => {
     // Sparse: the size of a file over the limit without writing it (and nothing past its first MiB is read).
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'swc-limits-')), 'big.json');
-    const fd = openSync(file, 'w');
-    writeSync(fd, '[');
-    ftruncateSync(fd, JSON_LIMIT + 1);
-    closeSync(fd);
-    expect(errorOf(() => readSourceFile(file, 'big.json'))).toBe(
-      'big.json: is 65 MiB; whole JSON files over 64 MiB are refused (they are parsed as one value; a JSONL file has no such limit)',
-    );
+    expect(errorOf(() => readSourceFile(sparseJson(JSON_LIMIT + 1), 'big.json'))).toBe(`big.json: is 513 MiB; whole JSON files over 512 MiB are refused (${REASON})`);
+  });
+
+  it('is refused over a limit set lower, with the same one line naming both sizes', () => {
+    const content = jsonOf(100);
+    const size = Buffer.byteLength(content);
+    const error = errorOf(() => readSourceFile(tempFile('chat.json', content), 'chat.json', undefined, undefined, small({ json: size - 1 })));
+    expect(error).toBe(`chat.json: is ${Math.ceil(size / 1024)} KiB; whole JSON files over ${Math.ceil((size - 1) / 1024)} KiB are refused (${REASON})`);
+    expect(error).not.toContain('\n');
   });
 
   it('is refused without an extension too, once its beginning shows JSON', () => {
