@@ -6,7 +6,7 @@ import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
-import { expandInputs, isInside, isPattern, skippedStoreLine, unreadableFolderError, type Expansion, type InputFile } from '../io/expand.js';
+import { expandInputs, isInside, isPattern, nameUnder, skippedStoreLine, unreadableFolderError, type Expansion, type InputFile } from '../io/expand.js';
 import { BackupDir } from './backup.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
@@ -376,7 +376,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const started = performance.now();
   const single = await isSingleFile(settings, io);
   const work = await findWork(settings, io);
-  if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store, io.cwd));
+  if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store));
   const json = reportTarget(settings, work.report);
   const mode = modeOf(settings);
   const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
@@ -459,8 +459,8 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       if (outDir !== null) {
         const dest = await outDir.destination(file, result.bytes);
         if (dest !== null) await writeOrFail(dest.path, result.bytes, file, { realDir: dest.realDir, durable: false, mode: result.identity?.mode });
-        const shown = dest?.path ?? path.join(outDir.root, path.relative(work.base, file.absolute));
-        return { ...result, record: { ...result.record, written: path.relative(io.cwd, shown) || shown } };
+        // Named under the out-dir as it was typed, as the inputs are.
+        return { ...result, record: { ...result.record, written: nameUnder(settings.outDir as string, path.relative(work.base, file.absolute)) } };
       }
       if (settings.inPlace && result.record.status === 'compacted') {
         if (result.identity === null || result.identity === undefined) throw new InputError('is not a regular file; --in-place only rewrites regular files (the original is unchanged)', file.display);
