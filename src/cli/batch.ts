@@ -7,6 +7,7 @@ import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteO
 import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
 import { expandInputs, isInside, isPattern, nameUnder, skippedStoreLine, unreadableFolderError, type Expansion, type InputFile } from '../io/expand.js';
+import { defaultCacheDir } from '../io/model/index.js';
 import { BackupDir } from './backup.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
@@ -300,12 +301,17 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
     const { file } = await checkReportPath(settings, io, []);
     return { files: [{ absolute: '-', real: '-', relative: '<stdin>', display: '<stdin>', found: false }], total: 1, base: io.cwd, report: file };
   }
-  // The run's own outputs are never its inputs, even when they sit among them.
+  // The run's own outputs and its summary cache are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
   const excludeNames = exclude.map(() => '--out-dir');
   if (settings.backupDir !== undefined) {
     exclude.push(path.resolve(io.cwd, settings.backupDir));
     excludeNames.push('--backup-dir');
+  }
+  const cache = summaryCacheDir(settings, io);
+  if (cache !== null) {
+    exclude.push(cache);
+    excludeNames.push('--cache-dir');
   }
   if (settings.outDir !== undefined) await refuseOutDirAsInput(settings, io);
   if (settings.backupDir !== undefined) await refuseBackupDirOverInputs(settings.backupDir, settings.inputs, io);
@@ -316,6 +322,16 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
   return { files: mine, total: files.length, base, report: reportPath.file, skippedStores: expansion.skippedStores };
+}
+
+/**
+ * The summary cache's folder when summarize keeps one (--cache-dir, or the default), resolved: its entries are JSON
+ * files, and a dry run or --check, which never opens it, leaves them out all the same.
+ */
+function summaryCacheDir(settings: CompactSettings, io: CliIo): string | null {
+  const s = settings.summarize;
+  if (s === null || !s.cache) return null;
+  return s.cacheDir !== undefined ? path.resolve(io.cwd, s.cacheDir) : defaultCacheDir(io.env);
 }
 
 /** An --out-dir that is itself one of the input directories would put every result over its input: --in-place is that. */
