@@ -15,7 +15,7 @@ import { checkReportPath, reportTarget } from './json-output.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
 import type { CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
-import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
+import { failedRecord, isUnrecognized, skippedLine, skippedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
 import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { offloadStore, writeStore } from './offload.js';
@@ -465,10 +465,20 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     return (pool as WorkerPool).run(job).catch(async () => processFile(job, jobSettings, await inThisThread()));
   };
 
+  /**
+   * With --skip-unrecognized, a file in which no conversation was found is skipped, not failed: counted apart, and
+   * given a line only by --verbose or a run on that one file.
+   */
+  const skipUnrecognized = (result: JobResult): JobResult => {
+    if (!settings.skipUnrecognized || !isUnrecognized(result.record)) return result;
+    const record = skippedRecord(result.record);
+    return { ...result, record, line: (single || settings.verbose) && !settings.quiet ? skippedLine(record) : null };
+  };
+
   /** Writes a result where it belongs; a write that fails turns the record into a failure, the original intact. */
   const commit = async (result: JobResult): Promise<JobResult> => {
     const file = files[result.index] as InputFile;
-    if (result.record.status === 'failed' || result.bytes === null) return result;
+    if (result.record.status === 'failed' || result.record.status === 'skipped' || result.bytes === null) return result;
     try {
       // The store files first, flushed: a transcript never points at a result that is not there.
       if (store !== undefined && (result.stored?.length ?? 0) > 0) await writeStore(result.stored ?? [], store.dir, file.display);
@@ -517,7 +527,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       const result = await (inFlight[i] as Promise<JobResult>);
       inFlight[i] = undefined;
       // Writes start in sorted order; a few overlap, and they are reported in the same order.
-      writing.push(commit(result));
+      writing.push(commit(skipUnrecognized(result)));
       while (writing.length >= WRITES_IN_FLIGHT) await emit(await (writing.shift() as Promise<JobResult>));
     }
     while (writing.length > 0) await emit(await (writing.shift() as Promise<JobResult>));

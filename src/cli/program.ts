@@ -133,6 +133,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--report <file>', 'write that JSON report to a file instead')
     .option('--exact', 'count the tokens before exactly in every file (by default files over 4 MiB show an estimate, marked ≈)')
     .option('--ignore <pattern>', 'leave out files matching this glob pattern (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--skip-unrecognized', 'count files in which no conversation is found (other JSON) as skipped, not failed; broken transcripts still fail')
     .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
     .option('-q, --quiet', 'print nothing but errors')
