@@ -35,7 +35,7 @@ export interface ExpandOptions {
   readonly cwd: string;
   /** Patterns to leave out (relative to `cwd`), as given with --ignore. */
   readonly ignore?: readonly string[];
-  /** Directories whose files are never inputs (the --out-dir), absolute; compared by real path. */
+  /** Directories whose files are never inputs (the --out-dir, --backup-dir, summary cache), absolute; compared by real path. */
   readonly exclude?: readonly string[];
   /** The option each of `exclude` came from, for messages (by default --out-dir). */
   readonly excludeNames?: readonly string[];
