@@ -32,6 +32,19 @@ export class InputError extends Error {
 }
 
 /**
+ * A file in which no conversation is found: no list of messages where any format keeps one (a JSON object without
+ * one, a single value, a list or lines none of whose items is a message of any format, a --conversation-path that
+ * leads nowhere in the file). A batch with --skip-unrecognized counts such a file as skipped; a broken transcript
+ * (bad JSON, a conversation found but invalid) is a plain InputError and still fails.
+ */
+export class NoConversationError extends InputError {
+  constructor(reason: string, file: string, line?: number, column?: number) {
+    super(reason, file, line, column);
+    this.name = 'NoConversationError';
+  }
+}
+
+/**
  * A call for a summary failed after its retries: the endpoint answered an error or nothing usable, or the command
  * failed. `reason` is one line, and never holds the API key.
  */

@@ -8,7 +8,7 @@ import { elementReader, lazyList } from './core/lazy-list.js';
 import { renderArguments } from './core/python-json.js';
 import { contentOf, renderMessage } from './core/render.js';
 import type { Message, Rendered, TokenCounter } from './core/types.js';
-import { InputError } from './errors.js';
+import { InputError, NoConversationError } from './errors.js';
 import { FORMATS, findFormat, formatNames, isSketchedRecord, isTellingText } from './formats/registry.js';
 import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from './formats/types.js';
 import { arrayElements, findMember, objectMembers } from './io/json-layout.js';
@@ -251,7 +251,10 @@ export function chooseFormat(slot: SlotShape, format: string | undefined, file: 
   const partial = formatOfTheRest(slot, key, open);
   if (partial) return partial;
   if (slot.items.length === 0) return FORMATS.find((f) => f.listKeys.includes(slot.key ?? 'messages')) ?? (FORMATS[0] as FormatAdapter);
-  throw new InputError(
+  // The file's only list, none of whose items is a message of any format, holds no conversation; a record's list, or
+  // one whose items are messages that fit no one format together, is a broken transcript.
+  const holdsNone = slot.record === undefined && !slot.items.some((item) => FORMATS.some((f) => f.detect([item], slot.container)));
+  throw new (holdsNone ? NoConversationError : InputError)(
     `cannot tell the transcript format of ${slot.where} (${describeShape(slot.items[0])}); pass --format (${formatNames().join(', ')})${recordHint(slot)}`,
     file,
   );

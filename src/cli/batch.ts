@@ -6,7 +6,8 @@ import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
-import { expandInputs, isInside, isPattern, skippedStoreLine, unreadableFolderError, type Expansion, type InputFile } from '../io/expand.js';
+import { expandInputs, isInside, isPattern, nameUnder, skippedStoreLine, unreadableFolderError, type Expansion, type InputFile } from '../io/expand.js';
+import { defaultCacheDir } from '../io/model/index.js';
 import { BackupDir } from './backup.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
@@ -14,7 +15,7 @@ import { checkReportPath, reportTarget } from './json-output.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
 import type { CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
-import { failedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
+import { failedRecord, isUnrecognized, skippedLine, skippedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
 import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { offloadStore, writeStore } from './offload.js';
@@ -300,12 +301,17 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
     const { file } = await checkReportPath(settings, io, []);
     return { files: [{ absolute: '-', real: '-', relative: '<stdin>', display: '<stdin>', found: false }], total: 1, base: io.cwd, report: file };
   }
-  // The run's own outputs are never its inputs, even when they sit among them.
+  // The run's own outputs and its summary cache are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
   const excludeNames = exclude.map(() => '--out-dir');
   if (settings.backupDir !== undefined) {
     exclude.push(path.resolve(io.cwd, settings.backupDir));
     excludeNames.push('--backup-dir');
+  }
+  const cache = summaryCacheDir(settings, io);
+  if (cache !== null) {
+    exclude.push(cache);
+    excludeNames.push('--cache-dir');
   }
   if (settings.outDir !== undefined) await refuseOutDirAsInput(settings, io);
   if (settings.backupDir !== undefined) await refuseBackupDirOverInputs(settings.backupDir, settings.inputs, io);
@@ -316,6 +322,16 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
   return { files: mine, total: files.length, base, report: reportPath.file, skippedStores: expansion.skippedStores };
+}
+
+/**
+ * The summary cache's folder when summarize keeps one (--cache-dir, or the default), resolved: its entries are JSON
+ * files, and a dry run or --check, which never opens it, leaves them out all the same.
+ */
+function summaryCacheDir(settings: CompactSettings, io: CliIo): string | null {
+  const s = settings.summarize;
+  if (s === null || !s.cache) return null;
+  return s.cacheDir !== undefined ? path.resolve(io.cwd, s.cacheDir) : defaultCacheDir(io.env);
 }
 
 /** An --out-dir that is itself one of the input directories would put every result over its input: --in-place is that. */
@@ -376,7 +392,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const started = performance.now();
   const single = await isSingleFile(settings, io);
   const work = await findWork(settings, io);
-  if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store, io.cwd));
+  if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store));
   const json = reportTarget(settings, work.report);
   const mode = modeOf(settings);
   const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
@@ -449,18 +465,28 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     return (pool as WorkerPool).run(job).catch(async () => processFile(job, jobSettings, await inThisThread()));
   };
 
+  /**
+   * With --skip-unrecognized, a file in which no conversation was found is skipped, not failed: counted apart, and
+   * given a line only by --verbose or a run on that one file.
+   */
+  const skipUnrecognized = (result: JobResult): JobResult => {
+    if (!settings.skipUnrecognized || !isUnrecognized(result.record)) return result;
+    const record = skippedRecord(result.record);
+    return { ...result, record, line: (single || settings.verbose) && !settings.quiet ? skippedLine(record) : null };
+  };
+
   /** Writes a result where it belongs; a write that fails turns the record into a failure, the original intact. */
   const commit = async (result: JobResult): Promise<JobResult> => {
     const file = files[result.index] as InputFile;
-    if (result.record.status === 'failed' || result.bytes === null) return result;
+    if (result.record.status === 'failed' || result.record.status === 'skipped' || result.bytes === null) return result;
     try {
       // The store files first, flushed: a transcript never points at a result that is not there.
       if (store !== undefined && (result.stored?.length ?? 0) > 0) await writeStore(result.stored ?? [], store.dir, file.display);
       if (outDir !== null) {
         const dest = await outDir.destination(file, result.bytes);
         if (dest !== null) await writeOrFail(dest.path, result.bytes, file, { realDir: dest.realDir, durable: false, mode: result.identity?.mode });
-        const shown = dest?.path ?? path.join(outDir.root, path.relative(work.base, file.absolute));
-        return { ...result, record: { ...result.record, written: path.relative(io.cwd, shown) || shown } };
+        // Named under the out-dir as it was typed, as the inputs are.
+        return { ...result, record: { ...result.record, written: nameUnder(settings.outDir as string, path.relative(work.base, file.absolute)) } };
       }
       if (settings.inPlace && result.record.status === 'compacted') {
         if (result.identity === null || result.identity === undefined) throw new InputError('is not a regular file; --in-place only rewrites regular files (the original is unchanged)', file.display);
@@ -501,7 +527,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       const result = await (inFlight[i] as Promise<JobResult>);
       inFlight[i] = undefined;
       // Writes start in sorted order; a few overlap, and they are reported in the same order.
-      writing.push(commit(result));
+      writing.push(commit(skipUnrecognized(result)));
       while (writing.length >= WRITES_IN_FLIGHT) await emit(await (writing.shift() as Promise<JobResult>));
     }
     while (writing.length > 0) await emit(await (writing.shift() as Promise<JobResult>));

@@ -74,7 +74,7 @@ async function findTargets(inputs: readonly string[], flags: InspectFlags, io: C
   // Loaded here, not at the top: every command imports this module, and fast-glob is slow to load.
   const { expandInputs, skippedStoreLine, unreadableFolderError } = await import('../io/expand.js');
   const { files, skippedStores } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
-  if (flags.quiet !== true) for (const store of skippedStores) report(skippedStoreLine(store, io.cwd));
+  if (flags.quiet !== true) for (const store of skippedStores) report(skippedStoreLine(store));
   const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
   return files.map((f) => (f.unreadable !== undefined ? { file: f.absolute, shown: f.display, unreadable: unreadableFolderError(f) } : { file: f.absolute, shown: typed.get(f.absolute) ?? f.display }));
 }

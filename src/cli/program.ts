@@ -33,6 +33,11 @@ function loadRestore(): Promise<typeof import('./restore.js')> {
   return loadLazily(() => import('./restore.js'));
 }
 
+/** A fraction as the help says it: `0.7` is `70%`. */
+function percentOf(fraction: string): string {
+  return `${Math.round(Number(fraction) * 1000) / 10}%`;
+}
+
 /** Examples closing each command's help: a command line and what it does. test/cli/help-examples runs every one. */
 export const HELP_EXAMPLES: Readonly<Record<'compact' | 'inspect' | 'restore', readonly (readonly [string, string])[]>> = {
   compact: [
@@ -40,7 +45,7 @@ export const HELP_EXAMPLES: Readonly<Record<'compact' | 'inspect' | 'restore', r
     ['swc compact log.jsonl -t 8k --dry-run', 'show what would go and what it costs, writing nothing'],
     ['swc compact log.jsonl.gz -t 8k -o small.jsonl.gz', 'compressed in, compressed out'],
     ["swc compact 'archive/**/*.jsonl' -t 8k --in-place --backup-dir backup", 'rewrite an archive, keeping each original'],
-    ['swc compact archive --context-window 128k --check', 'exit 1 if some file has reached 80% of the window'],
+    ['swc compact archive --context-window 128k --check', `exit 1 if some file has reached ${percentOf(DEFAULT_COMPACT_AT)} of the window`],
     ['swc compact log.jsonl -t 8k --strategy prune,window -o small.jsonl', 'shrink old tool results first, then drop turns'],
   ],
   inspect: [
@@ -128,6 +133,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--report <file>', 'write that JSON report to a file instead')
     .option('--exact', 'count the tokens before exactly in every file (by default files over 4 MiB show an estimate, marked ≈)')
     .option('--ignore <pattern>', 'leave out files matching this glob pattern (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--skip-unrecognized', 'count files in which no conversation is found (other JSON) as skipped, not failed; broken transcripts still fail')
     .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
     .option('-q, --quiet', 'print nothing but errors')

@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { CounterSettings } from '../tokens/options.js';
-import { escapeForLine, InputError } from '../errors.js';
+import { escapeForLine, InputError, NoConversationError } from '../errors.js';
 import type { FileResult } from '../pipeline.js';
 import { changeText, fileTokens, formatCount, outcomeLine, type LineContext } from './summary.js';
 
@@ -9,7 +9,8 @@ import { changeText, fileTokens, formatCount, outcomeLine, type LineContext } fr
  * `--report` data), the per-file lines and the closing summary on stderr. Pure: builds values and text.
  */
 
-export type FileStatus = 'compacted' | 'unchanged' | 'failed';
+/** `skipped`: no conversation was found in the file, and --skip-unrecognized counts such files apart from failures. */
+export type FileStatus = 'compacted' | 'unchanged' | 'failed' | 'skipped';
 
 /** Where a file went wrong: the reason, and the line and column when the problem is inside the file. */
 export interface RecordError {
@@ -17,15 +18,17 @@ export interface RecordError {
   readonly reason: string;
   readonly line: number | null;
   readonly column: number | null;
+  /** Only when true: no conversation was found in the file (a `NoConversationError`), which --skip-unrecognized skips. */
+  readonly unrecognized?: true;
 }
 
 /** One file of a run. Tokens include the tool schemas (`toolTokens`) when thresholds are used. */
 export interface FileRecord {
-  /** The path relative to the working directory. */
+  /** The path as the user named it (see `InputFile.display`). */
   readonly path: string;
   /** compacted: the result differs from the input (written unless --check or --dry-run). */
   readonly status: FileStatus;
-  /** Where the result was written, relative to the working directory, or null when nothing was written. */
+  /** Where the result was written (under the out-dir as it was typed, or the input's path), or null when nothing was written. */
   readonly written: string | null;
   readonly format: string | null;
   readonly conversations: number;
@@ -83,6 +86,8 @@ export interface Totals {
   readonly compacted: number;
   readonly unchanged: number;
   readonly failed: number;
+  /** Files in which no conversation was found, with --skip-unrecognized. */
+  readonly skipped: number;
   readonly tokensBefore: number;
   readonly tokensBeforeExact: boolean;
   readonly tokensAfter: number;
@@ -171,10 +176,26 @@ export function recordError(path: string, error: unknown): RecordError {
     const line = error.line ?? null;
     const column = error.column ?? null;
     const at = line === null ? '' : `:${line}${column === null ? '' : `:${column}`}`;
-    return { message: escapeForLine(`${path}${at}: ${error.reason}`), reason: error.reason, line, column };
+    const unrecognized = error instanceof NoConversationError ? { unrecognized: true as const } : {};
+    return { message: escapeForLine(`${path}${at}: ${error.reason}`), reason: error.reason, line, column, ...unrecognized };
   }
   const reason = `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
   return { message: escapeForLine(`${path}: ${reason}`), reason, line: null, column: null };
+}
+
+/** Whether a failed record is a file in which no conversation was found (what --skip-unrecognized skips). */
+export function isUnrecognized(record: FileRecord): boolean {
+  return record.status === 'failed' && record.error?.unrecognized === true;
+}
+
+/** A failed record of a file in which no conversation was found, as --skip-unrecognized counts it: skipped, its reason kept. */
+export function skippedRecord(record: FileRecord): FileRecord {
+  return { ...record, status: 'skipped' };
+}
+
+/** The line --verbose (or a run on that one file) gives a skipped file: `swc: skipped PATH:LINE:COL: reason`. */
+export function skippedLine(record: FileRecord): string {
+  return `swc: skipped ${record.error?.message ?? escapeForLine(record.path)}`;
 }
 
 /** Adds up records. */
@@ -182,6 +203,7 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
   let compacted = 0;
   let unchanged = 0;
   let failed = 0;
+  let skipped = 0;
   let before = 0;
   let after = 0;
   let exact = true;
@@ -191,6 +213,10 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
       failed++;
       continue;
     }
+    if (r.status === 'skipped') {
+      skipped++;
+      continue;
+    }
     if (r.status === 'compacted') compacted++;
     else unchanged++;
     before += r.tokensBefore ?? 0;
@@ -198,7 +224,7 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
     exact &&= r.tokensBeforeExact;
     if (r.targetMet === false) missed++;
   }
-  return { files: records.length, compacted, unchanged, failed, tokensBefore: before, tokensBeforeExact: exact, tokensAfter: after, targetMissed: missed };
+  return { files: records.length, compacted, unchanged, failed, skipped, tokensBefore: before, tokensBeforeExact: exact, tokensAfter: after, targetMissed: missed };
 }
 
 /** The report document: settings, totals, one record per file in sorted path order. */
@@ -224,7 +250,8 @@ export function fileLine(record: FileRecord, result: FileResult | null, context:
 }
 
 /**
- * The closing summary on stderr: files scanned / compacted / unchanged / failed, tokens before -> after, time.
+ * The closing summary on stderr: files scanned / compacted / unchanged / skipped (only when some are) / failed,
+ * tokens before -> after, time.
  * @param seconds the run's wall time
  * @param shard e.g. `2/4 (31 of 120 files)`, or null
  */
@@ -235,9 +262,10 @@ export function summaryLine(totals: Totals, settings: ReportSettings, seconds: n
   const change = changeText(before, totals.tokensAfter);
   const estimates = totals.tokensBeforeExact ? '' : '; before includes estimates';
   const missed = totals.targetMissed > 0 ? `, ${formatCount(totals.targetMissed)} over target` : '';
+  const skipped = totals.skipped > 0 ? `${formatCount(totals.skipped)} skipped, ` : '';
   return (
     `swc: ${shard === null ? '' : `shard ${shard}: `}${formatCount(totals.files)} ${totals.files === 1 ? 'file' : 'files'} scanned: ` +
-    `${formatCount(totals.compacted)} ${verb}, ${formatCount(totals.unchanged)} unchanged, ${failed}${missed}; ` +
+    `${formatCount(totals.compacted)} ${verb}, ${formatCount(totals.unchanged)} unchanged, ${skipped}${failed}${missed}; ` +
     `tokens ${before.exact ? '' : '≈'}${formatCount(before.tokens)} → ${formatCount(totals.tokensAfter)} (${change === null ? '' : `${change}, `}${settings.tokenizer}${estimates}); ${seconds.toFixed(2)} s`
   );
 }

@@ -52,16 +52,17 @@ export interface Reporter {
 
 /** Every reporter, by name. */
 export const REPORTERS = {
-  /** A failed file's one-line error on stderr. */
+  /** A failed file's one-line error on stderr; a skipped file's line when the run gave it one (--verbose, one file). */
   errors: {
     async file(result, record, _count, ctx) {
       if (record.status === 'failed') ctx.say(result.line ?? `swc: ${record.path}: failed`);
+      else if (record.status === 'skipped' && result.line !== null) ctx.say(result.line);
     },
   },
   /** Each file's outcome line on stderr (files that changed, or missed their target). */
   'file-lines': {
     async file(result, record, _count, ctx) {
-      if (record.status !== 'failed' && result.line !== null) ctx.say(result.line);
+      if ((record.status === 'compacted' || record.status === 'unchanged') && result.line !== null) ctx.say(result.line);
     },
   },
   /**

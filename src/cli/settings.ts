@@ -38,6 +38,7 @@ export interface CompactFlags {
   json?: boolean;
   report?: string;
   ignore?: string[];
+  skipUnrecognized?: boolean;
   jobs?: string;
   shard?: string;
   charsPerToken?: string;
@@ -147,6 +148,8 @@ export interface CompactSettings {
   readonly json: boolean;
   readonly report: string | undefined;
   readonly ignore: readonly string[];
+  /** --skip-unrecognized: a file in which no conversation is found is counted as skipped, not failed. */
+  readonly skipUnrecognized: boolean;
   readonly jobs: number;
   readonly shard: Shard | null;
   /** Replace files in the out-dir that hold something other than this run's result. */
@@ -333,6 +336,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     json: flags.json === true,
     report: flags.report,
     ignore: flags.ignore ?? [],
+    skipUnrecognized: flags.skipUnrecognized === true,
     jobs,
     shard: flags.shard === undefined ? null : parseShard(flags.shard),
     force: flags.force === true,
@@ -343,8 +347,8 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     color: flags.color === false ? false : undefined,
     summarize: summarizeSettingsOf(flags, strategies),
   };
-  if (isStreamRun(settings) && (settings.shard !== null || settings.base !== undefined || settings.ignore.length > 0)) {
-    const flag = settings.shard !== null ? '--shard' : settings.base !== undefined ? '--base' : '--ignore';
+  if (isStreamRun(settings) && (settings.shard !== null || settings.base !== undefined || settings.ignore.length > 0 || settings.skipUnrecognized)) {
+    const flag = settings.shard !== null ? '--shard' : settings.base !== undefined ? '--base' : settings.ignore.length > 0 ? '--ignore' : '--skip-unrecognized';
     throw new UsageError(`${flag} only applies to batch runs: add --out-dir, --in-place, --check or --dry-run`);
   }
   return settings;

@@ -5,8 +5,8 @@ import { displayWidth, padEndTo, padStartTo } from './text-width.js';
 
 /**
  * `--dry-run --stat`: one line per file and a total, like `git diff --stat`. Pure: records in, text out. A file
- * that would not change and meets its target gets a line only when `every` is set (--verbose); failed files are
- * said on stderr and only counted here.
+ * that would not change and meets its target gets a line only when `every` is set (--verbose); failed and skipped
+ * files are said on stderr and only counted here.
  */
 
 /** `−54 messages`, `−1 message`. */
@@ -28,7 +28,7 @@ function forgetsCell(record: FileRecord): string {
 
 /** Whether a file gets a line: it would change, misses its target, or every file is wanted. */
 export function isStatShown(record: FileRecord, every: boolean): boolean {
-  if (record.status === 'failed') return false;
+  if (record.status === 'failed' || record.status === 'skipped') return false;
   return every || record.status === 'compacted' || record.targetMet === false;
 }
 
@@ -78,6 +78,7 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
 function totalLine(records: readonly FileRecord[], tokenizer: string, shown: number): string {
   let changed = 0;
   let failed = 0;
+  let skipped = 0;
   let before = 0;
   let after = 0;
   let exact = true;
@@ -88,6 +89,10 @@ function totalLine(records: readonly FileRecord[], tokenizer: string, shown: num
       failed++;
       continue;
     }
+    if (r.status === 'skipped') {
+      skipped++;
+      continue;
+    }
     if (r.status === 'compacted') changed++;
     before += r.tokensBefore ?? 0;
     after += r.tokensAfter ?? 0;
@@ -95,7 +100,7 @@ function totalLine(records: readonly FileRecord[], tokenizer: string, shown: num
     removed += r.messagesRemoved ?? 0;
     if (r.targetMet !== false) met++;
   }
-  const counted = records.length - failed;
+  const counted = records.length - failed - skipped;
   const unchanged = counted - changed;
   const hidden = counted - shown;
   const change = changeText({ tokens: before, exact }, after);
@@ -103,6 +108,7 @@ function totalLine(records: readonly FileRecord[], tokenizer: string, shown: num
     `${formatCount(records.length)} file${records.length === 1 ? '' : 's'}`,
     `${formatCount(changed)} would change`,
     `${formatCount(unchanged)} unchanged${hidden > 0 ? ` (${formatCount(hidden)} not shown)` : ''}`,
+    ...(skipped > 0 ? [`${formatCount(skipped)} skipped`] : []),
     ...(failed > 0 ? [`${formatCount(failed)} failed`] : []),
   ];
   if (changed === 0) {

@@ -17,6 +17,13 @@ export { isInside };
 /** What a directory input is searched for (in any case): JSON and JSONL, plain or compressed with gzip or brotli. */
 export const TRANSCRIPT_GLOB = '**/*.{json,jsonl,ndjson}{,.gz,.br}';
 
+/** What the run writes into each folder `ExpandOptions.exclude` may name, for the message refusing an input there. */
+const EXCLUDED_WRITES: Readonly<Record<string, string>> = {
+  '--out-dir': 'its results',
+  '--backup-dir': 'backups',
+  '--cache-dir': 'the summaries it caches',
+};
+
 /** The kinds of file a directory search finds, as messages name them. */
 const SEARCHED = '.json, .jsonl or .ndjson files (or .gz, .br of them)';
 
@@ -28,7 +35,7 @@ export interface ExpandOptions {
   readonly cwd: string;
   /** Patterns to leave out (relative to `cwd`), as given with --ignore. */
   readonly ignore?: readonly string[];
-  /** Directories whose files are never inputs (the --out-dir), absolute; compared by real path. */
+  /** Directories whose files are never inputs (the --out-dir, --backup-dir, summary cache), absolute; compared by real path. */
   readonly exclude?: readonly string[];
   /** The option each of `exclude` came from, for messages (by default --out-dir). */
   readonly excludeNames?: readonly string[];
@@ -44,7 +51,11 @@ export interface InputFile {
   readonly real: string;
   /** Path relative to the base with `/` separators, NFC-normalized: the sort key, the shard key, the out-dir path. */
   readonly relative: string;
-  /** Path to show in messages: relative to the working directory. */
+  /**
+   * The path every output names it by, as the user named it: a file named outright as typed; one a folder search
+   * found as the folder was typed joined with its path inside it (`nameUnder`); one a pattern matched as fast-glob
+   * gives it, in the pattern's own form. Relative stays relative, absolute stays absolute.
+   */
   readonly display: string;
   /** Found by a directory search or a pattern (a regular file then), not named outright. */
   readonly found: boolean;
@@ -91,12 +102,22 @@ function searchFs(unreadable: Unreadable) {
   };
 }
 
+/** An offload store a search met, whose files were left out. */
+export interface SkippedStore {
+  /** The store's folder, absolute. */
+  readonly dir: string;
+  /** The folder as outputs name it, in the form of the input that met it (see `InputFile.display`). */
+  readonly shown: string;
+  /** How many of its files the search left out. */
+  readonly files: number;
+}
+
 export interface Expansion {
   readonly files: readonly InputFile[];
   /** Absolute base directory. */
   readonly base: string;
-  /** The offload stores a search met, whose files were left out: each store's folder (absolute) and how many. */
-  readonly skippedStores: readonly { readonly dir: string; readonly files: number }[];
+  /** The offload stores a search met, whose files were left out, sorted by folder. */
+  readonly skippedStores: readonly SkippedStore[];
 }
 
 /** A store record's name (`NAME.txt.{hash}.swc.json`, or `NAME.txt.swc.json` from stores without a marker). */
@@ -131,6 +152,48 @@ export function isPattern(input: string): boolean {
 function toGlobPath(cwd: string, p: string): string {
   const rel = path.relative(cwd, path.resolve(cwd, p));
   return rel === '' ? '.' : rel.split(path.sep).join('/');
+}
+
+/** Trailing separators a typed folder may end with (`dir/`); only `/` on POSIX, where a backslash is a name's character. */
+const TRAILING_SEPARATORS = path.sep === '/' ? /\/+$/ : /[\\/]+$/;
+
+/**
+ * A path under a folder, named from the folder as it was typed, as ripgrep and find name what they find: `archive`
+ * and `archive/` give `archive/a/x.jsonl`, `./archive` gives `./archive/a/x.jsonl`, `/data` gives `/data/a/x.jsonl`.
+ * The working directory typed as `.` adds nothing (`a/x.jsonl`), as fast-glob names what `./**` matches.
+ * @param typed the folder as typed
+ * @param rest the path under it (native separators), or '' for the folder itself
+ */
+export function nameUnder(typed: string, rest: string): string {
+  if (rest === '') return typed;
+  const folder = typed.replace(TRAILING_SEPARATORS, '');
+  if (folder === '') return `${typed.slice(0, 1)}${rest}`;
+  if (folder === '.') return rest;
+  return `${folder}${path.sep}${rest}`;
+}
+
+/** A folder an input searched from: as typed and absolute. */
+interface SearchRoot {
+  readonly typed: string;
+  readonly absolute: string;
+}
+
+/** The folders an input searches from: a directory itself, or each fixed part of a pattern (several with braces). */
+function searchRoots(input: string, cwd: string, isDirectory: boolean): SearchRoot[] {
+  if (isDirectory) return [{ typed: input, absolute: path.resolve(cwd, input) }];
+  return fg.generateTasks([input]).map((t) => ({ typed: t.base, absolute: path.resolve(cwd, t.base) }));
+}
+
+/**
+ * A folder a search met (an unreadable one, an offload store), named from the root it was met under as `nameUnder`
+ * names files; one above every root (a store whose marker is higher up) relative to the working directory, or
+ * absolute when the input was.
+ */
+function folderName(dir: string, roots: readonly SearchRoot[], cwd: string): string {
+  const root = roots.find((r) => r.absolute === dir || isInside(r.absolute, dir));
+  if (root !== undefined) return nameUnder(root.typed, path.relative(root.absolute, dir));
+  if (roots.some((r) => path.isAbsolute(r.typed))) return dir;
+  return path.relative(cwd, dir) || '.';
 }
 
 /** The directory a glob pattern cannot reach above (its static part), absolute. */
@@ -168,22 +231,31 @@ const SEARCH = { onlyFiles: true, dot: false, unique: true, followSymbolicLinks:
 /** Extensions are matched in any case (`A.JSONL`), as people name files. */
 const ANY_CASE = { caseSensitiveMatch: false } as const;
 
+/** A file an input gave: its absolute path, and its name in the input's form (`InputFile.display`). */
+interface Match {
+  readonly abs: string;
+  readonly shown: string;
+}
+
 /**
- * The files one input gives, absolute: a path that exists is taken as it is (a file, a FIFO, a link to one; never a
- * pattern, whatever its characters), a directory is searched, anything else is a glob pattern.
+ * The files one input gives: a path that exists is taken as it is (a file, a FIFO, a link to one; never a pattern,
+ * whatever its characters), a directory is searched, anything else is a glob pattern.
  */
-async function filesOf(input: string, cwd: string, ignore: readonly string[], stat: Stats | null, unreadable: Unreadable): Promise<string[]> {
+async function filesOf(input: string, cwd: string, ignore: readonly string[], stat: Stats | null, unreadable: Unreadable): Promise<Match[]> {
   const absolute = path.resolve(cwd, input);
   const ignored = (abs: string): boolean => ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, abs), ignore as string[], { dot: true });
   if (stat?.isDirectory()) {
     // Searched from inside, so no character of the directory's name is read as a pattern.
     const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, ...ANY_CASE, cwd: absolute, ignore: [...DEFAULT_IGNORE], fs: searchFs(unreadable) });
-    return found.map((m) => path.join(absolute, m)).filter((abs) => !ignored(abs));
+    return found
+      .map((m) => ({ abs: path.join(absolute, m), shown: nameUnder(input, m.split('/').join(path.sep)) }))
+      .filter((f) => !ignored(f.abs));
   }
   // A file named outright and ignored is skipped quietly (`swc compact $(git ls-files) --ignore …`).
-  if (stat !== null) return ignored(absolute) ? [] : [absolute];
+  if (stat !== null) return ignored(absolute) ? [] : [{ abs: absolute, shown: input }];
+  // fast-glob gives each match in the pattern's form (relative or absolute, `./` kept but for a `.` base).
   const found = await fg(input, { ...SEARCH, cwd, ignore: [...DEFAULT_IGNORE, ...ignore], fs: searchFs(unreadable) });
-  return found.map((m) => path.resolve(cwd, m));
+  return found.map((m) => ({ abs: path.resolve(cwd, m), shown: m }));
 }
 
 /**
@@ -198,71 +270,77 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
   const { cwd } = options;
   const ignore = (options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p));
   const excluded = await Promise.all((options.exclude ?? []).map((dir) => fs.realpath(dir).catch(() => path.resolve(dir))));
-  const found = new Map<string, { abs: string; searched: boolean }>();
+  const found = new Map<string, { abs: string; shown: string; searched: boolean }>();
   const unreadable: Unreadable = new Map();
+  /** Each unreadable folder's name, from the input whose search met it first. */
+  const unreadableShown = new Map<string, string>();
   const bases: string[] = [];
   const storeOf = storeFinder();
-  const skipped = new Map<string, number>();
+  const skipped = new Map<string, { shown: string; files: number }>();
   for (const input of inputs) {
     const absolute = path.resolve(cwd, input);
     const stat = await fs.stat(absolute).catch(() => null);
     if (stat === null && !isPattern(input)) throw new UsageError(noMatch(input, stat, false));
     bases.push(stat?.isDirectory() ? absolute : stat !== null ? path.dirname(absolute) : patternBase(cwd, input));
-    let matches: string[];
+    let matches: Match[];
     try {
-      matches = (await filesOf(input, cwd, ignore, stat, unreadable)).sort(compareKeys);
+      matches = (await filesOf(input, cwd, ignore, stat, unreadable)).sort((a, b) => compareKeys(a.abs, b.abs));
     } catch (error) {
       throw new UsageError(`cannot search ${JSON.stringify(input)}: ${error instanceof Error ? error.message : String(error)}`);
     }
     const named = stat !== null && !stat.isDirectory();
+    const roots = named ? [] : searchRoots(input, cwd, stat !== null);
+    for (const dir of unreadable.keys()) if (!unreadableShown.has(dir)) unreadableShown.set(dir, folderName(dir, roots, cwd));
     if (!named) {
       // An offload store's results and records are never transcripts: a search leaves them out, and says so.
-      const stores = await Promise.all(matches.map(storeOf));
+      const stores = await Promise.all(matches.map((m) => storeOf(m.abs)));
       matches = matches.filter((_, k) => {
         const store = stores[k];
         if (store === null || store === undefined) return true;
-        skipped.set(store, (skipped.get(store) ?? 0) + 1);
+        const known = skipped.get(store) ?? { shown: folderName(store, roots, cwd), files: 0 };
+        skipped.set(store, { ...known, files: known.files + 1 });
         return false;
       });
     }
-    const reals = await Promise.all(matches.map((abs) => fs.realpath(abs).catch(() => abs)));
+    const reals = await Promise.all(matches.map((m) => fs.realpath(m.abs).catch(() => m.abs)));
     let kept = 0;
-    matches.forEach((abs, k) => {
+    matches.forEach(({ abs, shown }, k) => {
       const real = reals[k] as string;
       const inside = excluded.findIndex((dir) => isInside(dir, real));
       if (inside !== -1) {
         const option = options.excludeNames?.[inside] ?? '--out-dir';
-        if (named) throw new UsageError(`${input} is inside the ${option}, where this run writes ${option === '--out-dir' ? 'its results' : 'backups'}; it cannot also be an input`);
+        if (named) throw new UsageError(`${input} is inside the ${option}, where this run writes ${EXCLUDED_WRITES[option] ?? 'its results'}; it cannot also be an input`);
         return;
       }
       kept++;
-      if (!found.has(real)) found.set(real, { abs, searched: !named });
+      if (!found.has(real)) found.set(real, { abs, shown, searched: !named });
     });
     const blocked = [...unreadable.keys()].some((dir) => isInside(stat?.isDirectory() ? absolute : bases[bases.length - 1] as string, dir));
     if (kept === 0 && !blocked && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0, skipped.size > 0));
   }
   const base = options.base !== undefined ? path.resolve(cwd, options.base) : commonAncestor(bases);
   const files: InputFile[] = [];
-  for (const [real, { abs, searched }] of found) {
+  for (const [real, { abs, shown, searched }] of found) {
     if (!isInside(base, abs)) {
-      throw new UsageError(`${path.relative(cwd, abs)} is outside the base ${path.relative(cwd, base) || '.'} (set --base to a directory that holds every input)`);
+      throw new UsageError(`${shown} is outside the base ${options.base ?? (path.relative(cwd, base) || '.')} (set --base to a directory that holds every input)`);
     }
-    files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: path.relative(cwd, abs) || abs, found: searched });
+    files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: shown, found: searched });
   }
   for (const [dir, error] of unreadable) {
     // A folder left out by --ignore (its files would be) or inside the run's own outputs is nobody's input.
     if (excluded.some((out) => isInside(out, dir))) continue;
     if (ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, path.join(dir, '_')), ignore as string[], { dot: true })) continue;
-    const display = `${path.relative(cwd, dir) || '.'}${path.sep}`;
+    const name = unreadableShown.get(dir) ?? (path.relative(cwd, dir) || '.');
+    const display = name.endsWith(path.sep) ? name : `${name}${path.sep}`;
     files.push({ absolute: dir, real: dir, relative: relativeKey(base, dir), display, found: true, unreadable: describeFsError(error) });
   }
   files.sort((a, b) => compareKeys(a.relative, b.relative));
-  return { files, base, skippedStores: [...skipped].map(([dir, files]) => ({ dir, files })).sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)) };
+  return { files, base, skippedStores: [...skipped].map(([dir, { shown, files }]) => ({ dir, shown, files })).sort((a, b) => compareKeys(a.dir, b.dir)) };
 }
 
 /** The line that says a search left an offload store's files out. */
-export function skippedStoreLine(store: { readonly dir: string; readonly files: number }, cwd: string): string {
-  return `swc: left out ${store.files} file${store.files === 1 ? '' : 's'} of the offload store ${path.relative(cwd, store.dir) || '.'} (its results and records are not transcripts)`;
+export function skippedStoreLine(store: SkippedStore): string {
+  return `swc: left out ${store.files} file${store.files === 1 ? '' : 's'} of the offload store ${store.shown} (its results and records are not transcripts)`;
 }
 
 /** The error for an input that gave no files, saying why where it can. */

@@ -1,5 +1,5 @@
 import { JsonDepthError, JsonSyntaxError, skipWhitespace } from '../core/json-value.js';
-import { InputError } from '../errors.js';
+import { InputError, NoConversationError } from '../errors.js';
 import { arrayElements, depthOverflow, explainJsonError, findMember, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
 import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
 import { elementReader, lazyList } from '../core/lazy-list.js';
@@ -269,7 +269,7 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
   }
   if (c !== 0x7b) {
     parseSlice(text, { start, end });
-    throw new InputError('expected a list of messages or an object holding one, found a single value', source.file, ...lineCol(source, start));
+    throw new NoConversationError('expected a list of messages or an object holding one, found a single value', source.file, ...lineCol(source, start));
   }
   const { members } = objectMembers(text, start);
   const objectKeys = [...new Set([...(options.conversationKey === undefined ? [] : [options.conversationKey]), ...LIST_KEYS, ...CONVERSATION_KEYS])];
@@ -287,7 +287,7 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
   const keys = members.map((m) => m.key).slice(0, 8).join(', ');
   const deeper = messageListPath(whole);
   const hint = deeper === null ? '' : `; a list of messages is at ${deeper}: pass --conversation-path ${deeper}`;
-  throw new InputError(
+  throw new NoConversationError(
     `no message list found: expected a top-level list or an object with ${objectKeys.map((k) => `"${k}"`).join(', ')} (found keys: ${keys || 'none'})${hint}`,
     source.file,
     ...lineCol(source, start),
@@ -313,6 +313,9 @@ function pointerTokens(pointer: string, source: SourceText): string[] {
 function pointerSlot(source: SourceText, pos: number, tokens: readonly string[], label: string | null, record: number | undefined, slimming?: Slimming): Slot {
   const text = source.text;
   const what = label === null ? '' : `${label}: `;
+  // Leading nowhere in the whole file or its first record (which sets the file's shape, as for records without a
+  // pointer), it finds no conversation in the file; in a later record, that record is broken.
+  const Fail = label === null || record === 0 ? NoConversationError : InputError;
   const pointer = pointerOf(tokens);
   let at = pos;
   let container: Record<string, unknown> | null = null;
@@ -326,7 +329,7 @@ function pointerSlot(source: SourceText, pos: number, tokens: readonly string[],
       const member = findMember(members, token);
       if (member === undefined) {
         const keys = members.map((m) => JSON.stringify(m.key)).slice(0, 8).join(', ');
-        throw new InputError(`${what}no key ${JSON.stringify(token)} at ${above} (found keys: ${keys || 'none'}), so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+        throw new Fail(`${what}no key ${JSON.stringify(token)} at ${above} (found keys: ${keys || 'none'}), so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
       }
       if (i === tokens.length - 1) {
         container = parseMembers(text, members, token);
@@ -337,17 +340,17 @@ function pointerSlot(source: SourceText, pos: number, tokens: readonly string[],
       const { elements } = arrayElements(text, at);
       const element = isIndexToken(token) ? elements[Number(token)] : undefined;
       if (element === undefined) {
-        throw new InputError(`${what}${above} is a list of ${elements.length} items, with no item ${JSON.stringify(token)}, so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+        throw new Fail(`${what}${above} is a list of ${elements.length} items, with no item ${JSON.stringify(token)}, so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
       }
       container = null;
       key = null;
       at = element.start;
     } else {
-      throw new InputError(`${what}${above} is ${describeJsonValue(text, at)}, not an object or a list, so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+      throw new Fail(`${what}${above} is ${describeJsonValue(text, at)}, not an object or a list, so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
     }
   }
   if (text.charCodeAt(at) !== 0x5b) {
-    throw new InputError(`${what}${pointer || 'the top level'} is ${describeJsonValue(text, at)}, not a list of messages (--conversation-path)`, source.file, ...lineCol(source, at));
+    throw new Fail(`${what}${pointer || 'the top level'} is ${describeJsonValue(text, at)}, not a list of messages (--conversation-path)`, source.file, ...lineCol(source, at));
   }
   const where = `${label === null ? '' : `${label} `}${JSON.stringify(pointer)}`;
   const slot = arraySlot(source, at, where, container, key, slimming);

@@ -58,6 +58,25 @@ describe('the help examples', () => {
     }
   });
 
+  it('say the defaults the command has: the --check example lists a file from the share of the window it names', async () => {
+    const examples = HELP_EXAMPLES.compact.filter(([line, what]) => line.includes('--context-window') && !line.includes('--compact-at') && /% of the window/.test(what));
+    expect(examples).toHaveLength(1);
+    const [[line, what]] = examples as [[string, string]];
+    const share = Number((/(\d+(?:\.\d+)?)% of the window/.exec(what) as RegExpExecArray)[1]) / 100;
+    const dir = project();
+    const argv = words(line).slice(1);
+    const window = argv.indexOf('--context-window') + 1;
+    const withWindow = (tokens: number): string[] => argv.map((word, k) => (k === window ? String(tokens) : word));
+    // Each file's size as the thresholds count it, from a window so large that nothing is compacted.
+    const measured = await runSwc([...withWindow(100_000_000), '--report', 'r.json'], { cwd: dir });
+    expect(measured.status).toBe(0);
+    const { files } = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: Array<{ tokensBefore: number }> };
+    const size = Math.max(...files.map((f) => f.tokensBefore));
+    // A window the files fill to 2 points over the stated share makes the example exit 1; 2 points under, 0.
+    expect((await runSwc(withWindow(Math.floor(size / (share + 0.02))), { cwd: dir })).status).toBe(1);
+    expect((await runSwc(withWindow(Math.ceil(size / (share - 0.02))), { cwd: dir })).status).toBe(0);
+  });
+
   it.each(HELP_EXAMPLES.inspect.map(([line]) => [line]))('%s runs without a usage error', async (line) => {
     const argv = words(line).slice(1);
     const r = await runSwc(argv, { cwd: project() });

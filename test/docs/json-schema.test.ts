@@ -109,7 +109,7 @@ describe('docs/schema/report.schema.json', () => {
     const dir = archive();
     const report = jsonOf(['compact', 'archive', '--dry-run', '--json', '-t', '2000'], dir) as { files: Array<Record<string, unknown>> };
     const [first] = report.files;
-    expect(validateReport({ ...report, files: [{ ...first, status: 'skipped' }] })).toBe(false);
+    expect(validateReport({ ...report, files: [{ ...first, status: 'ignored' }] })).toBe(false);
     const { error: _dropped, ...withoutError } = first as Record<string, unknown>;
     expect(validateReport({ ...report, files: [withoutError] })).toBe(false);
   });
