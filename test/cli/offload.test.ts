@@ -3,7 +3,7 @@
  * gives the original bytes back, on every real transcript of fixtures/real.
  */
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -54,7 +54,7 @@ describe('planOffload', () => {
     expect(pointerText('/r', 'short')).toBe("Tool result offloaded to '/r' (5 characters). Preview: short");
     expect(codePoints('😀a')).toBe(2);
     expect(storeKey(2, 'web_search', 'call-123', 0, 'ab12')).toBe('2_web_search_call-123-ab12.txt');
-    expect(storeKey(2, 'a/b', null, 1, 'ab12')).toBe('2_a_b_call1-ab12.txt');
+    expect(storeKey(2, 'a/b', null, 1, 'ab12')).toBe('2_a%2Fb_call1-ab12.txt');
   });
 });
 
@@ -276,11 +276,18 @@ describe('--strategy offload on the command line', () => {
     writeFileSync(record, JSON.stringify(doc));
     const tampered = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
     expect(tampered.status).toBe(2);
-    expect(tampered.stderr).toMatch(/does not hold a valid item to put back \(was it edited\?\); nothing was restored/);
+    expect(tampered.stderr).toMatch(/record .*\.swc\.json does not hold the bytes the hash in its name says \(was it edited\?\); nothing was restored/);
     expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+    // Renamed to the hash of its new bytes, it is still refused: what it puts back is no JSON value.
+    const renamed = record.replace(/\.[0-9a-f]{16}\.swc\.json$/, `.${storeHash(JSON.stringify(doc))}.swc.json`);
+    renameSync(record, renamed);
+    const rehashed = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
+    expect(rehashed.status).toBe(2);
+    expect(rehashed.stderr).toMatch(/does not hold a valid item to put back \(was it edited\?\); nothing was restored/);
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+    rmSync(renamed);
     // The record as a link (here to a good copy outside the store) counts as missing.
     writeFileSync(path.join(dir, 'elsewhere.json'), good);
-    rmSync(record);
     symlinkSync(path.join(dir, 'elsewhere.json'), record);
     const linked = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
     expect(linked.status).toBe(2);
