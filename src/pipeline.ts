@@ -1546,7 +1546,7 @@ function pointerReferences(text: string, limit: number): string[] {
   return out;
 }
 
-/** A reference as an error line shows it: a pointer may name a path of any length, the line shows its first 200 characters. */
+/** A reference as an error line shows it: a pointer may name a path of any length, a line shows 200 characters. */
 function shownReference(reference: string): string {
   if (reference.length <= 200) return reference;
   const end = /[\ud800-\udbff]/.test(reference[199] as string) ? 199 : 200;
@@ -1557,9 +1557,10 @@ function shownReference(reference: string): string {
 const HASHED_RESULT = /-[0-9a-f]{16}\.txt$/;
 
 /**
- * A result's records, each checked to be what its name says, since a record is put back as history: `NAME.{hash}.swc.json`
- * must hold bytes of that hash. `NAME.swc.json` (stores from before names were hashed) holds nothing to check, so it
- * is taken only beside a result whose name has no hash either: a store that hashes names hashes every record.
+ * A result's records, each checked to be what its name says, since what a record holds is put back as history:
+ * `NAME.{hash}.swc.json` must hold bytes of that hash. `NAME.swc.json` (stores from before names were hashed) holds
+ * nothing to check, so it is taken only beside a result whose name has no hash either: a store that hashes names
+ * hashes every record.
  * @param records the records a store reader gave for `file`
  * @param file the located result file
  * @param source the transcript, as errors name it

@@ -199,8 +199,9 @@ export const NAME_BYTES = 255;
 
 /**
  * A store key as Haystack names it, `{step}_{tool}_{call id}`, `call{position}` standing in for a missing id, then
- * `-{hash}.txt`: the hash (of the stored bytes) keeps names apart that the capped tool name and id no longer do, and
- * makes the same result stored twice one file. The tool name and id are written with `portablePart`.
+ * `-{hash}.txt`: the hash (of the stored bytes) makes the same result stored twice one file, and keeps results of
+ * other bytes apart whose names read alike (`{tool}_{call id}` split two ways). The tool name and id are written with
+ * `portablePart`, so the name holds on any file system.
  */
 export function storeKey(step: number, tool: string, callId: string | null, position: number, hash: string): string {
   return `${step}_${portablePart(tool, NAME_PART_BYTES)}_${portablePart(callId ?? `call${position}`, NAME_PART_BYTES)}-${hash}.txt`;
@@ -247,7 +248,7 @@ function pieceBytes(piece: string): number {
 
 /**
  * Eight hex digits of a text (FNV-1a over its UTF-16 units): what tells apart two long names cut to the same
- * beginning. Not a content hash: names are content-addressed by the `-{hash}` beside them.
+ * beginning. A name's digest, never a check of content (that is the SHA-256 of the bytes in a result's name).
  */
 function nameDigest(text: string): string {
   let h = 0x811c9dc5;
