@@ -1,6 +1,6 @@
 import { applyPlan, keepEverything, planCompaction, noteTemplate, type Plan } from './core/compact.js';
 import { planPruning, type PrunedMessage, type PrunePlan } from './core/prune.js';
-import { OFFLOADED_META_KEY, isPointerText, offloadedMessage, parsePointer, planOffload, pointerText, quoteReference, safeName, storeKey } from './core/offload.js';
+import { OFFLOADED_META_KEY, isPointerText, offloadedMessage, parsePointer, planOffload, pointerText, portableName, quoteReference, storeKey } from './core/offload.js';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseJson } from './core/json-value.js';
@@ -984,12 +984,13 @@ function storePath(reference: string, offload: NonNullable<FileOptions['offload'
 
 /**
  * The store references of a conversation's results: `DIR/FOLDER/{step}_{tool}_{call id}-{hash}.txt`, FOLDER being the
- * input file's path (and the record, in a file of several conversations), made safe so it stays under DIR; written
- * relative to the transcript's folder when it is known.
+ * input file's path (and the record, in a file of several conversations), each segment a portable name (so it stays
+ * under DIR and the store can be copied to any file system); written relative to the transcript's folder when it is
+ * known.
  */
 function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, normalized: Normalized, offload: FileOptions['offload']): ReferenceMaker | null {
   if (offload === undefined) return null;
-  const parts = source.file === '<stdin>' ? ['stdin'] : source.file.split(/[/\\]+/).filter((p) => p !== '' && p !== '.').map(safeName);
+  const parts = source.file === '<stdin>' ? ['stdin'] : source.file.split(/[/\\]+/).filter((p) => p !== '' && p !== '.').map(portableName);
   const folder = path.join(offload.dir, ...(parts.length > 0 ? parts : ['stdin']), ...(slot.record !== undefined ? [`record-${slot.record}`] : []));
   let pairing: ReturnType<NonNullable<FormatAdapter['pairing']>> | null | undefined;
   const idsOf = (message: number): (string | null)[] => {
@@ -1479,7 +1480,11 @@ export interface StoreReader {
    * transcript's folder), or why it is refused (outside the store, in no store).
    */
   locate(reference: string): { readonly file: string } | { readonly refused: string };
-  /** The records beside a located result file (none when there are none, or they may not be read). */
+  /**
+   * The records beside a located result file (none when there are none, or they may not be read), each named
+   * `NAME.{hash}.swc.json` after the result `NAME` (`NAME.swc.json` in stores from before names were hashed):
+   * restoring checks each against the hash in its name.
+   */
   records(file: string): readonly StoreRecordFile[];
 }
 
@@ -1544,13 +1549,48 @@ function pointerReferences(text: string, limit: number): string[] {
   return out;
 }
 
+/** A reference as an error line shows it: a pointer may name a path of any length, a line shows 200 characters. */
+function shownReference(reference: string): string {
+  if (reference.length <= 200) return reference;
+  const end = /[\ud800-\udbff]/.test(reference[199] as string) ? 199 : 200;
+  return `${reference.slice(0, end)}… (${reference.length} characters)`;
+}
+
+/** A result's name in a store that names files by their hash: `…-{16 hex digits}.txt`. */
+const HASHED_RESULT = /-[0-9a-f]{16}\.txt$/;
+
+/**
+ * A result's records, each checked to be what its name says, since what a record holds is put back as history:
+ * `NAME.{hash}.swc.json` must hold bytes of that hash. `NAME.swc.json` (stores from before names were hashed) holds
+ * nothing to check, so it is taken only beside a result whose name has no hash either: a store that hashes names
+ * hashes every record.
+ * @param records the records a store reader gave for `file`
+ * @param file the located result file
+ * @param source the transcript, as errors name it
+ * @throws InputError naming the first record that is not what its name says; nothing is then restored
+ */
+function verifiedRecords(records: readonly StoreRecordFile[], file: string, source: string): readonly StoreRecordFile[] {
+  const result = path.basename(file);
+  for (const record of records) {
+    const name = path.basename(record.path);
+    const named = name.length >= result.length + '.swc.json'.length && name.startsWith(result) && name.endsWith('.swc.json');
+    const middle = named ? name.slice(result.length, name.length - '.swc.json'.length) : null;
+    let problem: string | null = null;
+    if (middle === null || (middle !== '' && !/^\.[0-9a-f]{16}$/.test(middle))) problem = `is not named as a record of ${result} (${result}.{hash}.swc.json)`;
+    else if (middle === '' && HASHED_RESULT.test(result)) problem = 'has no hash in its name, beside a result whose name has one (a store that hashes names hashes every record)';
+    else if (middle !== '' && storeHash(record.text) !== middle.slice(1)) problem = 'does not hold the bytes the hash in its name says (was it edited?)';
+    if (problem !== null) throw new InputError(`the offload store's record ${record.path} ${problem}; nothing was restored`, source);
+  }
+  return records;
+}
+
 /** Where the store's records say this file's conversations are, from the first record that says it. */
 function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<StoreRecord, 'format' | 'conversationKey' | 'conversationPath'>> {
   const text = source.text;
   for (const reference of pointerReferences(text, 16)) {
     const located = store.locate(reference);
     if (!('file' in located)) continue;
-    for (const record of store.records(located.file)) {
+    for (const record of verifiedRecords(store.records(located.file), located.file, source.file)) {
       let parsed: Partial<StoreRecord> | null;
       try {
         parsed = JSON.parse(record.text) as Partial<StoreRecord> | null;
@@ -1596,7 +1636,8 @@ function readerOf(dir: string, read: (file: string) => string | null): StoreRead
  * nothing: a pointer that cannot be put back fails the file, naming it.
  * @param source the decoded transcript
  * @param options how the store is reached, and where the conversations are
- * @throws InputError for a pointer outside the store, or whose record is missing or does not match its items
+ * @throws InputError for a pointer outside the store, or whose record is missing, is not what its name says (its
+ *   hash) or does not match its items
  */
 export function restoreSource(source: SourceText, options: RestoreOptions): RestoreResult;
 /**
@@ -1627,11 +1668,11 @@ export function restoreSource(source: SourceText, settings: RestoreOptions | str
         if (!isPointerText(r.text)) return;
         const pointer = parsePointer(r.text);
         if (pointer === null) throw new InputError(`${at} holds a pointer whose reference cannot be read (was it edited?); nothing was restored`, source.file);
-        const { reference } = pointer;
-        const located = options.store.locate(reference);
+        const reference = shownReference(pointer.reference);
+        const located = options.store.locate(pointer.reference);
         if ('refused' in located) throw new InputError(`${at} points at ${reference}, ${located.refused}; nothing was restored`, source.file);
-        const records = options.store.records(located.file);
-        if (records.length === 0) throw new InputError(`${at} points at ${reference}, but the store has no record of it (${located.file}.*.swc.json); nothing was restored`, source.file);
+        const records = verifiedRecords(options.store.records(located.file), located.file, source.file);
+        if (records.length === 0) throw new InputError(`${at} points at ${reference}, but the store has no record of it (${shownReference(located.file)}.*.swc.json); nothing was restored`, source.file);
         let entries: { item: number; raw: string }[] | undefined;
         let from = '';
         for (const record of records) {

@@ -1,4 +1,4 @@
-import { lstatSync, promises as fs, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, promises as fs, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, missingInput, UsageError } from '../errors.js';
 import { compress } from '../io/compressed.js';
@@ -91,36 +91,79 @@ function isRecordName(name: string, result: string): boolean {
   return middle === '' || /^\.[0-9a-f]{16}$/.test(middle);
 }
 
+/** The longest reference a pointer may give: longer than any path a file system opens (Linux's PATH_MAX). */
+const MAX_REFERENCE = 4096;
+
+/** The most trailing segments of a reference tried below a store given with --offload-dir (a store's depth is far less). */
+const MAX_MOVED_SEGMENTS = 64;
+
+/** Opening flags for a record: never through a link at its end, and never waiting on a FIFO put there. */
+const RECORD_OPEN = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
+
+/** The real path of a path, or null when it cannot be resolved. */
+function realOf(p: string): string | null {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** A record's text, read only when it is a regular file (checked on the opened file, so no link swapped in counts). */
+function readRecord(at: string): string | null {
+  let fd: number;
+  try {
+    // Where opening cannot refuse a link (Windows), the name is checked first.
+    if (fsConstants.O_NOFOLLOW === undefined && !lstatSync(at).isFile()) return null;
+    fd = openSync(at, RECORD_OPEN);
+  } catch {
+    return null;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, 'utf8') : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * How restore reaches a store. With --offload-dir, references must lead inside it; one that does not (the transcript
  * or the store moved, an absolute path of another machine) is looked for as its path below the store's root, tried
  * from the longest. Without it, a reference's store is the nearest folder above its file that holds the store's
- * marker. Only regular files really inside that store are read: a record that is a link (to anywhere) counts as
- * missing.
+ * marker. Only regular files really inside that store are read, from a folder really inside it: a record that is a
+ * link (to anywhere), or a folder that is a link leading out of the store, counts as missing. A reference longer
+ * than any path is refused.
  */
 function storeReader(home: string, dir: string | undefined): StoreReader {
-  const realOf = (p: string): string | null => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return null;
-    }
-  };
   const realDir = dir === undefined ? null : realOf(dir);
   const roots = new Map<string, string | null>();
-  /** The folder at or above `folder` holding the store's marker, or null. */
+  /** The folder at or above `folder` holding the store's marker, or null (found walking up, every folder remembered). */
   const rootOf = (folder: string): string | null => {
-    const known = roots.get(folder);
-    if (known !== undefined) return known;
-    let found: string | null = null;
-    try {
-      if (lstatSync(path.join(folder, STORE_MARKER)).isFile()) found = folder;
-    } catch {
-      // No marker here.
+    const walked: string[] = [];
+    let at = folder;
+    let found: string | null | undefined;
+    for (;;) {
+      found = roots.get(at);
+      if (found !== undefined) break;
+      walked.push(at);
+      try {
+        if (lstatSync(path.join(at, STORE_MARKER)).isFile()) {
+          found = at;
+          break;
+        }
+      } catch {
+        // No marker here.
+      }
+      const parent = path.dirname(at);
+      if (parent === at) {
+        found = null;
+        break;
+      }
+      at = parent;
     }
-    const parent = path.dirname(folder);
-    if (found === null && parent !== folder) found = rootOf(parent);
-    roots.set(folder, found);
+    for (const w of walked) roots.set(w, found);
     return found;
   };
   const records = (file: string): StoreRecordFile[] => {
@@ -130,33 +173,31 @@ function storeReader(home: string, dir: string | undefined): StoreReader {
     })();
     if (root === null) return [];
     const folder = path.dirname(file);
+    const realFolder = realOf(folder);
+    // A folder that is (or passes through) a link leading out of the store is not listed at all.
+    if (realFolder === null || !isInside(root, realFolder)) return [];
     const base = path.basename(file);
     let names: string[];
     try {
-      names = readdirSync(folder).filter((name) => isRecordName(name, base)).sort();
+      names = readdirSync(realFolder).filter((name) => isRecordName(name, base)).sort();
     } catch {
       return [];
     }
     const out: StoreRecordFile[] = [];
     for (const name of names) {
-      const at = path.join(folder, name);
-      try {
-        const real = realOf(at);
-        if (!lstatSync(at).isFile() || real === null || !isInside(root, real)) continue;
-        out.push({ path: at, text: readFileSync(at, 'utf8') });
-      } catch {
-        // Unreadable: as if missing.
-      }
+      const text = readRecord(path.join(realFolder, name));
+      if (text !== null) out.push({ path: path.join(folder, name), text });
     }
     return out;
   };
   return {
     locate(reference) {
+      if (reference.length > MAX_REFERENCE) return { refused: `which is longer than any path (over ${MAX_REFERENCE} characters)` };
       const file = path.isAbsolute(reference) ? path.normalize(reference) : path.resolve(home, reference);
       if (dir !== undefined) {
         if (file !== dir && isInside(dir, file)) return { file };
         const segments = file.split(path.sep).filter((s) => s !== '');
-        for (let i = 1; i < segments.length; i++) {
+        for (let i = Math.max(1, segments.length - MAX_MOVED_SEGMENTS); i < segments.length; i++) {
           const moved = path.join(dir, ...segments.slice(i));
           if (records(moved).length > 0) return { file: moved };
         }

@@ -194,31 +194,118 @@ export function offloadedMessage(message: Message, pointers: ReadonlyMap<number,
 /** The most UTF-8 bytes of a store name taken from a tool name or a call id (file names end at 255 bytes). */
 export const NAME_PART_BYTES = 48;
 
+/** The most UTF-8 bytes of a folder name in the store: the smallest limit of the common file systems. */
+export const NAME_BYTES = 255;
+
 /**
  * A store key as Haystack names it, `{step}_{tool}_{call id}`, `call{position}` standing in for a missing id, then
- * `-{hash}.txt`: the hash (of the stored bytes) keeps names apart that the capped tool name and id no longer do, and
- * makes the same result stored twice one file.
+ * `-{hash}.txt`: the hash (of the stored bytes) makes the same result stored twice one file, and keeps results of
+ * other bytes apart whose names read alike (`{tool}_{call id}` split two ways). The tool name and id are written with
+ * `portablePart`, so the name holds on any file system.
  */
 export function storeKey(step: number, tool: string, callId: string | null, position: number, hash: string): string {
-  return `${step}_${capName(safeName(tool))}_${capName(safeName(callId ?? `call${position}`))}-${hash}.txt`;
+  return `${step}_${portablePart(tool, NAME_PART_BYTES)}_${portablePart(callId ?? `call${position}`, NAME_PART_BYTES)}-${hash}.txt`;
 }
 
-/** A name cut to at most `NAME_PART_BYTES` bytes of UTF-8, never inside a character. */
-export function capName(name: string): string {
-  let bytes = 0;
-  let out = '';
-  for (const c of name) {
-    const point = c.codePointAt(0) as number;
-    const size = point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
-    if (bytes + size > NAME_PART_BYTES) break;
-    bytes += size;
-    out += c;
-  }
+/**
+ * Characters that Windows, macOS, Linux and the common sync tools hold in a name: ASCII printable but for the ones
+ * Windows reserves (`<>:"/\|?*`) and the two this escaping uses (`%` and `~`); beyond ASCII, letters, digits,
+ * punctuation and symbols that every Unicode normalization leaves as they are (a sync tool that rewrites names to
+ * NFC or NFD would otherwise rename the file under its pointer). Controls, format characters (bidirectional marks),
+ * separators, private use, unassigned code points and lone surrogates are escaped.
+ */
+function isPortableChar(c: string): boolean {
+  const point = c.codePointAt(0) as number;
+  if (point < 0x80) return point >= 0x20 && point < 0x7f && !'<>:"/\\|?*%~'.includes(c);
+  return /^[\p{L}\p{N}\p{P}\p{S}]$/u.test(c) && c.normalize('NFC') === c && c.normalize('NFD') === c;
+}
+
+/** `%XX` for each byte of a code point's UTF-8 (a lone surrogate as the three bytes it would take, so no two meet). */
+function percentEscape(point: number): string {
+  const bytes =
+    point < 0x80
+      ? [point]
+      : point < 0x800
+        ? [0xc0 | (point >> 6), 0x80 | (point & 0x3f)]
+        : point < 0x10000
+          ? [0xe0 | (point >> 12), 0x80 | ((point >> 6) & 0x3f), 0x80 | (point & 0x3f)]
+          : [0xf0 | (point >> 18), 0x80 | ((point >> 12) & 0x3f), 0x80 | ((point >> 6) & 0x3f), 0x80 | (point & 0x3f)];
+  return bytes.map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+}
+
+/** A text as the pieces of its escaped form: each portable character as it is, each other one as its `%XX` escape. */
+function escapedPieces(text: string): string[] {
+  const out: string[] = [];
+  for (const c of text) out.push(isPortableChar(c) ? c : percentEscape(c.codePointAt(0) as number));
   return out;
 }
 
-/** A name that stays one file name: separators, `..` and control characters become `_`. */
-export function safeName(name: string): string {
-  const cleaned = name.replace(/[/\\\u0000-\u001f]/g, '_');
-  return cleaned === '' || cleaned === '.' || cleaned === '..' ? `_${cleaned}` : cleaned;
+/** UTF-8 bytes of a piece (a portable character or an escape). */
+function pieceBytes(piece: string): number {
+  const point = piece.codePointAt(0) as number;
+  return point < 0x80 ? piece.length : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+}
+
+/**
+ * Eight hex digits of a text (FNV-1a over its UTF-16 units): what tells apart two long names cut to the same
+ * beginning. A name's digest, never a check of content (that is the SHA-256 of the bytes in a result's name).
+ */
+function nameDigest(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * A tool name or call id as it is written in a store name: every character `isPortableChar` refuses becomes `%XX`
+ * per UTF-8 byte (`functions.get_weather:0` -> `functions.get_weather%3A0`), so two texts never give one name; one
+ * longer than `maxBytes` bytes of UTF-8 is cut (never inside a character or an escape) and ends `~` and eight hex
+ * digits of the whole text, which keeps cut names apart.
+ * @param text the text, any string
+ * @param maxBytes the most UTF-8 bytes of the result (at least 9)
+ * @returns the part, at most `maxBytes` bytes of portable characters
+ */
+export function portablePart(text: string, maxBytes: number): string {
+  const pieces = escapedPieces(text);
+  return fitted(pieces, maxBytes, text);
+}
+
+/** Pieces joined when they fit in `maxBytes`, else cut to leave room for `~` and the digest of `text`. */
+function fitted(pieces: readonly string[], maxBytes: number, text: string): string {
+  let total = 0;
+  for (const p of pieces) total += pieceBytes(p);
+  if (total <= maxBytes) return pieces.join('');
+  let bytes = 0;
+  let out = '';
+  for (const p of pieces) {
+    if (bytes + pieceBytes(p) > maxBytes - 9) break;
+    bytes += pieceBytes(p);
+    out += p;
+  }
+  return `${out}~${nameDigest(text)}`;
+}
+
+/** Windows' device names, reserved with any extension (`CON`, `nul.txt`, `COM1.json`), in any case. */
+const RESERVED_NAME = /^(?:CON|PRN|AUX|NUL|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3]|CONIN\$|CONOUT\$|CLOCK\$)(?:[. ].*)?$/i;
+
+/**
+ * A whole file or folder name of the store, from a segment of the input's path: written as `portablePart` writes it,
+ * and then also no Windows device name (its first character escaped: `CON` -> `%43ON`), no leading space nor trailing
+ * space or dot (escaped: `..` -> `.%2E`), never empty (`~`), at most `NAME_BYTES` bytes. Two segments never give one
+ * name (but past the cap, where the digest keeps them apart).
+ * @param text a segment of a path, any string
+ * @returns a name every common file system and sync tool holds
+ */
+export function portableName(text: string): string {
+  if (text === '') return '~';
+  const pieces = escapedPieces(text);
+  const escape = (k: number): void => {
+    const p = pieces[k] as string;
+    if (p.length === 1) pieces[k] = percentEscape(p.charCodeAt(0));
+  };
+  if (RESERVED_NAME.test(pieces.join(''))) escape(0);
+  if (pieces[0] === ' ') escape(0);
+  const last = pieces.length - 1;
+  if (pieces[last] === '.' || pieces[last] === ' ') escape(last);
+  return fitted(pieces, NAME_BYTES, text);
 }

@@ -3,11 +3,11 @@
  * gives the original bytes back, on every real transcript of fixtures/real.
  */
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { codePoints, parsePointer, planOffload, pointerText, storeKey } from '../../src/core/offload.js';
+import { codePoints, parsePointer, planOffload, pointerText, portableName, storeKey } from '../../src/core/offload.js';
 import { textContent } from '../../src/core/render.js';
 import type { Content, Message } from '../../src/core/types.js';
 import { runSwc } from '../helpers/run-in-process.js';
@@ -54,7 +54,20 @@ describe('planOffload', () => {
     expect(pointerText('/r', 'short')).toBe("Tool result offloaded to '/r' (5 characters). Preview: short");
     expect(codePoints('😀a')).toBe(2);
     expect(storeKey(2, 'web_search', 'call-123', 0, 'ab12')).toBe('2_web_search_call-123-ab12.txt');
-    expect(storeKey(2, 'a/b', null, 1, 'ab12')).toBe('2_a_b_call1-ab12.txt');
+    expect(storeKey(2, 'a/b', null, 1, 'ab12')).toBe('2_a%2Fb_call1-ab12.txt');
+  });
+
+  it('escapes in a store name what Windows and sync tools cannot hold, so two texts never share one name', () => {
+    expect(storeKey(1, 'get_weather', 'functions.get_weather:0', 0, 'ab12')).toBe('1_get_weather_functions.get_weather%3A0-ab12.txt');
+    expect(storeKey(1, 'a*b?', 'x"<>|\\/\n\u0000', 0, 'ab12')).toBe('1_a%2Ab%3F_x%22%3C%3E%7C%5C%2F%0A%00-ab12.txt');
+    // `_` stays, `:` is escaped, and `%` too: the three ids give three names.
+    expect(new Set(['a_b', 'a:b', 'a%3Ab'].map((id) => storeKey(1, 't', id, 0, 'h'))).size).toBe(3);
+    // Folder names taken from the input's path: no device name, no leading space, no trailing dot or space.
+    expect(['CON', 'nul.json', 'Com1', 'x.', 'x ', ' x', '.', '..', '100%', 'café', '中文', ''].map(portableName)).toEqual(['%43ON', '%6Eul.json', '%43om1', 'x%2E', 'x%20', '%20x', '%2E', '.%2E', '100%25', 'caf%C3%A9', '中文', '~']);
+    // Past the cap, a digest of the whole text keeps two cut names apart.
+    const long = storeKey(1, 't', `${'i'.repeat(60)}1`, 0, 'h');
+    expect(long).toMatch(/^1_t_i{39}~[0-9a-f]{8}-h\.txt$/);
+    expect(storeKey(1, 't', `${'i'.repeat(60)}2`, 0, 'h')).not.toBe(long);
   });
 });
 
@@ -109,6 +122,19 @@ describe('--strategy offload on the command line', () => {
     expect(JSON.parse(r.stdout)[2].content).toBe(pointerText(`store/run.json/${name}`, 'x'.repeat(4000)));
     // The newest step's result stays.
     expect(JSON.parse(r.stdout)[4].content).toBe('y'.repeat(4000));
+  });
+
+  it("stores Kimi's call ids (functions.get_weather:0) under portable names, and restores them", async () => {
+    const dir = fresh();
+    const text = FILE.replace(/"a"/g, '"functions.get_weather:0"').replace(/"search"/g, '"get_weather"');
+    writeFileSync(path.join(dir, 'CON.json'), text);
+    const r = await runSwc(['compact', 'CON.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
+    expect(r.status).toBe(0);
+    const name = `1_get_weather_functions.get_weather%3A0-${storeHash('x'.repeat(4000))}.txt`;
+    expect(readFileSync(path.join(dir, 'store', '%43ON.json', name), 'utf8')).toBe('x'.repeat(4000));
+    expect(JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8'))[2].content).toBe(pointerText(`store/%43ON.json/${name}`, 'x'.repeat(4000)));
+    const back = await runSwc(['restore', 'out.json'], { cwd: dir });
+    expect(back.stdout).toBe(text);
   });
 
   it('fails the file with nothing written when a store file cannot be written', async () => {
@@ -276,11 +302,18 @@ describe('--strategy offload on the command line', () => {
     writeFileSync(record, JSON.stringify(doc));
     const tampered = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
     expect(tampered.status).toBe(2);
-    expect(tampered.stderr).toMatch(/does not hold a valid item to put back \(was it edited\?\); nothing was restored/);
+    expect(tampered.stderr).toMatch(/record .*\.swc\.json does not hold the bytes the hash in its name says \(was it edited\?\); nothing was restored/);
     expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+    // Renamed to the hash of its new bytes, it is still refused: what it puts back is no JSON value.
+    const renamed = record.replace(/\.[0-9a-f]{16}\.swc\.json$/, `.${storeHash(JSON.stringify(doc))}.swc.json`);
+    renameSync(record, renamed);
+    const rehashed = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
+    expect(rehashed.status).toBe(2);
+    expect(rehashed.stderr).toMatch(/does not hold a valid item to put back \(was it edited\?\); nothing was restored/);
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+    rmSync(renamed);
     // The record as a link (here to a good copy outside the store) counts as missing.
     writeFileSync(path.join(dir, 'elsewhere.json'), good);
-    rmSync(record);
     symlinkSync(path.join(dir, 'elsewhere.json'), record);
     const linked = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
     expect(linked.status).toBe(2);

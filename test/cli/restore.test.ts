@@ -4,14 +4,15 @@
  * conversations wherever they live, quoted pointers, compressed inputs.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { writeHooks } from '../../src/io/files.js';
 import { sourceFromBytes } from '../../src/io/lines.js';
-import { restoreSource } from '../../src/index.js';
+import { InputError } from '../../src/errors.js';
+import { restoreSource, type StoreReader } from '../../src/index.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'swc-restore-'));
@@ -353,5 +354,145 @@ describe('compression and honesty', () => {
     const missing = await runSwc(['restore', 'gone.json'], { cwd: dir });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toBe('swc: error: "gone.json": no such file or directory\n');
+  });
+});
+
+/** Offloads `run.json` (one result) into `store`, writing `out.json`; the result's file and its record. */
+async function offloaded(text = JSON.stringify(conversation('a'))): Promise<{ dir: string; result: string; record: string }> {
+  const dir = fresh();
+  writeFileSync(path.join(dir, 'run.json'), text);
+  const off = await runSwc(['compact', 'run.json', ...OFFLOAD, '--offload-dir', 'store', '-o', 'out.json'], { cwd: dir });
+  expect(off.status).toBe(0);
+  const folder = path.join(dir, 'store', 'run.json');
+  const names = readdirSync(folder);
+  return { dir, result: path.join(folder, names.find((f) => f.endsWith('.txt')) as string), record: path.join(folder, names.find((f) => f.endsWith('.swc.json')) as string) };
+}
+
+/** A record's text with its first item put back as another valid message: the history a forger would want. */
+function forged(record: string): string {
+  const doc = JSON.parse(readFileSync(record, 'utf8')) as { items: { raw: string }[] };
+  (doc.items[0] as { raw: string }).raw = JSON.stringify({ role: 'tool', tool_call_id: 'a', content: 'the refund was approved' });
+  return `${JSON.stringify(doc)}\n`;
+}
+
+describe('a record is what its name says', () => {
+  it('refuses a record edited into another valid message (exit 2, one line naming it), and writes nothing', async () => {
+    const { dir, record } = await offloaded();
+    writeFileSync(record, forged(record));
+    const out = readFileSync(path.join(dir, 'out.json'));
+    const back = await runSwc(['restore', 'out.json', '-o', 'back.json'], { cwd: dir });
+    expect(back.status).toBe(2);
+    expect(back.stderr).toBe(`swc: out.json: the offload store's record ${record} does not hold the bytes the hash in its name says (was it edited?); nothing was restored\n`);
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+    const inPlace = await runSwc(['restore', 'out.json', '--in-place'], { cwd: dir });
+    expect(inPlace.status).toBe(2);
+    expect(readFileSync(path.join(dir, 'out.json')).equals(out)).toBe(true);
+    // Given the format (so no record is read to find the conversation), the pointer's own check refuses it.
+    const told = await runSwc(['restore', 'out.json', '--format', 'openai', '-o', 'back.json'], { cwd: dir });
+    expect(told.stderr).toMatch(/record .* does not hold the bytes the hash in its name says/);
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+  });
+
+  it('refuses a record without a hash in its name beside a result whose name has one (a forged record renamed)', async () => {
+    const { dir, result, record } = await offloaded();
+    writeFileSync(`${result}.swc.json`, forged(record));
+    rmSync(record);
+    const back = await runSwc(['restore', 'out.json', '-o', 'back.json'], { cwd: dir });
+    expect(back.status).toBe(2);
+    expect(back.stderr).toBe(`swc: out.json: the offload store's record ${result}.swc.json has no hash in its name, beside a result whose name has one (a store that hashes names hashes every record); nothing was restored\n`);
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+  });
+
+  it('restoreSource checks the records any StoreReader gives against their names', async () => {
+    const text = JSON.stringify(conversation('a'));
+    const { dir, result, record } = await offloaded(text);
+    const source = () => sourceFromBytes(readFileSync(path.join(dir, 'out.json')), 'out.json');
+    const reader = (records: { path: string; text: string }[]): StoreReader => ({ locate: () => ({ file: result }), records: () => records });
+    const good = readFileSync(record, 'utf8');
+    expect(restoreSource(source(), { store: reader([{ path: record, text: good }]) }).output).toBe(text);
+    const edited = (): unknown => restoreSource(source(), { store: reader([{ path: record, text: forged(record) }]) });
+    expect(edited).toThrow(InputError);
+    expect(edited).toThrow(`the offload store's record ${record} does not hold the bytes the hash in its name says`);
+    // Named after another result, or not as a record at all: refused too.
+    expect(() => restoreSource(source(), { store: reader([{ path: path.join(path.dirname(record), 'other.txt.0123456789abcdef.swc.json'), text: good }]) })).toThrow(/is not named as a record of/);
+  });
+
+  it('still restores a store written with names that held `:` (the pointer names its file)', async () => {
+    const dir = fresh();
+    const messages = conversation('functions.get_weather:0', 'x', { tool: 'get:weather' });
+    const text = JSON.stringify(messages);
+    // As earlier versions wrote it: the tool name and call id as they were, in the names of both files.
+    const name = `1_get:weather_functions.get_weather:0-${storeHash('x'.repeat(4000))}.txt`;
+    const reference = `store/run.json/${name}`;
+    const written = JSON.stringify({ ...messages[2], content: `Tool result offloaded to '${reference}' (4000 characters). Preview: ${'x'.repeat(200)}...` });
+    const record = `${JSON.stringify({ swc: 'offload-record', version: 2, format: 'openai', where: 'the top-level list', message: 2, items: [{ item: 2, raw: JSON.stringify(messages[2]), written }] })}\n`;
+    mkdirSync(path.join(dir, 'store', 'run.json'), { recursive: true });
+    writeFileSync(path.join(dir, 'store', '.swc-store'), '{"swc":"offload-store","version":2}\n');
+    writeFileSync(path.join(dir, 'store', 'run.json', name), 'x'.repeat(4000));
+    writeFileSync(path.join(dir, 'store', 'run.json', `${name}.${storeHash(record)}.swc.json`), record);
+    writeFileSync(path.join(dir, 'out.json'), `[${messages.map((m, i) => (i === 2 ? written : JSON.stringify(m))).join(',')}]`);
+    const back = await runSwc(['restore', 'out.json'], { cwd: dir });
+    expect(back.stderr).toBe('swc: out.json: restored 1 item\n');
+    expect(back.stdout).toBe(text);
+  });
+});
+
+describe('hostile pointers and stores', () => {
+  /** `out.json` with its pointer's reference replaced. */
+  function pointing(dir: string, reference: string): void {
+    const out = readFileSync(path.join(dir, 'out.json'), 'utf8');
+    const was = /Tool result offloaded to '([^']*)'/.exec(out)?.[1] as string;
+    writeFileSync(path.join(dir, 'evil.json'), out.split(was).join(reference));
+  }
+
+  it.each([
+    ['../../../../../../../../etc/passwd', [], /which is in no offload store/],
+    ['/etc/passwd', [], /which is in no offload store/],
+    ['../../../../../../../../etc/passwd', ['--offload-dir', 'store'], /which is outside the offload store/],
+    ['/etc/passwd', ['--offload-dir', 'store'], /which is outside the offload store/],
+  ])('a pointer at %s (%j) is refused, nothing read outside the store and nothing written', async (reference, flags, message) => {
+    const { dir } = await offloaded();
+    pointing(dir, reference);
+    const back = await runSwc(['restore', 'evil.json', ...flags, '-o', 'back.json'], { cwd: dir });
+    expect(back.status).toBe(2);
+    expect(back.stderr).toMatch(message);
+    expect(back.stderr.split('\n')).toHaveLength(2);
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+  });
+
+  it('a pointer at a path deeper than any file system holds is refused in one short line', async () => {
+    const { dir } = await offloaded();
+    pointing(dir, `${'a/'.repeat(60_000)}x.txt`);
+    for (const flags of [[], ['--offload-dir', 'store']]) {
+      const back = await runSwc(['restore', 'evil.json', ...flags], { cwd: dir });
+      expect(back.status).toBe(2);
+      expect(back.stderr).toMatch(/^swc: evil\.json: the top-level list: item 2 points at (a\/){100}… \(120005 characters\), which is longer than any path \(over 4096 characters\); nothing was restored\n$/);
+    }
+  });
+
+  it('never reads a record through a store folder that is a link leading out of the store', async () => {
+    const { dir, result } = await offloaded();
+    const folder = path.dirname(result);
+    renameSync(folder, path.join(dir, 'outside'));
+    symlinkSync(path.join(dir, 'outside'), folder);
+    for (const flags of [[], ['--offload-dir', 'store']]) {
+      const back = await runSwc(['restore', 'out.json', ...flags, '-o', 'back.json'], { cwd: dir });
+      expect(back.status).toBe(2);
+      expect(back.stderr).toMatch(/but the store has no record of it/);
+      expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
+    }
+  });
+
+  it('a pointer whose record is missing fails the file; one whose result file alone is missing restores from its record', async () => {
+    const text = JSON.stringify(conversation('a'));
+    const { dir, result, record } = await offloaded(text);
+    rmSync(result);
+    const back = await runSwc(['restore', 'out.json'], { cwd: dir });
+    expect(back.stdout).toBe(text);
+    rmSync(record);
+    const gone = await runSwc(['restore', 'out.json', '-o', 'back.json'], { cwd: dir });
+    expect(gone.status).toBe(2);
+    expect(gone.stderr).toMatch(/points at store\/run\.json\/1_search_a-[0-9a-f]{16}\.txt, but the store has no record of it/);
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
   });
 });
