@@ -1,8 +1,14 @@
 /**
- * `prepare` (run by `npm install` and `npm ci` in a clone): builds dist/ when the build's tools are installed, and
- * otherwise leaves the build to `npm pack` (scripts/pack-manifest.mjs) instead of failing. An install that leaves the
- * dev dependencies out (`--omit=dev`, `NODE_ENV=production`, pre-commit installing the hook) then still succeeds;
- * the packed package never needs a build.
+ * `postprepare` (run by `npm install` and `npm ci` in a clone, and by npm in the clone of a git dependency): builds
+ * dist/ when the build's tools are installed, and otherwise leaves the build to `npm pack` (scripts/prepack.mjs)
+ * instead of failing. An install that leaves the dev dependencies out (`--omit=dev`, `NODE_ENV=production`,
+ * pre-commit installing the hook) then still succeeds; the packed package never needs a build.
+ *
+ * Why `postprepare` and not `prepare`: the tarball ships package.json as it is here, and npm counts a `prepare` in
+ * a package installed from a file, a folder or git as an install script (npm 11 warns about it, npm 12 blocks it;
+ * installed from a folder it even runs, and fails: this file is not shipped). npm runs `postprepare` only in the
+ * project `npm install` runs in (a clone, or the clone npm makes of a git dependency, which has to build), never for a
+ * package installed into it, so the same manifest builds a clone and leaves every install of the package alone.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';

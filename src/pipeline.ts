@@ -19,7 +19,7 @@ import { isEarlierNoteText } from './core/note.js';
 import { isSummaryText, summarizeRounds, type SummaryAnswer, type SummaryRequest, type SummaryTier, type SummaryFailure } from './core/summarize.js';
 import { itemsReader, makeSummaryItem } from './formats/types.js';
 import type { Retention } from './core/retention.js';
-import { compress } from './io/compressed.js';
+import { compress, type CompressionFormat } from './io/compressed.js';
 import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
 import { createCounter, type CounterOptions, type TokenizerName } from './tokens/index.js';
@@ -446,13 +446,15 @@ function writeEntries(
 /**
  * The bytes to write for a result. An unchanged file held as lines is written as the bytes it was read from, so its
  * text is never built (a JSONL file can be larger than one JavaScript string).
+ * @param compression how the place written to wants it compressed (`outputCompression`), whatever the input was;
+ *   by default the input's own, for a result written under its input's name (`--in-place`, `--out-dir`)
  */
-export function outputBytes(result: FileResult): Uint8Array {
+export function outputBytes(result: FileResult, compression: CompressionFormat | null = result.layout.source.compressed?.format ?? null): Uint8Array {
   const source = result.layout.source;
-  // A compressed input's result is compressed the same way; unchanged, it is the bytes read, never recompressed.
-  const compressed = source.compressed;
-  if (compressed !== undefined) return result.changed ? compress(encodeOutput(result.output, source.bom), compressed.format) : compressed.original();
-  return !result.changed && isLineSource(source) ? source.bytes() : encodeOutput(result.output, source.bom);
+  // Unchanged and wanted compressed as it was read: the bytes read, never recompressed.
+  if (!result.changed && source.compressed !== undefined && source.compressed.format === compression) return source.compressed.original();
+  const plain = !result.changed && isLineSource(source) ? source.bytes() : encodeOutput(result.output, source.bom);
+  return compression === null ? plain : compress(plain, compression);
 }
 
 /** Settings of a run: a file's settings with the tokenizer named instead of a counter handed in. */

@@ -1,7 +1,7 @@
 import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, promises as fs, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { InputError, missingInput, UsageError } from '../errors.js';
-import { compress } from '../io/compressed.js';
+import { compress, outputCompression, type CompressionFormat } from '../io/compressed.js';
 import { ChangedError, describeFsError, identifyFile, isInside, realTarget, writeFileAtomic } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import { encodeOutput, type SourceText } from '../io/source.js';
@@ -24,7 +24,7 @@ export interface RestoreFlags {
 /**
  * `swc restore FILE [--offload-dir DIR]`: puts the results an offloading run replaced back, byte for byte, from the
  * store (the one the pointers lead to, or DIR); the transcript goes to stdout, `--output` or (`--in-place`) the file
- * itself, atomically, compressed as it came.
+ * itself, atomically; compressed as `-o`'s name says, as the input was with `--in-place`, plain on stdout.
  * @returns the exit code
  */
 export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, err: (line: string) => void): Promise<number> {
@@ -42,7 +42,8 @@ export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, 
     const store = storeReader(real === '-' ? io.cwd : path.dirname(real), dir);
     const result = restoreSource(source, { store, format: flags.format, conversationKey: flags.conversationKey, conversationPath });
     const target = flags.inPlace === true ? real : flags.output !== undefined && flags.output !== '-' ? path.resolve(io.cwd, flags.output) : null;
-    const data = restoredBytes(source, result);
+    // --in-place keeps the input's name, so its compression; -o's name says; standard output gets plain text.
+    const data = restoredBytes(source, result, flags.inPlace === true ? (source.compressed?.format ?? null) : outputCompression(target));
     if (target !== null) {
       if (flags.inPlace !== true || result.changed) {
         try {
@@ -53,10 +54,6 @@ export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, 
         }
       }
     } else {
-      // As gzip does (and compact): compressed bytes are never written to a terminal.
-      if (source.compressed !== undefined && io.stdout.isTTY === true) {
-        throw new InputError(`is ${source.compressed.format}-compressed, so its result is too, and it is not written to a terminal (use -o FILE, or a pipe)`, input);
-      }
       await writeAll(io.stdout, data);
     }
     if (flags.quiet !== true) err(`swc: ${input}: ${result.restored === 0 ? 'nothing to restore' : `restored ${result.restored} item${result.restored === 1 ? '' : 's'}`}`);
@@ -66,11 +63,11 @@ export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, 
   }
 }
 
-/** The bytes to write: compressed as the input was (as `compact` does), the input's own bytes when nothing changed. */
-function restoredBytes(source: SourceText, result: RestoreResult): Uint8Array {
-  const compressed = source.compressed;
-  if (compressed !== undefined) return result.changed ? compress(encodeOutput(result.output, source.bom), compressed.format) : compressed.original();
-  return encodeOutput(result.changed ? result.output : source.text, source.bom);
+/** The bytes to write, compressed as asked (as `compact` does); unchanged and asked as it was read, the bytes read. */
+function restoredBytes(source: SourceText, result: RestoreResult, compression: CompressionFormat | null): Uint8Array {
+  if (!result.changed && source.compressed !== undefined && source.compressed.format === compression) return source.compressed.original();
+  const plain = encodeOutput(result.changed ? result.output : source.text, source.bom);
+  return compression === null ? plain : compress(plain, compression);
 }
 
 /**

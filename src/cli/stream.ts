@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { InputError, missingInput, UsageError } from '../errors.js';
+import { outputCompression } from '../io/compressed.js';
 import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
@@ -78,7 +79,8 @@ interface StreamInput {
  * is the input itself is replaced only if the input is still the file that was read.
  */
 async function deliver(input: StreamInput, out: string | null, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
-  const data = outputBytes(result);
+  // The name given to --output says how the result is compressed; a standard stream gets it plain.
+  const data = outputBytes(result, outputCompression(out !== null && settings.output !== undefined ? settings.output : null));
   // The store files first, flushed: a transcript never points at a result that is not there.
   if (result.stored.length > 0 && settings.offloadDir !== undefined) await (await loadOffload()).writeStore(result.stored, path.resolve(io.cwd, settings.offloadDir), input.shown);
   if (out !== null && settings.output !== undefined) {
@@ -94,11 +96,6 @@ async function deliver(input: StreamInput, out: string | null, result: FileResul
     return;
   }
   const stream = settings.output !== undefined && standardStream(settings.output) === 'stderr' ? io.stderr : io.stdout;
-  const compressed = result.layout.source.compressed;
-  // As gzip does: compressed bytes are never written to a terminal.
-  if (compressed !== undefined && stream.isTTY === true) {
-    throw new InputError(`is ${compressed.format}-compressed, so its result is too, and it is not written to a terminal (use -o FILE, or a pipe)`, input.shown);
-  }
   await writeAll(stream, data);
 }
 

@@ -1,28 +1,42 @@
-/** What a lazy list answers with its producer (read once by `elementReader`, never per element). */
+/** What a lazy list answers with its reader (read once by `elementReader`, never per element). */
 const PRODUCER = Symbol('swc.lazyList.producer');
 
 /**
- * A read-only list whose element `k` is `produce(k)`, computed when it is read. Counters walk groups newest first
- * and stop at their limit, so a lazy list spares rendering (and parsing) the older messages they never reach.
+ * A read-only list whose element `k` is `produce(k)`, computed when it is first read. Counters walk groups newest
+ * first and stop at their limit, so a lazy list spares rendering (and parsing) the older messages they never reach.
  * It has no holes: `length`, indexing, iteration, `map`, `every`, spreading and `Array.isArray` behave as on an array.
- * Freezing or sealing it, or writing to it (an index, its length, `reverse` or `sort` in place: a counter of a
- * library user may), makes every element its own, produced once, as an array's are, and then the write is made.
+ * An element that is an object is the same object on every read through the list, as an array's is (so `===`,
+ * `indexOf`, `includes` and a property set on it hold): it is kept, once produced, in a store of the elements read,
+ * never of all of them. A primitive (a line of a file, say) is equal to itself anyway, so it is not kept: a list of
+ * a file's lines read from end to end holds none of them. Freezing or sealing it, or writing to it (an index, its length,
+ * `reverse` or `sort` in place: a counter of a library user may), makes every element its own (those read, and the
+ * rest produced once), as an array's are, and then the write is made.
  * Like any proxy it cannot be structured-cloned (copy it with `Array.from` first).
  * @param length the number of elements
- * @param produce makes element `k` (called again on every read: cache inside it if that is costly)
+ * @param produce makes element `k`, equal on every call (called once per element read through the list, when that
+ *   is an object)
  */
 export function lazyList<T>(length: number, produce: (k: number) => T): readonly T[] {
-  // An array of that length that stores nothing: made sparse before it is cut to its length, so no room is made for
-  // the elements (a list of a long file's messages is made for each strategy and each group counted, and room for
-  // 100,000 elements cost as much as the few elements a count reads). Its indices are the proxy's.
-  const slots: T[] = [];
-  slots.length = 2 ** 32 - 1;
-  slots.length = length;
+  // The proxy's target: an array of that length that stores nothing. Its indices are the proxy's.
+  const slots = sparseArray<T>(length);
+  /** The elements read that are objects, by index; sparse, so it grows with what is read, not with the length. */
+  let kept: (T | undefined)[] | null = null;
+  /** Element `k`, kept once produced when it is an object. */
+  const read = (k: number): T => {
+    const known = kept?.[k];
+    if (known !== undefined) return known;
+    const value = produce(k);
+    if ((typeof value === 'object' && value !== null) || typeof value === 'function') (kept ??= sparseArray(length))[k] = value;
+    return value;
+  };
+  /** Element `k` as a loop through `elementReader` reads it once elements are kept: the kept one, or produced, not kept. */
+  const peek = (k: number): T => kept?.[k] ?? produce(k);
   /** Set once the list is frozen, sealed or written to: its elements are then the array's own. */
   let fixed = false;
   const materialize = (target: T[]): void => {
     if (fixed) return;
-    for (let k = 0; k < length; k++) target[k] = produce(k);
+    for (let k = 0; k < length; k++) target[k] = kept?.[k] ?? produce(k);
+    kept = null;
     fixed = true;
   };
   const indexOf = (key: string | symbol): number => {
@@ -33,8 +47,9 @@ export function lazyList<T>(length: number, produce: (k: number) => T): readonly
   return new Proxy(slots, {
     get(target, key, receiver) {
       const k = indexOf(key);
-      if (k !== -1) return produce(k);
-      if (key === PRODUCER) return fixed ? undefined : produce;
+      if (k !== -1) return read(k);
+      // Nothing kept yet (a list only our loops read): the producer itself, with no check per element.
+      if (key === PRODUCER) return fixed ? undefined : kept === null ? produce : peek;
       return Reflect.get(target, key, receiver);
     },
     // Array methods (map, every, forEach, slice…) skip indices a list does not have: every index below its length is here.
@@ -44,7 +59,7 @@ export function lazyList<T>(length: number, produce: (k: number) => T): readonly
     getOwnPropertyDescriptor(target, key) {
       const k = indexOf(key);
       if (k === -1) return Reflect.getOwnPropertyDescriptor(target, key);
-      return { value: produce(k), writable: true, enumerable: true, configurable: true };
+      return { value: read(k), writable: true, enumerable: true, configurable: true };
     },
     ownKeys(target) {
       if (fixed) return Reflect.ownKeys(target);
@@ -74,13 +89,27 @@ export function lazyList<T>(length: number, produce: (k: number) => T): readonly
 }
 
 /**
- * A function that reads element `k` of a list: a lazy list's producer itself, so that a loop over many elements
- * does not pass each index through the proxy (as a string key, parsed back), or plain indexing for any other list.
- * Call it only with indices below the list's length.
+ * A function that reads element `k` of a list: for a lazy list its producer, so that a loop over many elements
+ * neither passes each index through the proxy (as a string key, parsed back) nor keeps what it read; plain indexing
+ * for any other list. Its elements equal the list's but need not be the same objects (one not read through the list
+ * is produced afresh on each call; one read before the reader was made is the list's), so use it where only an
+ * element's value matters (counting, writing bytes). Call it only with indices below the list's length.
  */
 export function elementReader<T>(list: readonly T[]): (k: number) => T {
   const produce = (list as { [PRODUCER]?: (k: number) => T })[PRODUCER];
   return produce ?? ((k) => list[k] as T);
+}
+
+/**
+ * An array of `length` holes that makes no room for its elements: made sparse before it is cut to its length, so it
+ * costs what it holds (a list of a long file's messages is made for each strategy and each group counted, and room
+ * for 100,000 elements cost as much as the few elements a count reads). A plain `length = n` makes room for n.
+ */
+function sparseArray<T>(length: number): T[] {
+  const array: T[] = [];
+  array.length = 2 ** 32 - 1;
+  array.length = length;
+  return array;
 }
 
 /** The array index a property key names, or -1 (only canonical whole numbers like "0" and "17" do). */

@@ -4,8 +4,8 @@ import { InputError } from '../errors.js';
 /**
  * Compressed inputs: gzip (told by its magic bytes, whatever the file is called) and brotli (which has no magic
  * bytes, so only a name ending in `.br` says it). A compressed file is decompressed as it is read, a block at a
- * time, and its result is compressed again in the same format; an unchanged file is written back as the bytes it
- * was read from.
+ * time. A result is compressed as the name it is written under says (`outputCompression`): a file rewritten under
+ * its own name keeps its compression, and one written compressed as it was read, unchanged, is the bytes read.
  */
 
 /** The compressed formats read and written. */
@@ -51,7 +51,23 @@ export function compressionOf(head: Uint8Array, names: readonly string[]): Compr
   return null;
 }
 
-/** Compresses a result in the format its input had (gzip level 6, brotli quality 6: each tool's usual speed). */
+/**
+ * The compression of a result written under `name`: gzip for a name ending in `.gz`, brotli for `.br` (any case),
+ * none for any other name. The name is where a reader of the file learns how to open it, so `-o x.jsonl` of a gzip
+ * input is plain JSONL, and `--in-place` and `--out-dir`, which keep each input's name, keep its compression.
+ * A standard stream (`null`) has no name and gets plain text whatever the input was, as the tools that read
+ * compressed files and write a result do (Nextclade's `-o -`, Miller, what ripgrep's `-z` prints):
+ * the next command of a pipe (`jq`, a terminal, swc itself) reads it as it is, and `| gzip` compresses it if wanted.
+ * @param name the path the result is written to, or `null` for standard output or standard error
+ */
+export function outputCompression(name: string | null): CompressionFormat | null {
+  if (name === null) return null;
+  if (/\.gz$/i.test(name)) return 'gzip';
+  if (/\.br$/i.test(name)) return 'brotli';
+  return null;
+}
+
+/** Compresses a result (gzip level 6, brotli quality 6: each tool's usual speed). */
 export function compress(bytes: Uint8Array, format: CompressionFormat): Uint8Array {
   if (format === 'gzip') return zlib.gzipSync(bytes, { level: 6 });
   return zlib.brotliCompressSync(bytes, {

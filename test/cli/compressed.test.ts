@@ -10,8 +10,10 @@ import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 /**
- * Compressed transcripts through the command line: a `.jsonl.gz` compacts to what the plain file gives, written back
- * compressed the same way wherever it goes; an unchanged one is copied byte for byte; damaged ones fail alone.
+ * Compressed transcripts through the command line: a `.jsonl.gz` compacts to what the plain file gives; the result is
+ * compressed as the name it is written under says (`-o`), as its input was under the input's own name (`--in-place`,
+ * `--out-dir`), plain on standard output; an unchanged one kept compressed is copied byte for byte; damaged ones fail
+ * alone.
  */
 
 const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
@@ -38,18 +40,65 @@ async function plainResult(dir: string, args: readonly string[] = TARGET): Promi
   return readFileSync(path.join(dir, 'plain.out.jsonl'));
 }
 
-describe('a compressed transcript', () => {
-  it('compacts with -o to the plain result, compressed the same way', async () => {
+type Packing = 'plain' | 'gzip' | 'brotli';
+
+/** The text of bytes written as `packing`, after checking they are that: gzip's magic bytes, brotli's round trip, plain JSON. */
+function unpack(bytes: Buffer, packing: Packing): Buffer {
+  const gzipMagic = bytes[0] === 0x1f && bytes[1] === 0x8b;
+  expect(gzipMagic).toBe(packing === 'gzip');
+  if (packing === 'gzip') return gunzipSync(bytes);
+  if (packing === 'brotli') return brotliDecompressSync(bytes);
+  // Plain text: a transcript's first byte, and no decompressor would take it.
+  expect(['{', '[']).toContain(String.fromCharCode(bytes[0] as number));
+  expect(() => brotliDecompressSync(bytes)).toThrow();
+  return bytes;
+}
+
+/** The sample's inputs by packing, as folder() writes them. */
+const INPUTS: Record<Packing, string> = { plain: 's.jsonl', gzip: 's.jsonl.gz', brotli: 's.jsonl.br' };
+/** -o names and the packing each asks for. */
+const OUTPUTS: Array<[string, Packing]> = [
+  ['out.jsonl', 'plain'],
+  ['out.json.txt', 'plain'],
+  ['out.jsonl.gz', 'gzip'],
+  ['OUT.JSONL.GZ', 'gzip'],
+  ['out.jsonl.br', 'brotli'],
+  ['out.Br', 'brotli'],
+];
+const CASES = (Object.keys(INPUTS) as Packing[]).flatMap((input) => OUTPUTS.map(([name, packing]) => [input, name, packing] as const));
+
+describe('the name given to -o', () => {
+  it.each(CASES)('writes a %s input to %s as %s', async (input, name, packing) => {
     const dir = folder();
     const plain = await plainResult(dir);
     expect(plain.length).toBeLessThan(SAMPLE_BYTES.length);
-    const gz = await runSwc(['compact', 's.jsonl.gz', ...TARGET, '-o', 'out.jsonl.gz'], { cwd: dir });
-    expect(gz.status).toBe(0);
-    expect(gunzipSync(readFileSync(path.join(dir, 'out.jsonl.gz'))).equals(plain)).toBe(true);
-    const br = await runSwc(['compact', 's.jsonl.br', ...TARGET, '-o', 'out.jsonl.br'], { cwd: dir });
-    expect(br.status).toBe(0);
-    expect(brotliDecompressSync(readFileSync(path.join(dir, 'out.jsonl.br'))).equals(plain)).toBe(true);
+    const r = await runSwc(['compact', INPUTS[input], ...TARGET, '-o', name], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(unpack(readFileSync(path.join(dir, name)), packing).equals(plain)).toBe(true);
   });
+
+  it.each(CASES)('writes an unchanged %s input to %s as %s', async (input, name, packing) => {
+    const dir = folder();
+    const r = await runSwc(['compact', INPUTS[input], '-t', '1000000', '--tokenizer', 'approx', '-o', name], { cwd: dir });
+    expect(r.status).toBe(0);
+    const written = readFileSync(path.join(dir, name));
+    expect(unpack(written, packing).equals(SAMPLE_BYTES)).toBe(true);
+    // Kept as it was compressed, it is the very bytes read.
+    if (input === packing) expect(written.equals(readFileSync(path.join(dir, INPUTS[input])))).toBe(true);
+  });
+
+  it('decides for gzip bytes named .jsonl, and for a gzip standard input', async () => {
+    const dir = folder();
+    const plain = await plainResult(dir);
+    cpSync(path.join(dir, 's.jsonl.gz'), path.join(dir, 'named.jsonl'));
+    expect((await runSwc(['compact', 'named.jsonl', ...TARGET, '-o', 'out.jsonl'], { cwd: dir })).status).toBe(0);
+    expect(unpack(readFileSync(path.join(dir, 'out.jsonl')), 'plain').equals(plain)).toBe(true);
+    expect((await runSwc(['compact', '-', ...TARGET, '-o', 'in.jsonl'], { cwd: dir, stdin: gzipSync(SAMPLE_BYTES) })).status).toBe(0);
+    expect(unpack(readFileSync(path.join(dir, 'in.jsonl')), 'plain').equals(plain)).toBe(true);
+  });
+});
+
+describe('a compressed transcript', () => {
 
   it('is rewritten compressed by --in-place, and by --out-dir under its own name', async () => {
     const dir = folder();
@@ -80,13 +129,16 @@ describe('a compressed transcript', () => {
     expect(readFileSync(path.join(dir, 'copy.jsonl.gz')).equals(packed)).toBe(true);
   });
 
-  it('is known by its gzip bytes whatever its name', async () => {
+  it('is known by its gzip bytes whatever its name, and rewritten in place as gzip under that name', async () => {
     const dir = folder();
     const plain = await plainResult(dir);
-    cpSync(path.join(dir, 's.jsonl.gz'), path.join(dir, 'named.jsonl'));
-    const r = await runSwc(['compact', 'named.jsonl', ...TARGET, '-o', 'out.jsonl'], { cwd: dir });
+    mkdirSync(path.join(dir, 'in'));
+    cpSync(path.join(dir, 's.jsonl.gz'), path.join(dir, 'in/named.jsonl'));
+    const r = await runSwc(['compact', 'in/named.jsonl', ...TARGET, '--in-place'], { cwd: dir });
     expect(r.status).toBe(0);
-    expect(gunzipSync(readFileSync(path.join(dir, 'out.jsonl'))).equals(plain)).toBe(true);
+    expect(unpack(readFileSync(path.join(dir, 'in/named.jsonl')), 'gzip').equals(plain)).toBe(true);
+    expect((await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'out'], { cwd: dir })).status).toBe(0);
+    expect(unpack(readFileSync(path.join(dir, 'out/named.jsonl')), 'gzip').equals(plain)).toBe(true);
   });
 
   it('comes through standard input, known by its gzip bytes, and goes out compressed', async () => {
@@ -106,10 +158,10 @@ describe('a compressed transcript', () => {
     expect(again.status).toBe(0);
   });
 
-  it('goes to a piped standard output compressed, and never to a terminal', async () => {
+  it.each([['gzip'], ['brotli']] as const)('goes to standard output plain from a %s input, piped or to a terminal', async (packing) => {
     const dir = folder();
     const plain = await plainResult(dir);
-    const compact = async (isTTY: boolean): Promise<{ status: number; out: Buffer; err: string }> => {
+    const compact = async (isTTY: boolean, extra: readonly string[] = []): Promise<{ status: number; out: Buffer; err: string }> => {
       const out: Buffer[] = [];
       const err: string[] = [];
       const io: CliIo = {
@@ -119,16 +171,21 @@ describe('a compressed transcript', () => {
         env: { NO_COLOR: '1' },
         cwd: dir,
       };
-      const status = await runCli(['compact', 's.jsonl.gz', ...TARGET], io);
+      const status = await runCli(['compact', INPUTS[packing], ...TARGET, ...extra], io);
       return { status, out: Buffer.concat(out), err: err.join('') };
     };
-    const piped = await compact(false);
-    expect(piped.status).toBe(0);
-    expect(gunzipSync(piped.out).equals(plain)).toBe(true);
-    const terminal = await compact(true);
-    expect(terminal.status).toBe(2);
-    expect(terminal.out.length).toBe(0);
-    expect(terminal.err).toBe('swc: s.jsonl.gz: is gzip-compressed, so its result is too, and it is not written to a terminal (use -o FILE, or a pipe)\n');
+    for (const run of [await compact(false), await compact(true), await compact(false, ['-o', '-']), await compact(false, ['-o', '/dev/stdout'])]) {
+      expect(run.status).toBe(0);
+      expect(unpack(run.out, 'plain').equals(plain)).toBe(true);
+    }
+  });
+
+  it('goes to standard output plain from a gzip standard input', async () => {
+    const dir = folder();
+    const plain = await plainResult(dir);
+    const r = await runSwc(['compact', '-', ...TARGET], { cwd: dir, stdin: gzipSync(SAMPLE_BYTES) });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(plain.toString('utf8'));
   });
 
   it('is read by swc inspect', async () => {
@@ -199,5 +256,37 @@ describe('a directory search', () => {
     const r = await runSwc(['compact', 'in', ...TARGET, '--check'], { cwd: dir });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('no .json, .jsonl or .ndjson files (or .gz, .br of them) under "in"');
+  });
+});
+
+describe('swc restore of a compressed transcript', () => {
+  it('writes as the name given to -o says, and plain to standard output', async () => {
+    const dir = tempDir();
+    const id = 'call-1';
+    const text = JSON.stringify([
+      { role: 'user', content: 'task' },
+      { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: id, content: 'x'.repeat(4000) },
+      { role: 'assistant', content: null, tool_calls: [{ id: `${id}-2`, type: 'function', function: { name: 'search', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: `${id}-2`, content: 'y'.repeat(4000) },
+    ]);
+    writeFileSync(path.join(dir, 'run.json'), text);
+    const offload = ['-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-over', '1000', '--offload-dir', 'store'];
+    expect((await runSwc(['compact', 'run.json', ...offload, '-o', 'off.json.gz'], { cwd: dir })).status).toBe(0);
+    expect(unpack(readFileSync(path.join(dir, 'off.json.gz')), 'gzip').toString()).toMatch(/Tool result offloaded/);
+    for (const [name, packing] of [['back.json', 'plain'], ['back.json.br', 'brotli'], ['back.json.gz', 'gzip']] as const) {
+      expect((await runSwc(['restore', 'off.json.gz', '-o', name], { cwd: dir })).status).toBe(0);
+      expect(unpack(readFileSync(path.join(dir, name)), packing).toString()).toBe(text);
+    }
+    const out: Buffer[] = [];
+    const io: CliIo = {
+      stdout: { isTTY: true, write: (chunk) => out.push(Buffer.from(chunk)) > 0 },
+      stderr: { write: () => true },
+      stdin: Readable.from([]),
+      env: { NO_COLOR: '1' },
+      cwd: dir,
+    };
+    expect(await runCli(['restore', 'off.json.gz'], io)).toBe(0);
+    expect(unpack(Buffer.concat(out), 'plain').toString()).toBe(text);
   });
 });

@@ -49,7 +49,7 @@ describe('a lazy list', () => {
     );
   });
 
-  it('produces an element each time it is read, and only the ones read', () => {
+  it('produces only the elements read: a primitive on each read, an object once', () => {
     const asked: number[] = [];
     const list = lazyList(1000, (k) => {
       asked.push(k);
@@ -59,6 +59,81 @@ describe('a lazy list', () => {
     expect(list[3]).toBe(6);
     expect(list[3]).toBe(6);
     expect(asked).toEqual([999, 3, 3]);
+    asked.length = 0;
+    const objects = lazyList(1000, (k) => {
+      asked.push(k);
+      return { k };
+    });
+    expect(objects[999]).toEqual({ k: 999 });
+    expect(objects[3]).toBe(objects[3]);
+    expect([...objects.slice(2, 5)].map((o) => o.k)).toEqual([2, 3, 4]);
+    expect(asked).toEqual([999, 3, 2, 4]);
+  });
+
+  it('gives the same object for an index on every read, as an array does, whatever was read or written before', () => {
+    type Element = { v: number; mark?: number };
+    type List = Element[];
+    /** One step of a caller, reading or writing; what it returns is compared between the list and the array. */
+    type Step = (list: List, kept: Element[]) => unknown;
+    const index = fc.nat(24);
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      index.map<Step>((a) => (l) => l[a] === l[a]),
+      index.map<Step>((a) => (l) => l.indexOf(l[a] as Element)),
+      index.map<Step>((a) => (l) => l.lastIndexOf(l[a] as Element)),
+      index.map<Step>((a) => (l) => l.includes(l[a] as Element)),
+      index.map<Step>((a) => (l) => l.findIndex((e) => e === l[a])),
+      index.map<Step>((a) => (l) => l.indexOf({ ...(l[a] as Element) })),
+      index.map<Step>((a) => (l) => l.includes({ ...(l[a] as Element) })),
+      fc.tuple(index, fc.nat(9)).map<Step>(([a, n]) => (l) => {
+        const e = l[a];
+        if (e !== undefined) e.mark = n;
+        return e;
+      }),
+      index.map<Step>((a) => (l) => l[a]?.mark),
+      index.map<Step>((a) => (l) => [[...l][a] === l[a], Array.from(l)[a] === l[a], l.slice()[a] === l[a], l.map((e) => e)[a] === l[a], l.at(a) === l[a], Object.values(l)[a] === l[a]]),
+      index.map<Step>((a) => (l) => {
+        let seen: Element | undefined;
+        l.forEach((e, k) => {
+          if (k === a) seen = e;
+        });
+        return seen === l[a] && l.find((e) => e === l[a]) === l[a] && l.filter((e) => e === l[a]).length;
+      }),
+      index.map<Step>((a) => (l) => Object.getOwnPropertyDescriptor(l, a)?.value === l[a]),
+      index.map<Step>((a) => (l, kept) => {
+        const e = l[a];
+        if (e !== undefined) kept.push(e);
+        return e === undefined;
+      }),
+      fc.constant<Step>((l, kept) => kept.map((e) => l.indexOf(e))),
+      fc.constant<Step>((l, kept) => kept.map((e) => l.includes(e))),
+      fc.constant<Step>((l) => l.reverse().length),
+      fc.constant<Step>((l) => l.sort((x, y) => x.v - y.v).length),
+      fc.constant<Step>((l) => l.push({ v: -1 })),
+      fc.constant<Step>((l) => l.shift()),
+      fc.tuple(fc.nat(10), fc.nat(3)).map<Step>(([at, n]) => (l) => l.splice(at, n, { v: -2 })),
+      fc.constant<Step>((l) => Object.isFrozen(Object.freeze(l))),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 20 }), fc.array(step, { minLength: 1, maxLength: 12 }), (values, steps) => {
+        const plain: List = values.map((v) => ({ v }));
+        const list = lazyList(values.length, (k) => ({ v: values[k] as number })) as List;
+        const keptPlain: Element[] = [];
+        const keptLazy: Element[] = [];
+        for (const s of steps) {
+          // A write on a frozen list throws on both alike.
+          const run = (l: List, kept: Element[]): unknown => {
+            try {
+              return s(l, kept);
+            } catch (error) {
+              return error instanceof TypeError ? 'TypeError' : error;
+            }
+          };
+          expect(run(list, keptLazy)).toEqual(run(plain, keptPlain));
+        }
+        expect(readings(list as unknown as number[])).toEqual(readings(plain as unknown as number[]));
+        expect(list.map((e, k) => e === list[k])).toEqual(plain.map(() => true));
+      }),
+    );
   });
 
   it('is frozen as an array of its elements, each produced once, and reads as that array then', () => {
@@ -109,6 +184,27 @@ describe('a lazy list', () => {
 });
 
 describe('elementReader', () => {
+  it('reads equal elements, the list\'s own once it has kept some, and keeps nothing itself', () => {
+    let calls = 0;
+    const list = lazyList(5, (k) => {
+      calls++;
+      return { k };
+    });
+    const before = elementReader(list);
+    expect(before(1)).toEqual({ k: 1 });
+    expect(before(1)).not.toBe(before(1));
+    const second = list[2];
+    expect(list[2]).toBe(second);
+    const after = elementReader(list);
+    expect(after(2)).toBe(second);
+    expect(after(3)).toEqual({ k: 3 });
+    expect(after(3)).not.toBe(after(3));
+    expect(list[3]).toEqual({ k: 3 });
+    expect(after(3)).toBe(list[3]);
+    // 1 produced three times by a reader, 2 once by the list, 3 three times by a reader and once by the list.
+    expect(calls).toBe(8);
+  });
+
   it('reads a lazy list through its producer and any other list by index, with the same elements', () => {
     fc.assert(
       fc.property(fc.array(fc.string(), { maxLength: 20 }), (values) => {

@@ -146,7 +146,7 @@ describe('.pre-commit-hooks.yaml', () => {
   });
 
   it('installs from this repository: npm pack keeps the build\'s output off standard output, where pre-commit reads the tarball name', () => {
-    // pre-commit runs `npm pack` and installs the file named by its standard output; the prepare script's banner
+    // pre-commit runs `npm pack` and installs the file named by its standard output; the build's banner
     // printed there (npm 10 and later, with scripts in the foreground) would become part of that name.
     expect(readFileSync(path.join(ROOT, '.npmrc'), 'utf8')).toMatch(/^foreground-scripts=false$/m);
   });

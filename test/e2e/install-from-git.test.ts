@@ -2,12 +2,14 @@
  * Installing from a clone of the repository, as pre-commit installs the swc-check hook: `npm install` in the clone,
  * `npm pack`, then `npm install -g` of the tarball `npm pack` named on its standard output. The clone is a fresh
  * `git clone` of this repository (no dist/, no node_modules), so nothing built here can help. The install must not
- * need the dev dependencies (an install that leaves them out still works), and the tarball must have no `prepare`
- * script, so installing it never builds. The last test runs pre-commit itself when it is on PATH.
+ * need the dev dependencies (an install that leaves them out still works); the pack never writes the clone's
+ * package.json, which the tarball holds byte for byte; and that manifest has no `prepare` script, so installing the
+ * tarball never builds and npm has no install script to warn about. The last test runs pre-commit itself when it is
+ * on PATH.
  */
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, tempDir } from '../helpers/cli.js';
 
@@ -42,25 +44,40 @@ describe('installing from a clone of the repository', () => {
   it('needs no dev dependency: npm install without them, npm pack, npm install -g of the tarball gives a working swc', () => {
     const clone = freshClone();
     const prefix = tempDir();
-    // What a pre-commit or npm that leaves the dev dependencies out does: `prepare` runs without tsc.
+    // What a pre-commit or npm that leaves the dev dependencies out does: the build script runs without tsc.
     const install = sh('npm', ['install', '--omit=dev', '--no-save', '--no-progress', '--no-audit', '--no-fund'], clone, prefix);
     expect(install.stderr).not.toMatch(/not found/);
     expect(install.status).toBe(0);
+    const manifestPath = path.join(clone, 'package.json');
+    const manifest = readFileSync(manifestPath);
+    // Any write, even one undone before the pack ends, moves the change time; a file put back is another inode.
+    const before = statSync(manifestPath, { bigint: true });
     const pack = sh('npm', ['pack'], clone, prefix);
     expect(pack.status).toBe(0);
     // pre-commit takes all of standard output as the tarball's name.
     const tarball = pack.stdout.trim();
     expect(tarball).toBe('transcript-compact-0.1.0.tgz');
-    // npm pack leaves the clone's package.json as it was.
-    expect(spawnSync('git', ['status', '--porcelain', 'package.json'], { cwd: clone, encoding: 'utf8' }).stdout).toBe('');
+    // npm pack never touched the clone's package.json, and packed it as it is.
+    const after = statSync(manifestPath, { bigint: true });
+    expect({ ino: after.ino, ctime: after.ctimeNs, mtime: after.mtimeNs }).toEqual({ ino: before.ino, ctime: before.ctimeNs, mtime: before.mtimeNs });
+    expect(readFileSync(manifestPath).equals(manifest)).toBe(true);
+    const packed = spawnSync('tar', ['-xzOf', path.join(clone, tarball), 'package/package.json'], { maxBuffer: 1 << 20 });
+    expect(packed.status).toBe(0);
+    expect(packed.stdout.equals(manifest)).toBe(true);
 
     const global = sh('npm', ['install', '-g', path.join(clone, tarball), '--no-audit', '--no-fund'], clone, prefix);
     expect(global.status).toBe(0);
     // npm 11 warns about a package with install scripts; the packed one has none.
     expect(global.stderr).not.toMatch(/install-scripts|prepare/);
     const installed = path.join(prefix, 'lib/node_modules/transcript-compact');
-    const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-    expect(manifest.scripts?.prepare).toBeUndefined();
+    expect((JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts?.prepare).toBeUndefined();
+    // Installed into a project from the tarball file, as the README says: no build, no warning.
+    const project = tempDir();
+    writeFileSync(path.join(project, 'package.json'), '{"name":"consumer","version":"1.0.0","private":true}\n');
+    const local = sh('npm', ['install', path.join(clone, tarball), '--no-audit', '--no-fund'], project, prefix);
+    expect(local.status).toBe(0);
+    expect(local.stderr).not.toMatch(/install-scripts|prepare/);
+    expect(existsSync(path.join(project, 'node_modules/transcript-compact/dist/bin/main.js'))).toBe(true);
     expect(readdirSync(path.join(installed, 'dist/ranks')).sort()).toEqual(['cl100k_base.bin', 'o200k_base.bin']);
 
     const run = sh(path.join(prefix, 'bin/swc'), ['compact', '--check', '--target', '2000', 'fixtures/sample.jsonl'], ROOT, prefix);
