@@ -111,7 +111,24 @@ async function halves(swc: string, tree: string, out: string): Promise<number> {
   const half = Math.ceil(dirs.length / 2);
   const run = (part: string[], name: string): Promise<number> =>
     new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [swc, 'compact', '--target', '2000', '-q', '--out-dir', path.join(out, name), '--base', tree, '--jobs', '1', ...part], { stdio: 'ignore' });
+      const child = spawn(
+        process.execPath,
+        [
+          swc,
+          'compact',
+          '--target',
+          '2000',
+          '-q',
+          '--out-dir',
+          path.join(out, name),
+          '--base',
+          tree,
+          '--jobs',
+          '1',
+          ...part,
+        ],
+        { stdio: 'ignore' },
+      );
       child.on('error', reject);
       child.on('exit', (code) => (code === 0 ? resolve(part.length) : reject(new Error(`swc exited with ${code}`))));
     });
@@ -138,13 +155,17 @@ async function langchain(file: string, target: number, cached: boolean): Promise
   const lc = await import('@langchain/core/messages');
   const { trimMessages, isAIMessage } = lc;
   type Base = import('@langchain/core/messages').BaseMessage;
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const messages: Base[] = lines.map((l) => toLangchain(JSON.parse(l) as ChatLine, lc));
   const plain = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
   const textOf = (m: Base): string => {
     const calls = isAIMessage(m) ? (m.tool_calls ?? []) : [];
     const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
-    return calls.length === 0 ? content : `${content}\n${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join('\n')}`;
+    return calls.length === 0
+      ? content
+      : `${content}\n${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join('\n')}`;
   };
   const memo = new WeakMap<Base, number>();
   const tokensOf = (m: Base): number => {
@@ -168,7 +189,9 @@ async function langchain(file: string, target: number, cached: boolean): Promise
 
 /** The file's first `count` lines, parsed: the chat messages an agent holds. */
 function chatLines(file: string, count: number): ChatLine[] {
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   return lines.slice(0, count).map((l) => JSON.parse(l) as ChatLine);
 }
 
@@ -200,7 +223,12 @@ async function loopLangchain(file: string, steps: number, target: number): Promi
     if (n === undefined) {
       const calls = isAIMessage(m) ? (m.tool_calls ?? []) : [];
       const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
-      n = countTokens(calls.length === 0 ? content : `${content}\n${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join('\n')}`, plain);
+      n = countTokens(
+        calls.length === 0
+          ? content
+          : `${content}\n${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join('\n')}`,
+        plain,
+      );
       memo.set(m, n);
     }
     return n;
@@ -278,13 +306,21 @@ switch (mode) {
 process.stdout.write(`${result}\n`);
 
 /** A chat line as LangChain.js holds it: the message class of its role, tool calls with parsed arguments. */
-function toLangchain(m: ChatLine, lc: typeof import('@langchain/core/messages')): import('@langchain/core/messages').BaseMessage {
+function toLangchain(
+  m: ChatLine,
+  lc: typeof import('@langchain/core/messages'),
+): import('@langchain/core/messages').BaseMessage {
   const content = typeof m.content === 'string' ? m.content : '';
   if (m.role === 'system') return new lc.SystemMessage(content);
   if (m.role === 'user') return new lc.HumanMessage(content);
   if (m.role === 'tool') return new lc.ToolMessage({ content, tool_call_id: m.tool_call_id ?? '' });
   return new lc.AIMessage({
     content,
-    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) as Record<string, unknown>, type: 'tool_call' as const })),
+    tool_calls: (m.tool_calls ?? []).map((c) => ({
+      id: c.id,
+      name: c.function.name,
+      args: JSON.parse(c.function.arguments) as Record<string, unknown>,
+      type: 'tool_call' as const,
+    })),
   });
 }

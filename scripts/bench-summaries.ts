@@ -60,11 +60,20 @@ export function filesOf(dir: string): string[] {
 }
 
 /** Runs every prompt through one limiter and one cache, all at once, and times it. */
-async function driveLayer(server: OpenAiServer, prompts: readonly SummaryRequest[], concurrency: number, cacheDir: string, label: string): Promise<SummaryRun> {
+async function driveLayer(
+  server: OpenAiServer,
+  prompts: readonly SummaryRequest[],
+  concurrency: number,
+  cacheDir: string,
+  label: string,
+): Promise<SummaryRun> {
   server.reset();
   const baseUrl = `${server.url}/v1`;
   const limit = createLimiter(concurrency);
-  const summarize = withCache(limit(createEndpointSummarizer({ baseUrl, model: 'bench-model' })), { dir: cacheDir, model: endpointIdentity(baseUrl, 'bench-model') });
+  const summarize = withCache(limit(createEndpointSummarizer({ baseUrl, model: 'bench-model' })), {
+    dir: cacheDir,
+    model: endpointIdentity(baseUrl, 'bench-model'),
+  });
   const start = process.hrtime.bigint();
   await Promise.all(prompts.map((p) => summarize(p)));
   const wall = Number(process.hrtime.bigint() - start) / 1e9;
@@ -72,7 +81,10 @@ async function driveLayer(server: OpenAiServer, prompts: readonly SummaryRequest
 }
 
 /** Runs a command to its end without blocking this process's event loop (the server must keep answering). */
-function runAsync(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function runAsync(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -90,18 +102,51 @@ export function hasSummarizeFlags(swc: string): boolean {
 }
 
 /** `swc compact --strategy summarize` over a tree, timed, against the server. */
-async function driveCli(server: OpenAiServer, swc: string, tree: string, concurrency: number, cacheDir: string, outDir: string, label: string): Promise<SummaryRun> {
+async function driveCli(
+  server: OpenAiServer,
+  swc: string,
+  tree: string,
+  concurrency: number,
+  cacheDir: string,
+  outDir: string,
+  label: string,
+): Promise<SummaryRun> {
   server.reset();
-  const argv = [swc, 'compact', '--strategy', 'summarize', '--target', '2000', '--base-url', `${server.url}/v1`, '--model', 'bench-model', '--concurrency', String(concurrency), '--cache-dir', cacheDir, '--out-dir', outDir, tree];
+  const argv = [
+    swc,
+    'compact',
+    '--strategy',
+    'summarize',
+    '--target',
+    '2000',
+    '--base-url',
+    `${server.url}/v1`,
+    '--model',
+    'bench-model',
+    '--concurrency',
+    String(concurrency),
+    '--cache-dir',
+    cacheDir,
+    '--out-dir',
+    outDir,
+    tree,
+  ];
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   delete env.OPENAI_API_KEY;
   delete env.OPENAI_BASE_URL;
   const start = process.hrtime.bigint();
   const r = await runAsync(argv, env);
   const wall = Number(process.hrtime.bigint() - start) / 1e9;
-  if (r.status !== 0) process.stderr.write(`failed (${r.status}): node ${argv.join(' ')}\n${r.stderr.slice(0, 2000)}\n`);
+  if (r.status !== 0)
+    process.stderr.write(`failed (${r.status}): node ${argv.join(' ')}\n${r.stderr.slice(0, 2000)}\n`);
   const hits = /(\d[\d,]*) (?:cache )?hits?/.exec(r.stderr + r.stdout)?.[1];
-  return { label, wall, calls: server.requests.length, maxInFlight: server.maxInFlight, ...(hits === undefined ? {} : { hits: Number(hits.replace(/,/g, '')) }) };
+  return {
+    label,
+    wall,
+    calls: server.requests.length,
+    maxInFlight: server.maxInFlight,
+    ...(hits === undefined ? {} : { hits: Number(hits.replace(/,/g, '')) }),
+  };
 }
 
 /**
@@ -109,7 +154,10 @@ async function driveCli(server: OpenAiServer, swc: string, tree: string, concurr
  * @param tree the folder of transcripts (the bench's 1,000-file tree)
  * @param options the latency, the concurrencies compared, and the CLI build (left out: layer rows only)
  */
-export async function benchSummaries(tree: string, options: { latencyMs?: number; low?: number; high?: number; swc?: string; limit?: number } = {}): Promise<SummaryBench> {
+export async function benchSummaries(
+  tree: string,
+  options: { latencyMs?: number; low?: number; high?: number; swc?: string; limit?: number } = {},
+): Promise<SummaryBench> {
   const latencyMs = options.latencyMs ?? 200;
   const low = options.low ?? 1;
   const high = options.high ?? 8;
@@ -146,7 +194,16 @@ export async function benchSummaries(tree: string, options: { latencyMs?: number
         process.stderr.write(`${options.swc} has no --base-url/--concurrency/--cache-dir: CLI summary rows left out\n`);
       } else {
         process.stderr.write(`swc compact --strategy summarize (${input}):\n`);
-        const cli = (c: number, cache: string, label: string): Promise<SummaryRun> => driveCli(server, options.swc as string, tree, c, path.join(scratch, cache), path.join(scratch, `out-${label}`), label);
+        const cli = (c: number, cache: string, label: string): Promise<SummaryRun> =>
+          driveCli(
+            server,
+            options.swc as string,
+            tree,
+            c,
+            path.join(scratch, cache),
+            path.join(scratch, `out-${label}`),
+            label,
+          );
         const cOne = await cli(low, 'cli-low', 'cli-low');
         process.stderr.write(`  --concurrency ${low}: ${seconds(cOne.wall)}, ${cOne.calls} calls\n`);
         const cMany = await cli(high, 'cli-high', 'cli-high');
@@ -177,7 +234,9 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
   const args = process.argv.slice(2);
   const value = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const positional = args.filter((a, i) => !a.startsWith('--') && !['--summary-files', '--swc', '--latency'].includes(args[i - 1] ?? ''));
+  const positional = args.filter(
+    (a, i) => !a.startsWith('--') && !['--summary-files', '--swc', '--latency'].includes(args[i - 1] ?? ''),
+  );
   const tree = path.resolve(positional[0] ?? path.join(root, '.bench', 'tree-1000'));
   const limit = value('--summary-files');
   const swc = value('--swc');
@@ -187,5 +246,16 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
     ...(swc === undefined ? {} : { swc: path.resolve(swc) }),
     ...(latency === undefined ? {} : { latencyMs: Number(latency) }),
   });
-  process.stdout.write(['| what | input | wall time | calls |', '|---|---|---|---|', ...result.rows, '', '| ratio | input | value |', '|---|---|---|', ...result.ratios, ''].join('\n'));
+  process.stdout.write(
+    [
+      '| what | input | wall time | calls |',
+      '|---|---|---|---|',
+      ...result.rows,
+      '',
+      '| ratio | input | value |',
+      '|---|---|---|',
+      ...result.ratios,
+      '',
+    ].join('\n'),
+  );
 }

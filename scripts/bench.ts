@@ -27,7 +27,9 @@ const JS = path.join(BENCH, 'js');
 const OUT = path.join(BENCH, 'out');
 const args = process.argv.slice(2);
 /** `--swc <bin>` measures another build of the command line (for example one with a change under review). */
-const SWC = args.includes('--swc') ? path.resolve(args[args.indexOf('--swc') + 1] as string) : path.join(ROOT, 'bin', 'swc.js');
+const SWC = args.includes('--swc')
+  ? path.resolve(args[args.indexOf('--swc') + 1] as string)
+  : path.join(ROOT, 'bin', 'swc.js');
 const NODE = process.execPath;
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 /** Under GNU time, a time limit must stop the Node process itself (killing time would leave it running). */
@@ -81,7 +83,9 @@ function jsonCorpus(c: Corpus): Corpus {
   const want = readFileSync(`${c.file}.stamp`, 'utf8');
   if (!existsSync(file) || !existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
     process.stderr.write(`writing ${path.relative(ROOT, file)}…\n`);
-    const lines = readFileSync(c.file, 'utf8').split('\n').filter((l) => l !== '');
+    const lines = readFileSync(c.file, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     writeFileSync(file, `{"messages":[${lines.join(',')}]}\n`);
     writeFileSync(stamp, want);
   }
@@ -97,12 +101,18 @@ async function tree(count: number): Promise<{ dir: string; bytes: number }> {
     process.stderr.write(`generating ${path.relative(ROOT, dir)}/ (${count} files)…\n`);
     rmSync(dir, { recursive: true, force: true });
     for (let i = 0; i < count; i++) {
-      await generateTranscript(path.join(dir, `p${String(i % 10)}`, `session-${String(i).padStart(4, '0')}.jsonl`), 24_000, 30, 1000 + i);
+      await generateTranscript(
+        path.join(dir, `p${String(i % 10)}`, `session-${String(i).padStart(4, '0')}.jsonl`),
+        24_000,
+        30,
+        1000 + i,
+      );
     }
     writeFileSync(stamp, want);
   }
   let bytes = 0;
-  for (const sub of readdirSync(dir)) for (const f of readdirSync(path.join(dir, sub))) bytes += statSync(path.join(dir, sub, f)).size;
+  for (const sub of readdirSync(dir))
+    for (const f of readdirSync(path.join(dir, sub))) bytes += statSync(path.join(dir, sub, f)).size;
   return { dir, bytes };
 }
 
@@ -144,7 +154,9 @@ function runNode(argv: readonly string[], timeoutMs = 0, cwd = ROOT, expected = 
   const useTime = TIME !== null && (timeoutMs === 0 || TIMEOUT !== null);
   const limited = timeoutMs > 0 && useTime ? [TIMEOUT as string, '-s', 'KILL', `${timeoutMs / 1000}s`] : [];
   const command = useTime ? (TIME as string) : NODE;
-  const full = useTime ? ['-f', '%M', '-o', RSS_FILE, ...limited, NODE, ...argv] : ['--import', pathToFileURL(PRELOAD).href, ...argv];
+  const full = useTime
+    ? ['-f', '%M', '-o', RSS_FILE, ...limited, NODE, ...argv]
+    : ['--import', pathToFileURL(PRELOAD).href, ...argv];
   const start = process.hrtime.bigint();
   const r = spawnSync(command, full, {
     cwd,
@@ -157,7 +169,9 @@ function runNode(argv: readonly string[], timeoutMs = 0, cwd = ROOT, expected = 
   });
   const wall = Number(process.hrtime.bigint() - start) / 1e9;
   // timeout(1) ends with status 137 after SIGKILL (GNU time passes the status on); spawnSync reports ETIMEDOUT.
-  const timedOut = (r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') || (limited.length > 0 && r.status === 137);
+  const timedOut =
+    (r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') ||
+    (limited.length > 0 && r.status === 137);
   let rss = Number.NaN;
   if (existsSync(RSS_FILE)) {
     const lines = readFileSync(RSS_FILE, 'utf8').trim().split('\n');
@@ -182,7 +196,12 @@ interface Row {
   readonly samples: Sample[];
 }
 
-function row(label: string, input: string, argv: readonly string[], extra: Partial<Pick<Row, 'cwd' | 'timeoutMs' | 'noMemory' | 'expected'>> = {}): Row {
+function row(
+  label: string,
+  input: string,
+  argv: readonly string[],
+  extra: Partial<Pick<Row, 'cwd' | 'timeoutMs' | 'noMemory' | 'expected'>> = {},
+): Row {
   return { label, input, argv, samples: [], ...extra };
 }
 
@@ -192,7 +211,9 @@ function runRows(rows: readonly Row[], runs: number): void {
     for (const x of rows) {
       const s = runNode(x.argv, x.timeoutMs, x.cwd, x.expected);
       x.samples.push(s);
-      process.stderr.write(`  ${x.label} · ${x.input}: ${s.timedOut ? 'stopped' : `${s.wall.toFixed(2)} s, ${s.rss.toFixed(0)} MB`}\n`);
+      process.stderr.write(
+        `  ${x.label} · ${x.input}: ${s.timedOut ? 'stopped' : `${s.wall.toFixed(2)} s, ${s.rss.toFixed(0)} MB`}\n`,
+      );
     }
   }
 }
@@ -200,7 +221,9 @@ function runRows(rows: readonly Row[], runs: number): void {
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const wallOf = (x: Row): number => median(x.samples.map((s) => s.wall));
@@ -219,8 +242,17 @@ function tableRow(x: Row): string {
     return `| ${x.label} | ${x.input} | stopped after ${seconds((x.timeoutMs ?? 0) / 1000)} | – | ${x.samples.length} |`;
   }
   const done = x.samples.filter((s) => s.ok);
-  const wall = spread(done.map((s) => s.wall), seconds);
-  const rss = x.noMemory === true ? '–' : spread(done.map((s) => s.rss), (v) => `${v.toFixed(0)} MB`);
+  const wall = spread(
+    done.map((s) => s.wall),
+    seconds,
+  );
+  const rss =
+    x.noMemory === true
+      ? '–'
+      : spread(
+          done.map((s) => s.rss),
+          (v) => `${v.toFixed(0)} MB`,
+        );
   return `| ${x.label} | ${x.input} | ${wall} | ${rss} | ${done.length} |`;
 }
 
@@ -243,12 +275,17 @@ const countEverything = compileScript('count-everything');
 
 const sizes = QUICK
   ? [await corpus('chat-1mb', 1 * MB, 1_000), await corpus('chat-10mb', 10 * MB, 10_000)]
-  : [await corpus('chat-1mb', 1 * MB, 1_000), await corpus('chat-10mb', 10 * MB, 10_000), await corpus('chat-100mb', 100 * MB, 100_000)];
+  : [
+      await corpus('chat-1mb', 1 * MB, 1_000),
+      await corpus('chat-10mb', 10 * MB, 10_000),
+      await corpus('chat-100mb', 100 * MB, 100_000),
+    ];
 const half = QUICK ? null : await corpus('chat-50mb', 50 * MB, 50_000);
 const files = await tree(1000);
 
 const TARGET = 8000;
-const label = (c: Corpus): string => `${(c.bytes / MB).toFixed(c.bytes < 10 * MB ? 2 : 1)} MB, ${c.messages.toLocaleString('en-US')} msgs`;
+const label = (c: Corpus): string =>
+  `${(c.bytes / MB).toFixed(c.bytes < 10 * MB ? 2 : 1)} MB, ${c.messages.toLocaleString('en-US')} msgs`;
 const outFile = (name: string): string => path.join(OUT, `${name}.jsonl`);
 
 interface SizeRows {
@@ -261,10 +298,24 @@ interface SizeRows {
 
 const perSize: SizeRows[] = sizes.map((c) => ({
   corpus: c,
-  swc: row('(1) swc compact --target 8000', label(c), [SWC, 'compact', '--target', String(TARGET), '-q', '-o', outFile(`${c.name}-swc`), c.file]),
+  swc: row('(1) swc compact --target 8000', label(c), [
+    SWC,
+    'compact',
+    '--target',
+    String(TARGET),
+    '-q',
+    '-o',
+    outFile(`${c.name}-swc`),
+    c.file,
+  ]),
   floor: row('(2) floor: read whole + JSON.parse lines', label(c), [child, 'floor', c.file]),
   floorLines: row('(2′) floor: read by line + JSON.parse', label(c), [child, 'floor-lines', c.file]),
-  everything: row('(3) count-everything compactor', label(c), [countEverything, c.file, String(TARGET), outFile(`${c.name}-all`)]),
+  everything: row('(3) count-everything compactor', label(c), [
+    countEverything,
+    c.file,
+    String(TARGET),
+    outFile(`${c.name}-all`),
+  ]),
 }));
 
 // Doubling the history at a fixed target: the 50 MB file runs round-robin with the 100 MB one.
@@ -272,7 +323,16 @@ const doubling =
   half === null
     ? null
     : {
-        swc50: row('(1) swc compact --target 8000', label(half), [SWC, 'compact', '--target', String(TARGET), '-q', '-o', outFile(`${half.name}-swc`), half.file]),
+        swc50: row('(1) swc compact --target 8000', label(half), [
+          SWC,
+          'compact',
+          '--target',
+          String(TARGET),
+          '-q',
+          '-o',
+          outFile(`${half.name}-swc`),
+          half.file,
+        ]),
         floor50: row('(2) floor: read whole + JSON.parse lines', label(half), [child, 'floor', half.file]),
         floorLines50: row('(2′) floor: read by line + JSON.parse', label(half), [child, 'floor-lines', half.file]),
       };
@@ -287,7 +347,8 @@ const loadAtStart = os.loadavg();
  * widely between machines (a page fault took about 0.1 µs on one, 11 µs on another), so ratios to (2) do too.
  */
 function freshMemoryCost(): number {
-  const script = 'const b = Buffer.allocUnsafeSlow(100 << 20); const t = process.hrtime.bigint(); for (let i = 0; i < b.length; i += 4096) b[i] = 1; process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6));';
+  const script =
+    'const b = Buffer.allocUnsafeSlow(100 << 20); const t = process.hrtime.bigint(); for (let i = 0; i < b.length; i += 4096) b[i] = 1; process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6));';
   const times = Array.from({ length: 5 }, () => Number(spawnSync(NODE, ['-e', script], { encoding: 'utf8' }).stdout));
   return median(times);
 }
@@ -340,23 +401,30 @@ const plainRow = row('(1s) swc compact --target 8000, with its summary line (no 
 ]);
 // The same messages as one whole-JSON file, `{"messages":[...]}`: decoded and laid out as one text, not by line.
 const whole = jsonCorpus(largest.corpus);
-const jsonRow = row('(1j) swc compact --target 8000, the same messages as one JSON file {"messages":[...]}', label(whole), [
-  SWC,
-  'compact',
-  '--target',
-  String(TARGET),
-  '-q',
-  '-o',
-  path.join(OUT, `${whole.name}-swc.json`),
-  whole.file,
-]);
+const jsonRow = row(
+  '(1j) swc compact --target 8000, the same messages as one JSON file {"messages":[...]}',
+  label(whole),
+  [SWC, 'compact', '--target', String(TARGET), '-q', '-o', path.join(OUT, `${whole.name}-swc.json`), whole.file],
+);
 // Side by side with the window alone and the floor, interleaved, so the ratios compare like for like.
 process.stderr.write(`prune,window, offload,window and whole JSON on ${largest.corpus.name}:\n`);
 runRows([pruneRow, offloadRow, plainRow, jsonRow, largest.swc, largest.floor], RUNS);
 
 // The dry run's inventory of what the compaction forgets: the same dry run of the largest file with it and without.
-const dryInventory = row('(1d) dry run, with the inventory of what it forgets', label(largest.corpus), [child, 'dry-run', largest.corpus.file, String(TARGET), 'inventory']);
-const dryBare = row('(1d′) dry run, without the inventory', label(largest.corpus), [child, 'dry-run', largest.corpus.file, String(TARGET), 'none']);
+const dryInventory = row('(1d) dry run, with the inventory of what it forgets', label(largest.corpus), [
+  child,
+  'dry-run',
+  largest.corpus.file,
+  String(TARGET),
+  'inventory',
+]);
+const dryBare = row('(1d′) dry run, without the inventory', label(largest.corpus), [
+  child,
+  'dry-run',
+  largest.corpus.file,
+  String(TARGET),
+  'none',
+]);
 process.stderr.write(`dry run with and without the inventory on ${largest.corpus.name}:\n`);
 runRows([dryInventory, dryBare], RUNS);
 
@@ -366,7 +434,9 @@ if (LANGCHAIN) {
   for (const cached of [false, true]) {
     for (const c of sizes) {
       const what = `(4) LangChain.js trimMessages${cached ? ', counts cached per message' : ''}`;
-      const x = row(what, label(c), [child, 'langchain', c.file, String(TARGET), ...(cached ? ['cached'] : [])], { timeoutMs: 60_000 });
+      const x = row(what, label(c), [child, 'langchain', c.file, String(TARGET), ...(cached ? ['cached'] : [])], {
+        timeoutMs: 60_000,
+      });
       langchainRows.push({ row: x, corpus: c, cached });
       process.stderr.write(`LangChain${cached ? ' (cached counter)' : ''} on ${c.name}:\n`);
       runRows([x], 1);
@@ -381,7 +451,13 @@ if (LANGCHAIN) {
 const LOOP_STEPS = 2_000;
 const loopCorpus = sizes.find((c) => c.messages >= 2 * LOOP_STEPS) as Corpus;
 const loopLabel = `${LOOP_STEPS.toLocaleString('en-US')} steps of ${loopCorpus.name}`;
-const loopSwc = row(`(6) agent loop: swc createCompactor().compact before each step, --target ${TARGET}`, loopLabel, [child, 'loop-swc', loopCorpus.file, String(LOOP_STEPS), String(TARGET)]);
+const loopSwc = row(`(6) agent loop: swc createCompactor().compact before each step, --target ${TARGET}`, loopLabel, [
+  child,
+  'loop-swc',
+  loopCorpus.file,
+  String(LOOP_STEPS),
+  String(TARGET),
+]);
 const LOOP_LIMIT_S = 1200;
 const loopLangchain = row(
   '(6′) agent loop: LangChain.js trimMessages before each step (counts cached per message)',
@@ -401,7 +477,11 @@ const near = sizes.find((c) => c.messages === 10_000) as Corpus;
 const renderedText = path.join(OUT, `${near.name}.rendered.txt`);
 const renderedChars = Number(runNode([child, 'render', near.file, renderedText]).stdout.trim());
 const renderedBytes = statSync(renderedText).size;
-const total = Number(runNode([countEverything, near.file, '1', path.join(OUT, 'total.jsonl')]).stdout.trim().split(' ')[0]);
+const total = Number(
+  runNode([countEverything, near.file, '1', path.join(OUT, 'total.jsonl')])
+    .stdout.trim()
+    .split(' ')[0],
+);
 const nearTarget = total - 1;
 process.stderr.write(`near-total target ${nearTarget} (total ${total}, ${renderedChars} chars rendered):\n`);
 const nearSwc = row(`(1) swc compact --target ${nearTarget.toLocaleString('en-US')} (total − 1)`, label(near), [
@@ -414,13 +494,21 @@ const nearSwc = row(`(1) swc compact --target ${nearTarget.toLocaleString('en-US
   outFile(`${near.name}-near`),
   near.file,
 ]);
-const nearRaw = row('gpt-tokenizer countTokens on the rendered text', `${(renderedBytes / MB).toFixed(1)} MB of text`, [child, 'raw-count', renderedText]);
+const nearRaw = row('gpt-tokenizer countTokens on the rendered text', `${(renderedBytes / MB).toFixed(1)} MB of text`, [
+  child,
+  'raw-count',
+  renderedText,
+]);
 // What the raw count pays before counting (start-up, loading o200k), to compare counting throughput alone; swc's
 // counterpart is its run at --target 8000 on the same file (start-up, o200k, reading and parsing, little counting).
 const empty = path.join(OUT, 'empty.txt');
 writeFileSync(empty, '');
 const nearRaw0 = row('gpt-tokenizer countTokens on an empty text', '0 MB', [child, 'raw-count', empty]);
-const nearSwc0 = row('(1) swc compact --target 8000, beside the near-total runs', label(near), (perSize.find((s) => s.corpus === near) as SizeRows).swc.argv);
+const nearSwc0 = row(
+  '(1) swc compact --target 8000, beside the near-total runs',
+  label(near),
+  (perSize.find((s) => s.corpus === near) as SizeRows).swc.argv,
+);
 runRows([nearSwc, nearRaw, nearSwc0, nearRaw0], RUNS);
 
 // --jobs on a tree of files.
@@ -441,26 +529,38 @@ const jobRow = (jobs: number): Row =>
 const jobs1 = jobRow(1);
 const jobs2 = jobRow(2);
 // The ceiling two cores give this work here: two independent one-job processes on halves of the tree at once.
-const halvesRow = row('(5′) two swc --jobs 1 processes at once, half the tree each', `1,000 files, ${(files.bytes / MB).toFixed(1)} MB`, [
-  child,
-  'halves',
-  SWC,
-  files.dir,
-  path.join(OUT, 'tree-halves'),
-], { noMemory: true });
+const halvesRow = row(
+  '(5′) two swc --jobs 1 processes at once, half the tree each',
+  `1,000 files, ${(files.bytes / MB).toFixed(1)} MB`,
+  [child, 'halves', SWC, files.dir, path.join(OUT, 'tree-halves')],
+  { noMemory: true },
+);
 runRows([jobs1, jobs2, halvesRow], RUNS);
 
 // The worst nesting: a 14 MB JSON file whose tool input nests 7 million lists, and 48 MB of JSONL nesting 24 million
 // in one line. Refused past MAX_JSON_DEPTH (exit 2) before anything is parsed; the rows measure what refusing costs.
-const deepInput = (levels: number): string => `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"walk","input":{"a":${'['.repeat(levels)}${']'.repeat(levels)}}}]}`;
+const deepInput = (levels: number): string =>
+  `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"walk","input":{"a":${'['.repeat(levels)}${']'.repeat(levels)}}}]}`;
 const deepJson = path.join(OUT, 'deep-7m.json');
 const deepJsonl = path.join(OUT, 'deep-24m.jsonl');
 writeFileSync(deepJson, `{"messages":[{"role":"user","content":"Walk the tree."},${deepInput(7_000_000)}]}\n`);
 writeFileSync(deepJsonl, `{"role":"user","content":"Walk the tree."}\n${deepInput(24_000_000)}\n`);
 const deepRows = [
-  row('(7) swc compact --target 8000, nested 7,000,000 deep (refused, exit 2)', '14 MB JSON', [SWC, 'compact', '--target', String(TARGET), '-q', '-o', path.join(OUT, 'deep-out.json'), deepJson], { expected: 2 }),
-  row('(7) swc inspect, nested 7,000,000 deep (refused, exit 2)', '14 MB JSON', [SWC, 'inspect', deepJson], { expected: 2 }),
-  row('(7) swc compact --target 8000, a line nested 24,000,000 deep (refused, exit 2)', '48 MB JSONL', [SWC, 'compact', '--target', String(TARGET), '-q', '-o', path.join(OUT, 'deep-out.jsonl'), deepJsonl], { expected: 2 }),
+  row(
+    '(7) swc compact --target 8000, nested 7,000,000 deep (refused, exit 2)',
+    '14 MB JSON',
+    [SWC, 'compact', '--target', String(TARGET), '-q', '-o', path.join(OUT, 'deep-out.json'), deepJson],
+    { expected: 2 },
+  ),
+  row('(7) swc inspect, nested 7,000,000 deep (refused, exit 2)', '14 MB JSON', [SWC, 'inspect', deepJson], {
+    expected: 2,
+  }),
+  row(
+    '(7) swc compact --target 8000, a line nested 24,000,000 deep (refused, exit 2)',
+    '48 MB JSONL',
+    [SWC, 'compact', '--target', String(TARGET), '-q', '-o', path.join(OUT, 'deep-out.jsonl'), deepJsonl],
+    { expected: 2 },
+  ),
 ];
 process.stderr.write('deep nesting:\n');
 runRows(deepRows, RUNS);
@@ -491,7 +591,10 @@ const same = (a: string, b: string): string => {
 const sameMessages = (json: string, jsonl: string): string => {
   try {
     const kept = (JSON.parse(readFileSync(json, 'utf8')) as { messages: unknown[] }).messages;
-    const lines = readFileSync(jsonl, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+    const lines = readFileSync(jsonl, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as unknown);
     return JSON.stringify(kept) === JSON.stringify(lines) ? 'hold the same messages' : 'DIFFERENT';
   } catch {
     return 'missing';
@@ -501,7 +604,9 @@ const sameMessages = (json: string, jsonl: string): string => {
 const cpu = os.cpus();
 const lines: string[] = [];
 const loads = (l: number[]): string => l.map((x) => x.toFixed(2)).join(', ');
-lines.push(`Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; touching 100 MiB of fresh memory ${memoryCost.toFixed(0)} ms; ${RUNS} runs (${SLOW_RUNS} for count-everything at 100 MB and LangChain past 1k messages), medians (min–max); peak memory is the peak resident set of the whole process${TIME !== null ? ' (GNU time)' : ''}.`);
+lines.push(
+  `Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; touching 100 MiB of fresh memory ${memoryCost.toFixed(0)} ms; ${RUNS} runs (${SLOW_RUNS} for count-everything at 100 MB and LangChain past 1k messages), medians (min–max); peak memory is the peak resident set of the whole process${TIME !== null ? ' (GNU time)' : ''}.`,
+);
 lines.push('');
 lines.push('| what | input | wall time | peak memory | runs |');
 lines.push('|---|---|---|---|---|');
@@ -512,7 +617,18 @@ for (const s of perSize) {
 if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
 lines.push(tableRow(pruneRow), tableRow(offloadRow), tableRow(plainRow), tableRow(jsonRow));
 lines.push(tableRow(dryInventory), tableRow(dryBare));
-lines.push(tableRow(nearSwc), tableRow(nearSwc0), tableRow(nearRaw), tableRow(nearRaw0), tableRow(jobs1), tableRow(jobs2), tableRow(halvesRow), tableRow(version), tableRow(help), tableRow(nodeOnly));
+lines.push(
+  tableRow(nearSwc),
+  tableRow(nearSwc0),
+  tableRow(nearRaw),
+  tableRow(nearRaw0),
+  tableRow(jobs1),
+  tableRow(jobs2),
+  tableRow(halvesRow),
+  tableRow(version),
+  tableRow(help),
+  tableRow(nodeOnly),
+);
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push(...deepRows.map(tableRow));
 lines.push('');
@@ -520,22 +636,44 @@ lines.push('| ratio | input | value |');
 lines.push('|---|---|---|');
 for (const s of perSize) {
   const floorBest = Math.min(wallOf(s.floor), wallOf(s.floorLines));
-  lines.push(`| (1)/(2) swc ÷ floor (the faster of (2), (2′)) | ${label(s.corpus)} | ${ratio(wallOf(s.swc), floorBest)} |`);
+  lines.push(
+    `| (1)/(2) swc ÷ floor (the faster of (2), (2′)) | ${label(s.corpus)} | ${ratio(wallOf(s.swc), floorBest)} |`,
+  );
   if (s === largest) {
-    lines.push(`| (1)/(2) swc ÷ the whole-file floor (2) alone | ${label(s.corpus)} | ${ratio(wallOf(s.swc), wallOf(s.floor))} |`);
-    lines.push(`| (1p)/(2) swc --strategy prune,window ÷ floor (the faster; ÷ (2) alone) | ${label(s.corpus)} | ${ratio(wallOf(pruneRow), floorBest)} (${ratio(wallOf(pruneRow), wallOf(s.floor))}) |`);
-    lines.push(`| (1o)/(2) swc --strategy offload,window ÷ floor (the faster; ÷ (2) alone) | ${label(s.corpus)} | ${ratio(wallOf(offloadRow), floorBest)} (${ratio(wallOf(offloadRow), wallOf(s.floor))}) |`);
-    lines.push(`| (1s)/(1) the window with its summary line ÷ with -q | ${label(s.corpus)} | ${ratio(wallOf(plainRow), wallOf(s.swc))} (÷ (2) alone: ${ratio(wallOf(plainRow), wallOf(s.floor))}) |`);
-    lines.push(`| peak memory: prune,window / offload,window ÷ the window's | ${label(s.corpus)} | ${ratio(rssOf(pruneRow), rssOf(s.swc))} / ${ratio(rssOf(offloadRow), rssOf(s.swc))} |`);
-    lines.push(`| (1j)/(1) whole JSON ÷ JSONL of the same messages: wall time; peak memory | ${label(whole)} | ${ratio(wallOf(jsonRow), wallOf(s.swc))}; ${ratio(rssOf(jsonRow), rssOf(s.swc))} (outputs ${sameMessages(path.join(OUT, `${whole.name}-swc.json`), outFile(`${s.corpus.name}-swc`))}) |`);
+    lines.push(
+      `| (1)/(2) swc ÷ the whole-file floor (2) alone | ${label(s.corpus)} | ${ratio(wallOf(s.swc), wallOf(s.floor))} |`,
+    );
+    lines.push(
+      `| (1p)/(2) swc --strategy prune,window ÷ floor (the faster; ÷ (2) alone) | ${label(s.corpus)} | ${ratio(wallOf(pruneRow), floorBest)} (${ratio(wallOf(pruneRow), wallOf(s.floor))}) |`,
+    );
+    lines.push(
+      `| (1o)/(2) swc --strategy offload,window ÷ floor (the faster; ÷ (2) alone) | ${label(s.corpus)} | ${ratio(wallOf(offloadRow), floorBest)} (${ratio(wallOf(offloadRow), wallOf(s.floor))}) |`,
+    );
+    lines.push(
+      `| (1s)/(1) the window with its summary line ÷ with -q | ${label(s.corpus)} | ${ratio(wallOf(plainRow), wallOf(s.swc))} (÷ (2) alone: ${ratio(wallOf(plainRow), wallOf(s.floor))}) |`,
+    );
+    lines.push(
+      `| peak memory: prune,window / offload,window ÷ the window's | ${label(s.corpus)} | ${ratio(rssOf(pruneRow), rssOf(s.swc))} / ${ratio(rssOf(offloadRow), rssOf(s.swc))} |`,
+    );
+    lines.push(
+      `| (1j)/(1) whole JSON ÷ JSONL of the same messages: wall time; peak memory | ${label(whole)} | ${ratio(wallOf(jsonRow), wallOf(s.swc))}; ${ratio(rssOf(jsonRow), rssOf(s.swc))} (outputs ${sameMessages(path.join(OUT, `${whole.name}-swc.json`), outFile(`${s.corpus.name}-swc`))}) |`,
+    );
   }
-  if (s === largest) lines.push(`| (1d)/(1d′) dry run with the inventory ÷ without | ${label(s.corpus)} | ${ratio(wallOf(dryInventory), wallOf(dryBare))} (${seconds(wallOf(dryInventory) - wallOf(dryBare))} more) |`);
-  lines.push(`| (3)/(1) count-everything ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.everything), wallOf(s.swc))} (outputs ${same(outFile(`${s.corpus.name}-swc`), outFile(`${s.corpus.name}-all`))}) |`);
+  if (s === largest)
+    lines.push(
+      `| (1d)/(1d′) dry run with the inventory ÷ without | ${label(s.corpus)} | ${ratio(wallOf(dryInventory), wallOf(dryBare))} (${seconds(wallOf(dryInventory) - wallOf(dryBare))} more) |`,
+    );
+  lines.push(
+    `| (3)/(1) count-everything ÷ swc | ${label(s.corpus)} | ${ratio(wallOf(s.everything), wallOf(s.swc))} (outputs ${same(outFile(`${s.corpus.name}-swc`), outFile(`${s.corpus.name}-all`))}) |`,
+  );
   for (const l of langchainRows) {
     if (l.corpus !== s.corpus) continue;
     const name = `(4)/(1) LangChain${l.cached ? ' (cached counts)' : ''} ÷ swc`;
     const done = l.row.samples.filter((x) => x.ok);
-    const value = done.length > 0 ? ratio(median(done.map((x) => x.wall)), wallOf(s.swc)) : `> ${ratio(60, wallOf(s.swc))} (stopped at 60 s)`;
+    const value =
+      done.length > 0
+        ? ratio(median(done.map((x) => x.wall)), wallOf(s.swc))
+        : `> ${ratio(60, wallOf(s.swc))} (stopped at 60 s)`;
     lines.push(`| ${name} | ${label(s.corpus)} | ${value} |`);
   }
   lines.push(`| swc peak memory ÷ file size | ${label(s.corpus)} | ${ratio(rssOf(s.swc), s.corpus.bytes / MB)} |`);
@@ -546,19 +684,32 @@ if (doubling) {
     const extraSwc = wallOf(full.swc) - wallOf(doubling.swc50);
     const extraFloor = wallOf(full.floor) - wallOf(doubling.floor50);
     const extraLines = wallOf(full.floorLines) - wallOf(doubling.floorLines50);
-    lines.push(`| doubling 50 → 100 MB: extra swc time ÷ extra parse time | ${label(half as Corpus)} → ${label(full.corpus)} | ${seconds(extraSwc)} ÷ ${seconds(Math.min(extraFloor, extraLines))} = ${ratio(extraSwc, Math.min(extraFloor, extraLines))} |`);
+    lines.push(
+      `| doubling 50 → 100 MB: extra swc time ÷ extra parse time | ${label(half as Corpus)} → ${label(full.corpus)} | ${seconds(extraSwc)} ÷ ${seconds(Math.min(extraFloor, extraLines))} = ${ratio(extraSwc, Math.min(extraFloor, extraLines))} |`,
+    );
   }
 }
-lines.push(`| near-total target: swc throughput ÷ raw gpt-tokenizer throughput, whole processes (raw time ÷ swc time) | ${label(near)} | ${ratio(wallOf(nearRaw), wallOf(nearSwc))} (${(renderedBytes / MB / wallOf(nearSwc)).toFixed(2)} vs ${(renderedBytes / MB / wallOf(nearRaw)).toFixed(2)} MB/s) |`);
+lines.push(
+  `| near-total target: swc throughput ÷ raw gpt-tokenizer throughput, whole processes (raw time ÷ swc time) | ${label(near)} | ${ratio(wallOf(nearRaw), wallOf(nearSwc))} (${(renderedBytes / MB / wallOf(nearSwc)).toFixed(2)} vs ${(renderedBytes / MB / wallOf(nearRaw)).toFixed(2)} MB/s) |`,
+);
 const swcWork = wallOf(nearSwc) - wallOf(nearSwc0);
 const rawWork = wallOf(nearRaw) - wallOf(nearRaw0);
-lines.push(`| near-total target: counting alone (swc: the near-total run less a --target 8000 run on the same file, so rendering every message still counts against swc; raw: less a run on an empty text) | ${label(near)} | ${ratio(rawWork, swcWork)} (${(renderedBytes / MB / swcWork).toFixed(2)} vs ${(renderedBytes / MB / rawWork).toFixed(2)} MB/s) |`);
-lines.push(`| --jobs 2 speed-up over --jobs 1 | 1,000 files | ${ratio(wallOf(jobs1), wallOf(jobs2))} (outputs ${sameTree(path.join(OUT, 'tree-jobs1'), path.join(OUT, 'tree-jobs2'))}) |`);
-lines.push(`| the machine's ceiling: --jobs 1 ÷ two --jobs 1 processes on halves at once (5′) | 1,000 files | ${ratio(wallOf(jobs1), wallOf(halvesRow))} |`);
+lines.push(
+  `| near-total target: counting alone (swc: the near-total run less a --target 8000 run on the same file, so rendering every message still counts against swc; raw: less a run on an empty text) | ${label(near)} | ${ratio(rawWork, swcWork)} (${(renderedBytes / MB / swcWork).toFixed(2)} vs ${(renderedBytes / MB / rawWork).toFixed(2)} MB/s) |`,
+);
+lines.push(
+  `| --jobs 2 speed-up over --jobs 1 | 1,000 files | ${ratio(wallOf(jobs1), wallOf(jobs2))} (outputs ${sameTree(path.join(OUT, 'tree-jobs1'), path.join(OUT, 'tree-jobs2'))}) |`,
+);
+lines.push(
+  `| the machine's ceiling: --jobs 1 ÷ two --jobs 1 processes on halves at once (5′) | 1,000 files | ${ratio(wallOf(jobs1), wallOf(halvesRow))} |`,
+);
 lines.push(`| swc --version ÷ node -e 0 | – | ${ratio(wallOf(version), wallOf(nodeOnly))} |`);
 if (LANGCHAIN) {
   const finished = loopLangchain.samples.filter((x) => !x.timedOut);
-  const value = finished.length > 0 ? ratio(median(finished.map((x) => x.wall)), wallOf(loopSwc)) : `> ${ratio(LOOP_LIMIT_S, wallOf(loopSwc))} (stopped at ${LOOP_LIMIT_S} s)`;
+  const value =
+    finished.length > 0
+      ? ratio(median(finished.map((x) => x.wall)), wallOf(loopSwc))
+      : `> ${ratio(LOOP_LIMIT_S, wallOf(loopSwc))} (stopped at ${LOOP_LIMIT_S} s)`;
   lines.push(`| (6′)/(6) agent loop: LangChain trimMessages ÷ swc compactor | ${loopLabel} | ${value} |`);
 }
 if (summaries !== null) {
@@ -586,7 +737,9 @@ function sameTree(a: string, b: string): string {
   const la = list(a);
   const lb = list(b);
   if (la.length === 0 || la.join('\n') !== lb.join('\n')) return 'DIFFERENT';
-  return la.every((f) => readFileSync(path.join(a, f)).equals(readFileSync(path.join(b, f)))) ? 'identical' : 'DIFFERENT';
+  return la.every((f) => readFileSync(path.join(a, f)).equals(readFileSync(path.join(b, f))))
+    ? 'identical'
+    : 'DIFFERENT';
 }
 
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -84,7 +84,8 @@ function withLength(text) {
 function readRanks(name, sha256) {
   const file = readFileSync(require.resolve(`gpt-tokenizer/data/${name}.tiktoken`));
   const digest = createHash('sha256').update(file).digest('hex');
-  if (digest !== sha256) throw new Error(`${name}.tiktoken has sha256 ${digest}, expected ${sha256}: the rank file changed`);
+  if (digest !== sha256)
+    throw new Error(`${name}.tiktoken has sha256 ${digest}, expected ${sha256}: the rank file changed`);
   const ranks = [];
   for (const line of file.toString('latin1').split('\n')) {
     if (line === '') continue;

@@ -12,7 +12,8 @@ import { compactSource } from '../src/pipeline.js';
 import { createCounter } from '../src/tokens/index.js';
 
 const [file, target, out] = process.argv.slice(2);
-if (file === undefined || target === undefined || out === undefined) throw new Error('usage: count-everything <file> <target> <out>');
+if (file === undefined || target === undefined || out === undefined)
+  throw new Error('usage: count-everything <file> <target> <out>');
 const counter = await createCounter('o200k_base');
 const source = readSourceFile(file);
 // exhaustive: the whole conversation and every group are counted, whatever the decision needs.

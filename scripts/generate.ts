@@ -61,7 +61,16 @@ const NON_ASCII = [
   '⚠️ Warning: the cache is stale → rebuilding… ✨',
 ];
 
-const TOOLS = ['read_file', 'search_code', 'run_tests', 'list_directory', 'run_command', 'get_order', 'search_flights', 'apply_patch'];
+const TOOLS = [
+  'read_file',
+  'search_code',
+  'run_tests',
+  'list_directory',
+  'run_command',
+  'get_order',
+  'search_flights',
+  'apply_patch',
+];
 
 /** Builds texts from a seeded random source. */
 class Writer {
@@ -169,7 +178,11 @@ class Writer {
       rows.push(row);
       len += s.length + 1;
     }
-    return JSON.stringify({ results: rows, total: rows.length, next_cursor: this.random() < 0.5 ? null : this.hex(16) }, null, this.random() < 0.5 ? 2 : undefined);
+    return JSON.stringify(
+      { results: rows, total: rows.length, next_cursor: this.random() < 0.5 ? null : this.hex(16) },
+      null,
+      this.random() < 0.5 ? 2 : undefined,
+    );
   }
 
   commandOutput(chars: number): string {
@@ -227,7 +240,13 @@ export function* messages(w: Writer, count: number, meanChars: number): Generato
   while (produced < count) {
     const left = count - produced;
     const turnLength = Math.min(left, w.int(4, 40));
-    yield { role: 'user', content: w.random() < 0.25 ? `${w.pick(NON_ASCII)} ${w.prose(sizeAround(w, meanChars * 0.4))}` : w.prose(sizeAround(w, meanChars * 0.4)) };
+    yield {
+      role: 'user',
+      content:
+        w.random() < 0.25
+          ? `${w.pick(NON_ASCII)} ${w.prose(sizeAround(w, meanChars * 0.4))}`
+          : w.prose(sizeAround(w, meanChars * 0.4)),
+    };
     produced++;
     let inTurn = 1;
     while (inTurn < turnLength) {
@@ -237,12 +256,19 @@ export function* messages(w: Writer, count: number, meanChars: number): Generato
         const name = w.pick(TOOLS);
         const args = { path: `src/${w.pick(WORDS)}/${w.identifier()}.ts`, query: w.pick(WORDS), limit: w.int(1, 200) };
         const text = w.random() < 0.5 ? w.prose(sizeAround(w, meanChars * 0.3)) : null;
-        yield { role: 'assistant', content: text, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] };
+        yield {
+          role: 'assistant',
+          content: text,
+          tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }],
+        };
         yield { role: 'tool', tool_call_id: id, content: w.toolOutput(sizeAround(w, meanChars * 1.55)) };
         produced += 2;
         inTurn += 2;
       } else {
-        const answer = w.random() < 0.4 ? `${w.prose(sizeAround(w, meanChars * 0.5))}\n\n\`\`\`\n${w.code(sizeAround(w, meanChars * 0.4))}\n\`\`\`` : w.prose(sizeAround(w, meanChars));
+        const answer =
+          w.random() < 0.4
+            ? `${w.prose(sizeAround(w, meanChars * 0.5))}\n\n\`\`\`\n${w.code(sizeAround(w, meanChars * 0.4))}\n\`\`\``
+            : w.prose(sizeAround(w, meanChars));
         yield { role: 'assistant', content: answer };
         produced++;
         inTurn++;
@@ -283,7 +309,9 @@ export async function generateTranscript(file: string, bytes: number, count: num
     }
   }
   await write(stream, batch.join(''));
-  await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    stream.end((error?: Error | null) => (error ? reject(error) : resolve())),
+  );
   return written;
 }
 

@@ -25,7 +25,10 @@ const inputs = [...files(path.join(root, 'fixtures'))];
 
 function memory() {
   const chunks = [];
-  return { write: (c) => (chunks.push(typeof c === 'string' ? c : Buffer.from(c).toString('utf8')), true), text: () => chunks.join('') };
+  return {
+    write: (c) => (chunks.push(typeof c === 'string' ? c : Buffer.from(c).toString('utf8')), true),
+    text: () => chunks.join(''),
+  };
 }
 const blank = (s) => s.replace(/\d+\.\d\d s\b/g, 'T s');
 
@@ -46,12 +49,35 @@ async function quick(rel) {
     parts.push(await record(rel, [...base, '--dry-run'], root));
     parts.push(await record(rel, [...base, '--dry-run', '--json'], root));
     parts.push(await record(rel, [...base, '--check'], root));
-    parts.push(await record(rel, [...base, '--strategy', 'prune,window', '--min-tokens', '20', '--dry-run', '--json'], root));
+    parts.push(
+      await record(rel, [...base, '--strategy', 'prune,window', '--min-tokens', '20', '--dry-run', '--json'], root),
+    );
     parts.push(await record(rel, [...base, '--strategy', 'window,prune', '--min-tokens', '20'], root));
-    parts.push(await record(rel, [...base, '--strategy', 'summarize', '--summary-tokens', '20', '--dry-run', '--json'], root));
-    parts.push(await record(rel, [...base, '--strategy', 'offload,window', '--offload-over', '200', '--offload-dir', store, '--json', '-o', '/dev/null'], root));
+    parts.push(
+      await record(rel, [...base, '--strategy', 'summarize', '--summary-tokens', '20', '--dry-run', '--json'], root),
+    );
+    parts.push(
+      await record(
+        rel,
+        [
+          ...base,
+          '--strategy',
+          'offload,window',
+          '--offload-over',
+          '200',
+          '--offload-dir',
+          store,
+          '--json',
+          '-o',
+          '/dev/null',
+        ],
+        root,
+      ),
+    );
   }
-  parts.push(await record(rel, ['compact', rel, '--context-window', '4000', '--tokenizer', 'approx', '--dry-run'], root));
+  parts.push(
+    await record(rel, ['compact', rel, '--context-window', '4000', '--tokenizer', 'approx', '--dry-run'], root),
+  );
   parts.push(await record(rel, ['inspect', rel, '--tokenizer', 'approx'], root));
   parts.push(await record(rel, ['inspect', rel, '--tokenizer', 'approx', '--json'], root));
   rmSync(store, { recursive: true, force: true });
@@ -79,7 +105,13 @@ for (const file of process.env.GOLDEN_BATCH_ONLY || process.env.GOLDEN_QUICK ? [
       parts.push(await record(rel, [...base, '-k', '0', '--no-note', '--dry-run'], root));
     }
     parts.push(await record(rel, ['compact', rel, '--context-window', '4000', '--tokenizer', tok, '--dry-run'], root));
-    parts.push(await record(rel, ['compact', rel, '--context-window', '4000', '--tokenizer', tok, '--json', '-o', '/dev/null'], root));
+    parts.push(
+      await record(
+        rel,
+        ['compact', rel, '--context-window', '4000', '--tokenizer', tok, '--json', '-o', '/dev/null'],
+        root,
+      ),
+    );
     parts.push(await record(rel, ['inspect', rel, '--tokenizer', tok], root));
     parts.push(await record(rel, ['inspect', rel, '--tokenizer', tok, '--json'], root));
   }
@@ -102,12 +134,18 @@ for (const dir of ['fixtures', 'fixtures/multi', 'fixtures/claude-code']) {
     parts.push(await record(dir, argv, work));
   }
   try {
-    parts.push(`--- r.json\n${readFileSync(path.join(work, 'r.json'), 'utf8').replace(/"seconds": [\d.]+/g, '"seconds": T')}`);
-    for (const f of files(path.join(work, 'out'))) parts.push(`--- ${path.relative(work, f)}\n${readFileSync(f, 'utf8')}`);
+    parts.push(
+      `--- r.json\n${readFileSync(path.join(work, 'r.json'), 'utf8').replace(/"seconds": [\d.]+/g, '"seconds": T')}`,
+    );
+    for (const f of files(path.join(work, 'out')))
+      parts.push(`--- ${path.relative(work, f)}\n${readFileSync(f, 'utf8')}`);
   } catch (error) {
     parts.push(String(error));
   }
-  writeFileSync(path.join(outDir, `batch-${dir.replace(/[\\/]/g, '__')}.txt`), parts.join('\n').split(work).join('<work>'));
+  writeFileSync(
+    path.join(outDir, `batch-${dir.replace(/[\\/]/g, '__')}.txt`),
+    parts.join('\n').split(work).join('<work>'),
+  );
   rmSync(work, { recursive: true, force: true });
   n++;
 }

@@ -45,5 +45,8 @@ export function build() {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (hasBuildTools()) process.exitCode = build();
-  else process.stderr.write(`transcript-compact: the build's dev dependencies (${BUILD_TOOLS.join(', ')}) are not installed; dist/ is built when the package is packed\n`);
+  else
+    process.stderr.write(
+      `transcript-compact: the build's dev dependencies (${BUILD_TOOLS.join(', ')}) are not installed; dist/ is built when the package is packed\n`,
+    );
 }

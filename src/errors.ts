@@ -26,7 +26,11 @@ export class InputError extends Error {
     readonly line?: number,
     readonly column?: number,
   ) {
-    super(escapeForLine(`${file}${line !== undefined ? `:${line}${column !== undefined ? `:${column}` : ''}` : ''}: ${reason}`));
+    super(
+      escapeForLine(
+        `${file}${line !== undefined ? `:${line}${column !== undefined ? `:${column}` : ''}` : ''}: ${reason}`,
+      ),
+    );
     this.name = 'InputError';
   }
 }

@@ -3,7 +3,13 @@ export { analyze, compact, planCompaction, noteTemplate } from './core/compact.j
 export type { CompactOptions, Group, GroupKind, Plan, Structure, Unchanged } from './core/compact.js';
 export { DEFAULT_NOTE_TEMPLATE, formatNote, isEarlierNoteText } from './core/note.js';
 export { renderMessage } from './core/render.js';
-export { DEFAULT_PLACEHOLDER, fillPlaceholder, isPlaceholderText, planPruning, TOOL_RESULT_PRUNING } from './core/prune.js';
+export {
+  DEFAULT_PLACEHOLDER,
+  fillPlaceholder,
+  isPlaceholderText,
+  planPruning,
+  TOOL_RESULT_PRUNING,
+} from './core/prune.js';
 export type { PrunedMessage, PruneOptions, PrunePlan } from './core/prune.js';
 export type { Content, Message, Rendered, Role, TokenCounter, ToolCall, ToolResult } from './core/types.js';
 export {
@@ -18,11 +24,29 @@ export {
   TOKENS_PER_FILE,
   TOKENS_PER_IMAGE,
 } from './tokens/index.js';
-export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOptions, ReadCost, TokenizerName } from './tokens/index.js';
+export type {
+  CounterOptions,
+  CounterSettings,
+  CounterWithSettings,
+  RawCounterOptions,
+  ReadCost,
+  TokenizerName,
+} from './tokens/index.js';
 export { FORMATS, findFormat } from './formats/registry.js';
 export type { FormatAdapter } from './formats/types.js';
 export { compactSource, restoreSource, STRATEGIES } from './pipeline.js';
-export type { FileOptions, FileResult, PrunedItems, RestoreOptions, RestoreResult, StoreFile, StoreReader, StoreRecord, StoreRecordFile, StrategyName } from './pipeline.js';
+export type {
+  FileOptions,
+  FileResult,
+  PrunedItems,
+  RestoreOptions,
+  RestoreResult,
+  StoreFile,
+  StoreReader,
+  StoreRecord,
+  StoreRecordFile,
+  StrategyName,
+} from './pipeline.js';
 export { decodeSource } from './io/source.js';
 export { InputError, UsageError } from './errors.js';
 export { compactMessages, createCompactor, swcPrepareStep } from './library.js';

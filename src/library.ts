@@ -11,12 +11,29 @@ import { FORMATS, findFormat, formatNames } from './formats/registry.js';
 import type { ConversationInput, FormatAdapter, Normalized } from './formats/types.js';
 import { inventoryOf, type LocatedIdentifier } from './outcome/forgotten.js';
 import { noteBeforeItem, writtenItems } from './outcome/outcome.js';
-import { chooseFormat, decideChain, EXACT_COUNT_UP_TO, planWithThresholds, STRATEGIES, type OutputEntry, type StrategyName, type SummarizedConversation, type WindowThresholds } from './pipeline.js';
+import {
+  chooseFormat,
+  decideChain,
+  EXACT_COUNT_UP_TO,
+  planWithThresholds,
+  STRATEGIES,
+  type OutputEntry,
+  type StrategyName,
+  type SummarizedConversation,
+  type WindowThresholds,
+} from './pipeline.js';
 import { DEFAULT_SUMMARY_TOKENS, type SummaryAnswer, type SummaryRequest } from './core/summarize.js';
 import { DEFAULT_SUMMARY_INSTRUCTION } from './core/summary-instruction.js';
 import { itemsReader, makeSummaryItem } from './formats/types.js';
 import { withReplies } from './summarize-run.js';
-import { createCounter, isTokenizerName, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from './tokens/index.js';
+import {
+  createCounter,
+  isTokenizerName,
+  resolveCounterOptions,
+  TOKENIZERS,
+  type CounterOptions,
+  type TokenizerName,
+} from './tokens/index.js';
 
 /**
  * Compacting the messages an agent holds in memory, in the shape its SDK gives them. Each message goes through the
@@ -25,7 +42,17 @@ import { createCounter, isTokenizerName, resolveCounterOptions, TOKENIZERS, type
  */
 
 /** The formats the library reads; `auto` tells them apart as the command line does. */
-export type MessageFormat = 'auto' | 'openai' | 'anthropic' | 'responses' | 'gemini' | 'haystack' | 'langchain' | 'claude-code' | 'sharegpt' | 'ai-sdk';
+export type MessageFormat =
+  | 'auto'
+  | 'openai'
+  | 'anthropic'
+  | 'responses'
+  | 'gemini'
+  | 'haystack'
+  | 'langchain'
+  | 'claude-code'
+  | 'sharegpt'
+  | 'ai-sdk';
 
 /** Settings of a compactor. Give `target`, or `contextWindow` (with `compactAt`/`compactTo`). */
 export interface CompactorOptions<M = unknown> {
@@ -160,7 +187,10 @@ export async function createCompactor(options: CompactorOptions): Promise<Compac
  * @param messages the messages as the SDK holds them; never modified
  * @param options the budget, the format and the counter
  */
-export async function compactMessages<M>(messages: readonly M[], options: CompactorOptions<M>): Promise<CompactedMessages<M>> {
+export async function compactMessages<M>(
+  messages: readonly M[],
+  options: CompactorOptions<M>,
+): Promise<CompactedMessages<M>> {
   return (await createCompactor(options)).compactAsync(messages);
 }
 
@@ -216,7 +246,8 @@ const OPTION_NAMES: readonly string[] = Object.keys({
 /** A value as an error message shows it: a string quoted, a number as itself, anything else by what it is. */
 function shown(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null)
+    return String(value);
   if (typeof value === 'bigint') return `${value}n`;
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
@@ -228,19 +259,30 @@ function shown(value: unknown): string {
  */
 function strategiesOf(given: CompactorOptions['strategy']): StrategyName[] {
   if (given === undefined) return ['window'];
-  const names = typeof given === 'string' ? given.split(',').map((name) => name.trim()) : Array.isArray(given) ? (given as unknown[]) : null;
-  if (names === null) throw new UsageError(`strategy must be a name, a list of names or a comma-separated chain (${STRATEGIES.join(', ')}), got ${shown(given)}`);
+  const names =
+    typeof given === 'string'
+      ? given.split(',').map((name) => name.trim())
+      : Array.isArray(given)
+        ? (given as unknown[])
+        : null;
+  if (names === null)
+    throw new UsageError(
+      `strategy must be a name, a list of names or a comma-separated chain (${STRATEGIES.join(', ')}), got ${shown(given)}`,
+    );
   if (names.length === 0) throw new UsageError('strategy names no strategy');
   const out: StrategyName[] = [];
   for (const name of names) {
     if (typeof name !== 'string' || !(STRATEGIES as readonly string[]).includes(name)) {
       throw new UsageError(`unknown strategy ${shown(name)} (choose from: ${STRATEGIES.join(', ')})`);
     }
-    if (out.includes(name as StrategyName)) throw new UsageError(`strategy names "${name}" twice: each strategy runs once in a chain`);
+    if (out.includes(name as StrategyName))
+      throw new UsageError(`strategy names "${name}" twice: each strategy runs once in a chain`);
     out.push(name as StrategyName);
   }
   if (out.includes('offload')) {
-    throw new UsageError('strategy offload writes each result to a file, which the library never does: use `swc compact --strategy offload`, or compactSource and write its `stored` files');
+    throw new UsageError(
+      'strategy offload writes each result to a file, which the library never does: use `swc compact --strategy offload`, or compactSource and write its `stored` files',
+    );
   }
   return out;
 }
@@ -253,12 +295,16 @@ function strategiesOf(given: CompactorOptions['strategy']): StrategyName[] {
 function optionsObject(options: unknown): CompactorOptions {
   if (options === undefined || options === null) return {};
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new UsageError(`options must be an object of settings, such as { target: 8000 } or { contextWindow: 128000 }, got ${shown(options)}`);
+    throw new UsageError(
+      `options must be an object of settings, such as { target: 8000 } or { contextWindow: 128000 }, got ${shown(options)}`,
+    );
   }
   for (const name of Object.keys(options)) {
     if (OPTION_NAMES.includes(name)) continue;
     const like = OPTION_NAMES.find((known) => known.toLowerCase() === name.toLowerCase());
-    throw new UsageError(`unknown option ${JSON.stringify(name)} (${like === undefined ? `options: ${OPTION_NAMES.join(', ')}` : `did you mean ${like}?`})`);
+    throw new UsageError(
+      `unknown option ${JSON.stringify(name)} (${like === undefined ? `options: ${OPTION_NAMES.join(', ')}` : `did you mean ${like}?`})`,
+    );
   }
   return options as CompactorOptions;
 }
@@ -268,14 +314,24 @@ function optionsObject(options: unknown): CompactorOptions {
  * @throws UsageError naming the option that is not valid, or that does not apply (a counter of your own counts as it does)
  */
 function counterOptionsOf(options: CompactorOptions, tokenizer: TokenizerName): CounterOptions {
-  const given = (['charsPerToken', 'tokensPerImage', 'tokensPerFile'] as const).filter((key) => options[key] !== undefined);
+  const given = (['charsPerToken', 'tokensPerImage', 'tokensPerFile'] as const).filter(
+    (key) => options[key] !== undefined,
+  );
   if (options.counter !== undefined) {
     const counter = options.counter as unknown;
-    if (typeof counter !== 'object' || counter === null || typeof (counter as TokenCounter).measure !== 'function' || typeof (counter as TokenCounter).name !== 'string') {
-      throw new UsageError(`counter must be a TokenCounter (an object with a name and measure(rendered, limit?)), got ${shown(counter)}`);
+    if (
+      typeof counter !== 'object' ||
+      counter === null ||
+      typeof (counter as TokenCounter).measure !== 'function' ||
+      typeof (counter as TokenCounter).name !== 'string'
+    ) {
+      throw new UsageError(
+        `counter must be a TokenCounter (an object with a name and measure(rendered, limit?)), got ${shown(counter)}`,
+      );
     }
     const stray = options.tokenizer !== undefined ? 'tokenizer' : given[0];
-    if (stray !== undefined) throw new UsageError(`${stray} sets up the built-in counter, which counter replaces: give one or the other`);
+    if (stray !== undefined)
+      throw new UsageError(`${stray} sets up the built-in counter, which counter replaces: give one or the other`);
     return {};
   }
   for (const key of given) {
@@ -302,56 +358,94 @@ function counterOptionsOf(options: CompactorOptions, tokenizer: TokenizerName): 
 function checkOptions(given: unknown): Checked {
   const options = optionsObject(given);
   const tokenizer = options.tokenizer ?? 'o200k_base';
-  if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer ${shown(tokenizer)} (choose one of: ${TOKENIZERS.join(', ')})`);
+  if (!isTokenizerName(tokenizer))
+    throw new UsageError(`unknown tokenizer ${shown(tokenizer)} (choose one of: ${TOKENIZERS.join(', ')})`);
   const format = options.format ?? 'auto';
   const adapter = format === 'auto' || typeof format !== 'string' ? null : (findFormat(format) ?? null);
-  if (format !== 'auto' && adapter === null) throw new UsageError(`unknown format ${shown(format)} (choose one of: auto, ${formatNames().join(', ')})`);
+  if (format !== 'auto' && adapter === null)
+    throw new UsageError(`unknown format ${shown(format)} (choose one of: auto, ${formatNames().join(', ')})`);
   if (options.system !== undefined) checkSystem(options.system);
   if (options.system !== undefined && adapter !== null && INSTRUCTION_KEYS[adapter.name] === undefined) {
     throw new UsageError(`system: the ${adapter.name} format keeps its instructions in the message list`);
   }
   const minKeepSteps = options.minKeepSteps ?? 1;
-  if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0) throw new UsageError(`minKeepSteps must be a whole number of at least 0, got ${shown(minKeepSteps)}`);
-  const strategies = options.strategy === undefined && options.summarize !== undefined ? (['summarize'] as StrategyName[]) : strategiesOf(options.strategy);
+  if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0)
+    throw new UsageError(`minKeepSteps must be a whole number of at least 0, got ${shown(minKeepSteps)}`);
+  const strategies =
+    options.strategy === undefined && options.summarize !== undefined
+      ? (['summarize'] as StrategyName[])
+      : strategiesOf(options.strategy);
   const summarizing = strategies.includes('summarize');
-  if (summarizing && typeof options.summarize !== 'function') throw new UsageError('strategy summarize needs the summarize option: an async function from {system, user} to the summary text');
-  for (const [name, value] of [['summarize', options.summarize], ['summaryTokens', options.summaryTokens], ['summaryInstruction', options.summaryInstruction], ['strict', options.strict], ['minRetention', options.minRetention]] as const) {
+  if (summarizing && typeof options.summarize !== 'function')
+    throw new UsageError(
+      'strategy summarize needs the summarize option: an async function from {system, user} to the summary text',
+    );
+  for (const [name, value] of [
+    ['summarize', options.summarize],
+    ['summaryTokens', options.summaryTokens],
+    ['summaryInstruction', options.summaryInstruction],
+    ['strict', options.strict],
+    ['minRetention', options.minRetention],
+  ] as const) {
     if (!summarizing && value !== undefined) throw new UsageError(`${name} only applies with strategy summarize`);
   }
   const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
-  if (!Number.isSafeInteger(summaryTokens) || summaryTokens < 1) throw new UsageError(`summaryTokens must be a whole number of at least 1, got ${shown(options.summaryTokens)}`);
-  if (options.summaryInstruction !== undefined && (typeof options.summaryInstruction !== 'string' || options.summaryInstruction.trim() === '')) {
+  if (!Number.isSafeInteger(summaryTokens) || summaryTokens < 1)
+    throw new UsageError(`summaryTokens must be a whole number of at least 1, got ${shown(options.summaryTokens)}`);
+  if (
+    options.summaryInstruction !== undefined &&
+    (typeof options.summaryInstruction !== 'string' || options.summaryInstruction.trim() === '')
+  ) {
     throw new UsageError('summaryInstruction must be a non-empty string');
   }
-  if (options.strict !== undefined && typeof options.strict !== 'boolean') throw new UsageError(`strict must be true or false, got ${shown(options.strict)}`);
-  if (options.minRetention !== undefined && (typeof options.minRetention !== 'number' || !(options.minRetention >= 0 && options.minRetention <= 1))) {
+  if (options.strict !== undefined && typeof options.strict !== 'boolean')
+    throw new UsageError(`strict must be true or false, got ${shown(options.strict)}`);
+  if (
+    options.minRetention !== undefined &&
+    (typeof options.minRetention !== 'number' || !(options.minRetention >= 0 && options.minRetention <= 1))
+  ) {
     throw new UsageError(`minRetention must be a share from 0 to 1, got ${shown(options.minRetention)}`);
   }
   const pruning = strategies.includes('prune');
   if (pruning && minKeepSteps < 1) {
-    throw new UsageError('minKeepSteps must be at least 1 with strategy prune: the newest results are the ones the model is about to act on');
+    throw new UsageError(
+      'minKeepSteps must be at least 1 with strategy prune: the newest results are the ones the model is about to act on',
+    );
   }
   if (options.minTokens !== undefined) {
     if (!pruning) throw new UsageError('minTokens only applies with strategy prune');
-    if (!Number.isSafeInteger(options.minTokens) || options.minTokens < 0) throw new UsageError(`minTokens must be a whole number of at least 0, got ${shown(options.minTokens)}`);
+    if (!Number.isSafeInteger(options.minTokens) || options.minTokens < 0)
+      throw new UsageError(`minTokens must be a whole number of at least 0, got ${shown(options.minTokens)}`);
   }
   if (options.placeholder !== undefined) {
     if (!pruning) throw new UsageError('placeholder only applies with strategy prune');
     if (typeof options.placeholder !== 'string' || options.placeholder === '') {
-      throw new UsageError(`placeholder must be a non-empty string (it is what the model sees in place of a pruned result), got ${shown(options.placeholder)}`);
+      throw new UsageError(
+        `placeholder must be a non-empty string (it is what the model sees in place of a pruned result), got ${shown(options.placeholder)}`,
+      );
     }
     if (options.placeholder.replaceAll('{tool_name}', '').trim() === '') throw new UsageError(BARE_PLACEHOLDER);
   }
   if (pruning && adapter !== null && adapter.writePruned === undefined) {
-    throw new UsageError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`);
+    throw new UsageError(
+      `strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`,
+    );
   }
   if (options.note !== undefined && options.note !== null) {
-    if (typeof options.note !== 'string') throw new UsageError(`note must be a string, a template ({num_removed} is filled in), or null or '' for no note, got ${shown(options.note)}`);
+    if (typeof options.note !== 'string')
+      throw new UsageError(
+        `note must be a string, a template ({num_removed} is filled in), or null or '' for no note, got ${shown(options.note)}`,
+      );
     const problem = options.note === '' ? null : noteTemplateProblem(options.note);
-    if (problem !== null) throw new UsageError(`note ${problem} (as in '[{num_removed} earlier messages were removed.]'), or null for none`);
+    if (problem !== null)
+      throw new UsageError(
+        `note ${problem} (as in '[{num_removed} earlier messages were removed.]'), or null for none`,
+      );
   }
   if (options.createNote !== undefined && typeof options.createNote !== 'function') {
-    throw new UsageError(`createNote must be a function that builds the note message from its text, got ${shown(options.createNote)}`);
+    throw new UsageError(
+      `createNote must be a function that builds the note message from its text, got ${shown(options.createNote)}`,
+    );
   }
   const counterOptions = counterOptionsOf(options, tokenizer);
   const window = windowOf(options);
@@ -359,7 +453,8 @@ function checkOptions(given: unknown): Checked {
   if (window !== null) target = window.target;
   else {
     if (options.target === undefined) throw new UsageError('give target (a token budget) or contextWindow');
-    if (!Number.isSafeInteger(options.target) || options.target < 1) throw new UsageError(`target must be a whole number of at least 1, got ${shown(options.target)}`);
+    if (!Number.isSafeInteger(options.target) || options.target < 1)
+      throw new UsageError(`target must be a whole number of at least 1, got ${shown(options.target)}`);
     target = options.target;
   }
   return {
@@ -386,7 +481,9 @@ function checkOptions(given: unknown): Checked {
  */
 function checkSystem(system: unknown): void {
   if (system !== null && typeof system !== 'string' && typeof system !== 'object') {
-    throw new UsageError(`system must be the instructions as your SDK takes them (a string, or the format's parts), got ${shown(system)}`);
+    throw new UsageError(
+      `system must be the instructions as your SDK takes them (a string, or the format's parts), got ${shown(system)}`,
+    );
   }
   try {
     JSON.stringify(system, binaryAsText);
@@ -404,7 +501,8 @@ function windowOf(options: CompactorOptions): WindowThresholds | null {
   }
   if (options.target !== undefined) throw new UsageError('target and contextWindow both set the budget: give one');
   const tokens = options.contextWindow;
-  if (!Number.isSafeInteger(tokens) || tokens < 1) throw new UsageError(`contextWindow must be a whole number of at least 1, got ${shown(tokens)}`);
+  if (!Number.isSafeInteger(tokens) || tokens < 1)
+    throw new UsageError(`contextWindow must be a whole number of at least 1, got ${shown(tokens)}`);
   const at = share('compactAt', options.compactAt ?? DEFAULT_COMPACT_AT);
   const to = share('compactTo', options.compactTo ?? DEFAULT_COMPACT_TO);
   if (!(to < at)) throw new UsageError(`compactTo (${to}) must be below compactAt (${at})`);
@@ -415,7 +513,8 @@ function windowOf(options: CompactorOptions): WindowThresholds | null {
 
 /** A share in (0, 1], as given. */
 function share(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1) throw new UsageError(`${name} must be a number above 0 and at most 1, got ${shown(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1)
+    throw new UsageError(`${name} must be a number above 0 and at most 1, got ${shown(value)}`);
   return value;
 }
 
@@ -447,7 +546,12 @@ function toJson(message: unknown, k: number): AsJson {
     raw = JSON.stringify(message, binaryAsText);
   } catch (error) {
     const cyclic = error instanceof TypeError && /circular/i.test(error.message);
-    throw new InputError(cyclic ? 'a message that refers to itself (a cycle) cannot be compacted' : `cannot be written as JSON (${(error as Error).message})`, `messages[${k}]`);
+    throw new InputError(
+      cyclic
+        ? 'a message that refers to itself (a cycle) cannot be compacted'
+        : `cannot be written as JSON (${(error as Error).message})`,
+      `messages[${k}]`,
+    );
   }
   if (raw === undefined) throw new InputError(`expected a message, found ${typeof message}`, `messages[${k}]`);
   return { raw, item: JSON.parse(raw) as unknown };
@@ -482,7 +586,12 @@ class RenderedMemory {
       name: inner.name,
       measure: (messages, limit) => inner.measure(view(messages), limit),
       // Passed on, so chains decide lazily here as on the command line.
-      ...(apart === undefined ? {} : { measureApart: (messages: readonly Rendered[], set: ReadonlySet<number>, limit?: number) => apart.call(inner, view(messages), set, limit) }),
+      ...(apart === undefined
+        ? {}
+        : {
+            measureApart: (messages: readonly Rendered[], set: ReadonlySet<number>, limit?: number) =>
+              apart.call(inner, view(messages), set, limit),
+          }),
     };
   }
 
@@ -509,78 +618,128 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
     return known;
   };
   /** One compaction, its summary replies (if any) taken from `answer`. */
-  const compactWith = <M>(messages: readonly M[], answer: ((request: SummaryRequest) => SummaryAnswer) | null): CompactedMessages<M> => {
-      if (!Array.isArray(messages)) throw new InputError(`expected an array of messages, found ${messages === null ? 'null' : typeof messages}`, 'messages');
-      // Array.from visits holes too (as undefined), so a sparse array is refused like any other non-message.
-      const converted = Array.from(messages as readonly unknown[], (m, k) => asJson(m, k));
-      const items = converted.map((c) => c.item);
-      const raws = converted.map((c) => c.raw);
-      const { adapter, container } = formatOf(items, checked.adapter, options.system);
-      const input: ConversationInput = {
-        file: 'messages',
-        items,
+  const compactWith = <M>(
+    messages: readonly M[],
+    answer: ((request: SummaryRequest) => SummaryAnswer) | null,
+  ): CompactedMessages<M> => {
+    if (!Array.isArray(messages))
+      throw new InputError(
+        `expected an array of messages, found ${messages === null ? 'null' : typeof messages}`,
+        'messages',
+      );
+    // Array.from visits holes too (as undefined), so a sparse array is refused like any other non-message.
+    const converted = Array.from(messages as readonly unknown[], (m, k) => asJson(m, k));
+    const items = converted.map((c) => c.item);
+    const raws = converted.map((c) => c.raw);
+    const { adapter, container } = formatOf(items, checked.adapter, options.system);
+    const input: ConversationInput = {
+      file: 'messages',
+      items,
+      raws,
+      container,
+      fail(item, reason): never {
+        throw new InputError(reason, `messages[${item}]`);
+      },
+    };
+    const normalized = adapter.normalize(input, checked.template);
+    memory.nextCall();
+    let summarized: SummarizedConversation | undefined;
+    let output: readonly OutputEntry[] | undefined;
+    const settings = { minKeepSteps: checked.minKeepSteps, note: checked.template };
+    let plan: Plan;
+    let decided = normalized;
+    let edits: ReadonlyMap<number, string> = new Map();
+    if (checked.strategies.length === 1 && checked.strategies[0] === 'window') {
+      plan =
+        checked.window === null
+          ? planCompaction(normalized.messages, remembering, { ...settings, target: checked.target })
+          : planWithThresholds(normalized.messages, remembering, settings, checked.window, toolsText).plan;
+    } else {
+      // The chain `swc compact --strategy` runs, on the same items: pruned ones come back as the format writes them.
+      const chainOptions = {
+        target: checked.target,
+        minKeepSteps: checked.minKeepSteps,
+        counter: remembering,
+        ...(checked.window === null ? {} : { window: checked.window }),
+        ...(checked.minTokens === undefined ? {} : { minTokens: checked.minTokens }),
+        ...(checked.placeholder === undefined ? {} : { placeholder: checked.placeholder }),
+        ...(answer === null
+          ? {}
+          : {
+              summarize: {
+                instruction: checked.summaryInstruction,
+                summaryTokens: checked.summaryTokens,
+                ...(checked.minRetention === undefined ? {} : { minRetention: checked.minRetention }),
+                answer,
+              },
+            }),
+      };
+      const chain = decideChain(
         raws,
-        container,
-        fail(item, reason): never {
-          throw new InputError(reason, `messages[${item}]`);
-        },
-      };
-      const normalized = adapter.normalize(input, checked.template);
-      memory.nextCall();
-      let summarized: SummarizedConversation | undefined;
-      let output: readonly OutputEntry[] | undefined;
-      const settings = { minKeepSteps: checked.minKeepSteps, note: checked.template };
-      let plan: Plan;
-      let decided = normalized;
-      let edits: ReadonlyMap<number, string> = new Map();
-      if (checked.strategies.length === 1 && checked.strategies[0] === 'window') {
-        plan =
-          checked.window === null
-            ? planCompaction(normalized.messages, remembering, { ...settings, target: checked.target })
-            : planWithThresholds(normalized.messages, remembering, settings, checked.window, toolsText).plan;
-      } else {
-        // The chain `swc compact --strategy` runs, on the same items: pruned ones come back as the format writes them.
-        const chainOptions = {
-          target: checked.target,
-          minKeepSteps: checked.minKeepSteps,
-          counter: remembering,
-          ...(checked.window === null ? {} : { window: checked.window }),
-          ...(checked.minTokens === undefined ? {} : { minTokens: checked.minTokens }),
-          ...(checked.placeholder === undefined ? {} : { placeholder: checked.placeholder }),
-          ...(answer === null ? {} : { summarize: { instruction: checked.summaryInstruction, summaryTokens: checked.summaryTokens, ...(checked.minRetention === undefined ? {} : { minRetention: checked.minRetention }), answer } }),
-        };
-        const chain = decideChain(raws, adapter, normalized, chainOptions, checked.template, checked.strategies, toolsText, 'messages');
-        ({ plan, normalized: decided, edits } = chain);
-        summarized = chain.summarized;
-        output = chain.output;
-      }
-      const failure = summarized?.failure;
-      if (options.strict === true && failure !== undefined && failure !== null) throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason}`, 'messages');
-      const extra = summarized === undefined ? {} : { summarized };
-      // Estimated on the messages as read: a chain may have pruned kept ones.
-      plan = withEstimatedBefore(plan, normalized, remembering, () => isWithin(raws, EXACT_COUNT_UP_TO));
-      const forgotten = forgottenOf(normalized, decided, plan, (summarized?.summaries ?? []).map((x) => x.text));
-      if (!plan.changed) return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra };
-      const out =
-        output !== undefined && summarized !== undefined
-          ? assembleEntries(adapter, input, messages, decided, output, summarized, edits, options.createNote as ((text: string) => M) | undefined)
-          : assemble(adapter, input, messages, decided, plan, edits, options.createNote as ((text: string) => M) | undefined);
-      return {
-        messages: out,
-        changed: true,
-        plan,
-        format: adapter.name,
-        get forgotten(): readonly LocatedIdentifier[] {
-          return forgotten();
-        },
-        ...extra,
-      };
+        adapter,
+        normalized,
+        chainOptions,
+        checked.template,
+        checked.strategies,
+        toolsText,
+        'messages',
+      );
+      ({ plan, normalized: decided, edits } = chain);
+      summarized = chain.summarized;
+      output = chain.output;
+    }
+    const failure = summarized?.failure;
+    if (options.strict === true && failure !== undefined && failure !== null)
+      throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason}`, 'messages');
+    const extra = summarized === undefined ? {} : { summarized };
+    // Estimated on the messages as read: a chain may have pruned kept ones.
+    plan = withEstimatedBefore(plan, normalized, remembering, () => isWithin(raws, EXACT_COUNT_UP_TO));
+    const forgotten = forgottenOf(
+      normalized,
+      decided,
+      plan,
+      (summarized?.summaries ?? []).map((x) => x.text),
+    );
+    if (!plan.changed)
+      return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra };
+    const out =
+      output !== undefined && summarized !== undefined
+        ? assembleEntries(
+            adapter,
+            input,
+            messages,
+            decided,
+            output,
+            summarized,
+            edits,
+            options.createNote as ((text: string) => M) | undefined,
+          )
+        : assemble(
+            adapter,
+            input,
+            messages,
+            decided,
+            plan,
+            edits,
+            options.createNote as ((text: string) => M) | undefined,
+          );
+    return {
+      messages: out,
+      changed: true,
+      plan,
+      format: adapter.name,
+      get forgotten(): readonly LocatedIdentifier[] {
+        return forgotten();
+      },
+      ...extra,
+    };
   };
   const summarize = options.summarize;
   return {
     tokenizer: counter.name,
     compact<M>(messages: readonly M[]): CompactedMessages<M> {
-      if (checked.strategies.includes('summarize')) throw new UsageError('strategy summarize awaits a model: use compactAsync (or compactMessages)');
+      if (checked.strategies.includes('summarize'))
+        throw new UsageError('strategy summarize awaits a model: use compactAsync (or compactMessages)');
       return compactWith(messages, null);
     },
     async compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>> {
@@ -598,7 +757,12 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
 }
 
 /** What a compaction forgets, worked out on first call: removed messages and the results pruning replaced. */
-function forgottenOf(read: Normalized, decided: Normalized, plan: Plan, summaries: readonly string[]): () => readonly LocatedIdentifier[] {
+function forgottenOf(
+  read: Normalized,
+  decided: Normalized,
+  plan: Plan,
+  summaries: readonly string[],
+): () => readonly LocatedIdentifier[] {
   let found: readonly LocatedIdentifier[] | null = null;
   const itemsAt = itemsReader(read.itemsOf);
   return () => {
@@ -631,7 +795,10 @@ function assembleEntries<M>(
   createNote: ((text: string) => M) | undefined,
 ): M[] {
   if (adapter.finish !== undefined && output.filter((e) => !('input' in e)).length > 0) {
-    throw new InputError(`strategy summarize cannot write ${adapter.name} messages in memory: their lines link to each other; use swc compact`, 'messages');
+    throw new InputError(
+      `strategy summarize cannot write ${adapter.name} messages in memory: their lines link to each other; use swc compact`,
+      'messages',
+    );
   }
   const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
   const itemsAt = itemsReader(normalized.itemsOf);
@@ -645,11 +812,19 @@ function assembleEntries<M>(
     if ('summary' in entry) {
       const s = summarized.summaries.find((x) => x.position === position);
       if (s === undefined) return;
-      out.push(createNote !== undefined ? createNote(s.text) : (makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items }) as M));
+      out.push(
+        createNote !== undefined
+          ? createNote(s.text)
+          : (makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items }) as M),
+      );
       return;
     }
     if ('note' in entry) {
-      out.push(createNote !== undefined ? createNote(entry.note) : (adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }) as M));
+      out.push(
+        createNote !== undefined
+          ? createNote(entry.note)
+          : (adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }) as M),
+      );
       return;
     }
     const items = [...itemsAt(entry.input)].sort((a, b) => a - b);
@@ -684,7 +859,14 @@ function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenC
       }
       if (tokensBefore === null) {
         // The kept messages as they were read (a chain may have pruned or offloaded some of them), counted exactly.
-        const kept = plan.kept.length === 0 ? 0 : counter.measure(lazyList(plan.kept.length, (k) => renderMessage(normalized.messages[plan.kept[k] as number] as Message)));
+        const kept =
+          plan.kept.length === 0
+            ? 0
+            : counter.measure(
+                lazyList(plan.kept.length, (k) =>
+                  renderMessage(normalized.messages[plan.kept[k] as number] as Message),
+                ),
+              );
         tokensBefore = Math.max(plan.tokensBefore, kept + removedTokens(plan.removed, normalized.messages, counter));
       }
       return tokensBefore;
@@ -698,7 +880,10 @@ function withEstimatedBefore(plan: Plan, normalized: Normalized, counter: TokenC
  */
 function summaryTextOf(reply: unknown): string {
   if (typeof reply === 'string') return reply;
-  const hint = reply !== null && typeof reply === 'object' && typeof (reply as { text?: unknown }).text === 'string' ? ' (return its .text)' : '';
+  const hint =
+    reply !== null && typeof reply === 'object' && typeof (reply as { text?: unknown }).text === 'string'
+      ? ' (return its .text)'
+      : '';
   throw new Error(`the summarize callback returned ${shown(reply)}, not the summary's text as a string${hint}`);
 }
 
@@ -749,7 +934,10 @@ const FALLBACK_CHARS_PER_TOKEN = 4;
 
 /** Tool schemas as Haystack measures them (`json.dumps(tools, sort_keys=True)`). */
 function schemasText(tools: unknown): string {
-  if (typeof tools !== 'object') throw new UsageError(`tools must be the JSON tool schemas sent to the model (an array or an object), got ${shown(tools)}`);
+  if (typeof tools !== 'object')
+    throw new UsageError(
+      `tools must be the JSON tool schemas sent to the model (an array or an object), got ${shown(tools)}`,
+    );
   let json: string | undefined;
   try {
     json = JSON.stringify(tools, binaryAsText);
@@ -760,11 +948,16 @@ function schemasText(tools: unknown): string {
 }
 
 /** The adapter for the messages, and the container its instructions are handed in. */
-function formatOf(items: readonly unknown[], named: FormatAdapter | null, system: unknown): { adapter: FormatAdapter; container: Record<string, unknown> | null } {
+function formatOf(
+  items: readonly unknown[],
+  named: FormatAdapter | null,
+  system: unknown,
+): { adapter: FormatAdapter; container: Record<string, unknown> | null } {
   const containerFor = (adapter: FormatAdapter): Record<string, unknown> | null => {
     if (system === undefined) return null;
     const key = INSTRUCTION_KEYS[adapter.name];
-    if (key === undefined) throw new UsageError(`system: the ${adapter.name} format keeps its instructions in the message list`);
+    if (key === undefined)
+      throw new UsageError(`system: the ${adapter.name} format keeps its instructions in the message list`);
     return { [key]: system };
   };
   if (named !== null) return { adapter: named, container: containerFor(named) };
@@ -775,14 +968,19 @@ function formatOf(items: readonly unknown[], named: FormatAdapter | null, system
   } catch (error) {
     // The command line's advice names its flags; here the option is `format`.
     if (!(error instanceof InputError)) throw error;
-    throw new InputError(error.reason.replace('pass --format (', 'pass the format option (').replace(/, or --conversation-key .*$/, ''), error.file);
+    throw new InputError(
+      error.reason.replace('pass --format (', 'pass the format option (').replace(/, or --conversation-key .*$/, ''),
+      error.file,
+    );
   }
-  if (system === undefined || INSTRUCTION_KEYS[found.name] !== undefined) return { adapter: found, container: containerFor(found) };
+  if (system === undefined || INSTRUCTION_KEYS[found.name] !== undefined)
+    return { adapter: found, container: containerFor(found) };
   // Instructions outside the list: the first format that keeps them there and takes these messages with them
   // (plain `{role, content}` messages with a `system` beside them are Anthropic's).
   // An empty list with instructions beside it: any such format reads it the same (nothing to remove).
   const keeping =
-    FORMATS.find((f) => INSTRUCTION_KEYS[f.name] !== undefined && f.detect(items, containerFor(f))) ?? (items.length === 0 ? findFormat('anthropic') : undefined);
+    FORMATS.find((f) => INSTRUCTION_KEYS[f.name] !== undefined && f.detect(items, containerFor(f))) ??
+    (items.length === 0 ? findFormat('anthropic') : undefined);
   return { adapter: keeping ?? found, container: containerFor(keeping ?? found) };
 }
 
@@ -804,10 +1002,19 @@ function assemble<M>(
   const raws = pruned.size === 0 ? input.raws : input.raws.map((raw, k) => pruned.get(k) ?? raw);
   const order = writtenItems(plan, normalized);
   const noteBefore = noteBeforeItem(plan, normalized);
-  let note: unknown = plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: input.items });
+  let note: unknown =
+    plan.noteText === null
+      ? null
+      : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: input.items });
   let edited: ReadonlyMap<number, string> | undefined;
   if (adapter.finish !== undefined) {
-    const done = adapter.finish({ items: input.items, raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note });
+    const done = adapter.finish({
+      items: input.items,
+      raws,
+      kept: order,
+      noteBefore: plan.noteText === null ? null : noteBefore,
+      note,
+    });
     if (done.note !== undefined) note = done.note;
     edited = done.raws;
   }
@@ -843,7 +1050,9 @@ export interface PrepareStepInput<M> {
  * @returns the function to pass as `prepareStep`
  * @throws UsageError for bad options, at once (not at the first step)
  */
-export function swcPrepareStep(options: CompactorOptions): <M>(step: PrepareStepInput<M>) => Promise<{ messages: M[] } | undefined> {
+export function swcPrepareStep(
+  options: CompactorOptions,
+): <M>(step: PrepareStepInput<M>) => Promise<{ messages: M[] } | undefined> {
   const given = optionsObject(options);
   const settings: CompactorOptions = { ...given, format: given.format ?? 'ai-sdk' };
   checkOptions(settings);

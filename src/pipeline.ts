@@ -1,6 +1,16 @@
 import { applyPlan, keepEverything, planCompaction, noteTemplate, type Plan } from './core/compact.js';
 import { planPruning, type PrunedMessage, type PrunePlan } from './core/prune.js';
-import { OFFLOADED_META_KEY, isPointerText, offloadedMessage, parsePointer, planOffload, pointerText, portableName, quoteReference, storeKey } from './core/offload.js';
+import {
+  OFFLOADED_META_KEY,
+  isPointerText,
+  offloadedMessage,
+  parsePointer,
+  planOffload,
+  pointerText,
+  portableName,
+  quoteReference,
+  storeKey,
+} from './core/offload.js';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseJson } from './core/json-value.js';
@@ -16,7 +26,14 @@ import { CONVERSATION_KEYS, readLayout, rebuild, type Layout, type Slot } from '
 import { forEachLine, isLineSource, positionOf } from './io/lines.js';
 import { SLIM_LONGER_THAN } from './io/slim.js';
 import { isEarlierNoteText } from './core/note.js';
-import { isSummaryText, summarizeRounds, type SummaryAnswer, type SummaryRequest, type SummaryTier, type SummaryFailure } from './core/summarize.js';
+import {
+  isSummaryText,
+  summarizeRounds,
+  type SummaryAnswer,
+  type SummaryRequest,
+  type SummaryTier,
+  type SummaryFailure,
+} from './core/summarize.js';
 import { itemsReader, makeSummaryItem } from './formats/types.js';
 import type { Retention } from './core/retention.js';
 import { compress, type CompressionFormat } from './io/compressed.js';
@@ -24,7 +41,14 @@ import { encodeOutput, lineColumn, type SourceText } from './io/source.js';
 import { findProblems } from './lint/problems.js';
 import { createCounter, type CounterOptions, type TokenizerName } from './tokens/index.js';
 import { inspectedConversation, type InspectedConversation, type Inspection } from './outcome/inspection.js';
-import { noteBeforeItem, outcomeOf, writtenItems, type ConversationOutcome, type OutcomeSettings, type Planned } from './outcome/outcome.js';
+import {
+  noteBeforeItem,
+  outcomeOf,
+  writtenItems,
+  type ConversationOutcome,
+  type OutcomeSettings,
+  type Planned,
+} from './outcome/outcome.js';
 
 // What the command line needs of the core and the formats comes through here.
 export { noteTemplate } from './core/compact.js';
@@ -87,7 +111,10 @@ export interface SummarizeSettings {
 }
 
 /** One message of a summarized conversation's output: an input message, a summary, or the window's note. */
-export type OutputEntry = { readonly input: number } | { readonly summary: number } | { readonly note: string; readonly removed: number; readonly kept: number };
+export type OutputEntry =
+  | { readonly input: number }
+  | { readonly summary: number }
+  | { readonly note: string; readonly removed: number; readonly kept: number };
 
 /** A summary the output holds, with what it stands for (for reports, and for measuring what it kept). */
 export interface PlacedSummary {
@@ -238,22 +265,30 @@ export type SlotShape = Pick<Slot, 'where' | 'items' | 'container' | 'key' | 're
 export function chooseFormat(slot: SlotShape, format: string | undefined, file: string): FormatAdapter {
   if (format !== undefined && format !== 'auto') {
     const named = findFormat(format);
-    if (!named) throw new InputError(`unknown format "${format}" (choose one of: auto, ${formatNames().join(', ')})`, file);
+    if (!named)
+      throw new InputError(`unknown format "${format}" (choose one of: auto, ${formatNames().join(', ')})`, file);
     return named;
   }
   // Formats that name the list's key are tried first; a format-specific key (`contents`, `input`) allows no
   // other, a record's key (`messages`, `traj`, `history`, a --conversation-key) allows any.
   const key = slot.key;
   const detects = (f: FormatAdapter): boolean => f.detect(slot.items, slot.container);
-  const open = key === null || (CONVERSATION_KEYS as readonly string[]).includes(key) || !FORMATS.some((f) => f.listKeys.includes(key));
-  const found = (key === null ? undefined : FORMATS.find((f) => f.listKeys.includes(key) && detects(f))) ?? (open ? FORMATS.find(detects) : undefined);
+  const open =
+    key === null ||
+    (CONVERSATION_KEYS as readonly string[]).includes(key) ||
+    !FORMATS.some((f) => f.listKeys.includes(key));
+  const found =
+    (key === null ? undefined : FORMATS.find((f) => f.listKeys.includes(key) && detects(f))) ??
+    (open ? FORMATS.find(detects) : undefined);
   if (found) return found;
   const partial = formatOfTheRest(slot, key, open);
   if (partial) return partial;
-  if (slot.items.length === 0) return FORMATS.find((f) => f.listKeys.includes(slot.key ?? 'messages')) ?? (FORMATS[0] as FormatAdapter);
+  if (slot.items.length === 0)
+    return FORMATS.find((f) => f.listKeys.includes(slot.key ?? 'messages')) ?? (FORMATS[0] as FormatAdapter);
   // The file's only list, none of whose items is a message of any format, holds no conversation; a record's list, or
   // one whose items are messages that fit no one format together, is a broken transcript.
-  const holdsNone = slot.record === undefined && !slot.items.some((item) => FORMATS.some((f) => f.detect([item], slot.container)));
+  const holdsNone =
+    slot.record === undefined && !slot.items.some((item) => FORMATS.some((f) => f.detect([item], slot.container)));
   throw new (holdsNone ? NoConversationError : InputError)(
     `cannot tell the transcript format of ${slot.where} (${describeShape(slot.items[0])}); pass --format (${formatNames().join(', ')})${recordHint(slot)}`,
     file,
@@ -272,7 +307,10 @@ function formatOfTheRest(slot: SlotShape, key: string | null, open: boolean): Fo
     if (fitting.length === 0 || !f.detect(fitting, slot.container)) return false;
     return slot.items.every((item) => fitsAlone(f, item) || !FORMATS.some((g) => fitsAlone(g, item)));
   };
-  return (key === null ? undefined : FORMATS.find((f) => f.listKeys.includes(key) && takes(f))) ?? (open ? FORMATS.find(takes) : undefined);
+  return (
+    (key === null ? undefined : FORMATS.find((f) => f.listKeys.includes(key) && takes(f))) ??
+    (open ? FORMATS.find(takes) : undefined)
+  );
 }
 
 /** When the items look like records holding a list of objects under some key, names --conversation-key for it. */
@@ -283,7 +321,9 @@ function recordHint(slot: SlotShape): string {
     const value = own(item, k);
     return Array.isArray(value) && value.length > 0 && value.every(isRecord);
   });
-  return key === undefined ? '' : `, or --conversation-key ${JSON.stringify(key)} if each item is a record holding its conversation there`;
+  return key === undefined
+    ? ''
+    : `, or --conversation-key ${JSON.stringify(key)} if each item is a record holding its conversation there`;
 }
 
 /** A short description of an item's shape, for the "cannot tell" error. */
@@ -295,7 +335,12 @@ function describeShape(item: unknown): string {
 }
 
 /** Normalizes a slot with an adapter, pointing errors at the offending item. */
-export function normalizeSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, template: string | null): Normalized {
+export function normalizeSlot(
+  source: SourceText,
+  slot: Slot,
+  adapter: FormatAdapter,
+  template: string | null,
+): Normalized {
   return adapter.normalize(conversationInput(source, slot), template);
 }
 
@@ -315,7 +360,12 @@ function conversationInput(source: SourceText, slot: Slot): ConversationInput {
 }
 
 /** The adapter of a slot: the format asked for or detected; an empty conversation among records takes the one before it. */
-function adapterOf(slot: Slot, previous: FormatAdapter | null, format: string | undefined, file: string): FormatAdapter {
+function adapterOf(
+  slot: Slot,
+  previous: FormatAdapter | null,
+  format: string | undefined,
+  file: string,
+): FormatAdapter {
   return slot.items.length === 0 && previous !== null ? previous : chooseFormat(slot, format, file);
 }
 
@@ -323,7 +373,12 @@ function adapterOf(slot: Slot, previous: FormatAdapter | null, format: string | 
  * Each slot of a layout with its adapter, chosen as the slot is reached (so a file's errors come in slot order), and
  * the names of the formats met so far, in order, as a file's result names them.
  */
-function* slotsWithAdapters(layout: Layout, format: string | undefined, file: string, names: string[]): Generator<{ slot: Slot; adapter: FormatAdapter }> {
+function* slotsWithAdapters(
+  layout: Layout,
+  format: string | undefined,
+  file: string,
+  names: string[],
+): Generator<{ slot: Slot; adapter: FormatAdapter }> {
   let previous: FormatAdapter | null = null;
   for (const slot of layout.slots) {
     const adapter = adapterOf(slot, previous, format, file);
@@ -349,16 +404,28 @@ export function writeSlot(
   // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
   // A lazy list: a big file's lines are read again only where they are written.
   const rawAt = elementReader(slot.raws);
-  const raws = pruned === undefined || pruned.size === 0 ? slot.raws : lazyList(slot.raws.length, (k) => pruned.get(k) ?? rawAt(k));
-  if (output !== undefined) return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
+  const raws =
+    pruned === undefined || pruned.size === 0
+      ? slot.raws
+      : lazyList(slot.raws.length, (k) => pruned.get(k) ?? rawAt(k));
+  if (output !== undefined)
+    return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
   const order = writtenItems(plan, normalized);
   const noteBefore = noteBeforeItem(plan, normalized);
   let noteValue: unknown =
-    plan.noteText === null ? null : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: slot.items });
+    plan.noteText === null
+      ? null
+      : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: slot.items });
   let edited: ReadonlyMap<number, string> | undefined;
   if (adapter.finish !== undefined) {
     // Formats whose items link to each other relink what was kept and chain the note in.
-    const done = adapter.finish({ items: slot.items, raws, kept: order, noteBefore: plan.noteText === null ? null : noteBefore, note: noteValue });
+    const done = adapter.finish({
+      items: slot.items,
+      raws,
+      kept: order,
+      noteBefore: plan.noteText === null ? null : noteBefore,
+      note: noteValue,
+    });
     if (done.note !== undefined) noteValue = done.note;
     edited = done.raws;
   }
@@ -397,7 +464,8 @@ function writeEntries(
       const s = summaries.find((x) => x.position === position) as PlacedSummary;
       return makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: slot.items });
     }
-    if ('note' in entry) return adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: slot.items });
+    if ('note' in entry)
+      return adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: slot.items });
     return null;
   };
   const inserted = entries.filter((e) => !('input' in e)).length;
@@ -406,9 +474,16 @@ function writeEntries(
   let finished: unknown;
   if (adapter.finish !== undefined && inserted > 0) {
     // Formats whose items link to each other chain one new message in; more than one they cannot place.
-    if (inserted > 1) throw new InputError(`--strategy summarize writes at most one new message per conversation in ${adapter.name} files; this one needs ${inserted}`, slot.where ?? '');
+    if (inserted > 1)
+      throw new InputError(
+        `--strategy summarize writes at most one new message per conversation in ${adapter.name} files; this one needs ${inserted}`,
+        slot.where ?? '',
+      );
     const at = entries.findIndex((e) => !('input' in e));
-    const order = entries.flatMap((e) => ('input' in e ? [...itemsAt(e.input)] : [])).concat(pinned).sort((a, b) => a - b);
+    const order = entries
+      .flatMap((e) => ('input' in e ? [...itemsAt(e.input)] : []))
+      .concat(pinned)
+      .sort((a, b) => a - b);
     const next = entries.slice(at + 1).find((e): e is { input: number } => 'input' in e && itemsAt(e.input).length > 0);
     const noteBefore = next === undefined ? Infinity : Math.min(...itemsAt(next.input));
     const note = valueOf(entries[at] as OutputEntry, at);
@@ -423,7 +498,8 @@ function writeEntries(
     if (finals?.has(k) === true) finals.set(k, text);
     parts.push(text);
   };
-  const firstItem = (messages: readonly number[]): number => Math.min(...messages.flatMap((m) => [...itemsAt(m)]), Infinity);
+  const firstItem = (messages: readonly number[]): number =>
+    Math.min(...messages.flatMap((m) => [...itemsAt(m)]), Infinity);
   entries.forEach((entry, position) => {
     if (!('input' in entry)) {
       // Items of no message that stood before what the summary replaced stay before it.
@@ -449,10 +525,14 @@ function writeEntries(
  * @param compression how the place written to wants it compressed (`outputCompression`), whatever the input was;
  *   by default the input's own, for a result written under its input's name (`--in-place`, `--out-dir`)
  */
-export function outputBytes(result: FileResult, compression: CompressionFormat | null = result.layout.source.compressed?.format ?? null): Uint8Array {
+export function outputBytes(
+  result: FileResult,
+  compression: CompressionFormat | null = result.layout.source.compressed?.format ?? null,
+): Uint8Array {
   const source = result.layout.source;
   // Unchanged and wanted compressed as it was read: the bytes read, never recompressed.
-  if (!result.changed && source.compressed !== undefined && source.compressed.format === compression) return source.compressed.original();
+  if (!result.changed && source.compressed !== undefined && source.compressed.format === compression)
+    return source.compressed.original();
   const plain = !result.changed && isLineSource(source) ? source.bytes() : encodeOutput(result.output, source.bom);
   return compression === null ? plain : compress(plain, compression);
 }
@@ -481,7 +561,13 @@ export async function createFileCompactor(options: RunOptions): Promise<FileComp
   return {
     tokenizer: counter.name,
     compact: (source, file) =>
-      compactSource(source, { ...options, counter, ...(options.offload !== undefined && file?.home !== undefined ? { offload: { ...options.offload, home: file.home } } : {}) }),
+      compactSource(source, {
+        ...options,
+        counter,
+        ...(options.offload !== undefined && file?.home !== undefined
+          ? { offload: { ...options.offload, home: file.home } }
+          : {}),
+      }),
   };
 }
 
@@ -495,9 +581,23 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const template = noteTemplate(options.note);
   const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
   // Pruning and offloading decide by sketches of the texts left out (their lengths and ends).
-  const sketch = (options.strategies ?? []).some((s) => s === 'prune' || s === 'offload') && options.exhaustive !== true ? isSketchedRecord : undefined;
-  const slimming = longerThan === Infinity ? undefined : { longerThan, sketch, keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) || isSummaryText(text) };
-  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath, slimming });
+  const sketch =
+    (options.strategies ?? []).some((s) => s === 'prune' || s === 'offload') && options.exhaustive !== true
+      ? isSketchedRecord
+      : undefined;
+  const slimming =
+    longerThan === Infinity
+      ? undefined
+      : {
+          longerThan,
+          sketch,
+          keep: (text: string) => isEarlierNoteText(text, template) || isTellingText(text) || isSummaryText(text),
+        };
+  const layout = readLayout(source, undefined, {
+    conversationKey: options.conversationKey,
+    conversationPath: options.conversationPath,
+    slimming,
+  });
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
   const stored: StoreFile[] = [];
@@ -536,13 +636,23 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
             offloads: [],
             messages: read.messages,
           }
-        : planChain(read.messages, options, template, strategies, referenceMaker(source, slot, adapter, read, options.offload), options.window ? toolsText(source, layout, slot) : null);
+        : planChain(
+            read.messages,
+            options,
+            template,
+            strategies,
+            referenceMaker(source, slot, adapter, read, options.offload),
+            options.window ? toolsText(source, layout, slot) : null,
+          );
     const { plan, pruning, offloads } = decided;
     const candidates = prunedItems(pruning, read, plan);
     const offloadCandidates = offloadedItems(offloads, read, plan);
     if ((candidates.length > 0 || offloadCandidates.length > 0) && adapter.writePruned === undefined) {
       const what = candidates.length > 0 ? 'prune' : 'offload';
-      throw new InputError(`--strategy ${what} cannot write ${adapter.name} files: the format has no way to write a replaced result`, source.file);
+      throw new InputError(
+        `--strategy ${what} cannot write ${adapter.name} files: the format has no way to write a replaced result`,
+        source.file,
+      );
     }
     // The items rewritten, found before anything is reported, so plans and dry runs name exactly those (a Claude
     // Code message spans several lines, of which only the result's changes).
@@ -551,10 +661,26 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
     const pruned = narrowedTo(candidates, edits);
     const offloaded = narrowedTo(offloadCandidates, offloadEdits);
     // Outputs see the conversation as decided: pruned and offloaded results hold their placeholders and pointers.
-    const normalized: Normalized = pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
+    const normalized: Normalized =
+      pruning.length === 0 && offloads.length === 0 ? read : { ...read, messages: decided.messages };
     conversations.push(
       withOutcome(
-        { slot, normalized, plan, target: decided.target, toolTokens: decided.toolTokens, pruned, offloaded, strategies, leftBelowTrigger: decided.leftBelowTrigger === true, itemLength: itemLengths(slot), input: read.messages, ...(decided.windowSaw === undefined ? {} : { measured: decided.windowSaw }), ...(decided.groupsExact === undefined ? {} : { groupsExact: decided.groupsExact }), ...summarizedOf(decided) },
+        {
+          slot,
+          normalized,
+          plan,
+          target: decided.target,
+          toolTokens: decided.toolTokens,
+          pruned,
+          offloaded,
+          strategies,
+          leftBelowTrigger: decided.leftBelowTrigger === true,
+          itemLength: itemLengths(slot),
+          input: read.messages,
+          ...(decided.windowSaw === undefined ? {} : { measured: decided.windowSaw }),
+          ...(decided.groupsExact === undefined ? {} : { groupsExact: decided.groupsExact }),
+          ...summarizedOf(decided),
+        },
         outcomeSettings,
       ),
     );
@@ -562,7 +688,10 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
       for (const [item, raw] of offloadEdits) edits.set(item, raw);
       const finals = new Map<number, string>();
       for (const item of offloadEdits.keys()) finals.set(item, '');
-      const output = decided.output !== undefined && decided.summarized !== undefined ? { entries: decided.output, summaries: decided.summarized.summaries } : undefined;
+      const output =
+        decided.output !== undefined && decided.summarized !== undefined
+          ? { entries: decided.output, summaries: decided.summarized.summaries }
+          : undefined;
       replacements.set(slot, writeSlot(slot, adapter, normalized, plan, edits, finals, output));
       stored.push(...storeFiles(slot, adapter, offloads, offloaded, offloadEdits, finals, options));
     }
@@ -636,7 +765,18 @@ function summarizedOf(decided: Decided): Pick<ConversationResult, 'summarized' |
 }
 
 /** What a chain of strategies reads of a file's settings. */
-type ChainOptions = Pick<FileOptions, 'target' | 'minKeepSteps' | 'counter' | 'exhaustive' | 'window' | 'minTokens' | 'placeholder' | 'offload' | 'summarize'>;
+type ChainOptions = Pick<
+  FileOptions,
+  | 'target'
+  | 'minKeepSteps'
+  | 'counter'
+  | 'exhaustive'
+  | 'window'
+  | 'minTokens'
+  | 'placeholder'
+  | 'offload'
+  | 'summarize'
+>;
 
 /**
  * A conversation decided by a chain of strategies without offloading (which writes files), for the in-memory
@@ -655,12 +795,21 @@ export function decideChain(
   strategies: readonly StrategyName[],
   tools: string | null,
   where: string,
-): { plan: Plan; normalized: Normalized; edits: Map<number, string>; summarized?: SummarizedConversation; output?: readonly OutputEntry[] } {
+): {
+  plan: Plan;
+  normalized: Normalized;
+  edits: Map<number, string>;
+  summarized?: SummarizedConversation;
+  output?: readonly OutputEntry[];
+} {
   if (strategies.includes('offload')) throw new RangeError('offloading writes files: it has no in-memory chain');
   const decided = planChain(read.messages, options, template, strategies, null, tools);
   const pruned = prunedItems(decided.pruning, read, decided.plan);
   if (pruned.length > 0 && adapter.writePruned === undefined) {
-    throw new InputError(`strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`, where);
+    throw new InputError(
+      `strategy prune cannot write ${adapter.name} messages: the format has no way to write a replaced result`,
+      where,
+    );
   }
   const normalized: Normalized = decided.pruning.length === 0 ? read : { ...read, messages: decided.messages };
   return {
@@ -700,8 +849,17 @@ function planChain(
   const target = options.window ? Math.max(options.window.target - toolTokens, 0) : options.target;
   // Each strategy counts only what its decision needs, as the window alone does; the outcome counts the rest of the
   // conversation as it was read when an exact "before" is wanted (see Planned.input).
-  const windowSettings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive === true };
-  const pruneSettings = { minKeepSteps: options.minKeepSteps, minTokens: options.minTokens, placeholder: options.placeholder, exhaustive: options.exhaustive === true };
+  const windowSettings = {
+    minKeepSteps: options.minKeepSteps,
+    note: template,
+    exhaustive: options.exhaustive === true,
+  };
+  const pruneSettings = {
+    minKeepSteps: options.minKeepSteps,
+    minTokens: options.minTokens,
+    placeholder: options.placeholder,
+    exhaustive: options.exhaustive === true,
+  };
   let current: readonly Message[] = input;
   let origin: (number | null)[] = input.map((_, i) => i);
   const final = input.slice();
@@ -717,15 +875,22 @@ function planChain(
   let tokensBeforeExact = true;
   // What the last strategy left, measured only if it is shown (a window after pruning gives its own).
   let tokensAfter: () => number = () => 0;
-  const measureAll = (list: readonly Message[]): number => (list.length === 0 ? 0 : counter.measure(list.map(renderMessage)));
+  const measureAll = (list: readonly Message[]): number =>
+    list.length === 0 ? 0 : counter.measure(list.map(renderMessage));
   // Summarizing: what it did, and the messages the chain made (summaries, the window's note) by identity.
   let summarizing: SummarizedConversation | null = null;
   const inserted = new Map<Message, { summary: number } | { note: string; removed: number; kept: number }>();
   const measureUpTo = (list: readonly Message[], limit: number): number =>
-    list.length === 0 ? 0 : counter.measure(lazyList(list.length, (k) => renderMessage(list[k] as Message)), limit);
+    list.length === 0
+      ? 0
+      : counter.measure(
+          lazyList(list.length, (k) => renderMessage(list[k] as Message)),
+          limit,
+        );
   for (const strategy of strategies) {
     if (strategy === 'offload') {
-      if (options.offload === undefined || referenceOf === null) throw new RangeError('offloading needs a store directory');
+      if (options.offload === undefined || referenceOf === null)
+        throw new RangeError('offloading needs a store directory');
       // Its decision needs no count but the trigger's: the size is counted only past the trigger (or the target).
       const limit = gate ?? target;
       const size = options.exhaustive === true ? measureAll(current) : measureUpTo(current, limit);
@@ -740,20 +905,31 @@ function planChain(
       const seen = current;
       tokensAfter = sizeExact ? () => size : () => measureAll(seen);
       if (under) continue;
-      const candidates = planOffload(current, { over: options.offload.over, minKeepSteps: options.minKeepSteps, placeholder: options.placeholder, sketches: options.exhaustive !== true });
+      const candidates = planOffload(current, {
+        over: options.offload.over,
+        minKeepSteps: options.minKeepSteps,
+        placeholder: options.placeholder,
+        sketches: options.exhaustive !== true,
+      });
       if (candidates.length === 0) continue;
       const byMessage = new Map<number, Map<number, OffloadedResult>>();
       for (const c of candidates) {
         const at = origin[c.index];
         if (at === null || at === undefined) continue;
         const entry = byMessage.get(c.index) ?? new Map<number, OffloadedResult>();
-        entry.set(c.result, offloadedResult(c, () => referenceOf(at, c)));
+        entry.set(
+          c.result,
+          offloadedResult(c, () => referenceOf(at, c)),
+        );
         byMessage.set(c.index, entry);
       }
       const next = current.slice();
       for (const [index, results] of byMessage) {
         // Its pointers (and the texts they are made from) are worked out when the message is read.
-        const message = offloadedMessage(current[index] as Message, new Map([...results].map(([k, r]) => [k, () => r.text])));
+        const message = offloadedMessage(
+          current[index] as Message,
+          new Map([...results].map(([k, r]) => [k, () => r.text])),
+        );
         next[index] = message;
         final[origin[index] as number] = message;
         // Counted only for the messages an output shows (those kept).
@@ -814,9 +990,24 @@ function planChain(
       tokensAfter = sizeExact ? () => size : () => measureAll(seenSize);
       if (under) continue;
       const settings = options.summarize;
-      const result = summarizeRounds(current, counter, { target, minKeepSteps: options.minKeepSteps, summaryTokens: settings.summaryTokens, instruction: settings.instruction, exhaustive: options.exhaustive === true, ...(settings.minRetention === undefined ? {} : { minRetention: settings.minRetention }) }, (request) => settings.answer(request, counter));
+      const result = summarizeRounds(
+        current,
+        counter,
+        {
+          target,
+          minKeepSteps: options.minKeepSteps,
+          summaryTokens: settings.summaryTokens,
+          instruction: settings.instruction,
+          exhaustive: options.exhaustive === true,
+          ...(settings.minRetention === undefined ? {} : { minRetention: settings.minRetention }),
+        },
+        (request) => settings.answer(request, counter),
+      );
       const seen = origin;
-      const inputsOf = (indices: readonly number[]): number[] => indices.flatMap((i) => (seen[i] === null || seen[i] === undefined ? [] : [seen[i] as number])).sort((a, b) => a - b);
+      const inputsOf = (indices: readonly number[]): number[] =>
+        indices
+          .flatMap((i) => (seen[i] === null || seen[i] === undefined ? [] : [seen[i] as number]))
+          .sort((a, b) => a - b);
       summarizing = {
         rounds: result.rounds.map((r) => ({
           tier: r.tier,
@@ -826,7 +1017,13 @@ function planChain(
           text: r.text,
           tokensBefore: r.tokensBefore,
           tokensAfter: r.tokensAfter,
-          promptTokens: options.exhaustive === true ? counter.measure([{ text: r.request.system, images: 0, files: 0 }, { text: r.request.user, images: 0, files: 0 }]) : null,
+          promptTokens:
+            options.exhaustive === true
+              ? counter.measure([
+                  { text: r.request.system, images: 0, files: 0 },
+                  { text: r.request.user, images: 0, files: 0 },
+                ])
+              : null,
           identifiers: r.identifiers,
           retention: r.retention,
         })),
@@ -860,7 +1057,11 @@ function planChain(
       // The plan just made is the one compacting would make again.
       const out = applyPlan(current, windowPlan);
       if (windowPlan.noteIndex !== null && windowPlan.noteText !== null) {
-        inserted.set(out[windowPlan.noteIndex] as Message, { note: windowPlan.noteText, removed: windowPlan.removedCount, kept: windowPlan.keptCount });
+        inserted.set(out[windowPlan.noteIndex] as Message, {
+          note: windowPlan.noteText,
+          removed: windowPlan.removedCount,
+          kept: windowPlan.keptCount,
+        });
       }
       const keptOrigin = windowPlan.kept.map((i) => origin[i] ?? null);
       if (windowPlan.noteIndex !== null) keptOrigin.splice(windowPlan.noteIndex, 0, null);
@@ -873,7 +1074,12 @@ function planChain(
   // ran give the figures, so nothing is counted for it.
   const planOfInput = (): Plan =>
     options.exhaustive === true
-      ? planCompaction(final, counter, { target: Number.MAX_SAFE_INTEGER, minKeepSteps: options.minKeepSteps, note: null, exhaustive: true })
+      ? planCompaction(final, counter, {
+          target: Number.MAX_SAFE_INTEGER,
+          minKeepSteps: options.minKeepSteps,
+          note: null,
+          exhaustive: true,
+        })
       : keepEverything(final, counter, options.minKeepSteps);
   const base = windowPlan ?? planOfInput();
   const pruned = pruning.length > 0 || offloads.length > 0;
@@ -899,9 +1105,21 @@ function planChain(
   };
   const left = reached && lastSkipped && !plan.targetMet;
   const lazy = { ...(windowSaw === undefined ? {} : { windowSaw }), groupsExact: base.tokensBeforeExact };
-  if (summarizing === null) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, ...lazy };
+  if (summarizing === null)
+    return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, ...lazy };
   const done: SummarizedConversation = summarizing;
-  if (!done.rounds.length || !current.some((m) => inserted.has(m))) return { plan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, ...lazy, summarized: done };
+  if (!done.rounds.length || !current.some((m) => inserted.has(m)))
+    return {
+      plan,
+      target: planned,
+      toolTokens,
+      pruning,
+      offloads,
+      messages: final,
+      leftBelowTrigger: left,
+      ...lazy,
+      summarized: done,
+    };
   // The output is the chain's last list: input messages, the summaries and a note the chain made.
   const output: OutputEntry[] = current.map((m, k) => {
     const at = origin[k];
@@ -911,7 +1129,9 @@ function planChain(
   const summaries: PlacedSummary[] = output.flatMap((e, position) => {
     if (!('summary' in e)) return [];
     const r = done.rounds[e.summary] as SummarizedConversation['rounds'][number];
-    return [{ position, text: r.text, summarized: r.summarized, tier: r.tier, replaced: r.replaced, request: r.request }];
+    return [
+      { position, text: r.text, summarized: r.summarized, tier: r.tier, replaced: r.replaced, request: r.request },
+    ];
   });
   const keptSet = new Set(output.flatMap((e) => ('input' in e ? [e.input] : [])));
   const kept = final.map((_, i) => i).filter((i) => keptSet.has(i));
@@ -933,7 +1153,18 @@ function planChain(
       kept: g.indices.every((i) => keptSet.has(i)),
     })),
   };
-  return { plan: summarizedPlan, target: planned, toolTokens, pruning, offloads, messages: final, leftBelowTrigger: left, ...lazy, summarized: { ...done, summaries }, output };
+  return {
+    plan: summarizedPlan,
+    target: planned,
+    toolTokens,
+    pruning,
+    offloads,
+    messages: final,
+    leftBelowTrigger: left,
+    ...lazy,
+    summarized: { ...done, summaries },
+    output,
+  };
 }
 
 /** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */
@@ -972,7 +1203,10 @@ interface ChainOffload {
 }
 
 /** Gives an offloaded result its store reference: its file in the store, relative to the transcript's folder. */
-type ReferenceMaker = (message: number, candidate: { step: number; tool: string; result: number; text: string }) => string;
+type ReferenceMaker = (
+  message: number,
+  candidate: { step: number; tool: string; result: number; text: string },
+) => string;
 
 /** The short hash in a store name: the first 16 hex digits of the SHA-256 of the bytes the file holds. */
 export function storeHash(content: string): string {
@@ -990,10 +1224,26 @@ function storePath(reference: string, offload: NonNullable<FileOptions['offload'
  * under DIR and the store can be copied to any file system); written relative to the transcript's folder when it is
  * known.
  */
-function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, normalized: Normalized, offload: FileOptions['offload']): ReferenceMaker | null {
+function referenceMaker(
+  source: SourceText,
+  slot: Slot,
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  offload: FileOptions['offload'],
+): ReferenceMaker | null {
   if (offload === undefined) return null;
-  const parts = source.file === '<stdin>' ? ['stdin'] : source.file.split(/[/\\]+/).filter((p) => p !== '' && p !== '.').map(portableName);
-  const folder = path.join(offload.dir, ...(parts.length > 0 ? parts : ['stdin']), ...(slot.record !== undefined ? [`record-${slot.record}`] : []));
+  const parts =
+    source.file === '<stdin>'
+      ? ['stdin']
+      : source.file
+          .split(/[/\\]+/)
+          .filter((p) => p !== '' && p !== '.')
+          .map(portableName);
+  const folder = path.join(
+    offload.dir,
+    ...(parts.length > 0 ? parts : ['stdin']),
+    ...(slot.record !== undefined ? [`record-${slot.record}`] : []),
+  );
   let pairing: ReturnType<NonNullable<FormatAdapter['pairing']>> | null | undefined;
   const idsOf = (message: number): (string | null)[] => {
     pairing ??= adapter.pairing?.(conversationInput(source, slot)) ?? null;
@@ -1002,7 +1252,10 @@ function referenceMaker(source: SourceText, slot: Slot, adapter: FormatAdapter, 
   };
   return (message, c) => {
     // Named by its bytes too: two results of one name hold other bytes (another name) or the same (one file).
-    const file = path.join(folder, storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result, storeHash(c.text)));
+    const file = path.join(
+      folder,
+      storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result, storeHash(c.text)),
+    );
     return offload.home === undefined ? file : path.relative(offload.home, file);
   };
 }
@@ -1053,7 +1306,9 @@ function offloadedItems(offloads: readonly ChainOffload[], normalized: Normalize
       message: o.message,
       start: Math.min(...items),
       end: Math.max(...items) + 1,
-      tools: [...o.results.keys()].map((k) => (normalized.messages[o.message] === undefined ? '' : toolOf(normalized.messages[o.message] as Message, k))),
+      tools: [...o.results.keys()].map((k) =>
+        normalized.messages[o.message] === undefined ? '' : toolOf(normalized.messages[o.message] as Message, k),
+      ),
       tokensBefore: o.tokensBefore,
       tokensAfter: o.tokensAfter,
     });
@@ -1068,14 +1323,23 @@ function toolOf(message: Message, result: number): string {
 }
 
 /** The new texts of the offloaded items, written by the format with Haystack's `tool_result_offloaded` marker. */
-function offloadRaws(slot: Slot, adapter: FormatAdapter, normalized: Normalized, offloaded: readonly PrunedItems[], offloads: readonly ChainOffload[]): Map<number, string> {
+function offloadRaws(
+  slot: Slot,
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  offloaded: readonly PrunedItems[],
+  offloads: readonly ChainOffload[],
+): Map<number, string> {
   const out = new Map<number, string>();
   if (offloaded.length === 0 || adapter.writePruned === undefined) return out;
   const byMessage = new Map(offloads.map((o) => [o.message, o]));
   for (const r of offloaded) {
     const o = byMessage.get(r.message) as ChainOffload;
     // Every result of the message has its slot in the items: the ones not offloaded are left as they are (null).
-    const count = Math.max(contentOf(normalized.messages[r.message] as Message).results.length, Math.max(...o.results.keys()) + 1);
+    const count = Math.max(
+      contentOf(normalized.messages[r.message] as Message).results.length,
+      Math.max(...o.results.keys()) + 1,
+    );
     const texts = Array.from({ length: count }, (_, k) => o.results.get(k)?.text ?? null);
     const references = [...o.results.values()].map((x) => x.reference);
     const written = adapter.writePruned({
@@ -1126,7 +1390,8 @@ function storeFiles(
       for (let k = item.start; k < item.end; k++) {
         if (!edits.has(k)) continue;
         const written = finals.get(k);
-        if (written !== undefined && written !== '' && (edits.get(k) as string).includes(pointer)) items.push({ item: k, raw: slot.raws[k] as string, written });
+        if (written !== undefined && written !== '' && (edits.get(k) as string).includes(pointer))
+          items.push({ item: k, raw: slot.raws[k] as string, written });
       }
       const record: StoreRecord = {
         swc: 'offload-record',
@@ -1186,7 +1451,13 @@ function prunedItems(pruning: readonly ChainPruning[], normalized: Normalized, p
 }
 
 /** The new texts of the pruned items, written by the format. */
-function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized: Normalized, pruned: readonly PrunedItems[], pruning: readonly ChainPruning[]): Map<number, string> {
+function prunedRaws(
+  raws: readonly string[],
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  pruned: readonly PrunedItems[],
+  pruning: readonly ChainPruning[],
+): Map<number, string> {
   const out = new Map<number, string>();
   if (pruned.length === 0 || adapter.writePruned === undefined) return out;
   const texts = new Map<number, readonly string[]>();
@@ -1210,7 +1481,10 @@ function prunedRaws(raws: readonly string[], adapter: FormatAdapter, normalized:
 }
 
 /** A conversation with its outcome, worked out the first time an output asks for it (a plain run may never). */
-function withOutcome(c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength' | 'input' | 'measured' | 'groupsExact'>, settings: OutcomeSettings): ConversationResult {
+function withOutcome(
+  c: Omit<ConversationResult, 'outcome'> & Pick<Planned, 'itemLength' | 'input' | 'measured' | 'groupsExact'>,
+  settings: OutcomeSettings,
+): ConversationResult {
   let outcome: ConversationOutcome | null = null;
   return {
     ...c,
@@ -1234,7 +1508,13 @@ function planAgainstWindow(
   window: WindowThresholds,
   template: string | null,
 ): { plan: Plan; target: number; toolTokens: number } {
-  return planWithThresholds(messages, options.counter, { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive }, window, toolsText(source, layout, slot));
+  return planWithThresholds(
+    messages,
+    options.counter,
+    { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive },
+    window,
+    toolsText(source, layout, slot),
+  );
 }
 
 /**
@@ -1249,7 +1529,11 @@ function planAgainstWindow(
 export function planWithThresholds(
   messages: readonly Message[],
   inner: TokenCounter,
-  settings: { readonly minKeepSteps?: number | undefined; readonly note: string | null; readonly exhaustive?: boolean | undefined },
+  settings: {
+    readonly minKeepSteps?: number | undefined;
+    readonly note: string | null;
+    readonly exhaustive?: boolean | undefined;
+  },
   window: WindowThresholds,
   tools: string | null,
 ): { plan: Plan; target: number; toolTokens: number } {
@@ -1268,7 +1552,9 @@ function schemaTokens(messages: readonly Message[], counter: TokenCounter, tools
   if (tools === null) return 0;
   const toolsRendered: Rendered = { text: tools, images: 0, files: 0 };
   const last = messages.length > 0 ? renderMessage(messages[messages.length - 1] as Message) : null;
-  return last === null ? counter.measure([toolsRendered]) : counter.measure([last, toolsRendered]) - counter.measure([last]);
+  return last === null
+    ? counter.measure([toolsRendered])
+    : counter.measure([last, toolsRendered]) - counter.measure([last]);
 }
 
 /** A counter that passes one object per distinct text to `inner`, whose per-object caches then serve a second plan. */
@@ -1297,7 +1583,11 @@ function sharingCounter(inner: TokenCounter): TokenCounter {
       : {
           measureApart: (messages: readonly Rendered[], at: ReadonlySet<number>, limit?: number) => {
             const read = elementReader(messages);
-            return apart(lazyList(messages.length, (k) => (at.has(k) ? read(k) : canonical(read(k)))), at, limit);
+            return apart(
+              lazyList(messages.length, (k) => (at.has(k) ? read(k) : canonical(read(k)))),
+              at,
+              limit,
+            );
           },
         }),
   };
@@ -1357,7 +1647,12 @@ export interface FileInspector {
  */
 export async function createInspector(options: InspectOptions): Promise<FileInspector> {
   const counter = await createCounter(options.tokenizer, options.counterOptions);
-  const settings = { format: options.format, counter, conversationKey: options.conversationKey, conversationPath: options.conversationPath };
+  const settings = {
+    format: options.format,
+    counter,
+    conversationKey: options.conversationKey,
+    conversationPath: options.conversationPath,
+  };
   return { tokenizer: counter.name, inspect: (source) => inspectSource(source, settings) };
 }
 
@@ -1369,9 +1664,20 @@ export async function createInspector(options: InspectOptions): Promise<FileInsp
  * @returns the inspection, named after the counter
  * @throws InputError when the file cannot be laid out, placed in a format or normalized
  */
-export function inspectSource(source: SourceText, options: { format?: string; counter: TokenCounter; conversationKey?: string | undefined; conversationPath?: string | undefined }): Inspection {
+export function inspectSource(
+  source: SourceText,
+  options: {
+    format?: string;
+    counter: TokenCounter;
+    conversationKey?: string | undefined;
+    conversationPath?: string | undefined;
+  },
+): Inspection {
   // Not slimmed: the pairing checks read names and ids inside message text (ShareGPT's function calls).
-  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey, conversationPath: options.conversationPath });
+  const layout = readLayout(source, undefined, {
+    conversationKey: options.conversationKey,
+    conversationPath: options.conversationPath,
+  });
   const locate = offsetLocator(source);
   const conversations: InspectedConversation[] = [];
   const formats: string[] = [];
@@ -1385,7 +1691,13 @@ export function inspectSource(source: SourceText, options: { format?: string; co
  * Inspects one slot: normalizes it without the items the adapter finds of no known role (they are problems, not
  * messages), counts every group, and checks it.
  */
-function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, counter: TokenCounter, locateOffset: OffsetLocator): InspectedConversation {
+function inspectSlot(
+  source: SourceText,
+  slot: Slot,
+  adapter: FormatAdapter,
+  counter: TokenCounter,
+  locateOffset: OffsetLocator,
+): InspectedConversation {
   const template = noteTemplate(undefined);
   const locate = (item: number): { line: number; column: number } => locateOffset(slot.offsets[item] ?? 0);
   const pairing = adapter.pairing?.(conversationInput(source, slot)) ?? null;
@@ -1402,7 +1714,11 @@ function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, cou
     const item = itemsAt(m)[0];
     return item === undefined ? null : (original[item] as number);
   };
-  const plan = planCompaction(normalized.messages, counter, { target: Number.MAX_SAFE_INTEGER, exhaustive: true, note: null });
+  const plan = planCompaction(normalized.messages, counter, {
+    target: Number.MAX_SAFE_INTEGER,
+    exhaustive: true,
+    note: null,
+  });
   return inspectedConversation({
     where: slot.where,
     format: adapter.name,
@@ -1410,7 +1726,14 @@ function inspectSlot(source: SourceText, slot: Slot, adapter: FormatAdapter, cou
     itemsOf: normalized.itemsOf,
     groups: plan.groups,
     tokens: plan.tokensBefore,
-    problems: findProblems({ format: adapter.name, pairing, messages: normalized.messages, messageOf, firstItemOf, locate }),
+    problems: findProblems({
+      format: adapter.name,
+      pairing,
+      messages: normalized.messages,
+      messageOf,
+      firstItemOf,
+      locate,
+    }),
     pairingChecked: pairing !== null,
   });
 }
@@ -1500,7 +1823,11 @@ export interface RestoreOptions {
 }
 
 /** A record's entries that a message's items hold exactly as written, or undefined (also for a record not swc's). */
-function recordEntries(text: string, raws: readonly string[], items: readonly number[]): { item: number; raw: string }[] | undefined {
+function recordEntries(
+  text: string,
+  raws: readonly string[],
+  items: readonly number[],
+): { item: number; raw: string }[] | undefined {
   let entries: unknown;
   try {
     entries = (JSON.parse(text) as { items?: unknown } | null)?.items;
@@ -1535,7 +1862,11 @@ const POINTER_IN_JSON = "Tool result offloaded to '";
 /** The references of the pointers a file's JSON text holds in its strings, wherever they are (found without parsing). */
 function pointerReferences(text: string, limit: number): string[] {
   const out: string[] = [];
-  for (let at = text.indexOf(POINTER_IN_JSON); at !== -1 && out.length < limit; at = text.indexOf(POINTER_IN_JSON, at + 1)) {
+  for (
+    let at = text.indexOf(POINTER_IN_JSON);
+    at !== -1 && out.length < limit;
+    at = text.indexOf(POINTER_IN_JSON, at + 1)
+  ) {
     // The JSON string goes on to the first quote no backslash escapes.
     let end = at;
     while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
@@ -1571,23 +1902,36 @@ const HASHED_RESULT = /-[0-9a-f]{16}\.txt$/;
  * @param source the transcript, as errors name it
  * @throws InputError naming the first record that is not what its name says; nothing is then restored
  */
-function verifiedRecords(records: readonly StoreRecordFile[], file: string, source: string): readonly StoreRecordFile[] {
+function verifiedRecords(
+  records: readonly StoreRecordFile[],
+  file: string,
+  source: string,
+): readonly StoreRecordFile[] {
   const result = path.basename(file);
   for (const record of records) {
     const name = path.basename(record.path);
-    const named = name.length >= result.length + '.swc.json'.length && name.startsWith(result) && name.endsWith('.swc.json');
+    const named =
+      name.length >= result.length + '.swc.json'.length && name.startsWith(result) && name.endsWith('.swc.json');
     const middle = named ? name.slice(result.length, name.length - '.swc.json'.length) : null;
     let problem: string | null = null;
-    if (middle === null || (middle !== '' && !/^\.[0-9a-f]{16}$/.test(middle))) problem = `is not named as a record of ${result} (${result}.{hash}.swc.json)`;
-    else if (middle === '' && HASHED_RESULT.test(result)) problem = 'has no hash in its name, beside a result whose name has one (a store that hashes names hashes every record)';
-    else if (middle !== '' && storeHash(record.text) !== middle.slice(1)) problem = 'does not hold the bytes the hash in its name says (was it edited?)';
-    if (problem !== null) throw new InputError(`the offload store's record ${record.path} ${problem}; nothing was restored`, source);
+    if (middle === null || (middle !== '' && !/^\.[0-9a-f]{16}$/.test(middle)))
+      problem = `is not named as a record of ${result} (${result}.{hash}.swc.json)`;
+    else if (middle === '' && HASHED_RESULT.test(result))
+      problem =
+        'has no hash in its name, beside a result whose name has one (a store that hashes names hashes every record)';
+    else if (middle !== '' && storeHash(record.text) !== middle.slice(1))
+      problem = 'does not hold the bytes the hash in its name says (was it edited?)';
+    if (problem !== null)
+      throw new InputError(`the offload store's record ${record.path} ${problem}; nothing was restored`, source);
   }
   return records;
 }
 
 /** Where the store's records say this file's conversations are, from the first record that says it. */
-function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<StoreRecord, 'format' | 'conversationKey' | 'conversationPath'>> {
+function recordedLayout(
+  source: SourceText,
+  store: StoreReader,
+): Partial<Pick<StoreRecord, 'format' | 'conversationKey' | 'conversationPath'>> {
   const text = source.text;
   for (const reference of pointerReferences(text, 16)) {
     const located = store.locate(reference);
@@ -1601,7 +1945,9 @@ function recordedLayout(source: SourceText, store: StoreReader): Partial<Pick<St
       }
       if (parsed?.swc !== 'offload-record' || typeof parsed.format !== 'string') continue;
       // Only a record of this file counts (a pointer quoted from another transcript leads to that one's records).
-      const written = Array.isArray(parsed.items) ? (parsed.items[0] as { written?: unknown } | undefined)?.written : undefined;
+      const written = Array.isArray(parsed.items)
+        ? (parsed.items[0] as { written?: unknown } | undefined)?.written
+        : undefined;
       if (typeof written !== 'string' || !text.includes(written)) continue;
       return {
         format: parsed.format,
@@ -1622,7 +1968,9 @@ function readerOf(dir: string, read: (file: string) => string | null): StoreRead
     locate(reference) {
       const file = path.resolve(dir, reference);
       const rel = path.relative(dir, file);
-      return rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel) ? { refused: `which is outside the offload store ${dir}` } : { file };
+      return rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)
+        ? { refused: `which is outside the offload store ${dir}` }
+        : { file };
     },
     records(file) {
       const text = read(`${file}.swc.json`);
@@ -1647,14 +1995,22 @@ export function restoreSource(source: SourceText, options: RestoreOptions): Rest
  * @deprecated pass `RestoreOptions` with a `StoreReader`, which finds the hashed records of today's stores
  */
 export function restoreSource(source: SourceText, dir: string, read: (file: string) => string | null): RestoreResult;
-export function restoreSource(source: SourceText, settings: RestoreOptions | string, read?: (file: string) => string | null): RestoreResult {
-  const options: RestoreOptions = typeof settings === 'string' ? { store: readerOf(settings, read ?? (() => null)) } : settings;
+export function restoreSource(
+  source: SourceText,
+  settings: RestoreOptions | string,
+  read?: (file: string) => string | null,
+): RestoreResult {
+  const options: RestoreOptions =
+    typeof settings === 'string' ? { store: readerOf(settings, read ?? (() => null)) } : settings;
   const named = options.format !== undefined && options.format !== 'auto' ? options.format : undefined;
   const given = named !== undefined || options.conversationKey !== undefined || options.conversationPath !== undefined;
   const recorded = given ? {} : recordedLayout(source, options.store);
   // The recorded format is not forced: detection finds it again, and a file of records may mix formats.
   const format = named;
-  const layout = readLayout(source, undefined, { conversationKey: options.conversationKey ?? recorded.conversationKey, conversationPath: options.conversationPath ?? recorded.conversationPath });
+  const layout = readLayout(source, undefined, {
+    conversationKey: options.conversationKey ?? recorded.conversationKey,
+    conversationPath: options.conversationPath ?? recorded.conversationPath,
+  });
   const replacements = new Map<Slot, string>();
   let restored = 0;
   for (const { slot, adapter } of slotsWithAdapters(layout, format, source.file, [])) {
@@ -1669,12 +2025,21 @@ export function restoreSource(source: SourceText, settings: RestoreOptions | str
       contentOf(message).results.forEach((r) => {
         if (!isPointerText(r.text)) return;
         const pointer = parsePointer(r.text);
-        if (pointer === null) throw new InputError(`${at} holds a pointer whose reference cannot be read (was it edited?); nothing was restored`, source.file);
+        if (pointer === null)
+          throw new InputError(
+            `${at} holds a pointer whose reference cannot be read (was it edited?); nothing was restored`,
+            source.file,
+          );
         const reference = shownReference(pointer.reference);
         const located = options.store.locate(pointer.reference);
-        if ('refused' in located) throw new InputError(`${at} points at ${reference}, ${located.refused}; nothing was restored`, source.file);
+        if ('refused' in located)
+          throw new InputError(`${at} points at ${reference}, ${located.refused}; nothing was restored`, source.file);
         const records = verifiedRecords(options.store.records(located.file), located.file, source.file);
-        if (records.length === 0) throw new InputError(`${at} points at ${reference}, but the store has no record of it (${shownReference(located.file)}.*.swc.json); nothing was restored`, source.file);
+        if (records.length === 0)
+          throw new InputError(
+            `${at} points at ${reference}, but the store has no record of it (${shownReference(located.file)}.*.swc.json); nothing was restored`,
+            source.file,
+          );
         let entries: { item: number; raw: string }[] | undefined;
         let from = '';
         for (const record of records) {
@@ -1682,12 +2047,19 @@ export function restoreSource(source: SourceText, settings: RestoreOptions | str
           from = record.path;
           if (entries !== undefined) break;
         }
-        if (entries === undefined) throw new InputError(`${at} changed since ${reference} was offloaded, so it cannot be put back; nothing was restored`, source.file);
+        if (entries === undefined)
+          throw new InputError(
+            `${at} changed since ${reference} was offloaded, so it cannot be put back; nothing was restored`,
+            source.file,
+          );
         // A record is trusted only as far as it can be checked: what it puts back must be one JSON value (one line in
         // a JSONL file), as every item offloading replaced was.
         for (const e of entries) {
           if (!isOneJsonValue(e.raw, isLineSource(source))) {
-            throw new InputError(`${slot.where}: the store's record ${from} does not hold a valid item to put back (was it edited?); nothing was restored`, source.file);
+            throw new InputError(
+              `${slot.where}: the store's record ${from} does not hold a valid item to put back (was it edited?); nothing was restored`,
+              source.file,
+            );
           }
           parts[e.item] = e.raw;
           put.add(e.item);

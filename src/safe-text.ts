@@ -21,7 +21,9 @@ export function hasUnsafe(text: string): boolean {
 function escapeOne(ch: string, form: EscapeForm): string {
   const cp = ch.codePointAt(0) as number;
   if (form === 'code') return `\\u${cp.toString(16).padStart(4, '0')}`;
-  return NAMED[ch] ?? (cp < 0x100 ? `\\x${cp.toString(16).padStart(2, '0')}` : `\\u${cp.toString(16).padStart(4, '0')}`);
+  return (
+    NAMED[ch] ?? (cp < 0x100 ? `\\x${cp.toString(16).padStart(2, '0')}` : `\\u${cp.toString(16).padStart(4, '0')}`)
+  );
 }
 
 /**

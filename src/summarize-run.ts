@@ -46,7 +46,17 @@ export interface SummaryUsage {
   readonly identifiersKept: number;
 }
 
-export const NO_USAGE: SummaryUsage = { calls: 0, cached: 0, failed: 0, input: 0, output: 0, simulated: 0, promptTokens: 0, identifiers: 0, identifiersKept: 0 };
+export const NO_USAGE: SummaryUsage = {
+  calls: 0,
+  cached: 0,
+  failed: 0,
+  input: 0,
+  output: 0,
+  simulated: 0,
+  promptTokens: 0,
+  identifiers: 0,
+  identifiersKept: 0,
+};
 
 /** Adds two usages. */
 export function addUsage(a: SummaryUsage, b: SummaryUsage): SummaryUsage {
@@ -72,7 +82,11 @@ export interface SummarizedFile {
 }
 
 /** One call: its reply (or the failure's reason) and what it cost. */
-async function callOnce(summarizer: Summarizer, request: SummaryRequest, counter: TokenCounter): Promise<{ answer: SummaryAnswer; usage: SummaryUsage }> {
+async function callOnce(
+  summarizer: Summarizer,
+  request: SummaryRequest,
+  counter: TokenCounter,
+): Promise<{ answer: SummaryAnswer; usage: SummaryUsage }> {
   try {
     const reply = await summarizer(request);
     return {
@@ -83,12 +97,19 @@ async function callOnce(summarizer: Summarizer, request: SummaryRequest, counter
         cached: reply.cached === true ? 1 : 0,
         // A cache hit costs nothing; a call without reported usage is counted with the run's counter.
         input: reply.cached === true ? 0 : (reply.usage?.input ?? promptTokens(counter, request)),
-        output: reply.cached === true ? 0 : (reply.usage?.output ?? (reply.text === '' ? 0 : counter.measure([{ text: reply.text, images: 0, files: 0 }]))),
+        output:
+          reply.cached === true
+            ? 0
+            : (reply.usage?.output ??
+              (reply.text === '' ? 0 : counter.measure([{ text: reply.text, images: 0, files: 0 }]))),
       },
     };
   } catch (failure) {
     // Any failure of the call (a SummaryCallError after retries, a callback that threw) ends that conversation's rounds.
-    return { answer: { error: failure instanceof Error ? failure.message : String(failure) }, usage: { ...NO_USAGE, calls: 1, failed: 1 } };
+    return {
+      answer: { error: failure instanceof Error ? failure.message : String(failure) },
+      usage: { ...NO_USAGE, calls: 1, failed: 1 },
+    };
   }
 }
 
@@ -116,7 +137,11 @@ function promptTokens(counter: TokenCounter, request: SummaryRequest): number {
  * @param model the summarizer (or null to simulate), the instruction, the summary size, strictness
  * @throws InputError with --strict when a round fails (nothing is written for the file)
  */
-export async function compactWithSummaries(source: SourceText, options: Omit<FileOptions, 'summarize'>, model: SummarySource): Promise<SummarizedFile> {
+export async function compactWithSummaries(
+  source: SourceText,
+  options: Omit<FileOptions, 'summarize'>,
+  model: SummarySource,
+): Promise<SummarizedFile> {
   const answers = new Map<string, SummaryAnswer>();
   let usage: SummaryUsage = NO_USAGE;
   const simulated = new Map<string, number>();
@@ -146,7 +171,11 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
     });
     if (pending.size > 0 && model.summarizer !== null) {
       const summarizer = model.summarizer;
-      const calls = await Promise.all([...pending].map(([key, request]) => callOnce(summarizer, request, options.counter).then((done) => ({ key, done }))));
+      const calls = await Promise.all(
+        [...pending].map(([key, request]) =>
+          callOnce(summarizer, request, options.counter).then((done) => ({ key, done })),
+        ),
+      );
       for (const { key, done } of calls) {
         answers.set(key, done.answer);
         usage = addUsage(usage, done.usage);
@@ -160,18 +189,31 @@ export async function compactWithSummaries(source: SourceText, options: Omit<Fil
     for (const c of result.conversations) {
       for (const r of c.summarized?.rounds ?? []) {
         if (r.retention === null) continue;
-        usage = { ...usage, identifiers: usage.identifiers + r.retention.total, identifiersKept: usage.identifiersKept + r.retention.kept };
+        usage = {
+          ...usage,
+          identifiers: usage.identifiers + r.retention.total,
+          identifiersKept: usage.identifiersKept + r.retention.kept,
+        };
       }
       const failure = c.summarized?.failure;
       if (failure === undefined || failure === null) continue;
       // A reply the decision refused is not kept for the next run: that one asks the model again.
-      if (failure.kind === 'not-smaller' || failure.kind === 'retention') await forgetReply(model.summarizer, failure.request);
+      if (failure.kind === 'not-smaller' || failure.kind === 'retention')
+        await forgetReply(model.summarizer, failure.request);
       const where = c.slot.record !== undefined ? ` (record ${c.slot.record + 1})` : '';
       const kept = c.summarized?.rounds.length ?? 0;
       // A simulated round says what would happen: its summary is the assumed size, not a model's.
-      const failed = model.summarizer === null ? `would fail with a summary of ${model.summaryTokens} tokens` : 'failed';
-      if (model.strict) throw new StrictSummaryError(`${where === '' ? '' : `${where.slice(2, -1)}: `}summarize round ${failure.round + 1} ${failed}: ${failure.reason} (--strict: nothing written)`, source.file, usage);
-      warnings.push(`${source.file}${where}: summarize round ${failure.round + 1} ${failed}: ${failure.reason}; ${kept > 0 ? `kept the result of ${kept} round${kept === 1 ? '' : 's'}` : 'left unchanged'}`);
+      const failed =
+        model.summarizer === null ? `would fail with a summary of ${model.summaryTokens} tokens` : 'failed';
+      if (model.strict)
+        throw new StrictSummaryError(
+          `${where === '' ? '' : `${where.slice(2, -1)}: `}summarize round ${failure.round + 1} ${failed}: ${failure.reason} (--strict: nothing written)`,
+          source.file,
+          usage,
+        );
+      warnings.push(
+        `${source.file}${where}: summarize round ${failure.round + 1} ${failed}: ${failure.reason}; ${kept > 0 ? `kept the result of ${kept} round${kept === 1 ? '' : 's'}` : 'left unchanged'}`,
+      );
     }
     return { result, usage, warnings };
   }
@@ -206,12 +248,25 @@ export interface SummarizingCompactor {
  * @param options the run's settings
  * @param model where summaries come from
  */
-export async function createSummarizingCompactor(options: RunOptions, model: SummarySource): Promise<SummarizingCompactor> {
+export async function createSummarizingCompactor(
+  options: RunOptions,
+  model: SummarySource,
+): Promise<SummarizingCompactor> {
   const counter = await createCounter(options.tokenizer, options.counterOptions);
   return {
     tokenizer: counter.name,
     compactAsync: (source, file) =>
-      compactWithSummaries(source, { ...options, counter, ...(options.offload !== undefined && file?.home !== undefined ? { offload: { ...options.offload, home: file.home } } : {}) }, model),
+      compactWithSummaries(
+        source,
+        {
+          ...options,
+          counter,
+          ...(options.offload !== undefined && file?.home !== undefined
+            ? { offload: { ...options.offload, home: file.home } }
+            : {}),
+        },
+        model,
+      ),
   };
 }
 
@@ -222,7 +277,10 @@ export function usageLine(usage: SummaryUsage, simulated: boolean, summaryTokens
     return `summarize: would make ${n(usage.simulated)} model call${usage.simulated === 1 ? '' : 's'} sending ${n(usage.promptTokens)} prompt tokens (each summary assumed ${n(summaryTokens)} tokens; nothing was sent)`;
   }
   // What every successful round's summary kept of the identifiers it replaced (one a later round replaced counts too).
-  const kept = usage.identifiers === 0 ? '' : `; the summaries keep ${n(usage.identifiersKept)} of ${n(usage.identifiers)} identifiers they replace (${Math.round((usage.identifiersKept / usage.identifiers) * 1000) / 10}%)`;
+  const kept =
+    usage.identifiers === 0
+      ? ''
+      : `; the summaries keep ${n(usage.identifiersKept)} of ${n(usage.identifiers)} identifiers they replace (${Math.round((usage.identifiersKept / usage.identifiers) * 1000) / 10}%)`;
   return `summarize: ${n(usage.calls)} model call${usage.calls === 1 ? '' : 's'} (${n(usage.cached)} from the cache${usage.failed > 0 ? `, ${n(usage.failed)} failed` : ''}), ${n(usage.input)} input and ${n(usage.output)} output tokens${kept}`;
 }
 
@@ -234,7 +292,10 @@ export function usageLine(usage: SummaryUsage, simulated: boolean, summaryTokens
  * @param summarizer what writes a summary
  * @returns the decision's value and how many calls were made
  */
-export async function withReplies<T>(decide: (answer: (request: SummaryRequest) => SummaryAnswer) => T, summarizer: Summarizer): Promise<{ value: T; calls: number }> {
+export async function withReplies<T>(
+  decide: (answer: (request: SummaryRequest) => SummaryAnswer) => T,
+  summarizer: Summarizer,
+): Promise<{ value: T; calls: number }> {
   const answers = new Map<string, SummaryAnswer>();
   let calls = 0;
   for (;;) {

@@ -34,7 +34,12 @@ function workDir(name: string, content?: string | Buffer): string {
  * Runs `swc compact NAME ARGS -o out.json` in a directory holding only NAME and asserts the refusal: exit 2, stdout
  * empty, exactly `message` on stderr, no out.json (nor a temporary file), NAME unchanged.
  */
-async function expectRefused(name: string, args: readonly string[], message: string, content?: string | Buffer): Promise<void> {
+async function expectRefused(
+  name: string,
+  args: readonly string[],
+  message: string,
+  content?: string | Buffer,
+): Promise<void> {
   const dir = workDir(name, content);
   const before = readFileSync(path.join(dir, name));
   const run = await runSwc(['compact', name, ...args, '-o', 'out.json'], { cwd: dir });
@@ -58,7 +63,10 @@ describe('a file that is not a transcript', () => {
   });
 
   it('is refused at the string the file ends inside when the JSON is truncated', async () => {
-    await refuseFixture('truncated.json', 'swc: truncated.json:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)');
+    await refuseFixture(
+      'truncated.json',
+      'swc: truncated.json:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)',
+    );
   });
 
   it('is refused at the first character after the JSON value when garbage trails it', async () => {
@@ -73,11 +81,17 @@ describe('a file that is not a transcript', () => {
   });
 
   it('is refused at the first byte that is not UTF-8', async () => {
-    await refuseFixture('invalid-utf8.json', 'swc: invalid-utf8.json:3:37: invalid UTF-8 (byte 0xe9 at byte offset 90)');
+    await refuseFixture(
+      'invalid-utf8.json',
+      'swc: invalid-utf8.json:3:37: invalid UTF-8 (byte 0xe9 at byte offset 90)',
+    );
   });
 
   it('is refused as UTF-16 when it starts with a UTF-16 byte-order mark', async () => {
-    await refuseFixture('utf16.json', 'swc: utf16.json: the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first');
+    await refuseFixture(
+      'utf16.json',
+      'swc: utf16.json: the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first',
+    );
   });
 
   it('is refused at a NUL byte', async () => {
@@ -85,7 +99,10 @@ describe('a file that is not a transcript', () => {
   });
 
   it('is refused when it is a single value rather than a list of messages', async () => {
-    await refuseFixture('single-value.json', 'swc: single-value.json:1:1: expected a list of messages or an object holding one, found a single value');
+    await refuseFixture(
+      'single-value.json',
+      'swc: single-value.json:1:1: expected a list of messages or an object holding one, found a single value',
+    );
   });
 
   it('is refused when an object holds no message list', async () => {
@@ -100,11 +117,17 @@ describe('a file that is not a transcript', () => {
 
 describe('a transcript with a malformed message', () => {
   it('is refused at a number where a message should be', async () => {
-    await refuseFixture('number-as-message.json', 'swc: number-as-message.json:3:3: message 2: expected a message object, found a number');
+    await refuseFixture(
+      'number-as-message.json',
+      'swc: number-as-message.json:3:3: message 2: expected a message object, found a number',
+    );
   });
 
   it('is refused at a string where a message should be', async () => {
-    await refuseFixture('string-as-message.json', 'swc: string-as-message.json:3:3: message 2: expected a message object, found a string');
+    await refuseFixture(
+      'string-as-message.json',
+      'swc: string-as-message.json:3:3: message 2: expected a message object, found a string',
+    );
   });
 
   it('is refused at a message with no role', async () => {
@@ -133,7 +156,10 @@ describe('a transcript with a malformed message', () => {
   });
 
   it('is refused at tool_calls of the wrong type', async () => {
-    await refuseFixture('tool-calls-wrong-type.json', 'swc: tool-calls-wrong-type.json:4:3: message 3: "tool_calls" must be a list of objects, found a string');
+    await refuseFixture(
+      'tool-calls-wrong-type.json',
+      'swc: tool-calls-wrong-type.json:4:3: message 3: "tool_calls" must be a list of objects, found a string',
+    );
   });
 
   it('is refused at Haystack content that is not a list of parts', async () => {
@@ -153,11 +179,20 @@ describe('a transcript with a malformed message', () => {
 
 describe('an error that quotes a name or a value', () => {
   it('stays on one line when the file name holds a newline and an escape sequence', async () => {
-    await expectRefused('bad\n\u001b[31mname.json', ['-t', '100', ...APPROX], 'swc: bad\\u000a\\u001b[31mname.json: the file is empty', '');
+    await expectRefused(
+      'bad\n\u001b[31mname.json',
+      ['-t', '100', ...APPROX],
+      'swc: bad\\u000a\\u001b[31mname.json: the file is empty',
+      '',
+    );
   });
 
   it('stays on one line when the target holds a newline', async () => {
-    await expectRefused('missing-tool-call.json', ['-t', '1\n2', ...APPROX], 'swc: error: --target must be a whole number, got "1\\u000a2"');
+    await expectRefused(
+      'missing-tool-call.json',
+      ['-t', '1\n2', ...APPROX],
+      'swc: error: --target must be a whole number, got "1\\u000a2"',
+    );
   });
 });
 
@@ -166,26 +201,43 @@ describe('the same refusal wherever the output would go', () => {
 
   it('writes nothing to stdout', async () => {
     const dir = workDir('truncated.json');
-    expect(await runSwc(['compact', 'truncated.json', '-t', '100', ...APPROX], { cwd: dir })).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
+    expect(await runSwc(['compact', 'truncated.json', '-t', '100', ...APPROX], { cwd: dir })).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `${message}\n`,
+    });
   });
 
   it('leaves the file and its directory untouched with --in-place', async () => {
     const dir = workDir('truncated.json');
     // --quiet leaves out the batch summary --in-place prints after the files.
-    const run = await runSwc(['compact', 'truncated.json', '-t', '100', '--in-place', '--quiet', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'truncated.json', '-t', '100', '--in-place', '--quiet', ...APPROX], {
+      cwd: dir,
+    });
     expect(run).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
     expect(readdirSync(dir)).toEqual(['truncated.json']);
     expect(readFileSync(path.join(dir, 'truncated.json'))).toEqual(readFileSync(path.join(BAD, 'truncated.json')));
   });
 
   it('names standard input as <stdin>', async () => {
-    const run = await runSwc(['compact', '-', '-t', '100', ...APPROX], { cwd: ROOT, stdin: readFileSync(path.join(BAD, 'truncated.json')) });
-    expect(run).toEqual({ status: 2, stdout: '', stderr: 'swc: <stdin>:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)\n' });
+    const run = await runSwc(['compact', '-', '-t', '100', ...APPROX], {
+      cwd: ROOT,
+      stdin: readFileSync(path.join(BAD, 'truncated.json')),
+    });
+    expect(run).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'swc: <stdin>:4:36: invalid JSON: unterminated string (the file ends inside it: truncated?)\n',
+    });
   });
 
   it('prints the same single line with --debug, since the error is a known one', async () => {
     const dir = workDir('truncated.json');
-    expect(await runSwc(['compact', 'truncated.json', '-t', '100', '--debug', ...APPROX], { cwd: dir })).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
+    expect(await runSwc(['compact', 'truncated.json', '-t', '100', '--debug', ...APPROX], { cwd: dir })).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `${message}\n`,
+    });
   });
 
   it('leaves no file behind when the output path is a directory', async () => {
@@ -225,12 +277,14 @@ describe('a tool result whose call is missing', () => {
 
 describe('deeply nested JSON', () => {
   /** `levels` openers, the inner text, `levels` closers. */
-  const deep = (open: string, inner: string, close: string, levels = 100_000): string => open.repeat(levels) + inner + close.repeat(levels);
+  const deep = (open: string, inner: string, close: string, levels = 100_000): string =>
+    open.repeat(levels) + inner + close.repeat(levels);
   // As deep as a message's member can be and the file stay within MAX_JSON_DEPTH (the list and the message are 2).
   const WITHIN = MAX_JSON_DEPTH - 2;
   const system = '{"role":"system","content":"Be terse."}';
   const old = `{"role":"user","content":"${'An old question. '.repeat(20).trim()}"}`;
-  const note = '{"role":"user","content":"[1 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}';
+  const note =
+    '{"role":"user","content":"[1 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}';
   const tooDeep = `the JSON is nested deeper than ${MAX_JSON_DEPTH.toLocaleString('en-US')} levels of arrays and objects; swc refuses JSON this deep`;
 
   it('is kept byte for byte inside a message that survives compaction, up to the depth limit', async () => {
@@ -264,11 +318,21 @@ describe('deeply nested JSON', () => {
     const head = `[${system},{"role":"user","content":"Now this.","x":`;
     const text = `${head}${'['.repeat(100000)}`;
     // The list and the message are 2 levels: level 10,001 opens at the 9,999th bracket of "x".
-    await expectRefused('deep.json', ['-t', '20', ...APPROX], `swc: deep.json:1:${head.length + MAX_JSON_DEPTH - 1}: ${tooDeep}`, text);
+    await expectRefused(
+      'deep.json',
+      ['-t', '20', ...APPROX],
+      `swc: deep.json:1:${head.length + MAX_JSON_DEPTH - 1}: ${tooDeep}`,
+      text,
+    );
   });
 
   it('is refused past the limit when the file is nothing but nesting', async () => {
-    await expectRefused('deep.json', ['-t', '20', ...APPROX], `swc: deep.json:1:${MAX_JSON_DEPTH + 1}: ${tooDeep}`, deep('[', '', ']'));
+    await expectRefused(
+      'deep.json',
+      ['-t', '20', ...APPROX],
+      `swc: deep.json:1:${MAX_JSON_DEPTH + 1}: ${tooDeep}`,
+      deep('[', '', ']'),
+    );
   });
 });
 
@@ -282,27 +346,37 @@ describe('a single line of 200 MB', () => {
     const dir = workDir('big.jsonl', `${system}\n{"role":"user","content":"Old."}\n${big}\n${task}\n`);
     const run = await runSwc(['compact', 'big.jsonl', '-t', '1000', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
-    const note = '{"role":"user","content":"[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}';
+    const note =
+      '{"role":"user","content":"[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}';
     expect(run.stdout).toBe(`${system}\n${note}\n${task}\n`);
   }, 300000);
 
   it('is refused at the exact column where it breaks', async () => {
     const broken = `{"role":"assistant","content":"${'x'.repeat(size)}",}`;
     const text = `${system}\n${broken}\n${task}\n`;
-    await expectRefused('big.jsonl', ['-t', '1000', ...APPROX], `swc: big.jsonl:2:${broken.length}: line 2 is not valid JSON: expected a key string`, text);
+    await expectRefused(
+      'big.jsonl',
+      ['-t', '1000', ...APPROX],
+      `swc: big.jsonl:2:${broken.length}: line 2 is not valid JSON: expected a key string`,
+      text,
+    );
   }, 300000);
 });
 
 describe('a hostile note template', () => {
   const file = path.join(BAD, 'missing-tool-call.json');
   const lines = readFileSync(file, 'utf8').split('\n');
-  const withNote = (text: string): string => [lines[0], lines[1], `  {"role": "user", "content": ${JSON.stringify(text)}},`, ...lines.slice(4)].join('\n');
+  const withNote = (text: string): string =>
+    [lines[0], lines[1], `  {"role": "user", "content": ${JSON.stringify(text)}},`, ...lines.slice(4)].join('\n');
 
   it('of 10,000 characters is written in full and recognised on the next run', async () => {
     const template = `Removed {num_removed}: ${'x'.repeat(10000 - 'Removed {num_removed}: '.length)}`;
     expect(template).toHaveLength(10000);
     const dir = workDir('missing-tool-call.json');
-    const first = await runSwc(['compact', 'missing-tool-call.json', '-t', '100', '--note', template, '-o', 'out.json', ...APPROX], { cwd: dir });
+    const first = await runSwc(
+      ['compact', 'missing-tool-call.json', '-t', '100', '--note', template, '-o', 'out.json', ...APPROX],
+      { cwd: dir },
+    );
     expect(first.status).toBe(0);
     expect(readFileSync(path.join(dir, 'out.json'), 'utf8')).toBe(withNote(template.replace('{num_removed}', '2')));
     const second = await runSwc(['compact', 'out.json', '-t', '100', '--note', template, ...APPROX], { cwd: dir });
@@ -313,7 +387,10 @@ describe('a hostile note template', () => {
   it('full of regular-expression and $ patterns is filled in literally and recognised on the next run', async () => {
     const template = readFileSync(path.join(BAD, 'note-template-regex.txt'), 'utf8');
     const dir = workDir('missing-tool-call.json');
-    const first = await runSwc(['compact', 'missing-tool-call.json', '-t', '100', '--note', template, '-o', 'out.json', ...APPROX], { cwd: dir });
+    const first = await runSwc(
+      ['compact', 'missing-tool-call.json', '-t', '100', '--note', template, '-o', 'out.json', ...APPROX],
+      { cwd: dir },
+    );
     expect(first.status).toBe(0);
     const text = String.raw`Removed 2 message(s) $& $1 $$ $` + "` $' (.*) [^a-z]+ \\d{2,} ^$ | {0} \\{num_removed\\} 2";
     expect(readFileSync(path.join(dir, 'out.json'), 'utf8')).toBe(withNote(text));
@@ -340,7 +417,10 @@ describe('a bad target or flag', () => {
 
   it('refuses a negative or fractional --min-keep-steps', async () => {
     await refuseArgs(['-t', '100', '-k', '-1', ...APPROX], 'swc: error: --min-keep-steps must be at least 0, got -1');
-    await refuseArgs(['-t', '100', '-k', '1.5', ...APPROX], 'swc: error: --min-keep-steps must be a whole number, got "1.5"');
+    await refuseArgs(
+      ['-t', '100', '-k', '1.5', ...APPROX],
+      'swc: error: --min-keep-steps must be a whole number, got "1.5"',
+    );
   });
 
   it('refuses an unknown flag and suggests the closest one', async () => {
@@ -355,6 +435,10 @@ describe('a bad target or flag', () => {
   it('refuses an unknown command and suggests the closest one', async () => {
     const dir = workDir('missing-tool-call.json');
     const run = await runSwc(['compat', 'missing-tool-call.json', '-t', '100'], { cwd: dir });
-    expect(run).toEqual({ status: 2, stdout: '', stderr: "swc: error: unknown command 'compat' (did you mean compact?)\n" });
+    expect(run).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: "swc: error: unknown command 'compat' (did you mean compact?)\n",
+    });
   });
 });

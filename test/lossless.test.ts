@@ -6,7 +6,18 @@
  * out identical. Expected outputs are written out in full.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { tempDir } from './helpers/cli.js';
 import { runSwc } from './helpers/run-in-process.js';
@@ -48,7 +59,8 @@ const A2 = String.raw`{"role": "assistant", "content": null, "tool_calls": [{"id
 const R2 = String.raw`{"role": "tool", "tool_call_id": "call_9007199254740993", "content": "r\u00e9sultat \ud83d\ude00 \/ ok", "__proto__": null}`;
 const A3 = String.raw`{"role": "assistant", "content": "Done: caf\u00e9 = café.", "constructor": {"prototype": {"polluted": true}}}`;
 const ITEMS = [S, U1, A1, T, A2, R2, A3];
-const NOTE_TEXT = '[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]';
+const NOTE_TEXT =
+  '[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]';
 const NOTE = `{"role": "user", "content": "${NOTE_TEXT}"}`;
 const KEPT = [S, NOTE, T, A2, R2, A3];
 const TARGET = 200;
@@ -85,15 +97,21 @@ describe('a compacted OpenAI JSON file', () => {
   });
 
   it('writes the note pretty-printed like its neighbours in a file indented by four spaces', async () => {
-    const item = (...lines: string[]): string => `        {\n${lines.map((l) => `            ${l}`).join(',\n')}\n        }`;
+    const item = (...lines: string[]): string =>
+      `        {\n${lines.map((l) => `            ${l}`).join(',\n')}\n        }`;
     const system = item('"role": "system"', '"content": "Be exact."', '"constructor": 1.0');
     const old = item('"role": "user"', `"content": "${'Tell me about order 1. '.repeat(30).trim()}"`);
     const answer = item('"role": "assistant"', `"content": "${'Order 1 shipped on time. '.repeat(30).trim()}"`);
-    const task = item('"role": "user"', String.raw`"content": "Compare caf\u00e9 and café for order 9007199254740993."`);
+    const task = item(
+      '"role": "user"',
+      String.raw`"content": "Compare caf\u00e9 and café for order 9007199254740993."`,
+    );
     const done = item('"role": "assistant"', '"content": "Done."', '"n": 1e400', '"m": -0');
     const note = item('"role": "user"', `"content": "${NOTE_TEXT}"`);
     const file = (items: string[]): string => `{\n    "messages": [\n${items.join(',\n')}\n    ]\n}`;
-    expect(await compactText('pretty.json', file([system, old, answer, task, done]), 150)).toBe(file([system, note, task, done]));
+    expect(await compactText('pretty.json', file([system, old, answer, task, done]), 150)).toBe(
+      file([system, note, task, done]),
+    );
   });
 });
 
@@ -172,9 +190,18 @@ const HAYSTACK_NOTE = `  {
 describe('a compacted Haystack JSON file', () => {
   it('keeps items byte for byte, reads a __proto__ member of meta as data, and writes its note with metadata', async () => {
     const file = (items: string[]): string => `[\n${items.join(',\n')}\n]\n`;
-    const input = file([HAYSTACK_SYSTEM, HAYSTACK_OLD, HAYSTACK_OLD_ANSWER, HAYSTACK_TASK, HAYSTACK_CALL, HAYSTACK_RESULT]);
+    const input = file([
+      HAYSTACK_SYSTEM,
+      HAYSTACK_OLD,
+      HAYSTACK_OLD_ANSWER,
+      HAYSTACK_TASK,
+      HAYSTACK_CALL,
+      HAYSTACK_RESULT,
+    ]);
     // The system message stays an instruction: its meta's __proto__ member is not compaction metadata.
-    expect(await compactText('chat.json', input, TARGET)).toBe(file([HAYSTACK_SYSTEM, HAYSTACK_NOTE, HAYSTACK_TASK, HAYSTACK_CALL, HAYSTACK_RESULT]));
+    expect(await compactText('chat.json', input, TARGET)).toBe(
+      file([HAYSTACK_SYSTEM, HAYSTACK_NOTE, HAYSTACK_TASK, HAYSTACK_CALL, HAYSTACK_RESULT]),
+    );
   });
 });
 
@@ -207,7 +234,10 @@ const UNCHANGED: Array<[string, string]> = [
   ['chat.jsonl', `${ITEMS.join('\n')}\n`],
   ['chat.jsonl', `\ufeff${ITEMS.join('\r\n')}`],
   ['chat.jsonl', `${ITEMS.join('\n\n')}\n\n`],
-  ['haystack.json', `[\n${[HAYSTACK_SYSTEM, HAYSTACK_OLD, HAYSTACK_TASK, HAYSTACK_CALL, HAYSTACK_RESULT].join(',\n')}\n]`],
+  [
+    'haystack.json',
+    `[\n${[HAYSTACK_SYSTEM, HAYSTACK_OLD, HAYSTACK_TASK, HAYSTACK_CALL, HAYSTACK_RESULT].join(',\n')}\n]`,
+  ],
 ];
 
 describe('a file that needs nothing', () => {
@@ -222,10 +252,14 @@ describe('a file that needs nothing', () => {
     const [name, text] = UNCHANGED[1] as [string, string];
     const { dir, file } = place(name, text);
     const out = path.join(dir, 'out.json');
-    expect((await runSwc(['compact', name, '-t', '100000', '--tokenizer', 'approx', '-o', out], { cwd: dir })).status).toBe(0);
+    expect(
+      (await runSwc(['compact', name, '-t', '100000', '--tokenizer', 'approx', '-o', out], { cwd: dir })).status,
+    ).toBe(0);
     expect(readFileSync(out)).toEqual(Buffer.from(text, 'utf8'));
     const before = statSync(file);
-    expect((await runSwc(['compact', name, '-t', '100000', '--tokenizer', 'approx', '--in-place'], { cwd: dir })).status).toBe(0);
+    expect(
+      (await runSwc(['compact', name, '-t', '100000', '--tokenizer', 'approx', '--in-place'], { cwd: dir })).status,
+    ).toBe(0);
     const after = statSync(file);
     expect(readFileSync(file)).toEqual(Buffer.from(text, 'utf8'));
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
@@ -242,13 +276,19 @@ describe('--in-place', () => {
     writeFileSync(real, `${ITEMS.join('\n')}\n`);
     chmodSync(real, 0o640);
     symlinkSync('../real/chat.jsonl', path.join(dir, 'links', 'chat.jsonl'));
-    const run = await runSwc(['compact', 'links/chat.jsonl', '-t', String(TARGET), '--tokenizer', 'approx', '--in-place'], { cwd: dir });
+    const run = await runSwc(
+      ['compact', 'links/chat.jsonl', '-t', String(TARGET), '--tokenizer', 'approx', '--in-place'],
+      { cwd: dir },
+    );
     expect(run.status).toBe(0);
     expect(run.stdout).toBe('');
     expect(lstatSync(path.join(dir, 'links', 'chat.jsonl')).isSymbolicLink()).toBe(true);
     expect(readlinkSync(path.join(dir, 'links', 'chat.jsonl'))).toBe('../real/chat.jsonl');
     expect(readFileSync(real, 'utf8')).toBe(`${KEPT.join('\n')}\n`);
     expect(statSync(real).mode & 0o777).toBe(0o640);
-    expect([readdirSync(path.join(dir, 'real')), readdirSync(path.join(dir, 'links'))]).toEqual([['chat.jsonl'], ['chat.jsonl']]);
+    expect([readdirSync(path.join(dir, 'real')), readdirSync(path.join(dir, 'links'))]).toEqual([
+      ['chat.jsonl'],
+      ['chat.jsonl'],
+    ]);
   });
 });

@@ -43,13 +43,27 @@ const settingsArb: fc.Arbitrary<Settings> = fc.record({
   note: noteArb,
 });
 
-function compactBytes(bytes: Buffer, name: string, target: number, settings: Settings): ReturnType<typeof compactSource> {
-  return compactSource(decodeSource(bytes, name), { target, minKeepSteps: settings.minKeepSteps, note: settings.note, counter });
+function compactBytes(
+  bytes: Buffer,
+  name: string,
+  target: number,
+  settings: Settings,
+): ReturnType<typeof compactSource> {
+  return compactSource(decodeSource(bytes, name), {
+    target,
+    minKeepSteps: settings.minKeepSteps,
+    note: settings.note,
+    counter,
+  });
 }
 
 /** The file's size in tokens (what a target of "everything" measures). */
 function sizeOf(file: TranscriptFile): number {
-  const result = compactBytes(file.bytes, file.name, Number.MAX_SAFE_INTEGER, { share: 1, minKeepSteps: 1, note: undefined });
+  const result = compactBytes(file.bytes, file.name, Number.MAX_SAFE_INTEGER, {
+    share: 1,
+    minKeepSteps: 1,
+    note: undefined,
+  });
   return result.conversations.reduce((a, c) => a + c.plan.tokensBefore, 0);
 }
 
@@ -106,7 +120,8 @@ function separations(messages: readonly ConvMessage[], kept: ReadonlySet<number>
   messages.forEach((m, k) => {
     if (m.role !== 'tool') return;
     const owner = callOwner.get(m.callId);
-    if (owner !== undefined && kept.has(owner) !== kept.has(k)) problems.push(`result ${k} and its call in ${owner}: one kept, one removed`);
+    if (owner !== undefined && kept.has(owner) !== kept.has(k))
+      problems.push(`result ${k} and its call in ${owner}: one kept, one removed`);
     // A result stays with the assistant message it follows, and with every result between them.
     let a = k - 1;
     while (a >= 0 && messages[a]?.role === 'tool') a--;
@@ -158,7 +173,11 @@ describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', ()
         const items: JsonNode[] = kept.map((i) => file.items[i] as JsonNode);
         if (template !== null) {
           const removed = file.items.length - kept.length;
-          items.splice((added[0] as { at: number }).at, 0, file.codec.note(formatNote(template, removed), removed, kept.length));
+          items.splice(
+            (added[0] as { at: number }).at,
+            0,
+            file.codec.note(formatNote(template, removed), removed, kept.length),
+          );
         }
         expect(result.output).toBe(writeItems(items, file.framing, file.frame, file.style));
       }),
@@ -186,14 +205,19 @@ describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', ()
 
   it('keeps every message a smaller target keeps when the target grows', () => {
     fc.assert(
-      fc.property(transcriptFileArb(CODECS), settingsArb, fc.double({ min: 0, max: 1, noNaN: true }), (file, settings, more) => {
-        const size = sizeOf(file);
-        const small = Math.max(1, Math.floor(size * Math.min(settings.share, 1)));
-        const large = small + 1 + Math.floor((size - small) * more);
-        const keptSmall = survivors(file, compactBytes(file.bytes, file.name, small, settings).output).kept;
-        const keptLarge = new Set(survivors(file, compactBytes(file.bytes, file.name, large, settings).output).kept);
-        for (const i of keptSmall) expect(keptLarge.has(i)).toBe(true);
-      }),
+      fc.property(
+        transcriptFileArb(CODECS),
+        settingsArb,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (file, settings, more) => {
+          const size = sizeOf(file);
+          const small = Math.max(1, Math.floor(size * Math.min(settings.share, 1)));
+          const large = small + 1 + Math.floor((size - small) * more);
+          const keptSmall = survivors(file, compactBytes(file.bytes, file.name, small, settings).output).kept;
+          const keptLarge = new Set(survivors(file, compactBytes(file.bytes, file.name, large, settings).output).kept);
+          for (const i of keptSmall) expect(keptLarge.has(i)).toBe(true);
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -52,7 +52,9 @@ describe('the repository is self-contained', () => {
     expect(existsSync(path.join(REAL_DATA, 'LICENSES.md'))).toBe(true);
     const transcripts = filesUnder(REAL_DATA).filter((file) => /\.jsonl?$/.test(file));
     expect(transcripts.length).toBeGreaterThan(20);
-    const unlisted = transcripts.filter((file) => !provenance.includes(`| ${path.basename(file)} |`)).map((file) => path.relative(ROOT, file));
+    const unlisted = transcripts
+      .filter((file) => !provenance.includes(`| ${path.basename(file)} |`))
+      .map((file) => path.relative(ROOT, file));
     expect(unlisted).toEqual([]);
   });
 

@@ -26,12 +26,18 @@ function importsOf(file: string): Import[] {
   const pattern = /^\s*(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm;
   for (const m of text.matchAll(pattern)) {
     const spec = m[3] as string;
-    found.push({ target: path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')), typeOnly: m[2] !== undefined });
+    found.push({
+      target: path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')),
+      typeOnly: m[2] !== undefined,
+    });
   }
   // `import { type A, type B } from` is type-only too.
   const braces = /^\s*import\s+\{([^}]*)\}\s+from\s+['"](\.{1,2}\/[^'"]+)['"]/gm;
   for (const m of text.matchAll(braces)) {
-    const names = (m[1] as string).split(',').map((n) => n.trim()).filter((n) => n !== '');
+    const names = (m[1] as string)
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
     if (names.length > 0 && names.every((n) => n.startsWith('type '))) {
       const target = path.resolve(path.dirname(file), (m[2] as string).replace(/\.js$/, '.ts'));
       const entry = found.find((i) => i.target === target && !i.typeOnly);
@@ -85,7 +91,11 @@ describe('the structure of src/', () => {
   test('outside the formats, itemsOf is read through itemsReader (indexing a lazy one is a proxy trap per message)', () => {
     const offenders = files
       .filter((f) => !rel(f).startsWith(`formats${path.sep}`))
-      .filter((f) => /itemsOf\??\.?\[|itemsOf\.(?:forEach|map|flatMap|some|every|reduce|filter|find)\(/.test(readFileSync(f, 'utf8')))
+      .filter((f) =>
+        /itemsOf\??\.?\[|itemsOf\.(?:forEach|map|flatMap|some|every|reduce|filter|find)\(/.test(
+          readFileSync(f, 'utf8'),
+        ),
+      )
       .map(rel);
     expect(offenders).toEqual([]);
   });
@@ -93,7 +103,9 @@ describe('the structure of src/', () => {
   test('no file under src/cli makes or holds a token counter', () => {
     const offenders = files
       .filter((f) => rel(f).startsWith(`cli${path.sep}`))
-      .filter((f) => /\bTokenCounter\b|\bcreateCounter\b|\bcreateApproxCounter\b|\bcountTokens\b/.test(readFileSync(f, 'utf8')))
+      .filter((f) =>
+        /\bTokenCounter\b|\bcreateCounter\b|\bcreateApproxCounter\b|\bcountTokens\b/.test(readFileSync(f, 'utf8')),
+      )
       .map(rel);
     expect(offenders).toEqual([]);
   });

@@ -2,7 +2,14 @@ import { promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
-import { ChangedError, describeFsError, isInside, isSameFile, writeFileAtomic, type FileIdentity } from '../io/files.js';
+import {
+  ChangedError,
+  describeFsError,
+  isInside,
+  isSameFile,
+  writeFileAtomic,
+  type FileIdentity,
+} from '../io/files.js';
 import type { InputFile } from '../io/expand.js';
 import { ConfinedFolders } from '../io/folders.js';
 
@@ -38,7 +45,9 @@ export class BackupDir {
     const realRoot = await fs.realpath(dir);
     const realBase = await fs.realpath(base).catch(() => base);
     if (isInside(realRoot, realBase)) {
-      throw new UsageError(`--backup-dir ${dir} holds the inputs' base directory, so backups would land on the inputs: choose a folder beside or inside it`);
+      throw new UsageError(
+        `--backup-dir ${dir} holds the inputs' base directory, so backups would land on the inputs: choose a folder beside or inside it`,
+      );
     }
     return new BackupDir(path.resolve(dir), realRoot, base);
   }
@@ -52,34 +61,64 @@ export class BackupDir {
    */
   async keep(file: InputFile, identity: FileIdentity): Promise<string> {
     const rel = path.relative(this.base, file.absolute);
-    if (rel === '' || !isInside(this.base, file.absolute)) throw new InputError('is outside the base directory; refusing to back it up outside the --backup-dir', file.display);
+    if (rel === '' || !isInside(this.base, file.absolute))
+      throw new InputError(
+        'is outside the base directory; refusing to back it up outside the --backup-dir',
+        file.display,
+      );
     const dest = path.join(this.root, rel);
-    if (!isInside(this.root, dest) || dest === this.root) throw new InputError('its backup would land outside the --backup-dir; refusing', file.display);
+    if (!isInside(this.root, dest) || dest === this.root)
+      throw new InputError('its backup would land outside the --backup-dir; refusing', file.display);
     const realDir = await this.folders.ensure(path.dirname(dest), file.display);
     const stat = await fs.lstat(dest).catch(() => null);
     if (stat !== null) {
-      if (stat.isSymbolicLink()) throw new InputError(`its backup path ${dest} is a symbolic link; refusing to write through it (the original is unchanged)`, file.display);
-      const same = stat.isFile() && stat.size === identity.size && (await sameContent(file, identity, dest).catch((error: unknown) => {
-        if (error instanceof InputError) throw error;
-        throw new InputError(`cannot read the backup already at ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
-      }));
+      if (stat.isSymbolicLink())
+        throw new InputError(
+          `its backup path ${dest} is a symbolic link; refusing to write through it (the original is unchanged)`,
+          file.display,
+        );
+      const same =
+        stat.isFile() &&
+        stat.size === identity.size &&
+        (await sameContent(file, identity, dest).catch((error: unknown) => {
+          if (error instanceof InputError) throw error;
+          throw new InputError(
+            `cannot read the backup already at ${dest}: ${describeFsError(error)} (the original is unchanged)`,
+            file.display,
+          );
+        }));
       if (same) return dest;
-      throw new InputError(`a backup is already at ${dest} with other content; refusing to overwrite it (the original is unchanged; move that backup away or choose another --backup-dir)`, file.display);
+      throw new InputError(
+        `a backup is already at ${dest} with other content; refusing to overwrite it (the original is unchanged; move that backup away or choose another --backup-dir)`,
+        file.display,
+      );
     }
     const original = await openUnchanged(file, identity);
     try {
-      await writeFileAtomic(dest, readChecked(original, file, identity), { realDir, durable: true, exclusive: true, mode: identity.mode });
+      await writeFileAtomic(dest, readChecked(original, file, identity), {
+        realDir,
+        durable: true,
+        exclusive: true,
+        mode: identity.mode,
+      });
     } catch (error) {
       if (error instanceof InputError) throw error;
-      if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, file.display);
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new InputError(`a backup appeared at ${dest} while it was being written; refusing to overwrite it (the original is unchanged)`, file.display);
-      throw new InputError(`cannot write its backup ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
+      if (error instanceof ChangedError)
+        throw new InputError(`${error.message}; nothing was written for it`, file.display);
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new InputError(
+          `a backup appeared at ${dest} while it was being written; refusing to overwrite it (the original is unchanged)`,
+          file.display,
+        );
+      throw new InputError(
+        `cannot write its backup ${dest}: ${describeFsError(error)} (the original is unchanged)`,
+        file.display,
+      );
     } finally {
       await original.close();
     }
     return dest;
   }
-
 }
 
 /** How much of a file is copied or compared at a time. */
@@ -92,7 +131,10 @@ function changedError(file: InputFile): InputError {
 /** Opens a file that must still be the one identified before it was compacted (the path leading to it too). */
 async function openUnchanged(file: InputFile, identity: FileIdentity): Promise<FileHandle> {
   const handle = await fs.open(file.real, 'r').catch((error: unknown) => {
-    throw new InputError(`cannot read it again to back it up: ${describeFsError(error)} (the original is unchanged)`, file.display);
+    throw new InputError(
+      `cannot read it again to back it up: ${describeFsError(error)} (the original is unchanged)`,
+      file.display,
+    );
   });
   const now = await fs.lstat(file.real).catch(() => null);
   if (!isSameFile(await handle.stat(), identity) || now === null || !isSameFile(now, identity)) {

@@ -6,7 +6,16 @@ import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
 import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
-import { expandInputs, isInside, isPattern, nameUnder, skippedStoreLine, unreadableFolderError, type Expansion, type InputFile } from '../io/expand.js';
+import {
+  expandInputs,
+  isInside,
+  isPattern,
+  nameUnder,
+  skippedStoreLine,
+  unreadableFolderError,
+  type Expansion,
+  type InputFile,
+} from '../io/expand.js';
 import { defaultCacheDir } from '../io/model/index.js';
 import { BackupDir } from './backup.js';
 import { colorLevel } from './color.js';
@@ -15,13 +24,37 @@ import { checkReportPath, reportTarget } from './json-output.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
 import type { CliIo } from './io.js';
 import { createProgress, isSpinnerWanted } from './progress.js';
-import { failedRecord, isUnrecognized, skippedLine, skippedRecord, totalsOf, type FileRecord, type ReportSettings } from './report.js';
+import {
+  failedRecord,
+  isUnrecognized,
+  skippedLine,
+  skippedRecord,
+  totalsOf,
+  type FileRecord,
+  type ReportSettings,
+} from './report.js';
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
 import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
 import { offloadStore, writeStore } from './offload.js';
-import { addUsage, createSummarizingCompactor, NO_USAGE, usageLine, type SummarizingCompactor } from '../summarize-run.js';
+import {
+  addUsage,
+  createSummarizingCompactor,
+  NO_USAGE,
+  usageLine,
+  type SummarizingCompactor,
+} from '../summarize-run.js';
 import { summarySourceFor } from './summary-source.js';
-import { compactorFor, processFile, processFileAsync, runOptionsFor, type FromWorker, type Job, type JobResult, type JobSettings, type WorkerInit } from './worker.js';
+import {
+  compactorFor,
+  processFile,
+  processFileAsync,
+  runOptionsFor,
+  type FromWorker,
+  type Job,
+  type JobResult,
+  type JobSettings,
+  type WorkerInit,
+} from './worker.js';
 
 /**
  * `swc compact` over many files: expand the inputs, keep this shard's files, compact them in worker threads,
@@ -35,7 +68,9 @@ import { compactorFor, processFile, processFileAsync, runOptionsFor, type FromWo
  * The worker's module: beside this one when built (the bundle's `worker.js` entry in dist/bin, or dist/cli/worker.js
  * compiled); the compiled copy when this runs from its TypeScript source (tests).
  */
-const WORKER_URL = import.meta.url.endsWith('.ts') ? new URL('../../dist/cli/worker.js', import.meta.url) : new URL('./worker.js', import.meta.url);
+const WORKER_URL = import.meta.url.endsWith('.ts')
+  ? new URL('../../dist/cli/worker.js', import.meta.url)
+  : new URL('./worker.js', import.meta.url);
 
 /** Jobs a worker holds at once: one running, one waiting, so it never idles between files. */
 const PER_WORKER = 2;
@@ -128,8 +163,18 @@ class WorkerPool {
       slot.running.clear();
       this.queue.unshift(...waiting);
       if (culprit !== undefined) {
-        const record = failedRecord(culprit.job.display, new Error(`the worker thread stopped: ${reason}`), this.target);
-        culprit.resolve({ index: culprit.job.index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null });
+        const record = failedRecord(
+          culprit.job.display,
+          new Error(`the worker thread stopped: ${reason}`),
+          this.target,
+        );
+        culprit.resolve({
+          index: culprit.job.index,
+          record,
+          line: `swc: ${record.error?.message}`,
+          diff: null,
+          bytes: null,
+        });
       }
       // A worker that cannot start (a low open-file or memory limit) leaves the work to those that did.
       if (!slot.ready && this.workers.length > 0) {
@@ -190,7 +235,9 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
     ...(settings.strategies.join(',') !== 'window'
       ? {
           strategies: settings.strategies,
-          ...(settings.strategies.includes('prune') ? { minTokens: settings.minTokens, placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER } : {}),
+          ...(settings.strategies.includes('prune')
+            ? { minTokens: settings.minTokens, placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER }
+            : {}),
           ...(settings.strategies.includes('offload') ? { offloadOver: settings.offloadOver } : {}),
         }
       : {}),
@@ -230,7 +277,10 @@ class OutDir {
     }
     const realRoot = await fs.realpath(dir);
     const realBase = await fs.realpath(base).catch(() => base);
-    if (realRoot === realBase) throw new UsageError('--out-dir is the inputs\' base directory itself, so it would overwrite them: use --in-place for that, or another directory');
+    if (realRoot === realBase)
+      throw new UsageError(
+        "--out-dir is the inputs' base directory itself, so it would overwrite them: use --in-place for that, or another directory",
+      );
     const stats = await Promise.all(files.map((f) => fs.stat(f.real).catch(() => null)));
     const inputs = new Set(stats.flatMap((st) => (st === null ? [] : [inodeKey(st)])));
     return new OutDir(path.resolve(dir), realRoot, base, inputs, force);
@@ -242,22 +292,29 @@ class OutDir {
    */
   async destination(file: InputFile, bytes: Uint8Array): Promise<Destination | null> {
     const rel = path.relative(this.base, file.absolute);
-    if (rel === '' || !isInside(this.base, file.absolute)) throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
+    if (rel === '' || !isInside(this.base, file.absolute))
+      throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
     const dest = path.join(this.root, rel);
-    if (!isInside(this.root, dest) || dest === this.root) throw new InputError('would land outside the out-dir; refusing', file.display);
+    if (!isInside(this.root, dest) || dest === this.root)
+      throw new InputError('would land outside the out-dir; refusing', file.display);
     const realDir = await this.folders.ensure(path.dirname(dest), file.display);
     const stat = await fs.lstat(dest).catch(() => null);
     if (stat === null) return { path: dest, realDir };
-    if (stat.isSymbolicLink()) throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
+    if (stat.isSymbolicLink())
+      throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
     if (stat.isDirectory()) throw new InputError(`${dest} is a directory`, file.display);
     // A FIFO or device there is never written into, even with --force: only regular files are replaced.
     if (!stat.isFile()) throw new InputError(`${dest} is not a regular file; refusing to write into it`, file.display);
-    if (this.inputs.has(inodeKey(stat))) throw new InputError(`its out-dir path ${dest} is one of the inputs; refusing to overwrite it`, file.display);
+    if (this.inputs.has(inodeKey(stat)))
+      throw new InputError(`its out-dir path ${dest} is one of the inputs; refusing to overwrite it`, file.display);
     if (stat.isFile() && stat.size === bytes.length && (await fs.readFile(dest)).equals(bytes)) return null;
-    if (!this.force) throw new InputError(`${dest} already exists with other content; refusing to replace it (add --force to replace files in the out-dir)`, file.display);
+    if (!this.force)
+      throw new InputError(
+        `${dest} already exists with other content; refusing to replace it (add --force to replace files in the out-dir)`,
+        file.display,
+      );
     return { path: dest, realDir };
   }
-
 }
 
 /**
@@ -299,7 +356,12 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   if (settings.inputs[0] === '-') {
     if (settings.shard !== null) throw new UsageError('--shard needs files; standard input is a single stream');
     const { file } = await checkReportPath(settings, io, []);
-    return { files: [{ absolute: '-', real: '-', relative: '<stdin>', display: '<stdin>', found: false }], total: 1, base: io.cwd, report: file };
+    return {
+      files: [{ absolute: '-', real: '-', relative: '<stdin>', display: '<stdin>', found: false }],
+      total: 1,
+      base: io.cwd,
+      report: file,
+    };
   }
   // The run's own outputs and its summary cache are never its inputs, even when they sit among them.
   const exclude = settings.outDir === undefined ? [] : [path.resolve(io.cwd, settings.outDir)];
@@ -315,10 +377,21 @@ async function findWork(settings: CompactSettings, io: CliIo): Promise<Work> {
   }
   if (settings.outDir !== undefined) await refuseOutDirAsInput(settings, io);
   if (settings.backupDir !== undefined) await refuseBackupDirOverInputs(settings.backupDir, settings.inputs, io);
-  const expansion = await expandInputs(settings.inputs, { cwd: io.cwd, ignore: settings.ignore, exclude, excludeNames, base: settings.base });
-  const reportPath = await checkReportPath(settings, io, expansion.files.map((f) => f.real));
+  const expansion = await expandInputs(settings.inputs, {
+    cwd: io.cwd,
+    ignore: settings.ignore,
+    exclude,
+    excludeNames,
+    base: settings.base,
+  });
+  const reportPath = await checkReportPath(
+    settings,
+    io,
+    expansion.files.map((f) => f.real),
+  );
   const { base } = expansion;
-  const files = reportPath.exclude === null ? expansion.files : expansion.files.filter((f) => f.real !== reportPath.exclude);
+  const files =
+    reportPath.exclude === null ? expansion.files : expansion.files.filter((f) => f.real !== reportPath.exclude);
   const shard = settings.shard;
   const mine = shard === null ? files : files.filter((f) => shardOf(f.relative, shard.count) === shard.index);
   return { files: mine, total: files.length, base, report: reportPath.file, skippedStores: expansion.skippedStores };
@@ -341,7 +414,9 @@ async function refuseOutDirAsInput(settings: CompactSettings, io: CliIo): Promis
   for (const input of settings.inputs) {
     const real = await fs.realpath(path.resolve(io.cwd, input)).catch(() => null);
     if (real === outDir && (await fs.stat(real)).isDirectory()) {
-      throw new UsageError(`--out-dir ${settings.outDir} is the input directory ${input} itself, so every result would replace its input: use --in-place to rewrite the files there`);
+      throw new UsageError(
+        `--out-dir ${settings.outDir} is the input directory ${input} itself, so every result would replace its input: use --in-place to rewrite the files there`,
+      );
     }
   }
 }
@@ -359,11 +434,15 @@ async function refuseBackupDirOverInputs(backupDir: string, inputs: readonly str
     if (stat !== null && !stat.isDirectory()) continue;
     const real = await realTarget(stat === null && isPattern(input) ? path.resolve(io.cwd, patternRoot(input)) : given);
     if (isInside(backups, real)) {
-      throw new UsageError(`--backup-dir ${backupDir} holds the input ${input}, so its backups would land among the inputs: choose a folder beside the inputs`);
+      throw new UsageError(
+        `--backup-dir ${backupDir} holds the input ${input}, so its backups would land among the inputs: choose a folder beside the inputs`,
+      );
     }
     // Left out of this run, but the next run over the same folder without --backup-dir would compact the backups.
     if (isInside(real, backups)) {
-      throw new UsageError(`--backup-dir ${backupDir} is inside the input ${input}, so a later run over it would read (and could compact) the backups: choose a folder beside the inputs`);
+      throw new UsageError(
+        `--backup-dir ${backupDir} is inside the input ${input}, so a later run over it would read (and could compact) the backups: choose a folder beside the inputs`,
+      );
     }
   }
 }
@@ -371,7 +450,10 @@ async function refuseBackupDirOverInputs(backupDir: string, inputs: readonly str
 /** The folder a glob pattern starts from (its part before the first wildcard). */
 function patternRoot(pattern: string): string {
   const parts = pattern.split('/');
-  const fixed = parts.slice(0, parts.findIndex((p) => isPattern(p)));
+  const fixed = parts.slice(
+    0,
+    parts.findIndex((p) => isPattern(p)),
+  );
   return fixed.length === 0 ? '.' : fixed.join('/');
 }
 
@@ -395,9 +477,15 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store));
   const json = reportTarget(settings, work.report);
   const mode = modeOf(settings);
-  const outDir = settings.outDir !== undefined && !settings.dryRun ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force) : null;
+  const outDir =
+    settings.outDir !== undefined && !settings.dryRun
+      ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force)
+      : null;
   // Originals are kept before --in-place replaces them.
-  const backups = settings.backupDir !== undefined && settings.inPlace && !settings.dryRun ? await BackupDir.open(path.resolve(io.cwd, settings.backupDir), work.base) : null;
+  const backups =
+    settings.backupDir !== undefined && settings.inPlace && !settings.dryRun
+      ? await BackupDir.open(path.resolve(io.cwd, settings.backupDir), work.base)
+      : null;
   const reporters = reportersFor(settings, mode, json, single);
   const store = await offloadStore(settings, io);
   const jobSettings: JobSettings = {
@@ -409,7 +497,10 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,
-    offload: store === undefined ? undefined : { ...store, cwd: io.cwd, ...(outDir !== null ? { outDir: { root: outDir.root, base: work.base } } : {}) },
+    offload:
+      store === undefined
+        ? undefined
+        : { ...store, cwd: io.cwd, ...(outDir !== null ? { outDir: { root: outDir.root, base: work.base } } : {}) },
     note: settings.note,
     format: settings.format,
     conversationKey: settings.conversationKey,
@@ -417,7 +508,13 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     // The diff shows every group's count; the --stat lines need only the file's figures.
     exhaustive: json !== null || (settings.dryRun && !settings.stat),
     exact: settings.exact,
-    diff: reporters.includes('dry-run') ? { level: colorLevel(io.stdout, io.env, settings.color), width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80, verbose: settings.verbose } : null,
+    diff: reporters.includes('dry-run')
+      ? {
+          level: colorLevel(io.stdout, io.env, settings.color),
+          width: io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80,
+          verbose: settings.verbose,
+        }
+      : null,
     plan: json !== null,
     bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',
     everyLine: single,
@@ -431,10 +528,12 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const stdin = files[0]?.absolute === '-';
   // Summarize runs in this thread: its files wait on the model, and their calls share one limiter (--concurrency).
   const summary = await summarySourceFor(settings, io, io.summarizer);
-  const summarizing: SummarizingCompactor | null = summary === null ? null : await createSummarizingCompactor(runOptionsFor(jobSettings), summary);
+  const summarizing: SummarizingCompactor | null =
+    summary === null ? null : await createSummarizingCompactor(runOptionsFor(jobSettings), summary);
   let usage = NO_USAGE;
   const workers = stdin || summarizing !== null ? 0 : Math.min(settings.jobs, files.length);
-  const pool = workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
+  const pool =
+    workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
   let compactor: FileCompactor | null = stdin ? await compactorFor(jobSettings) : null;
   const inThisThread = async (): Promise<FileCompactor> => (compactor ??= await compactorFor(jobSettings));
   const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet || json?.kind === 'stderr'));
@@ -443,7 +542,10 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const runJob = async (index: number): Promise<JobResult> => {
     const file = files[index] as InputFile;
     if (summarizing !== null) {
-      const job: Job = file.absolute === '-' ? { index, file: '-', display: file.display, content: await readStreamBounded(io.stdin) } : { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
+      const job: Job =
+        file.absolute === '-'
+          ? { index, file: '-', display: file.display, content: await readStreamBounded(io.stdin) }
+          : { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
       const result = await processFileAsync(job, jobSettings, await inThisThread(), summarizing);
       if (result.summary !== undefined) {
         usage = addUsage(usage, result.summary.usage);
@@ -481,15 +583,31 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     if (result.record.status === 'failed' || result.record.status === 'skipped' || result.bytes === null) return result;
     try {
       // The store files first, flushed: a transcript never points at a result that is not there.
-      if (store !== undefined && (result.stored?.length ?? 0) > 0) await writeStore(result.stored ?? [], store.dir, file.display);
+      if (store !== undefined && (result.stored?.length ?? 0) > 0)
+        await writeStore(result.stored ?? [], store.dir, file.display);
       if (outDir !== null) {
         const dest = await outDir.destination(file, result.bytes);
-        if (dest !== null) await writeOrFail(dest.path, result.bytes, file, { realDir: dest.realDir, durable: false, mode: result.identity?.mode });
+        if (dest !== null)
+          await writeOrFail(dest.path, result.bytes, file, {
+            realDir: dest.realDir,
+            durable: false,
+            mode: result.identity?.mode,
+          });
         // Named under the out-dir as it was typed, as the inputs are.
-        return { ...result, record: { ...result.record, written: nameUnder(settings.outDir as string, path.relative(work.base, file.absolute)) } };
+        return {
+          ...result,
+          record: {
+            ...result.record,
+            written: nameUnder(settings.outDir as string, path.relative(work.base, file.absolute)),
+          },
+        };
       }
       if (settings.inPlace && result.record.status === 'compacted') {
-        if (result.identity === null || result.identity === undefined) throw new InputError('is not a regular file; --in-place only rewrites regular files (the original is unchanged)', file.display);
+        if (result.identity === null || result.identity === undefined)
+          throw new InputError(
+            'is not a regular file; --in-place only rewrites regular files (the original is unchanged)',
+            file.display,
+          );
         if (backups !== null) await backups.keep(file, result.identity);
         await writeOrFail(file.real, result.bytes, file, { expect: result.identity, durable: true });
         return { ...result, record: { ...result.record, written: file.display } };
@@ -501,11 +619,20 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     }
   };
 
-  const context: RunContext = { settings, io, single, json, reportSettings: reportSettings(settings, jobSettings.tokenizer), say: report, shown: { diffs: 0 } };
+  const context: RunContext = {
+    settings,
+    io,
+    single,
+    json,
+    reportSettings: reportSettings(settings, jobSettings.tokenizer),
+    say: report,
+    shown: { diffs: 0 },
+  };
   /** Reports one committed file, in order. */
   const emit = async (result: JobResult): Promise<void> => {
     // Every record of a report has a plan key; a failed file's is null.
-    const record = jobSettings.plan && result.record.plan === undefined ? { ...result.record, plan: null } : result.record;
+    const record =
+      jobSettings.plan && result.record.plan === undefined ? { ...result.record, plan: null } : result.record;
     records.push(record);
     for (const name of reporters) await (REPORTERS[name] as Reporter).file?.(result, record, records.length, context);
   };
@@ -540,8 +667,18 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const totals = totalsOf(records);
   // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
   const failedCalls = summary === null || summary.summarizer === null ? 0 : usage.failed;
-  let code: number = totals.failed > 0 ? EXIT.error : failedCalls > 0 ? EXIT.summaryFailed : settings.check && totals.compacted > 0 ? EXIT.changesNeeded : EXIT.ok;
-  const shard = settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
+  let code: number =
+    totals.failed > 0
+      ? EXIT.error
+      : failedCalls > 0
+        ? EXIT.summaryFailed
+        : settings.check && totals.compacted > 0
+          ? EXIT.changesNeeded
+          : EXIT.ok;
+  const shard =
+    settings.shard === null
+      ? null
+      : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
   const end: RunEnd = { records, totals, seconds: (performance.now() - started) / 1000, shard };
   for (const name of reporters) {
     const written = (await (REPORTERS[name] as Reporter).end?.(end, context)) ?? true;
@@ -555,7 +692,8 @@ async function writeOrFail(dest: string, bytes: Uint8Array, file: InputFile, opt
   try {
     await writeFileAtomic(dest, bytes, options);
   } catch (error) {
-    if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, file.display);
+    if (error instanceof ChangedError)
+      throw new InputError(`${error.message}; nothing was written for it`, file.display);
     throw new InputError(`cannot write ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
   }
 }

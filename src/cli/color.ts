@@ -6,7 +6,11 @@ import type { OutStream } from './io.js';
  * --no-color, FORCE_COLOR=0, or when piped. `flag` is commander's `color` value: only `false` (--no-color) counts,
  * since commander defaults it to true.
  */
-export function colorFor(stream: OutStream, env: Readonly<Record<string, string | undefined>>, flag: boolean | undefined): ChalkInstance {
+export function colorFor(
+  stream: OutStream,
+  env: Readonly<Record<string, string | undefined>>,
+  flag: boolean | undefined,
+): ChalkInstance {
   return new Chalk({ level: colorLevel(stream, env, flag) });
 }
 

@@ -9,7 +9,16 @@ import type { Inventory, LocatedIdentifier } from '../outcome/forgotten.js';
 import { countOf, itemSpan, itemsOfAll, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
 import type { WindowSettings } from './settings.js';
 import { figureText, formatCount, missText, percent, thresholdText } from './summary.js';
-import { cutStartToWidth, cutToWidth, displayWidth, escapeControls, padEndTo, padStartTo, previewOf, wrapToWidth } from './text-width.js';
+import {
+  cutStartToWidth,
+  cutToWidth,
+  displayWidth,
+  escapeControls,
+  padEndTo,
+  padStartTo,
+  previewOf,
+  wrapToWidth,
+} from './text-width.js';
 
 /**
  * The `--dry-run` view: a diff of a conversation's structure, one line per group, in conversation order.
@@ -121,8 +130,7 @@ export function layoutRows(rows: readonly Row[], width: number, color: ChalkInst
   const count = w((r) => r.count);
   const tokens = w((r) => r.tokens);
   return rows.map((r) => {
-    const fixed =
-      `${r.marker} ${padEndTo(r.label, label)}  ${padEndTo(r.range, range)}  ${padStartTo(r.count, count)}  ${padStartTo(r.tokens, tokens)}  `;
+    const fixed = `${r.marker} ${padEndTo(r.label, label)}  ${padEndTo(r.range, range)}  ${padStartTo(r.count, count)}  ${padStartTo(r.tokens, tokens)}  `;
     const left = width - displayWidth(fixed);
     const text = left > 0 ? previewOf(r.text, left) : '';
     return emitLine([{ text: fixed + text, tone: r.tone }], width, color);
@@ -224,7 +232,8 @@ function noNoteReason(c: ConversationResult, noteOn: boolean): string {
   const { plan } = c;
   if (!noteOn) return 'no note: notes are off';
   if (c.outcome.belowThreshold) return 'no note: nothing removed (below the threshold)';
-  if (plan.unchanged === 'fits') return plan.targetMet ? 'no note: nothing removed (fits the target)' : 'no note: nothing removed';
+  if (plan.unchanged === 'fits')
+    return plan.targetMet ? 'no note: nothing removed (fits the target)' : 'no note: nothing removed';
   if (plan.unchanged === 'only-notes') return 'no note: only earlier notes would go, so nothing changes';
   return 'no note: nothing can be removed';
 }
@@ -289,7 +298,15 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
   }
   if (plan.noteText === null) {
     const at = plan.groups.findIndex((g) => g.kind === 'system') + 1;
-    rows.splice(at, 0, { marker: ' ', label: 'note', range: '', count: '', tokens: '', text: noNoteReason(conversation, noteOn), tone: 'note' });
+    rows.splice(at, 0, {
+      marker: ' ',
+      label: 'note',
+      range: '',
+      count: '',
+      tokens: '',
+      text: noNoteReason(conversation, noteOn),
+      tone: 'note',
+    });
   }
   return rows;
 }
@@ -338,7 +355,10 @@ function barMarker(c: ConversationResult, window: WindowSettings | null | undefi
   if (!c.outcome.belowThreshold) return { at: c.target, label: `target ${formatCount(c.target)}` };
   const { trigger } = window as WindowSettings;
   const at = Math.max(trigger - c.toolTokens, 0);
-  return { at, label: `threshold ${formatCount(trigger)}${c.toolTokens > 0 ? ` (${formatCount(at)} after tool schemas)` : ''}` };
+  return {
+    at,
+    label: `threshold ${formatCount(trigger)}${c.toolTokens > 0 ? ` (${formatCount(at)} after tool schemas)` : ''}`,
+  };
 }
 
 /** What pruning and offloading saved on the results the output keeps: their tokens before less their placeholders'. */
@@ -352,7 +372,14 @@ function shrunk(c: ConversationResult): { pruned: number; offloaded: number } {
  * The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what
  * goes: removed messages, and what pruning and offloading took out of the results that stay (`~`).
  */
-function budgetLines(totals: PlanTotals, marker: BarMarker, met: boolean, width: number, color: ChalkInstance, saved = { pruned: 0, offloaded: 0 }): string[] {
+function budgetLines(
+  totals: PlanTotals,
+  marker: BarMarker,
+  met: boolean,
+  width: number,
+  color: ChalkInstance,
+  saved = { pruned: 0, offloaded: 0 },
+): string[] {
   const target = marker.at;
   const parts: BarPart[] = [
     { key: 'protected', char: '█', tone: 'protected', tokens: totals.protectedTokens ?? 0 },
@@ -458,7 +485,8 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
     const where = [plural(r.turns, 'turn'), plural(r.steps, 'step')];
     if (r.orphans > 0) where.push(plural(r.orphans, 'other message'));
     const tokens = r.tokens === null ? '' : ` (${formatCount(r.tokens)} tokens)`;
-    const list = where.length === 2 ? where.join(' and ') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
+    const list =
+      where.length === 2 ? where.join(' and ') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
     first = `removed ${plural(r.messages, 'message')}${tokens} in ${list}`;
     const pruned = (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0);
     if (pruned > 0) {
@@ -511,13 +539,18 @@ export function forgetsText(inventory: Inventory): string {
     const shown = of.slice(0, of.length === 2 ? 2 : 1).map((id) => escapeControls(id.value));
     kinds.push(`${kindCount(of.length, kind)} (${shown.join(', ')}${of.length > 2 ? ', …' : ''})`);
   }
-  const head = forgotten.length === 0 ? 'forgets no identifiers' : `forgets ${plural(forgotten.length, 'identifier')}: ${kinds.join(', ')}`;
+  const head =
+    forgotten.length === 0
+      ? 'forgets no identifiers'
+      : `forgets ${plural(forgotten.length, 'identifier')}: ${kinds.join(', ')}`;
   return recoverable.length === 0 ? head : `${head}; ${formatCount(recoverable.length)} recoverable from the store`;
 }
 
 /** The forgets line, wrapped; with --verbose every identifier after it: `- path src/a.ts #3`, `~` for recoverable ones. */
 function inventoryLines(inventory: Inventory, view: DryRunView, width: number): string[] {
-  const lines = wrapToWidth(forgetsText(inventory), width, '  ').map((l) => emitLine([{ text: l, tone: 'removed' }], width, view.color));
+  const lines = wrapToWidth(forgetsText(inventory), width, '  ').map((l) =>
+    emitLine([{ text: l, tone: 'removed' }], width, view.color),
+  );
   if (view.verbose !== true) return lines;
   const all: { id: LocatedIdentifier; marker: string; tone: Tone; label: string }[] = [
     ...inventory.forgotten.map((id) => ({ id, marker: '-', tone: 'removed' as const, label: '' })),
@@ -539,7 +572,10 @@ function summaryRoundLines(c: ConversationResult, width: number, view: DryRunVie
     const span = items.length === 0 ? 'nothing' : items.length === 1 ? `item ${items[0]}` : `items ${spans(items)}`;
     const prompt = r.promptTokens === null ? '' : `, a call of ${formatCount(r.promptTokens)} prompt tokens`;
     // A simulated summary keeps nothing worth counting: the line says what a real one would have to keep.
-    const names = r.retention === null ? ` (naming ${plural(r.identifiers, 'identifier')})` : ` (its summary keeps ${formatCount(r.retention.kept)} of ${plural(r.identifiers, 'identifier')})`;
+    const names =
+      r.retention === null
+        ? ` (naming ${plural(r.identifiers, 'identifier')})`
+        : ` (its summary keeps ${formatCount(r.retention.kept)} of ${plural(r.identifiers, 'identifier')})`;
     const text = `round ${k + 1} (${r.tier.replaceAll('_', ' ')}): a summary would replace ${span}${names}${prompt}`;
     return wrapToWidth(text, width, '  ').map((l) => emitLine([{ text: l }], width, view.color));
   });
@@ -548,7 +584,7 @@ function summaryRoundLines(c: ConversationResult, width: number, view: DryRunVie
 /** Ascending numbers as ranges: 1–4, 7, 9–10. */
 function spans(sorted: readonly number[]): string {
   const out: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && (sorted[j + 1] as number) === (sorted[j] as number) + 1) j++;
     out.push(i === j ? String(sorted[i]) : `${sorted[i]}–${sorted[j]}`);
@@ -575,7 +611,13 @@ function settingsItems(result: FileResult, view: DryRunView): string[] {
           `compact at ${percent(window.compactAt.value)} (${formatCount(window.trigger)})`,
           `compact to ${percent(window.compactTo.value)} (${formatCount(window.target)})`,
         ];
-  return [`format ${result.format}`, `tokenizer ${view.tokenizer}`, ...budget, `min_keep_steps ${view.minKeepSteps}`, view.note === null ? 'no note' : 'note on'];
+  return [
+    `format ${result.format}`,
+    `tokenizer ${view.tokenizer}`,
+    ...budget,
+    `min_keep_steps ${view.minKeepSteps}`,
+    view.note === null ? 'no note' : 'note on',
+  ];
 }
 
 /**
@@ -591,7 +633,11 @@ function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]
     messages: formatCount(sum((x) => x.totals.messagesBefore)),
     tokens: figureText({ tokens: sum((x) => x.c.outcome.before.tokens), exact }),
   };
-  const after = { count: sum((x) => x.totals.messagesAfter), messages: formatCount(sum((x) => x.totals.messagesAfter)), tokens: formatCount(sum((x) => x.plan.tokensAfter)) };
+  const after = {
+    count: sum((x) => x.totals.messagesAfter),
+    messages: formatCount(sum((x) => x.totals.messagesAfter)),
+    tokens: formatCount(sum((x) => x.plan.tokensAfter)),
+  };
   const mw = Math.max(before.messages.length, after.messages.length);
   const tw = Math.max(before.tokens.length, after.tokens.length);
   const met = all.every((x) => x.plan.targetMet);
@@ -607,22 +653,45 @@ function headerLines(result: FileResult, view: DryRunView, all: readonly Drawn[]
   const several = all.length > 1;
   const title = 'dry run: ';
   return [
-    emitLine([{ text: title, tone: 'strong' }, { text: cutStartToWidth(result.file, width - title.length), tone: 'strong' }], width, color),
-    ...flowItems(settingsItems(result, view).map((text) => [{ text }]), width, color),
     emitLine(
-      [{ text: `--- before  ${before.messages.padStart(mw)} ${before.count === 1 ? 'message ' : 'messages'}  ${before.tokens.padStart(tw)} tokens${tools > 0 ? `  (+ ${formatCount(tools)} tokens of tool schemas)` : ''}`, tone: 'removed' }],
+      [
+        { text: title, tone: 'strong' },
+        { text: cutStartToWidth(result.file, width - title.length), tone: 'strong' },
+      ],
+      width,
+      color,
+    ),
+    ...flowItems(
+      settingsItems(result, view).map((text) => [{ text }]),
       width,
       color,
     ),
     emitLine(
       [
-        { text: `+++ after   ${after.messages.padStart(mw)} ${after.count === 1 ? 'message ' : 'messages'}  ${after.tokens.padStart(tw)} tokens`, tone: 'kept' },
+        {
+          text: `--- before  ${before.messages.padStart(mw)} ${before.count === 1 ? 'message ' : 'messages'}  ${before.tokens.padStart(tw)} tokens${tools > 0 ? `  (+ ${formatCount(tools)} tokens of tool schemas)` : ''}`,
+          tone: 'removed',
+        },
+      ],
+      width,
+      color,
+    ),
+    emitLine(
+      [
+        {
+          text: `+++ after   ${after.messages.padStart(mw)} ${after.count === 1 ? 'message ' : 'messages'}  ${after.tokens.padStart(tw)} tokens`,
+          tone: 'kept',
+        },
         ...(several ? [] : [{ text: `  ${verdict}`, tone: met ? ('good' as const) : ('bad' as const) }]),
       ],
       width,
       color,
     ),
-    ...(several ? wrapToWidth(perConversationText(all, targetName), width, '  ').map((l) => emitLine([{ text: l, tone: met ? 'good' : 'bad' }], width, color)) : []),
+    ...(several
+      ? wrapToWidth(perConversationText(all, targetName), width, '  ').map((l) =>
+          emitLine([{ text: l, tone: met ? 'good' : 'bad' }], width, color),
+        )
+      : []),
   ];
 }
 
@@ -671,7 +740,16 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
     lines.push('');
     if (several) {
       lines.push(
-        emitLine([{ text: `@@ conversation ${k + 1} of ${result.conversations.length} (${escapeControls(c.slot.where)}) @@`, tone: 'hunk' }], width, view.color),
+        emitLine(
+          [
+            {
+              text: `@@ conversation ${k + 1} of ${result.conversations.length} (${escapeControls(c.slot.where)}) @@`,
+              tone: 'hunk',
+            },
+          ],
+          width,
+          view.color,
+        ),
       );
     }
     if (c.normalized.messages.length === 0) {
@@ -696,13 +774,24 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
           {
             text:
               `total: ${plural(all.length, 'conversation')}, ${formatCount(changed)} would change` +
-              (unchanged > 0 ? `, ${formatCount(unchanged)} unchanged${hidden > 0 ? ` (${hidden === unchanged ? '' : `${formatCount(hidden)} `}not shown)` : ''}` : ''),
+              (unchanged > 0
+                ? `, ${formatCount(unchanged)} unchanged${hidden > 0 ? ` (${hidden === unchanged ? '' : `${formatCount(hidden)} `}not shown)` : ''}`
+                : ''),
           },
         ],
         width,
         view.color,
       ),
-      emitLine([{ text: `removed ${plural(removed, 'message')}; target met in ${formatCount(met)} of ${formatCount(all.length)}`, tone: met === all.length ? 'good' : 'bad' }], width, view.color),
+      emitLine(
+        [
+          {
+            text: `removed ${plural(removed, 'message')}; target met in ${formatCount(met)} of ${formatCount(all.length)}`,
+            tone: met === all.length ? 'good' : 'bad',
+          },
+        ],
+        width,
+        view.color,
+      ),
     );
   }
   return `${lines.join('\n')}\n`;

@@ -54,12 +54,18 @@ function summaryItems(c: InspectedConversation): Piece[][] {
   const t = c.totals;
   const items: Piece[][] = [
     [{ text: `${plural(c.messageCount, 'message')}, ${formatCount(c.tokens)} tokens:`, tone: 'strong' }],
-    [{ text: t.system.groups > 0 ? `instructions ${formatCount(t.system.tokens)}` : 'no instructions', tone: 'protected' }],
+    [
+      {
+        text: t.system.groups > 0 ? `instructions ${formatCount(t.system.tokens)}` : 'no instructions',
+        tone: 'protected',
+      },
+    ],
     [{ text: t.turns.groups > 0 ? `${plural(t.turns.groups, 'turn')} ${formatCount(t.turns.tokens)}` : 'no turns' }],
     [{ text: t.task.groups > 0 ? `task ${formatCount(t.task.tokens)}` : 'no task', tone: 'protected' }],
     [{ text: t.steps.groups > 0 ? `${plural(t.steps.groups, 'step')} ${formatCount(t.steps.tokens)}` : 'no steps' }],
   ];
-  if (t.orphans.groups > 0) items.push([{ text: `${plural(t.orphans.groups, 'message')} in no group ${formatCount(t.orphans.tokens)}` }]);
+  if (t.orphans.groups > 0)
+    items.push([{ text: `${plural(t.orphans.groups, 'message')} in no group ${formatCount(t.orphans.tokens)}` }]);
   return items;
 }
 
@@ -70,7 +76,9 @@ function rangeOf(span: ItemSpan): string {
 
 /** The messages that hold a problem of one severity. */
 function messagesWith(c: InspectedConversation, severity: Problem['severity']): Set<number> {
-  return new Set(c.problems.filter((p) => p.severity === severity && p.message !== null).map((p) => p.message as number));
+  return new Set(
+    c.problems.filter((p) => p.severity === severity && p.message !== null).map((p) => p.message as number),
+  );
 }
 
 /** The table rows of one conversation; groups holding an error are marked `!`, groups holding only warnings `?`. */
@@ -113,13 +121,16 @@ function problemLines(file: string, c: InspectedConversation, width: number, col
     return [color.green('no problems found') + note];
   }
   const counts = severityCounts(c.problems);
-  const accepted = counts.warnings === 0 ? '' : ` (${counts.errors > 0 ? 'warnings: ' : ''}accepted by ${acceptedBy(c)})`;
+  const accepted =
+    counts.warnings === 0 ? '' : ` (${counts.errors > 0 ? 'warnings: ' : ''}accepted by ${acceptedBy(c)})`;
   const heading = `${countsText(counts)}${accepted}:`;
   const lines = [counts.errors > 0 ? color.red.bold(heading) : color.yellow.bold(heading)];
   for (const p of c.problems) {
     const at = `${escapeControls(file)}:${p.line}:${p.column}`;
     const message = p.message === null ? '' : `  #${p.message}`;
-    lines.push(`  ${at}${message}  ${p.severity === 'error' ? color.red(p.kind) : color.yellow(`${p.kind} (warning)`)}`);
+    lines.push(
+      `  ${at}${message}  ${p.severity === 'error' ? color.red(p.kind) : color.yellow(`${p.kind} (warning)`)}`,
+    );
     lines.push(...wrapToWidth(p.text, Math.max(width - 4, 20), '').map((l) => `    ${l}`));
   }
   return lines;
@@ -141,7 +152,14 @@ export function renderInspect(inspection: Inspection, view: { width: number; col
   const { color } = view;
   const title = 'inspect: ';
   const lines: string[] = [
-    emitLine([{ text: title, tone: 'strong' }, { text: cutStartToWidth(inspection.file, width - title.length), tone: 'strong' }], width, color),
+    emitLine(
+      [
+        { text: title, tone: 'strong' },
+        { text: cutStartToWidth(inspection.file, width - title.length), tone: 'strong' },
+      ],
+      width,
+      color,
+    ),
     ...flowItems(
       [`format ${inspection.format}`, `tokenizer ${inspection.tokenizer}`].map((text) => [{ text }]),
       width,
@@ -154,7 +172,12 @@ export function renderInspect(inspection: Inspection, view: { width: number; col
     if (several) {
       lines.push(
         emitLine(
-          [{ text: `@@ conversation ${k + 1} of ${inspection.conversations.length} (${escapeControls(c.where)}) @@`, tone: 'hunk' }],
+          [
+            {
+              text: `@@ conversation ${k + 1} of ${inspection.conversations.length} (${escapeControls(c.where)}) @@`,
+              tone: 'hunk',
+            },
+          ],
           width,
           color,
         ),
@@ -170,12 +193,20 @@ export function renderInspect(inspection: Inspection, view: { width: number; col
     const withProblems = inspection.conversations.filter((c) => c.problems.length > 0).length;
     const messages = inspection.conversations.reduce((a, c) => a + c.messageCount, 0);
     const tokens = inspection.conversations.reduce((a, c) => a + c.tokens, 0);
-    const found = counts.errors + counts.warnings === 0 ? 'no problems' : `${countsText(counts)} in ${plural(withProblems, 'conversation')}`;
+    const found =
+      counts.errors + counts.warnings === 0
+        ? 'no problems'
+        : `${countsText(counts)} in ${plural(withProblems, 'conversation')}`;
     const tone: Tone = counts.errors > 0 ? 'bad' : counts.warnings > 0 ? 'note' : 'good';
     lines.push('');
     lines.push(
       emitLine(
-        [{ text: `total: ${inspection.conversations.length} conversations, ${formatCount(messages)} messages, ${formatCount(tokens)} tokens; ${found}`, tone }],
+        [
+          {
+            text: `total: ${inspection.conversations.length} conversations, ${formatCount(messages)} messages, ${formatCount(tokens)} tokens; ${found}`,
+            tone,
+          },
+        ],
         width,
         color,
       ),
@@ -228,7 +259,9 @@ export function inspectDocument(inspection: Inspection) {
     tokens: perConversation.reduce((a, c) => a + c.tokens, 0),
     ...(several || only === undefined ? {} : { totals: only.totals, pairingChecked: only.pairingChecked }),
     ok: !hasErrors(inspection),
-    groups: inspection.conversations.flatMap((c, k) => c.groups.map((g, j) => groupData(g, c.rows[j] as GroupRow, several ? k : null))),
+    groups: inspection.conversations.flatMap((c, k) =>
+      c.groups.map((g, j) => groupData(g, c.rows[j] as GroupRow, several ? k : null)),
+    ),
     problems: inspection.conversations.flatMap((c, k) => c.problems.map((p) => ({ ...p, ...tag(k) }))),
     ...(several ? { conversations: perConversation } : {}),
   };
@@ -241,14 +274,17 @@ export function renderProblems(inspection: Inspection, color: ChalkInstance): st
     for (const p of c.problems) {
       if (p.severity !== 'error') continue;
       const message = p.message === null ? '' : `  #${p.message}`;
-      lines.push(`${escapeControls(inspection.file)}:${p.line}:${p.column}${message}  ${color.red(p.kind)}  ${escapeControls(p.text)}`);
+      lines.push(
+        `${escapeControls(inspection.file)}:${p.line}:${p.column}${message}  ${color.red(p.kind)}  ${escapeControls(p.text)}`,
+      );
     }
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
 /** What a run of `swc inspect` found in each file: its inspection, or why it could not be read. */
-export type Inspected = { readonly file: string; readonly inspection: Inspection } | { readonly file: string; readonly error: RecordError };
+export type Inspected =
+  { readonly file: string; readonly inspection: Inspection } | { readonly file: string; readonly error: RecordError };
 
 /** Totals of an inspect run: files, files that could not be read, problems (errors and warnings), messages and tokens. */
 export interface InspectTotals {

@@ -58,17 +58,25 @@ interface Target {
  */
 async function readTarget(target: Target, io: CliIo): Promise<SourceText> {
   if (target.unreadable !== undefined) throw target.unreadable;
-  return target.file === '-' ? sourceFromBytes(await readStreamBounded(io.stdin, target.shown), target.shown) : readSourceFile(target.file, target.shown);
+  return target.file === '-'
+    ? sourceFromBytes(await readStreamBounded(io.stdin, target.shown), target.shown)
+    : readSourceFile(target.file, target.shown);
 }
 
 /**
  * The files the inputs stand for, expanded as `swc compact` expands them (directories, glob patterns,
  * `--ignore`), sorted; a file named outright keeps the name it was typed with.
  */
-async function findTargets(inputs: readonly string[], flags: InspectFlags, io: CliIo, report: (line: string) => void): Promise<Target[]> {
+async function findTargets(
+  inputs: readonly string[],
+  flags: InspectFlags,
+  io: CliIo,
+  report: (line: string) => void,
+): Promise<Target[]> {
   if (inputs.includes('-')) {
     if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
-    if ((flags.ignore ?? []).length > 0) throw new UsageError('--ignore needs files; standard input is a single stream');
+    if ((flags.ignore ?? []).length > 0)
+      throw new UsageError('--ignore needs files; standard input is a single stream');
     return [{ file: '-', shown: '<stdin>' }];
   }
   // Loaded here, not at the top: every command imports this module, and fast-glob is slow to load.
@@ -76,7 +84,11 @@ async function findTargets(inputs: readonly string[], flags: InspectFlags, io: C
   const { files, skippedStores } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
   if (flags.quiet !== true) for (const store of skippedStores) report(skippedStoreLine(store));
   const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
-  return files.map((f) => (f.unreadable !== undefined ? { file: f.absolute, shown: f.display, unreadable: unreadableFolderError(f) } : { file: f.absolute, shown: typed.get(f.absolute) ?? f.display }));
+  return files.map((f) =>
+    f.unreadable !== undefined
+      ? { file: f.absolute, shown: f.display, unreadable: unreadableFolderError(f) }
+      : { file: f.absolute, shown: typed.get(f.absolute) ?? f.display },
+  );
 }
 
 /** Whether the command named one file (or -): its JSON is then that file's document, as for `swc compact`. */
@@ -95,15 +107,30 @@ async function isSingleInput(inputs: readonly string[], io: CliIo): Promise<bool
  *   (the highest wins)
  * @throws UsageError for a bad flag, or an input that matches no file
  */
-export async function runInspect(inputs: readonly string[], flags: InspectFlags, io: CliIo, report: (line: string) => void): Promise<number> {
+export async function runInspect(
+  inputs: readonly string[],
+  flags: InspectFlags,
+  io: CliIo,
+  report: (line: string) => void,
+): Promise<number> {
   const tokenizer = flags.tokenizer ?? 'o200k_base';
-  if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
-  if (flags.json === true && flags.jsonLines === true) throw new UsageError('--json and --json-lines cannot be used together: one document for the run, or one line per file');
+  if (!isTokenizerName(tokenizer))
+    throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  if (flags.json === true && flags.jsonLines === true)
+    throw new UsageError(
+      '--json and --json-lines cannot be used together: one document for the run, or one line per file',
+    );
   const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
   const conversationPath = checkConversationPath(flags);
   const targets = await findTargets(inputs, flags, io, report);
-  const inspector = await createInspector({ tokenizer, counterOptions, format: flags.format ?? 'auto', conversationKey: flags.conversationKey, conversationPath });
+  const inspector = await createInspector({
+    tokenizer,
+    counterOptions,
+    format: flags.format ?? 'auto',
+    conversationKey: flags.conversationKey,
+    conversationPath,
+  });
   const single = await isSingleInput(inputs, io);
   const ctx: InspectContext = {
     io,

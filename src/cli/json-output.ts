@@ -21,24 +21,46 @@ export interface ReportPath {
  * report is left out of the inputs instead, so a report kept among the inputs can be written again.
  * @param inputs the real paths of the inputs
  */
-export async function checkReportPath(settings: CompactSettings, io: CliIo, inputs: readonly string[]): Promise<ReportPath> {
+export async function checkReportPath(
+  settings: CompactSettings,
+  io: CliIo,
+  inputs: readonly string[],
+): Promise<ReportPath> {
   if (settings.report === undefined) return { file: null, exclude: null };
   const stream = standardStream(settings.report);
-  if (stream === 'stdout' && (settings.output === undefined || standardStream(settings.output) === 'stdout') && !settings.check && !settings.dryRun && !settings.inPlace && settings.outDir === undefined) {
-    throw new UsageError(`--report ${settings.report} would put the report into the transcript on standard output: use --json, or -o for the transcript`);
+  if (
+    stream === 'stdout' &&
+    (settings.output === undefined || standardStream(settings.output) === 'stdout') &&
+    !settings.check &&
+    !settings.dryRun &&
+    !settings.inPlace &&
+    settings.outDir === undefined
+  ) {
+    throw new UsageError(
+      `--report ${settings.report} would put the report into the transcript on standard output: use --json, or -o for the transcript`,
+    );
   }
   if (stream !== null) return { file: null, exclude: null };
   const report = await realTarget(path.resolve(io.cwd, settings.report));
-  if (settings.output !== undefined && standardStream(settings.output) === null && (await realTarget(path.resolve(io.cwd, settings.output))) === report) {
+  if (
+    settings.output !== undefined &&
+    standardStream(settings.output) === null &&
+    (await realTarget(path.resolve(io.cwd, settings.output))) === report
+  ) {
     throw new UsageError(`--report ${settings.report} is also the --output file; give them different paths`);
   }
   if (settings.outDir !== undefined) {
     const outDir = await realTarget(path.resolve(io.cwd, settings.outDir));
-    if (isInside(outDir, report)) throw new UsageError(`--report ${settings.report} is inside the --out-dir, where results are written; write the report elsewhere`);
+    if (isInside(outDir, report))
+      throw new UsageError(
+        `--report ${settings.report} is inside the --out-dir, where results are written; write the report elsewhere`,
+      );
   }
   if (!inputs.includes(report)) return { file: report, exclude: null };
   if (inputs.length > 1 && (await isOwnReport(report))) return { file: report, exclude: report };
-  throw new UsageError(`--report ${settings.report} is one of the inputs, so the report would overwrite it: write the report elsewhere (or leave the file out with --ignore)`);
+  throw new UsageError(
+    `--report ${settings.report} is one of the inputs, so the report would overwrite it: write the report elsewhere (or leave the file out with --ignore)`,
+  );
 }
 
 /** The modes a report records. */
@@ -62,7 +84,13 @@ async function isOwnReport(file: string): Promise<boolean> {
       settings !== null &&
       MODES.has(settings.mode as string) &&
       Array.isArray(files) &&
-      files.every((f) => typeof f === 'object' && f !== null && typeof (f as Record<string, unknown>).path === 'string' && typeof (f as Record<string, unknown>).status === 'string')
+      files.every(
+        (f) =>
+          typeof f === 'object' &&
+          f !== null &&
+          typeof (f as Record<string, unknown>).path === 'string' &&
+          typeof (f as Record<string, unknown>).status === 'string',
+      )
     );
   } catch {
     return false;
@@ -70,7 +98,11 @@ async function isOwnReport(file: string): Promise<boolean> {
 }
 
 /** Where the JSON plan or report goes: a file (resolved once, when the run starts), stdout, stderr, or nowhere. */
-export type ReportTarget = { readonly kind: 'file'; readonly file: string; readonly shown: string } | { readonly kind: 'stdout' } | { readonly kind: 'stderr' } | null;
+export type ReportTarget =
+  | { readonly kind: 'file'; readonly file: string; readonly shown: string }
+  | { readonly kind: 'stdout' }
+  | { readonly kind: 'stderr' }
+  | null;
 
 const STDOUT_NAMES = new Set(['-', '/dev/stdout', '/dev/fd/1', '/proc/self/fd/1']);
 const STDERR_NAMES = new Set(['/dev/stderr', '/dev/fd/2', '/proc/self/fd/2']);
@@ -116,7 +148,9 @@ export async function emitJson(target: Exclude<ReportTarget, null>, document: un
   if (target.kind === 'stdout') return writeAll(io.stdout, text);
   if (target.kind === 'stderr') return writeAll(io.stderr, text);
   try {
-    await writeFileAtomic(path.resolve(io.cwd, target.file), Buffer.from(text, 'utf8'), { realDir: path.dirname(target.file) });
+    await writeFileAtomic(path.resolve(io.cwd, target.file), Buffer.from(text, 'utf8'), {
+      realDir: path.dirname(target.file),
+    });
   } catch (error) {
     throw new InputError(`cannot write the report: ${describeFsError(error)}`, target.shown);
   }

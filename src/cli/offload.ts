@@ -14,7 +14,10 @@ import type { CompactSettings } from './settings.js';
  * read as input by the next run, so that is refused.
  * @throws UsageError when the store is inside (or is) an input directory
  */
-export async function offloadStore(settings: CompactSettings, io: CliIo): Promise<{ dir: string; over: number } | undefined> {
+export async function offloadStore(
+  settings: CompactSettings,
+  io: CliIo,
+): Promise<{ dir: string; over: number } | undefined> {
   if (settings.offloadDir === undefined) return undefined;
   const dir = path.resolve(io.cwd, settings.offloadDir);
   const real = await realPathOf(dir);
@@ -27,7 +30,9 @@ export async function offloadStore(settings: CompactSettings, io: CliIo): Promis
     if (base === null) continue;
     const realBase = await realPathOf(base);
     if (isInside(real, realBase)) {
-      throw new UsageError(`--offload-dir ${settings.offloadDir} is inside the input ${input}, so its files would be read as transcripts: put the store elsewhere`);
+      throw new UsageError(
+        `--offload-dir ${settings.offloadDir} is inside the input ${input}, so its files would be read as transcripts: put the store elsewhere`,
+      );
     }
   }
   return { dir, over: settings.offloadOver };
@@ -50,19 +55,30 @@ export async function writeStore(files: readonly StoreFile[], dir: string, shown
   let folders: ConfinedFolders;
   try {
     await fs.mkdir(dir, { recursive: true });
-    folders = new ConfinedFolders(dir, await fs.realpath(dir), `the offload store ${dir}`, '; nothing was written for it');
+    folders = new ConfinedFolders(
+      dir,
+      await fs.realpath(dir),
+      `the offload store ${dir}`,
+      '; nothing was written for it',
+    );
   } catch (error) {
-    throw new InputError(`cannot create the offload store ${dir}: ${describeFsError(error)}; nothing was written for it`, shown);
+    throw new InputError(
+      `cannot create the offload store ${dir}: ${describeFsError(error)}; nothing was written for it`,
+      shown,
+    );
   }
   const placed: string[] = [];
   const left = (): string =>
-    placed.length === 0 ? '' : ` (the store keeps the ${placed.length} file${placed.length === 1 ? '' : 's'} this run placed, named by their content: ${placed.join(', ')})`;
+    placed.length === 0
+      ? ''
+      : ` (the store keeps the ${placed.length} file${placed.length === 1 ? '' : 's'} this run placed, named by their content: ${placed.join(', ')})`;
   try {
     const marker = path.join(dir, STORE_MARKER);
     await place(marker, Buffer.from(MARKER_CONTENT, 'utf8'), folders, shown, 'marker');
     for (const file of files) {
       const dest = path.resolve(file.path);
-      if (!isInside(dest, dir) || dest === dir) throw new InputError(`an offloaded result would be written outside ${dir}; nothing was written for it`, shown);
+      if (!isInside(dest, dir) || dest === dir)
+        throw new InputError(`an offloaded result would be written outside ${dir}; nothing was written for it`, shown);
       if (await place(dest, Buffer.from(file.content, 'utf8'), folders, shown, 'content')) placed.push(dest);
     }
   } catch (error) {
@@ -77,7 +93,13 @@ export async function writeStore(files: readonly StoreFile[], dir: string, shown
  * @param same what an existing file must match to count as this one: its bytes, or (the marker) only being a file
  * @returns whether this call placed it (false: it was there already)
  */
-async function place(dest: string, bytes: Buffer, folders: ConfinedFolders, shown: string, same: 'content' | 'marker'): Promise<boolean> {
+async function place(
+  dest: string,
+  bytes: Buffer,
+  folders: ConfinedFolders,
+  shown: string,
+  same: 'content' | 'marker',
+): Promise<boolean> {
   const realDir = await folders.ensure(path.dirname(dest), shown);
   // Most often already there (the marker, a result stored before): then nothing is written at all.
   if (await isThisFile(dest, bytes, same)) return false;
@@ -86,11 +108,17 @@ async function place(dest: string, bytes: Buffer, folders: ConfinedFolders, show
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new InputError(`cannot write the offloaded result ${dest}: ${describeFsError(error)}; nothing was written for it`, shown);
+      throw new InputError(
+        `cannot write the offloaded result ${dest}: ${describeFsError(error)}; nothing was written for it`,
+        shown,
+      );
     }
   }
   if (await isThisFile(dest, bytes, same)) return false;
-  throw new InputError(`the offload store already holds ${dest} with other content; refusing to replace it, so nothing was written for this file`, shown);
+  throw new InputError(
+    `the offload store already holds ${dest} with other content; refusing to replace it, so nothing was written for this file`,
+    shown,
+  );
 }
 
 /** Whether a regular file (a link never counts) is at `dest` with these bytes (the marker: any). */

@@ -179,7 +179,12 @@ export interface PlanSummary {
 }
 
 /** A group as the JSON plan lists it, in item positions. */
-function planGroup(group: Group, c: ConversationResult, note: { index: number | null; tokens: number | null }, conversation: number | null): PlanGroup {
+function planGroup(
+  group: Group,
+  c: ConversationResult,
+  note: { index: number | null; tokens: number | null },
+  conversation: number | null,
+): PlanGroup {
   const { plan, normalized } = c;
   const isNote = group.kind === 'note';
   const span = isNote ? null : itemSpan(normalized.itemsOf, group);
@@ -200,7 +205,17 @@ function planGroup(group: Group, c: ConversationResult, note: { index: number | 
 
 function conversationSummary(c: ConversationResult, k: number) {
   const { totals, note } = c.outcome;
-  return { k, c, plan: c.plan, totals, note, index: note?.index ?? null, where: c.slot.where, target: c.target, toolTokens: c.toolTokens };
+  return {
+    k,
+    c,
+    plan: c.plan,
+    totals,
+    note,
+    index: note?.index ?? null,
+    where: c.slot.where,
+    target: c.target,
+    toolTokens: c.toolTokens,
+  };
 }
 
 /** The settings a plan records: the command line's meaning, the window's shares when it was used. */
@@ -216,12 +231,16 @@ function documentSettings(settings: PlanSettings): PlanDocumentSettings {
     ...(settings.strategies !== undefined && settings.strategies.join(',') !== 'window'
       ? {
           strategies: settings.strategies,
-          ...(settings.strategies.includes('prune') ? { minTokens: settings.minTokens, placeholder: settings.placeholder } : {}),
+          ...(settings.strategies.includes('prune')
+            ? { minTokens: settings.minTokens, placeholder: settings.placeholder }
+            : {}),
           ...(settings.strategies.includes('offload') ? { offloadOver: settings.offloadOver } : {}),
         }
       : {}),
   };
-  return window === null ? base : { ...base, contextWindow: window.tokens, compactAt: window.compactAt.value, compactTo: window.compactTo.value };
+  return window === null
+    ? base
+    : { ...base, contextWindow: window.tokens, compactAt: window.compactAt.value, compactTo: window.compactTo.value };
 }
 
 /**
@@ -238,8 +257,12 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
   const parts = result.conversations.map((c, k) => conversationSummary(c, k));
   const groups: PlanGroup[] = [];
   for (const p of parts) {
-    for (const g of p.plan.groups) groups.push(planGroup(g, p.c, { index: p.index, tokens: p.totals.noteTokens }, several ? p.k : null));
-    const replaced = [...(p.c.pruned ?? []).map((r) => ({ r, kind: 'pruned' as const })), ...(p.c.offloaded ?? []).map((r) => ({ r, kind: 'offloaded' as const }))];
+    for (const g of p.plan.groups)
+      groups.push(planGroup(g, p.c, { index: p.index, tokens: p.totals.noteTokens }, several ? p.k : null));
+    const replaced = [
+      ...(p.c.pruned ?? []).map((r) => ({ r, kind: 'pruned' as const })),
+      ...(p.c.offloaded ?? []).map((r) => ({ r, kind: 'offloaded' as const })),
+    ];
     for (const { r, kind } of replaced) {
       groups.push({
         kind,
@@ -273,7 +296,9 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
   );
   const withSummaries = result.conversations.some((c) => c.summarized !== undefined) ? { summaries } : {};
   const sumOf = (f: (p: (typeof parts)[number]) => number): number => parts.reduce((a, p) => a + f(p), 0);
-  const removedTokens = parts.every((p) => p.totals.removed.tokens !== null) ? sumOf((p) => p.totals.removed.tokens ?? 0) : null;
+  const removedTokens = parts.every((p) => p.totals.removed.tokens !== null)
+    ? sumOf((p) => p.totals.removed.tokens ?? 0)
+    : null;
   const base = {
     version: DOCUMENT_VERSION,
     file: result.file,
@@ -341,7 +366,12 @@ function inventoryPart(result: FileResult): { forgotten?: PlanIdentifiers; recov
     const identifiers: PlanIdentifier[] = [];
     inventories.forEach((inventory, k) => {
       for (const id of (inventory?.[pick] ?? []) as readonly LocatedIdentifier[]) {
-        identifiers.push({ kind: id.kind, value: id.value, message: id.message, ...(several ? { conversation: k } : {}) });
+        identifiers.push({
+          kind: id.kind,
+          value: id.value,
+          message: id.message,
+          ...(several ? { conversation: k } : {}),
+        });
       }
     });
     return { count: identifiers.length, byKind: countsByKind(identifiers), identifiers };

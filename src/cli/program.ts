@@ -22,7 +22,6 @@ function oneLine(text: string): string {
     .replace(/\s*\n\s*/g, ' ');
 }
 
-
 /** inspect's modules (its views, reporters and colour) load only for `swc inspect`. */
 function loadInspect(): Promise<typeof import('./inspect.js')> {
   return loadLazily(() => import('./inspect.js'));
@@ -39,20 +38,33 @@ function percentOf(fraction: string): string {
 }
 
 /** Examples closing each command's help: a command line and what it does. test/cli/help-examples runs every one. */
-export const HELP_EXAMPLES: Readonly<Record<'compact' | 'inspect' | 'restore', readonly (readonly [string, string])[]>> = {
+export const HELP_EXAMPLES: Readonly<
+  Record<'compact' | 'inspect' | 'restore', readonly (readonly [string, string])[]>
+> = {
   compact: [
     ['swc compact log.jsonl -t 8k -o small.jsonl', 'compact one file to 8,000 tokens, in the format it came in'],
     ['swc compact log.jsonl -t 8k --dry-run', 'show what would go and what it costs, writing nothing'],
     ['swc compact log.jsonl.gz -t 8k -o small.jsonl.gz', 'compressed in, compressed out'],
-    ["swc compact 'archive/**/*.jsonl' -t 8k --in-place --backup-dir backup", 'rewrite an archive, keeping each original'],
-    ['swc compact archive --context-window 128k --check', `exit 1 if some file has reached ${percentOf(DEFAULT_COMPACT_AT)} of the window`],
-    ['swc compact log.jsonl -t 8k --strategy prune,window -o small.jsonl', 'shrink old tool results first, then drop turns'],
+    [
+      "swc compact 'archive/**/*.jsonl' -t 8k --in-place --backup-dir backup",
+      'rewrite an archive, keeping each original',
+    ],
+    [
+      'swc compact archive --context-window 128k --check',
+      `exit 1 if some file has reached ${percentOf(DEFAULT_COMPACT_AT)} of the window`,
+    ],
+    [
+      'swc compact log.jsonl -t 8k --strategy prune,window -o small.jsonl',
+      'shrink old tool results first, then drop turns',
+    ],
   ],
   inspect: [
     ['swc inspect log.jsonl', 'structure, tokens per turn and step, and problems'],
     ['swc inspect archive -q', 'one line per error, nothing for files without one (exit 1 if any)'],
   ],
-  restore: [['swc restore small.jsonl --offload-dir store -o full.jsonl', 'put back what --strategy offload moved to store']],
+  restore: [
+    ['swc restore small.jsonl --offload-dir store -o full.jsonl', 'put back what --strategy offload moved to store'],
+  ],
 };
 
 /** The examples of a command as its help shows them. */
@@ -88,52 +100,133 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   program
     .command('compact')
     .description('compact transcripts to a token target, writing them in the format they came in')
-    .argument('<inputs...>', "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input")
+    .argument(
+      '<inputs...>',
+      "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input",
+    )
     .option('-t, --target <tokens>', 'the token budget to compact to (required, unless --context-window)')
     .option('--context-window <tokens>', 'compact by thresholds of this context window instead of a fixed --target')
-    .option('--compact-at <fraction>', `with --context-window: compact files whose size reaches this share of it (default: ${DEFAULT_COMPACT_AT})`)
-    .option('--compact-to <fraction>', `with --context-window: compact them to this share of it (default: ${DEFAULT_COMPACT_TO})`)
+    .option(
+      '--compact-at <fraction>',
+      `with --context-window: compact files whose size reaches this share of it (default: ${DEFAULT_COMPACT_AT})`,
+    )
+    .option(
+      '--compact-to <fraction>',
+      `with --context-window: compact them to this share of it (default: ${DEFAULT_COMPACT_TO})`,
+    )
     .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept (default: 1)')
-    .option('--strategy <list>', 'window (sliding window), prune (tool-result pruning), offload (results to files), summarize (a model\'s summary), or a comma-separated chain applied in order, e.g. prune,window (default: window)')
+    .option(
+      '--strategy <list>',
+      "window (sliding window), prune (tool-result pruning), offload (results to files), summarize (a model's summary), or a comma-separated chain applied in order, e.g. prune,window (default: window)",
+    )
     .option('--min-tokens <n>', 'with prune: only replace tool results of more than this many tokens (default: 200)')
-    .option('--offload-dir <dir>', 'with offload: the store directory the offloaded results are written under (one folder per input file)')
+    .option(
+      '--offload-dir <dir>',
+      'with offload: the store directory the offloaded results are written under (one folder per input file)',
+    )
     .option('--offload-over <chars>', 'with offload: offload results longer than this many characters (default: 8,000)')
-    .option('--placeholder <template>', 'with prune: the text left in place of a result; {tool_name} becomes the tool\'s name')
-    .option('--summary-tokens <n>', 'with summarize: about how long a summary comes out, for planning each round (default: 1,024)')
-    .option('--summary-instruction <file>', "with summarize: the summary prompt's instruction, read from a file (default: swc's own, for agent transcripts)")
-    .option('--base-url <url>', 'with summarize: an OpenAI-compatible endpoint, POST {url}/chat/completions (default: $OPENAI_BASE_URL); the key comes from $OPENAI_API_KEY')
+    .option(
+      '--placeholder <template>',
+      "with prune: the text left in place of a result; {tool_name} becomes the tool's name",
+    )
+    .option(
+      '--summary-tokens <n>',
+      'with summarize: about how long a summary comes out, for planning each round (default: 1,024)',
+    )
+    .option(
+      '--summary-instruction <file>',
+      "with summarize: the summary prompt's instruction, read from a file (default: swc's own, for agent transcripts)",
+    )
+    .option(
+      '--base-url <url>',
+      'with summarize: an OpenAI-compatible endpoint, POST {url}/chat/completions (default: $OPENAI_BASE_URL); the key comes from $OPENAI_API_KEY',
+    )
     .option('--model <name>', 'with summarize: the model the endpoint writes summaries with')
-    .option('--summarize-command <cmd>', 'with summarize: a shell command that writes a summary: the prompt on stdin, the instruction in $SWC_SUMMARY_INSTRUCTION, the summary on stdout')
+    .option(
+      '--summarize-command <cmd>',
+      'with summarize: a shell command that writes a summary: the prompt on stdin, the instruction in $SWC_SUMMARY_INSTRUCTION, the summary on stdout',
+    )
     .option('--concurrency <n>', 'with summarize: summary calls in flight at once across the files (default: 4)')
-    .option('--cache-dir <dir>', 'with summarize: where summaries are cached (default: $XDG_CACHE_HOME/swc or ~/.cache/swc)')
+    .option(
+      '--cache-dir <dir>',
+      'with summarize: where summaries are cached (default: $XDG_CACHE_HOME/swc or ~/.cache/swc)',
+    )
     .option('--no-cache', 'with summarize: neither read nor write the summary cache')
-    .option('--strict', 'with summarize: a failed or useless summary fails the file (exit 2, nothing written) instead of keeping the last good result')
-    .option('--min-retention <f>', 'with summarize: a summary that keeps less than this share (0 to 1, or 80%) of the identifiers it replaces counts as a failed call')
+    .option(
+      '--strict',
+      'with summarize: a failed or useless summary fails the file (exit 2, nothing written) instead of keeping the last good result',
+    )
+    .option(
+      '--min-retention <f>',
+      'with summarize: a summary that keeps less than this share (0 to 1, or 80%) of the identifiers it replaces counts as a failed call',
+    )
     .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
     .option('--no-note', 'remove silently, without an omission note')
     // A default with a description is shown bare, `(default: o200k_base)`, like every other default here.
-    .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base', 'o200k_base'))
-    .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto', 'auto'))
+    .addOption(
+      new Option('--tokenizer <name>', 'how tokens are counted')
+        .choices([...TOKENIZERS])
+        .default('o200k_base', 'o200k_base'),
+    )
+    .addOption(
+      new Option('-f, --format <name>', 'transcript format')
+        .choices(['auto', ...formatNames()])
+        .default('auto', 'auto'),
+    )
     .option('--chars-per-token <x>', 'with --tokenizer approx: characters per token, decimals allowed (default: 4)')
     .option('--tokens-per-image <n>', 'tokens an image costs (default: 85)')
     .option('--tokens-per-file <n>', 'tokens a file attachment costs (default: 1,000)')
-    .option('--conversation-key <key>', 'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)')
-    .option('--conversation-path <pointer>', 'a JSON Pointer to the conversation, in the file or in each record: /input_data/serialized_data/gpt-4o/messages')
+    .option(
+      '--conversation-key <key>',
+      'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)',
+    )
+    .option(
+      '--conversation-path <pointer>',
+      'a JSON Pointer to the conversation, in the file or in each record: /input_data/serialized_data/gpt-4o/messages',
+    )
     .option('-o, --output <file>', 'write the result to this file, - for stdout (default: -)')
     .option('--in-place', 'rewrite each input file atomically (only when it changes)')
-    .option('--backup-dir <dir>', 'with --in-place: copy each original there (at its path under the base) before replacing it; an existing backup is never overwritten')
-    .option('--out-dir <dir>', 'write every result (compacted or copied unchanged) under this directory, mirroring the inputs')
-    .option('--force', 'with --out-dir: replace files there that hold something other than this run\'s result')
-    .option('--base <dir>', 'the directory paths are mirrored and sharded from (default: the common base of the inputs)')
+    .option(
+      '--backup-dir <dir>',
+      'with --in-place: copy each original there (at its path under the base) before replacing it; an existing backup is never overwritten',
+    )
+    .option(
+      '--out-dir <dir>',
+      'write every result (compacted or copied unchanged) under this directory, mirroring the inputs',
+    )
+    .option('--force', "with --out-dir: replace files there that hold something other than this run's result")
+    .option(
+      '--base <dir>',
+      'the directory paths are mirrored and sharded from (default: the common base of the inputs)',
+    )
     .option('--check', 'write nothing; list the files that would be compacted and exit 1 if there are any')
-    .option('--dry-run', 'write nothing; print a diff of what would be removed, per file that would change or misses its target')
-    .option('--stat', 'with --dry-run: one line per file (tokens before → after, messages removed, target met) and a total, instead of the diffs')
+    .option(
+      '--dry-run',
+      'write nothing; print a diff of what would be removed, per file that would change or misses its target',
+    )
+    .option(
+      '--stat',
+      'with --dry-run: one line per file (tokens before → after, messages removed, target met) and a total, instead of the diffs',
+    )
     .option('--verbose', 'with --dry-run: show files that would not change too')
-    .option('--json', 'print the JSON plan (one file) or report (several files) on stdout, instead of the diff or the list of paths; on stderr when stdout carries the transcript')
+    .option(
+      '--json',
+      'print the JSON plan (one file) or report (several files) on stdout, instead of the diff or the list of paths; on stderr when stdout carries the transcript',
+    )
     .option('--report <file>', 'write that JSON report to a file instead')
-    .option('--exact', 'count the tokens before exactly in every file (by default files over 4 MiB show an estimate, marked ≈)')
-    .option('--ignore <pattern>', 'leave out files matching this glob pattern (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
-    .option('--skip-unrecognized', 'count files in which no conversation is found (other JSON) as skipped, not failed; broken transcripts still fail')
+    .option(
+      '--exact',
+      'count the tokens before exactly in every file (by default files over 4 MiB show an estimate, marked ≈)',
+    )
+    .option(
+      '--ignore <pattern>',
+      'leave out files matching this glob pattern (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--skip-unrecognized',
+      'count files in which no conversation is found (other JSON) as skipped, not failed; broken transcripts still fail',
+    )
     .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
     .option('-q, --quiet', 'print nothing but errors')
@@ -145,7 +238,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addHelpText('after', examplesText('compact'))
     .action(async (inputs: string[], flags: CompactFlags) => {
       debug = flags.debug === true;
-      if (noteFlags.size > 1) throw new UsageError('--note and --no-note cannot be used together: give a note template, or --no-note to remove silently');
+      if (noteFlags.size > 1)
+        throw new UsageError(
+          '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently',
+        );
       const settings = resolveSettings(inputs, flags);
       code = await runCompact(settings, io, err);
     });
@@ -153,17 +249,41 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   program
     .command('inspect')
     .description('show the structure and token cost of transcripts and the problems a provider would reject them for')
-    .argument('<inputs...>', "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input")
-    .addOption(new Option('--tokenizer <name>', 'how tokens are counted').choices([...TOKENIZERS]).default('o200k_base', 'o200k_base'))
-    .addOption(new Option('-f, --format <name>', 'transcript format').choices(['auto', ...formatNames()]).default('auto', 'auto'))
+    .argument(
+      '<inputs...>',
+      "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input",
+    )
+    .addOption(
+      new Option('--tokenizer <name>', 'how tokens are counted')
+        .choices([...TOKENIZERS])
+        .default('o200k_base', 'o200k_base'),
+    )
+    .addOption(
+      new Option('-f, --format <name>', 'transcript format')
+        .choices(['auto', ...formatNames()])
+        .default('auto', 'auto'),
+    )
     .option('--chars-per-token <x>', 'with --tokenizer approx: characters per token, decimals allowed (default: 4)')
     .option('--tokens-per-image <n>', 'tokens an image costs (default: 85)')
     .option('--tokens-per-file <n>', 'tokens a file attachment costs (default: 1,000)')
-    .option('--conversation-key <key>', 'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)')
-    .option('--conversation-path <pointer>', 'a JSON Pointer to the conversation, in the file or in each record: /input_data/serialized_data/gpt-4o/messages')
-    .option('--json', 'print the same as one JSON document: the file\'s (one named file) or the run\'s, with every file and the totals')
+    .option(
+      '--conversation-key <key>',
+      'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)',
+    )
+    .option(
+      '--conversation-path <pointer>',
+      'a JSON Pointer to the conversation, in the file or in each record: /input_data/serialized_data/gpt-4o/messages',
+    )
+    .option(
+      '--json',
+      "print the same as one JSON document: the file's (one named file) or the run's, with every file and the totals",
+    )
     .option('--json-lines', 'print one JSON document per file, one a line, as each file is done')
-    .option('--ignore <pattern>', 'leave out files matching this glob pattern (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option(
+      '--ignore <pattern>',
+      'leave out files matching this glob pattern (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('-q, --quiet', 'print only the problems (one line each) and errors')
     .option('--no-color', 'never use colour')
     .option('--debug', 'show stack traces for unexpected errors')
@@ -176,14 +296,27 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   program
     .command('restore')
-    .description('put back the tool results an offloading run (--strategy offload) replaced, byte for byte, from its store')
+    .description(
+      'put back the tool results an offloading run (--strategy offload) replaced, byte for byte, from its store',
+    )
     .argument('<input>', 'the transcript file, or - for standard input')
     .option('--offload-dir <dir>', 'the store the results were offloaded to (default: the store the pointers lead to)')
     .option('-o, --output <file>', 'write the result to this file, - for stdout (default: -)')
     .option('--in-place', 'rewrite the input atomically (only when something is restored), compressed as it was')
-    .addOption(new Option('-f, --format <name>', 'transcript format (default: detected, as for compact)').choices(['auto', ...formatNames()]))
-    .option('--conversation-key <key>', 'in files of many records, the key each record holds its conversation under (default: as the store recorded it)')
-    .option('--conversation-path <pointer>', 'a JSON Pointer to the conversation, in the file or in each record (default: as the store recorded it)')
+    .addOption(
+      new Option('-f, --format <name>', 'transcript format (default: detected, as for compact)').choices([
+        'auto',
+        ...formatNames(),
+      ]),
+    )
+    .option(
+      '--conversation-key <key>',
+      'in files of many records, the key each record holds its conversation under (default: as the store recorded it)',
+    )
+    .option(
+      '--conversation-path <pointer>',
+      'a JSON Pointer to the conversation, in the file or in each record (default: as the store recorded it)',
+    )
     .option('-q, --quiet', 'print nothing but errors')
     .option('--debug', 'show stack traces for unexpected errors')
     .addHelpText('after', examplesText('restore'))

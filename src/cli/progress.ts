@@ -41,10 +41,18 @@ export async function createProgress(io: CliIo, enabled: boolean): Promise<Progr
       // Keep to one line: a wrapped spinner line cannot be cleared cleanly.
       const room = columns() - head.length - 6;
       const shown = current?.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?') ?? null;
-      const name = shown === null || room < 8 ? '' : `  ${shown.length > room ? `…${shown.slice(shown.length - room + 1)}` : shown}`;
+      const name =
+        shown === null || room < 8
+          ? ''
+          : `  ${shown.length > room ? `…${shown.slice(shown.length - room + 1)}` : shown}`;
       const text = `${head}${name}`;
       if (spinner === null) {
-        spinner = ora({ text, stream: io.stderr.terminal ?? (io.stderr as NodeJS.WritableStream), isEnabled: true, discardStdin: false });
+        spinner = ora({
+          text,
+          stream: io.stderr.terminal ?? (io.stderr as NodeJS.WritableStream),
+          isEnabled: true,
+          discardStdin: false,
+        });
         spinner.start();
       } else {
         spinner.text = text;

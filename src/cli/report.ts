@@ -122,7 +122,10 @@ export function recordOf(result: FileResult, path: string, target: number, figur
   const offloaded = sum((c) => (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0));
   const inventories = cs.map((c) => c.outcome.inventory);
   const inventory = inventories.every((i) => i !== null)
-    ? { identifiersForgotten: inventories.reduce((a, i) => a + (i?.forgotten.length ?? 0), 0), identifiersRecoverable: inventories.reduce((a, i) => a + (i?.recoverable.length ?? 0), 0) }
+    ? {
+        identifiersForgotten: inventories.reduce((a, i) => a + (i?.forgotten.length ?? 0), 0),
+        identifiersRecoverable: inventories.reduce((a, i) => a + (i?.recoverable.length ?? 0), 0),
+      }
     : {};
   return {
     path,
@@ -177,7 +180,13 @@ export function recordError(path: string, error: unknown): RecordError {
     const column = error.column ?? null;
     const at = line === null ? '' : `:${line}${column === null ? '' : `:${column}`}`;
     const unrecognized = error instanceof NoConversationError ? { unrecognized: true as const } : {};
-    return { message: escapeForLine(`${path}${at}: ${error.reason}`), reason: error.reason, line, column, ...unrecognized };
+    return {
+      message: escapeForLine(`${path}${at}: ${error.reason}`),
+      reason: error.reason,
+      line,
+      column,
+      ...unrecognized,
+    };
   }
   const reason = `unexpected error: ${error instanceof Error ? error.message : String(error)}`;
   return { message: escapeForLine(`${path}: ${reason}`), reason, line: null, column: null };
@@ -224,7 +233,17 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
     exact &&= r.tokensBeforeExact;
     if (r.targetMet === false) missed++;
   }
-  return { files: records.length, compacted, unchanged, failed, skipped, tokensBefore: before, tokensBeforeExact: exact, tokensAfter: after, targetMissed: missed };
+  return {
+    files: records.length,
+    compacted,
+    unchanged,
+    failed,
+    skipped,
+    tokensBefore: before,
+    tokensBeforeExact: exact,
+    tokensAfter: after,
+    targetMissed: missed,
+  };
 }
 
 /** The report document: settings, totals, one record per file in sorted path order. */
@@ -244,7 +263,12 @@ function isLookOnly(mode: ReportSettings['mode']): boolean {
  * @param every give unchanged files a line too (a run on one file)
  * @returns the line, or null when the file is not worth a line
  */
-export function fileLine(record: FileRecord, result: FileResult | null, context: LineContext, every = false): string | null {
+export function fileLine(
+  record: FileRecord,
+  result: FileResult | null,
+  context: LineContext,
+  every = false,
+): string | null {
   if (record.status === 'failed') return `swc: ${record.error?.message ?? escapeForLine(record.path)}`;
   return result === null ? null : outcomeLine(result, record.path, context, every);
 }
@@ -255,7 +279,13 @@ export function fileLine(record: FileRecord, result: FileResult | null, context:
  * @param seconds the run's wall time
  * @param shard e.g. `2/4 (31 of 120 files)`, or null
  */
-export function summaryLine(totals: Totals, settings: ReportSettings, seconds: number, shard: string | null, color: ChalkInstance): string {
+export function summaryLine(
+  totals: Totals,
+  settings: ReportSettings,
+  seconds: number,
+  shard: string | null,
+  color: ChalkInstance,
+): string {
   const verb = isLookOnly(settings.mode) ? 'would be compacted' : 'compacted';
   const failed = totals.failed > 0 ? color.red(`${formatCount(totals.failed)} failed`) : '0 failed';
   const before = { tokens: totals.tokensBefore, exact: totals.tokensBeforeExact };

@@ -2,10 +2,26 @@ import type { ChalkInstance } from 'chalk';
 import { escapeForLine } from '../errors.js';
 import { colorFor } from './color.js';
 import { emitLine } from './dry-run.js';
-import { hasErrors, inspectDocument, inspectRunDocument, inspectTotalLine, inspectTotals, renderInspect, renderProblems, type Inspected } from './inspect-view.js';
+import {
+  hasErrors,
+  inspectDocument,
+  inspectRunDocument,
+  inspectTotalLine,
+  inspectTotals,
+  renderInspect,
+  renderProblems,
+  type Inspected,
+} from './inspect-view.js';
 import { writeAll, type CliIo } from './io.js';
 import { emitJson, type ReportTarget } from './json-output.js';
-import { recordError, reportDocument, summaryLine, type FileRecord, type ReportSettings, type Totals } from './report.js';
+import {
+  recordError,
+  reportDocument,
+  summaryLine,
+  type FileRecord,
+  type ReportSettings,
+  type Totals,
+} from './report.js';
 import type { CompactSettings } from './settings.js';
 import { isStatShown, renderStat } from './stat.js';
 import type { JobResult } from './worker.js';
@@ -49,7 +65,6 @@ export interface Reporter {
   end?(run: RunEnd, ctx: RunContext): Promise<boolean>;
 }
 
-
 /** Every reporter, by name. */
 export const REPORTERS = {
   /** A failed file's one-line error on stderr; a skipped file's line when the run gave it one (--verbose, one file). */
@@ -62,7 +77,8 @@ export const REPORTERS = {
   /** Each file's outcome line on stderr (files that changed, or missed their target). */
   'file-lines': {
     async file(result, record, _count, ctx) {
-      if ((record.status === 'compacted' || record.status === 'unchanged') && result.line !== null) ctx.say(result.line);
+      if ((record.status === 'compacted' || record.status === 'unchanged') && result.line !== null)
+        ctx.say(result.line);
     },
   },
   /**
@@ -79,7 +95,10 @@ export const REPORTERS = {
   /** `--dry-run --stat`: one line per file and a total on stdout, once every file is known (the columns align). */
   'dry-run-stat': {
     async end(run, ctx) {
-      await writeAll(ctx.io.stdout, renderStat(run.records, ctx.reportSettings.tokenizer, ctx.single || ctx.settings.verbose));
+      await writeAll(
+        ctx.io.stdout,
+        renderStat(run.records, ctx.reportSettings.tokenizer, ctx.single || ctx.settings.verbose),
+      );
       return true;
     },
   },
@@ -107,7 +126,15 @@ export const REPORTERS = {
   /** The closing line on stderr: files scanned, compacted, unchanged, failed, tokens, time. */
   summary: {
     async end(run, ctx) {
-      ctx.say(summaryLine(run.totals, ctx.reportSettings, run.seconds, run.shard, colorFor(ctx.io.stderr, ctx.io.env, ctx.settings.color)));
+      ctx.say(
+        summaryLine(
+          run.totals,
+          ctx.reportSettings,
+          run.seconds,
+          run.shard,
+          colorFor(ctx.io.stderr, ctx.io.env, ctx.settings.color),
+        ),
+      );
       return true;
     },
   },
@@ -119,7 +146,12 @@ export type ReporterName = keyof typeof REPORTERS;
  * The reporters a run's settings call for, in the order they write. With the JSON on stderr the errors live in it
  * (a single file's plan cannot hold one, so its error is still printed); --quiet keeps only errors.
  */
-export function reportersFor(settings: CompactSettings, mode: ReportSettings['mode'], json: ReportTarget, single: boolean): ReporterName[] {
+export function reportersFor(
+  settings: CompactSettings,
+  mode: ReportSettings['mode'],
+  json: ReportTarget,
+  single: boolean,
+): ReporterName[] {
   const human = !settings.quiet && json?.kind !== 'stderr';
   const names: ReporterName[] = [];
   if (json?.kind !== 'stderr' || single) names.push('errors');
@@ -180,22 +212,34 @@ export const INSPECT_REPORTERS = {
   /** `--json-lines`: each file's document on one line, as it is done. */
   'json-lines': {
     async file(found, ctx) {
-      if (isInspectShown(found, ctx)) await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(found.inspection))}\n`);
+      if (isInspectShown(found, ctx))
+        await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(found.inspection))}\n`);
     },
   },
   /** `--json`: one document, the named file's or the run's. */
   json: {
     async end(found, ctx) {
       const only = found[0];
-      if (!ctx.single) await writeAll(ctx.io.stdout, `${JSON.stringify(inspectRunDocument(ctx.tokenizer, found), null, 2)}\n`);
-      else if (only !== undefined && 'inspection' in only) await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(only.inspection), null, 2)}\n`);
+      if (!ctx.single)
+        await writeAll(ctx.io.stdout, `${JSON.stringify(inspectRunDocument(ctx.tokenizer, found), null, 2)}\n`);
+      else if (only !== undefined && 'inspection' in only)
+        await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(only.inspection), null, 2)}\n`);
     },
   },
   /** The closing total of a run over several files: `total: 3 files, 2 errors, 5 warnings, 12,345 tokens`. */
   total: {
     async end(found, ctx) {
       const totals = inspectTotals(found);
-      const line = emitLine([{ text: `total: ${inspectTotalLine(totals)}`, tone: totals.errors + totals.failed > 0 ? 'bad' : totals.warnings > 0 ? 'note' : 'good' }], ctx.width, ctx.color);
+      const line = emitLine(
+        [
+          {
+            text: `total: ${inspectTotalLine(totals)}`,
+            tone: totals.errors + totals.failed > 0 ? 'bad' : totals.warnings > 0 ? 'note' : 'good',
+          },
+        ],
+        ctx.width,
+        ctx.color,
+      );
       await writeAll(ctx.io.stdout, `${ctx.shown.files > 0 ? '\n' : ''}${line}\n`);
     },
   },
@@ -204,7 +248,10 @@ export const INSPECT_REPORTERS = {
 export type InspectReporterName = keyof typeof INSPECT_REPORTERS;
 
 /** The reporters an inspect run's flags call for, in the order they write. */
-export function inspectReportersFor(flags: { json?: boolean; jsonLines?: boolean; quiet?: boolean }, single: boolean): InspectReporterName[] {
+export function inspectReportersFor(
+  flags: { json?: boolean; jsonLines?: boolean; quiet?: boolean },
+  single: boolean,
+): InspectReporterName[] {
   if (flags.json === true) return ['json'];
   if (flags.jsonLines === true) return ['json-lines'];
   if (flags.quiet === true) return ['problems'];

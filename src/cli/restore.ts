@@ -1,4 +1,14 @@
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, promises as fs, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  promises as fs,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+} from 'node:fs';
 import path from 'node:path';
 import { InputError, missingInput, UsageError } from '../errors.js';
 import { compress, outputCompression, type CompressionFormat } from '../io/compressed.js';
@@ -27,36 +37,67 @@ export interface RestoreFlags {
  * itself, atomically; compressed as `-o`'s name says, as the input was with `--in-place`, plain on stdout.
  * @returns the exit code
  */
-export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, err: (line: string) => void): Promise<number> {
-  if (flags.offloadDir === '') throw new UsageError('--offload-dir needs a folder: the store the results were offloaded to');
-  if (flags.inPlace === true && flags.output !== undefined) throw new UsageError('--in-place and --output cannot be used together');
-  if (flags.inPlace === true && input === '-') throw new UsageError('--in-place cannot rewrite standard input; use --output');
+export async function runRestore(
+  input: string,
+  flags: RestoreFlags,
+  io: CliIo,
+  err: (line: string) => void,
+): Promise<number> {
+  if (flags.offloadDir === '')
+    throw new UsageError('--offload-dir needs a folder: the store the results were offloaded to');
+  if (flags.inPlace === true && flags.output !== undefined)
+    throw new UsageError('--in-place and --output cannot be used together');
+  if (flags.inPlace === true && input === '-')
+    throw new UsageError('--in-place cannot rewrite standard input; use --output');
   const conversationPath = checkConversationPath(flags);
-  if (input !== '-' && (await fs.lstat(path.resolve(io.cwd, input)).catch(() => null)) === null) throw new UsageError(missingInput(input));
-  const dir = flags.offloadDir === undefined ? undefined : await storeFolder(path.resolve(io.cwd, flags.offloadDir), flags.offloadDir);
+  if (input !== '-' && (await fs.lstat(path.resolve(io.cwd, input)).catch(() => null)) === null)
+    throw new UsageError(missingInput(input));
+  const dir =
+    flags.offloadDir === undefined
+      ? undefined
+      : await storeFolder(path.resolve(io.cwd, flags.offloadDir), flags.offloadDir);
   const real = input === '-' ? '-' : await realTarget(path.resolve(io.cwd, input));
   const identity = real === '-' ? null : identifyFile(real);
-  const source = real === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(real, input);
+  const source =
+    real === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(real, input);
   try {
     // Relative references are relative to the transcript's folder (standard input's: the working directory).
     const store = storeReader(real === '-' ? io.cwd : path.dirname(real), dir);
-    const result = restoreSource(source, { store, format: flags.format, conversationKey: flags.conversationKey, conversationPath });
-    const target = flags.inPlace === true ? real : flags.output !== undefined && flags.output !== '-' ? path.resolve(io.cwd, flags.output) : null;
+    const result = restoreSource(source, {
+      store,
+      format: flags.format,
+      conversationKey: flags.conversationKey,
+      conversationPath,
+    });
+    const target =
+      flags.inPlace === true
+        ? real
+        : flags.output !== undefined && flags.output !== '-'
+          ? path.resolve(io.cwd, flags.output)
+          : null;
     // --in-place keeps the input's name, so its compression; -o's name says; standard output gets plain text.
-    const data = restoredBytes(source, result, flags.inPlace === true ? (source.compressed?.format ?? null) : outputCompression(target));
+    const data = restoredBytes(
+      source,
+      result,
+      flags.inPlace === true ? (source.compressed?.format ?? null) : outputCompression(target),
+    );
     if (target !== null) {
       if (flags.inPlace !== true || result.changed) {
         try {
           await writeFileAtomic(target, data, { expect: target === real ? (identity ?? undefined) : undefined });
         } catch (error) {
-          if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, input);
+          if (error instanceof ChangedError)
+            throw new InputError(`${error.message}; nothing was written for it`, input);
           throw new InputError(`cannot write: ${describeFsError(error)}`, target);
         }
       }
     } else {
       await writeAll(io.stdout, data);
     }
-    if (flags.quiet !== true) err(`swc: ${input}: ${result.restored === 0 ? 'nothing to restore' : `restored ${result.restored} item${result.restored === 1 ? '' : 's'}`}`);
+    if (flags.quiet !== true)
+      err(
+        `swc: ${input}: ${result.restored === 0 ? 'nothing to restore' : `restored ${result.restored} item${result.restored === 1 ? '' : 's'}`}`,
+      );
     return 0;
   } finally {
     source.release?.();
@@ -65,7 +106,8 @@ export async function runRestore(input: string, flags: RestoreFlags, io: CliIo, 
 
 /** The bytes to write, compressed as asked (as `compact` does); unchanged and asked as it was read, the bytes read. */
 function restoredBytes(source: SourceText, result: RestoreResult, compression: CompressionFormat | null): Uint8Array {
-  if (!result.changed && source.compressed !== undefined && source.compressed.format === compression) return source.compressed.original();
+  if (!result.changed && source.compressed !== undefined && source.compressed.format === compression)
+    return source.compressed.original();
   const plain = encodeOutput(result.changed ? result.output : source.text, source.bom);
   return compression === null ? plain : compress(plain, compression);
 }
@@ -164,10 +206,13 @@ function storeReader(home: string, dir: string | undefined): StoreReader {
     return found;
   };
   const records = (file: string): StoreRecordFile[] => {
-    const root = dir !== undefined ? realDir : (() => {
-      const r = rootOf(path.dirname(file));
-      return r === null ? null : realOf(r);
-    })();
+    const root =
+      dir !== undefined
+        ? realDir
+        : (() => {
+            const r = rootOf(path.dirname(file));
+            return r === null ? null : realOf(r);
+          })();
     if (root === null) return [];
     const folder = path.dirname(file);
     const realFolder = realOf(folder);
@@ -176,7 +221,9 @@ function storeReader(home: string, dir: string | undefined): StoreReader {
     const base = path.basename(file);
     let names: string[];
     try {
-      names = readdirSync(realFolder).filter((name) => isRecordName(name, base)).sort();
+      names = readdirSync(realFolder)
+        .filter((name) => isRecordName(name, base))
+        .sort();
     } catch {
       return [];
     }
@@ -189,7 +236,8 @@ function storeReader(home: string, dir: string | undefined): StoreReader {
   };
   return {
     locate(reference) {
-      if (reference.length > MAX_REFERENCE) return { refused: `which is longer than any path (over ${MAX_REFERENCE} characters)` };
+      if (reference.length > MAX_REFERENCE)
+        return { refused: `which is longer than any path (over ${MAX_REFERENCE} characters)` };
       const file = path.isAbsolute(reference) ? path.normalize(reference) : path.resolve(home, reference);
       if (dir !== undefined) {
         if (file !== dir && isInside(dir, file)) return { file };
@@ -200,7 +248,10 @@ function storeReader(home: string, dir: string | undefined): StoreReader {
         }
         return { refused: `which is outside the offload store ${dir}` };
       }
-      if (rootOf(path.dirname(file)) === null) return { refused: `which is in no offload store (no folder above it holds ${STORE_MARKER}): give the store with --offload-dir` };
+      if (rootOf(path.dirname(file)) === null)
+        return {
+          refused: `which is in no offload store (no folder above it holds ${STORE_MARKER}): give the store with --offload-dir`,
+        };
       return { file };
     },
     records,

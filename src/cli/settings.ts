@@ -3,7 +3,14 @@ import { UsageError } from '../errors.js';
 import { hookThresholds } from '../core/hook.js';
 import { noteTemplateProblem } from '../core/note.js';
 import { STRATEGIES, type StrategyName, type WindowThresholds } from '../pipeline.js';
-import { isTokenizerName, parseCounterOptions, resolveCounterOptions, TOKENIZERS, type CounterOptions, type TokenizerName } from '../tokens/index.js';
+import {
+  isTokenizerName,
+  parseCounterOptions,
+  resolveCounterOptions,
+  TOKENIZERS,
+  type CounterOptions,
+  type TokenizerName,
+} from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
 import { parseTokens, parseWhole } from './options.js';
 import { parseRetention } from '../outcome/forgotten.js';
@@ -189,28 +196,39 @@ export function parseFraction(name: string, raw: string): Fraction {
   return { text, numerator, denominator, value: Number(numerator) / Number(denominator) };
 }
 
-
 /**
  * Checks the threshold options: `0 < compact-to < compact-at <= 1` and a positive window, each refusal
  * saying why the rule exists.
  */
 export function resolveWindow(flags: CompactFlags): WindowSettings | null {
   if (flags.contextWindow === undefined) {
-    const stray = flags.compactAt !== undefined ? '--compact-at' : flags.compactTo !== undefined ? '--compact-to' : null;
-    if (stray !== null) throw new UsageError(`${stray} needs --context-window <tokens>: its fraction is a share of that window`);
+    const stray =
+      flags.compactAt !== undefined ? '--compact-at' : flags.compactTo !== undefined ? '--compact-to' : null;
+    if (stray !== null)
+      throw new UsageError(`${stray} needs --context-window <tokens>: its fraction is a share of that window`);
     return null;
   }
   if (flags.target !== undefined) {
-    throw new UsageError('--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to');
+    throw new UsageError(
+      '--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to',
+    );
   }
   const tokens = parseTokens('--context-window', flags.contextWindow, 1);
   const compactAt = parseFraction('--compact-at', flags.compactAt ?? DEFAULT_COMPACT_AT);
   const compactTo = parseFraction('--compact-to', flags.compactTo ?? DEFAULT_COMPACT_TO);
-  if (compactAt.value <= 0) throw new UsageError(`--compact-at must be above 0, got ${compactAt.text}: at 0 every file, even an empty one, would be compacted`);
+  if (compactAt.value <= 0)
+    throw new UsageError(
+      `--compact-at must be above 0, got ${compactAt.text}: at 0 every file, even an empty one, would be compacted`,
+    );
   if (compactAt.value > 1) {
-    throw new UsageError(`--compact-at must be at most 1, got ${compactAt.text}: a transcript larger than its context window no longer fits it, so waiting that long is too late`);
+    throw new UsageError(
+      `--compact-at must be at most 1, got ${compactAt.text}: a transcript larger than its context window no longer fits it, so waiting that long is too late`,
+    );
   }
-  if (compactTo.value <= 0) throw new UsageError(`--compact-to must be above 0, got ${compactTo.text}: nothing of a conversation fits in 0 tokens`);
+  if (compactTo.value <= 0)
+    throw new UsageError(
+      `--compact-to must be above 0, got ${compactTo.text}: nothing of a conversation fits in 0 tokens`,
+    );
   if (!(compactTo.value < compactAt.value)) {
     throw new UsageError(
       `--compact-to (${compactTo.text}) must be below --compact-at (${compactAt.text}): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again`,
@@ -218,7 +236,9 @@ export function resolveWindow(flags: CompactFlags): WindowSettings | null {
   }
   const { trigger, target } = hookThresholds(tokens, compactAt.value, compactTo.value);
   if (target < 1) {
-    throw new UsageError(`--compact-to ${compactTo.text} of a ${tokens}-token window is less than one token: nothing would fit; raise --compact-to or --context-window`);
+    throw new UsageError(
+      `--compact-to ${compactTo.text} of a ${tokens}-token window is less than one token: nothing would fit; raise --compact-to or --context-window`,
+    );
   }
   return { tokens, compactAt, compactTo, trigger, target };
 }
@@ -231,13 +251,20 @@ export function parseShard(raw: string): Shard {
   const count = Number(m[2]);
   if (!Number.isSafeInteger(count)) throw new UsageError(`--shard is too large: "${raw}"`);
   if (count < 1) throw new UsageError(`--shard ${raw}: the number of shards must be at least 1`);
-  if (index < 1 || index > count) throw new UsageError(`--shard ${raw}: the shard must be between 1 and ${count} (shards count from 1)`);
+  if (index < 1 || index > count)
+    throw new UsageError(`--shard ${raw}: the shard must be between 1 and ${count} (shards count from 1)`);
   return { index, count };
 }
 
 /** Whether a run writes nothing but its result to stdout (one input, no batch option): the behaviour of one file. */
 export function isStreamRun(settings: CompactSettings): boolean {
-  return !settings.inPlace && settings.outDir === undefined && !settings.check && !settings.dryRun && settings.inputs.length === 1;
+  return (
+    !settings.inPlace &&
+    settings.outDir === undefined &&
+    !settings.check &&
+    !settings.dryRun &&
+    settings.inputs.length === 1
+  );
 }
 
 /** Checks flags and turns them into settings; every problem is a UsageError that says what to do. */
@@ -251,7 +278,9 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   const strategies = parseStrategies(flags.strategy);
   const pruning = strategies.includes('prune');
   if (pruning && minKeepSteps < 1) {
-    throw new UsageError('--min-keep-steps must be at least 1 with --strategy prune: the newest results are the ones the model is about to act on');
+    throw new UsageError(
+      '--min-keep-steps must be at least 1 with --strategy prune: the newest results are the ones the model is about to act on',
+    );
   }
   if (!pruning && flags.minTokens !== undefined) {
     throw new UsageError('--min-tokens only applies with --strategy prune');
@@ -259,39 +288,72 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   const minTokens = flags.minTokens === undefined ? 200 : parseTokens('--min-tokens', flags.minTokens, 0);
   const offloading = strategies.includes('offload');
   if (offloading && minKeepSteps < 1) {
-    throw new UsageError('--min-keep-steps must be at least 1 with --strategy offload: the newest results are the ones the model is about to act on');
+    throw new UsageError(
+      '--min-keep-steps must be at least 1 with --strategy offload: the newest results are the ones the model is about to act on',
+    );
   }
   if (!offloading && (flags.offloadDir !== undefined || flags.offloadOver !== undefined)) {
-    throw new UsageError(`${flags.offloadDir !== undefined ? '--offload-dir' : '--offload-over'} only applies with --strategy offload`);
+    throw new UsageError(
+      `${flags.offloadDir !== undefined ? '--offload-dir' : '--offload-over'} only applies with --strategy offload`,
+    );
   }
-  if (offloading && (flags.offloadDir === undefined || flags.offloadDir === '')) throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
-  const offloadOver = flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : parseTokens('--offload-over', flags.offloadOver, 1);
-  if (flags.placeholder !== undefined && !pruning) throw new UsageError('--placeholder only applies with --strategy prune');
-  if (flags.placeholder === '') throw new UsageError('--placeholder must not be empty (it is what the model sees in place of a pruned result)');
+  if (offloading && (flags.offloadDir === undefined || flags.offloadDir === ''))
+    throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
+  const offloadOver =
+    flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : parseTokens('--offload-over', flags.offloadOver, 1);
+  if (flags.placeholder !== undefined && !pruning)
+    throw new UsageError('--placeholder only applies with --strategy prune');
+  if (flags.placeholder === '')
+    throw new UsageError('--placeholder must not be empty (it is what the model sees in place of a pruned result)');
   if (flags.placeholder !== undefined && flags.placeholder.replaceAll('{tool_name}', '').trim() === '') {
-    throw new UsageError('--placeholder needs text besides {tool_name}: earlier placeholders are recognised by that text, and a bare {tool_name} would match every result, so nothing would be pruned');
+    throw new UsageError(
+      '--placeholder needs text besides {tool_name}: earlier placeholders are recognised by that text, and a bare {tool_name} would match every result, so nothing would be pruned',
+    );
   }
   const tokenizer = flags.tokenizer ?? 'o200k_base';
-  if (!isTokenizerName(tokenizer)) throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
-  const note = flags.note === false ? null : flags.note === true || flags.note === undefined ? undefined : flags.note === '' ? null : flags.note;
+  if (!isTokenizerName(tokenizer))
+    throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  const note =
+    flags.note === false
+      ? null
+      : flags.note === true || flags.note === undefined
+        ? undefined
+        : flags.note === ''
+          ? null
+          : flags.note;
   const noteProblem = typeof note === 'string' ? noteTemplateProblem(note) : null;
-  if (noteProblem !== null) throw new UsageError(`--note ${noteProblem} (as in '[{num_removed} earlier messages were removed.]'), or --no-note`);
-  if (inputs.length === 0) throw new UsageError('no input given (a file, a directory, a quoted glob pattern, or - for standard input)');
+  if (noteProblem !== null)
+    throw new UsageError(
+      `--note ${noteProblem} (as in '[{num_removed} earlier messages were removed.]'), or --no-note`,
+    );
+  if (inputs.length === 0)
+    throw new UsageError('no input given (a file, a directory, a quoted glob pattern, or - for standard input)');
   const inPlace = flags.inPlace === true;
   const check = flags.check === true;
   const dryRun = flags.dryRun === true;
   const outDir = flags.outDir;
-  if (inPlace && outDir !== undefined) throw new UsageError('--in-place and --out-dir cannot be used together: rewrite the inputs, or write copies under the out-dir');
+  if (inPlace && outDir !== undefined)
+    throw new UsageError(
+      '--in-place and --out-dir cannot be used together: rewrite the inputs, or write copies under the out-dir',
+    );
   if (check && (inPlace || outDir !== undefined)) {
-    throw new UsageError(`--check writes nothing, so it cannot be used with ${inPlace ? '--in-place' : '--out-dir'}: run the check and the rewrite as two steps`);
+    throw new UsageError(
+      `--check writes nothing, so it cannot be used with ${inPlace ? '--in-place' : '--out-dir'}: run the check and the rewrite as two steps`,
+    );
   }
   if (flags.output !== undefined) {
     // Name the option that clashes with --output; only then is the number of inputs the problem.
     if (dryRun) throw new UsageError('--dry-run writes nothing; it cannot be combined with --output');
     if (check) throw new UsageError('--check writes nothing; it cannot be combined with --output');
     if (inPlace) throw new UsageError('--in-place rewrites each input itself; it cannot be combined with --output');
-    if (outDir !== undefined) throw new UsageError('--out-dir and --output cannot be used together: write every result under the out-dir, or one result to --output');
-    if (inputs.length > 1) throw new UsageError('--output takes the result of exactly one input; with several files use --out-dir or --in-place');
+    if (outDir !== undefined)
+      throw new UsageError(
+        '--out-dir and --output cannot be used together: write every result under the out-dir, or one result to --output',
+      );
+    if (inputs.length > 1)
+      throw new UsageError(
+        '--output takes the result of exactly one input; with several files use --out-dir or --in-place',
+      );
   }
   if (inputs.includes('-')) {
     if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
@@ -347,8 +409,18 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     color: flags.color === false ? false : undefined,
     summarize: summarizeSettingsOf(flags, strategies),
   };
-  if (isStreamRun(settings) && (settings.shard !== null || settings.base !== undefined || settings.ignore.length > 0 || settings.skipUnrecognized)) {
-    const flag = settings.shard !== null ? '--shard' : settings.base !== undefined ? '--base' : settings.ignore.length > 0 ? '--ignore' : '--skip-unrecognized';
+  if (
+    isStreamRun(settings) &&
+    (settings.shard !== null || settings.base !== undefined || settings.ignore.length > 0 || settings.skipUnrecognized)
+  ) {
+    const flag =
+      settings.shard !== null
+        ? '--shard'
+        : settings.base !== undefined
+          ? '--base'
+          : settings.ignore.length > 0
+            ? '--ignore'
+            : '--skip-unrecognized';
     throw new UsageError(`${flag} only applies to batch runs: add --out-dir, --in-place, --check or --dry-run`);
   }
   return settings;
@@ -374,17 +446,21 @@ function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyN
     return null;
   }
   if (flags.summarizeCommand !== undefined && (flags.baseUrl !== undefined || flags.model !== undefined)) {
-    throw new UsageError(`--summarize-command and ${flags.baseUrl !== undefined ? '--base-url' : '--model'} both say where summaries come from: give a command, or an endpoint with --base-url and --model`);
+    throw new UsageError(
+      `--summarize-command and ${flags.baseUrl !== undefined ? '--base-url' : '--model'} both say where summaries come from: give a command, or an endpoint with --base-url and --model`,
+    );
   }
   if (flags.summarizeCommand === '') throw new UsageError('--summarize-command must not be empty');
-  if (flags.cache === false && flags.cacheDir !== undefined) throw new UsageError('--no-cache and --cache-dir cannot be used together');
+  if (flags.cache === false && flags.cacheDir !== undefined)
+    throw new UsageError('--no-cache and --cache-dir cannot be used together');
   return {
     summaryTokens: flags.summaryTokens === undefined ? 1024 : parseTokens('--summary-tokens', flags.summaryTokens, 1),
     instructionFile: flags.summaryInstruction,
     baseUrl: flags.baseUrl,
     model: flags.model,
     command: flags.summarizeCommand,
-    concurrency: flags.concurrency === undefined ? DEFAULT_CONCURRENCY : parseWhole('--concurrency', flags.concurrency, 1),
+    concurrency:
+      flags.concurrency === undefined ? DEFAULT_CONCURRENCY : parseWhole('--concurrency', flags.concurrency, 1),
     cacheDir: flags.cacheDir,
     cache: flags.cache !== false,
     strict: flags.strict === true,
@@ -406,11 +482,16 @@ function minRetentionOf(text: string): number {
  * The `--conversation-path` pointer, checked: RFC 6901 syntax, and not with --conversation-key (a path names the
  * one place; a key is one of several places tried).
  */
-export function checkConversationPath(flags: { conversationKey?: string; conversationPath?: string }): string | undefined {
+export function checkConversationPath(flags: {
+  conversationKey?: string;
+  conversationPath?: string;
+}): string | undefined {
   const pointer = flags.conversationPath;
   if (pointer === undefined) return undefined;
   if (flags.conversationKey !== undefined) {
-    throw new UsageError('--conversation-path and --conversation-key cannot be used together: the path names the one place the conversation is (a key K is the path /K)');
+    throw new UsageError(
+      '--conversation-path and --conversation-key cannot be used together: the path names the one place the conversation is (a key K is the path /K)',
+    );
   }
   try {
     parsePointer(pointer);
@@ -430,9 +511,14 @@ export function parseStrategies(raw: string | undefined): StrategyName[] {
   const names = raw.split(',').map((name) => name.trim());
   const out: StrategyName[] = [];
   for (const name of names) {
-    if (name === '') throw new UsageError(`--strategy has an empty name in "${raw}" (choose from: ${STRATEGIES.join(', ')}, comma-separated)`);
-    if (!(STRATEGIES as readonly string[]).includes(name)) throw new UsageError(`unknown strategy "${name}" (choose from: ${STRATEGIES.join(', ')}, comma-separated)`);
-    if (out.includes(name as StrategyName)) throw new UsageError(`--strategy names "${name}" twice: each strategy runs once in a chain`);
+    if (name === '')
+      throw new UsageError(
+        `--strategy has an empty name in "${raw}" (choose from: ${STRATEGIES.join(', ')}, comma-separated)`,
+      );
+    if (!(STRATEGIES as readonly string[]).includes(name))
+      throw new UsageError(`unknown strategy "${name}" (choose from: ${STRATEGIES.join(', ')}, comma-separated)`);
+    if (out.includes(name as StrategyName))
+      throw new UsageError(`--strategy names "${name}" twice: each strategy runs once in a chain`);
     out.push(name as StrategyName);
   }
   return out;
@@ -443,11 +529,15 @@ export function windowThresholds(settings: CompactSettings): WindowThresholds | 
   return settings.window === null ? undefined : { trigger: settings.window.trigger, target: settings.window.target };
 }
 
-
 /** The counter flags of any command that counts, read as token counts are (`1,000`, `1k`). */
-export function counterOptionsOf(flags: { charsPerToken?: string; tokensPerImage?: string; tokensPerFile?: string }, tokenizer: TokenizerName): CounterOptions {
-  return parseCounterOptions({ charsPerToken: flags.charsPerToken, tokensPerImage: flags.tokensPerImage, tokensPerFile: flags.tokensPerFile }, tokenizer, (flag, raw) =>
-    parseTokens(flag, raw, 0),
+export function counterOptionsOf(
+  flags: { charsPerToken?: string; tokensPerImage?: string; tokensPerFile?: string },
+  tokenizer: TokenizerName,
+): CounterOptions {
+  return parseCounterOptions(
+    { charsPerToken: flags.charsPerToken, tokensPerImage: flags.tokensPerImage, tokensPerFile: flags.tokensPerFile },
+    tokenizer,
+    (flag, raw) => parseTokens(flag, raw, 0),
   );
 }
 

@@ -53,7 +53,8 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
       verdict: r.targetMet === false ? 'target not met' : 'target met',
     };
   });
-  const width = (pick: (c: (typeof cells)[number]) => string): number => cells.reduce((m, c) => Math.max(m, displayWidth(pick(c))), 0);
+  const width = (pick: (c: (typeof cells)[number]) => string): number =>
+    cells.reduce((m, c) => Math.max(m, displayWidth(pick(c))), 0);
   const w = {
     path: width((c) => c.path),
     before: width((c) => c.before),

@@ -2,9 +2,23 @@ import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { InputError, missingInput, UsageError } from '../errors.js';
 import { outputCompression } from '../io/compressed.js';
-import { ChangedError, describeFsError, identifyFile, realTarget, writeFileAtomic, type FileIdentity } from '../io/files.js';
+import {
+  ChangedError,
+  describeFsError,
+  identifyFile,
+  realTarget,
+  writeFileAtomic,
+  type FileIdentity,
+} from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
-import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult } from '../pipeline.js';
+import {
+  createFileCompactor,
+  DEFAULT_PLACEHOLDER,
+  outputBytes,
+  noteTemplate,
+  type FileCompactor,
+  type FileResult,
+} from '../pipeline.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { checkReportPath, emitJson, reportTarget, standardStream } from './json-output.js';
@@ -16,7 +30,9 @@ import type { SummarizingCompactor, SummarySource } from '../summarize-run.js';
 
 /** The summarize strategy's modules (the model layer, the rounds) load only when the chain holds summarize. */
 async function loadSummarizing(): Promise<typeof import('./summary-source.js') & typeof import('../summarize-run.js')> {
-  const [source, run] = await loadLazily(() => Promise.all([import('./summary-source.js'), import('../summarize-run.js')]));
+  const [source, run] = await loadLazily(() =>
+    Promise.all([import('./summary-source.js'), import('../summarize-run.js')]),
+  );
   return { ...source, ...run };
 }
 
@@ -36,9 +52,18 @@ function loadSummaryLine(): Promise<typeof import('./summary.js')> {
 }
 
 /** Reads one input (a file, or - for standard input) and compacts it. */
-export async function compactInput(input: string, compactor: FileCompactor, io: CliIo, shown = input, home?: string): Promise<FileResult> {
+export async function compactInput(
+  input: string,
+  compactor: FileCompactor,
+  io: CliIo,
+  shown = input,
+  home?: string,
+): Promise<FileResult> {
   // JSONL is read line by line (no whole-file copy, files past JavaScript's string limit work).
-  const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
+  const source =
+    input === '-'
+      ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>')
+      : readSourceFile(path.resolve(io.cwd, input), shown);
   try {
     return compactor.compact(source, home === undefined ? undefined : { home });
   } catch (error) {
@@ -49,9 +74,21 @@ export async function compactInput(input: string, compactor: FileCompactor, io: 
 }
 
 /** Reads one input and summarizes it, saying what the model calls cost and which rounds failed. */
-async function summarizeInput(input: string, summarizing: SummarizingCompactor, summary: SummarySource, settings: CompactSettings, io: CliIo, report: (line: string) => void, shown: string, home?: string): Promise<{ result: FileResult; failedCalls: number }> {
+async function summarizeInput(
+  input: string,
+  summarizing: SummarizingCompactor,
+  summary: SummarySource,
+  settings: CompactSettings,
+  io: CliIo,
+  report: (line: string) => void,
+  shown: string,
+  home?: string,
+): Promise<{ result: FileResult; failedCalls: number }> {
   const { StrictSummaryError, usageLine } = await loadSummarizing();
-  const source = input === '-' ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>') : readSourceFile(path.resolve(io.cwd, input), shown);
+  const source =
+    input === '-'
+      ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>')
+      : readSourceFile(path.resolve(io.cwd, input), shown);
   try {
     const done = await summarizing.compactAsync(source, home === undefined ? undefined : { home });
     for (const warning of done.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
@@ -60,7 +97,8 @@ async function summarizeInput(input: string, summarizing: SummarizingCompactor, 
     return { result: done.result, failedCalls: summary.summarizer === null ? 0 : done.usage.failed };
   } catch (error) {
     source.release?.();
-    if (error instanceof StrictSummaryError && !settings.quiet) report(usageLine(error.usage, summary.summarizer === null, summary.summaryTokens));
+    if (error instanceof StrictSummaryError && !settings.quiet)
+      report(usageLine(error.usage, summary.summarizer === null, summary.summaryTokens));
     throw error;
   }
 }
@@ -78,19 +116,34 @@ interface StreamInput {
  * Writes a result to --output (its real path, resolved when the run started) or a standard stream. An --output that
  * is the input itself is replaced only if the input is still the file that was read.
  */
-async function deliver(input: StreamInput, out: string | null, result: FileResult, settings: CompactSettings, io: CliIo): Promise<void> {
+async function deliver(
+  input: StreamInput,
+  out: string | null,
+  result: FileResult,
+  settings: CompactSettings,
+  io: CliIo,
+): Promise<void> {
   // The name given to --output says how the result is compressed; a standard stream gets it plain.
-  const data = outputBytes(result, outputCompression(out !== null && settings.output !== undefined ? settings.output : null));
+  const data = outputBytes(
+    result,
+    outputCompression(out !== null && settings.output !== undefined ? settings.output : null),
+  );
   // The store files first, flushed: a transcript never points at a result that is not there.
-  if (result.stored.length > 0 && settings.offloadDir !== undefined) await (await loadOffload()).writeStore(result.stored, path.resolve(io.cwd, settings.offloadDir), input.shown);
+  if (result.stored.length > 0 && settings.offloadDir !== undefined)
+    await (await loadOffload()).writeStore(result.stored, path.resolve(io.cwd, settings.offloadDir), input.shown);
   if (out !== null && settings.output !== undefined) {
     try {
       const isInput = input.real !== '-' && out === input.real;
-      if (isInput && input.identity === null) throw new InputError('is not a regular file, so it cannot be replaced by its result', settings.output);
-      await writeFileAtomic(out, data, { realDir: path.dirname(out), expect: isInput ? (input.identity ?? undefined) : undefined });
+      if (isInput && input.identity === null)
+        throw new InputError('is not a regular file, so it cannot be replaced by its result', settings.output);
+      await writeFileAtomic(out, data, {
+        realDir: path.dirname(out),
+        expect: isInput ? (input.identity ?? undefined) : undefined,
+      });
     } catch (error) {
       if (error instanceof InputError) throw error;
-      if (error instanceof ChangedError) throw new InputError(`${error.message}; nothing was written for it`, input.shown);
+      if (error instanceof ChangedError)
+        throw new InputError(`${error.message}; nothing was written for it`, input.shown);
       throw new InputError(`cannot write: ${describeFsError(error)}`, settings.output);
     }
     return;
@@ -108,7 +161,10 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   // Every path to write is resolved once, now: a link planted there later is replaced, never written through.
   const reportPath = await checkReportPath(settings, io, real === '-' ? [] : [real]);
   const json = reportTarget(settings, reportPath.file);
-  const out = settings.output === undefined || standardStream(settings.output) !== null ? null : await realTarget(path.resolve(io.cwd, settings.output));
+  const out =
+    settings.output === undefined || standardStream(settings.output) !== null
+      ? null
+      : await realTarget(path.resolve(io.cwd, settings.output));
   const store = settings.offloadDir === undefined ? undefined : await (await loadOffload()).offloadStore(settings, io);
   const summarize = settings.summarize === null ? null : await loadSummarizing();
   const summary = summarize === null ? null : await summarize.summarySourceFor(settings, io, io.summarizer);
@@ -132,13 +188,16 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     inventory: json !== null,
   };
   const compactor = await createFileCompactor(runOptions);
-  const summarizing = summarize === null || summary === null ? null : await summarize.createSummarizingCompactor(runOptions, summary);
+  const summarizing =
+    summarize === null || summary === null ? null : await summarize.createSummarizingCompactor(runOptions, summary);
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   // Pointers are relative to the folder the result is written to (for a standard stream: the input's).
   const home = out !== null ? path.dirname(out) : real === '-' ? io.cwd : path.dirname(real);
   const { result, failedCalls } =
-    summarizing === null || summary === null ? { result: await compactInput(real, compactor, io, given, home), failedCalls: 0 } : await summarizeInput(real, summarizing, summary, settings, io, report, given, home);
+    summarizing === null || summary === null
+      ? { result: await compactInput(real, compactor, io, given, home), failedCalls: 0 }
+      : await summarizeInput(real, summarizing, summary, settings, io, report, given, home);
   try {
     await finishStream(input, out, result, settings, io, report, compactor.tokenizer, json);
   } finally {
@@ -149,12 +208,23 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
 }
 
 /** Writes a stream run's result and says what happened. */
-async function finishStream(input: StreamInput, out: string | null, result: FileResult, settings: CompactSettings, io: CliIo, report: (line: string) => void, tokenizer: string, json: ReturnType<typeof reportTarget>): Promise<void> {
+async function finishStream(
+  input: StreamInput,
+  out: string | null,
+  result: FileResult,
+  settings: CompactSettings,
+  io: CliIo,
+  report: (line: string) => void,
+  tokenizer: string,
+  json: ReturnType<typeof reportTarget>,
+): Promise<void> {
   await deliver(input, out, result, settings, io);
   const { window } = settings;
   if (!settings.quiet && json?.kind !== 'stderr') {
     const { describeOutcome } = await loadSummaryLine();
-    report(describeOutcome(result, { tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }));
+    report(
+      describeOutcome(result, { tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }),
+    );
   }
   if (json !== null) {
     const { planDocument } = await loadPlan();
@@ -174,4 +244,3 @@ async function finishStream(input: StreamInput, out: string | null, result: File
     await emitJson(json, plan, io);
   }
 }
-

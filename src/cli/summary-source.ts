@@ -2,7 +2,15 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_SUMMARY_INSTRUCTION } from '../core/summary-instruction.js';
 import { UsageError } from '../errors.js';
-import { commandIdentity, createCommandSummarizer, createEndpointSummarizer, createLimiter, defaultCacheDir, endpointIdentity, withCache } from '../io/model/index.js';
+import {
+  commandIdentity,
+  createCommandSummarizer,
+  createEndpointSummarizer,
+  createLimiter,
+  defaultCacheDir,
+  endpointIdentity,
+  withCache,
+} from '../io/model/index.js';
 import type { Summarizer } from '../core/summarize.js';
 import type { SummarySource } from '../summarize-run.js';
 import type { CliIo } from './io.js';
@@ -15,11 +23,21 @@ import type { CompactSettings } from './settings.js';
  * @returns null when summarize is not in the chain
  * @throws UsageError for a missing model source or an unreadable instruction file
  */
-export async function summarySourceFor(settings: CompactSettings, io: CliIo, seam?: Summarizer): Promise<SummarySource | null> {
+export async function summarySourceFor(
+  settings: CompactSettings,
+  io: CliIo,
+  seam?: Summarizer,
+): Promise<SummarySource | null> {
   const s = settings.summarize;
   if (s === null) return null;
-  const instruction = s.instructionFile === undefined ? DEFAULT_SUMMARY_INSTRUCTION : await readInstruction(s.instructionFile, io);
-  const base = { instruction, summaryTokens: s.summaryTokens, strict: s.strict, ...(s.minRetention === undefined ? {} : { minRetention: s.minRetention }) };
+  const instruction =
+    s.instructionFile === undefined ? DEFAULT_SUMMARY_INSTRUCTION : await readInstruction(s.instructionFile, io);
+  const base = {
+    instruction,
+    summaryTokens: s.summaryTokens,
+    strict: s.strict,
+    ...(s.minRetention === undefined ? {} : { minRetention: s.minRetention }),
+  };
   if (settings.dryRun || settings.check) return { ...base, summarizer: null };
   const baseUrl = s.baseUrl ?? nonEmpty(io.env.OPENAI_BASE_URL);
   let summarizer: Summarizer;
@@ -31,7 +49,10 @@ export async function summarySourceFor(settings: CompactSettings, io: CliIo, sea
     summarizer = createCommandSummarizer({ command: s.command, env: io.env });
     identity = commandIdentity(s.command);
   } else if (baseUrl !== undefined) {
-    if (s.model === undefined || s.model === '') throw new UsageError('--strategy summarize with an endpoint needs --model <name> (the model that writes the summaries)');
+    if (s.model === undefined || s.model === '')
+      throw new UsageError(
+        '--strategy summarize with an endpoint needs --model <name> (the model that writes the summaries)',
+      );
     const apiKey = nonEmpty(io.env.OPENAI_API_KEY);
     summarizer = createEndpointSummarizer({ baseUrl, model: s.model, ...(apiKey !== undefined ? { apiKey } : {}) });
     identity = endpointIdentity(baseUrl, s.model);
@@ -41,7 +62,12 @@ export async function summarySourceFor(settings: CompactSettings, io: CliIo, sea
     );
   }
   const limited = createLimiter(s.concurrency)(summarizer);
-  const cached = s.cache ? withCache(limited, { dir: s.cacheDir !== undefined ? path.resolve(io.cwd, s.cacheDir) : defaultCacheDir(io.env), model: identity }) : limited;
+  const cached = s.cache
+    ? withCache(limited, {
+        dir: s.cacheDir !== undefined ? path.resolve(io.cwd, s.cacheDir) : defaultCacheDir(io.env),
+        model: identity,
+      })
+    : limited;
   return { ...base, summarizer: cached };
 }
 
@@ -54,8 +80,11 @@ async function readInstruction(file: string, io: CliIo): Promise<string> {
   try {
     text = await fs.readFile(path.resolve(io.cwd, file), 'utf8');
   } catch (error) {
-    throw new UsageError(`--summary-instruction ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new UsageError(
+      `--summary-instruction ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
   }
-  if (text.trim() === '') throw new UsageError(`--summary-instruction ${file} is empty: the model would get no instruction`);
+  if (text.trim() === '')
+    throw new UsageError(`--summary-instruction ${file} is empty: the model would get no instruction`);
   return text;
 }

@@ -47,7 +47,8 @@ export function changeText(before: TokenFigure, after: number): string | null {
   let body: string;
   if (after === before.tokens) body = '0%';
   else if (after === 0) body = '−100%';
-  else if (Math.round(size) === 0 || Math.round(size) === 100) body = `${sign}${Math.max(Math.trunc(size * 10) / 10, 0.1)}%`;
+  else if (Math.round(size) === 0 || Math.round(size) === 100)
+    body = `${sign}${Math.max(Math.trunc(size * 10) / 10, 0.1)}%`;
   else body = `${sign}${Math.round(size)}%`;
   return `${before.exact ? '' : '≈'}${body}`;
 }
@@ -95,7 +96,10 @@ export function missText(miss: Miss, context: MissContext): string {
       return `the tool schemas alone take ${tokens(miss.toolTokens)}, ${miss.toolTokens > miss.target ? 'more than' : 'all of'} the ${formatCount(miss.target)}-token target`;
     case 'protected': {
       const { who, verb } = protectedWho(context);
-      const tools = context.toolTokens > 0 ? `, more than the ${tokens(context.target)} the tool schemas (${tokens(context.toolTokens)}) leave of the target` : '';
+      const tools =
+        context.toolTokens > 0
+          ? `, more than the ${tokens(context.target)} the tool schemas (${tokens(context.toolTokens)}) leave of the target`
+          : '';
       return `${who} alone ${verb} ${tokens(miss.protectedTokens)}${tools}`;
     }
     case 'min-keep-steps': {
@@ -144,7 +148,8 @@ export function missReason(c: ConversationResult): string | null {
 function unchangedWhy(c: ConversationResult, context: LineContext): string {
   if (c.outcome.belowThreshold) return thresholdText(context.window as WindowSettings);
   // A chain without the window leaves a conversation it could not shrink "fitting" a target it may still miss.
-  if (c.plan.unchanged === 'fits') return c.plan.targetMet ? `fits the target ${formatCount(context.target)}` : 'nothing could be changed';
+  if (c.plan.unchanged === 'fits')
+    return c.plan.targetMet ? `fits the target ${formatCount(context.target)}` : 'nothing could be changed';
   if (c.plan.unchanged === 'only-notes') return 'only earlier notes would go';
   return 'nothing can be removed';
 }
@@ -169,12 +174,17 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   const prunedCount = sum((c) => c.pruned?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
   const offloadedCount = sum((c) => c.offloaded?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
   const pruned =
-    (prunedCount === 0 ? '' : `, ${context.lookOnly === true ? 'would prune' : 'pruned'} ${formatCount(prunedCount)} tool result${prunedCount === 1 ? '' : 's'}`) +
-    (offloadedCount === 0 ? '' : `, ${context.lookOnly === true ? 'would offload' : 'offloaded'} ${formatCount(offloadedCount)} tool result${offloadedCount === 1 ? '' : 's'}`);
+    (prunedCount === 0
+      ? ''
+      : `, ${context.lookOnly === true ? 'would prune' : 'pruned'} ${formatCount(prunedCount)} tool result${prunedCount === 1 ? '' : 's'}`) +
+    (offloadedCount === 0
+      ? ''
+      : `, ${context.lookOnly === true ? 'would offload' : 'offloaded'} ${formatCount(offloadedCount)} tool result${offloadedCount === 1 ? '' : 's'}`);
   if (!result.changed && met === cs.length && !every) return null;
   const name = escapeForLine(path);
   const target = formatCount(context.target);
-  const [removedVerb, compactedWord] = context.lookOnly === true ? ['would remove', 'would be compacted'] : ['removed', 'compacted'];
+  const [removedVerb, compactedWord] =
+    context.lookOnly === true ? ['would remove', 'would be compacted'] : ['removed', 'compacted'];
   const firstMiss = cs.find((c) => !c.plan.targetMet);
   const reason = firstMiss === undefined ? null : missReason(firstMiss);
   if (result.records || cs.length > 1) {

@@ -6,7 +6,16 @@ import { InputError } from '../errors.js';
 import { describeFsError, identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
-import { createFileCompactor, DEFAULT_PLACEHOLDER, outputBytes, noteTemplate, type FileCompactor, type FileResult, type RunOptions, type StoreFile } from '../pipeline.js';
+import {
+  createFileCompactor,
+  DEFAULT_PLACEHOLDER,
+  outputBytes,
+  noteTemplate,
+  type FileCompactor,
+  type FileResult,
+  type RunOptions,
+  type StoreFile,
+} from '../pipeline.js';
 import { StrictSummaryError, type SummarizingCompactor, type SummaryUsage } from '../summarize-run.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';
@@ -25,13 +34,25 @@ import type { LineContext } from './summary.js';
  * What every job of a run shares; sent once to each worker: the run's own settings (as resolved from the command
  * line, nothing renamed) and what the chosen reporters need of each file.
  */
-export interface JobSettings extends Pick<CompactSettings, 'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'>,
+export interface JobSettings
+  extends
+    Pick<
+      CompactSettings,
+      'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'
+    >,
     Partial<Pick<CompactSettings, 'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder'>> {
   /**
    * Offloading: the store directory (absolute) and threshold; the working directory and the out-dir (its root and the
    * inputs' base), which give the folder each result is written to, that pointers are relative to.
    */
-  readonly offload?: { readonly dir: string; readonly over: number; readonly cwd: string; readonly outDir?: { readonly root: string; readonly base: string } } | undefined;
+  readonly offload?:
+    | {
+        readonly dir: string;
+        readonly over: number;
+        readonly cwd: string;
+        readonly outDir?: { readonly root: string; readonly base: string };
+      }
+    | undefined;
   /** Count every group: a plan or a dry run was asked for. */
   readonly exhaustive: boolean;
   /** Render the dry-run diff with this colour level and width. */
@@ -92,7 +113,13 @@ export function processFile(job: Job, settings: JobSettings, compactor: FileComp
   } catch (error) {
     // A file that cannot be read or parsed, or a bug met on it: that file fails, the run goes on.
     const record = failedRecord(job.display, error, settings.target);
-    return { index: job.index, record, line: fileLine(record, null, lineContext(settings, compactor)), diff: null, bytes: null };
+    return {
+      index: job.index,
+      record,
+      line: fileLine(record, null, lineContext(settings, compactor)),
+      diff: null,
+      bytes: null,
+    };
   }
 }
 
@@ -113,7 +140,10 @@ function lstatError(file: string): unknown {
 function checkStillRegular(job: Job): void {
   if (job.found !== true || isRegularFile(job.real ?? job.file)) return;
   const gone = lstatError(job.real ?? job.file);
-  throw new InputError(gone !== null ? `cannot read: ${describeFsError(gone)}` : 'is no longer a regular file; nothing was read from it', job.display);
+  throw new InputError(
+    gone !== null ? `cannot read: ${describeFsError(gone)}` : 'is no longer a regular file; nothing was read from it',
+    job.display,
+  );
 }
 
 /** The work of `processFile`; throws on a file it cannot handle. */
@@ -121,7 +151,10 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
   // Taken before reading: whatever happens to the file from here on shows when its rewrite compares.
   const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
   checkStillRegular(job);
-  const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
+  const source =
+    job.content !== undefined
+      ? sourceFromBytes(job.content, job.display)
+      : readSourceFile(job.real ?? job.file, job.display);
   try {
     return describeSource(job, source, identity, settings, compactor);
   } finally {
@@ -135,7 +168,8 @@ function homeOf(job: Job, settings: JobSettings): string | undefined {
   const offload = settings.offload;
   if (offload === undefined) return undefined;
   if (job.content !== undefined || job.file === '-') return offload.cwd;
-  if (offload.outDir !== undefined) return path.dirname(path.join(offload.outDir.root, path.relative(offload.outDir.base, job.file)));
+  if (offload.outDir !== undefined)
+    return path.dirname(path.join(offload.outDir.root, path.relative(offload.outDir.base, job.file)));
   return path.dirname(job.real ?? job.file);
 }
 
@@ -143,14 +177,25 @@ function homeOf(job: Job, settings: JobSettings): string | undefined {
  * Reads, summarizes (awaiting the model between rounds, in this thread) and describes one file. Never throws, as
  * `processFile`; a --strict failure is the file's failure.
  */
-export async function processFileAsync(job: Job, settings: JobSettings, compactor: FileCompactor, summarizing: SummarizingCompactor): Promise<JobResult> {
+export async function processFileAsync(
+  job: Job,
+  settings: JobSettings,
+  compactor: FileCompactor,
+  summarizing: SummarizingCompactor,
+): Promise<JobResult> {
   try {
     const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
     checkStillRegular(job);
-    const source = job.content !== undefined ? sourceFromBytes(job.content, job.display) : readSourceFile(job.real ?? job.file, job.display);
+    const source =
+      job.content !== undefined
+        ? sourceFromBytes(job.content, job.display)
+        : readSourceFile(job.real ?? job.file, job.display);
     try {
       const done = await summarizing.compactAsync(source, { home: homeOf(job, settings) });
-      return { ...describeResult(job, done.result, identity, settings, compactor), summary: { usage: done.usage, warnings: done.warnings } };
+      return {
+        ...describeResult(job, done.result, identity, settings, compactor),
+        summary: { usage: done.usage, warnings: done.warnings },
+      };
     } finally {
       source.release?.();
     }
@@ -158,23 +203,46 @@ export async function processFileAsync(job: Job, settings: JobSettings, compacto
     const record = failedRecord(job.display, error, settings.target);
     // A --strict failure still says what its calls cost.
     const summary = error instanceof StrictSummaryError ? { summary: { usage: error.usage, warnings: [] } } : {};
-    return { index: job.index, record, line: fileLine(record, null, lineContext(settings, compactor)), diff: null, bytes: null, ...summary };
+    return {
+      index: job.index,
+      record,
+      line: fileLine(record, null, lineContext(settings, compactor)),
+      diff: null,
+      bytes: null,
+      ...summary,
+    };
   }
 }
 
 /** The result of one read file. */
-function describeSource(job: Job, source: SourceText, identity: FileIdentity | null, settings: JobSettings, compactor: FileCompactor): JobResult {
+function describeSource(
+  job: Job,
+  source: SourceText,
+  identity: FileIdentity | null,
+  settings: JobSettings,
+  compactor: FileCompactor,
+): JobResult {
   return describeResult(job, compactor.compact(source, { home: homeOf(job, settings) }), identity, settings, compactor);
 }
 
 /** What a job gives back for a file's result. */
-function describeResult(job: Job, result: FileResult, identity: FileIdentity | null, settings: JobSettings, compactor: FileCompactor): JobResult {
+function describeResult(
+  job: Job,
+  result: FileResult,
+  identity: FileIdentity | null,
+  settings: JobSettings,
+  compactor: FileCompactor,
+): JobResult {
   const note = noteTemplate(settings.note);
   const target = settings.target;
   const { window } = settings;
   let record = recordOf(result, job.display, settings.target, settings.figures ?? true);
   if (settings.plan) {
-    const plan = planDocument(result, { target, tokenizer: settings.tokenizer, counter: counterSettingsOf(settings), minKeepSteps: settings.minKeepSteps,
+    const plan = planDocument(result, {
+      target,
+      tokenizer: settings.tokenizer,
+      counter: counterSettingsOf(settings),
+      minKeepSteps: settings.minKeepSteps,
       note,
       format: settings.format,
       window,
@@ -203,15 +271,21 @@ function describeResult(job: Job, result: FileResult, identity: FileIdentity | n
     bytes = outputBytes(result);
   }
   const stored = bytes !== null && result.stored.length > 0 ? { stored: result.stored } : {};
-  const line = settings.figures === false ? null : fileLine(record, result, lineContext(settings, compactor), settings.everyLine);
+  const line =
+    settings.figures === false ? null : fileLine(record, result, lineContext(settings, compactor), settings.everyLine);
   return { index: job.index, record, line, diff, bytes, identity, ...stored };
 }
 
 /** What a file's line says besides the result: the run's settings and the tokenizer's name. */
 function lineContext(settings: JobSettings, compactor: FileCompactor): LineContext {
-  return { tokenizer: compactor.tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window: settings.window, lookOnly: settings.bytes === 'none' };
+  return {
+    tokenizer: compactor.tokenizer,
+    target: settings.target,
+    minKeepSteps: settings.minKeepSteps,
+    window: settings.window,
+    lookOnly: settings.bytes === 'none',
+  };
 }
-
 
 /** The compactor for a run's settings: the settings every file of the run shares, the tokenizer loaded once. */
 export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
@@ -243,7 +317,8 @@ export function runOptionsFor(settings: JobSettings): RunOptions {
 /** Messages from the main thread. */
 export type ToWorker = { readonly type: 'job'; readonly job: Job };
 /** Messages to the main thread. */
-export type FromWorker = { readonly type: 'loaded' } | { readonly type: 'ready' } | { readonly type: 'done'; readonly result: JobResult };
+export type FromWorker =
+  { readonly type: 'loaded' } | { readonly type: 'ready' } | { readonly type: 'done'; readonly result: JobResult };
 
 /** Data a worker is started with. */
 export interface WorkerInit {
@@ -259,7 +334,11 @@ async function serve(port: NonNullable<typeof parentPort>, init: WorkerInit): Pr
     const result = processFile(message.job, init.settings, compactor);
     // The output bytes move to the main thread instead of being copied, unless they share a pooled buffer.
     const bytes = result.bytes;
-    const own = bytes !== null && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+    const own =
+      bytes !== null &&
+      bytes.byteOffset === 0 &&
+      bytes.byteLength === bytes.buffer.byteLength &&
+      bytes.buffer instanceof ArrayBuffer;
     port.postMessage({ type: 'done', result } satisfies FromWorker, own ? [bytes.buffer as ArrayBuffer] : []);
   });
   port.postMessage({ type: 'ready' } satisfies FromWorker);

@@ -80,7 +80,11 @@ export function isEarlierNote(message: Message): boolean {
  * Whether the message at `index` is an earlier sliding-window note: marked as one, or the text of a literal template
  * (one without `{num_removed}`) where a note can stand (see `notesByText`).
  */
-export function isEarlierNoteAt(messages: readonly Message[], index: number, structure: Pick<Structure, 'notes'>): boolean {
+export function isEarlierNoteAt(
+  messages: readonly Message[],
+  index: number,
+  structure: Pick<Structure, 'notes'>,
+): boolean {
   return structure.notes.has(index) || isEarlierNote(messages[index] as Message);
 }
 
@@ -154,7 +158,12 @@ export function taskIndex(messages: readonly Message[], notes: ReadonlySet<numbe
  * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
  * @returns the indices, ending with `task`; notes between them are not among them
  */
-export function taskRun(messages: readonly Message[], task: number, systemEnd: number, notes: ReadonlySet<number> = NO_NOTES): number[] {
+export function taskRun(
+  messages: readonly Message[],
+  task: number,
+  systemEnd: number,
+  notes: ReadonlySet<number> = NO_NOTES,
+): number[] {
   if (messages[task]?.couldBeNote !== true) return [task];
   const run: number[] = [];
   for (let i = systemEnd; i < task; i++) {
@@ -186,7 +195,12 @@ export function stepSpans(messages: readonly Message[], start: number): Array<[n
 }
 
 /** Historical turns in [start, end): each real user message up to the next one. */
-export function turnSpans(messages: readonly Message[], start: number, end: number, notes: ReadonlySet<number> = NO_NOTES): Array<[number, number]> {
+export function turnSpans(
+  messages: readonly Message[],
+  start: number,
+  end: number,
+  notes: ReadonlySet<number> = NO_NOTES,
+): Array<[number, number]> {
   const starts: number[] = [];
   for (let i = start; i < end; i++) {
     const m = messages[i] as Message;
@@ -348,7 +362,17 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   for (let i = 0; i < n; i++) (keptSet.has(i) ? kept : removed).push(i);
 
   if (removed.length === 0) {
-    return unchangedPlan(messages, meter, structure, turnGroups, stepGroups, whole, target, 'nothing-removed', exhaustive);
+    return unchangedPlan(
+      messages,
+      meter,
+      structure,
+      turnGroups,
+      stepGroups,
+      whole,
+      target,
+      'nothing-removed',
+      exhaustive,
+    );
   }
   if (template !== null && removed.every((i) => isEarlierNoteAt(messages, i, structure))) {
     return unchangedPlan(messages, meter, structure, turnGroups, stepGroups, whole, target, 'only-notes', exhaustive);
@@ -358,10 +382,15 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const noteText = template === null ? null : formatNote(template, removedCount);
   const keptTurnCount = turnGroups.slice(firstTurn).reduce((a, g) => a + g.length, 0);
   // The note stands where the removed messages were: after the task when steps went, else after the instructions.
-  const noteIndex = noteText === null ? null : firstStep > 0 ? systemEnd + keptTurnCount + structure.taskRun.length : systemEnd;
+  const noteIndex =
+    noteText === null ? null : firstStep > 0 ? systemEnd + keptTurnCount + structure.taskRun.length : systemEnd;
   const outRendered = kept.map((i) => meter.render(i));
   if (noteText !== null && noteIndex !== null) {
-    outRendered.splice(noteIndex, 0, renderMessage({ role: 'user', content: { texts: [noteText], toolCalls: [], results: [], images: 0, files: [] } }));
+    outRendered.splice(
+      noteIndex,
+      0,
+      renderMessage({ role: 'user', content: { texts: [noteText], toolCalls: [], results: [], images: 0, files: [] } }),
+    );
   }
   const tokensAfter = meter.measureRendered(outRendered);
 
@@ -399,7 +428,10 @@ function checkMinKeepSteps(minKeepSteps: number): void {
 }
 
 /** The message indices of each turn (earlier notes left out: they are never kept as history) and of each step. */
-function groupsOf(messages: readonly Message[], structure: Structure): { turnGroups: number[][]; stepGroups: number[][] } {
+function groupsOf(
+  messages: readonly Message[],
+  structure: Structure,
+): { turnGroups: number[][]; stepGroups: number[][] } {
   return {
     turnGroups: structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNoteAt(messages, i, structure))),
     stepGroups: structure.steps.map(([s, e]) => range(s, e)),
@@ -415,7 +447,17 @@ export function keepEverything(messages: readonly Message[], counter: TokenCount
   checkMinKeepSteps(minKeepSteps);
   const structure = analyze(messages);
   const { turnGroups, stepGroups } = groupsOf(messages, structure);
-  const plan = unchangedPlan(messages, new Meter(messages, counter), structure, turnGroups, stepGroups, 0, Number.MAX_SAFE_INTEGER, 'fits', false);
+  const plan = unchangedPlan(
+    messages,
+    new Meter(messages, counter),
+    structure,
+    turnGroups,
+    stepGroups,
+    0,
+    Number.MAX_SAFE_INTEGER,
+    'fits',
+    false,
+  );
   return { ...plan, tokensBeforeExact: false };
 }
 
@@ -488,35 +530,77 @@ function describeGroups(
 
   if (systemEnd > 0) {
     const idx = range(0, systemEnd);
-    groups.push({ kind: 'system', start: 0, end: systemEnd, indices: idx, tokens: tokensOf(idx, undefined), kept: true });
+    groups.push({
+      kind: 'system',
+      start: 0,
+      end: systemEnd,
+      indices: idx,
+      tokens: tokensOf(idx, undefined),
+      kept: true,
+    });
     for (const i of idx) covered[i] = 1;
   }
   structure.turns.forEach(([s, e], k) => {
     const idx = turnGroups[k] as number[];
     for (const i of idx) covered[i] = 1;
-    groups.push({ kind: 'turn', start: s, end: e, indices: idx, tokens: tokensOf(idx, known.turnCounts.get(k)), kept: idx.every(isKept) });
+    groups.push({
+      kind: 'turn',
+      start: s,
+      end: e,
+      indices: idx,
+      tokens: tokensOf(idx, known.turnCounts.get(k)),
+      kept: idx.every(isKept),
+    });
   });
   if (task !== null) {
     const idx = structure.taskRun;
     for (const i of idx) covered[i] = 1;
-    groups.push({ kind: 'task', start: idx[0] ?? task, end: task + 1, indices: idx, tokens: tokensOf(idx, undefined), kept: true });
+    groups.push({
+      kind: 'task',
+      start: idx[0] ?? task,
+      end: task + 1,
+      indices: idx,
+      tokens: tokensOf(idx, undefined),
+      kept: true,
+    });
   }
   structure.steps.forEach(([s, e], k) => {
     const idx = stepGroups[k] as number[];
     for (const i of idx) covered[i] = 1;
-    groups.push({ kind: 'step', start: s, end: e, indices: idx, tokens: tokensOf(idx, known.stepCounts.get(k)), kept: idx.every(isKept) });
+    groups.push({
+      kind: 'step',
+      start: s,
+      end: e,
+      indices: idx,
+      tokens: tokensOf(idx, known.stepCounts.get(k)),
+      kept: idx.every(isKept),
+    });
   });
   // Messages in no group: before the first turn, earlier notes, strays after the task.
   for (let i = 0; i < messages.length; i++) {
     if (covered[i] === 1) continue;
-    groups.push({ kind: 'orphan', start: i, end: i + 1, indices: [i], tokens: tokensOf([i], undefined), kept: isKept(i) });
+    groups.push({
+      kind: 'orphan',
+      start: i,
+      end: i + 1,
+      indices: [i],
+      tokens: tokensOf([i], undefined),
+      kept: isKept(i),
+    });
   }
   groups.sort((a, b) => a.start - b.start || a.end - b.end);
   if (known.noteIndex !== null && known.noteText !== null) {
     // The note follows the task when steps were cut, otherwise the leading instructions.
     const anchor = known.noteAfterTask ? 'task' : 'system';
     const at = groups.findIndex((g) => g.kind === anchor) + 1;
-    groups.splice(at, 0, { kind: 'note', start: known.noteIndex, end: known.noteIndex + 1, indices: [], tokens: null, kept: true });
+    groups.splice(at, 0, {
+      kind: 'note',
+      start: known.noteIndex,
+      end: known.noteIndex + 1,
+      indices: [],
+      tokens: null,
+      kept: true,
+    });
   }
   return groups;
 }
@@ -528,7 +612,11 @@ function describeGroups(
  * @param options target, min_keep_steps and note
  * @returns the new message list (the note as a user message with `compaction: 'sliding_window'`), or null when nothing would get smaller
  */
-export function compact(messages: readonly Message[], counter: TokenCounter, options: CompactOptions): Message[] | null {
+export function compact(
+  messages: readonly Message[],
+  counter: TokenCounter,
+  options: CompactOptions,
+): Message[] | null {
   const plan = planCompaction(messages, counter, options);
   return plan.changed ? applyPlan(messages, plan) : null;
 }

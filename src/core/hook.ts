@@ -10,6 +10,10 @@
  * @param compactTo the share compaction aims at
  * @returns the smallest count that compacts, and the target before any overhead (tool schemas) is taken off
  */
-export function hookThresholds(window: number, compactAt: number, compactTo: number): { trigger: number; target: number } {
+export function hookThresholds(
+  window: number,
+  compactAt: number,
+  compactTo: number,
+): { trigger: number; target: number } {
   return { trigger: Math.ceil(window * compactAt), target: Math.trunc(window * compactTo) };
 }

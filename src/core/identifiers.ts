@@ -27,12 +27,35 @@ const MAX_CODE_SPAN = 200;
 
 /** Characters that end a word whatever it is: whitespace, quotes, backticks, angle brackets, braces, pipes, and `→` (Claude Code's numbered lines). */
 function isHardStop(c: number): boolean {
-  return c <= 0x20 || c === 0x22 || c === 0x60 || c === 0x3c || c === 0x3e || c === 0x7b || c === 0x7d || c === 0x7c || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0x2192;
+  return (
+    c <= 0x20 ||
+    c === 0x22 ||
+    c === 0x60 ||
+    c === 0x3c ||
+    c === 0x3e ||
+    c === 0x7b ||
+    c === 0x7d ||
+    c === 0x7c ||
+    c === 0xa0 ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x2192
+  );
 }
 
 /** Characters that end a word that is not a URL: brackets, commas, semicolons, equals, apostrophes, backslashes. */
 function isSoftStop(c: number): boolean {
-  return c === 0x28 || c === 0x29 || c === 0x5b || c === 0x5d || c === 0x2c || c === 0x3b || c === 0x3d || c === 0x27 || c === 0x5c;
+  return (
+    c === 0x28 ||
+    c === 0x29 ||
+    c === 0x5b ||
+    c === 0x5d ||
+    c === 0x2c ||
+    c === 0x3b ||
+    c === 0x3d ||
+    c === 0x27 ||
+    c === 0x5c
+  );
 }
 
 /**
@@ -83,7 +106,12 @@ export function forEachIdentifier(text: string, visit: (id: Identifier) => void)
       const d = text.charCodeAt(j);
       if (isHardStop(d)) break;
       if (d === 0x45) capitalE = true;
-      else if (letters && !isLetterOrInert(d) && !(isTrailing(d) && (j + 1 === n || isHardStop(text.charCodeAt(j + 1))))) letters = false;
+      else if (
+        letters &&
+        !isLetterOrInert(d) &&
+        !(isTrailing(d) && (j + 1 === n || isHardStop(text.charCodeAt(j + 1))))
+      )
+        letters = false;
     }
     const skip = letters && !capitalE && !endsWithFile(text, i, j);
     if (!skip && j - i <= MAX_WORD) hardWord(text.slice(i, j), visit);
@@ -95,7 +123,17 @@ export function forEachIdentifier(text: string, visit: (id: Identifier) => void)
 
 /** ASCII letters and punctuation that never makes a word an identifier (`,` `;` `!` `?` `(` `)` `'`). */
 function isLetterOrInert(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x2c || c === 0x3b || c === 0x21 || c === 0x3f || c === 0x28 || c === 0x29 || c === 0x27;
+  return (
+    (c >= 0x61 && c <= 0x7a) ||
+    (c >= 0x41 && c <= 0x5a) ||
+    c === 0x2c ||
+    c === 0x3b ||
+    c === 0x21 ||
+    c === 0x3f ||
+    c === 0x28 ||
+    c === 0x29 ||
+    c === 0x27
+  );
 }
 
 /** Whether a character is an ASCII letter. */
@@ -177,7 +215,14 @@ function hardWord(word: string, visit: (id: Identifier) => void): void {
 
 /** Whether a character can be part of a URL's scheme (letters, digits, `+`, `-`, `.`). */
 function isSchemeChar(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d || c === 0x2e;
+  return (
+    (c >= 0x61 && c <= 0x7a) ||
+    (c >= 0x41 && c <= 0x5a) ||
+    (c >= 0x30 && c <= 0x39) ||
+    c === 0x2b ||
+    c === 0x2d ||
+    c === 0x2e
+  );
 }
 
 /** The schemes whose URLs are identifiers. */
@@ -208,7 +253,7 @@ function urlOf(word: string): { value: string; end: number } | null {
   }
   while (end > colon + 3 && '.,;:!?*'.includes(word.charAt(end - 1))) end--;
   const rest = word.slice(colon + 3, end);
-  if (rest === '' || rest.startsWith('/') && scheme !== 'file') return null;
+  if (rest === '' || (rest.startsWith('/') && scheme !== 'file')) return null;
   const slash = rest.search(/[/?#]/);
   const host = (slash < 0 ? rest : rest.slice(0, slash)).toLowerCase();
   const tail = slash < 0 ? '' : rest.slice(slash);
@@ -259,7 +304,11 @@ function isWindowsStart(word: string, i: number): boolean {
   if (letter && word.charCodeAt(i + 1) === 0x3a) {
     const s = word.charCodeAt(i + 2);
     const before = i === 0 ? 0 : word.charCodeAt(i - 1);
-    const alone = !((before >= 0x41 && before <= 0x5a) || (before >= 0x61 && before <= 0x7a) || (before >= 0x30 && before <= 0x39));
+    const alone = !(
+      (before >= 0x41 && before <= 0x5a) ||
+      (before >= 0x61 && before <= 0x7a) ||
+      (before >= 0x30 && before <= 0x39)
+    );
     return alone && (s === 0x5c || s === 0x2f) && i + 3 < word.length && word.charCodeAt(i + 3) !== 0x2f;
   }
   return c === 0x5c && word.charCodeAt(i + 1) === 0x5c && i + 2 < word.length && word.charCodeAt(i + 2) !== 0x5c;
@@ -280,7 +329,12 @@ function classify(raw: string, visit: (id: Identifier) => void): void {
   let start = 0;
   let end = raw.length;
   // `~` starts home paths: only trimmed when no slash follows.
-  while (start < end && isLeading(raw.charCodeAt(start)) && !(raw.charCodeAt(start) === 0x7e && raw.charCodeAt(start + 1) === 0x2f)) start++;
+  while (
+    start < end &&
+    isLeading(raw.charCodeAt(start)) &&
+    !(raw.charCodeAt(start) === 0x7e && raw.charCodeAt(start + 1) === 0x2f)
+  )
+    start++;
   while (end > start && isTrailing(raw.charCodeAt(end - 1))) end--;
   if (end - start < 2) return;
   const word = start === 0 && end === raw.length ? raw : raw.slice(start, end);
@@ -365,8 +419,11 @@ function errorOf(word: string): string | null {
   return null;
 }
 
-const REASONS = 'Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed|Conflict|Gone|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout';
-const STATUS_AFTER = new RegExp(`^(?:HTTP(?:/\\d(?:\\.\\d)?)?:? {1,3}([45]\\d\\d)|[Ss]tatus(?: code)?:? {1,2}([45]\\d\\d)|([45]\\d\\d) (?:${REASONS}))(?![\\w/.])`);
+const REASONS =
+  'Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed|Conflict|Gone|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout';
+const STATUS_AFTER = new RegExp(
+  `^(?:HTTP(?:/\\d(?:\\.\\d)?)?:? {1,3}([45]\\d\\d)|[Ss]tatus(?: code)?:? {1,2}([45]\\d\\d)|([45]\\d\\d) (?:${REASONS}))(?![\\w/.])`,
+);
 
 /** The HTTP status named by a word and the ones right after it (`HTTP 404`, `status 503`, `404 Not Found`), as `HTTP 404`. */
 function statusAfter(text: string, start: number, end: number, visit: (id: Identifier) => void): void {
@@ -393,7 +450,26 @@ const EXTENSIONS = new Set(
 );
 
 /** Extensions that are also common member names (`console.log`, `res.json`, `process.env`): these stems are code, not files. */
-const MEMBER_EXTENSIONS = new Set(['log', 'json', 'map', 'env', 'lock', 'bin', 'db', 'c', 'h', 'm', 'r', 'sh', 'dat', 'exe', 'diff', 'patch', 'cmd', 'pt']);
+const MEMBER_EXTENSIONS = new Set([
+  'log',
+  'json',
+  'map',
+  'env',
+  'lock',
+  'bin',
+  'db',
+  'c',
+  'h',
+  'm',
+  'r',
+  'sh',
+  'dat',
+  'exe',
+  'diff',
+  'patch',
+  'cmd',
+  'pt',
+]);
 const MEMBER_STEMS = new Set(
   'console logger log res resp response req request process self this window document arr array list items obj object result results value values data err error e r x os sys json JSON Object Array Promise Math ctx context app router'.split(
     ' ',
@@ -401,10 +477,42 @@ const MEMBER_STEMS = new Set(
 );
 
 /** Product names spelt like files (`Node.js`, `Vue.js`): names, not paths. */
-const PRODUCTS = new Set(['node.js', 'vue.js', 'next.js', 'nuxt.js', 'express.js', 'three.js', 'chart.js', 'd3.js', 'react.js', 'ember.js', 'backbone.js', 'angular.js', 'socket.io', 'deno.js', 'alpine.js', 'p5.js', 'tensorflow.js', 'ml5.js']);
+const PRODUCTS = new Set([
+  'node.js',
+  'vue.js',
+  'next.js',
+  'nuxt.js',
+  'express.js',
+  'three.js',
+  'chart.js',
+  'd3.js',
+  'react.js',
+  'ember.js',
+  'backbone.js',
+  'angular.js',
+  'socket.io',
+  'deno.js',
+  'alpine.js',
+  'p5.js',
+  'tensorflow.js',
+  'ml5.js',
+]);
 
 /** Files known by name alone. */
-const NAMED_FILES = new Set(['Makefile', 'Dockerfile', 'Containerfile', 'Gemfile', 'Rakefile', 'Procfile', 'Jenkinsfile', 'Vagrantfile', 'Brewfile', 'Justfile', 'Pipfile', 'CODEOWNERS']);
+const NAMED_FILES = new Set([
+  'Makefile',
+  'Dockerfile',
+  'Containerfile',
+  'Gemfile',
+  'Rakefile',
+  'Procfile',
+  'Jenkinsfile',
+  'Vagrantfile',
+  'Brewfile',
+  'Justfile',
+  'Pipfile',
+  'CODEOWNERS',
+]);
 
 /** First folders of a relative path that make one slash enough (`src/core` is a path; `and/or` is not). */
 const KNOWN_DIRS = new Set(
@@ -414,7 +522,9 @@ const KNOWN_DIRS = new Set(
 );
 
 /** Top folders of an absolute path that are paths alone (`/tmp`); other one-part words (`/clear`) are slash commands. */
-const KNOWN_ROOTS = new Set('tmp etc usr var home opt dev proc root bin sbin lib mnt srv Users Volumes private workspace'.split(' '));
+const KNOWN_ROOTS = new Set(
+  'tmp etc usr var home opt dev proc root bin sbin lib mnt srv Users Volumes private workspace'.split(' '),
+);
 
 /** Characters a path may hold (beyond non-ASCII letters). */
 const PATH_CHARS = /^[\p{L}\p{N}\p{M}_.\-~/+@]+$/u;
@@ -469,13 +579,21 @@ function windowsPath(w: string): string | null {
 /** Whether a file name ends with an extension of letters or digits, at least one a letter (`a.ts`, not `v1.2`). */
 function hasExtension(name: string): boolean {
   const dot = name.lastIndexOf('.');
-  return dot > 0 && dot < name.length - 1 && /^[A-Za-z0-9]{1,10}$/.test(name.slice(dot + 1)) && /[A-Za-z]/.test(name.slice(dot + 1));
+  return (
+    dot > 0 &&
+    dot < name.length - 1 &&
+    /^[A-Za-z0-9]{1,10}$/.test(name.slice(dot + 1)) &&
+    /[A-Za-z]/.test(name.slice(dot + 1))
+  );
 }
 
 /** Whether a word with no slash is a file name: a known extension, a dotfile, or a file known by name. */
 function isFileName(name: string): boolean {
   if (NAMED_FILES.has(name)) return true;
-  if (name.startsWith('.')) return /^\.(?:env(?:\.[\w-]+)?|[\w-]+rc(?:\.\w+)?|[\w-]*ignore|gitattributes|gitmodules|editorconfig|nvmrc|tool-versions)$/.test(name);
+  if (name.startsWith('.'))
+    return /^\.(?:env(?:\.[\w-]+)?|[\w-]+rc(?:\.\w+)?|[\w-]*ignore|gitattributes|gitmodules|editorconfig|nvmrc|tool-versions)$/.test(
+      name,
+    );
   const dot = name.lastIndexOf('.');
   if (dot <= 0) return false;
   const ext = name.slice(dot + 1).toLowerCase();
@@ -486,7 +604,8 @@ function isFileName(name: string): boolean {
   if (/^[ap]\.m$/i.test(name)) return false;
   // `.map` is a source map only after another extension (`app.js.map`); `todos.map` is a call.
   if (ext === 'map' && !/\.(?:js|mjs|cjs|css|ts)$/i.test(stem)) return false;
-  if (MEMBER_EXTENSIONS.has(ext) && (MEMBER_STEMS.has(stem) || MEMBER_STEMS.has(stem.slice(stem.lastIndexOf('.') + 1)))) return false;
+  if (MEMBER_EXTENSIONS.has(ext) && (MEMBER_STEMS.has(stem) || MEMBER_STEMS.has(stem.slice(stem.lastIndexOf('.') + 1))))
+    return false;
   return /[A-Za-z0-9_]/.test(stem);
 }
 

@@ -66,14 +66,38 @@ export function readString(text: string, pos: number, end = text.length): [strin
       out += text.slice(runStart, i);
       const e = text.charCodeAt(i + 1);
       switch (e) {
-        case 0x22: out += '"'; i += 2; break;
-        case 0x5c: out += '\\'; i += 2; break;
-        case 0x2f: out += '/'; i += 2; break;
-        case 0x62: out += '\b'; i += 2; break;
-        case 0x66: out += '\f'; i += 2; break;
-        case 0x6e: out += '\n'; i += 2; break;
-        case 0x72: out += '\r'; i += 2; break;
-        case 0x74: out += '\t'; i += 2; break;
+        case 0x22:
+          out += '"';
+          i += 2;
+          break;
+        case 0x5c:
+          out += '\\';
+          i += 2;
+          break;
+        case 0x2f:
+          out += '/';
+          i += 2;
+          break;
+        case 0x62:
+          out += '\b';
+          i += 2;
+          break;
+        case 0x66:
+          out += '\f';
+          i += 2;
+          break;
+        case 0x6e:
+          out += '\n';
+          i += 2;
+          break;
+        case 0x72:
+          out += '\r';
+          i += 2;
+          break;
+        case 0x74:
+          out += '\t';
+          i += 2;
+          break;
         case 0x75: {
           const hex = text.slice(i + 2, i + 6);
           if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new JsonSyntaxError('bad \\u escape in a string', i);
@@ -135,7 +159,10 @@ export const MAX_JSON_DEPTH = 10_000;
 /** JSON nested deeper than MAX_JSON_DEPTH: valid, but refused. `offset` is where the level past the limit opens. */
 export class JsonDepthError extends JsonSyntaxError {
   constructor(offset: number) {
-    super(`nested deeper than ${MAX_JSON_DEPTH.toLocaleString('en-US')} levels of arrays and objects; swc refuses JSON this deep`, offset);
+    super(
+      `nested deeper than ${MAX_JSON_DEPTH.toLocaleString('en-US')} levels of arrays and objects; swc refuses JSON this deep`,
+      offset,
+    );
     this.name = 'JsonDepthError';
   }
 }

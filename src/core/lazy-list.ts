@@ -26,7 +26,8 @@ export function lazyList<T>(length: number, produce: (k: number) => T): readonly
     const known = kept?.[k];
     if (known !== undefined) return known;
     const value = produce(k);
-    if ((typeof value === 'object' && value !== null) || typeof value === 'function') (kept ??= sparseArray(length))[k] = value;
+    if ((typeof value === 'object' && value !== null) || typeof value === 'function')
+      (kept ??= sparseArray(length))[k] = value;
     return value;
   };
   /** Element `k` as a loop through `elementReader` reads it once elements are kept: the kept one, or produced, not kept. */

@@ -83,7 +83,8 @@ function isAsciiDigit(c: number): boolean {
  * @returns the problem in a few words, or null
  */
 export function noteTemplateProblem(template: string): string | null {
-  if (!hasTextOfItsOwn(template.split(NUM_REMOVED).join(''))) return 'needs text besides {num_removed} (letters or punctuation), so a later run can tell its notes from messages people wrote';
+  if (!hasTextOfItsOwn(template.split(NUM_REMOVED).join('')))
+    return 'needs text besides {num_removed} (letters or punctuation), so a later run can tell its notes from messages people wrote';
   return null;
 }
 
@@ -110,7 +111,19 @@ function hasTextOfItsOwn(literal: string): boolean {
 }
 
 function isSpace(c: number): boolean {
-  return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0xfeff || c === 0x2028 || c === 0x2029 || (c >= 0x2000 && c <= 0x200a) || c === 0x1680 || c === 0x202f || c === 0x205f || c === 0x3000;
+  return (
+    c === 0x20 ||
+    (c >= 0x09 && c <= 0x0d) ||
+    c === 0xa0 ||
+    c === 0xfeff ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x1680 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
 }
 
 const EXACT_NOTE: NoteMarks = Object.freeze({ exactNote: true });

@@ -11,7 +11,6 @@ export const OFFLOADED_META_KEY = 'tool_result_offloaded';
 /** Characters of the original result the pointer shows (Haystack's `preview_chars`). */
 export const PREVIEW_CHARS = 200;
 
-
 /** Settings of one offloading. */
 export interface OffloadOptions {
   /** Results of more than this many characters (code points) are offloaded (`OffloadOverChars`). At least 1. */
@@ -61,7 +60,8 @@ export function pointerText(reference: string, text: string): string {
   const length = codePoints(text);
   // The first PREVIEW_CHARS code points, found without splitting the whole text.
   let end = 0;
-  for (let n = 0; n < PREVIEW_CHARS && end < text.length; n++) end += (text.codePointAt(end) as number) > 0xffff ? 2 : 1;
+  for (let n = 0; n < PREVIEW_CHARS && end < text.length; n++)
+    end += (text.codePointAt(end) as number) > 0xffff ? 2 : 1;
   const preview = text.slice(0, end);
   return `${POINTER_START}${quoteReference(reference)}' (${length} characters). Preview: ${preview}${length > PREVIEW_CHARS ? '...' : ''}`;
 }
@@ -111,8 +111,10 @@ export function parsePointer(text: string): ParsedPointer | null {
  */
 export function planOffload(messages: readonly Message[], options: OffloadOptions): OffloadCandidate[] {
   const minKeepSteps = options.minKeepSteps ?? 1;
-  if (!Number.isInteger(options.over) || options.over < 1) throw new RangeError(`the offload threshold must be a whole number of at least 1, got ${options.over}`);
-  if (!Number.isInteger(minKeepSteps) || minKeepSteps < 1) throw new RangeError(`min_keep_steps must be at least 1 for offloading, got ${minKeepSteps}`);
+  if (!Number.isInteger(options.over) || options.over < 1)
+    throw new RangeError(`the offload threshold must be a whole number of at least 1, got ${options.over}`);
+  if (!Number.isInteger(minKeepSteps) || minKeepSteps < 1)
+    throw new RangeError(`min_keep_steps must be at least 1 for offloading, got ${minKeepSteps}`);
   // Each result's step (1-based, among the steps that have results), and the results of the newest steps, kept.
   const withResults = resultSteps(messages);
   const kept = protectedResults(messages, minKeepSteps, withResults);
@@ -123,18 +125,29 @@ export function planOffload(messages: readonly Message[], options: OffloadOption
   const out: OffloadCandidate[] = [];
   const placeholder = options.placeholder ?? '';
   messages.forEach((message, index) => {
-    if (message.role !== 'tool' || kept.has(index) || message.offloaded === true || message.fixed === true || message.compaction !== undefined) return;
+    if (
+      message.role !== 'tool' ||
+      kept.has(index) ||
+      message.offloaded === true ||
+      message.fixed === true ||
+      message.compaction !== undefined
+    )
+      return;
     // From the sketches when every result's answer is known without its text; its text is then read only if wanted.
     const sketched = sketchedResults(message, options.sketches !== false);
     const verdicts = sketched?.map((r) => offloadable(r, options.over, placeholder));
     if (sketched !== undefined && verdicts !== undefined && verdicts.every((v) => v !== undefined)) {
       verdicts.forEach((v, result) => {
-        if (v) out.push(deferredCandidate(message, index, result, stepOf.get(index) ?? 0, (sketched[result] as ResultSketch).name));
+        if (v)
+          out.push(
+            deferredCandidate(message, index, result, stepOf.get(index) ?? 0, (sketched[result] as ResultSketch).name),
+          );
       });
       return;
     }
     contentOf(message).results.forEach((r, result) => {
-      if (r.error || r.images > 0 || r.files > 0 || isPointerText(r.text) || isPlaceholderText(r.text, placeholder)) return;
+      if (r.error || r.images > 0 || r.files > 0 || isPointerText(r.text) || isPlaceholderText(r.text, placeholder))
+        return;
       if (codePoints(r.text) <= options.over) return;
       out.push({ index, result, step: stepOf.get(index) ?? 0, tool: r.name, text: r.text });
     });
@@ -157,7 +170,13 @@ function offloadable(r: ResultSketch, over: number, placeholder: string): boolea
 }
 
 /** A candidate whose text is read from its message when first asked for. */
-function deferredCandidate(message: Message, index: number, result: number, step: number, tool: string): OffloadCandidate {
+function deferredCandidate(
+  message: Message,
+  index: number,
+  result: number,
+  step: number,
+  tool: string,
+): OffloadCandidate {
   let text: string | undefined;
   return {
     index,
@@ -184,7 +203,10 @@ export function offloadedMessage(message: Message, pointers: ReadonlyMap<number,
     content: () => {
       if (content === undefined) {
         const was = contentOf(message);
-        content = { ...was, results: was.results.map((r, k) => (pointers.has(k) ? { ...r, text: pointer(k), images: 0, files: 0 } : r)) };
+        content = {
+          ...was,
+          results: was.results.map((r, k) => (pointers.has(k) ? { ...r, text: pointer(k), images: 0, files: 0 } : r)),
+        };
       }
       return content;
     },
@@ -286,7 +308,8 @@ function fitted(pieces: readonly string[], maxBytes: number, text: string): stri
 }
 
 /** Windows' device names, reserved with any extension (`CON`, `nul.txt`, `COM1.json`), in any case. */
-const RESERVED_NAME = /^(?:CON|PRN|AUX|NUL|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3]|CONIN\$|CONOUT\$|CLOCK\$)(?:[. ].*)?$/i;
+const RESERVED_NAME =
+  /^(?:CON|PRN|AUX|NUL|COM[0-9\u00b9\u00b2\u00b3]|LPT[0-9\u00b9\u00b2\u00b3]|CONIN\$|CONOUT\$|CLOCK\$)(?:[. ].*)?$/i;
 
 /**
  * A whole file or folder name of the store, from a segment of the input's path: written as `portablePart` writes it,

@@ -78,7 +78,9 @@ export function fillPlaceholder(template: string, toolName: string): string {
  * text standing where `{tool_name}` is. Matched literally, never as a regular expression.
  */
 export function isPlaceholderText(text: string, template: string): boolean {
-  return matchesAnyName(text, template) || (template !== DEFAULT_PLACEHOLDER && matchesAnyName(text, DEFAULT_PLACEHOLDER));
+  return (
+    matchesAnyName(text, template) || (template !== DEFAULT_PLACEHOLDER && matchesAnyName(text, DEFAULT_PLACEHOLDER))
+  );
 }
 
 /**
@@ -134,7 +136,13 @@ export function prunedMessage(message: Message, template: string): Message {
   const content = contentOf(message);
   const pruned: Content = {
     ...content,
-    results: content.results.map((r) => ({ name: r.name, text: fillPlaceholder(template, r.name), error: r.error, images: 0, files: 0 })),
+    results: content.results.map((r) => ({
+      name: r.name,
+      text: fillPlaceholder(template, r.name),
+      error: r.error,
+      images: 0,
+      files: 0,
+    })),
   };
   return { ...marksOf(message), compaction: TOOL_RESULT_PRUNING, content: pruned };
 }
@@ -148,7 +156,11 @@ export function resultSteps(messages: readonly Message[]): Array<[number, number
  * The input positions of the tool-result messages of the newest `minKeepSteps` tool-calling steps. Steps are looked
  * for from the start of the conversation; a step without results does not count.
  */
-export function protectedResults(messages: readonly Message[], minKeepSteps: number, withResults: ReadonlyArray<readonly [number, number]> = resultSteps(messages)): Set<number> {
+export function protectedResults(
+  messages: readonly Message[],
+  minKeepSteps: number,
+  withResults: ReadonlyArray<readonly [number, number]> = resultSteps(messages),
+): Set<number> {
   const kept = new Set<number>();
   for (const [start, end] of withResults.slice(Math.max(withResults.length - minKeepSteps, 0))) {
     for (let i = start + 1; i < end; i++) kept.add(i);
@@ -159,9 +171,12 @@ export function protectedResults(messages: readonly Message[], minKeepSteps: num
 /** Checks the settings as Haystack's constructor does. */
 function checkOptions(minKeepSteps: number, minTokens: number, placeholder: string): void {
   if (!Number.isInteger(minKeepSteps) || minKeepSteps < 1) {
-    throw new RangeError(`min_keep_steps must be at least 1 for pruning, got ${minKeepSteps}: the newest results are the ones the model is about to act on`);
+    throw new RangeError(
+      `min_keep_steps must be at least 1 for pruning, got ${minKeepSteps}: the newest results are the ones the model is about to act on`,
+    );
   }
-  if (!Number.isInteger(minTokens) || minTokens < 0) throw new RangeError(`min_tokens must be a whole number of at least 0, got ${minTokens}`);
+  if (!Number.isInteger(minTokens) || minTokens < 0)
+    throw new RangeError(`min_tokens must be a whole number of at least 0, got ${minTokens}`);
   if (placeholder === '') throw new RangeError('the placeholder must not be empty');
 }
 
@@ -185,7 +200,15 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
   const renderAt = (i: number): Rendered => (rendered[i] ??= renderMessage(messages[i] as Message));
   const all = messages.map((_, i) => renderAt(i));
   const before = all.length === 0 ? 0 : counter.measure(all);
-  const unchanged: PrunePlan = { changed: false, pruned: [], messages, tokensBefore: before, tokensAfter: before, targetMet: before <= options.target, tokensBeforeExact: true };
+  const unchanged: PrunePlan = {
+    changed: false,
+    pruned: [],
+    messages,
+    tokensBefore: before,
+    tokensAfter: before,
+    targetMet: before <= options.target,
+    tokensBeforeExact: true,
+  };
   if (before <= options.target) return unchanged;
 
   const kept = protectedResults(messages, minKeepSteps);
@@ -206,14 +229,28 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
     out[i] = replacement;
     outRendered[i] = replacementRendered;
     const results = contentOf(replacement).results;
-    pruned.push({ index: i, texts: results.map((r) => r.text), tools: results.map((r) => r.name), tokensBefore: original, tokensAfter: after });
+    pruned.push({
+      index: i,
+      texts: results.map((r) => r.text),
+      tools: results.map((r) => r.name),
+      tokensBefore: original,
+      tokensAfter: after,
+    });
     // The reference keeps a running total, lowered by each saving, and stops at the target by it.
     current -= original - after;
     if (current <= options.target) break;
   }
   if (pruned.length === 0) return unchanged;
   const tokensAfter = counter.measure(outRendered);
-  return { changed: true, pruned, messages: out, tokensBefore: before, tokensAfter, targetMet: tokensAfter <= options.target, tokensBeforeExact: true };
+  return {
+    changed: true,
+    pruned,
+    messages: out,
+    tokensBefore: before,
+    tokensAfter,
+    targetMet: tokensAfter <= options.target,
+    tokensBeforeExact: true,
+  };
 }
 
 /** The results that may be pruned as far as the messages' marks tell (their texts unread): a superset of those pruned. */
@@ -221,7 +258,8 @@ function candidatePositions(messages: readonly Message[], minKeepSteps: number):
   const kept = protectedResults(messages, minKeepSteps);
   const out: number[] = [];
   messages.forEach((m, i) => {
-    if (m.role === 'tool' && !kept.has(i) && m.compaction === undefined && m.offloaded !== true && m.fixed !== true) out.push(i);
+    if (m.role === 'tool' && !kept.has(i) && m.compaction === undefined && m.offloaded !== true && m.fixed !== true)
+      out.push(i);
   });
   return out;
 }
@@ -259,7 +297,15 @@ function planWithoutCounting(
   const all = lazyList(n, renderAt);
   const whole = n === 0 ? 0 : counter.measure(all, target);
   if (whole <= target) {
-    return { changed: false, pruned: [], messages, tokensBefore: whole, tokensAfter: whole, targetMet: true, tokensBeforeExact: true };
+    return {
+      changed: false,
+      pruned: [],
+      messages,
+      tokensBefore: whole,
+      tokensAfter: whole,
+      targetMet: true,
+      tokensBeforeExact: true,
+    };
   }
   const candidates = candidatePositions(messages, minKeepSteps);
   const apart = new Set(candidates);
@@ -313,7 +359,9 @@ function planWithoutCounting(
     for (const i of candidates) list[i] = new DeferredMessage(messages[i] as Message, resolve, i);
     out = list;
   }
-  const outRendered = lazyList(n, (i) => (apart.has(i) && decide(i) !== null ? renderMessage((decide(i) as { message: Message }).message) : renderAt(i)));
+  const outRendered = lazyList(n, (i) =>
+    apart.has(i) && decide(i) !== null ? renderMessage((decide(i) as { message: Message }).message) : renderAt(i),
+  );
   let after: number | undefined;
   let met: boolean | undefined;
   return {

@@ -9,7 +9,9 @@ export function contentOf(message: Message): Content {
  * A message's role and marks, without its content or sketch: what a strategy keeps of a message it rewrites (read
  * through getters where a message has them, so a class instance gives them as a plain object would).
  */
-export function marksOf(message: Message): Pick<Message, 'role' | 'weight' | 'couldBeNote' | 'exactNote' | 'compaction' | 'offloaded' | 'fixed'> {
+export function marksOf(
+  message: Message,
+): Pick<Message, 'role' | 'weight' | 'couldBeNote' | 'exactNote' | 'compaction' | 'offloaded' | 'fixed'> {
   return {
     role: message.role,
     ...(message.weight === undefined ? {} : { weight: message.weight }),
@@ -74,7 +76,10 @@ export type ResultPart = { readonly text: string } | 'image' | { readonly file: 
  * @param parts the result's parts, in order
  * @param classify says what each part is, in the adapter's own terms
  */
-export function joinResultParts<T>(parts: Iterable<T>, classify: (part: T) => ResultPart): { text: string; images: number; files: number } {
+export function joinResultParts<T>(
+  parts: Iterable<T>,
+  classify: (part: T) => ResultPart,
+): { text: string; images: number; files: number } {
   let text = '';
   let images = 0;
   let files = 0;

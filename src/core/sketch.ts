@@ -37,7 +37,11 @@ export function endsWith(sketch: TextSketch, suffix: string): boolean | undefine
 }
 
 /** Whether the text is longer than `over` code points (Python's `len`), or undefined when its sketch cannot tell. */
-export function longerThanCodePoints(sketch: TextSketch, over: number, codePoints: (text: string) => number): boolean | undefined {
+export function longerThanCodePoints(
+  sketch: TextSketch,
+  over: number,
+  codePoints: (text: string) => number,
+): boolean | undefined {
   const whole = wholeText(sketch);
   if (whole !== null) return codePoints(whole) > over;
   // A code point is one or two units.

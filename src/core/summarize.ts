@@ -60,7 +60,6 @@ export function isSummary(message: Message): boolean {
   return message.compaction === SUMMARIZATION;
 }
 
-
 /** Python's `str.isspace` characters: `strip()` there removes these, which differ from JavaScript's `trim`. */
 const PY_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 
@@ -137,7 +136,13 @@ function range(start: number, end: number): number[] {
  * The fewest oldest groups whose removal makes room for a summary of the expected size (Haystack's
  * `_groups_to_summarize`): all of them when even that is not enough.
  */
-function groupsToSummarize(messages: readonly Message[], groups: readonly (readonly number[])[], target: number, summaryTokens: number, meter: Meter): number[] {
+function groupsToSummarize(
+  messages: readonly Message[],
+  groups: readonly (readonly number[])[],
+  target: number,
+  summaryTokens: number,
+  meter: Meter,
+): number[] {
   const selected: number[] = [];
   const left = new Set<number>();
   // Only whether what remains fits matters, so counting may stop just past that.
@@ -175,7 +180,11 @@ export interface SummarySelection {
  * @param options target, min_keep_steps, summary tokens
  * @returns the tier and indices, or null when nothing is left that may be given up (the floor)
  */
-export function nextSummary(messages: readonly Message[], counter: TokenCounter, options: Omit<SummarizeOptions, 'instruction'>): SummarySelection | null {
+export function nextSummary(
+  messages: readonly Message[],
+  counter: TokenCounter,
+  options: Omit<SummarizeOptions, 'instruction'>,
+): SummarySelection | null {
   const minKeepSteps = options.minKeepSteps ?? 1;
   const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
   const meter = meterOf(counter);
@@ -186,7 +195,8 @@ export function nextSummary(messages: readonly Message[], counter: TokenCounter,
   // (docs/strategy.md, "A change of note template"), so neither is ever summarized away.
   const historyEnd = task === null ? systemEnd : (taskRun(messages, task, systemEnd, notes)[0] as number);
   const taskStart = task === null ? systemEnd : task + 1;
-  const pick = (groups: readonly (readonly number[])[]): number[] => groupsToSummarize(messages, groups, options.target, summaryTokens, meter);
+  const pick = (groups: readonly (readonly number[])[]): number[] =>
+    groupsToSummarize(messages, groups, options.target, summaryTokens, meter);
 
   // Tier 1: each group is anchored by a real user message; earlier summaries inside a turn go with it.
   const turns = turnSpans(messages, systemEnd, historyEnd, notes).map(([s, e]) => range(s, e));
@@ -235,8 +245,10 @@ export function renderForSummary(message: Message): string {
   const role = message.role;
   const lines: string[] = [];
   if (content.texts.length > 0) lines.push(`[${role}] ${content.texts.join('\n')}`);
-  for (const call of content.toolCalls) lines.push(`[${role} -> tool_call${call.id ? ` id=${call.id}` : ''}] ${call.name}(${call.arguments})`);
-  for (const placeholder of content.attachments ?? defaultAttachments(content.images, content.files)) lines.push(`[${role}] ${placeholder}`);
+  for (const call of content.toolCalls)
+    lines.push(`[${role} -> tool_call${call.id ? ` id=${call.id}` : ''}] ${call.name}(${call.arguments})`);
+  for (const placeholder of content.attachments ?? defaultAttachments(content.images, content.files))
+    lines.push(`[${role}] ${placeholder}`);
   return lines.length > 0 ? lines.join('\n') : `[${role}] <no content>`;
 }
 
@@ -249,7 +261,8 @@ export function summaryTranscript(messages: readonly Message[]): string {
     .map((m) => {
       if (!isSummary(m)) return renderForSummary(m);
       let text = contentOf(m).texts[0] ?? '';
-      if (text.startsWith(OPENING) && text.endsWith(CLOSING)) text = pythonStrip(text.slice(OPENING.length, text.length - CLOSING.length));
+      if (text.startsWith(OPENING) && text.endsWith(CLOSING))
+        text = pythonStrip(text.slice(OPENING.length, text.length - CLOSING.length));
       return `[conversation_summary]\n${text}`;
     })
     .join('\n');
@@ -259,7 +272,11 @@ export function summaryTranscript(messages: readonly Message[]): string {
  * The prompt for replacing these messages (Haystack's `_prompt`): the instruction, and the transcript wrapped in
  * `<conversation_to_summarize>`.
  */
-export function summaryRequest(messages: readonly Message[], indices: readonly number[], instruction: string): SummaryRequest {
+export function summaryRequest(
+  messages: readonly Message[],
+  indices: readonly number[],
+  instruction: string,
+): SummaryRequest {
   const transcript = summaryTranscript(indices.map((i) => messages[i] as Message));
   return { system: instruction, user: `<conversation_to_summarize>\n${transcript}\n</conversation_to_summarize>` };
 }
@@ -295,7 +312,12 @@ export interface SummaryRound {
  * @param options target, min_keep_steps, summary tokens, instruction
  * @param tokens the conversation's tokens, when already measured
  */
-export function planRound(messages: readonly Message[], counter: TokenCounter, options: SummarizeOptions, tokens?: number): SummaryRound | null {
+export function planRound(
+  messages: readonly Message[],
+  counter: TokenCounter,
+  options: SummarizeOptions,
+  tokens?: number,
+): SummaryRound | null {
   const tokensBefore = tokens ?? measureConversation(messages, counter);
   if (tokensBefore <= options.target) return null;
   const selection = nextSummary(messages, counter, options);
@@ -312,7 +334,13 @@ export type AppliedSummary =
  * Swaps a round's messages for the summary of a reply (Haystack's `_apply_summary`). A reply with no text, or a
  * summary that does not make the conversation smaller, is refused: keeping the raw messages is then better.
  */
-export function applySummary(messages: readonly Message[], round: SummaryRound, reply: string, counter: TokenCounter, exhaustive = true): AppliedSummary & { readonly tokensBefore?: number } {
+export function applySummary(
+  messages: readonly Message[],
+  round: SummaryRound,
+  reply: string,
+  counter: TokenCounter,
+  exhaustive = true,
+): AppliedSummary & { readonly tokensBefore?: number } {
   // (`exhaustive` false: `round.tokensBefore` may be a bound; the exact count before is made only where it decides.)
   if (pythonStrip(reply) === '') return { ok: false, reason: 'empty', tokensAfter: null };
   const summary = summaryMessage(reply);
@@ -410,7 +438,9 @@ export function summarizeRounds(
 ): SummarizeResult {
   const exhaustive = options.exhaustive !== false;
   // Counted only until it passes the target, unless every figure must be exact.
-  const tokensBefore = exhaustive ? measureConversation(messages, counter) : measureConversation(messages, counter, options.target);
+  const tokensBefore = exhaustive
+    ? measureConversation(messages, counter)
+    : measureConversation(messages, counter, options.target);
   let current: readonly Message[] = messages;
   let origin: SummaryOrigin[] = messages.map((_, input) => ({ input }));
   let tokens = tokensBefore;
@@ -447,14 +477,23 @@ export function summarizeRounds(
       text,
     );
     const simulated = reply.simulated === true;
-    const failed = simulated || options.minRetention === undefined ? null : retentionFailure(retention, options.minRetention);
+    const failed =
+      simulated || options.minRetention === undefined ? null : retentionFailure(retention, options.minRetention);
     if (failed !== null) {
-      failure = { round: k, kind: 'retention', reason: `${failed}${lostText(retention)}`, request: round.request, retention };
+      failure = {
+        round: k,
+        kind: 'retention',
+        reason: `${failed}${lostText(retention)}`,
+        request: round.request,
+        retention,
+      };
       stopped = 'failed';
       break;
     }
     const covered = round.indices.map((i) => origin[i] as SummaryOrigin);
-    const replaced = covered.flatMap((o) => ('input' in o ? [o.input] : [...(rounds[o.summary] as SummaryRecord).replaced])).sort((a, b) => a - b);
+    const replaced = covered
+      .flatMap((o) => ('input' in o ? [o.input] : [...(rounds[o.summary] as SummaryRecord).replaced]))
+      .sort((a, b) => a - b);
     rounds.push({
       tier: round.tier,
       indices: round.indices,
@@ -472,7 +511,17 @@ export function summarizeRounds(
     current = applied.messages;
     tokens = applied.tokensAfter;
   }
-  return { messages: current, origin, changed: rounds.length > 0, rounds, failure, stopped, tokensBefore, tokensBeforeExact: exhaustive || tokensBefore <= options.target, tokensAfter: tokens };
+  return {
+    messages: current,
+    origin,
+    changed: rounds.length > 0,
+    rounds,
+    failure,
+    stopped,
+    tokensBefore,
+    tokensBeforeExact: exhaustive || tokensBefore <= options.target,
+    tokensAfter: tokens,
+  };
 }
 
 /** `; lost src/a.ts, TypeError, …`: the first identifiers a summary dropped, for the warning that fails its round. */

@@ -8,5 +8,9 @@ export const SUMMARY_CLOSING = '</conversation_summary>';
 
 /** Whether a text is wrapped as a summary: how formats without metadata recognise an earlier one. */
 export function isSummaryText(text: string): boolean {
-  return text.length >= SUMMARY_OPENING.length + SUMMARY_CLOSING.length && text.startsWith(SUMMARY_OPENING) && text.endsWith(SUMMARY_CLOSING);
+  return (
+    text.length >= SUMMARY_OPENING.length + SUMMARY_CLOSING.length &&
+    text.startsWith(SUMMARY_OPENING) &&
+    text.endsWith(SUMMARY_CLOSING)
+  );
 }

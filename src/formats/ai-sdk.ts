@@ -5,7 +5,18 @@ import { joinResultParts, type ResultPart } from '../core/render.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type Normalized, type PairedCall, type PairedResult, type Pairing, type PruneWrite } from './types.js';
+import {
+  hasOnlyKeys,
+  isRecord,
+  own,
+  type ConversationInput,
+  type FormatAdapter,
+  type Normalized,
+  type PairedCall,
+  type PairedResult,
+  type Pairing,
+  type PruneWrite,
+} from './types.js';
 import { elementSpans, memberSpan, stringMember, writeResults, type ResultSlot } from './raw-edit.js';
 import type { Span } from '../io/json-layout.js';
 
@@ -32,7 +43,15 @@ const MODEL_PARTS = new Set([
   'custom',
 ]);
 /** Part types only the AI SDK writes: one of them (or an AI SDK image or file part) tells its messages from others. */
-const MODEL_ONLY_PARTS = new Set(['reasoning', 'redacted-reasoning', 'reasoning-file', 'tool-call', 'tool-result', 'tool-approval-request', 'tool-approval-response']);
+const MODEL_ONLY_PARTS = new Set([
+  'reasoning',
+  'redacted-reasoning',
+  'reasoning-file',
+  'tool-call',
+  'tool-result',
+  'tool-approval-request',
+  'tool-approval-response',
+]);
 const MODEL_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 const UI_ROLES = new Set(['system', 'user', 'assistant']);
 /** Keys of other formats' messages that an AI SDK message never has. */
@@ -44,14 +63,20 @@ function typeOf(part: unknown): unknown {
 
 /** Whether an item is a `UIMessage`: `parts` that each say their type (Gemini's parts never do). */
 function isUiMessage(item: unknown): item is Record<string, unknown> {
-  if (!isRecord(item) || !UI_ROLES.has(own(item, 'role') as string) || FOREIGN_KEYS.some((k) => own(item, k) !== undefined)) return false;
+  if (
+    !isRecord(item) ||
+    !UI_ROLES.has(own(item, 'role') as string) ||
+    FOREIGN_KEYS.some((k) => own(item, k) !== undefined)
+  )
+    return false;
   const parts = own(item, 'parts');
   return Array.isArray(parts) && parts.every((p) => typeof typeOf(p) === 'string');
 }
 
 /** Whether an item is a `ModelMessage` (a plain `{role, content}` message is one, and OpenAI's too). */
 function isModelMessage(item: unknown): item is Record<string, unknown> {
-  if (!isRecord(item) || !MODEL_ROLES.has(own(item, 'role') as string) || own(item, 'parts') !== undefined) return false;
+  if (!isRecord(item) || !MODEL_ROLES.has(own(item, 'role') as string) || own(item, 'parts') !== undefined)
+    return false;
   if (FOREIGN_KEYS.some((k) => own(item, k) !== undefined)) return false;
   const content = own(item, 'content');
   if (typeof content === 'string') return own(item, 'role') !== 'tool';
@@ -68,7 +93,11 @@ function isMarked(item: unknown): boolean {
     const type = own(p, 'type');
     if (MODEL_ONLY_PARTS.has(type as string)) return true;
     if (type === 'image') return own(p, 'image') !== undefined;
-    return type === 'file' && own(p, 'data') !== undefined && (typeof own(p, 'mediaType') === 'string' || typeof own(p, 'mimeType') === 'string');
+    return (
+      type === 'file' &&
+      own(p, 'data') !== undefined &&
+      (typeof own(p, 'mediaType') === 'string' || typeof own(p, 'mimeType') === 'string')
+    );
   });
 }
 
@@ -98,7 +127,8 @@ function contentOutput(value: JsonValue | undefined): { text: string; images: nu
     if (type === 'text' && typeof part.text === 'string') return { text: part.text };
     if (type === 'image-data' || type === 'image-url' || type === 'image-file-id') return 'image';
     if (type === 'media') return mediaTypeOf(part).startsWith('image/') ? 'image' : { file: null };
-    if (type === 'file-data' || type === 'file-url' || type === 'file-id') return { file: typeof part.filename === 'string' ? part.filename : null };
+    if (type === 'file-data' || type === 'file-url' || type === 'file-id')
+      return { file: typeof part.filename === 'string' ? part.filename : null };
     return null;
   });
 }
@@ -130,10 +160,14 @@ function uiTool(part: JsonObject): { name: string; invocation: JsonObject } | nu
   const type = part.type;
   if (type === 'tool-invocation') {
     const invocation = part.toolInvocation;
-    return isJsonObject(invocation) ? { name: typeof invocation.toolName === 'string' ? invocation.toolName : '', invocation } : null;
+    return isJsonObject(invocation)
+      ? { name: typeof invocation.toolName === 'string' ? invocation.toolName : '', invocation }
+      : null;
   }
-  if (type === 'dynamic-tool') return { name: typeof part.toolName === 'string' ? part.toolName : '', invocation: part };
-  if (typeof type === 'string' && type.startsWith('tool-')) return { name: type.slice('tool-'.length), invocation: part };
+  if (type === 'dynamic-tool')
+    return { name: typeof part.toolName === 'string' ? part.toolName : '', invocation: part };
+  if (typeof type === 'string' && type.startsWith('tool-'))
+    return { name: type.slice('tool-'.length), invocation: part };
   return null;
 }
 
@@ -145,7 +179,13 @@ function uiResultOf(name: string, invocation: JsonObject): ToolResult | null {
     case 'result':
       return { name, text: asText(invocation.result), error: false, images: 0, files: 0 };
     case 'output-error':
-      return { name, text: typeof invocation.errorText === 'string' ? invocation.errorText : '', error: true, images: 0, files: 0 };
+      return {
+        name,
+        text: typeof invocation.errorText === 'string' ? invocation.errorText : '',
+        error: true,
+        images: 0,
+        files: 0,
+      };
     case 'output-denied': {
       const approval = invocation.approval;
       const reason = isJsonObject(approval) && typeof approval.reason === 'string' ? approval.reason : '';
@@ -175,7 +215,8 @@ function contentOf(message: JsonValue, names: ReadonlyMap<string, string>): { ma
     else if (type === 'file') {
       if (mediaTypeOf(part).startsWith('image/')) images++;
       else files.push(typeof part.filename === 'string' ? part.filename : null);
-    } else if (type === 'tool-call') toolCalls.push(callOf(typeof part.toolName === 'string' ? part.toolName : '', part));
+    } else if (type === 'tool-call')
+      toolCalls.push(callOf(typeof part.toolName === 'string' ? part.toolName : '', part));
     else if (type === 'tool-result') results.push(modelResultOf(part, names));
     else if (ui) {
       const tool = uiTool(part);
@@ -209,8 +250,17 @@ function holdsResults(item: Record<string, unknown>): boolean {
     if (!isRecord(p)) return false;
     const type = own(p, 'type');
     if (type === 'tool-result') return true;
-    const state = own(p, 'state') ?? (isRecord(own(p, 'toolInvocation')) ? own(own(p, 'toolInvocation') as Record<string, unknown>, 'state') : undefined);
-    return (type === 'dynamic-tool' || type === 'tool-invocation' || (typeof type === 'string' && type.startsWith('tool-'))) && ['output-available', 'output-error', 'output-denied', 'result'].includes(state as string);
+    const state =
+      own(p, 'state') ??
+      (isRecord(own(p, 'toolInvocation'))
+        ? own(own(p, 'toolInvocation') as Record<string, unknown>, 'state')
+        : undefined);
+    return (
+      (type === 'dynamic-tool' ||
+        type === 'tool-invocation' ||
+        (typeof type === 'string' && type.startsWith('tool-'))) &&
+      ['output-available', 'output-error', 'output-denied', 'result'].includes(state as string)
+    );
   });
 }
 
@@ -221,7 +271,10 @@ function noteCandidate(item: Record<string, unknown>): { text: string | null; sh
   if (Array.isArray(list) && list.length === 1) {
     const only = list[0];
     if (isRecord(only) && own(only, 'type') === 'text' && typeof own(only, 'text') === 'string') {
-      return { text: own(only, 'text') as string, shaped: hasOnlyKeys(item, ['id', 'role', 'parts']) && hasOnlyKeys(only, ['type', 'text']) };
+      return {
+        text: own(only, 'text') as string,
+        shaped: hasOnlyKeys(item, ['id', 'role', 'parts']) && hasOnlyKeys(only, ['type', 'text']),
+      };
     }
   }
   return { text: null, shaped: false };
@@ -233,11 +286,14 @@ function checkMessage(input: ConversationInput, k: number, item: unknown): Recor
   if (role === undefined) input.fail(k, 'no "role"');
   const parts = own(item, 'parts');
   if (parts !== undefined) {
-    if (!UI_ROLES.has(role as string)) input.fail(k, `unknown role ${JSON.stringify(role)} (UI messages are "system", "user" or "assistant")`);
-    if (!Array.isArray(parts) || !parts.every((p) => typeof typeOf(p) === 'string')) input.fail(k, `"parts" must be a list of parts with a "type", found ${describe(parts)}`);
+    if (!UI_ROLES.has(role as string))
+      input.fail(k, `unknown role ${JSON.stringify(role)} (UI messages are "system", "user" or "assistant")`);
+    if (!Array.isArray(parts) || !parts.every((p) => typeof typeOf(p) === 'string'))
+      input.fail(k, `"parts" must be a list of parts with a "type", found ${describe(parts)}`);
     return item;
   }
-  if (!MODEL_ROLES.has(role as string)) input.fail(k, `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`);
+  if (!MODEL_ROLES.has(role as string))
+    input.fail(k, `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`);
   const content = own(item, 'content');
   if (!(typeof content === 'string' || (Array.isArray(content) && content.every(isRecord)))) {
     input.fail(k, `"content" must be a string or a list of parts, found ${describe(content)}`);
@@ -292,7 +348,8 @@ export const aiSdk: FormatAdapter = {
       collectCallNames(item, names);
       const role = own(item, 'role') as 'system' | 'user' | 'assistant' | 'tool';
       let read: { main: Content; results: ToolResult[] } | null = null;
-      const content = (): { main: Content; results: ToolResult[] } => (read ??= contentOf(parseJson(input.raws[k] as string), names));
+      const content = (): { main: Content; results: ToolResult[] } =>
+        (read ??= contentOf(parseJson(input.raws[k] as string), names));
       const results = holdsResults(item);
       if (role === 'tool' || (results && role !== 'assistant')) {
         builder.add({ role: 'tool', content: () => ({ ...content().main, results: content().results }), items: [k] });
@@ -303,12 +360,20 @@ export const aiSdk: FormatAdapter = {
       builder.add({ role, ...marks, content: () => content().main, items: [k] });
       // An assistant message holding its calls' results (a UI message, provider-executed tools) is one step: the
       // results follow it as a tool message that stands for no item of its own.
-      if (results) builder.add({ role: 'tool', fixed: true, content: () => ({ texts: [], toolCalls: [], results: content().results, images: 0, files: [] }), items: [] });
+      if (results)
+        builder.add({
+          role: 'tool',
+          fixed: true,
+          content: () => ({ texts: [], toolCalls: [], results: content().results, images: 0, files: [] }),
+          items: [],
+        });
     });
     return builder.finish();
   },
   makeNote({ text, items }) {
-    return items.some(isUiMessage) ? { id: 'swc-compaction-note', role: 'user', parts: [{ type: 'text', text }] } : { role: 'user', content: text };
+    return items.some(isUiMessage)
+      ? { id: 'swc-compaction-note', role: 'user', parts: [{ type: 'text', text }] }
+      : { role: 'user', content: text };
   },
   pairing: aiSdkPairing,
   writePruned: writePrunedAiSdk,
@@ -333,7 +398,10 @@ function toolResultPartSlots(raw: string, message: Span): ResultSlot[] {
         if (type === 'execution-denied') return { object: output, key: 'reason' };
         if (type === 'content') return { object: part, key: 'output', wrap: (text) => ({ type: 'text', value: text }) };
       }
-      return { object: part, key: memberSpan(raw, part, 'result') !== undefined || output === undefined ? 'result' : 'output' };
+      return {
+        object: part,
+        key: memberSpan(raw, part, 'result') !== undefined || output === undefined ? 'result' : 'output',
+      };
     });
 }
 

@@ -5,7 +5,18 @@ import { renderArguments } from '../core/python-json.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import {
+  hasOnlyKeys,
+  isRecord,
+  own,
+  type ConversationInput,
+  type FormatAdapter,
+  type PruneWrite,
+  type Normalized,
+  type PairedCall,
+  type PairedResult,
+  type Pairing,
+} from './types.js';
 import { elementSpans, memberSpan, stringMember, writeResults, type ResultSlot } from './raw-edit.js';
 import type { Span } from '../io/json-layout.js';
 
@@ -17,7 +28,16 @@ import type { Span } from '../io/json-layout.js';
  */
 
 /** Block types only OpenAI chat or Responses use: a message holding one is not Anthropic. */
-const FOREIGN_PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal', 'input_text', 'output_text', 'input_image', 'input_file']);
+const FOREIGN_PARTS = new Set([
+  'image_url',
+  'input_audio',
+  'file',
+  'refusal',
+  'input_text',
+  'output_text',
+  'input_image',
+  'input_file',
+]);
 /** Block types only Anthropic uses (`text` is shared with OpenAI chat). */
 const ANTHROPIC_BLOCKS = new Set([
   'image',
@@ -48,7 +68,10 @@ function isAnthropicShaped(item: unknown): boolean {
   if (FOREIGN_KEYS.some((k) => own(item, k) !== undefined)) return false;
   const content = own(item, 'content');
   if (typeof content === 'string') return true;
-  return Array.isArray(content) && content.every((b) => typeof typeOf(b) === 'string' && !FOREIGN_PARTS.has(typeOf(b) as string));
+  return (
+    Array.isArray(content) &&
+    content.every((b) => typeof typeOf(b) === 'string' && !FOREIGN_PARTS.has(typeOf(b) as string))
+  );
 }
 
 /** Whether a message holds a block no other format writes (or Anthropic's prompt-caching marker). */
@@ -57,14 +80,22 @@ function hasAnthropicBlock(item: unknown): boolean {
   if (!Array.isArray(content)) return false;
   return content.some((b) => {
     const type = typeOf(b);
-    return (typeof type === 'string' && (ANTHROPIC_BLOCKS.has(type) || type.endsWith('_tool_result'))) || (isRecord(b) && own(b, 'cache_control') !== undefined);
+    return (
+      (typeof type === 'string' && (ANTHROPIC_BLOCKS.has(type) || type.endsWith('_tool_result'))) ||
+      (isRecord(b) && own(b, 'cache_control') !== undefined)
+    );
   });
 }
 
 /** Whether the request body has a key only the Messages API takes. */
 function hasAnthropicContainer(container: Readonly<Record<string, unknown>> | null): boolean {
   if (container === null) return false;
-  if (['system', 'anthropic_version', 'anthropic_beta', 'stop_sequences', 'top_k', 'thinking'].some((k) => own(container, k) !== undefined)) return true;
+  if (
+    ['system', 'anthropic_version', 'anthropic_beta', 'stop_sequences', 'top_k', 'thinking'].some(
+      (k) => own(container, k) !== undefined,
+    )
+  )
+    return true;
   const tools = own(container, 'tools');
   if (Array.isArray(tools) && tools.some((t) => isRecord(t) && own(t, 'input_schema') !== undefined)) return true;
   const choice = own(container, 'tool_choice');
@@ -110,7 +141,11 @@ function resultOf(block: JsonObject, names: CallNames): ToolResult {
           if (part.type === 'image') return 'image';
           if (part.type === 'document') return { file: documentName(part) };
           if (part.type === 'search_result' && Array.isArray(part.content)) {
-            return { text: part.content.map((inner) => (isJsonObject(inner) && typeof inner.text === 'string' ? inner.text : '')).join('') };
+            return {
+              text: part.content
+                .map((inner) => (isJsonObject(inner) && typeof inner.text === 'string' ? inner.text : ''))
+                .join(''),
+            };
           }
           return null;
         });
@@ -140,7 +175,10 @@ export function anthropicContent(message: JsonValue, asTool: boolean, names: Cal
     else if (type === 'image') images++;
     else if (type === 'document') files.push(documentName(block));
     else if (assistant && typeof type === 'string' && CALL_BLOCKS.has(type)) {
-      toolCalls.push({ name: typeof block.name === 'string' ? block.name : '', arguments: renderArguments(block.input ?? null) });
+      toolCalls.push({
+        name: typeof block.name === 'string' ? block.name : '',
+        arguments: renderArguments(block.input ?? null),
+      });
     } else if (asTool && type === 'tool_result') results.push(resultOf(block, names));
     // thinking, redacted_thinking, server tool results and unknown blocks are not rendered.
   }
@@ -152,7 +190,8 @@ export function plainText(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (Array.isArray(content) && content.length === 1) {
     const only = content[0];
-    if (isRecord(only) && own(only, 'type') === 'text' && typeof own(only, 'text') === 'string') return own(only, 'text') as string;
+    if (isRecord(only) && own(only, 'type') === 'text' && typeof own(only, 'text') === 'string')
+      return own(only, 'text') as string;
   }
   return null;
 }
@@ -162,7 +201,10 @@ function checkMessage(input: ConversationInput, k: number, item: unknown): Recor
   const role = own(item, 'role');
   if (role === undefined) input.fail(k, 'no "role"');
   if (role !== 'user' && role !== 'assistant' && role !== 'system') {
-    input.fail(k, `unknown role ${JSON.stringify(role)} (Anthropic messages are "user" or "assistant"; instructions go in "system")`);
+    input.fail(
+      k,
+      `unknown role ${JSON.stringify(role)} (Anthropic messages are "user" or "assistant"; instructions go in "system")`,
+    );
   }
   const content = own(item, 'content');
   if (!(typeof content === 'string' || (Array.isArray(content) && content.every(isRecord)))) {
@@ -184,7 +226,9 @@ function stringOf(block: Record<string, unknown>, key: string): string | null {
 
 /** The call ids the server tool results among these blocks answer. */
 export function serverResultIds(blocks: readonly unknown[]): (string | null)[] {
-  return blocks.filter((b): b is Record<string, unknown> => isRecord(b) && isServerResult(own(b, 'type'))).map((b) => stringOf(b, 'tool_use_id'));
+  return blocks
+    .filter((b): b is Record<string, unknown> => isRecord(b) && isServerResult(own(b, 'type')))
+    .map((b) => stringOf(b, 'tool_use_id'));
 }
 
 /**
@@ -217,7 +261,10 @@ export function blockPairing(
     const id = stringOf(block, 'id');
     if (CALL_BLOCKS.has(type)) {
       if (role !== 'assistant') {
-        problems.push({ item, text: `${type} block ${JSON.stringify(id)} in a user message (only assistant messages call tools)` });
+        problems.push({
+          item,
+          text: `${type} block ${JSON.stringify(id)} in a user message (only assistant messages call tools)`,
+        });
         continue;
       }
       if (type !== 'tool_use' && isRunning(id)) continue;
@@ -225,7 +272,10 @@ export function blockPairing(
     } else if (type === 'tool_result') {
       const answers = stringOf(block, 'tool_use_id');
       if (role !== 'user') {
-        problems.push({ item, text: `tool_result block for ${JSON.stringify(answers)} in an assistant message (results go in the user message after the call)` });
+        problems.push({
+          item,
+          text: `tool_result block for ${JSON.stringify(answers)} in an assistant message (results go in the user message after the call)`,
+        });
         continue;
       }
       results.push({ item, id: answers, name: '', ...at });
@@ -264,7 +314,11 @@ export const anthropic: FormatAdapter = {
   name: 'anthropic',
   listKeys: ['messages'],
   detect(items, container) {
-    return items.length > 0 && items.every(isAnthropicShaped) && (items.some(hasAnthropicBlock) || hasAnthropicContainer(container));
+    return (
+      items.length > 0 &&
+      items.every(isAnthropicShaped) &&
+      (items.some(hasAnthropicBlock) || hasAnthropicContainer(container))
+    );
   },
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
@@ -276,7 +330,10 @@ export const anthropic: FormatAdapter = {
       const asTool = carriesToolResults(item);
       // `makeNote` writes `{role, content}` with a string content.
       const noteShaped = typeof own(item, 'content') === 'string' && hasOnlyKeys(item, ['role', 'content']);
-      const marks = own(item, 'role') === 'user' && !asTool ? noteMarks(plainText(own(item, 'content')), noteTemplate, noteShaped) : {};
+      const marks =
+        own(item, 'role') === 'user' && !asTool
+          ? noteMarks(plainText(own(item, 'content')), noteTemplate, noteShaped)
+          : {};
       builder.add({
         role: asTool ? 'tool' : (own(item, 'role') as 'user' | 'assistant' | 'system'),
         ...marks,

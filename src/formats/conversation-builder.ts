@@ -28,7 +28,11 @@ export class ConversationBuilder {
    */
   instructions(texts: readonly string[]): void {
     for (const text of texts) {
-      this.entries.push({ role: 'system', content: { texts: [text], toolCalls: [], results: [], images: 0, files: [] }, items: [] });
+      this.entries.push({
+        role: 'system',
+        content: { texts: [text], toolCalls: [], results: [], images: 0, files: [] },
+        items: [],
+      });
     }
   }
 
@@ -74,7 +78,9 @@ export function instructionTexts(value: unknown): string[] {
     return typeof text === 'string' && own(value, 'thought') !== true ? [text] : [];
   }
   if (!Array.isArray(value)) return [];
-  return value.flatMap((block) => (typeof block === 'string' ? [block] : isRecord(block) ? instructionTexts(block) : []));
+  return value.flatMap((block) =>
+    typeof block === 'string' ? [block] : isRecord(block) ? instructionTexts(block) : [],
+  );
 }
 
 /** A content with nothing in it but the given texts. */

@@ -5,7 +5,17 @@ import { renderArguments } from '../core/python-json.js';
 import type { Content, Role, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import {
+  isRecord,
+  own,
+  type ConversationInput,
+  type FormatAdapter,
+  type PruneWrite,
+  type Normalized,
+  type PairedCall,
+  type PairedResult,
+  type Pairing,
+} from './types.js';
 import { elementSpans, isObjectAt, keysAt, memberSpan, valueAt, writeResults, type ResultSlot } from './raw-edit.js';
 import type { Span } from '../io/json-layout.js';
 
@@ -137,7 +147,11 @@ export function geminiContent(content: JsonValue, role: Role, names: ReadonlyMap
     if (typeof part.text === 'string') {
       if (part.thought !== true) texts.push(part.text);
     } else if (isJsonObject(call)) {
-      if (role === 'assistant') toolCalls.push({ name: typeof call.name === 'string' ? call.name : '', arguments: renderArguments(call.args ?? Object.create(null)) });
+      if (role === 'assistant')
+        toolCalls.push({
+          name: typeof call.name === 'string' ? call.name : '',
+          arguments: renderArguments(call.args ?? Object.create(null)),
+        });
     } else if (isJsonObject(response)) {
       if (role === 'tool') results.push(resultOf(response, names));
     } else if (isJsonObject(code)) {
@@ -156,7 +170,9 @@ function noteCandidate(content: Record<string, unknown>): string | null {
   const parts = own(content, 'parts') as unknown[];
   if (parts.length !== 1) return null;
   const only = parts[0];
-  return isRecord(only) && typeof own(only, 'text') === 'string' && own(only, 'thought') !== true ? (own(only, 'text') as string) : null;
+  return isRecord(only) && typeof own(only, 'text') === 'string' && own(only, 'thought') !== true
+    ? (own(only, 'text') as string)
+    : null;
 }
 
 /** The system instruction of a request body, in either spelling, or of a Python SDK `config`. */
@@ -227,10 +243,18 @@ function geminiPairing(input: ConversationInput): Pairing {
       const response = fieldOf(part, 'functionResponse', 'function_response');
       if (isRecord(call)) {
         if (model) calls.push({ item: k, ...callIdentity(call) });
-        else problems.push({ item: k, text: `function call ${JSON.stringify(callIdentity(call).name)} in a content that is not the model's` });
+        else
+          problems.push({
+            item: k,
+            text: `function call ${JSON.stringify(callIdentity(call).name)} in a content that is not the model's`,
+          });
       } else if (isRecord(response)) {
         if (!model) results.push({ item: k, ...callIdentity(response) });
-        else problems.push({ item: k, text: `function response ${JSON.stringify(callIdentity(response).name)} in a model content (responses go in the content after the call)` });
+        else
+          problems.push({
+            item: k,
+            text: `function response ${JSON.stringify(callIdentity(response).name)} in a model content (responses go in the content after the call)`,
+          });
       }
     }
   });
@@ -257,13 +281,17 @@ export const gemini: FormatAdapter = {
           builder.attach(k);
           return;
         }
-        input.fail(k, isRecord(item) ? 'content has no "parts" list' : `expected a content object, found ${describe(item)}`);
+        input.fail(
+          k,
+          isRecord(item) ? 'content has no "parts" list' : `expected a content object, found ${describe(item)}`,
+        );
       }
       checkParts(input, k, content);
       const role = roleOf(input, k, content);
       for (const part of own(content, 'parts') as Record<string, unknown>[]) {
         const call = fieldOf(part, 'functionCall', 'function_call');
-        if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string') names.set(own(call, 'id') as string, own(call, 'name') as string);
+        if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string')
+          names.set(own(call, 'id') as string, own(call, 'name') as string);
       }
       const text = role === 'user' ? noteCandidate(content) : null;
       const wrapped = content !== item;
@@ -290,7 +318,9 @@ export const gemini: FormatAdapter = {
   makeNote({ text, items }) {
     const content = { role: 'user', parts: [{ text }] };
     // In an ADK session the note is an event by the user.
-    return items.some((i) => contentOfItem(i) !== null && contentOfItem(i) !== i) ? { author: 'user', content } : content;
+    return items.some((i) => contentOfItem(i) !== null && contentOfItem(i) !== i)
+      ? { author: 'user', content }
+      : content;
   },
   pairing: geminiPairing,
   writePruned: writePrunedGemini,
@@ -306,8 +336,10 @@ function responseSlot(raw: string, fr: Span): ResultSlot {
   if (response === undefined || !isObjectAt(raw, response)) return whole;
   const keys = keysAt(raw, response);
   if (keys.includes('output')) return { object: response, key: 'output' };
-  if (keys.includes('error') && valueAt(raw, memberSpan(raw, response, 'error')) !== null) return { object: response, key: 'error' };
-  if (keys.length === 1 && raw.charCodeAt(memberSpan(raw, response, keys[0] as string)?.start ?? 0) === 0x22) return { object: response, key: keys[0] as string };
+  if (keys.includes('error') && valueAt(raw, memberSpan(raw, response, 'error')) !== null)
+    return { object: response, key: 'error' };
+  if (keys.length === 1 && raw.charCodeAt(memberSpan(raw, response, keys[0] as string)?.start ?? 0) === 0x22)
+    return { object: response, key: keys[0] as string };
   return whole;
 }
 

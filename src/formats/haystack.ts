@@ -4,7 +4,16 @@ import { compareCodePoints, pythonNumber, renderArguments } from '../core/python
 import { SUMMARIZATION } from '../core/summarize.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing, oneItemEach } from './types.js';
+import {
+  isRecord,
+  own,
+  type ConversationInput,
+  type FormatAdapter,
+  type PruneWrite,
+  type Normalized,
+  type Pairing,
+  oneItemEach,
+} from './types.js';
 import { elementSpans, isObjectAt, memberSpan, setMember, writeResults } from './raw-edit.js';
 
 /** Haystack `ChatMessage.to_dict()`: `{role, meta, name, content: [parts]}`. */
@@ -17,7 +26,10 @@ function isHaystackMessage(item: unknown): boolean {
   const content = own(item, 'content');
   if (!Array.isArray(content)) return false;
   if (own(item, 'meta') !== undefined) return true;
-  return content.length > 0 && content.every((p) => isRecord(p) && own(p, 'type') === undefined && PART_KEYS.some((k) => own(p, k) !== undefined));
+  return (
+    content.length > 0 &&
+    content.every((p) => isRecord(p) && own(p, 'type') === undefined && PART_KEYS.some((k) => own(p, k) !== undefined))
+  );
 }
 
 /** The strategy recorded in a message's compaction metadata, if any. */
@@ -68,7 +80,15 @@ function resultOf(part: JsonObject): ToolResult {
     typeof result === 'string'
       ? result
       : (Array.isArray(result) ? result : [])
-          .map((block) => (!isJsonObject(block) ? '' : typeof block.text === 'string' ? block.text : block.image !== undefined || block.file !== undefined ? attachmentPlaceholder(block) : ''))
+          .map((block) =>
+            !isJsonObject(block)
+              ? ''
+              : typeof block.text === 'string'
+                ? block.text
+                : block.image !== undefined || block.file !== undefined
+                  ? attachmentPlaceholder(block)
+                  : '',
+          )
           .join('');
   const id = typeof origin.id === 'string' && origin.id !== '' ? { id: origin.id } : {};
   const { text, images, files } =
@@ -81,7 +101,15 @@ function resultOf(part: JsonObject): ToolResult {
           if (block.file !== undefined) return { file: fileName(block.file) };
           return null;
         });
-  return { name: typeof origin.tool_name === 'string' ? origin.tool_name : '', text, error: part.error === true, images, files, ...id, described };
+  return {
+    name: typeof origin.tool_name === 'string' ? origin.tool_name : '',
+    text,
+    error: part.error === true,
+    images,
+    files,
+    ...id,
+    described,
+  };
 }
 
 function contentOf(value: JsonValue): Content {
@@ -100,7 +128,11 @@ function contentOf(value: JsonValue): Content {
     else if (isJsonObject(part.tool_call)) {
       const call = part.tool_call;
       const id = typeof call.id === 'string' && call.id !== '' ? { id: call.id } : {};
-      toolCalls.push({ name: typeof call.tool_name === 'string' ? call.tool_name : '', arguments: renderArguments(call.arguments ?? null), ...id });
+      toolCalls.push({
+        name: typeof call.tool_name === 'string' ? call.tool_name : '',
+        arguments: renderArguments(call.arguments ?? null),
+        ...id,
+      });
     } else if (isJsonObject(part.tool_call_result)) results.push(resultOf(part.tool_call_result));
     else if (part.image !== undefined) {
       images++;
@@ -157,14 +189,21 @@ export const haystack: FormatAdapter = {
       if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
       const roleName = own(item, 'role');
       if (roleName === undefined) input.fail(k, 'no "role"');
-      if (typeof roleName !== 'string' || !ROLES.has(roleName)) input.fail(k, `unknown role ${JSON.stringify(roleName)} (expected system, user, assistant or tool)`);
+      if (typeof roleName !== 'string' || !ROLES.has(roleName))
+        input.fail(k, `unknown role ${JSON.stringify(roleName)} (expected system, user, assistant or tool)`);
       const parts = own(item, 'content');
-      if (!Array.isArray(parts) || !parts.every(isRecord)) input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);
+      if (!Array.isArray(parts) || !parts.every(isRecord))
+        input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);
       const carriesResults = parts.some((p) => own(p, 'tool_call_result') !== undefined);
       const role: Role = carriesResults ? 'tool' : (roleName as Role);
       const meta = own(item, 'meta');
       const offloaded = isRecord(meta) && own(meta, 'tool_result_offloaded') !== undefined ? { offloaded: true } : {};
-      return { role, compaction: compactionOf(item), ...offloaded, content: () => contentOf(parseJson(input.raws[k] as string)) };
+      return {
+        role,
+        compaction: compactionOf(item),
+        ...offloaded,
+        content: () => contentOf(parseJson(input.raws[k] as string)),
+      };
     });
     return { messages, itemsOf: oneItemEach(messages.length) };
   },
@@ -177,7 +216,12 @@ export const haystack: FormatAdapter = {
     };
   },
   makeSummary({ text, summarized }) {
-    return { role: 'user', meta: { context_compaction: { strategy: SUMMARIZATION, summarized_messages: summarized } }, name: null, content: [{ text }] };
+    return {
+      role: 'user',
+      meta: { context_compaction: { strategy: SUMMARIZATION, summarized_messages: summarized } },
+      name: null,
+      content: [{ text }],
+    };
   },
   pairing: haystackPairing,
   writePruned: writePrunedHaystack,
@@ -190,7 +234,10 @@ export const haystack: FormatAdapter = {
  * every other byte stay. An offloaded message gets offloading's marker (`tool_result_offloaded`) instead.
  */
 function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
-  const { key, value } = request.marker ?? { key: 'context_compaction', value: { strategy: 'tool_result_pruning', original_tokens: request.originalTokens } };
+  const { key, value } = request.marker ?? {
+    key: 'context_compaction',
+    value: { strategy: 'tool_result_pruning', original_tokens: request.originalTokens },
+  };
   return writeResults(
     request,
     (raw, root) =>
@@ -200,7 +247,10 @@ function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
       }),
     (raw, root) => {
       const meta = memberSpan(raw, root, 'meta');
-      const metaEdit = meta !== undefined && isObjectAt(raw, meta) ? setMember(raw, meta, key, value) : setMember(raw, root, 'meta', { [key]: value });
+      const metaEdit =
+        meta !== undefined && isObjectAt(raw, meta)
+          ? setMember(raw, meta, key, value)
+          : setMember(raw, root, 'meta', { [key]: value });
       return [setMember(raw, root, 'name', null), metaEdit];
     },
   );

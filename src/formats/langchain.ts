@@ -4,7 +4,18 @@ import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing, oneItemEach } from './types.js';
+import {
+  isRecord,
+  own,
+  type ConversationInput,
+  type FormatAdapter,
+  type PruneWrite,
+  type Normalized,
+  type PairedCall,
+  type PairedResult,
+  type Pairing,
+  oneItemEach,
+} from './types.js';
 import { memberSpan, writeResults } from './raw-edit.js';
 
 /**
@@ -71,7 +82,12 @@ function fieldsOf(value: JsonObject): JsonObject {
   return isJsonObject(fields) ? fields : {};
 }
 
-function textsOf(content: JsonValue | undefined): { texts: string[]; images: number; files: (string | null)[]; blockCalls: ToolCall[] } {
+function textsOf(content: JsonValue | undefined): {
+  texts: string[];
+  images: number;
+  files: (string | null)[];
+  blockCalls: ToolCall[];
+} {
   const out = { texts: [] as string[], images: 0, files: [] as (string | null)[], blockCalls: [] as ToolCall[] };
   if (typeof content === 'string') {
     if (content !== '') out.texts.push(content);
@@ -103,14 +119,21 @@ function callsOf(fields: JsonObject, blockCalls: ToolCall[]): ToolCall[] {
   const calls: ToolCall[] = [];
   if (Array.isArray(fields.tool_calls)) {
     for (const call of fields.tool_calls) {
-      if (isJsonObject(call)) calls.push({ name: typeof call.name === 'string' ? call.name : '', arguments: renderArguments(call.args ?? {}) });
+      if (isJsonObject(call))
+        calls.push({
+          name: typeof call.name === 'string' ? call.name : '',
+          arguments: renderArguments(call.args ?? {}),
+        });
     }
   }
   if (Array.isArray(fields.invalid_tool_calls)) {
     for (const call of fields.invalid_tool_calls) {
       if (!isJsonObject(call)) continue;
       const args = call.args;
-      calls.push({ name: typeof call.name === 'string' ? call.name : '', arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null) });
+      calls.push({
+        name: typeof call.name === 'string' ? call.name : '',
+        arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null),
+      });
     }
   }
   if (calls.length > 0) return calls;
@@ -121,13 +144,19 @@ function callsOf(fields: JsonObject, blockCalls: ToolCall[]): ToolCall[] {
       const fn = isJsonObject(call) && isJsonObject(call.function) ? call.function : null;
       if (fn === null) continue;
       const args = fn.arguments;
-      calls.push({ name: typeof fn.name === 'string' ? fn.name : '', arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null) });
+      calls.push({
+        name: typeof fn.name === 'string' ? fn.name : '',
+        arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null),
+      });
     }
   }
   if (isJsonObject(extra.function_call)) {
     const fn = extra.function_call;
     const args = fn.arguments;
-    calls.push({ name: typeof fn.name === 'string' ? fn.name : '', arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null) });
+    calls.push({
+      name: typeof fn.name === 'string' ? fn.name : '',
+      arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args ?? null),
+    });
   }
   return calls;
 }
@@ -157,7 +186,8 @@ function roleOf(item: unknown, fail: (reason: string) => never): Role {
   const fields = own(item, isDumpd(item) ? 'kwargs' : 'data') as Record<string, unknown>;
   const chatRole = own(fields, 'role');
   const mapped = typeof chatRole === 'string' ? (own(CHAT_ROLES, chatRole) as Role | undefined) : undefined;
-  if (mapped === undefined) fail(`chat message with role ${JSON.stringify(chatRole)} (expected user, assistant, system or tool)`);
+  if (mapped === undefined)
+    fail(`chat message with role ${JSON.stringify(chatRole)} (expected user, assistant, system or tool)`);
   return mapped;
 }
 
@@ -198,11 +228,17 @@ function callIds(fields: Record<string, unknown>): { id: string | null; name: st
     const value = own(fields, key);
     return Array.isArray(value) ? value.filter(isRecord) : [];
   };
-  const direct = [...list('tool_calls'), ...list('invalid_tool_calls')].map((c) => ({ id: stringIn(c, 'id'), name: stringIn(c, 'name') ?? '' }));
+  const direct = [...list('tool_calls'), ...list('invalid_tool_calls')].map((c) => ({
+    id: stringIn(c, 'id'),
+    name: stringIn(c, 'name') ?? '',
+  }));
   if (direct.length > 0) return direct;
   const content = own(fields, 'content');
   const blocks = (Array.isArray(content) ? content : []).filter(
-    (b) => isRecord(b) && (own(b, 'type') === 'tool_use' || own(b, 'type') === 'tool_call') && typeof own(b, 'name') === 'string',
+    (b) =>
+      isRecord(b) &&
+      (own(b, 'type') === 'tool_use' || own(b, 'type') === 'tool_call') &&
+      typeof own(b, 'name') === 'string',
   );
   if (blocks.length > 0) return blocks.map((b) => ({ id: stringIn(b, 'id'), name: stringIn(b, 'name') as string }));
   const extra = own(fields, 'additional_kwargs');
@@ -250,7 +286,8 @@ function humanShape(items: readonly unknown[]): { dumpd: boolean; keys: string[]
     if (!isRecord(item) || isDumpd(item) !== dumpd) continue;
     if (dumpd) {
       const id = own(item, 'id');
-      if (Array.isArray(id) && id.length > 1 && id.every((p) => typeof p === 'string')) path = (id as string[]).slice(0, -1);
+      if (Array.isArray(id) && id.length > 1 && id.every((p) => typeof p === 'string'))
+        path = (id as string[]).slice(0, -1);
     }
     if (typeOf(item) === 'human') {
       const fields = own(item, dumpd ? 'kwargs' : 'data');
@@ -285,7 +322,8 @@ export const langchain: FormatAdapter = {
       const calls = own(fields, 'tool_calls');
       if (Array.isArray(calls)) {
         for (const call of calls) {
-          if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string') callNames.set(own(call, 'id') as string, own(call, 'name') as string);
+          if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string')
+            callNames.set(own(call, 'id') as string, own(call, 'name') as string);
         }
       }
       const text = own(fields, 'content');
@@ -310,7 +348,8 @@ export const langchain: FormatAdapter = {
   },
   makeNote({ text, items }) {
     const { dumpd, keys, path } = humanShape(items);
-    if (dumpd) return { lc: 1, type: 'constructor', id: [...path, 'HumanMessage'], kwargs: { content: text, type: 'human' } };
+    if (dumpd)
+      return { lc: 1, type: 'constructor', id: [...path, 'HumanMessage'], kwargs: { content: text, type: 'human' } };
     const data: Record<string, unknown> = {};
     for (const key of keys ?? ['content', 'additional_kwargs', 'response_metadata', 'type', 'name', 'id']) {
       if (key === 'content') data[key] = text;

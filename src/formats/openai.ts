@@ -4,7 +4,17 @@ import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, ResultSketch, Role, ToolCall, ToolResult } from '../core/types.js';
 import { SLIMMED, sketchOf } from '../io/slim.js';
-import { hasOnlyKeys, isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type Pairing, oneItemEach } from './types.js';
+import {
+  hasOnlyKeys,
+  isRecord,
+  own,
+  type ConversationInput,
+  type FormatAdapter,
+  type PruneWrite,
+  type Normalized,
+  type Pairing,
+  oneItemEach,
+} from './types.js';
 import { writeResults } from './raw-edit.js';
 
 /** OpenAI Chat Completions messages (and OpenAI-compatible logs such as SWE-agent and tau-bench). */
@@ -28,12 +38,16 @@ function isOpenAiMessage(item: unknown): boolean {
   if (own(item, 'type') !== undefined || own(item, 'parts') !== undefined) return false;
   if (own(item, 'meta') !== undefined && Array.isArray(own(item, 'content'))) return false;
   const content = own(item, 'content');
-  if (Array.isArray(content)) return content.every((part) => isRecord(part) && CHAT_PART_TYPES.has(own(part, 'type') as string));
+  if (Array.isArray(content))
+    return content.every((part) => isRecord(part) && CHAT_PART_TYPES.has(own(part, 'type') as string));
   return content === undefined || content === null || typeof content === 'string';
 }
 
 /** The text of a string-or-parts content, parts joined with `sep`; null when there is no text at all. */
-function partsText(content: JsonValue | undefined, sep: string): { texts: string[]; images: number; files: (string | null)[]; attachments: string[] } {
+function partsText(
+  content: JsonValue | undefined,
+  sep: string,
+): { texts: string[]; images: number; files: (string | null)[]; attachments: string[] } {
   const out = { texts: [] as string[], images: 0, files: [] as (string | null)[], attachments: [] as string[] };
   const fileDetails: string[] = [];
   if (typeof content === 'string') {
@@ -45,7 +59,11 @@ function partsText(content: JsonValue | undefined, sep: string): { texts: string
   for (const part of content) {
     if (!isJsonObject(part)) continue;
     const type = part.type;
-    if (typeof part.text === 'string' && (type === 'text' || type === 'input_text' || type === 'output_text' || type === undefined)) texts.push(part.text);
+    if (
+      typeof part.text === 'string' &&
+      (type === 'text' || type === 'input_text' || type === 'output_text' || type === undefined)
+    )
+      texts.push(part.text);
     else if (typeof part.refusal === 'string') texts.push(part.refusal);
     else if (type === 'image_url' || type === 'input_image' || type === 'image') {
       out.images++;
@@ -84,7 +102,10 @@ function describedPart(part: JsonObject): string {
  * A tool result's parts joined with nothing between them, images and files as placeholders (described for a summary
  * prompt when `described`).
  */
-function resultParts(content: JsonValue | undefined, described = false): { text: string; images: number; files: number } {
+function resultParts(
+  content: JsonValue | undefined,
+  described = false,
+): { text: string; images: number; files: number } {
   if (typeof content === 'string') return { text: content, images: 0, files: 0 };
   if (described) {
     return {
@@ -93,7 +114,13 @@ function resultParts(content: JsonValue | undefined, described = false): { text:
           if (!isJsonObject(part)) return '';
           if (typeof part.text === 'string') return part.text;
           const type = part.type;
-          return type === 'image_url' || type === 'input_image' || type === 'image' || type === 'file' || type === 'input_file' ? describedPart(part) : '';
+          return type === 'image_url' ||
+            type === 'input_image' ||
+            type === 'image' ||
+            type === 'file' ||
+            type === 'input_file'
+            ? describedPart(part)
+            : '';
         })
         .join(''),
       images: 0,
@@ -131,7 +158,13 @@ function hasObjectArguments(message: JsonValue): boolean {
     const args = fn.arguments ?? fn.input;
     return args !== undefined && args !== null && typeof args !== 'string';
   };
-  if (Array.isArray(message.tool_calls) && message.tool_calls.some((call) => isJsonObject(call) && (objectArguments(call.function) || objectArguments(call.custom)))) return true;
+  if (
+    Array.isArray(message.tool_calls) &&
+    message.tool_calls.some(
+      (call) => isJsonObject(call) && (objectArguments(call.function) || objectArguments(call.custom)),
+    )
+  )
+    return true;
   return objectArguments(message.function_call);
 }
 
@@ -175,7 +208,11 @@ function checkMessage(input: ConversationInput, k: number, item: unknown): Recor
   if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
   const role = own(item, 'role');
   if (role === undefined) input.fail(k, 'no "role"');
-  if (typeof role !== 'string' || !Object.prototype.hasOwnProperty.call(ROLES, role)) input.fail(k, `unknown role ${JSON.stringify(role)} (expected system, developer, user, assistant, tool or function)`);
+  if (typeof role !== 'string' || !Object.prototype.hasOwnProperty.call(ROLES, role))
+    input.fail(
+      k,
+      `unknown role ${JSON.stringify(role)} (expected system, developer, user, assistant, tool or function)`,
+    );
   const content = own(item, 'content');
   if (!(content === undefined || content === null || typeof content === 'string' || Array.isArray(content))) {
     input.fail(k, `"content" must be a string, null or a list of parts, found ${describe(content)}`);
@@ -218,7 +255,12 @@ function openaiPairing(input: ConversationInput): Pairing {
         calls.push({ item: k, id: typeof id === 'string' ? id : null, name: typeof name === 'string' ? name : '' });
       }
       const legacy = own(item, 'function_call');
-      if (isRecord(legacy)) calls.push({ item: k, id: null, name: typeof own(legacy, 'name') === 'string' ? (own(legacy, 'name') as string) : '' });
+      if (isRecord(legacy))
+        calls.push({
+          item: k,
+          id: null,
+          name: typeof own(legacy, 'name') === 'string' ? (own(legacy, 'name') as string) : '',
+        });
     } else if (ROLES[role] === 'tool') {
       const ids = role === 'function' ? [] : answeredIds(item);
       if (ids.length === 0) results.push({ item: k, id: null, name: legacyName });
@@ -252,8 +294,11 @@ class ChatMessage implements Message {
     const text = isRecord(item) ? own(item, 'content') : undefined;
     if (typeof text !== 'string') return undefined;
     // A string content is the result's text (`resultParts`): its sketch if it was replaced, else itself.
-    const sketch = sketchOf(item, 'content') ?? (text === SLIMMED ? undefined : { length: text.length, head: text, tail: '' });
-    return sketch === undefined ? undefined : [{ name: this.resultName, error: false, images: 0, files: 0, text: sketch }];
+    const sketch =
+      sketchOf(item, 'content') ?? (text === SLIMMED ? undefined : { length: text.length, head: text, tail: '' });
+    return sketch === undefined
+      ? undefined
+      : [{ name: this.resultName, error: false, images: 0, files: 0, text: sketch }];
   }
 
   content(): Content {
@@ -262,7 +307,15 @@ class ChatMessage implements Message {
     if (this.role === 'tool') {
       const { text, images, files } = resultParts(obj.content);
       const id = typeof obj.tool_call_id === 'string' && obj.tool_call_id !== '' ? { id: obj.tool_call_id } : {};
-      const result: ToolResult = { name: this.resultName, text, error: false, images, files, ...id, described: resultParts(obj.content, true).text };
+      const result: ToolResult = {
+        name: this.resultName,
+        text,
+        error: false,
+        images,
+        files,
+        ...id,
+        described: resultParts(obj.content, true).text,
+      };
       return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
     }
     const { texts, images, files, attachments } = partsText(obj.content, '\n');
@@ -271,7 +324,8 @@ class ChatMessage implements Message {
 }
 
 /** The marks of a message that is no user's text (shared: a long file has many). */
-const NO_MARKS: { readonly compaction?: string; readonly couldBeNote?: boolean; readonly exactNote?: boolean } = Object.freeze({});
+const NO_MARKS: { readonly compaction?: string; readonly couldBeNote?: boolean; readonly exactNote?: boolean } =
+  Object.freeze({});
 
 /** The name of the first call a result answers whose name is known. */
 function answeredName(item: Record<string, unknown>, callNames: ReadonlyMap<string, string>): string | undefined {
@@ -306,16 +360,30 @@ export const openai: FormatAdapter = {
         for (const call of calls) {
           const id = own(call, 'id');
           const fn = own(call, 'function') ?? own(call, 'custom');
-          if (typeof id === 'string' && isRecord(fn) && typeof own(fn, 'name') === 'string') callNames.set(id, own(fn, 'name') as string);
+          if (typeof id === 'string' && isRecord(fn) && typeof own(fn, 'name') === 'string')
+            callNames.set(id, own(fn, 'name') as string);
         }
       }
       const text = own(item, 'content');
-      const marks = role === 'user' && typeof text === 'string' ? noteMarks(text, noteTemplate, hasOnlyKeys(item, NOTE_KEYS)) : NO_MARKS;
+      const marks =
+        role === 'user' && typeof text === 'string'
+          ? noteMarks(text, noteTemplate, hasOnlyKeys(item, NOTE_KEYS))
+          : NO_MARKS;
       const legacyName = own(item, 'name');
       const ownName = typeof legacyName === 'string' ? legacyName : '';
       // The name of the call this result answers, looked up now: ids may be reused later in the file.
-      const resultName = role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames) ?? ownName);
-      return new ChatMessage(role, marks.compaction, marks.couldBeNote === true, marks.exactNote === true, raws, k, resultName, input.items);
+      const resultName =
+        role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames) ?? ownName);
+      return new ChatMessage(
+        role,
+        marks.compaction,
+        marks.couldBeNote === true,
+        marks.exactNote === true,
+        raws,
+        k,
+        resultName,
+        input.items,
+      );
     });
     return { messages, itemsOf: oneItemEach(messages.length) };
   },

@@ -93,17 +93,26 @@ export function setMember(raw: string, object: Span, key: string, value: unknown
     return writeJson(value, { unit, baseIndent: indent, eol, colon, comma: colon === ': ' ? ', ' : ',' });
   };
   if (existing !== undefined) {
-    return { start: existing.value.start, end: existing.value.end, text: written(lineIndent(raw, existing.value.start)) };
+    return {
+      start: existing.value.start,
+      end: existing.value.end,
+      text: written(lineIndent(raw, existing.value.start)),
+    };
   }
   const last = members[members.length - 1];
-  if (last === undefined) return { start: object.start, end: object.end, text: `{${JSON.stringify(key)}${colon}${written('')}}` };
+  if (last === undefined)
+    return { start: object.start, end: object.end, text: `{${JSON.stringify(key)}${colon}${written('')}}` };
   // The text between the member before the last (or the brace) and the last key, without its comma.
   const before = members.length > 1 ? (members[members.length - 2] as { value: Span }).value.end : object.start + 1;
   // Only whitespace and a comma stand between it and the last key's opening quote.
   const lastKeyStart = raw.indexOf('"', before);
   const separator = raw.slice(before, lastKeyStart).replace(',', '');
   const indent = lineIndent(raw, lastKeyStart);
-  return { start: last.value.end, end: last.value.end, text: `,${separator}${JSON.stringify(key)}${colon}${written(indent)}` };
+  return {
+    start: last.value.end,
+    end: last.value.end,
+    text: `,${separator}${JSON.stringify(key)}${colon}${written(indent)}`,
+  };
 }
 
 /** Replaces a value with a string: the content of a pruned result. */
@@ -126,7 +135,11 @@ export interface ResultSlot {
  * @throws Error when the items hold fewer results than texts the decision gave (an adapter bug, never guessed around)
  */
 export function writeResults(
-  request: { readonly raws: readonly string[]; readonly items: readonly number[]; readonly texts: readonly (string | null)[] },
+  request: {
+    readonly raws: readonly string[];
+    readonly items: readonly number[];
+    readonly texts: readonly (string | null)[];
+  },
   slotsOf: (raw: string, root: Span) => ResultSlot[],
   more?: (raw: string, root: Span, written: readonly string[]) => Edit[],
 ): Map<number, string> {

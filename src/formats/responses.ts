@@ -5,7 +5,17 @@ import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts, type Entry } from './conversation-builder.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import {
+  isRecord,
+  own,
+  type ConversationInput,
+  type FormatAdapter,
+  type PruneWrite,
+  type Normalized,
+  type PairedCall,
+  type PairedResult,
+  type Pairing,
+} from './types.js';
 import { writeResults } from './raw-edit.js';
 
 /**
@@ -56,7 +66,8 @@ function kindOf(item: unknown): Kind | null {
   if (!isRecord(item)) return null;
   const type = own(item, 'type');
   const role = own(item, 'role');
-  if (type === 'message' || (type === undefined && role !== undefined)) return typeof role === 'string' ? (ROLES.get(role) ?? null) : null;
+  if (type === 'message' || (type === undefined && role !== undefined))
+    return typeof role === 'string' ? (ROLES.get(role) ?? null) : null;
   if (typeof type !== 'string') return null;
   if (type === 'reasoning') return 'reasoning';
   if (type === 'mcp_approval_response') return hasString(item, 'approval_request_id') ? 'output' : 'other';
@@ -93,7 +104,15 @@ function callName(item: Record<string, unknown>): string {
 function isResponsesMarked(item: unknown): boolean {
   if (!isRecord(item)) return false;
   const type = own(item, 'type');
-  if (typeof type === 'string' && (type === 'message' || KNOWN_TYPES.has(type) || type.endsWith('_call') || type.endsWith('_call_output') || type === AGENTS_RESULT)) return true;
+  if (
+    typeof type === 'string' &&
+    (type === 'message' ||
+      KNOWN_TYPES.has(type) ||
+      type.endsWith('_call') ||
+      type.endsWith('_call_output') ||
+      type === AGENTS_RESULT)
+  )
+    return true;
   const content = own(item, 'content');
   return Array.isArray(content) && content.some((p) => isRecord(p) && RESPONSES_PARTS.has(own(p, 'type') as string));
 }
@@ -119,11 +138,15 @@ function isPlausibleItem(item: unknown): boolean {
 /** A call as a `NAME(ARGS)` line: `arguments` (a JSON string or an object), a custom tool's `input`, or an `action`. */
 function callOf(item: JsonValue): ToolCall | null {
   if (!isJsonObject(item)) return null;
-  const name = typeof item.name === 'string' ? item.name : typeof item.type === 'string' ? item.type.replace(/_call$/, '') : '';
+  const name =
+    typeof item.name === 'string' ? item.name : typeof item.type === 'string' ? item.type.replace(/_call$/, '') : '';
   const args = item.arguments ?? item.input ?? item.action;
   if (typeof args === 'string') return { name, arguments: renderArgumentsString(args) };
   if (args !== undefined) return { name, arguments: renderArguments(args) };
-  return { name, arguments: renderArguments(typeof item.code === 'string' ? { code: item.code } : Object.create(null)) };
+  return {
+    name,
+    arguments: renderArguments(typeof item.code === 'string' ? { code: item.code } : Object.create(null)),
+  };
 }
 
 /** Texts, images and files of a message's content (a string or a list of parts). */
@@ -137,7 +160,8 @@ function messageParts(content: JsonValue | undefined): { texts: string[]; images
   for (const part of content) {
     if (!isJsonObject(part)) continue;
     const type = part.type;
-    if (typeof part.text === 'string' && (type === 'input_text' || type === 'output_text' || type === 'text')) out.texts.push(part.text);
+    if (typeof part.text === 'string' && (type === 'input_text' || type === 'output_text' || type === 'text'))
+      out.texts.push(part.text);
     else if (type === 'refusal' && typeof part.refusal === 'string') out.texts.push(part.refusal);
     else if (type === 'input_image') out.images++;
     else if (type === 'input_file') out.files.push(typeof part.filename === 'string' ? part.filename : null);
@@ -164,7 +188,10 @@ function outputOf(item: JsonValue, name: string): ToolResult {
   } else if (isJsonObject(output)) {
     // The Agents SDK's `{type: "text", text}` output.
     if (output.type === 'text' && typeof output.text === 'string') text = output.text;
-    else if (typeof output.image_url === 'string' || (typeof output.type === 'string' && output.type.includes('screenshot'))) {
+    else if (
+      typeof output.image_url === 'string' ||
+      (typeof output.type === 'string' && output.type.includes('screenshot'))
+    ) {
       text = '<image>';
       images = 1;
     } else text = renderArguments(output);
@@ -239,7 +266,8 @@ function checkItem(input: ConversationInput, k: number, item: unknown): Kind {
   if (kind !== null) return kind;
   if (!isRecord(item)) input.fail(k, `expected an item object, found ${describe(item)}`);
   const role = own(item, 'role');
-  if (role !== undefined) input.fail(k, `unknown role ${JSON.stringify(role)} (expected user, system, developer or assistant)`);
+  if (role !== undefined)
+    input.fail(k, `unknown role ${JSON.stringify(role)} (expected user, system, developer or assistant)`);
   return input.fail(k, 'item has neither a "type" nor a "role"');
 }
 
@@ -259,7 +287,8 @@ function responsesPairing(input: ConversationInput): Pairing {
   const unknownRoles: { item: number; role: string | null }[] = [];
   const approved = new Set<string>();
   for (const item of input.items) {
-    if (isRecord(item) && own(item, 'type') === 'mcp_approval_response' && hasString(item, 'approval_request_id')) approved.add(own(item, 'approval_request_id') as string);
+    if (isRecord(item) && own(item, 'type') === 'mcp_approval_response' && hasString(item, 'approval_request_id'))
+      approved.add(own(item, 'approval_request_id') as string);
   }
   input.items.forEach((item, k) => {
     const kind = kindOf(item);
@@ -287,7 +316,11 @@ export const responses: FormatAdapter = {
     // OpenAI is asked first, and only Responses keeps its list under `input`: there messages are enough; a bare
     // list must show something only Responses writes.
     if (items.length === 0 || !items.every(isPlausibleItem)) return false;
-    return items.some(isResponsesMarked) || (container !== null && items.some((i) => typeof i === 'string' || own(i as Record<string, unknown>, 'role') !== undefined));
+    return (
+      items.some(isResponsesMarked) ||
+      (container !== null &&
+        items.some((i) => typeof i === 'string' || own(i as Record<string, unknown>, 'role') !== undefined))
+    );
   },
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
@@ -310,7 +343,11 @@ export const responses: FormatAdapter = {
       last = g;
       if (g.added) return;
       g.added = true;
-      builder.add({ role: 'assistant', content: () => assistantContent(g.items.map((i) => raws[i] as string)), items: g.items });
+      builder.add({
+        role: 'assistant',
+        content: () => assistantContent(g.items.map((i) => raws[i] as string)),
+        items: g.items,
+      });
     };
     const open = (k: number): Group => {
       if (group !== null) return group;
@@ -341,7 +378,12 @@ export const responses: FormatAdapter = {
           const g = open(k);
           g.items.push(k);
           g.real = true;
-          const id = record === null ? undefined : own(record, 'type') === 'mcp_approval_request' ? own(record, 'id') : callIdOf(record);
+          const id =
+            record === null
+              ? undefined
+              : own(record, 'type') === 'mcp_approval_request'
+                ? own(record, 'id')
+                : callIdOf(record);
           if (record !== null && typeof id === 'string') {
             names.set(id, callName(record));
             if (kind === 'call' && (outputAt.get(id) ?? -1) > k) g.pending.add(id);
@@ -367,7 +409,13 @@ export const responses: FormatAdapter = {
         const id = record === null ? undefined : answeredId(record);
         entry = {
           role: 'tool',
-          content: () => ({ texts: [], toolCalls: [], results: [outputOf(parseJson(raws[k] as string), id === undefined ? '' : (names.get(id) ?? ''))], images: 0, files: [] }),
+          content: () => ({
+            texts: [],
+            toolCalls: [],
+            results: [outputOf(parseJson(raws[k] as string), id === undefined ? '' : (names.get(id) ?? ''))],
+            images: 0,
+            files: [],
+          }),
           items: [k],
         };
       } else {
@@ -377,7 +425,9 @@ export const responses: FormatAdapter = {
           ...noteMarks(text, noteTemplate),
           content: () => {
             const value = parseJson(raws[k] as string);
-            const parts = messageParts(typeof value === 'string' ? value : isJsonObject(value) ? value.content : undefined);
+            const parts = messageParts(
+              typeof value === 'string' ? value : isJsonObject(value) ? value.content : undefined,
+            );
             return { texts: parts.texts, toolCalls: [], results: [], images: parts.images, files: parts.files };
           },
           items: [k],
@@ -391,9 +441,15 @@ export const responses: FormatAdapter = {
   makeNote({ text, items }) {
     // Typed (`"type": "message"`) when the file's latest user message is, so it looks like its neighbours; the
     // content stays one string, which every reader of chat-like lists recognises as a note on later runs.
-    const messages = items.filter((i) => isRecord(i) && (own(i, 'type') === 'message' || (own(i, 'type') === undefined && own(i, 'role') !== undefined)));
-    const style = (messages.filter((i) => own(i as Record<string, unknown>, 'role') === 'user').pop() ?? messages.pop()) as Record<string, unknown> | undefined;
-    return style !== undefined && own(style, 'type') === 'message' ? { type: 'message', role: 'user', content: text } : { role: 'user', content: text };
+    const messages = items.filter(
+      (i) =>
+        isRecord(i) && (own(i, 'type') === 'message' || (own(i, 'type') === undefined && own(i, 'role') !== undefined)),
+    );
+    const style = (messages.filter((i) => own(i as Record<string, unknown>, 'role') === 'user').pop() ??
+      messages.pop()) as Record<string, unknown> | undefined;
+    return style !== undefined && own(style, 'type') === 'message'
+      ? { type: 'message', role: 'user', content: text }
+      : { role: 'user', content: text };
   },
   pairing: responsesPairing,
   writePruned: writePrunedResponses,

@@ -3,7 +3,17 @@ import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/python-json.js';
 import type { Content, Message, Role, ToolCall } from '../core/types.js';
 import { describe } from './openai.js';
-import { isRecord, own, type ConversationInput, type FormatAdapter, type PruneWrite, type Normalized, type PairedCall, type PairedResult, type Pairing } from './types.js';
+import {
+  isRecord,
+  own,
+  type ConversationInput,
+  type FormatAdapter,
+  type PruneWrite,
+  type Normalized,
+  type PairedCall,
+  type PairedResult,
+  type Pairing,
+} from './types.js';
 import { memberSpan, writeResults } from './raw-edit.js';
 
 /**
@@ -42,7 +52,16 @@ function bodyOf(item: Record<string, unknown>): unknown {
 
 /** Typed content as LLaMA-Factory writes it: parts with a `value`, never an OpenAI `text`. */
 function isTypedParts(content: unknown): boolean {
-  return Array.isArray(content) && content.every((p) => isRecord(p) && typeof own(p, 'type') === 'string' && own(p, 'value') !== undefined && own(p, 'text') === undefined);
+  return (
+    Array.isArray(content) &&
+    content.every(
+      (p) =>
+        isRecord(p) &&
+        typeof own(p, 'type') === 'string' &&
+        own(p, 'value') !== undefined &&
+        own(p, 'text') === undefined,
+    )
+  );
 }
 
 function isClassic(item: unknown): boolean {
@@ -53,12 +72,17 @@ function isRoleShaped(item: unknown): boolean {
   if (!isRecord(item)) return false;
   const role = own(item, 'role');
   const content = own(item, 'content');
-  return typeof role === 'string' && own(SPEAKERS, role) !== undefined && (typeof content === 'string' || isTypedParts(content));
+  return (
+    typeof role === 'string' &&
+    own(SPEAKERS, role) !== undefined &&
+    (typeof content === 'string' || isTypedParts(content))
+  );
 }
 
 /** The calls a function_call value or tool_call part holds: `{name, arguments}` or a list of them, as JSON text. */
 function parseCalls(value: unknown): ToolCall[] {
-  if (typeof value !== 'string') return isJsonObject(value) || Array.isArray(value) ? callsFrom(value as JsonValue) : [];
+  if (typeof value !== 'string')
+    return isJsonObject(value) || Array.isArray(value) ? callsFrom(value as JsonValue) : [];
   let parsed: JsonValue;
   try {
     parsed = parseJson(value);
@@ -73,7 +97,10 @@ function callsFrom(parsed: JsonValue): ToolCall[] {
   return list.map((call) => {
     if (!isJsonObject(call)) return { name: '', arguments: renderArguments(call) };
     const args = call.arguments ?? call.parameters ?? null;
-    return { name: typeof call.name === 'string' ? call.name : '', arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args) };
+    return {
+      name: typeof call.name === 'string' ? call.name : '',
+      arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args),
+    };
   });
 }
 
@@ -104,7 +131,9 @@ function plainText(item: Record<string, unknown>): string | null {
   const body = bodyOf(item);
   if (typeof body === 'string') return body;
   if (!Array.isArray(body)) return null;
-  const texts = body.filter((p) => isRecord(p) && own(p, 'type') === 'text' && typeof own(p, 'value') === 'string').map((p) => own(p as Record<string, unknown>, 'value') as string);
+  const texts = body
+    .filter((p) => isRecord(p) && own(p, 'type') === 'text' && typeof own(p, 'value') === 'string')
+    .map((p) => own(p as Record<string, unknown>, 'value') as string);
   return texts.length === 1 ? (texts[0] as string) : null;
 }
 
@@ -129,7 +158,9 @@ function callNamesOf(item: Record<string, unknown>): string[] {
   const body = bodyOf(item);
   if (typeof body === 'string') return speakerOf(item) === 'function_call' ? callNamesIn(body) : [];
   if (!Array.isArray(body)) return [];
-  return body.flatMap((part) => (isRecord(part) && own(part, 'type') === 'tool_call' ? callNamesIn(own(part, 'value')) : []));
+  return body.flatMap((part) =>
+    isRecord(part) && own(part, 'type') === 'tool_call' ? callNamesIn(own(part, 'value')) : [],
+  );
 }
 
 /**
@@ -156,7 +187,9 @@ function sharegptPairing(input: ConversationInput): Pairing {
     if (part === 'assistant' || part === 'call') {
       if (!open) runs.push({ calls: [], observations: [] });
       open = true;
-      (runs[runs.length - 1] as (typeof runs)[number]).calls.push(...callNamesOf(record).map((name) => ({ item: k, id: null, name })));
+      (runs[runs.length - 1] as (typeof runs)[number]).calls.push(
+        ...callNamesOf(record).map((name) => ({ item: k, id: null, name })),
+      );
       return;
     }
     open = false;
@@ -187,7 +220,11 @@ export const sharegpt: FormatAdapter = {
     if (items.length === 0) return false;
     if (items.every(isClassic)) return true;
     if (!items.every(isRoleShaped)) return false;
-    return items.some((item) => SHAREGPT_ONLY.has(own(item as Record<string, unknown>, 'role') as string) || Array.isArray(own(item as Record<string, unknown>, 'content')));
+    return items.some(
+      (item) =>
+        SHAREGPT_ONLY.has(own(item as Record<string, unknown>, 'role') as string) ||
+        Array.isArray(own(item as Record<string, unknown>, 'content')),
+    );
   },
   normalize(input, noteTemplate): Normalized {
     const messages: Message[] = [];
@@ -195,7 +232,11 @@ export const sharegpt: FormatAdapter = {
     const system = input.container === null ? undefined : own(input.container, 'system');
     if (typeof system === 'string' && system !== '') {
       // The record's system prompt sits beside the list: instructions that stand for no item.
-      messages.push({ role: 'system', weight: 0, content: { texts: [system], toolCalls: [], results: [], images: 0, files: [] } });
+      messages.push({
+        role: 'system',
+        weight: 0,
+        content: { texts: [system], toolCalls: [], results: [], images: 0, files: [] },
+      });
       itemsOf.push([]);
     }
     /** The items of the assistant run the next observations answer, and how many answered it so far. */
@@ -207,11 +248,17 @@ export const sharegpt: FormatAdapter = {
       const speaker = speakerOf(item);
       const part = typeof speaker === 'string' ? (own(SPEAKERS, speaker) as Part | undefined) : undefined;
       if (part === undefined) {
-        return input.fail(k, `unknown speaker ${JSON.stringify(speaker)} (expected human, gpt, system, function_call or observation)`);
+        return input.fail(
+          k,
+          `unknown speaker ${JSON.stringify(speaker)} (expected human, gpt, system, function_call or observation)`,
+        );
       }
       const body = bodyOf(item);
       if (typeof body !== 'string' && !isTypedParts(body)) {
-        return input.fail(k, `the message text must be a string or a list of {type, value} parts, found ${describe(body)}`);
+        return input.fail(
+          k,
+          `the message text must be a string or a list of {type, value} parts, found ${describe(body)}`,
+        );
       }
       // Raw texts are read when a message is rendered: a source held as lines decodes them only then.
       const raw = (i: number = k): string => input.raws[i] as string;
@@ -221,7 +268,11 @@ export const sharegpt: FormatAdapter = {
           const m = messages.length - 1;
           (itemsOf[m] as number[]).push(k);
           const joined = [...(itemsOf[m] as number[])];
-          messages[m] = { role: 'assistant', weight: joined.length, content: () => assistantContent(joined.map((i) => raw(i))) };
+          messages[m] = {
+            role: 'assistant',
+            weight: joined.length,
+            content: () => assistantContent(joined.map((i) => raw(i))),
+          };
           run.push(k);
           return;
         }
@@ -236,19 +287,32 @@ export const sharegpt: FormatAdapter = {
       if (part === 'tool') {
         const calls = [...run];
         const position = answered++;
-        messages.push({ role: 'tool', content: () => observationContent(raw(), calls.map((i) => raw(i)), position) });
+        messages.push({
+          role: 'tool',
+          content: () =>
+            observationContent(
+              raw(),
+              calls.map((i) => raw(i)),
+              position,
+            ),
+        });
         itemsOf.push([k]);
         return;
       }
       if (part === 'user') run = [];
       const text = plainText(item);
-      messages.push({ role: part, ...noteMarks(part === 'user' ? text : null, noteTemplate), content: () => textContent(raw()) });
+      messages.push({
+        role: part,
+        ...noteMarks(part === 'user' ? text : null, noteTemplate),
+        content: () => textContent(raw()),
+      });
       itemsOf.push([k]);
     });
     return { messages, itemsOf };
   },
   makeNote({ text, items }) {
-    const first = items.find((item) => isRecord(item) && own(SPEAKERS, speakerOf(item) as string) === 'user') as Record<string, unknown> | undefined;
+    const first = items.find((item) => isRecord(item) && own(SPEAKERS, speakerOf(item) as string) === 'user') as
+      Record<string, unknown> | undefined;
     const sample = (first ?? items[0]) as Record<string, unknown> | undefined;
     const userTag = first === undefined ? undefined : (speakerOf(first) as string);
     if (sample === undefined || isClassic(sample)) return { from: userTag ?? 'human', value: text };
@@ -293,5 +357,7 @@ function observationContent(raw: string, runRaws: readonly string[], position: n
 
 /** A pruned observation: its body (`value` beside `from`, else `content`) becomes the placeholder. */
 function writePrunedSharegpt(request: PruneWrite): ReadonlyMap<number, string> {
-  return writeResults(request, (raw, root) => [{ object: root, key: memberSpan(raw, root, 'from') !== undefined ? 'value' : 'content' }]);
+  return writeResults(request, (raw, root) => [
+    { object: root, key: memberSpan(raw, root, 'from') !== undefined ? 'value' : 'content' },
+  ]);
 }

@@ -172,7 +172,10 @@ export interface Pairing {
 
 /** A summary message as a value of the adapter's format: its own `makeSummary`, else its note, a user text message. */
 export function makeSummaryItem(adapter: FormatAdapter, request: SummaryWrite): unknown {
-  return adapter.makeSummary?.(request) ?? adapter.makeNote({ text: request.text, removed: request.summarized, kept: 0, items: request.items });
+  return (
+    adapter.makeSummary?.(request) ??
+    adapter.makeNote({ text: request.text, removed: request.summarized, kept: 0, items: request.items })
+  );
 }
 
 /**

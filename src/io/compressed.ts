@@ -77,7 +77,15 @@ export function compress(bytes: Uint8Array, format: CompressionFormat): Uint8Arr
 
 /** The parts of Node's zlib stream used for synchronous streaming (what `zlib.gunzipSync` itself drives). */
 interface NativeHandle {
-  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
+  writeSync(
+    flush: number,
+    input: Uint8Array,
+    inOff: number,
+    inLen: number,
+    out: Uint8Array,
+    outOff: number,
+    outLen: number,
+  ): void;
   onerror: (message: string, errno: number, code?: string) => void;
 }
 
@@ -117,7 +125,8 @@ export class Inflater {
     this.stream = format === 'gzip' ? zlib.createGunzip() : zlib.createBrotliDecompress();
     const internals = this.stream as unknown as { _handle: NativeHandle | null; _writeState: Uint32Array };
     // Checked without instanceof: the array comes from Node's own realm (not a test's).
-    if (internals._handle === null || !ArrayBuffer.isView(internals._writeState)) throw new Error('this Node.js release has no synchronous zlib stream handle');
+    if (internals._handle === null || !ArrayBuffer.isView(internals._writeState))
+      throw new Error('this Node.js release has no synchronous zlib stream handle');
     this.handle = internals._handle;
     this.state = internals._writeState;
     // Errors are taken here, synchronously, instead of closing the stream and emitting them later.
@@ -163,7 +172,11 @@ export class Inflater {
       const produced = OUT_CHUNK - availOut;
       if (produced > 0) {
         this.total += produced;
-        if (this.total > this.limit) throw new InputError(`decompresses to more than ${describeBytes(this.limit)} (${BOMB_RATIO} times its size, or ${describeBytes(BOMB_FLOOR)}, is the limit); refused as a possible decompression bomb`, this.file);
+        if (this.total > this.limit)
+          throw new InputError(
+            `decompresses to more than ${describeBytes(this.limit)} (${BOMB_RATIO} times its size, or ${describeBytes(BOMB_FLOOR)}, is the limit); refused as a possible decompression bomb`,
+            this.file,
+          );
         if (produced < OUT_CHUNK / 2) {
           // A small piece is copied out, so the big buffer is reused instead of held for a few bytes.
           this.emit(Buffer.from(this.out.subarray(0, produced)));
@@ -176,7 +189,11 @@ export class Inflater {
       inLen = availIn;
       if (availOut !== 0) {
         // Room for output was left, so the stream took all it could: input left over follows the end of the data.
-        if (availIn > 0) throw new InputError(`has bytes after the end of its ${this.format} data (trailing garbage); refused`, this.file);
+        if (availIn > 0)
+          throw new InputError(
+            `has bytes after the end of its ${this.format} data (trailing garbage); refused`,
+            this.file,
+          );
         return;
       }
     }

@@ -68,7 +68,10 @@ export interface InputFile {
 
 /** The failure an unreadable folder is reported as, like a file that cannot be read. */
 export function unreadableFolderError(file: InputFile): InputError {
-  return new InputError(`cannot read this folder: ${file.unreadable ?? 'permission denied'}; the files in it were not searched`, file.display);
+  return new InputError(
+    `cannot read this folder: ${file.unreadable ?? 'permission denied'}; the files in it were not searched`,
+    file.display,
+  );
 }
 
 /** Test seam: an error to give instead of reading a folder, so an unreadable folder can be made even as root. */
@@ -132,10 +135,13 @@ function storeFinder(): (file: string) => Promise<string | null> {
   const rootOf = (dir: string): Promise<string | null> => {
     let known = roots.get(dir);
     if (known === undefined) {
-      known = fs.lstat(path.join(dir, STORE_MARKER)).then(
-        (stat) => (stat.isFile() ? dir : null),
-        () => null,
-      ).then((found) => (found !== null || path.dirname(dir) === dir ? found : rootOf(path.dirname(dir))));
+      known = fs
+        .lstat(path.join(dir, STORE_MARKER))
+        .then(
+          (stat) => (stat.isFile() ? dir : null),
+          () => null,
+        )
+        .then((found) => (found !== null || path.dirname(dir) === dir ? found : rootOf(path.dirname(dir))));
       roots.set(dir, known);
     }
     return known;
@@ -241,12 +247,25 @@ interface Match {
  * The files one input gives: a path that exists is taken as it is (a file, a FIFO, a link to one; never a pattern,
  * whatever its characters), a directory is searched, anything else is a glob pattern.
  */
-async function filesOf(input: string, cwd: string, ignore: readonly string[], stat: Stats | null, unreadable: Unreadable): Promise<Match[]> {
+async function filesOf(
+  input: string,
+  cwd: string,
+  ignore: readonly string[],
+  stat: Stats | null,
+  unreadable: Unreadable,
+): Promise<Match[]> {
   const absolute = path.resolve(cwd, input);
-  const ignored = (abs: string): boolean => ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, abs), ignore as string[], { dot: true });
+  const ignored = (abs: string): boolean =>
+    ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, abs), ignore as string[], { dot: true });
   if (stat?.isDirectory()) {
     // Searched from inside, so no character of the directory's name is read as a pattern.
-    const found = await fg(TRANSCRIPT_GLOB, { ...SEARCH, ...ANY_CASE, cwd: absolute, ignore: [...DEFAULT_IGNORE], fs: searchFs(unreadable) });
+    const found = await fg(TRANSCRIPT_GLOB, {
+      ...SEARCH,
+      ...ANY_CASE,
+      cwd: absolute,
+      ignore: [...DEFAULT_IGNORE],
+      fs: searchFs(unreadable),
+    });
     return found
       .map((m) => ({ abs: path.join(absolute, m), shown: nameUnder(input, m.split('/').join(path.sep)) }))
       .filter((f) => !ignored(f.abs));
@@ -269,7 +288,9 @@ async function filesOf(input: string, cwd: string, ignore: readonly string[], st
 export async function expandInputs(inputs: readonly string[], options: ExpandOptions): Promise<Expansion> {
   const { cwd } = options;
   const ignore = (options.ignore ?? []).map((p) => (path.isAbsolute(p) ? toGlobPath(cwd, p) : p));
-  const excluded = await Promise.all((options.exclude ?? []).map((dir) => fs.realpath(dir).catch(() => path.resolve(dir))));
+  const excluded = await Promise.all(
+    (options.exclude ?? []).map((dir) => fs.realpath(dir).catch(() => path.resolve(dir))),
+  );
   const found = new Map<string, { abs: string; shown: string; searched: boolean }>();
   const unreadable: Unreadable = new Map();
   /** Each unreadable folder's name, from the input whose search met it first. */
@@ -286,11 +307,14 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     try {
       matches = (await filesOf(input, cwd, ignore, stat, unreadable)).sort((a, b) => compareKeys(a.abs, b.abs));
     } catch (error) {
-      throw new UsageError(`cannot search ${JSON.stringify(input)}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new UsageError(
+        `cannot search ${JSON.stringify(input)}: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     const named = stat !== null && !stat.isDirectory();
     const roots = named ? [] : searchRoots(input, cwd, stat !== null);
-    for (const dir of unreadable.keys()) if (!unreadableShown.has(dir)) unreadableShown.set(dir, folderName(dir, roots, cwd));
+    for (const dir of unreadable.keys())
+      if (!unreadableShown.has(dir)) unreadableShown.set(dir, folderName(dir, roots, cwd));
     if (!named) {
       // An offload store's results and records are never transcripts: a search leaves them out, and says so.
       const stores = await Promise.all(matches.map((m) => storeOf(m.abs)));
@@ -309,33 +333,58 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
       const inside = excluded.findIndex((dir) => isInside(dir, real));
       if (inside !== -1) {
         const option = options.excludeNames?.[inside] ?? '--out-dir';
-        if (named) throw new UsageError(`${input} is inside the ${option}, where this run writes ${EXCLUDED_WRITES[option] ?? 'its results'}; it cannot also be an input`);
+        if (named)
+          throw new UsageError(
+            `${input} is inside the ${option}, where this run writes ${EXCLUDED_WRITES[option] ?? 'its results'}; it cannot also be an input`,
+          );
         return;
       }
       kept++;
       if (!found.has(real)) found.set(real, { abs, shown, searched: !named });
     });
-    const blocked = [...unreadable.keys()].some((dir) => isInside(stat?.isDirectory() ? absolute : bases[bases.length - 1] as string, dir));
-    if (kept === 0 && !blocked && (stat === null || stat.isDirectory())) throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0, skipped.size > 0));
+    const blocked = [...unreadable.keys()].some((dir) =>
+      isInside(stat?.isDirectory() ? absolute : (bases[bases.length - 1] as string), dir),
+    );
+    if (kept === 0 && !blocked && (stat === null || stat.isDirectory()))
+      throw new UsageError(noMatch(input, stat, ignore.length > 0 || excluded.length > 0, skipped.size > 0));
   }
   const base = options.base !== undefined ? path.resolve(cwd, options.base) : commonAncestor(bases);
   const files: InputFile[] = [];
   for (const [real, { abs, shown, searched }] of found) {
     if (!isInside(base, abs)) {
-      throw new UsageError(`${shown} is outside the base ${options.base ?? (path.relative(cwd, base) || '.')} (set --base to a directory that holds every input)`);
+      throw new UsageError(
+        `${shown} is outside the base ${options.base ?? (path.relative(cwd, base) || '.')} (set --base to a directory that holds every input)`,
+      );
     }
     files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: shown, found: searched });
   }
   for (const [dir, error] of unreadable) {
     // A folder left out by --ignore (its files would be) or inside the run's own outputs is nobody's input.
     if (excluded.some((out) => isInside(out, dir))) continue;
-    if (ignore.length > 0 && micromatch.isMatch(toGlobPath(cwd, path.join(dir, '_')), ignore as string[], { dot: true })) continue;
+    if (
+      ignore.length > 0 &&
+      micromatch.isMatch(toGlobPath(cwd, path.join(dir, '_')), ignore as string[], { dot: true })
+    )
+      continue;
     const name = unreadableShown.get(dir) ?? (path.relative(cwd, dir) || '.');
     const display = name.endsWith(path.sep) ? name : `${name}${path.sep}`;
-    files.push({ absolute: dir, real: dir, relative: relativeKey(base, dir), display, found: true, unreadable: describeFsError(error) });
+    files.push({
+      absolute: dir,
+      real: dir,
+      relative: relativeKey(base, dir),
+      display,
+      found: true,
+      unreadable: describeFsError(error),
+    });
   }
   files.sort((a, b) => compareKeys(a.relative, b.relative));
-  return { files, base, skippedStores: [...skipped].map(([dir, { shown, files }]) => ({ dir, shown, files })).sort((a, b) => compareKeys(a.dir, b.dir)) };
+  return {
+    files,
+    base,
+    skippedStores: [...skipped]
+      .map(([dir, { shown, files }]) => ({ dir, shown, files }))
+      .sort((a, b) => compareKeys(a.dir, b.dir)),
+  };
 }
 
 /** The line that says a search left an offload store's files out. */
@@ -345,7 +394,11 @@ export function skippedStoreLine(store: SkippedStore): string {
 
 /** The error for an input that gave no files, saying why where it can. */
 function noMatch(input: string, stat: { isDirectory(): boolean } | null, ignoring: boolean, stores = false): string {
-  const after = stores ? ' (after offload stores and what --ignore names are left out)' : ignoring ? ' (after --ignore and the output directory are left out)' : '';
+  const after = stores
+    ? ' (after offload stores and what --ignore names are left out)'
+    : ignoring
+      ? ' (after --ignore and the output directory are left out)'
+      : '';
   if (stat?.isDirectory()) return `no ${SEARCHED} under ${JSON.stringify(input)}${after}`;
   if (isPattern(input)) return `no files match the pattern ${JSON.stringify(input)}${after}`;
   return missingInput(input);

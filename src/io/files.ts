@@ -45,7 +45,16 @@ export interface FileIdentity {
 
 /** The identity of a file as `stat` gives it. */
 export function identityOf(stat: Stats): FileIdentity {
-  return { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, uid: stat.uid, gid: stat.gid, mode: stat.mode };
+  return {
+    dev: stat.dev,
+    ino: stat.ino,
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    ctimeMs: stat.ctimeMs,
+    uid: stat.uid,
+    gid: stat.gid,
+    mode: stat.mode,
+  };
 }
 
 /**
@@ -75,7 +84,14 @@ export function isRegularFile(file: string): boolean {
 
 /** Whether a file is still the one identified: same inode, size and times. */
 export function isSameFile(now: Stats, then: FileIdentity): boolean {
-  return now.isFile() && now.dev === then.dev && now.ino === then.ino && now.size === then.size && now.mtimeMs === then.mtimeMs && now.ctimeMs === then.ctimeMs;
+  return (
+    now.isFile() &&
+    now.dev === then.dev &&
+    now.ino === then.ino &&
+    now.size === then.size &&
+    now.mtimeMs === then.mtimeMs &&
+    now.ctimeMs === then.ctimeMs
+  );
 }
 
 /** Thrown when the file to replace is no longer the one that was read; nothing is written. */
@@ -194,7 +210,11 @@ export interface WriteOptions {
  * @param options what the target must still be, and whether to flush
  * @throws ChangedError when the target is no longer the file it must be; file-system errors as they come
  */
-export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIterable<Uint8Array>, options: WriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: Uint8Array | AsyncIterable<Uint8Array>,
+  options: WriteOptions = {},
+): Promise<void> {
   installCleanup();
   const durable = options.durable ?? true;
   // A link at the target is replaced by the new file, never written through: callers resolve the paths they were
@@ -212,7 +232,10 @@ export async function writeFileAtomic(file: string, data: Uint8Array | AsyncIter
   const keep = existing?.isFile() === true ? existing : null;
   const dir = path.dirname(target);
   // The name keeps a short prefix of the target's so it stays under the 255-byte limit of file names.
-  const tmp = path.join(dir, `.${Array.from(path.basename(target)).slice(0, 48).join('')}.swc-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = path.join(
+    dir,
+    `.${Array.from(path.basename(target)).slice(0, 48).join('')}.swc-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+  );
   checkInterrupted();
   pending.add(tmp);
   inFlight++;
@@ -277,7 +300,8 @@ async function placeExclusively(tmp: string, target: string): Promise<void> {
     await fs.link(tmp, target);
   } catch (error) {
     if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
-    if ((await fs.lstat(target).catch(() => null)) !== null) throw Object.assign(new Error(`${target} exists`), { code: 'EEXIST' });
+    if ((await fs.lstat(target).catch(() => null)) !== null)
+      throw Object.assign(new Error(`${target} exists`), { code: 'EEXIST' });
     await fs.rename(tmp, target);
     return;
   }
@@ -288,12 +312,14 @@ async function placeExclusively(tmp: string, target: string): Promise<void> {
 async function checkStillTarget(target: string, dir: string, options: WriteOptions): Promise<void> {
   if (options.expect !== undefined) {
     const now = await fs.lstat(target).catch(() => null);
-    if (now === null || !isSameFile(now, options.expect)) throw new ChangedError('the file changed while it was being compacted');
+    if (now === null || !isSameFile(now, options.expect))
+      throw new ChangedError('the file changed while it was being compacted');
   }
   const expectedDir = options.realDir ?? (options.expect !== undefined ? dir : undefined);
   if (expectedDir !== undefined) {
     const real = await fs.realpath(dir).catch(() => null);
-    if (real !== expectedDir) throw new ChangedError(`its folder ${dir} was moved or replaced by a link while it was being compacted`);
+    if (real !== expectedDir)
+      throw new ChangedError(`its folder ${dir} was moved or replaced by a link while it was being compacted`);
   }
 }
 
@@ -306,9 +332,14 @@ async function checkLanded(target: string, options: WriteOptions, written: Stats
   if (options.realDir === undefined) return;
   // The folder must still really be the one checked (not a link to where the file went), and hold the new file.
   const folder = await fs.realpath(path.dirname(target)).catch(() => null);
-  const there = folder === options.realDir ? await fs.lstat(path.join(options.realDir, path.basename(target))).catch(() => null) : null;
+  const there =
+    folder === options.realDir
+      ? await fs.lstat(path.join(options.realDir, path.basename(target))).catch(() => null)
+      : null;
   if (there === null || there.ino !== written.ino || there.dev !== written.dev) {
-    throw new ChangedError(`its folder ${path.dirname(target)} was moved or replaced by a link while it was written; the file may have landed elsewhere`);
+    throw new ChangedError(
+      `its folder ${path.dirname(target)} was moved or replaced by a link while it was written; the file may have landed elsewhere`,
+    );
   }
 }
 

@@ -40,22 +40,30 @@ export class ConfinedFolders {
    */
   async ensure(dir: string, display: string): Promise<string> {
     if (dir === this.root) return this.realRoot;
-    if (!isInside(this.root, dir)) throw new InputError(`${dir} is outside ${this.name}; refusing to write there${this.after}`, display);
+    if (!isInside(this.root, dir))
+      throw new InputError(`${dir} is outside ${this.name}; refusing to write there${this.after}`, display);
     const known = this.checked.get(dir);
     if (known !== undefined) return known;
     await this.ensure(path.dirname(dir), display);
     const stat = await fs.lstat(dir).catch(() => null);
     if (stat === null) {
       await fs.mkdir(dir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw new InputError(`cannot create ${dir}: ${describeFsError(error)}${this.after}`, display);
+        if (error.code !== 'EEXIST')
+          throw new InputError(`cannot create ${dir}: ${describeFsError(error)}${this.after}`, display);
       });
       // Looked at once more, never in a loop: some file systems (/proc) say a folder exists that lstat cannot find.
-      if ((await fs.lstat(dir).catch(() => null)) === null) throw new InputError(`cannot create ${dir}: the file system refuses it${this.after}`, display);
+      if ((await fs.lstat(dir).catch(() => null)) === null)
+        throw new InputError(`cannot create ${dir}: the file system refuses it${this.after}`, display);
       return this.ensure(dir, display);
     }
-    if (!stat.isSymbolicLink() && !stat.isDirectory()) throw new InputError(`${dir} is in the way (not a directory)${this.after}`, display);
+    if (!stat.isSymbolicLink() && !stat.isDirectory())
+      throw new InputError(`${dir} is in the way (not a directory)${this.after}`, display);
     const real = await fs.realpath(dir).catch(() => null);
-    if (real === null || !isInside(this.realRoot, real)) throw new InputError(`${dir} is a symbolic link that leads outside ${this.name}; refusing to write there${this.after}`, display);
+    if (real === null || !isInside(this.realRoot, real))
+      throw new InputError(
+        `${dir} is a symbolic link that leads outside ${this.name}; refusing to write there${this.after}`,
+        display,
+      );
     this.checked.set(dir, real);
     return real;
   }

@@ -1,4 +1,12 @@
-import { JsonDepthError, JsonSyntaxError, MAX_JSON_DEPTH, describeChar, parseJson, readNumberEnd, skipWhitespace } from '../core/json-value.js';
+import {
+  JsonDepthError,
+  JsonSyntaxError,
+  MAX_JSON_DEPTH,
+  describeChar,
+  parseJson,
+  readNumberEnd,
+  skipWhitespace,
+} from '../core/json-value.js';
 
 /**
  * Finds where values start and end in JSON text without building them, so kept items can be copied from the
@@ -20,7 +28,11 @@ function skipString(text: string, pos: number, end: number): number {
   let i = pos + 1;
   for (;;) {
     const q = text.indexOf('"', i);
-    if (q === -1 || q >= end) throw new JsonSyntaxError(`unterminated string${end === text.length ? ' (the file ends inside it: truncated?)' : ''}`, pos);
+    if (q === -1 || q >= end)
+      throw new JsonSyntaxError(
+        `unterminated string${end === text.length ? ' (the file ends inside it: truncated?)' : ''}`,
+        pos,
+      );
     // Count the backslashes right before the quote: an odd number escapes it.
     let b = q - 1;
     while (b > pos && text.charCodeAt(b) === 0x5c) b--;
@@ -59,8 +71,7 @@ export function skipValue(text: string, pos: number, end = text.length): number 
     if (c === 0x7b || c === 0x5b) {
       // Refused here, before anything is parsed: each level parsed would cost memory (see MAX_JSON_DEPTH).
       if (closers.push(c + 2) > MAX_JSON_DEPTH) throw new JsonDepthError(i);
-    }
-    else if (c === 0x7d || c === 0x5d) {
+    } else if (c === 0x7d || c === 0x5d) {
       if (closers.pop() !== c) throw new JsonSyntaxError(`unexpected ${describeChar(text, i)}`, i);
       if (closers.length === 0) return i + 1;
     }
@@ -190,6 +201,8 @@ export function explainJsonError(text: string, span: Span, error: unknown): Json
 
 /** V8's messages without the position suffix and the echoed input. */
 function plainJsonMessage(message: string): string {
-  const cut = message.replace(/ in JSON at position \d+.*$/s, '').replace(/^Unexpected token .*?, ".*$/s, 'unexpected token');
+  const cut = message
+    .replace(/ in JSON at position \d+.*$/s, '')
+    .replace(/^Unexpected token .*?, ".*$/s, 'unexpected token');
   return cut.charAt(0).toLowerCase() + cut.slice(1);
 }

@@ -12,12 +12,18 @@ export class PointerSyntaxError extends Error {}
  */
 export function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw new PointerSyntaxError(`a JSON Pointer starts with "/" (as in /input_data/messages), got ${JSON.stringify(pointer)}`);
+  if (!pointer.startsWith('/'))
+    throw new PointerSyntaxError(
+      `a JSON Pointer starts with "/" (as in /input_data/messages), got ${JSON.stringify(pointer)}`,
+    );
   return pointer
     .slice(1)
     .split('/')
     .map((token) => {
-      if (/~(?![01])/.test(token)) throw new PointerSyntaxError(`"~" in a JSON Pointer must be followed by 0 (for "~") or 1 (for "/"), got ${JSON.stringify(pointer)}`);
+      if (/~(?![01])/.test(token))
+        throw new PointerSyntaxError(
+          `"~" in a JSON Pointer must be followed by 0 (for "~") or 1 (for "/"), got ${JSON.stringify(pointer)}`,
+        );
       // ~1 first: "~01" is "~1", not "/".
       return token.replace(/~1/g, '/').replace(/~0/g, '~');
     });

@@ -27,7 +27,8 @@ export function detectStyle(raw: string, baseIndent: string, eol: '\n' | '\r\n')
   }
   const nextLine = raw.slice(nl + 1);
   const indent = /^[ \t]*/.exec(nextLine)?.[0] ?? '';
-  const unit = indent.startsWith(baseIndent) && indent.length > baseIndent.length ? indent.slice(baseIndent.length) : '  ';
+  const unit =
+    indent.startsWith(baseIndent) && indent.length > baseIndent.length ? indent.slice(baseIndent.length) : '  ';
   return { unit, baseIndent, eol, colon: ': ', comma: ',' };
 }
 

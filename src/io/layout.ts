@@ -1,6 +1,16 @@
 import { JsonDepthError, JsonSyntaxError, skipWhitespace } from '../core/json-value.js';
 import { InputError, NoConversationError } from '../errors.js';
-import { arrayElements, depthOverflow, explainJsonError, findMember, objectMembers, parseSlice, skipValue, type Member, type Span } from './json-layout.js';
+import {
+  arrayElements,
+  depthOverflow,
+  explainJsonError,
+  findMember,
+  objectMembers,
+  parseSlice,
+  skipValue,
+  type Member,
+  type Span,
+} from './json-layout.js';
 import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
 import { elementReader, lazyList } from '../core/lazy-list.js';
 import { forEachLine, isLineSource, type LineSource } from './lines.js';
@@ -75,7 +85,12 @@ function conversationKeys(options: LayoutOptions): string[] {
 export function syntaxError(source: SourceText, error: JsonSyntaxError, prefix = 'invalid JSON: '): InputError {
   const { line, column } = lineColumn(source.text, error.offset);
   // Too deep is valid JSON that swc refuses, not invalid JSON.
-  return new InputError(`${error instanceof JsonDepthError ? 'the JSON is ' : prefix}${error.message}`, source.file, line, column);
+  return new InputError(
+    `${error instanceof JsonDepthError ? 'the JSON is ' : prefix}${error.message}`,
+    source.file,
+    line,
+    column,
+  );
 }
 
 /** The error for a JSONL line JSON.parse refused: which line, the column, and why in swc's own words. */
@@ -117,7 +132,11 @@ export function detectFraming(source: SourceText): Framing {
  * Lays out a file as JSON or JSONL.
  * @throws InputError for syntax errors, with line and column
  */
-export function readLayout(source: SourceText, framing: Framing = detectFraming(source), options: LayoutOptions = {}): Layout {
+export function readLayout(
+  source: SourceText,
+  framing: Framing = detectFraming(source),
+  options: LayoutOptions = {},
+): Layout {
   try {
     return framing === 'jsonl' ? jsonlLayout(source, options) : jsonLayout(source, options);
   } catch (error) {
@@ -145,13 +164,16 @@ export function arraySlot(
   const text = source.text;
   const { elements, end } = arrayElements(text, arrayStart);
   const raws = elements.map((e) => text.slice(e.start, e.end));
-  const items = elements.map((e) => (slimming === undefined ? parseSlice(text, e) : slimItem(parseSlice(text, e), slimming)));
+  const items = elements.map((e) =>
+    slimming === undefined ? parseSlice(text, e) : slimItem(parseSlice(text, e), slimming),
+  );
   const first = elements[0];
   const second = elements[1];
   const last = elements[elements.length - 1];
   const open = first ? text.slice(arrayStart + 1, first.start) : '';
   const close = last ? text.slice(last.end, end - 1) : '';
-  const between = first && second ? text.slice(first.end, second.start) : `,${open.includes('\n') ? open : open === '' ? '' : ' '}`;
+  const between =
+    first && second ? text.slice(first.end, second.start) : `,${open.includes('\n') ? open : open === '' ? '' : ' '}`;
   const baseIndent = first ? indentBefore(text, first.start) : '';
   const style: JsonStyle = first
     ? detectStyle(raws[0] as string, baseIndent, source.eol)
@@ -185,7 +207,11 @@ export function parseMembers(text: string, members: readonly Member[], skip: str
 }
 
 /** The member of the object at `pos` that holds a conversation list under one of `keys`, or null. */
-function conversationMember(text: string, pos: number, keys: readonly string[]): { members: Member[]; member: Member } | null {
+function conversationMember(
+  text: string,
+  pos: number,
+  keys: readonly string[],
+): { members: Member[]; member: Member } | null {
   if (text.charCodeAt(pos) !== 0x7b) return null;
   const { members } = objectMembers(text, pos);
   for (const key of keys) {
@@ -212,7 +238,14 @@ function isRecordList(text: string, arrayStart: number, keys: readonly string[])
   const first = skipWhitespace(text, arrayStart + 1);
   const found = conversationMember(text, first, keys);
   // A message with an extra list-valued field (a `history` of its own, say) is still a message.
-  if (found === null || isMessageLike(found.members.map((m) => m.key), (key) => text.charCodeAt((findMember(found.members, key) as Member).value.start) === 0x22)) return false;
+  if (
+    found === null ||
+    isMessageLike(
+      found.members.map((m) => m.key),
+      (key) => text.charCodeAt((findMember(found.members, key) as Member).value.start) === 0x22,
+    )
+  )
+    return false;
   const inner = skipWhitespace(text, found.member.value.start + 1);
   const c = text.charCodeAt(inner);
   return c === 0x7b || c === 0x5d;
@@ -222,7 +255,14 @@ function isRecordList(text: string, arrayStart: number, keys: readonly string[])
  * One slot for the conversation of the record at `pos`; every other member of the record is left as it is.
  * @throws InputError when the record is not an object holding a list under one of `keys`
  */
-function recordSlot(source: SourceText, pos: number, keys: readonly string[], record: number, label: string, slimming?: Slimming): Slot {
+function recordSlot(
+  source: SourceText,
+  pos: number,
+  keys: readonly string[],
+  record: number,
+  label: string,
+  slimming?: Slimming,
+): Slot {
   const text = source.text;
   const found = conversationMember(text, pos, keys);
   if (found === null) {
@@ -236,11 +276,19 @@ function recordSlot(source: SourceText, pos: number, keys: readonly string[], re
   }
   const { members, member } = found;
   const container = parseMembers(text, members, member.key);
-  return { ...arraySlot(source, member.value.start, `${label} "${member.key}"`, container, member.key, slimming), record };
+  return {
+    ...arraySlot(source, member.value.start, `${label} "${member.key}"`, container, member.key, slimming),
+    record,
+  };
 }
 
 /** One slot per record of the top-level list at `arrayStart`. */
-function recordListSlots(source: SourceText, arrayStart: number, keys: readonly string[], slimming: Slimming | undefined): Slot[] {
+function recordListSlots(
+  source: SourceText,
+  arrayStart: number,
+  keys: readonly string[],
+  slimming: Slimming | undefined,
+): Slot[] {
   const { elements } = arrayElements(source.text, arrayStart);
   return elements.map((e, k) => recordSlot(source, e.start, keys, k, `record ${k + 1}`, slimming));
 }
@@ -250,7 +298,11 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
   const start = skipWhitespace(text, 0);
   const end = skipValue(text, start);
   const rest = skipWhitespace(text, end);
-  if (rest < text.length) throw new JsonSyntaxError('unexpected data after the JSON value (trailing garbage, or JSONL saved as .json?)', rest);
+  if (rest < text.length)
+    throw new JsonSyntaxError(
+      'unexpected data after the JSON value (trailing garbage, or JSONL saved as .json?)',
+      rest,
+    );
   const c = text.charCodeAt(start);
   if (options.conversationPath !== undefined) {
     // Validated whole first, so a syntax error anywhere is reported as one.
@@ -258,33 +310,60 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
     const tokens = pointerTokens(options.conversationPath, source);
     if (c === 0x5b && tokens.length > 0 && !isIndexToken(tokens[0] as string)) {
       const { elements } = arrayElements(text, start);
-      return { framing: 'json', source, slots: elements.map((e, k) => pointerSlot(source, e.start, tokens, `record ${k + 1}`, k, options.slimming)) };
+      return {
+        framing: 'json',
+        source,
+        slots: elements.map((e, k) => pointerSlot(source, e.start, tokens, `record ${k + 1}`, k, options.slimming)),
+      };
     }
     return { framing: 'json', source, slots: [pointerSlot(source, start, tokens, null, undefined, options.slimming)] };
   }
   const recordKeys = conversationKeys(options);
   if (c === 0x5b) {
-    if (isRecordList(text, start, recordKeys)) return { framing: 'json', source, slots: recordListSlots(source, start, recordKeys, options.slimming) };
-    return { framing: 'json', source, slots: [arraySlot(source, start, 'the top-level list', null, null, options.slimming)] };
+    if (isRecordList(text, start, recordKeys))
+      return { framing: 'json', source, slots: recordListSlots(source, start, recordKeys, options.slimming) };
+    return {
+      framing: 'json',
+      source,
+      slots: [arraySlot(source, start, 'the top-level list', null, null, options.slimming)],
+    };
   }
   if (c !== 0x7b) {
     parseSlice(text, { start, end });
-    throw new NoConversationError('expected a list of messages or an object holding one, found a single value', source.file, ...lineCol(source, start));
+    throw new NoConversationError(
+      'expected a list of messages or an object holding one, found a single value',
+      source.file,
+      ...lineCol(source, start),
+    );
   }
   const { members } = objectMembers(text, start);
-  const objectKeys = [...new Set([...(options.conversationKey === undefined ? [] : [options.conversationKey]), ...LIST_KEYS, ...CONVERSATION_KEYS])];
+  const objectKeys = [
+    ...new Set([
+      ...(options.conversationKey === undefined ? [] : [options.conversationKey]),
+      ...LIST_KEYS,
+      ...CONVERSATION_KEYS,
+    ]),
+  ];
   for (const key of objectKeys) {
     const member = findMember(members, key);
     if (member === undefined) continue;
     const container = parseMembers(text, members, key);
-    if (text.charCodeAt(member.value.start) === 0x5b) return { framing: 'json', source, slots: [arraySlot(source, member.value.start, `"${key}"`, container, key, options.slimming)] };
+    if (text.charCodeAt(member.value.start) === 0x5b)
+      return {
+        framing: 'json',
+        source,
+        slots: [arraySlot(source, member.value.start, `"${key}"`, container, key, options.slimming)],
+      };
     if (key === 'input' && text.charCodeAt(member.value.start) === 0x22) {
       return { framing: 'json', source, slots: [stringInputSlot(source, member.value, container)] };
     }
   }
   // Validate the whole object so a syntax error is reported before "no list".
   const whole = parseSlice(text, { start, end });
-  const keys = members.map((m) => m.key).slice(0, 8).join(', ');
+  const keys = members
+    .map((m) => m.key)
+    .slice(0, 8)
+    .join(', ');
   const deeper = messageListPath(whole);
   const hint = deeper === null ? '' : `; a list of messages is at ${deeper}: pass --conversation-path ${deeper}`;
   throw new NoConversationError(
@@ -310,7 +389,14 @@ function pointerTokens(pointer: string, source: SourceText): string[] {
  * @param label the record's name in messages ("line 3", "record 2"), or null for the whole file
  * @throws InputError naming the first token that leads nowhere, or the value found when it is not a list
  */
-function pointerSlot(source: SourceText, pos: number, tokens: readonly string[], label: string | null, record: number | undefined, slimming?: Slimming): Slot {
+function pointerSlot(
+  source: SourceText,
+  pos: number,
+  tokens: readonly string[],
+  label: string | null,
+  record: number | undefined,
+  slimming?: Slimming,
+): Slot {
   const text = source.text;
   const what = label === null ? '' : `${label}: `;
   // Leading nowhere in the whole file or its first record (which sets the file's shape, as for records without a
@@ -328,8 +414,15 @@ function pointerSlot(source: SourceText, pos: number, tokens: readonly string[],
       const { members } = objectMembers(text, at);
       const member = findMember(members, token);
       if (member === undefined) {
-        const keys = members.map((m) => JSON.stringify(m.key)).slice(0, 8).join(', ');
-        throw new Fail(`${what}no key ${JSON.stringify(token)} at ${above} (found keys: ${keys || 'none'}), so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+        const keys = members
+          .map((m) => JSON.stringify(m.key))
+          .slice(0, 8)
+          .join(', ');
+        throw new Fail(
+          `${what}no key ${JSON.stringify(token)} at ${above} (found keys: ${keys || 'none'}), so --conversation-path ${pointer} leads nowhere`,
+          source.file,
+          ...lineCol(source, at),
+        );
       }
       if (i === tokens.length - 1) {
         container = parseMembers(text, members, token);
@@ -340,17 +433,29 @@ function pointerSlot(source: SourceText, pos: number, tokens: readonly string[],
       const { elements } = arrayElements(text, at);
       const element = isIndexToken(token) ? elements[Number(token)] : undefined;
       if (element === undefined) {
-        throw new Fail(`${what}${above} is a list of ${elements.length} items, with no item ${JSON.stringify(token)}, so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+        throw new Fail(
+          `${what}${above} is a list of ${elements.length} items, with no item ${JSON.stringify(token)}, so --conversation-path ${pointer} leads nowhere`,
+          source.file,
+          ...lineCol(source, at),
+        );
       }
       container = null;
       key = null;
       at = element.start;
     } else {
-      throw new Fail(`${what}${above} is ${describeJsonValue(text, at)}, not an object or a list, so --conversation-path ${pointer} leads nowhere`, source.file, ...lineCol(source, at));
+      throw new Fail(
+        `${what}${above} is ${describeJsonValue(text, at)}, not an object or a list, so --conversation-path ${pointer} leads nowhere`,
+        source.file,
+        ...lineCol(source, at),
+      );
     }
   }
   if (text.charCodeAt(at) !== 0x5b) {
-    throw new Fail(`${what}${pointer || 'the top level'} is ${describeJsonValue(text, at)}, not a list of messages (--conversation-path)`, source.file, ...lineCol(source, at));
+    throw new Fail(
+      `${what}${pointer || 'the top level'} is ${describeJsonValue(text, at)}, not a list of messages (--conversation-path)`,
+      source.file,
+      ...lineCol(source, at),
+    );
   }
   const where = `${label === null ? '' : `${label} `}${JSON.stringify(pointer)}`;
   const slot = arraySlot(source, at, where, container, key, slimming);
@@ -458,7 +563,8 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   // Read only now: a big file is read while its lines are parsed, and has its lines once that is done.
   const lines = held ? (source as LineSource).lines : null;
   const lineAt = lines === null ? null : elementReader(lines);
-  const raws: readonly string[] = lineAt === null ? sliced : lazyList(lineNos.length, (k) => lineAt((lineNos[k] as number) - 1));
+  const raws: readonly string[] =
+    lineAt === null ? sliced : lazyList(lineNos.length, (k) => lineAt((lineNos[k] as number) - 1));
   if (options.conversationPath !== undefined) {
     // With a pointer, every line is a record holding its conversation where the pointer leads.
     const tokens = pointerTokens(options.conversationPath, source);

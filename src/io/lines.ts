@@ -1,8 +1,26 @@
-import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { compressionOf, decompressedLimit, Inflater, innerName, type Compression, type CompressionFormat } from './compressed.js';
+import {
+  compressionOf,
+  decompressedLimit,
+  Inflater,
+  innerName,
+  type Compression,
+  type CompressionFormat,
+} from './compressed.js';
 import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
 import { describeFsError, spoolPrefix } from './files.js';
@@ -273,7 +291,10 @@ function lineSource(file: string, splitter: LineSplitter, origin?: Origin): Line
           text = bytes.map((block, k) => block.toString('utf8', k === 0 && splitter.bom ? 3 : 0)).join('');
         } catch (error) {
           if (error instanceof InputError) throw error;
-          throw new InputError('this file is too large to be handled as one text (about 512 MiB is the limit); only its lines can be read', file);
+          throw new InputError(
+            'this file is too large to be handled as one text (about 512 MiB is the limit); only its lines can be read',
+            file,
+          );
         }
       }
       return text;
@@ -354,7 +375,13 @@ const WINDOW = 4 << 20;
 
 /** Whether a file is still the one that was read: same inode, size and times. */
 function sameFile(now: Stats, then: Stats): boolean {
-  return now.ino === then.ino && now.dev === then.dev && now.size === then.size && now.mtimeMs === then.mtimeMs && now.ctimeMs === then.ctimeMs;
+  return (
+    now.ino === then.ino &&
+    now.dev === then.dev &&
+    now.size === then.size &&
+    now.mtimeMs === then.mtimeMs &&
+    now.ctimeMs === then.ctimeMs
+  );
 }
 
 /** The UTF-16 length of the text in blocks: one unit per code point, two for those above U+FFFF. */
@@ -409,7 +436,16 @@ export function sourceFromBytes(bytes: Uint8Array, file: string, jsonLimit: numb
   const format = compressionOf(bytes, [file]);
   if (format !== null) {
     const original = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    return decompressed(file, format, bytes.length, { format, original: () => original }, HOLD, WINDOW, { json: jsonLimit, stream: STREAM_LIMIT }, (inflater) => inflater.push(bytes));
+    return decompressed(
+      file,
+      format,
+      bytes.length,
+      { format, original: () => original },
+      HOLD,
+      WINDOW,
+      { json: jsonLimit, stream: STREAM_LIMIT },
+      (inflater) => inflater.push(bytes),
+    );
   }
   return plainSourceFromBytes(bytes, file, jsonLimit);
 }
@@ -439,12 +475,25 @@ function plainSourceFromBytes(bytes: Uint8Array, file: string, jsonLimit: number
  * @throws InputError as `decodeSource` does, "cannot read: …" when the file system refuses, "is a device", and
  *   "too large" past a limit
  */
-export function readSourceFile(path: string, file: string = path, holdUpTo: number = HOLD, blockSize?: number, limits: ReadLimits = LIMITS): SourceText {
+export function readSourceFile(
+  path: string,
+  file: string = path,
+  holdUpTo: number = HOLD,
+  blockSize?: number,
+  limits: ReadLimits = LIMITS,
+): SourceText {
   return readFile(path, file, holdUpTo, blockSize, limits, true);
 }
 
 /** `readSourceFile`; with `detect` false the file is taken as plain text (a decompressed spool). */
-function readFile(path: string, file: string, holdUpTo: number, blockSize: number | undefined, limits: ReadLimits, detect: boolean): SourceText {
+function readFile(
+  path: string,
+  file: string,
+  holdUpTo: number,
+  blockSize: number | undefined,
+  limits: ReadLimits,
+  detect: boolean,
+): SourceText {
   let fd: number;
   try {
     // Looked at before it is opened: opening a device can have effects of its own (a tape rewinds).
@@ -472,9 +521,11 @@ function readFile(path: string, file: string, holdUpTo: number, blockSize: numbe
       // through (see deferredLineSource), and a JSON file over the limit not at all.
       const head = Buffer.allocUnsafe(Math.min(HEAD, stat.size));
       const got = readSync(fd, head, 0, head.length, 0);
-      if (!looksLikeJsonl(file, head.subarray(0, got), got === stat.size)) return readJson(path, file, stat.size, limits.json);
+      if (!looksLikeJsonl(file, head.subarray(0, got), got === stat.size))
+        return readJson(path, file, stat.size, limits.json);
       // A beginning of only whitespace goes the plain way, where decodeSource words what it refuses.
-      if (!holds && hasContent(head.subarray(0, got), 0)) return deferredLineSource(path, file, stat, blockSize ?? WINDOW);
+      if (!holds && hasContent(head.subarray(0, got), 0))
+        return deferredLineSource(path, file, stat, blockSize ?? WINDOW);
     }
     const splitter = new LineSplitter(holds);
     const outcome = readBlocks(fd, stat.size, file, splitter, holds, null, blockSize ?? (holds ? BLOCK : WINDOW));
@@ -498,7 +549,16 @@ function readFile(path: string, file: string, holdUpTo: number, blockSize: numbe
  * (JSONL line by line). The file must not change while it is read; its bytes are held when small (an unchanged result
  * is those bytes), else read again, from the same unchanged file, when asked for.
  */
-function readCompressed(fd: number, path: string, file: string, stat: Stats, format: CompressionFormat, holdUpTo: number, blockSize: number, limits: ReadLimits): SourceText {
+function readCompressed(
+  fd: number,
+  path: string,
+  file: string,
+  stat: Stats,
+  format: CompressionFormat,
+  holdUpTo: number,
+  blockSize: number,
+  limits: ReadLimits,
+): SourceText {
   const held: Buffer[] | null = stat.size <= holdUpTo ? [] : null;
   const original = (): Buffer => (held !== null ? Buffer.concat(held) : new FileLines(file, { path, stat }).whole());
   const pump = (inflater: Inflater): void => {
@@ -516,7 +576,16 @@ function readCompressed(fd: number, path: string, file: string, stat: Stats, for
     if (!sameFile(fstatSync(fd), stat)) throw changedWhileRead(file);
   };
   let kept: Buffer | null = null;
-  return decompressed(file, format, stat.size, { format, original: () => (kept ??= original()) }, holdUpTo, blockSize, limits, pump);
+  return decompressed(
+    file,
+    format,
+    stat.size,
+    { format, original: () => (kept ??= original()) },
+    holdUpTo,
+    blockSize,
+    limits,
+    pump,
+  );
 }
 
 /**
@@ -527,7 +596,16 @@ function readCompressed(fd: number, path: string, file: string, stat: Stats, for
  * @throws InputError for damaged data, trailing bytes, a result over the decompression limit, and what reading
  *   the result as plain text refuses
  */
-function decompressed(file: string, format: CompressionFormat, size: number, compression: Compression, holdUpTo: number, blockSize: number, limits: ReadLimits, pump: (inflater: Inflater) => void): SourceText {
+function decompressed(
+  file: string,
+  format: CompressionFormat,
+  size: number,
+  compression: Compression,
+  holdUpTo: number,
+  blockSize: number,
+  limits: ReadLimits,
+  pump: (inflater: Inflater) => void,
+): SourceText {
   const spool = new Spool(file, holdUpTo);
   const inflater = new Inflater(format, file, decompressedLimit(size), (piece) => spool.write(piece));
   let source: SourceText;
@@ -535,7 +613,10 @@ function decompressed(file: string, format: CompressionFormat, size: number, com
     pump(inflater);
     inflater.finish();
     const temp = spool.finish();
-    source = temp === null ? plainSourceFromBytes(spool.bytes(), file, limits.json) : readFile(temp, file, 0, blockSize, limits, false);
+    source =
+      temp === null
+        ? plainSourceFromBytes(spool.bytes(), file, limits.json)
+        : readFile(temp, file, 0, blockSize, limits, false);
   } catch (error) {
     spool.discard();
     throw error;
@@ -575,7 +656,10 @@ class Spool {
       this.writeAll(piece);
     } catch (error) {
       if (error instanceof InputError) throw error;
-      throw new InputError(`cannot decompress into a temporary file in ${tmpdir()}: ${describeFsError(error)} (set TMPDIR to a folder with room)`, this.file);
+      throw new InputError(
+        `cannot decompress into a temporary file in ${tmpdir()}: ${describeFsError(error)} (set TMPDIR to a folder with room)`,
+        this.file,
+      );
     }
   }
 
@@ -638,7 +722,11 @@ function readJson(path: string, file: string, size: number, limit: number): Sour
  * since the path read may be where the name led (`/dev/stdin` resolved is `/dev/pts/0`, or `/dev/zero` under `<`).
  */
 function isRefusedDevice(stat: Stats, path: string, file: string): boolean {
-  return (stat.isCharacterDevice() || stat.isBlockDevice()) && !STANDARD_INPUT.has(resolve(path)) && !STANDARD_INPUT.has(file);
+  return (
+    (stat.isCharacterDevice() || stat.isBlockDevice()) &&
+    !STANDARD_INPUT.has(resolve(path)) &&
+    !STANDARD_INPUT.has(file)
+  );
 }
 
 /**
@@ -668,11 +756,16 @@ function readFdBounded(fd: number, file: string, limit: number): Buffer {
  * @returns the bytes read
  * @throws InputError "too large" past the limit
  */
-export async function readStreamBounded(stream: AsyncIterable<Uint8Array | string>, file = '<stdin>', limit: number = STREAM_LIMIT): Promise<Buffer> {
+export async function readStreamBounded(
+  stream: AsyncIterable<Uint8Array | string>,
+  file = '<stdin>',
+  limit: number = STREAM_LIMIT,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of stream) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const bytes =
+      typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     total += bytes.length;
     if (total > limit) throw streamTooLarge(file, limit);
     chunks.push(bytes);
@@ -697,7 +790,15 @@ interface Visiting {
  * @param decide whether the first block must first show JSONL (a file read whole that was not looked at yet)
  * @returns 'json' when it is not JSONL, 'refused' at bytes decodeSource must word, else 'read'
  */
-function readBlocks(fd: number, size: number, file: string, splitter: LineSplitter, decide: boolean, visiting: Visiting | null, blockSize: number): 'read' | 'json' | 'refused' {
+function readBlocks(
+  fd: number,
+  size: number,
+  file: string,
+  splitter: LineSplitter,
+  decide: boolean,
+  visiting: Visiting | null,
+  blockSize: number,
+): 'read' | 'json' | 'refused' {
   let carry: Buffer = Buffer.alloc(0);
   let remaining = size;
   let read = 0;
@@ -776,7 +877,8 @@ function deferredLineSource(path: string, file: string, stat: Stats, blockSize: 
     try {
       if (!sameFile(fstatSync(fd), stat)) throw changedWhileCompacted(file, 'its size, times or inode differ');
       const splitter = new LineSplitter(false);
-      const visiting: Visiting | null = visit === null ? null : { visit, next: 0, offset: 0, failed: false, error: undefined };
+      const visiting: Visiting | null =
+        visit === null ? null : { visit, next: 0, offset: 0, failed: false, error: undefined };
       const outcome = readBlocks(fd, stat.size, file, splitter, false, visiting, blockSize);
       if (outcome !== 'read' || !splitter.end()) {
         // The bytes decodeSource refuses: it says what and where.
@@ -837,11 +939,17 @@ function deviceRefused(file: string): InputError {
 }
 
 function streamTooLarge(file: string, limit: number): InputError {
-  return new InputError(`the input is too large (more than ${describeSize(limit)} from a pipe or standard input, which is held in memory whole; that is the limit)`, file);
+  return new InputError(
+    `the input is too large (more than ${describeSize(limit)} from a pipe or standard input, which is held in memory whole; that is the limit)`,
+    file,
+  );
 }
 
 function jsonTooLarge(file: string, size: number, limit: number): InputError {
-  return new InputError(`is ${describeSize(size)}; whole JSON files over ${describeSize(limit)} are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)`, file);
+  return new InputError(
+    `is ${describeSize(size)}; whole JSON files over ${describeSize(limit)} are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)`,
+    file,
+  );
 }
 
 /** A size in MiB, KiB or bytes, rounded up (a size just over a limit is never shown as the limit). */

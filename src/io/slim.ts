@@ -172,4 +172,3 @@ export function slimItem(value: unknown, slimming: Slimming): unknown {
 function replaceable(text: string, slimming: Slimming): boolean {
   return text.length > slimming.longerThan && !slimming.keep(text) && text.trim() !== '';
 }
-

@@ -41,17 +41,34 @@ function wideEncodingOf(bytes: Uint8Array): 'UTF-32 LE' | 'UTF-32 BE' | 'UTF-16'
 export function decodeSource(bytes: Uint8Array, file: string): SourceText {
   if (bytes.length === 0) throw new InputError('the file is empty', file);
   const wide = wideEncodingOf(bytes);
-  if (wide === 'UTF-16') throw new InputError('the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first', file);
-  if (wide !== null) throw new InputError(`the file is ${wide} (it starts with a ${wide} byte-order mark); convert it to UTF-8 first`, file);
+  if (wide === 'UTF-16')
+    throw new InputError(
+      'the file is UTF-16 (it starts with a UTF-16 byte-order mark); convert it to UTF-8 first',
+      file,
+    );
+  if (wide !== null)
+    throw new InputError(
+      `the file is ${wide} (it starts with a ${wide} byte-order mark); convert it to UTF-8 first`,
+      file,
+    );
   let text: string;
   try {
     text = decoder.decode(bytes);
   } catch {
     const at = firstInvalidUtf8(bytes);
     // Valid UTF-8 that still cannot be decoded is longer than the longest string the JavaScript engine can hold.
-    if (at === bytes.length) throw new InputError(`the file is too large to read as text (${mebibytes(bytes.length)}; the limit is about 512 MiB)`, file);
+    if (at === bytes.length)
+      throw new InputError(
+        `the file is too large to read as text (${mebibytes(bytes.length)}; the limit is about 512 MiB)`,
+        file,
+      );
     const { line, column } = lineColumnOfByte(bytes, at);
-    throw new InputError(`invalid UTF-8 (byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at byte offset ${at})`, file, line, column);
+    throw new InputError(
+      `invalid UTF-8 (byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at byte offset ${at})`,
+      file,
+      line,
+      column,
+    );
   }
   const bom = text.charCodeAt(0) === 0xfeff;
   if (bom) text = text.slice(1);

@@ -37,7 +37,14 @@ export function checkMessages(messages: readonly Message[]): MessageFinding[] {
     const emptiness = emptinessOf(m);
     if (emptiness === null) return;
     const final = i === messages.length - 1;
-    const rule: Rule = emptiness === 'empty' ? (final ? 'empty-final-assistant' : 'empty-assistant') : final ? 'blank-final-assistant' : 'blank-assistant';
+    const rule: Rule =
+      emptiness === 'empty'
+        ? final
+          ? 'empty-final-assistant'
+          : 'empty-assistant'
+        : final
+          ? 'blank-final-assistant'
+          : 'blank-assistant';
     out.push({ kind: 'empty-assistant', rule, message: i, text: TEXTS[emptiness] });
   });
   return out;

@@ -75,22 +75,40 @@ export function checkPairing(
       (c) =>
         !c.answered &&
         c.item <= result.item &&
-        (result.id !== null ? c.id === result.id : (c.id === null || pairing.idsOptional === true) && (result.name === '' || c.name === result.name)),
+        (result.id !== null
+          ? c.id === result.id
+          : (c.id === null || pairing.idsOptional === true) && (result.name === '' || c.name === result.name)),
     );
     if (match !== undefined) {
       match.answered = true;
       continue;
     }
     if (result.id === null) {
-      findings.push({ kind: 'orphan-result', rule: 'orphan-result', item: result.item, text: `result of ${nameOf(result.name)} (no call id) answers no call right before it` });
+      findings.push({
+        kind: 'orphan-result',
+        rule: 'orphan-result',
+        item: result.item,
+        text: `result of ${nameOf(result.name)} (no call id) answers no call right before it`,
+      });
       continue;
     }
     strayIds.add(result.id);
     const elsewhere = byId.get(result.id) ?? [];
     const id = JSON.stringify(result.id);
-    if (elsewhere.length === 0) findings.push({ kind: 'orphan-result', rule: 'orphan-result', item: result.item, text: `result for call id ${id} answers no call` });
+    if (elsewhere.length === 0)
+      findings.push({
+        kind: 'orphan-result',
+        rule: 'orphan-result',
+        item: result.item,
+        text: `result for call id ${id} answers no call`,
+      });
     else if (elsewhere.every((c) => c.answered)) {
-      findings.push({ kind: 'orphan-result', rule: 'repeated-result', item: result.item, text: `result for call id ${id} repeats a result the call already has` });
+      findings.push({
+        kind: 'orphan-result',
+        rule: 'repeated-result',
+        item: result.item,
+        text: `result for call id ${id} repeats a result the call already has`,
+      });
     } else {
       const text = `result for call id ${id} is not right after its call (line ${lineOf((elsewhere[0] as OpenCall).item)})`;
       findings.push({ kind: 'orphan-result', rule: 'result-not-after-call', item: result.item, text });

@@ -42,13 +42,17 @@ export function findProblems(input: ProblemInput): Problem[] {
       kind: 'unknown-role',
       rule: 'unknown-role',
       item: u.item,
-      text: u.role === null ? 'not a message with a role (left out of the structure above)' : `unknown role ${JSON.stringify(u.role)} (left out of the structure above)`,
+      text:
+        u.role === null
+          ? 'not a message with a role (left out of the structure above)'
+          : `unknown role ${JSON.stringify(u.role)} (left out of the structure above)`,
     });
   }
   if (pairing !== null) {
     // One by one: a long conversation can have more findings than a call takes arguments.
     for (const f of checkPairing(pairing, messageOf, messages, (item) => locate(item).line)) findings.push(f);
-    for (const p of pairing.problems ?? []) findings.push({ kind: 'format', rule: 'format', item: p.item, text: p.text });
+    for (const p of pairing.problems ?? [])
+      findings.push({ kind: 'format', rule: 'format', item: p.item, text: p.text });
   }
   const problems: Problem[] = findings.map((f) => ({
     kind: f.kind,
@@ -62,7 +66,14 @@ export function findProblems(input: ProblemInput): Problem[] {
     const item = firstItemOf(p.message);
     // Instructions held outside the list stand for no item: they are placed at the file's start.
     const at = item === null ? { line: 1, column: 1 } : locate(item);
-    problems.push({ kind: p.kind, severity: severityOf(provider, p.rule), item: item ?? -1, message: p.message, ...at, text: p.text });
+    problems.push({
+      kind: p.kind,
+      severity: severityOf(provider, p.rule),
+      item: item ?? -1,
+      message: p.message,
+      ...at,
+      text: p.text,
+    });
   }
   problems.sort((a, b) => a.line - b.line || a.column - b.column || a.kind.localeCompare(b.kind));
   return problems;

@@ -10,7 +10,12 @@ import type { Rule, Severity } from './types.js';
 export type Provider = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'any';
 
 /** The providers with a wire format of their own. */
-export const WIRE_PROVIDERS = ['openai-chat', 'openai-responses', 'anthropic', 'gemini'] as const satisfies readonly Provider[];
+export const WIRE_PROVIDERS = [
+  'openai-chat',
+  'openai-responses',
+  'anthropic',
+  'gemini',
+] as const satisfies readonly Provider[];
 
 /** Every rule, in the order docs/inspect-rules.md lists them. */
 export const RULES: readonly Rule[] = [
@@ -60,7 +65,16 @@ const REJECTED: Readonly<Record<(typeof WIRE_PROVIDERS)[number], ReadonlySet<Rul
     'format',
   ]),
   // Call ids are optional in Gemini; a text part may be empty, a content's parts may not.
-  gemini: new Set<Rule>(['missing-result', 'result-not-after-call', 'orphan-result', 'repeated-result', 'empty-assistant', 'empty-final-assistant', 'unknown-role', 'format']),
+  gemini: new Set<Rule>([
+    'missing-result',
+    'result-not-after-call',
+    'orphan-result',
+    'repeated-result',
+    'empty-assistant',
+    'empty-final-assistant',
+    'unknown-role',
+    'format',
+  ]),
 };
 
 /**
@@ -95,7 +109,9 @@ export const PROVIDER_NAMES: Readonly<Record<Provider, string>> = {
  * @returns its provider; `any` for a format this table does not name
  */
 export function providerOf(format: string): Provider {
-  return Object.prototype.hasOwnProperty.call(PROVIDER_OF_FORMAT, format) ? (PROVIDER_OF_FORMAT[format] as Provider) : 'any';
+  return Object.prototype.hasOwnProperty.call(PROVIDER_OF_FORMAT, format)
+    ? (PROVIDER_OF_FORMAT[format] as Provider)
+    : 'any';
 }
 
 /**
@@ -105,6 +121,7 @@ export function providerOf(format: string): Provider {
  * @returns `error` when rejected, `warning` otherwise
  */
 export function severityOf(provider: Provider, rule: Rule): Severity {
-  const rejected = provider === 'any' ? WIRE_PROVIDERS.every((p) => REJECTED[p].has(rule)) : REJECTED[provider].has(rule);
+  const rejected =
+    provider === 'any' ? WIRE_PROVIDERS.every((p) => REJECTED[p].has(rule)) : REJECTED[provider].has(rule);
   return rejected ? 'error' : 'warning';
 }

@@ -4,7 +4,8 @@
  */
 
 /** The kinds of problem the checks find. */
-export type ProblemKind = 'missing-result' | 'orphan-result' | 'duplicate-id' | 'empty-assistant' | 'unknown-role' | 'format';
+export type ProblemKind =
+  'missing-result' | 'orphan-result' | 'duplicate-id' | 'empty-assistant' | 'unknown-role' | 'format';
 
 /**
  * The rules behind the kinds, fine enough that each provider either rejects what one names or accepts it

@@ -1,4 +1,11 @@
-import { IDENTIFIER_KINDS, identifierKey, identifiersOfMessage, forEachIdentifier, type Identifier, type IdentifierKind } from '../core/identifiers.js';
+import {
+  IDENTIFIER_KINDS,
+  identifierKey,
+  identifiersOfMessage,
+  forEachIdentifier,
+  type Identifier,
+  type IdentifierKind,
+} from '../core/identifiers.js';
 import type { Message } from '../core/types.js';
 
 /**
@@ -80,7 +87,8 @@ function segmentRuns(value: string): string[] {
   const parts = value.split('/').filter((p) => p !== '');
   if (parts.length > 32) return [];
   const out: string[] = [];
-  for (let i = 0; i < parts.length; i++) for (let j = i + 1; j <= parts.length; j++) out.push(parts.slice(i, j).join('/'));
+  for (let i = 0; i < parts.length; i++)
+    for (let j = i + 1; j <= parts.length; j++) out.push(parts.slice(i, j).join('/'));
   return out;
 }
 
@@ -104,6 +112,7 @@ export function parseRetention(text: string): number {
   const percent = text.endsWith('%');
   const n = Number(percent ? text.slice(0, -1) : text);
   const value = percent ? n / 100 : n;
-  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) throw new RangeError(`--min-retention must be a fraction from 0 to 1 or a percentage, got ${JSON.stringify(text)}`);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1)
+    throw new RangeError(`--min-retention must be a fraction from 0 to 1 or a percentage, got ${JSON.stringify(text)}`);
   return value;
 }

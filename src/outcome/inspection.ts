@@ -78,7 +78,11 @@ export function inspectedConversation(parts: InspectedParts): InspectedConversat
  * @param groups its groups, each counted
  * @param itemsOf the file items each message stands for, so counts are in the file's own terms
  */
-export function conversationTotals(messages: readonly Message[], groups: readonly Group[], itemsOf?: Normalized['itemsOf']): ConversationTotals {
+export function conversationTotals(
+  messages: readonly Message[],
+  groups: readonly Group[],
+  itemsOf?: Normalized['itemsOf'],
+): ConversationTotals {
   return {
     system: totalsOf(messages, groups, 'system', itemsOf),
     turns: totalsOf(messages, groups, 'turn', itemsOf),
@@ -88,7 +92,12 @@ export function conversationTotals(messages: readonly Message[], groups: readonl
   };
 }
 
-function totalsOf(messages: readonly Message[], groups: readonly Group[], kind: GroupKind, itemsOf?: Normalized['itemsOf']): KindTotals {
+function totalsOf(
+  messages: readonly Message[],
+  groups: readonly Group[],
+  kind: GroupKind,
+  itemsOf?: Normalized['itemsOf'],
+): KindTotals {
   const of = groups.filter((g) => g.kind === kind);
   return {
     groups: of.length,

@@ -243,7 +243,11 @@ function sumTokens(groups: readonly Group[]): number | null {
  * stands for `weight` items (e.g. the several lines of one split Claude Code message), 1 by default.
  * @param itemsOf when given, a message that stands for no item (instructions held outside the list) counts 0
  */
-export function countOf(messages: readonly Message[], indices: readonly number[], itemsOf?: Normalized['itemsOf']): number {
+export function countOf(
+  messages: readonly Message[],
+  indices: readonly number[],
+  itemsOf?: Normalized['itemsOf'],
+): number {
   const itemsAt = itemsOf === undefined ? undefined : itemsReader(itemsOf);
   let n = 0;
   for (const i of indices) {
@@ -266,7 +270,11 @@ function messageCounts(c: Planned): MessageCounts {
   const removed = countOf(messages, c.plan.removed, itemsOf);
   if (c.output !== undefined) {
     // What the file holds: the kept input messages, each summary and the note.
-    const kept = countOf(messages, c.output.flatMap((e) => ('input' in e ? [e.input] : [])), itemsOf);
+    const kept = countOf(
+      messages,
+      c.output.flatMap((e) => ('input' in e ? [e.input] : [])),
+      itemsOf,
+    );
     return { before, after: kept + c.output.filter((e) => !('input' in e)).length, removed: before - kept };
   }
   return { before, after: before - removed + (c.plan.noteText !== null ? 1 : 0), removed };
@@ -433,17 +441,27 @@ function missOf(c: Planned, settings: OutcomeSettings, note: number | null): Mis
   if (c.strategies !== undefined && !c.strategies.includes('window')) {
     if (c.strategies.includes('summarize')) {
       const failed = (c as { summarized?: { failure: unknown } }).summarized?.failure;
-      return { kind: failed !== undefined && failed !== null ? 'summary-failed' : 'summary-floor', tokensAfter: plan.tokensAfter };
+      return {
+        kind: failed !== undefined && failed !== null ? 'summary-failed' : 'summary-floor',
+        tokensAfter: plan.tokensAfter,
+      };
     }
-    return { kind: c.strategies.includes('prune') ? 'nothing-to-prune' : 'nothing-to-offload', tokensAfter: plan.tokensAfter };
+    return {
+      kind: c.strategies.includes('prune') ? 'nothing-to-prune' : 'nothing-to-offload',
+      tokensAfter: plan.tokensAfter,
+    };
   }
   const window = settings.window ?? null;
-  if (window !== null && c.toolTokens > 0 && c.toolTokens >= window.target) return { kind: 'tools', toolTokens: c.toolTokens, target: window.target };
+  if (window !== null && c.toolTokens > 0 && c.toolTokens >= window.target)
+    return { kind: 'tools', toolTokens: c.toolTokens, target: window.target };
   const target = c.target;
   let protectedTokens = plan.protectedTokens;
   if (protectedTokens === null) {
     const indices = plan.groups.filter(isProtected).flatMap((g) => g.indices);
-    protectedTokens = indices.length === 0 ? 0 : settings.counter.measure(indices.map((i) => renderMessage(c.normalized.messages[i] as Message)));
+    protectedTokens =
+      indices.length === 0
+        ? 0
+        : settings.counter.measure(indices.map((i) => renderMessage(c.normalized.messages[i] as Message)));
   }
   if (protectedTokens > target) return { kind: 'protected', protectedTokens };
   const budget = target - protectedTokens;
@@ -470,7 +488,10 @@ function beforeFigure(c: Planned, settings: OutcomeSettings, noteTokens: number 
   if (plan.tokensBeforeExact) return { tokens: plan.tokensBefore, exact: true };
   const messages = c.input ?? c.normalized.messages;
   if (settings.exactBefore === true) {
-    const tokens = messages.length === 0 ? 0 : settings.counter.measure(lazyList(messages.length, (k) => renderMessage(messages[k] as Message)));
+    const tokens =
+      messages.length === 0
+        ? 0
+        : settings.counter.measure(lazyList(messages.length, (k) => renderMessage(messages[k] as Message)));
     return { tokens, exact: true };
   }
   return { tokens: estimateBefore(c, noteTokens), exact: false };

@@ -116,7 +116,9 @@ export function createBpeCounter(
   const canStop = (r: Rendered, room: number | undefined): room is number =>
     room !== undefined &&
     (pieces !== null ||
-      (generator !== undefined && r.text.length >= PIECEWISE_MIN_LENGTH && r.text.length > (Math.max(room, 0) + 1) * PIECEWISE_CHARS_PER_TOKEN));
+      (generator !== undefined &&
+        r.text.length >= PIECEWISE_MIN_LENGTH &&
+        r.text.length > (Math.max(room, 0) + 1) * PIECEWISE_CHARS_PER_TOKEN));
   /** A message's count as the last of its group (plain) or before another (linked), or some number above `room`. */
   const within = (r: Rendered, isLast: boolean, room: number | undefined): number => {
     const exact = (isLast ? plain : linked).get(r);
@@ -224,7 +226,6 @@ export function newlineCost(text: string, count: (t: string) => number): number 
   }
   return count(text + '\n') - count(text);
 }
-
 
 /**
  * What a trailing newline adds to `text`, as `newlineCost` gives it, re-counting only what follows the last letter or

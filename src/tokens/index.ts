@@ -1,7 +1,13 @@
 import type { TokenCounter } from '../core/types.js';
 import { createApproxCounter } from './approx.js';
 import { createBpeCounter, type Encoding } from './bpe.js';
-import { counterName, resolveCounterOptions, type CounterOptions, type CounterWithSettings, type TokenizerName } from './options.js';
+import {
+  counterName,
+  resolveCounterOptions,
+  type CounterOptions,
+  type CounterWithSettings,
+  type TokenizerName,
+} from './options.js';
 import { createRankCounter, RankTable } from './ranks.js';
 
 export { isTokenizerName, TOKENIZERS, type TokenizerName } from './options.js';
@@ -16,14 +22,19 @@ export { isTokenizerName, TOKENIZERS, type TokenizerName } from './options.js';
  * @throws RangeError for an option that is not valid, or `charsPerToken` with a BPE tokenizer; Error when the build's
  *   rank file is missing (a broken install: counting another way would give other numbers silently)
  */
-export async function createCounter(name: TokenizerName, options: CounterOptions = {}): Promise<TokenCounter & CounterWithSettings> {
+export async function createCounter(
+  name: TokenizerName,
+  options: CounterOptions = {},
+): Promise<TokenCounter & CounterWithSettings> {
   if (name === 'approx') return createApproxCounter(options);
   // Checked before an encoding is loaded: a bad option costs nothing.
   const settings = resolveCounterOptions(options, name);
   const costs = { tokensPerImage: settings.tokensPerImage, tokensPerFile: settings.tokensPerFile };
   const table = RankTable.load(name);
   if (table === null) {
-    throw new Error(`the ${name} rank file (dist/ranks/${name}.bin) is missing or damaged: reinstall swc, or run npm run build in its checkout`);
+    throw new Error(
+      `the ${name} rank file (dist/ranks/${name}.bin) is missing or damaged: reinstall swc, or run npm run build in its checkout`,
+    );
   }
   const pieces = createRankCounter(table);
   const encoding: Encoding = { countTokens: (text) => pieces.count(text).tokens };
@@ -31,5 +42,12 @@ export async function createCounter(name: TokenizerName, options: CounterOptions
 }
 
 export { createApproxCounter, createBpeCounter };
-export { CHARS_PER_TOKEN, counterName, parseCounterOptions, resolveCounterOptions, TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './options.js';
+export {
+  CHARS_PER_TOKEN,
+  counterName,
+  parseCounterOptions,
+  resolveCounterOptions,
+  TOKENS_PER_FILE,
+  TOKENS_PER_IMAGE,
+} from './options.js';
 export type { CounterOptions, CounterSettings, CounterWithSettings, RawCounterOptions, ReadCost } from './options.js';

@@ -69,12 +69,15 @@ function isCost(value: unknown): value is number {
 export function resolveCounterOptions(options: CounterOptions, tokenizer: TokenizerName): CounterSettings {
   const { charsPerToken, tokensPerImage, tokensPerFile } = options;
   if (charsPerToken !== undefined) {
-    if (tokenizer !== 'approx') throw new RangeError(`charsPerToken only applies to the approx tokenizer, not ${tokenizer}`);
-    if (!isRate(charsPerToken)) throw new RangeError(`charsPerToken must be a positive finite number, got ${String(charsPerToken)}`);
+    if (tokenizer !== 'approx')
+      throw new RangeError(`charsPerToken only applies to the approx tokenizer, not ${tokenizer}`);
+    if (!isRate(charsPerToken))
+      throw new RangeError(`charsPerToken must be a positive finite number, got ${String(charsPerToken)}`);
   }
   for (const key of ['tokensPerImage', 'tokensPerFile'] as const) {
     const value = options[key];
-    if (value !== undefined && !isCost(value)) throw new RangeError(`${key} must be a whole number of at least 0, got ${String(value)}`);
+    if (value !== undefined && !isCost(value))
+      throw new RangeError(`${key} must be a whole number of at least 0, got ${String(value)}`);
   }
   return {
     charsPerToken: tokenizer === 'approx' ? (charsPerToken ?? CHARS_PER_TOKEN) : null,
@@ -120,10 +123,15 @@ export type ReadCost = (flag: string, raw: string) => number;
  * @returns the options given, as numbers (absent ones stay absent, so the defaults apply)
  * @throws UsageError for a value that is not valid, or `--chars-per-token` with a BPE tokenizer
  */
-export function parseCounterOptions(raw: RawCounterOptions, tokenizer: TokenizerName, readCost: ReadCost = parseCost): CounterOptions {
+export function parseCounterOptions(
+  raw: RawCounterOptions,
+  tokenizer: TokenizerName,
+  readCost: ReadCost = parseCost,
+): CounterOptions {
   const options: { charsPerToken?: number; tokensPerImage?: number; tokensPerFile?: number } = {};
   if (raw.charsPerToken !== undefined) {
-    if (tokenizer !== 'approx') throw new UsageError(`--chars-per-token only applies to --tokenizer approx (not ${tokenizer})`);
+    if (tokenizer !== 'approx')
+      throw new UsageError(`--chars-per-token only applies to --tokenizer approx (not ${tokenizer})`);
     options.charsPerToken = parseRate(raw.charsPerToken);
   }
   const cost = (flag: string, text: string): number => {

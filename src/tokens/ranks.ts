@@ -114,7 +114,13 @@ export class RankTable {
   /** The rank gpt-tokenizer finds for the bytes `buf[start..end)` while merging, or NONE. */
   rankOf(buf: Uint8Array, start: number, end: number): number {
     // Valid UTF-8 that starts with a byte-order mark is looked up without it.
-    if (end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf && isUtf8(buf.subarray(start, end))) {
+    if (
+      end - start >= 3 &&
+      buf[start] === 0xef &&
+      buf[start + 1] === 0xbb &&
+      buf[start + 2] === 0xbf &&
+      isUtf8(buf.subarray(start, end))
+    ) {
       return this.rankOfExactly(buf, start + 3, end);
     }
     return this.rankOfExactly(buf, start, end);
@@ -130,7 +136,8 @@ function int32View(file: Buffer, at: number, length: number): Int32Array {
 /** Where each token starts in the concatenated bytes, from each token's length (one more entry: the end). */
 export function startsOf(lengths: Uint8Array): Uint32Array {
   const starts = new Uint32Array(lengths.length + 1);
-  for (let rank = 0; rank < lengths.length; rank++) starts[rank + 1] = (starts[rank] as number) + (lengths[rank] as number);
+  for (let rank = 0; rank < lengths.length; rank++)
+    starts[rank + 1] = (starts[rank] as number) + (lengths[rank] as number);
   return starts;
 }
 
@@ -263,7 +270,8 @@ export function createRankCounter(table: RankTable): PieceCounter {
         if (!sticky.test(text)) {
           // No piece starts here (the encodings' patterns leave no gaps, but a global search would move on).
           const c = text.charCodeAt(at);
-          const pair = c >= 0xd800 && c <= 0xdbff && at + 1 < text.length && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00;
+          const pair =
+            c >= 0xd800 && c <= 0xdbff && at + 1 < text.length && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00;
           at += pair ? 2 : 1;
           continue;
         }
@@ -273,7 +281,8 @@ export function createRankCounter(table: RankTable): PieceCounter {
         } else {
           const bytes = encoder.encode(text.slice(at, end));
           const least = Math.ceil(bytes.length / table.longest);
-          if (room !== undefined && tokens + least > room) return { tokens: tokens + least, exact: false, resume: { at, tokens } };
+          if (room !== undefined && tokens + least > room)
+            return { tokens: tokens + least, exact: false, resume: { at, tokens } };
           tokens += countMerges(bytes, (b) => {
             const r = table.rankOf(b, 0, b.length);
             return r === NONE ? undefined : r;

@@ -1,5 +1,18 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeHooks } from '../../src/io/files.js';
@@ -54,17 +67,24 @@ describe('--backup-dir', () => {
     const big = Buffer.from(`${lines.join('\n')}\n`);
     expect(big.length).toBeGreaterThan(3 << 20);
     writeFileSync(path.join(dir, 'in/big.jsonl'), big);
-    const r = await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    const r = await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], {
+      cwd: dir,
+    });
     expect(r.status).toBe(0);
     expect(readFileSync(path.join(dir, 'backups/big.jsonl')).equals(big)).toBe(true);
     // Run again on the original: the backup there has the same bytes, compared piece by piece.
     writeFileSync(path.join(dir, 'in/big.jsonl'), big);
-    expect((await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir })).status).toBe(0);
+    expect(
+      (await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir }))
+        .status,
+    ).toBe(0);
     // One byte different at the end: refused.
     const other = Buffer.from(big);
     other[other.length - 3] = 0x79;
     writeFileSync(path.join(dir, 'in/big.jsonl'), other);
-    const refused = await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    const refused = await runSwc(['compact', 'in/big.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], {
+      cwd: dir,
+    });
     expect(refused.status).toBe(2);
     expect(readFileSync(path.join(dir, 'backups/big.jsonl')).equals(big)).toBe(true);
   });
@@ -73,7 +93,8 @@ describe('--backup-dir', () => {
     const dir = tree();
     const seen: boolean[] = [];
     writeHooks.beforeRename = (target) => {
-      if (target === path.join(dir, 'in/a.jsonl')) seen.push(readFileSync(path.join(dir, 'backups/a.jsonl')).equals(SAMPLE_BYTES));
+      if (target === path.join(dir, 'in/a.jsonl'))
+        seen.push(readFileSync(path.join(dir, 'backups/a.jsonl')).equals(SAMPLE_BYTES));
     };
     const r = await runSwc(['compact', 'in/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
     expect(r.status).toBe(0);
@@ -105,7 +126,9 @@ describe('--backup-dir', () => {
 
   it('is refused inside an input directory, where a later run without --backup-dir would compact the backups', async () => {
     const dir = tree();
-    const inside = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'in/.backups'], { cwd: dir });
+    const inside = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'in/.backups'], {
+      cwd: dir,
+    });
     expect(inside.status).toBe(2);
     expect(inside.stderr).toBe(
       'swc: error: --backup-dir in/.backups is inside the input in, so a later run over it would read (and could compact) the backups: choose a folder beside the inputs\n',
@@ -115,9 +138,13 @@ describe('--backup-dir', () => {
     // A file named inside the backup folder is refused by name.
     mkdirSync(path.join(dir, 'backups'));
     copyFileSync(path.join(dir, 'in/a.jsonl'), path.join(dir, 'backups/a.jsonl'));
-    const named = await runSwc(['compact', 'backups/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
+    const named = await runSwc(['compact', 'backups/a.jsonl', ...TARGET, '--in-place', '--backup-dir', 'backups'], {
+      cwd: dir,
+    });
     expect(named.status).toBe(2);
-    expect(named.stderr).toBe('swc: error: backups/a.jsonl is inside the --backup-dir, where this run writes backups; it cannot also be an input\n');
+    expect(named.stderr).toBe(
+      'swc: error: backups/a.jsonl is inside the --backup-dir, where this run writes backups; it cannot also be an input\n',
+    );
   });
 
   it('keeps the permission bits of a private original', async () => {
@@ -131,12 +158,18 @@ describe('--backup-dir', () => {
 
   it('is a usage error without --in-place, or when it holds the inputs', async () => {
     const dir = tree();
-    const alone = await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'out', '--backup-dir', 'backups'], { cwd: dir });
+    const alone = await runSwc(['compact', 'in', ...TARGET, '--out-dir', 'out', '--backup-dir', 'backups'], {
+      cwd: dir,
+    });
     expect(alone.status).toBe(2);
-    expect(alone.stderr).toBe('swc: error: --backup-dir keeps the originals that --in-place replaces; it needs --in-place\n');
+    expect(alone.stderr).toBe(
+      'swc: error: --backup-dir keeps the originals that --in-place replaces; it needs --in-place\n',
+    );
     const above = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', '.'], { cwd: dir });
     expect(above.status).toBe(2);
-    expect(above.stderr).toMatch(/^swc: error: --backup-dir \. holds the input in, so its backups would land among the inputs/);
+    expect(above.stderr).toMatch(
+      /^swc: error: --backup-dir \. holds the input in, so its backups would land among the inputs/,
+    );
     expect(readFileSync(path.join(dir, 'in/a.jsonl')).equals(SAMPLE_BYTES)).toBe(true);
   });
 
@@ -148,7 +181,9 @@ describe('--backup-dir', () => {
     symlinkSync(outside, path.join(dir, 'backups/sub'));
     const r = await runSwc(['compact', 'in', ...TARGET, '--in-place', '--backup-dir', 'backups'], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('is a symbolic link that leads outside the --backup-dir; refusing to write there (the original is unchanged)');
+    expect(r.stderr).toContain(
+      'is a symbolic link that leads outside the --backup-dir; refusing to write there (the original is unchanged)',
+    );
     expect(readdirSync(outside)).toEqual([]);
     expect(readFileSync(path.join(dir, 'in/sub/b.jsonl.gz')).equals(gzipSync(SAMPLE_BYTES))).toBe(true);
   });
@@ -163,7 +198,10 @@ describe('--backup-dir', () => {
       rmSync(folder, { recursive: true, force: true });
       symlinkSync(outside, folder);
     };
-    const r = await runSwc(['compact', 'in/sub/b.jsonl.gz', ...TARGET, '--in-place', '--backup-dir', 'backups', '--base', 'in'], { cwd: dir });
+    const r = await runSwc(
+      ['compact', 'in/sub/b.jsonl.gz', ...TARGET, '--in-place', '--backup-dir', 'backups', '--base', 'in'],
+      { cwd: dir },
+    );
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('was moved or replaced by a link');
     expect(readdirSync(outside)).toEqual([]);
@@ -182,9 +220,14 @@ describe('--backup-dir', () => {
       renameSync(folder, outside);
       symlinkSync(outside, folder);
     };
-    const r = await runSwc(['compact', 'in/sub/b.jsonl.gz', ...TARGET, '--in-place', '--backup-dir', 'backups', '--base', 'in'], { cwd: dir });
+    const r = await runSwc(
+      ['compact', 'in/sub/b.jsonl.gz', ...TARGET, '--in-place', '--backup-dir', 'backups', '--base', 'in'],
+      { cwd: dir },
+    );
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('was moved or replaced by a link while it was written; the file may have landed elsewhere');
+    expect(r.stderr).toContain(
+      'was moved or replaced by a link while it was written; the file may have landed elsewhere',
+    );
     // The backup went where the link led (that cannot be undone), and so the original was not replaced.
     expect(readFileSync(path.join(dir, 'in/sub/b.jsonl.gz')).equals(gzipSync(SAMPLE_BYTES))).toBe(true);
   });

@@ -77,7 +77,10 @@ async function namesIn(cwd: string, inputs: readonly string[], outDir: string): 
   names.bad.push(checked[1]?.path as string);
   names.small.push(checked[2]?.path as string);
 
-  const stat = await runSwc(['compact', ...inputs, '--dry-run', '--stat', '--verbose', ...APPROX, '--report', reportFile], { cwd });
+  const stat = await runSwc(
+    ['compact', ...inputs, '--dry-run', '--stat', '--verbose', ...APPROX, '--report', reportFile],
+    { cwd },
+  );
   const rows = stat.stdout.trimEnd().split('\n').slice(0, -1);
   expect(rows).toHaveLength(2);
   names.big.push((rows[0] as string).split(/\s{2,}/)[0] as string);
@@ -150,7 +153,11 @@ describe('names in batch outputs', () => {
     for (const [cwdOf, prefixOf] of forms) {
       const l = layout();
       const prefix = prefixOf(l);
-      const names = await namesIn(cwdOf(l), [`${prefix}a/big.jsonl`, `${prefix}bad.json`, `${prefix}small.jsonl`], path.join(l.root, 'out'));
+      const names = await namesIn(
+        cwdOf(l),
+        [`${prefix}a/big.jsonl`, `${prefix}bad.json`, `${prefix}small.jsonl`],
+        path.join(l.root, 'out'),
+      );
       expect({ prefix, names }).toEqual({ prefix, names: expected(prefix, `${l.root}/out/`) });
     }
   });
@@ -179,7 +186,9 @@ describe('names in batch outputs', () => {
     expect(check.status).toBe(1);
     expect(check.stdout).toBe(`${file}\n`);
     expect(check.stderr).toMatch(new RegExp(`^swc: ${file}: [\\d,]+ → [\\d,]+ tokens`));
-    const plan = JSON.parse((await runSwc(['compact', file, '--dry-run', '--json', ...APPROX], { cwd: deep })).stdout) as { file: string };
+    const plan = JSON.parse(
+      (await runSwc(['compact', file, '--dry-run', '--json', ...APPROX], { cwd: deep })).stdout,
+    ) as { file: string };
     expect(plan.file).toBe(file);
   });
 });
@@ -197,12 +206,21 @@ describe('names of folders a search met', () => {
     writeFileSync(path.join(arch, 'store', '.swc-store'), '{"swc":"offload-store","version":2}\n');
     writeFileSync(path.join(arch, 'store', 'r.json'), '{}\n');
     expandHooks.readdirError = (dir) =>
-      path.basename(dir) === 'locked' ? Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }) : undefined;
-    for (const [typed, prefix] of [[arch, `${arch}/`], [path.relative(deep, arch), `${path.relative(deep, arch)}/`]] as const) {
+      path.basename(dir) === 'locked'
+        ? Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' })
+        : undefined;
+    for (const [typed, prefix] of [
+      [arch, `${arch}/`],
+      [path.relative(deep, arch), `${path.relative(deep, arch)}/`],
+    ] as const) {
       const r = await runSwc(['compact', typed, '--check', ...APPROX], { cwd: deep });
       expect(r.status).toBe(2);
-      expect(r.stderr).toContain(`swc: left out 1 file of the offload store ${prefix}store (its results and records are not transcripts)\n`);
-      expect(r.stderr).toContain(`swc: ${prefix}locked/: cannot read this folder: permission denied; the files in it were not searched\n`);
+      expect(r.stderr).toContain(
+        `swc: left out 1 file of the offload store ${prefix}store (its results and records are not transcripts)\n`,
+      );
+      expect(r.stderr).toContain(
+        `swc: ${prefix}locked/: cannot read this folder: permission denied; the files in it were not searched\n`,
+      );
     }
   });
 });

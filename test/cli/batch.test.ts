@@ -29,7 +29,9 @@ function transcript(seed: number, size: number, framing: 'jsonl' | 'json' = 'jso
     messages.push({ role: 'user', content: `Question ${t}: ${'what about this '.repeat(1 + Math.floor(r() * size))}` });
     messages.push({ role: 'assistant', content: `Answer ${t}: ${'it is so '.repeat(1 + Math.floor(r() * size))}` });
   }
-  return framing === 'json' ? `${JSON.stringify(messages, null, 2)}\n` : `${messages.map((m) => JSON.stringify(m)).join('\n')}\n`;
+  return framing === 'json'
+    ? `${JSON.stringify(messages, null, 2)}\n`
+    : `${messages.map((m) => JSON.stringify(m)).join('\n')}\n`;
 }
 
 /** Writes files (path -> content) under a fresh directory. */
@@ -81,17 +83,51 @@ function reportPaths(dir: string, file = 'report.json'): string[] {
 describe('swc compact with many inputs', () => {
   it('expands files, directories and quoted globs into one sorted list without duplicates', async () => {
     const dir = archive();
-    const run = await runSwc(['compact', 'other/c.jsonl', 'archive', 'archive/a/*.jsonl', '--check', '-t', '350', ...APPROX, '--report', 'report.json'], { cwd: dir });
+    const run = await runSwc(
+      [
+        'compact',
+        'other/c.jsonl',
+        'archive',
+        'archive/a/*.jsonl',
+        '--check',
+        '-t',
+        '350',
+        ...APPROX,
+        '--report',
+        'report.json',
+      ],
+      { cwd: dir },
+    );
     expect(run.status).toBe(1);
     // Dot directories and node_modules are not searched; other files than .json and .jsonl are not taken.
-    expect(reportPaths(dir)).toEqual(['archive/a/big.jsonl', 'archive/a/small.jsonl', 'archive/b/big2.json', 'other/c.jsonl']);
+    expect(reportPaths(dir)).toEqual([
+      'archive/a/big.jsonl',
+      'archive/a/small.jsonl',
+      'archive/b/big2.json',
+      'other/c.jsonl',
+    ]);
     expect(run.stdout).toBe('archive/a/big.jsonl\narchive/b/big2.json\nother/c.jsonl\n');
   });
 
   it('leaves out what --ignore matches, also files named outright', async () => {
     const dir = archive();
     const run = await runSwc(
-      ['compact', 'archive', 'other/c.jsonl', 'archive/node_modules/dep.json', '--ignore', 'archive/b/**', '--ignore', 'other/*', '--check', '-t', '350', ...APPROX, '--report', 'report.json'],
+      [
+        'compact',
+        'archive',
+        'other/c.jsonl',
+        'archive/node_modules/dep.json',
+        '--ignore',
+        'archive/b/**',
+        '--ignore',
+        'other/*',
+        '--check',
+        '-t',
+        '350',
+        ...APPROX,
+        '--report',
+        'report.json',
+      ],
       { cwd: dir },
     );
     // A file in node_modules named outright is taken (and fails: {} holds no conversation).
@@ -104,9 +140,13 @@ describe('swc compact with many inputs', () => {
     const pattern = await runSwc(['compact', 'archive', 'nothing/**/*.jsonl', '--in-place', '-t', '350'], { cwd: dir });
     expect(pattern.status).toBe(2);
     expect(pattern.stderr.split('\n')[0]).toBe('swc: error: no files match the pattern "nothing/**/*.jsonl"');
-    const ignored = await runSwc(['compact', 'archive/a', '--ignore', 'archive/a/**', '--check', '-t', '350'], { cwd: dir });
+    const ignored = await runSwc(['compact', 'archive/a', '--ignore', 'archive/a/**', '--check', '-t', '350'], {
+      cwd: dir,
+    });
     expect(ignored.status).toBe(2);
-    expect(ignored.stderr.split('\n')[0]).toBe('swc: error: no .json, .jsonl or .ndjson files (or .gz, .br of them) under "archive/a" (after --ignore and the output directory are left out)');
+    expect(ignored.stderr.split('\n')[0]).toBe(
+      'swc: error: no .json, .jsonl or .ndjson files (or .gz, .br of them) under "archive/a" (after --ignore and the output directory are left out)',
+    );
     expect(readFileSync(path.join(dir, 'archive/a/big.jsonl'), 'utf8')).toBe(BIG);
   });
 
@@ -120,7 +160,9 @@ describe('swc compact with many inputs', () => {
     );
     const directory = await runSwc(['compact', 'archive', '-t', '350'], { cwd: dir });
     expect(directory.status).toBe(2);
-    expect(directory.stderr.split('\n')[0]).toBe('swc: error: archive is a directory: add --out-dir <dir>, --in-place, --check or --dry-run to compact the files in it');
+    expect(directory.stderr.split('\n')[0]).toBe(
+      'swc: error: archive is a directory: add --out-dir <dir>, --in-place, --check or --dry-run to compact the files in it',
+    );
   });
 });
 
@@ -128,27 +170,39 @@ describe('swc compact --out-dir', () => {
   it('mirrors every input under the out-dir, compacting some and copying the rest byte for byte', async () => {
     const dir = archive();
     const before = readTree(path.join(dir, 'archive'));
-    const run = await runSwc(['compact', 'archive/a', 'archive/b', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', 'archive/b', '--out-dir', 'out', '-t', '350', ...APPROX], {
+      cwd: dir,
+    });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe('');
     // The base is the common directory of the inputs: archive.
     expect(listFiles(path.join(dir, 'out'))).toEqual(['a/big.jsonl', 'a/small.jsonl', 'b/big2.json']);
-    const single = async (file: string): Promise<string> => (await runSwc(['compact', file, '-t', '350', ...APPROX], { cwd: dir })).stdout;
+    const single = async (file: string): Promise<string> =>
+      (await runSwc(['compact', file, '-t', '350', ...APPROX], { cwd: dir })).stdout;
     expect(readFileSync(path.join(dir, 'out/a/big.jsonl'), 'utf8')).toBe(await single('archive/a/big.jsonl'));
     expect(readFileSync(path.join(dir, 'out/b/big2.json'), 'utf8')).toBe(await single('archive/b/big2.json'));
-    expect(readFileSync(path.join(dir, 'out/a/small.jsonl'))).toEqual(readFileSync(path.join(dir, 'archive/a/small.jsonl')));
+    expect(readFileSync(path.join(dir, 'out/a/small.jsonl'))).toEqual(
+      readFileSync(path.join(dir, 'archive/a/small.jsonl')),
+    );
     expect(readFileSync(path.join(dir, 'out/a/big.jsonl'), 'utf8')).not.toBe(BIG);
     expect(readTree(path.join(dir, 'archive'))).toEqual(before);
   });
 
   it('mirrors from --base, and refuses an input outside it', async () => {
     const dir = archive();
-    const run = await runSwc(['compact', 'archive/a', '--base', '.', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', '--base', '.', '--out-dir', 'out', '-t', '350', ...APPROX], {
+      cwd: dir,
+    });
     expect(run.status).toBe(0);
     expect(listFiles(path.join(dir, 'out'))).toEqual(['archive/a/big.jsonl', 'archive/a/small.jsonl']);
-    const outside = await runSwc(['compact', 'archive/a', 'other', '--base', 'archive', '--out-dir', 'out2', '-t', '350'], { cwd: dir });
+    const outside = await runSwc(
+      ['compact', 'archive/a', 'other', '--base', 'archive', '--out-dir', 'out2', '-t', '350'],
+      { cwd: dir },
+    );
     expect(outside.status).toBe(2);
-    expect(outside.stderr.split('\n')[0]).toBe('swc: error: other/c.jsonl is outside the base archive (set --base to a directory that holds every input)');
+    expect(outside.stderr.split('\n')[0]).toBe(
+      'swc: error: other/c.jsonl is outside the base archive (set --base to a directory that holds every input)',
+    );
     expect(listFiles(dir).some((f) => f.startsWith('out2/'))).toBe(false);
   });
 
@@ -160,9 +214,14 @@ describe('swc compact --out-dir', () => {
     mkdirSync(path.join(dir, 'work/out'));
     symlinkSync(path.join(dir, 'elsewhere'), path.join(dir, 'work/out/a'));
     const before = readTree(dir);
-    const run = await runSwc(['compact', '../archive/a/*.jsonl', '../archive/b/../b', '--out-dir', 'out', '-t', '350', ...APPROX], { cwd: path.join(dir, 'work') });
+    const run = await runSwc(
+      ['compact', '../archive/a/*.jsonl', '../archive/b/../b', '--out-dir', 'out', '-t', '350', ...APPROX],
+      { cwd: path.join(dir, 'work') },
+    );
     expect(run.status).toBe(2);
-    expect(run.stderr).toContain(`swc: ../archive/a/big.jsonl: ${path.join(dir, 'work/out/a')} is a symbolic link that leads outside the out-dir; refusing to write there`);
+    expect(run.stderr).toContain(
+      `swc: ../archive/a/big.jsonl: ${path.join(dir, 'work/out/a')} is a symbolic link that leads outside the out-dir; refusing to write there`,
+    );
     expect(listFiles(path.join(dir, 'elsewhere'))).toEqual([]);
     const after = readTree(dir);
     const added = Object.keys(after).filter((f) => !(f in before));
@@ -171,7 +230,17 @@ describe('swc compact --out-dir', () => {
 
   it('keeps its own outputs out of the inputs when the out-dir and the report are inside them', async () => {
     const dir = archive();
-    const args = ['compact', 'archive/a', '--out-dir', 'archive/a/out', '-t', '350', ...APPROX, '--report', 'archive/a/report.json'];
+    const args = [
+      'compact',
+      'archive/a',
+      '--out-dir',
+      'archive/a/out',
+      '-t',
+      '350',
+      ...APPROX,
+      '--report',
+      'archive/a/report.json',
+    ];
     expect((await runSwc(args, { cwd: dir })).status).toBe(0);
     expect((await runSwc(args, { cwd: dir })).status).toBe(0);
     expect(reportPaths(dir, 'archive/a/report.json')).toEqual(['archive/a/big.jsonl', 'archive/a/small.jsonl']);
@@ -212,8 +281,13 @@ describe('swc compact with broken files among good ones', () => {
 
   it('reports each broken file with its line and column, leaves it untouched, compacts the rest, and exits 2', async () => {
     const dir = tree(broken);
-    writeFileSync(path.join(dir, 'tree/c-not-utf8.jsonl'), Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0xff, 0x7d, 0x0a]));
-    const bad = ['tree/b-truncated.jsonl', 'tree/c-not-utf8.jsonl', 'tree/e-no-list.json'].map((f) => [f, readFileSync(path.join(dir, f)), statSync(path.join(dir, f)).mtimeMs] as const);
+    writeFileSync(
+      path.join(dir, 'tree/c-not-utf8.jsonl'),
+      Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0xff, 0x7d, 0x0a]),
+    );
+    const bad = ['tree/b-truncated.jsonl', 'tree/c-not-utf8.jsonl', 'tree/e-no-list.json'].map(
+      (f) => [f, readFileSync(path.join(dir, f)), statSync(path.join(dir, f)).mtimeMs] as const,
+    );
     const run = await runSwc(['compact', 'tree', '--in-place', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(2);
     const lines = run.stderr.trimEnd().split('\n');
@@ -222,13 +296,17 @@ describe('swc compact with broken files among good ones', () => {
       expect.stringMatching(/^swc: tree\/b-truncated\.jsonl:2:\d+: .*not valid JSON/),
       expect.stringMatching(/^swc: tree\/c-not-utf8\.jsonl:1:6: invalid UTF-8/),
       expect.stringMatching(/^swc: tree\/e-no-list\.json:1:1: no message list found/),
-      expect.stringMatching(/^swc: 5 files scanned: 2 compacted, 0 unchanged, 3 failed; tokens 756 → 587 \(−22%, approx\); \d+\.\d\d s$/),
+      expect.stringMatching(
+        /^swc: 5 files scanned: 2 compacted, 0 unchanged, 3 failed; tokens 756 → 587 \(−22%, approx\); \d+\.\d\d s$/,
+      ),
     ]);
     for (const [file, bytes, mtime] of bad) {
       expect(readFileSync(path.join(dir, file))).toEqual(bytes);
       expect(statSync(path.join(dir, file)).mtimeMs).toBe(mtime);
     }
-    expect(readFileSync(path.join(dir, 'tree/a.jsonl'), 'utf8')).toBe((await runSwc(['compact', '-', '-t', '350', ...APPROX], { cwd: ROOT, stdin: BIG })).stdout);
+    expect(readFileSync(path.join(dir, 'tree/a.jsonl'), 'utf8')).toBe(
+      (await runSwc(['compact', '-', '-t', '350', ...APPROX], { cwd: ROOT, stdin: BIG })).stdout,
+    );
   });
 
   it('puts every failure in the JSON report with its reason, line and column', async () => {
@@ -236,7 +314,10 @@ describe('swc compact with broken files among good ones', () => {
     writeFileSync(path.join(dir, 'tree/c-not-utf8.jsonl'), Buffer.from([0x7b, 0xff, 0x0a]));
     const run = await runSwc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--json'], { cwd: dir });
     expect(run.status).toBe(2);
-    const report = JSON.parse(run.stdout) as { summary: Record<string, unknown>; files: Array<Record<string, unknown>> };
+    const report = JSON.parse(run.stdout) as {
+      summary: Record<string, unknown>;
+      files: Array<Record<string, unknown>>;
+    };
     expect(report.files.map((f) => [f.path, f.status])).toEqual([
       ['tree/a.jsonl', 'compacted'],
       ['tree/b-truncated.jsonl', 'failed'],
@@ -256,9 +337,26 @@ describe('swc compact with broken files among good ones', () => {
 describe('swc compact reports', () => {
   it('writes one record per file to --report, with the plan of each', async () => {
     const dir = archive();
-    const run = await runSwc(['compact', 'archive/a', 'archive/b', '--out-dir', 'out', '-t', '350', ...APPROX, '--report', 'report.json', '-q'], { cwd: dir });
+    const run = await runSwc(
+      [
+        'compact',
+        'archive/a',
+        'archive/b',
+        '--out-dir',
+        'out',
+        '-t',
+        '350',
+        ...APPROX,
+        '--report',
+        'report.json',
+        '-q',
+      ],
+      { cwd: dir },
+    );
     expect(run).toEqual({ status: 0, stdout: '', stderr: '' });
-    const report = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as Record<string, unknown> & { files: Array<Record<string, unknown>> };
+    const report = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as Record<string, unknown> & {
+      files: Array<Record<string, unknown>>;
+    };
     expect(Object.keys(report)).toEqual(['version', 'settings', 'summary', 'files']);
     expect(report.settings).toEqual({
       mode: 'out-dir',
@@ -274,16 +372,47 @@ describe('swc compact reports', () => {
     });
     const big = report.files[0] as Record<string, unknown> & { plan: Record<string, unknown> };
     expect(Object.keys(big)).toEqual([
-      'path', 'status', 'written', 'format', 'conversations', 'messagesBefore', 'messagesAfter', 'messagesRemoved',
-      'tokensBefore', 'tokensBeforeExact', 'tokensAfter', 'toolTokens', 'identifiersForgotten', 'identifiersRecoverable', 'target', 'targetMet', 'error', 'plan',
+      'path',
+      'status',
+      'written',
+      'format',
+      'conversations',
+      'messagesBefore',
+      'messagesAfter',
+      'messagesRemoved',
+      'tokensBefore',
+      'tokensBeforeExact',
+      'tokensAfter',
+      'toolTokens',
+      'identifiersForgotten',
+      'identifiersRecoverable',
+      'target',
+      'targetMet',
+      'error',
+      'plan',
     ]);
-    expect(big).toMatchObject({ path: 'archive/a/big.jsonl', status: 'compacted', written: 'out/a/big.jsonl', format: 'openai', conversations: 1, targetMet: true, error: null });
+    expect(big).toMatchObject({
+      path: 'archive/a/big.jsonl',
+      status: 'compacted',
+      written: 'out/a/big.jsonl',
+      format: 'openai',
+      conversations: 1,
+      targetMet: true,
+      error: null,
+    });
     // The record agrees with its plan, and the plan with a single-file --json plan.
     expect(big.tokensBefore).toBe(big.plan.tokensBefore);
     expect(big.tokensAfter).toBe(big.plan.tokensAfter);
-    const alone = JSON.parse((await runSwc(['compact', 'archive/a/big.jsonl', '-t', '350', ...APPROX, '--json'], { cwd: dir })).stderr) as Record<string, unknown>;
+    const alone = JSON.parse(
+      (await runSwc(['compact', 'archive/a/big.jsonl', '-t', '350', ...APPROX, '--json'], { cwd: dir })).stderr,
+    ) as Record<string, unknown>;
     expect(big.plan).toEqual(alone);
-    expect(report.files[1]).toMatchObject({ path: 'archive/a/small.jsonl', status: 'unchanged', written: 'out/a/small.jsonl', messagesRemoved: 0 });
+    expect(report.files[1]).toMatchObject({
+      path: 'archive/a/small.jsonl',
+      status: 'unchanged',
+      written: 'out/a/small.jsonl',
+      messagesRemoved: 0,
+    });
   });
 
   it('prints the report to stdout with --json, the summary staying on stderr', async () => {
@@ -310,11 +439,19 @@ describe('swc compact --dry-run on many files', () => {
     const dir = archive();
     const before = readTree(dir);
     const mtime = statSync(path.join(dir, 'archive/b/big2.json')).mtimeMs;
-    const run = await runSwc(['compact', 'archive/b', 'archive/a', '--dry-run', '--verbose', '-t', '350', ...APPROX], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/b', 'archive/a', '--dry-run', '--verbose', '-t', '350', ...APPROX], {
+      cwd: dir,
+    });
     expect(run.status).toBe(0);
     const headers = run.stdout.split('\n').filter((l) => l.startsWith('dry run: '));
-    expect(headers).toEqual(['dry run: archive/a/big.jsonl', 'dry run: archive/a/small.jsonl', 'dry run: archive/b/big2.json']);
-    const alone = (await runSwc(['compact', 'archive/a/small.jsonl', '--dry-run', '-t', '350', ...APPROX], { cwd: dir })).stdout;
+    expect(headers).toEqual([
+      'dry run: archive/a/big.jsonl',
+      'dry run: archive/a/small.jsonl',
+      'dry run: archive/b/big2.json',
+    ]);
+    const alone = (
+      await runSwc(['compact', 'archive/a/small.jsonl', '--dry-run', '-t', '350', ...APPROX], { cwd: dir })
+    ).stdout;
     expect(run.stdout).toContain(`\n${alone}\n`);
     expect(readTree(dir)).toEqual(before);
     expect(statSync(path.join(dir, 'archive/b/big2.json')).mtimeMs).toBe(mtime);
@@ -324,7 +461,10 @@ describe('swc compact --dry-run on many files', () => {
     const dir = archive();
     const run = await runSwc(['compact', 'archive/a', '--dry-run', '--json', '-t', '350', ...APPROX], { cwd: dir });
     expect(run.status).toBe(0);
-    const report = JSON.parse(run.stdout) as { settings: { mode: string }; files: Array<{ path: string; plan: { groups: unknown[] } }> };
+    const report = JSON.parse(run.stdout) as {
+      settings: { mode: string };
+      files: Array<{ path: string; plan: { groups: unknown[] } }>;
+    };
     expect(report.settings.mode).toBe('dry-run');
     expect(report.files.map((f) => f.path)).toEqual(['archive/a/big.jsonl', 'archive/a/small.jsonl']);
     expect(report.files[0]?.plan.groups.length).toBeGreaterThan(0);
@@ -339,8 +479,25 @@ describe('swc compact --jobs', () => {
     const runs = [];
     for (const jobs of [1, 2]) {
       const dir = tree(files);
-      const run = await runSwc(['compact', 'tree', '--out-dir', 'out', '-t', '350', ...APPROX, '--jobs', String(jobs), '--report', 'report.json'], { cwd: dir });
-      const check = await runSwc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--jobs', String(jobs)], { cwd: dir });
+      const run = await runSwc(
+        [
+          'compact',
+          'tree',
+          '--out-dir',
+          'out',
+          '-t',
+          '350',
+          ...APPROX,
+          '--jobs',
+          String(jobs),
+          '--report',
+          'report.json',
+        ],
+        { cwd: dir },
+      );
+      const check = await runSwc(['compact', 'tree', '--check', '-t', '350', ...APPROX, '--jobs', String(jobs)], {
+        cwd: dir,
+      });
       runs.push({
         status: run.status,
         lines: run.stderr.split('\n').slice(0, -2),
@@ -373,18 +530,27 @@ describe('swc compact on a large archive', () => {
       if (i < 50) mkdirSync(sub, { recursive: true });
       writeFileSync(path.join(sub, `f${i}.jsonl`), lines(i));
     }
-    const run = spawnSync('bash', ['-c', `ulimit -n 64 && exec "${process.execPath}" "${BIN}" compact load --out-dir out -t 20 --tokenizer approx --jobs 2`], {
-      cwd: dir,
-      env: { ...process.env, NO_COLOR: '1' },
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const run = spawnSync(
+      'bash',
+      [
+        '-c',
+        `ulimit -n 64 && exec "${process.execPath}" "${BIN}" compact load --out-dir out -t 20 --tokenizer approx --jobs 2`,
+      ],
+      {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: '1' },
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     expect(run.status).toBe(0);
     // Every file is over 20 tokens and keeps more than that (its system prompt and last question).
     expect(run.stderr.split('\n').at(-2)).toMatch(
       /^swc: 10,000 files scanned: 10,000 compacted, 0 unchanged, 0 failed, 10,000 over target; tokens 789,444 → 379,900 \(−52%, approx\); \d+\.\d\d s$/,
     );
     expect(listFiles(path.join(dir, 'out'))).toHaveLength(10_000);
-    expect(readFileSync(path.join(dir, 'out/d7/f7.jsonl'), 'utf8')).toBe((await runSwc(['compact', '-', '-t', '20', ...APPROX], { cwd: ROOT, stdin: lines(7) })).stdout);
+    expect(readFileSync(path.join(dir, 'out/d7/f7.jsonl'), 'utf8')).toBe(
+      (await runSwc(['compact', '-', '-t', '20', ...APPROX], { cwd: ROOT, stdin: lines(7) })).stdout,
+    );
   }, 240_000);
 });

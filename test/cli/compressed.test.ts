@@ -65,7 +65,9 @@ const OUTPUTS: Array<[string, Packing]> = [
   ['out.jsonl.br', 'brotli'],
   ['out.Br', 'brotli'],
 ];
-const CASES = (Object.keys(INPUTS) as Packing[]).flatMap((input) => OUTPUTS.map(([name, packing]) => [input, name, packing] as const));
+const CASES = (Object.keys(INPUTS) as Packing[]).flatMap((input) =>
+  OUTPUTS.map(([name, packing]) => [input, name, packing] as const),
+);
 
 describe('the name given to -o', () => {
   it.each(CASES)('writes a %s input to %s as %s', async (input, name, packing) => {
@@ -79,7 +81,9 @@ describe('the name given to -o', () => {
 
   it.each(CASES)('writes an unchanged %s input to %s as %s', async (input, name, packing) => {
     const dir = folder();
-    const r = await runSwc(['compact', INPUTS[input], '-t', '1000000', '--tokenizer', 'approx', '-o', name], { cwd: dir });
+    const r = await runSwc(['compact', INPUTS[input], '-t', '1000000', '--tokenizer', 'approx', '-o', name], {
+      cwd: dir,
+    });
     expect(r.status).toBe(0);
     const written = readFileSync(path.join(dir, name));
     expect(unpack(written, packing).equals(SAMPLE_BYTES)).toBe(true);
@@ -93,13 +97,14 @@ describe('the name given to -o', () => {
     cpSync(path.join(dir, 's.jsonl.gz'), path.join(dir, 'named.jsonl'));
     expect((await runSwc(['compact', 'named.jsonl', ...TARGET, '-o', 'out.jsonl'], { cwd: dir })).status).toBe(0);
     expect(unpack(readFileSync(path.join(dir, 'out.jsonl')), 'plain').equals(plain)).toBe(true);
-    expect((await runSwc(['compact', '-', ...TARGET, '-o', 'in.jsonl'], { cwd: dir, stdin: gzipSync(SAMPLE_BYTES) })).status).toBe(0);
+    expect(
+      (await runSwc(['compact', '-', ...TARGET, '-o', 'in.jsonl'], { cwd: dir, stdin: gzipSync(SAMPLE_BYTES) })).status,
+    ).toBe(0);
     expect(unpack(readFileSync(path.join(dir, 'in.jsonl')), 'plain').equals(plain)).toBe(true);
   });
 });
 
 describe('a compressed transcript', () => {
-
   it('is rewritten compressed by --in-place, and by --out-dir under its own name', async () => {
     const dir = folder();
     const plain = await plainResult(dir);
@@ -144,7 +149,10 @@ describe('a compressed transcript', () => {
   it('comes through standard input, known by its gzip bytes, and goes out compressed', async () => {
     const dir = folder();
     const plain = await plainResult(dir);
-    const r = await runSwc(['compact', '-', ...TARGET, '-o', 'out.jsonl.gz'], { cwd: dir, stdin: gzipSync(SAMPLE_BYTES) });
+    const r = await runSwc(['compact', '-', ...TARGET, '-o', 'out.jsonl.gz'], {
+      cwd: dir,
+      stdin: gzipSync(SAMPLE_BYTES),
+    });
     expect(r.status).toBe(0);
     expect(gunzipSync(readFileSync(path.join(dir, 'out.jsonl.gz'))).equals(plain)).toBe(true);
   });
@@ -158,27 +166,38 @@ describe('a compressed transcript', () => {
     expect(again.status).toBe(0);
   });
 
-  it.each([['gzip'], ['brotli']] as const)('goes to standard output plain from a %s input, piped or to a terminal', async (packing) => {
-    const dir = folder();
-    const plain = await plainResult(dir);
-    const compact = async (isTTY: boolean, extra: readonly string[] = []): Promise<{ status: number; out: Buffer; err: string }> => {
-      const out: Buffer[] = [];
-      const err: string[] = [];
-      const io: CliIo = {
-        stdout: { isTTY, write: (chunk) => out.push(Buffer.from(chunk)) > 0 },
-        stderr: { write: (chunk) => err.push(Buffer.from(chunk).toString()) > 0 },
-        stdin: Readable.from([]),
-        env: { NO_COLOR: '1' },
-        cwd: dir,
+  it.each([['gzip'], ['brotli']] as const)(
+    'goes to standard output plain from a %s input, piped or to a terminal',
+    async (packing) => {
+      const dir = folder();
+      const plain = await plainResult(dir);
+      const compact = async (
+        isTTY: boolean,
+        extra: readonly string[] = [],
+      ): Promise<{ status: number; out: Buffer; err: string }> => {
+        const out: Buffer[] = [];
+        const err: string[] = [];
+        const io: CliIo = {
+          stdout: { isTTY, write: (chunk) => out.push(Buffer.from(chunk)) > 0 },
+          stderr: { write: (chunk) => err.push(Buffer.from(chunk).toString()) > 0 },
+          stdin: Readable.from([]),
+          env: { NO_COLOR: '1' },
+          cwd: dir,
+        };
+        const status = await runCli(['compact', INPUTS[packing], ...TARGET, ...extra], io);
+        return { status, out: Buffer.concat(out), err: err.join('') };
       };
-      const status = await runCli(['compact', INPUTS[packing], ...TARGET, ...extra], io);
-      return { status, out: Buffer.concat(out), err: err.join('') };
-    };
-    for (const run of [await compact(false), await compact(true), await compact(false, ['-o', '-']), await compact(false, ['-o', '/dev/stdout'])]) {
-      expect(run.status).toBe(0);
-      expect(unpack(run.out, 'plain').equals(plain)).toBe(true);
-    }
-  });
+      for (const run of [
+        await compact(false),
+        await compact(true),
+        await compact(false, ['-o', '-']),
+        await compact(false, ['-o', '/dev/stdout']),
+      ]) {
+        expect(run.status).toBe(0);
+        expect(unpack(run.out, 'plain').equals(plain)).toBe(true);
+      }
+    },
+  );
 
   it('goes to standard output plain from a gzip standard input', async () => {
     const dir = folder();
@@ -201,8 +220,16 @@ describe('a damaged compressed file', () => {
   const gz = gzipSync(SAMPLE_BYTES);
   const cases: Array<[string, Buffer, string]> = [
     ['truncated', gz.subarray(0, gz.length - 20), 'is not complete gzip data (it ends too early: truncated?)'],
-    ['followed by garbage', Buffer.concat([gz, Buffer.from('garbage\n')]), 'has bytes after the end of its gzip data (trailing garbage); refused'],
-    ['holding invalid UTF-8', gzipSync(Buffer.from('{"role":"user","content":"\xff"}\n', 'latin1')), 'a.jsonl.gz:1:27: invalid UTF-8 (byte 0xff at byte offset 26)'],
+    [
+      'followed by garbage',
+      Buffer.concat([gz, Buffer.from('garbage\n')]),
+      'has bytes after the end of its gzip data (trailing garbage); refused',
+    ],
+    [
+      'holding invalid UTF-8',
+      gzipSync(Buffer.from('{"role":"user","content":"\xff"}\n', 'latin1')),
+      'a.jsonl.gz:1:27: invalid UTF-8 (byte 0xff at byte offset 26)',
+    ],
     ['a decompression bomb', gzipSync(Buffer.alloc(80 << 20, 0x20)), 'refused as a possible decompression bomb'],
   ];
 
@@ -232,7 +259,9 @@ describe('--in-place on a compressed file', () => {
     writeHooks.beforeRename = () => appendFileSync(file, appended);
     const r = await runSwc(['compact', 'in/live.jsonl.gz', ...TARGET, '--in-place'], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('in/live.jsonl.gz: the file changed while it was being compacted; nothing was written for it');
+    expect(r.stderr).toContain(
+      'in/live.jsonl.gz: the file changed while it was being compacted; nothing was written for it',
+    );
     expect(readFileSync(file).equals(Buffer.concat([packed, appended]))).toBe(true);
     expect(readdirSync(path.join(dir, 'in'))).toEqual(['live.jsonl.gz']);
   });
@@ -241,7 +270,17 @@ describe('--in-place on a compressed file', () => {
 describe('a directory search', () => {
   it('finds compressed files, .ndjson, and extensions in any case', async () => {
     const dir = tempDir();
-    const names = ['a.json.gz', 'b.jsonl.gz', 'c.ndjson', 'd.NDJSON.GZ', 'e.JSONL', 'f.Json', 'g.jsonl.br', 'h.txt', 'i.gz'];
+    const names = [
+      'a.json.gz',
+      'b.jsonl.gz',
+      'c.ndjson',
+      'd.NDJSON.GZ',
+      'e.JSONL',
+      'f.Json',
+      'g.jsonl.br',
+      'h.txt',
+      'i.gz',
+    ];
     mkdirSync(path.join(dir, 'in'));
     for (const n of names) writeFileSync(path.join(dir, 'in', n), '[]\n');
     const r = await runSwc(['compact', 'in', ...TARGET, '--check'], { cwd: dir });
@@ -265,16 +304,39 @@ describe('swc restore of a compressed transcript', () => {
     const id = 'call-1';
     const text = JSON.stringify([
       { role: 'user', content: 'task' },
-      { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: id, content: 'x'.repeat(4000) },
-      { role: 'assistant', content: null, tool_calls: [{ id: `${id}-2`, type: 'function', function: { name: 'search', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `${id}-2`, type: 'function', function: { name: 'search', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: `${id}-2`, content: 'y'.repeat(4000) },
     ]);
     writeFileSync(path.join(dir, 'run.json'), text);
-    const offload = ['-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-over', '1000', '--offload-dir', 'store'];
+    const offload = [
+      '-t',
+      '100',
+      '--tokenizer',
+      'approx',
+      '--strategy',
+      'offload',
+      '--offload-over',
+      '1000',
+      '--offload-dir',
+      'store',
+    ];
     expect((await runSwc(['compact', 'run.json', ...offload, '-o', 'off.json.gz'], { cwd: dir })).status).toBe(0);
     expect(unpack(readFileSync(path.join(dir, 'off.json.gz')), 'gzip').toString()).toMatch(/Tool result offloaded/);
-    for (const [name, packing] of [['back.json', 'plain'], ['back.json.br', 'brotli'], ['back.json.gz', 'gzip']] as const) {
+    for (const [name, packing] of [
+      ['back.json', 'plain'],
+      ['back.json.br', 'brotli'],
+      ['back.json.gz', 'gzip'],
+    ] as const) {
       expect((await runSwc(['restore', 'off.json.gz', '-o', name], { cwd: dir })).status).toBe(0);
       expect(unpack(readFileSync(path.join(dir, name)), packing).toString()).toBe(text);
     }

@@ -44,7 +44,9 @@ describe('--conversation-path', () => {
     writeFileSync(path.join(dir, 'state.json'), text);
     const alone = await runSwc(['compact', TAUBENCH, ...TARGET, '-o', path.join(dir, 'alone.json')], { cwd: dir });
     expect(alone.status).toBe(0);
-    const r = await runSwc(['compact', 'state.json', ...TARGET, '--conversation-path', POINTER, '-o', 'out.json'], { cwd: dir });
+    const r = await runSwc(['compact', 'state.json', ...TARGET, '--conversation-path', POINTER, '-o', 'out.json'], {
+      cwd: dir,
+    });
     expect(r.status).toBe(0);
     expect(r.stderr).toContain('removed');
     const out = readFileSync(path.join(dir, 'out.json'), 'utf8');
@@ -54,7 +56,9 @@ describe('--conversation-path', () => {
     const list = JSON.parse(out.slice(start, out.length - tail)) as unknown;
     expect(list).toEqual(JSON.parse(readFileSync(path.join(dir, 'alone.json'), 'utf8')));
     // The same through swc inspect.
-    const inspect = await runSwc(['inspect', 'state.json', '--tokenizer', 'approx', '--conversation-path', POINTER], { cwd: dir });
+    const inspect = await runSwc(['inspect', 'state.json', '--tokenizer', 'approx', '--conversation-path', POINTER], {
+      cwd: dir,
+    });
     expect(inspect.stdout).toContain('62 messages');
   });
 
@@ -65,10 +69,19 @@ describe('--conversation-path', () => {
     writeFileSync(path.join(dir, 'states.jsonl'), `${record}\n${record}\n`);
     writeFileSync(path.join(dir, 'states.json'), `[${record}, ${record}]`);
     for (const file of ['states.jsonl', 'states.json']) {
-      const r = await runSwc(['compact', file, ...TARGET, '--conversation-path', POINTER, '-o', `out-${file}`], { cwd: dir });
+      const r = await runSwc(['compact', file, ...TARGET, '--conversation-path', POINTER, '-o', `out-${file}`], {
+        cwd: dir,
+      });
       expect(r.status).toBe(0);
       const out = readFileSync(path.join(dir, `out-${file}`), 'utf8');
-      const records = (file.endsWith('.jsonl') ? out.trim().split('\n').map((l) => JSON.parse(l) as unknown) : (JSON.parse(out) as unknown[])) as Array<{
+      const records = (
+        file.endsWith('.jsonl')
+          ? out
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l) as unknown)
+          : (JSON.parse(out) as unknown[])
+      ) as Array<{
         input_data: { serialized_data: Record<string, { messages: unknown[] }> };
       }>;
       expect(records).toHaveLength(2);
@@ -83,9 +96,15 @@ describe('--conversation-path', () => {
     const dir = tempDir();
     const messages = JSON.parse(readFileSync(TAUBENCH, 'utf8')) as unknown;
     writeFileSync(path.join(dir, 'odd.json'), JSON.stringify({ 'a/b': [{ 'c~d': messages }] }, null, 2));
-    const r = await runSwc(['compact', 'odd.json', ...TARGET, '--conversation-path', '/a~1b/0/c~0d', '-o', 'out.json'], { cwd: dir });
+    const r = await runSwc(
+      ['compact', 'odd.json', ...TARGET, '--conversation-path', '/a~1b/0/c~0d', '-o', 'out.json'],
+      { cwd: dir },
+    );
     expect(r.status).toBe(0);
-    const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as Record<string, Array<Record<string, unknown[]>>>;
+    const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as Record<
+      string,
+      Array<Record<string, unknown[]>>
+    >;
     expect(out['a/b']?.[0]?.['c~d']?.length).toBeLessThan(62);
   });
 
@@ -94,26 +113,42 @@ describe('--conversation-path', () => {
     writeFileSync(path.join(dir, 'state.json'), savedState().text);
     const r = await runSwc(['compact', 'state.json', ...TARGET], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/no message list found: .*; a list of messages is at \/input_data\/serialized_data\/gpt-4o\/messages: pass --conversation-path \/input_data\/serialized_data\/gpt-4o\/messages\n$/);
+    expect(r.stderr).toMatch(
+      /no message list found: .*; a list of messages is at \/input_data\/serialized_data\/gpt-4o\/messages: pass --conversation-path \/input_data\/serialized_data\/gpt-4o\/messages\n$/,
+    );
   });
 
   it('says where a path leads nowhere, in one line with exit 2', async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'state.json'), savedState().text);
-    const missing = await runSwc(['compact', 'state.json', ...TARGET, '--conversation-path', '/input_data/serialized_data/gpt-5/messages'], { cwd: dir });
+    const missing = await runSwc(
+      ['compact', 'state.json', ...TARGET, '--conversation-path', '/input_data/serialized_data/gpt-5/messages'],
+      { cwd: dir },
+    );
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toMatch(/^swc: state\.json:\d+:\d+: no key "gpt-5" at \/input_data\/serialized_data \(found keys: "gpt-4o", "gpt-3", .*\), so --conversation-path \/input_data\/serialized_data\/gpt-5\/messages leads nowhere\n$/);
-    const notList = await runSwc(['compact', 'state.json', ...TARGET, '--conversation-path', '/timestamp'], { cwd: dir });
-    expect(notList.stderr).toMatch(/^swc: state\.json:\d+:\d+: \/timestamp is a string, not a list of messages \(--conversation-path\)\n$/);
+    expect(missing.stderr).toMatch(
+      /^swc: state\.json:\d+:\d+: no key "gpt-5" at \/input_data\/serialized_data \(found keys: "gpt-4o", "gpt-3", .*\), so --conversation-path \/input_data\/serialized_data\/gpt-5\/messages leads nowhere\n$/,
+    );
+    const notList = await runSwc(['compact', 'state.json', ...TARGET, '--conversation-path', '/timestamp'], {
+      cwd: dir,
+    });
+    expect(notList.stderr).toMatch(
+      /^swc: state\.json:\d+:\d+: \/timestamp is a string, not a list of messages \(--conversation-path\)\n$/,
+    );
   });
 
   it('is a usage error with --conversation-key, or when it is not a JSON Pointer', async () => {
     const dir = tempDir();
-    const both = await runSwc(['compact', 'x.json', ...TARGET, '--conversation-path', '/a', '--conversation-key', 'a'], { cwd: dir });
+    const both = await runSwc(
+      ['compact', 'x.json', ...TARGET, '--conversation-path', '/a', '--conversation-key', 'a'],
+      { cwd: dir },
+    );
     expect(both.status).toBe(2);
     expect(both.stderr).toMatch(/^swc: error: --conversation-path and --conversation-key cannot be used together/);
     const bad = await runSwc(['compact', 'x.json', ...TARGET, '--conversation-path', 'a/b'], { cwd: dir });
-    expect(bad.stderr).toBe('swc: error: --conversation-path: a JSON Pointer starts with "/" (as in /input_data/messages), got "a/b"\n');
+    expect(bad.stderr).toBe(
+      'swc: error: --conversation-path: a JSON Pointer starts with "/" (as in /input_data/messages), got "a/b"\n',
+    );
     const inspect = await runSwc(['inspect', 'x.json', '--conversation-path', '/a~2'], { cwd: dir });
     expect(inspect.status).toBe(2);
     expect(inspect.stderr).toContain('"~" in a JSON Pointer must be followed by 0');

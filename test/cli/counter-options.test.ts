@@ -12,7 +12,14 @@ describe('--chars-per-token, --tokens-per-image, --tokens-per-file', () => {
   it('count with the rate given: fewer characters per token, more tokens', async () => {
     const dir = tempDir([SAMPLE]);
     const plan = async (...extra: string[]): Promise<{ tokensBefore: number; settings: Record<string, unknown> }> =>
-      JSON.parse((await runSwc(['compact', 'sample.jsonl', '-t', '100000', '--tokenizer', 'approx', '--dry-run', '--json', ...extra], { cwd: dir })).stdout);
+      JSON.parse(
+        (
+          await runSwc(
+            ['compact', 'sample.jsonl', '-t', '100000', '--tokenizer', 'approx', '--dry-run', '--json', ...extra],
+            { cwd: dir },
+          )
+        ).stdout,
+      );
     const four = await plan();
     const two = await plan('--chars-per-token', '2');
     expect(four.settings.counter).toBeUndefined();
@@ -23,21 +30,43 @@ describe('--chars-per-token, --tokens-per-image, --tokens-per-file', () => {
   });
 
   it('names the settings in the dry-run header when they are not the defaults', async () => {
-    const r = await runSwc(['compact', 'sample.jsonl', '-t', '300', '--tokenizer', 'approx', '--chars-per-token', '3.5', '--tokens-per-image', '0', '--dry-run'], { cwd: tempDir([SAMPLE]) });
+    const r = await runSwc(
+      [
+        'compact',
+        'sample.jsonl',
+        '-t',
+        '300',
+        '--tokenizer',
+        'approx',
+        '--chars-per-token',
+        '3.5',
+        '--tokens-per-image',
+        '0',
+        '--dry-run',
+      ],
+      { cwd: tempDir([SAMPLE]) },
+    );
     expect(r.stdout.split('\n')[1]).toBe('format openai  tokenizer approx (3.5 chars/token, 0/image, 1000/file)');
   });
 
   it('records the image and file costs of a BPE tokenizer in the batch report', async () => {
     const dir = tempDir([SAMPLE]);
     const r = await runSwc(['compact', '.', '--check', '-t', '300', '--tokens-per-file', '2k', '--json'], { cwd: dir });
-    expect(JSON.parse(r.stdout).settings.counter).toEqual({ charsPerToken: null, tokensPerImage: 85, tokensPerFile: 2000 });
+    expect(JSON.parse(r.stdout).settings.counter).toEqual({
+      charsPerToken: null,
+      tokensPerImage: 85,
+      tokensPerFile: 2000,
+    });
   });
 
   it.each([
     [['--tokenizer', 'approx', '--chars-per-token', '0'], '--chars-per-token must be a positive number, got "0"'],
     [['--tokenizer', 'approx', '--chars-per-token', '-1'], '--chars-per-token must be a positive number, got "-1"'],
     [['--tokenizer', 'approx', '--chars-per-token', 'abc'], '--chars-per-token must be a positive number, got "abc"'],
-    [['--tokenizer', 'approx', '--chars-per-token', 'Infinity'], '--chars-per-token must be a positive number, got "Infinity"'],
+    [
+      ['--tokenizer', 'approx', '--chars-per-token', 'Infinity'],
+      '--chars-per-token must be a positive number, got "Infinity"',
+    ],
     [['--tokenizer', 'approx', '--chars-per-token', 'NaN'], '--chars-per-token must be a positive number, got "NaN"'],
     [['--tokenizer', 'approx', '--tokens-per-image', '-5'], '--tokens-per-image must be at least 0, got -5'],
     [['--tokenizer', 'approx', '--tokens-per-image', '1.5'], '--tokens-per-image must be a whole number, got "1.5"'],
@@ -54,8 +83,13 @@ describe('--chars-per-token, --tokens-per-image, --tokens-per-file', () => {
       { role: 'system', content: 'abcdefg' },
       { role: 'user', content: 'hello there' },
     ]);
-    const inspect = async (...flags: string[]): Promise<{ tokenizer: string; groups: { kind: string; tokens: number }[] }> => {
-      const r = await runSwc(['inspect', '-', '--json', '--tokenizer', 'approx', ...flags], { cwd: os.tmpdir(), stdin: CONVERSATION });
+    const inspect = async (
+      ...flags: string[]
+    ): Promise<{ tokenizer: string; groups: { kind: string; tokens: number }[] }> => {
+      const r = await runSwc(['inspect', '-', '--json', '--tokenizer', 'approx', ...flags], {
+        cwd: os.tmpdir(),
+        stdin: CONVERSATION,
+      });
       expect(r.stderr).toBe('');
       return JSON.parse(r.stdout);
     };

@@ -28,7 +28,15 @@ let nextId = 0;
 const ast = (content: string | null, ...calls: string[]): Item =>
   calls.length === 0
     ? { role: 'assistant', content }
-    : { role: 'assistant', content, tool_calls: calls.map((name) => ({ id: `call_${++nextId}`, type: 'function', function: { name, arguments: '{}' } })) };
+    : {
+        role: 'assistant',
+        content,
+        tool_calls: calls.map((name) => ({
+          id: `call_${++nextId}`,
+          type: 'function',
+          function: { name, arguments: '{}' },
+        })),
+      };
 const tool = (content: string): Item => ({ role: 'tool', tool_call_id: `call_${nextId}`, content });
 
 /** Compacts messages written as an OpenAI JSON file, counting every group. */
@@ -48,7 +56,10 @@ function compactMessages(
   });
 }
 
-function view(settings: { target: number; minKeepSteps?: number; note?: string | null }, extra: Partial<DryRunView> = {}): DryRunView {
+function view(
+  settings: { target: number; minKeepSteps?: number; note?: string | null },
+  extra: Partial<DryRunView> = {},
+): DryRunView {
   return {
     target: settings.target,
     tokenizer: 'fake',
@@ -60,7 +71,11 @@ function view(settings: { target: number; minKeepSteps?: number; note?: string |
   };
 }
 
-function dryRun(messages: readonly Item[], settings: { target: number; minKeepSteps?: number; note?: string | null }, extra: Partial<DryRunView> = {}): string {
+function dryRun(
+  messages: readonly Item[],
+  settings: { target: number; minKeepSteps?: number; note?: string | null },
+  extra: Partial<DryRunView> = {},
+): string {
   return renderDryRun(compactMessages(messages, settings), view(settings, extra));
 }
 
@@ -87,7 +102,16 @@ const history = (): Item[] => {
 // 0 S, 1 U task, then three steps of two messages each: protected 20, steps 60.
 const steps = (): Item[] => {
   nextId = 0;
-  return [sys('Be brief.'), usr('Do the task.'), ast('one', 'search'), tool('r1'), ast('two', 'fetch'), tool('r2'), ast('three', 'write'), tool('r3')];
+  return [
+    sys('Be brief.'),
+    usr('Do the task.'),
+    ast('one', 'search'),
+    tool('r1'),
+    ast('two', 'fetch'),
+    tool('r2'),
+    ast('three', 'write'),
+    tool('r3'),
+  ];
 };
 
 describe('the dry-run diff', () => {
@@ -97,7 +121,9 @@ describe('the dry-run diff', () => {
     expect(out).toMatchSnapshot();
     expect(out).toContain('\n- turn 1  #1-2   2 msgs  20 tok  first question\n');
     expect(out).toContain('\n+ note    @1      1 msg  10 tok  [2 earlier messages were removed');
-    expect(out.endsWith('removed 2 messages (20 tokens) in 1 turn and 0 steps\ntarget 110 met (110 tokens)\n')).toBe(true);
+    expect(out.endsWith('removed 2 messages (20 tokens) in 1 turn and 0 steps\ntarget 110 met (110 tokens)\n')).toBe(
+      true,
+    );
   });
 
   it('shows each step with its tool names, repeated ones counted, and its results', () => {
@@ -128,7 +154,9 @@ describe('the dry-run diff', () => {
     // Both turns go; the step stays by min_keep_steps: 20 + 40 + note 10 = 70.
     const out = dryRun(history(), { target: 15 });
     expect(out).toMatchSnapshot();
-    expect(out).toContain('target 15 not met (70 tokens): the instructions and the current task alone take\n  20 tokens\n');
+    expect(out).toContain(
+      'target 15 not met (70 tokens): the instructions and the current task alone take\n  20 tokens\n',
+    );
   });
 
   it('shows a line saying there is no note when notes are off', () => {
@@ -179,14 +207,19 @@ describe('the dry-run diff', () => {
     expect(out).toContain('@@ conversation 1 of 2 (line 1 "messages") @@');
     expect(out).toContain('@@ conversation 2 of 2 (line 2 "messages") @@');
     expect(out).toContain('--- before  20 messages  200 tokens\n');
-    expect(out.endsWith('total: 2 conversations, 2 would change\nremoved 10 messages; target met in 1 of 2\n')).toBe(true);
+    expect(out.endsWith('total: 2 conversations, 2 would change\nremoved 10 messages; target met in 1 of 2\n')).toBe(
+      true,
+    );
   });
 
   it('leaves out the sections of conversations that would not change', () => {
     const line = (messages: Item[]): string => JSON.stringify({ messages });
     const small = [{ role: 'user', content: 'hi' }] as unknown as Item[];
     const text = `${line(small)}\n${line(steps())}\n${line(small)}\n`;
-    const out = renderDryRun(compactMessages([], { target: 50 }, createFakeCounter(), 'runs.jsonl', text), view({ target: 50 }));
+    const out = renderDryRun(
+      compactMessages([], { target: 50 }, createFakeCounter(), 'runs.jsonl', text),
+      view({ target: 50 }),
+    );
     expect(out).not.toContain('@@ conversation 1 of 3');
     expect(out).toContain('@@ conversation 2 of 3 (line 2 "messages") @@');
     expect(out).not.toContain('@@ conversation 3 of 3');
@@ -223,9 +256,16 @@ describe('the dry-run diff in item positions and window terms', () => {
   });
 
   it('shows instructions held outside the list (Anthropic system) as outside, with no message', () => {
-    const body = { model: 'm', system: 'Be brief.', messages: [usr('old question'), ast('old answer'), usr('the task')] };
+    const body = {
+      model: 'm',
+      system: 'Be brief.',
+      messages: [usr('old question'), ast('old answer'), usr('the task')],
+    };
     const settings = { target: 30, note: null };
-    const out = renderDryRun(compactMessages([], settings, createFakeCounter(), 'request.json', JSON.stringify(body)), view(settings));
+    const out = renderDryRun(
+      compactMessages([], settings, createFakeCounter(), 'request.json', JSON.stringify(body)),
+      view(settings),
+    );
     expect(out).toContain(
       [
         '--- before  3 messages  40 tokens',
@@ -241,8 +281,15 @@ describe('the dry-run diff in item positions and window terms', () => {
 
   /** An OpenAI request body with one tool schema (10 tokens to the fake counter), dry-run against window thresholds. */
   function windowRun(contextWindow: number, compactAt: number, compactTo: number): string {
-    const body = { messages: [usr('old question'), ast('old answer'), usr('the task')], tools: [{ type: 'function', function: { name: 'pick', parameters: {} } }] };
-    const window = resolveWindow({ contextWindow: String(contextWindow), compactAt: String(compactAt), compactTo: String(compactTo) }) as WindowSettings;
+    const body = {
+      messages: [usr('old question'), ast('old answer'), usr('the task')],
+      tools: [{ type: 'function', function: { name: 'pick', parameters: {} } }],
+    };
+    const window = resolveWindow({
+      contextWindow: String(contextWindow),
+      compactAt: String(compactAt),
+      compactTo: String(compactTo),
+    }) as WindowSettings;
     const result = compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
       target: window.target,
       window: { trigger: window.trigger, target: window.target },
@@ -265,7 +312,9 @@ describe('the dry-run diff in item positions and window terms', () => {
         '  note                          no note: nothing removed (below the threshold)',
       ].join('\n'),
     );
-    expect(out).toContain('│ threshold 70 (60 after tool schemas)\nnothing removed\nbelow the threshold 70 (70% of 100): 40 tokens, tool schemas included\n');
+    expect(out).toContain(
+      '│ threshold 70 (60 after tool schemas)\nnothing removed\nbelow the threshold 70 (70% of 100): 40 tokens, tool schemas included\n',
+    );
   });
 
   it('says when the tool schemas alone take more than the compact-to share', () => {
@@ -308,15 +357,24 @@ describe('the dry-run layout', () => {
     ];
   };
 
-  it.each([20, 40, 60, 80, 100, 132])('keeps every line within %i columns, previews in CJK and emoji included', (width) => {
-    const settings = { target: 1500 };
-    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width, tokenizer: 'approx' }));
-    for (const line of out.split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(width);
-  });
+  it.each([20, 40, 60, 80, 100, 132])(
+    'keeps every line within %i columns, previews in CJK and emoji included',
+    (width) => {
+      const settings = { target: 1500 };
+      const out = renderDryRun(
+        compactMessages(wide(), settings, createApproxCounter()),
+        view(settings, { width, tokenizer: 'approx' }),
+      );
+      for (const line of out.split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(width);
+    },
+  );
 
   it('keeps the columns aligned when previews hold wide characters', () => {
     const settings = { target: 1500 };
-    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width: 100, tokenizer: 'approx' }));
+    const out = renderDryRun(
+      compactMessages(wide(), settings, createApproxCounter()),
+      view(settings, { width: 100, tokenizer: 'approx' }),
+    );
     const rows = out.split('\n').filter((l) => / tok {2}/.test(l));
     expect(rows.length).toBe(7);
     // Where each row's preview starts, in columns: the same for all of them.
@@ -327,7 +385,10 @@ describe('the dry-run layout', () => {
 
   it('shows control characters, newlines and bidi overrides as visible escapes', () => {
     const settings = { target: 1500 };
-    const out = renderDryRun(compactMessages(wide(), settings, createApproxCounter()), view(settings, { width: 200, tokenizer: 'approx' }));
+    const out = renderDryRun(
+      compactMessages(wide(), settings, createApproxCounter()),
+      view(settings, { width: 200, tokenizer: 'approx' }),
+    );
     expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/u);
     expect(out).toContain('あなたは旅行代理店のアシスタントです。\\n\\tRules: be kind 😊');
     expect(out).toContain('\\u202eevil\\u202c');
@@ -375,24 +436,29 @@ describe('allocating bar columns', () => {
 
   it('is proportional: every boundary within half a column of its true place, the target mark at its own', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 20000 }), fc.integer({ min: 1, max: 120 }), (parts, target, cells) => {
-        const total = parts.reduce((a, b) => a + b, 0);
-        const scale = Math.max(total, target);
-        const columns = allocate(parts, scale, cells);
-        let tokens = 0;
-        let at = 0;
-        parts.forEach((t, i) => {
-          tokens += t;
-          at += columns[i] as number;
-          expect(Math.abs(at - (tokens / scale) * cells)).toBeLessThanOrEqual(0.5);
-        });
-        const kept = parts.slice(0, -1).reduce((a, b) => a + b, 0);
-        const keptColumns = columns.slice(0, -1).reduce((a, b) => a + b, 0);
-        const mark = markColumn(target, scale, cells, keptColumns, kept <= target);
-        expect(Math.abs(mark - (target / scale) * cells)).toBeLessThanOrEqual(0.5);
-        // A met target's mark stands at or after the end of what is kept.
-        if (kept <= target) expect(mark).toBeGreaterThanOrEqual(keptColumns);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 1, max: 20000 }),
+        fc.integer({ min: 1, max: 120 }),
+        (parts, target, cells) => {
+          const total = parts.reduce((a, b) => a + b, 0);
+          const scale = Math.max(total, target);
+          const columns = allocate(parts, scale, cells);
+          let tokens = 0;
+          let at = 0;
+          parts.forEach((t, i) => {
+            tokens += t;
+            at += columns[i] as number;
+            expect(Math.abs(at - (tokens / scale) * cells)).toBeLessThanOrEqual(0.5);
+          });
+          const kept = parts.slice(0, -1).reduce((a, b) => a + b, 0);
+          const keptColumns = columns.slice(0, -1).reduce((a, b) => a + b, 0);
+          const mark = markColumn(target, scale, cells, keptColumns, kept <= target);
+          expect(Math.abs(mark - (target / scale) * cells)).toBeLessThanOrEqual(0.5);
+          // A met target's mark stands at or after the end of what is kept.
+          if (kept <= target) expect(mark).toBeGreaterThanOrEqual(keptColumns);
+        },
+      ),
     );
   });
 });

@@ -44,7 +44,10 @@ describe('token counts as people write them', () => {
   });
 
   it('takes 8k for --context-window too', async () => {
-    const r = await runSwc(['compact', 'sample.jsonl', '--context-window', '8k', '--tokenizer', 'approx', '--dry-run'], { cwd: tempDir([SAMPLE]) });
+    const r = await runSwc(
+      ['compact', 'sample.jsonl', '--context-window', '8k', '--tokenizer', 'approx', '--dry-run'],
+      { cwd: tempDir([SAMPLE]) },
+    );
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('context window 8,000');
   });
@@ -55,7 +58,10 @@ describe('files as people name them', () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'in'));
     for (const name of ['a.ndjson', 'B.JSONL', 'd.txt']) cpSync(SAMPLE, path.join(dir, 'in', name));
-    cpSync(path.join(ROOT, 'fixtures/real/openai-chat/taubench-airline-task109-messages.json'), path.join(dir, 'in/c.Json'));
+    cpSync(
+      path.join(ROOT, 'fixtures/real/openai-chat/taubench-airline-task109-messages.json'),
+      path.join(dir, 'in/c.Json'),
+    );
     const r = await runSwc(['compact', 'in', '--check', '-t', '200', '--tokenizer', 'approx'], { cwd: dir });
     expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual(['in/B.JSONL', 'in/a.ndjson', 'in/c.Json']);
   });
@@ -64,7 +70,9 @@ describe('files as people name them', () => {
     const dir = tempDir([SAMPLE]);
     const r = await runSwc(['compact', '.', '--out-dir', '.', '-t', '200', '--tokenizer', 'approx'], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe('swc: error: --out-dir . is the input directory . itself, so every result would replace its input: use --in-place to rewrite the files there\n');
+    expect(r.stderr).toBe(
+      'swc: error: --out-dir . is the input directory . itself, so every result would replace its input: use --in-place to rewrite the files there\n',
+    );
     expect(readFileSync(path.join(dir, 'sample.jsonl'), 'utf8')).toBe(readFileSync(SAMPLE, 'utf8'));
   });
 });
@@ -94,8 +102,17 @@ describe('one wording for a missing file', () => {
 });
 
 describe('token counts swc does not read', () => {
-  it.each(['8kb', 'k', '1e999'])('refuses --target %s on the command line with one usage line and exit 2', async (raw) => {
-    const r = await runSwc(['compact', 'sample.jsonl', '-t', raw, '--tokenizer', 'approx'], { cwd: tempDir([SAMPLE]) });
-    expect(r).toEqual({ status: 2, stdout: '', stderr: `swc: error: --target must be a whole number, got "${raw}"\n` });
-  });
+  it.each(['8kb', 'k', '1e999'])(
+    'refuses --target %s on the command line with one usage line and exit 2',
+    async (raw) => {
+      const r = await runSwc(['compact', 'sample.jsonl', '-t', raw, '--tokenizer', 'approx'], {
+        cwd: tempDir([SAMPLE]),
+      });
+      expect(r).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: `swc: error: --target must be a whole number, got "${raw}"\n`,
+      });
+    },
+  );
 });

@@ -20,7 +20,10 @@ const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
 
 /** A file's size counted whole, with nothing to stop the count early: the independent count. */
 function countWhole(text: string, name: string): number {
-  const result = compactSource(decodeSource(Buffer.from(text, 'utf8'), name), { target: Number.MAX_SAFE_INTEGER, counter });
+  const result = compactSource(decodeSource(Buffer.from(text, 'utf8'), name), {
+    target: Number.MAX_SAFE_INTEGER,
+    counter,
+  });
   for (const c of result.conversations) expect(c.plan.unchanged).toBe('fits');
   return result.conversations.reduce((a, c) => a + c.plan.tokensBefore, 0);
 }
@@ -36,25 +39,33 @@ function lineFigures(line: string): { before: number; after: number; estimate: b
 describe('the summary line of one file', () => {
   it('gives the exact tokens before and after, equal to counting the input and the output whole', () => {
     fc.assert(
-      fc.property(transcriptFileArb([openaiCodec, haystackCodec]), fc.double({ min: 0, max: 1, noNaN: true }), (file, share) => {
-        const size = countWhole(file.text, file.name);
-        const target = Math.max(1, Math.floor(size * share));
-        const result = compactSource(decodeSource(file.bytes, file.name), { target, counter });
-        const line = outcomeLine(result, file.name, { tokenizer: 'approx', target, minKeepSteps: 1 }) as string;
-        if (!result.changed) {
-          expect(line).toContain(`unchanged, ${size.toLocaleString('en-US')} tokens`);
-          return;
-        }
-        const figures = lineFigures(line);
-        expect(figures).toEqual({ estimate: false, before: size, after: countWhole(result.output, file.name) });
-      }),
+      fc.property(
+        transcriptFileArb([openaiCodec, haystackCodec]),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (file, share) => {
+          const size = countWhole(file.text, file.name);
+          const target = Math.max(1, Math.floor(size * share));
+          const result = compactSource(decodeSource(file.bytes, file.name), { target, counter });
+          const line = outcomeLine(result, file.name, { tokenizer: 'approx', target, minKeepSteps: 1 }) as string;
+          if (!result.changed) {
+            expect(line).toContain(`unchanged, ${size.toLocaleString('en-US')} tokens`);
+            return;
+          }
+          const figures = lineFigures(line);
+          expect(figures).toEqual({ estimate: false, before: size, after: countWhole(result.output, file.name) });
+        },
+      ),
       { numRuns: 150 },
     );
   });
 
   it('says how much was saved', async () => {
-    const r = await runSwc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl'], { cwd: tempDir([SAMPLE]) });
-    expect(r.stderr).toBe('swc: sample.jsonl: 6,609 → 1,874 tokens (−72%, approx), removed 56 of 62 messages; target 2,000 met\n');
+    const r = await runSwc(['compact', 'sample.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl'], {
+      cwd: tempDir([SAMPLE]),
+    });
+    expect(r.stderr).toBe(
+      'swc: sample.jsonl: 6,609 → 1,874 tokens (−72%, approx), removed 56 of 62 messages; target 2,000 met\n',
+    );
   });
 });
 
@@ -97,12 +108,17 @@ describe('files too big to count exactly at little cost', () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'big.jsonl'), text);
     const exact = countWhole(text, 'big.jsonl');
-    const plain = await runSwc(['compact', 'big.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl'], { cwd: dir });
+    const plain = await runSwc(['compact', 'big.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl'], {
+      cwd: dir,
+    });
     const estimated = lineFigures(plain.stderr);
     expect(estimated.estimate).toBe(true);
     expect(plain.stderr).toMatch(/ \(≈−\d+(\.\d)?%, approx\)/);
     expect(Math.abs(estimated.before - exact) / exact).toBeLessThan(0.05);
-    const forced = await runSwc(['compact', 'big.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl', '--exact'], { cwd: dir });
+    const forced = await runSwc(
+      ['compact', 'big.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl', '--exact'],
+      { cwd: dir },
+    );
     expect(lineFigures(forced.stderr)).toEqual({ estimate: false, before: exact, after: estimated.after });
   });
 
@@ -114,7 +130,10 @@ describe('files too big to count exactly at little cost', () => {
   });
 
   it('never estimates below the count the decision made, nor below what is kept', () => {
-    const result: FileResult = compactSource(decodeSource(Buffer.from(text, 'utf8'), 'big.jsonl'), { target: 2000, counter });
+    const result: FileResult = compactSource(decodeSource(Buffer.from(text, 'utf8'), 'big.jsonl'), {
+      target: 2000,
+      counter,
+    });
     const [c] = result.conversations;
     expect(c?.plan.tokensBeforeExact).toBe(false);
     expect(c?.outcome.before.exact).toBe(false);

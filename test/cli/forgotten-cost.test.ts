@@ -28,7 +28,10 @@ describe('the inventory of what a compaction forgets', () => {
     [['--json'], 1],
   ])('is worked out %j: %d times', async (flags, calls) => {
     inventoryOf.mockClear();
-    const r = await runSwc(['compact', '-', '-t', '10', '--tokenizer', 'approx', ...flags], { cwd: process.cwd(), stdin: CHAT });
+    const r = await runSwc(['compact', '-', '-t', '10', '--tokenizer', 'approx', ...flags], {
+      cwd: process.cwd(),
+      stdin: CHAT,
+    });
     expect(r.stderr).not.toMatch(/^swc: .*error/m);
     expect(inventoryOf).toHaveBeenCalledTimes(calls);
   });

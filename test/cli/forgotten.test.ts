@@ -20,13 +20,37 @@ const PAD = 'lorem ipsum dolor sit amet '.repeat(12);
 const CHAT = [
   { role: 'system', content: 'You are a coding agent.' },
   { role: 'user', content: 'Fix the crash in src/auth/login.ts, reported at https://bugs.example.com/issue/42' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path": "src/auth/login.ts"}' } }] },
-  { role: 'tool', tool_call_id: 'c1', content: 'TypeError: cannot read id at src/auth/login.ts:42 (since commit 3f63cd0); ENOENT on the cache' },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path": "src/auth/login.ts"}' } },
+    ],
+  },
+  {
+    role: 'tool',
+    tool_call_id: 'c1',
+    content: 'TypeError: cannot read id at src/auth/login.ts:42 (since commit 3f63cd0); ENOENT on the cache',
+  },
   { role: 'assistant', content: 'Fixed it in lib/session.py.' },
   { role: 'user', content: 'Now update README.md; keep lib/session.py as it is.' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'run', arguments: '{"cmd": "cat /var/log/app.log"}' } }] },
-  { role: 'tool', tool_call_id: 'c2', content: `${PAD}ENOENT: /etc/app/config.yml is missing, see https://docs.example.com/errors/enoent ${PAD}` },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c3', type: 'function', function: { name: 'run', arguments: '{"cmd": "ls"}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'c2', type: 'function', function: { name: 'run', arguments: '{"cmd": "cat /var/log/app.log"}' } },
+    ],
+  },
+  {
+    role: 'tool',
+    tool_call_id: 'c2',
+    content: `${PAD}ENOENT: /etc/app/config.yml is missing, see https://docs.example.com/errors/enoent ${PAD}`,
+  },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'c3', type: 'function', function: { name: 'run', arguments: '{"cmd": "ls"}' } }],
+  },
   { role: 'tool', tool_call_id: 'c3', content: 'README.md' },
 ];
 
@@ -50,7 +74,19 @@ function folder(): string {
 
 const APPROX = ['--tokenizer', 'approx'];
 const WINDOW = ['compact', 'chat.jsonl', '-t', '300', ...APPROX];
-const OFFLOAD = ['compact', 'chat.jsonl', '-t', '200', ...APPROX, '--strategy', 'offload,window', '--offload-dir', '../store', '--offload-over', '200'];
+const OFFLOAD = [
+  'compact',
+  'chat.jsonl',
+  '-t',
+  '200',
+  ...APPROX,
+  '--strategy',
+  'offload,window',
+  '--offload-dir',
+  '../store',
+  '--offload-over',
+  '200',
+];
 const PRUNE = ['compact', 'chat.jsonl', '-t', '200', ...APPROX, '--strategy', 'prune,window', '--min-tokens', '50'];
 
 interface Listed {
@@ -100,12 +136,19 @@ describe('the dry run', () => {
   it('counts what a pruned result said as forgotten, unless a kept message says it too', async () => {
     const r = await runSwc([...PRUNE, '--dry-run'], { cwd: folder() });
     expect(r.stdout).toContain('pruned 1 tool result');
-    expect(r.stdout).toContain('forgets 2 identifiers: 1 path (/etc/app/config.yml), 1 URL\n  (https://docs.example.com/errors/enoent)\n');
+    expect(r.stdout).toContain(
+      'forgets 2 identifiers: 1 path (/etc/app/config.yml), 1 URL\n  (https://docs.example.com/errors/enoent)\n',
+    );
   });
 
   it('says so when nothing named leaves', async () => {
     const dir = tempDir();
-    writeFileSync(path.join(dir, 'chat.jsonl'), ['hello there', 'hi, how can I help', 'tell me a joke'].map((content, k) => JSON.stringify({ role: k % 2 === 0 ? 'user' : 'assistant', content })).join('\n'));
+    writeFileSync(
+      path.join(dir, 'chat.jsonl'),
+      ['hello there', 'hi, how can I help', 'tell me a joke']
+        .map((content, k) => JSON.stringify({ role: k % 2 === 0 ? 'user' : 'assistant', content }))
+        .join('\n'),
+    );
     const r = await runSwc(['compact', 'chat.jsonl', '-t', '5', ...APPROX, '--dry-run', '--no-note'], { cwd: dir });
     expect(r.stdout).toContain('\nforgets no identifiers\n');
   });
@@ -113,13 +156,19 @@ describe('the dry run', () => {
 
 describe('the JSON plan', () => {
   it('lists the forgotten identifiers by kind with the message each came from', async () => {
-    const plan = JSON.parse((await runSwc([...WINDOW, '--dry-run', '--json'], { cwd: folder() })).stdout) as { forgotten: Listed; recoverable: Listed };
+    const plan = JSON.parse((await runSwc([...WINDOW, '--dry-run', '--json'], { cwd: folder() })).stdout) as {
+      forgotten: Listed;
+      recoverable: Listed;
+    };
     expect(plan.forgotten).toEqual({ count: 4, byKind: { path: 1, url: 1, hash: 1, error: 1 }, identifiers: REMOVED });
     expect(plan.recoverable).toEqual({ count: 0, byKind: {}, identifiers: [] });
   });
 
   it('lists offloaded results’ identifiers as recoverable, not forgotten', async () => {
-    const plan = JSON.parse((await runSwc([...OFFLOAD, '--dry-run', '--json'], { cwd: folder() })).stdout) as { forgotten: Listed; recoverable: Listed };
+    const plan = JSON.parse((await runSwc([...OFFLOAD, '--dry-run', '--json'], { cwd: folder() })).stdout) as {
+      forgotten: Listed;
+      recoverable: Listed;
+    };
     expect(plan.forgotten.identifiers).toEqual(REMOVED);
     expect(plan.recoverable).toEqual({ count: 3, byKind: { path: 1, url: 1, error: 1 }, identifiers: STORED });
   });
@@ -128,28 +177,40 @@ describe('the JSON plan', () => {
     const dir = tempDir();
     const record = { messages: CHAT };
     writeFileSync(path.join(dir, 'records.json'), JSON.stringify([record, record]));
-    const plan = JSON.parse((await runSwc(['compact', 'records.json', '-t', '300', ...APPROX, '--dry-run', '--json'], { cwd: dir })).stdout) as { forgotten: Listed };
+    const plan = JSON.parse(
+      (await runSwc(['compact', 'records.json', '-t', '300', ...APPROX, '--dry-run', '--json'], { cwd: dir })).stdout,
+    ) as { forgotten: Listed };
     expect(plan.forgotten.count).toBe(8);
-    expect(plan.forgotten.identifiers.map((id) => (id as { conversation?: number }).conversation)).toEqual([0, 0, 0, 0, 1, 1, 1, 1]);
+    expect(plan.forgotten.identifiers.map((id) => (id as { conversation?: number }).conversation)).toEqual([
+      0, 0, 0, 0, 1, 1, 1, 1,
+    ]);
   });
 
   it('gives the counts in each record of a batch report', async () => {
-    const report = JSON.parse((await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--json'], { cwd: folder() })).stdout) as {
+    const report = JSON.parse(
+      (await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--json'], { cwd: folder() }))
+        .stdout,
+    ) as {
       files: { identifiersForgotten: number; identifiersRecoverable: number; plan: { forgotten: Listed } }[];
     };
-    expect(report.files.map((f) => [f.identifiersForgotten, f.identifiersRecoverable, f.plan.forgotten.count])).toEqual([[4, 3, 4]]);
+    expect(report.files.map((f) => [f.identifiersForgotten, f.identifiersRecoverable, f.plan.forgotten.count])).toEqual(
+      [[4, 3, 4]],
+    );
   });
 });
 
 describe('the JSON Schemas', () => {
-  const schema = (name: string): Record<string, unknown> => JSON.parse(readFileSync(path.join(process.cwd(), 'docs/schema', name), 'utf8')) as Record<string, unknown>;
+  const schema = (name: string): Record<string, unknown> =>
+    JSON.parse(readFileSync(path.join(process.cwd(), 'docs/schema', name), 'utf8')) as Record<string, unknown>;
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
   ajv.addSchema(schema('plan.schema.json')).addSchema(schema('report.schema.json'));
 
   it('describe the plan and the report with forgotten and recoverable identifiers', async () => {
     const dir = folder();
     const plan = JSON.parse((await runSwc([...OFFLOAD, '--dry-run', '--json'], { cwd: dir })).stdout) as unknown;
-    const report = JSON.parse((await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--json'], { cwd: dir })).stdout) as unknown;
+    const report = JSON.parse(
+      (await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--json'], { cwd: dir })).stdout,
+    ) as unknown;
     expect(ajv.validate('plan.schema.json', plan) ? [] : ajv.errors).toEqual([]);
     expect(ajv.validate('report.schema.json', report) ? [] : ajv.errors).toEqual([]);
   });
@@ -157,7 +218,9 @@ describe('the JSON Schemas', () => {
 
 describe('--dry-run --stat', () => {
   it('gives each file a forgets column', async () => {
-    const r = await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--stat'], { cwd: folder() });
+    const r = await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--stat'], {
+      cwd: folder(),
+    });
     expect(r.stdout.split('\n')[0]).toMatch(/^chat\.jsonl .* −4 messages {2}forgets 4, 3 in the store {2}target met$/);
   });
 });
@@ -184,7 +247,12 @@ describe('the library', () => {
   });
 
   it('counts a pruned result’s text as leaving', async () => {
-    const out = await compactMessages(CHAT, { target: 200, tokenizer: 'approx', strategy: 'prune,window', minTokens: 50 });
+    const out = await compactMessages(CHAT, {
+      target: 200,
+      tokenizer: 'approx',
+      strategy: 'prune,window',
+      minTokens: 50,
+    });
     expect(out.forgotten).toEqual([
       { kind: 'path', value: '/etc/app/config.yml', message: 7 },
       { kind: 'url', value: 'https://docs.example.com/errors/enoent', message: 7 },
@@ -198,6 +266,8 @@ describe('the cost', () => {
     const source = decodeSource(readFileSync(path.join(dir, 'chat.jsonl')), 'chat.jsonl');
     const options = { target: 300, counter: createApproxCounter() };
     expect(compactSource(source, options).conversations[0]?.outcome.inventory).toBeNull();
-    expect(compactSource(source, { ...options, inventory: true }).conversations[0]?.outcome.inventory?.forgotten).toHaveLength(4);
+    expect(
+      compactSource(source, { ...options, inventory: true }).conversations[0]?.outcome.inventory?.forgotten,
+    ).toHaveLength(4);
   });
 });

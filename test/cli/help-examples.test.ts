@@ -28,7 +28,7 @@ function project(): string {
 }
 
 describe('the help examples', () => {
-  it('are shown by each command\'s help', async () => {
+  it("are shown by each command's help", async () => {
     for (const command of ['compact', 'inspect', 'restore'] as const) {
       const help = (await runSwc([command, '--help'], { cwd: os.tmpdir() })).stdout;
       expect(help).toContain('Examples:');
@@ -59,7 +59,10 @@ describe('the help examples', () => {
   });
 
   it('say the defaults the command has: the --check example lists a file from the share of the window it names', async () => {
-    const examples = HELP_EXAMPLES.compact.filter(([line, what]) => line.includes('--context-window') && !line.includes('--compact-at') && /% of the window/.test(what));
+    const examples = HELP_EXAMPLES.compact.filter(
+      ([line, what]) =>
+        line.includes('--context-window') && !line.includes('--compact-at') && /% of the window/.test(what),
+    );
     expect(examples).toHaveLength(1);
     const [[line, what]] = examples as [[string, string]];
     const share = Number((/(\d+(?:\.\d+)?)% of the window/.exec(what) as RegExpExecArray)[1]) / 100;
@@ -70,7 +73,9 @@ describe('the help examples', () => {
     // Each file's size as the thresholds count it, from a window so large that nothing is compacted.
     const measured = await runSwc([...withWindow(100_000_000), '--report', 'r.json'], { cwd: dir });
     expect(measured.status).toBe(0);
-    const { files } = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: Array<{ tokensBefore: number }> };
+    const { files } = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as {
+      files: Array<{ tokensBefore: number }>;
+    };
     const size = Math.max(...files.map((f) => f.tokensBefore));
     // A window the files fill to 2 points over the stated share makes the example exit 1; 2 points under, 0.
     expect((await runSwc(withWindow(Math.floor(size / (share + 0.02))), { cwd: dir })).status).toBe(1);
@@ -89,7 +94,23 @@ describe('the help examples', () => {
 
   it('restore gives back the file an offloading run wrote, byte for byte', async () => {
     const dir = project();
-    const offload = await runSwc(['compact', 'log.jsonl', '-t', '8k', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '200', '-o', 'small.jsonl'], { cwd: dir });
+    const offload = await runSwc(
+      [
+        'compact',
+        'log.jsonl',
+        '-t',
+        '8k',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '200',
+        '-o',
+        'small.jsonl',
+      ],
+      { cwd: dir },
+    );
     expect(offload.status).toBe(0);
     expect(readFileSync(path.join(dir, 'small.jsonl'))).not.toEqual(readFileSync(SAMPLE));
     const [[line]] = HELP_EXAMPLES.restore as [[string, string]];

@@ -26,9 +26,20 @@ function transcript(seed: number, size: number): string {
   const turns = 2 + Math.floor(r() * 6);
   for (let t = 0; t < turns; t++) {
     const id = `call_${seed}_${t}`;
-    lines.push({ role: 'user', content: `Question ${t}: ${'please look this up '.repeat(1 + Math.floor(r() * size))}` });
-    lines.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: `{"q": "${t}"}` } }] } as never);
-    lines.push({ role: 'tool', tool_call_id: id, content: 'found it '.repeat(1 + Math.floor(r() * size * 2)) } as never);
+    lines.push({
+      role: 'user',
+      content: `Question ${t}: ${'please look this up '.repeat(1 + Math.floor(r() * size))}`,
+    });
+    lines.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: `{"q": "${t}"}` } }],
+    } as never);
+    lines.push({
+      role: 'tool',
+      tool_call_id: id,
+      content: 'found it '.repeat(1 + Math.floor(r() * size * 2)),
+    } as never);
     lines.push({ role: 'assistant', content: `Answer ${t}: ${'here it is '.repeat(1 + Math.floor(r() * size))}` });
   }
   return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
@@ -39,7 +50,10 @@ function writeTree(dir: string, count: number, seed = 1): void {
   for (let i = 0; i < count; i++) {
     const sub = path.join(dir, `group-${i % 5}`, i % 2 === 0 ? 'even' : 'odd');
     mkdirSync(sub, { recursive: true });
-    writeFileSync(path.join(sub, `t${String(i).padStart(4, '0')}.jsonl`), transcript(seed * 100_000 + i, i % 4 === 0 ? 1 : 30));
+    writeFileSync(
+      path.join(sub, `t${String(i).padStart(4, '0')}.jsonl`),
+      transcript(seed * 100_000 + i, i % 4 === 0 ? 1 : 30),
+    );
   }
 }
 
@@ -55,9 +69,18 @@ function readTree(dir: string): Map<string, string> {
 const isTemporary = (p: string): boolean => path.basename(p).startsWith('.') && p.endsWith('.tmp');
 
 /** Runs the built CLI without waiting, so a test can interrupt it. */
-function start(args: readonly string[], cwd: string): { child: ReturnType<typeof spawn>; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '' }, stdio: 'ignore' });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+function start(
+  args: readonly string[],
+  cwd: string,
+): { child: ReturnType<typeof spawn>; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '' },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, exited };
 }
 
@@ -122,7 +145,11 @@ describe('swc compact --in-place', () => {
     const before = readTree(pristine);
     const done = path.join(root, 'done');
     cpSync(pristine, done, { recursive: true });
-    expect(await runSwc(['compact', '.', ...ARGS, '--quiet'], { cwd: done })).toEqual({ status: 0, stdout: '', stderr: '' });
+    expect(await runSwc(['compact', '.', ...ARGS, '--quiet'], { cwd: done })).toEqual({
+      status: 0,
+      stdout: '',
+      stderr: '',
+    });
     const after = readTree(done);
     const watched = [...before.keys()].find((f) => after.get(f) !== before.get(f)) as string;
     return { root, pristine, before, after, watched };

@@ -77,7 +77,10 @@ describe('finding the inputs', () => {
   });
 
   it('says a shard number past what it can count is too large', async () => {
-    const r = await runSwc(['compact', 'in', '--check', ...TARGET, '--shard', '99999999999999999998/99999999999999999999'], { cwd: tempDir() });
+    const r = await runSwc(
+      ['compact', 'in', '--check', ...TARGET, '--shard', '99999999999999999998/99999999999999999999'],
+      { cwd: tempDir() },
+    );
     expect(r.status).toBe(2);
     expect(r.stderr).toBe('swc: error: --shard is too large: "99999999999999999998/99999999999999999999"\n');
   });
@@ -123,7 +126,10 @@ describe('standard output that fails', () => {
 describe('the binary with a broken standard output', () => {
   it('exits 1 from a failing --check whose reader went away before it wrote', async () => {
     const dir = tree('in/a.jsonl', 'in/b.jsonl');
-    const child = spawn(process.execPath, [BIN, 'compact', 'in', '--check', ...TARGET], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [BIN, 'compact', 'in', '--check', ...TARGET], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     // The reader is gone before swc can have written anything: node has not even started yet.
     child.stdout.destroy();
     const code = await new Promise((resolve) => child.on('exit', resolve));
@@ -132,20 +138,33 @@ describe('the binary with a broken standard output', () => {
 
   it('exits 2 with one line when standard output is full', () => {
     const dir = tree('in/a.jsonl');
-    const r = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" compact in/a.jsonl ${TARGET.join(' ')} > /dev/full`], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    const r = spawnSync(
+      'sh',
+      ['-c', `"${process.execPath}" "${BIN}" compact in/a.jsonl ${TARGET.join(' ')} > /dev/full`],
+      { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
+    );
     expect(r.status).toBe(2);
-    expect(r.stderr.trim().split('\n').at(-1)).toBe('swc: cannot write to standard output: no space left on the device');
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(
+      'swc: cannot write to standard output: no space left on the device',
+    );
     expect(r.stderr).not.toContain('    at ');
   });
 
   it('keeps a passing check at 0 when standard error cannot be written', () => {
     const dir = tree('in/a.jsonl');
-    const r = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" compact in/a.jsonl --check -t 100000 --tokenizer approx 2> /dev/full`], { cwd: dir, encoding: 'utf8' });
+    const r = spawnSync(
+      'sh',
+      ['-c', `"${process.execPath}" "${BIN}" compact in/a.jsonl --check -t 100000 --tokenizer approx 2> /dev/full`],
+      { cwd: dir, encoding: 'utf8' },
+    );
     expect(r.status).toBe(0);
   });
 
   it.each([24, 32, 48])('says in one line what stops it under an open-file limit of %i, never a stack', (limit) => {
-    const r = spawnSync('sh', ['-c', `ulimit -n ${limit} && "${process.execPath}" "${BIN}" compact x.jsonl -t 10`], { cwd: tempDir(), encoding: 'utf8' });
+    const r = spawnSync('sh', ['-c', `ulimit -n ${limit} && "${process.execPath}" "${BIN}" compact x.jsonl -t 10`], {
+      cwd: tempDir(),
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^swc: [^\n]*\n$/);
   });

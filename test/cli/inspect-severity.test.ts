@@ -10,7 +10,10 @@ import { createFakeCounter } from '../helpers/fake-counter.js';
 /** The problems inspect finds in a transcript given as a value, as `kind severity` lines. */
 function severitiesIn(value: unknown, file = 'x.json'): string[] {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  const inspection = inspectSource(decodeSource(Buffer.from(text), file), { format: 'auto', counter: createFakeCounter() });
+  const inspection = inspectSource(decodeSource(Buffer.from(text), file), {
+    format: 'auto',
+    counter: createFakeCounter(),
+  });
   return inspection.conversations.flatMap((c) => c.problems.map((p) => `${p.kind} ${p.severity}`));
 }
 
@@ -18,9 +21,17 @@ describe('errors and warnings by the provider of the format', () => {
   // One conversation that reuses a call id in a later step, as tau-bench's GPT-4o runs do, in three formats.
   const chat = [
     { role: 'user', content: 'Book it.' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'think', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'think', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: 'c1', content: 'ok' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'book', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'book', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: 'c1', content: 'booked' },
     { role: 'assistant', content: 'Done.' },
   ];
@@ -64,7 +75,11 @@ describe('errors and warnings by the provider of the format', () => {
   });
 
   it('tells an OpenAI assistant message without content (rejected) from one of empty text (accepted)', () => {
-    const messages = (content: unknown) => [{ role: 'user', content: 'Hi.' }, { role: 'assistant', content }, { role: 'user', content: 'Again.' }];
+    const messages = (content: unknown) => [
+      { role: 'user', content: 'Hi.' },
+      { role: 'assistant', content },
+      { role: 'user', content: 'Again.' },
+    ];
     expect(severitiesIn(messages(null))).toEqual(['empty-assistant error']);
     expect(severitiesIn(messages(''))).toEqual(['empty-assistant warning']);
   });
@@ -74,11 +89,19 @@ describe('errors and warnings by the provider of the format', () => {
     const request = (messages: unknown[]) => ({ model: 'claude', system: 'Be brief.', messages });
     const empty = { role: 'assistant', content: [{ type: 'text', text: ' ' }] };
     expect(severitiesIn(request([{ role: 'user', content: 'Hi.' }, empty]))).toEqual(['empty-assistant warning']);
-    expect(severitiesIn(request([{ role: 'user', content: 'Hi.' }, empty, { role: 'user', content: 'Again.' }]))).toEqual(['empty-assistant error']);
+    expect(
+      severitiesIn(request([{ role: 'user', content: 'Hi.' }, empty, { role: 'user', content: 'Again.' }])),
+    ).toEqual(['empty-assistant error']);
   });
 
   it('rejects a Gemini content without parts, but not an empty text part', () => {
-    const contents = (parts: unknown[]) => ({ contents: [{ role: 'user', parts: [{ text: 'Hi.' }] }, { role: 'model', parts }, { role: 'user', parts: [{ text: 'Again.' }] }] });
+    const contents = (parts: unknown[]) => ({
+      contents: [
+        { role: 'user', parts: [{ text: 'Hi.' }] },
+        { role: 'model', parts },
+        { role: 'user', parts: [{ text: 'Again.' }] },
+      ],
+    });
     expect(severitiesIn(contents([]))).toEqual(['empty-assistant error']);
     expect(severitiesIn(contents([{ text: '' }]))).toEqual(['empty-assistant warning']);
   });
@@ -90,7 +113,10 @@ describe('errors and warnings by the provider of the format', () => {
       ...between,
       { type: 'function_call_output', call_id: 'c1', output: 'r' },
     ];
-    expect(severitiesIn({ input: input([{ role: 'user', content: 'Hurry.' }]) })).toEqual(['missing-result warning', 'orphan-result warning']);
+    expect(severitiesIn({ input: input([{ role: 'user', content: 'Hurry.' }]) })).toEqual([
+      'missing-result warning',
+      'orphan-result warning',
+    ]);
     expect(severitiesIn({ input: input([]).slice(0, 2) })).toEqual(['missing-result error']);
   });
 });

@@ -3,7 +3,16 @@
  * broken fixtures (one per problem kind) and on the real transcripts in fixtures/real.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +42,13 @@ const msg = (role: Message['role']): Message => ({ role, content: textContent('x
 describe('pairing checks', () => {
   // Messages: 0 user, 1 assistant (calls), 2 tool, 3 tool, 4 assistant, 5 tool; items are messages here.
   const roles: Message[] = [msg('user'), msg('assistant'), msg('tool'), msg('tool'), msg('assistant'), msg('tool')];
-  const check = (pairing: Pairing) => checkPairing(pairing, (item) => item, roles, (item) => item + 10);
+  const check = (pairing: Pairing) =>
+    checkPairing(
+      pairing,
+      (item) => item,
+      roles,
+      (item) => item + 10,
+    );
 
   it('accepts calls answered by the tool messages right after them', () => {
     expect(
@@ -69,8 +84,18 @@ describe('pairing checks', () => {
         results: [{ item: 5, id: 'a', name: '' }],
       }),
     ).toEqual([
-      { kind: 'orphan-result', rule: 'result-not-after-call', item: 5, text: 'result for call id "a" is not right after its call (line 11)' },
-      { kind: 'missing-result', rule: 'result-not-after-call', item: 1, text: 'tool call "a" (search) has no result right after it' },
+      {
+        kind: 'orphan-result',
+        rule: 'result-not-after-call',
+        item: 5,
+        text: 'result for call id "a" is not right after its call (line 11)',
+      },
+      {
+        kind: 'missing-result',
+        rule: 'result-not-after-call',
+        item: 1,
+        text: 'tool call "a" (search) has no result right after it',
+      },
     ]);
   });
 
@@ -83,7 +108,14 @@ describe('pairing checks', () => {
           { item: 3, id: 'a', name: '' },
         ],
       }),
-    ).toEqual([{ kind: 'orphan-result', rule: 'repeated-result', item: 3, text: 'result for call id "a" repeats a result the call already has' }]);
+    ).toEqual([
+      {
+        kind: 'orphan-result',
+        rule: 'repeated-result',
+        item: 3,
+        text: 'result for call id "a" repeats a result the call already has',
+      },
+    ]);
   });
 
   it('flags a call id used twice', () => {
@@ -98,7 +130,14 @@ describe('pairing checks', () => {
           { item: 5, id: 'a', name: '' },
         ],
       }),
-    ).toEqual([{ kind: 'duplicate-id', rule: 'reused-id', item: 4, text: 'call id "a" (search) is already used by the call on line 11' }]);
+    ).toEqual([
+      {
+        kind: 'duplicate-id',
+        rule: 'reused-id',
+        item: 4,
+        text: 'call id "a" (search) is already used by the call on line 11',
+      },
+    ]);
   });
 
   it('pairs calls and results without ids by tool name, in order', () => {
@@ -114,8 +153,18 @@ describe('pairing checks', () => {
         ],
       }),
     ).toEqual([
-      { kind: 'orphan-result', rule: 'orphan-result', item: 3, text: 'result of write (no call id) answers no call right before it' },
-      { kind: 'missing-result', rule: 'missing-result', item: 1, text: 'tool call without an id (search) has no result' },
+      {
+        kind: 'orphan-result',
+        rule: 'orphan-result',
+        item: 3,
+        text: 'result of write (no call id) answers no call right before it',
+      },
+      {
+        kind: 'missing-result',
+        rule: 'missing-result',
+        item: 1,
+        text: 'tool call without an id (search) has no result',
+      },
     ]);
   });
 });
@@ -137,7 +186,11 @@ describe('adapter pairing', () => {
   it('reads OpenAI tool_call ids, tool_call_id and SWE-agent tool_call_ids, and unknown roles', () => {
     const pairing = openai.pairing?.(
       inputOf([
-        { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'a', content: 'r' },
         { role: 'tool', tool_call_ids: ['b', 'c'], content: 'r' },
         { role: 'narrator', content: 'r' },
@@ -164,7 +217,11 @@ describe('adapter pairing', () => {
     const call = { tool_name: 'f', arguments: {}, id: 'a' };
     const pairing = haystack.pairing?.(
       inputOf([
-        { role: 'assistant', meta: {}, content: [{ text: 'hi' }, { tool_call: call }, { tool_call: { ...call, id: null, tool_name: 'g' } }] },
+        {
+          role: 'assistant',
+          meta: {},
+          content: [{ text: 'hi' }, { tool_call: call }, { tool_call: { ...call, id: null, tool_name: 'g' } }],
+        },
         { role: 'tool', meta: {}, content: [{ tool_call_result: { result: 'r', origin: call, error: false } }] },
         { role: 'robot', meta: {}, content: [] },
       ]),
@@ -194,7 +251,13 @@ describe('adapter pairing of the other formats', () => {
             { type: 'tool_result', tool_use_id: 'x', content: 'r' },
           ],
         },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: 'r' }, { type: 'tool_use', id: 'b', name: 'g', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'a', content: 'r' },
+            { type: 'tool_use', id: 'b', name: 'g', input: {} },
+          ],
+        },
         { role: 'tool', content: 'r' },
         { role: 'assistant', content: [{ type: 'server_tool_use', id: 's2', name: 'web_search', input: {} }] },
       ]),
@@ -210,7 +273,10 @@ describe('adapter pairing of the other formats', () => {
       ],
       unknownRoles: [{ item: 3, role: 'tool' }],
       problems: [
-        { item: 1, text: 'tool_result block for "x" in an assistant message (results go in the user message after the call)' },
+        {
+          item: 1,
+          text: 'tool_result block for "x" in an assistant message (results go in the user message after the call)',
+        },
         { item: 2, text: 'tool_use block "b" in a user message (only assistant messages call tools)' },
       ],
     });
@@ -263,9 +329,24 @@ describe('adapter pairing of the other formats', () => {
     const pairing = gemini.pairing?.(
       inputOf([
         { author: 'user', content: { role: 'user', parts: [{ text: 'go' }] } },
-        { author: 'agent', content: { role: 'model', parts: [{ function_call: { name: 'f', args: {} } }, { functionCall: { id: 'c2', name: 'g', args: {} } }] } },
+        {
+          author: 'agent',
+          content: {
+            role: 'model',
+            parts: [{ function_call: { name: 'f', args: {} } }, { functionCall: { id: 'c2', name: 'g', args: {} } }],
+          },
+        },
         { author: 'agent', actions: { state_delta: {} } },
-        { author: 'agent', content: { role: 'user', parts: [{ function_response: { name: 'f', response: {} } }, { functionResponse: { id: 'c2', name: 'g', response: {} } }] } },
+        {
+          author: 'agent',
+          content: {
+            role: 'user',
+            parts: [
+              { function_response: { name: 'f', response: {} } },
+              { functionResponse: { id: 'c2', name: 'g', response: {} } },
+            ],
+          },
+        },
         { author: 'agent', content: { role: 'model', parts: [{ functionResponse: { name: 'f', response: {} } }] } },
         { author: 'agent', content: { role: 'system', parts: [{ text: 'x' }] } },
         'not a content',
@@ -284,7 +365,9 @@ describe('adapter pairing of the other formats', () => {
         { item: 5, role: 'system' },
         { item: 6, role: null },
       ],
-      problems: [{ item: 4, text: 'function response "f" in a model content (responses go in the content after the call)' }],
+      problems: [
+        { item: 4, text: 'function response "f" in a model content (responses go in the content after the call)' },
+      ],
       idsOptional: true,
     });
   });
@@ -293,10 +376,23 @@ describe('adapter pairing of the other formats', () => {
     const ai = (data: Record<string, unknown>) => ({ type: 'ai', data: { content: '', ...data } });
     const pairing = langchain.pairing?.(
       inputOf([
-        ai({ tool_calls: [{ name: 'f', args: {}, id: 'a' }], invalid_tool_calls: [{ name: 'g', args: '{', id: 'b', error: 'bad' }] }),
+        ai({
+          tool_calls: [{ name: 'f', args: {}, id: 'a' }],
+          invalid_tool_calls: [{ name: 'g', args: '{', id: 'b', error: 'bad' }],
+        }),
         { type: 'tool', data: { content: 'r', tool_call_id: 'a' } },
-        { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'AIMessage'], kwargs: { content: [{ type: 'tool_use', id: 'c', name: 'h', input: {} }], tool_calls: [] } },
-        ai({ additional_kwargs: { tool_calls: [{ id: 'd', type: 'function', function: { name: 'k', arguments: '{}' } }], function_call: { name: 'old', arguments: '{}' } } }),
+        {
+          lc: 1,
+          type: 'constructor',
+          id: ['langchain', 'schema', 'messages', 'AIMessage'],
+          kwargs: { content: [{ type: 'tool_use', id: 'c', name: 'h', input: {} }], tool_calls: [] },
+        },
+        ai({
+          additional_kwargs: {
+            tool_calls: [{ id: 'd', type: 'function', function: { name: 'k', arguments: '{}' } }],
+            function_call: { name: 'old', arguments: '{}' },
+          },
+        }),
         { type: 'function', data: { content: 'r', name: 'old' } },
         { type: 'robot', data: { content: 'r' } },
         { type: 'chat', data: { content: 'r', role: 'narrator' } },
@@ -322,7 +418,13 @@ describe('adapter pairing of the other formats', () => {
   });
 
   it('reads Claude Code calls and results per line, giving sidechain lines the sub-agent message up their parentUuid chain', () => {
-    const line = (uuid: string, parentUuid: string | null, type: string, content: unknown, extra: Record<string, unknown> = {}) => ({
+    const line = (
+      uuid: string,
+      parentUuid: string | null,
+      type: string,
+      content: unknown,
+      extra: Record<string, unknown> = {},
+    ) => ({
       parentUuid,
       isSidechain: false,
       type,
@@ -359,7 +461,10 @@ describe('adapter pairing of the other formats', () => {
   });
 
   it('pairs ShareGPT observations with the calls of the run before them by position, the last observation taking the rest', () => {
-    const typed = (role: string, ...parts: [string, string][]) => ({ role, content: parts.map(([type, value]) => ({ type, value })) });
+    const typed = (role: string, ...parts: [string, string][]) => ({
+      role,
+      content: parts.map(([type, value]) => ({ type, value })),
+    });
     const call = (name: string) => ['tool_call', JSON.stringify({ name, arguments: {} })] as [string, string];
     const pairing = sharegpt.pairing?.(
       inputOf([
@@ -394,7 +499,10 @@ describe('adapter pairing of the other formats', () => {
 /** The problems inspect finds in a transcript given as a value (or JSONL text), as `kind: text` lines. */
 function problemsIn(value: unknown, file = 'x.json'): string[] {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  const inspection = inspectSource(decodeSource(Buffer.from(text), file), { format: 'auto', counter: createFakeCounter() });
+  const inspection = inspectSource(decodeSource(Buffer.from(text), file), {
+    format: 'auto',
+    counter: createFakeCounter(),
+  });
   return inspection.conversations.flatMap((c) => c.problems.map((p) => `${p.kind}: ${p.text}`));
 }
 
@@ -405,7 +513,10 @@ describe('pairing rules per format', () => {
   it('accepts an Anthropic server call still running at the end of the conversation (pause_turn)', () => {
     const messages = [
       { role: 'user', content: 'Search.' },
-      { role: 'assistant', content: [serverCall('s1'), serverResult('s1'), { type: 'text', text: 'More.' }, serverCall('s2')] },
+      {
+        role: 'assistant',
+        content: [serverCall('s1'), serverResult('s1'), { type: 'text', text: 'More.' }, serverCall('s2')],
+      },
     ];
     expect(problemsIn({ model: 'm', messages })).toEqual([]);
   });
@@ -463,7 +574,14 @@ describe('pairing rules per format', () => {
   it('requires a result for every LangChain invalid tool call too', () => {
     const messages = [
       { type: 'human', data: { content: 'Go.' } },
-      { type: 'ai', data: { content: '', tool_calls: [{ name: 'f', args: {}, id: 'a' }], invalid_tool_calls: [{ name: 'g', args: '{', id: 'b', error: 'bad' }] } },
+      {
+        type: 'ai',
+        data: {
+          content: '',
+          tool_calls: [{ name: 'f', args: {}, id: 'a' }],
+          invalid_tool_calls: [{ name: 'g', args: '{', id: 'b', error: 'bad' }],
+        },
+      },
       { type: 'tool', data: { content: 'r', tool_call_id: 'a' } },
     ];
     expect(problemsIn(messages)).toEqual(['missing-result: tool call "b" (g) has no result']);
@@ -493,7 +611,8 @@ describe('pairing rules per format', () => {
       let side: string | null = null;
       for (const l of lines) {
         const onSide = l.isSidechain;
-        if (l.parentUuid === null && !(onSide && l.type === 'user' && typeof l.message.content === 'string')) l.parentUuid = onSide ? side : main;
+        if (l.parentUuid === null && !(onSide && l.type === 'user' && typeof l.message.content === 'string'))
+          l.parentUuid = onSide ? side : main;
         if (onSide) side = l.uuid;
         else main = l.uuid;
       }
@@ -560,7 +679,9 @@ describe('pairing rules per format', () => {
       { from: 'observation', value: 'r2' },
       { from: 'gpt', value: 'Done.' },
     ];
-    expect(problemsIn({ conversations })).toEqual(['orphan-result: result of unnamed tool (no call id) answers no call right before it']);
+    expect(problemsIn({ conversations })).toEqual([
+      'orphan-result: result of unnamed tool (no call id) answers no call right before it',
+    ]);
   });
 });
 
@@ -572,7 +693,10 @@ describe('inspecting a source', () => {
       { role: 'narrator', content: 'N' },
       { role: 'assistant', content: 'A' },
     ]);
-    const inspection = inspectSource(decodeSource(Buffer.from(text), 'x.json'), { format: 'auto', counter: createFakeCounter() });
+    const inspection = inspectSource(decodeSource(Buffer.from(text), 'x.json'), {
+      format: 'auto',
+      counter: createFakeCounter(),
+    });
     const [c] = inspection.conversations;
     expect(c?.groups.map((g) => [g.kind, g.start, g.end, g.tokens])).toEqual([
       ['system', 0, 1, 10],
@@ -581,13 +705,26 @@ describe('inspecting a source', () => {
     ]);
     expect(c?.tokens).toBe(30);
     expect(c?.problems).toEqual([
-      { kind: 'unknown-role', severity: 'error', item: 2, message: null, line: 1, column: 64, text: 'unknown role "narrator" (left out of the structure above)' },
+      {
+        kind: 'unknown-role',
+        severity: 'error',
+        item: 2,
+        message: null,
+        line: 1,
+        column: 64,
+        text: 'unknown role "narrator" (left out of the structure above)',
+      },
     ]);
   });
 });
 
 /** Runs swc in process like a user in a pipe: no terminal, and colour only when the environment asks for it. */
-function swc(args: string[], env: Record<string, string> = { NO_COLOR: '1' }, cwd = root, input?: string): Promise<InProcessRun> {
+function swc(
+  args: string[],
+  env: Record<string, string> = { NO_COLOR: '1' },
+  cwd = root,
+  input?: string,
+): Promise<InProcessRun> {
   // runSwc sets NO_COLOR unless the environment given says otherwise: here NO_COLOR is unset unless `env` sets it.
   const unset = { NO_COLOR: undefined } as unknown as Record<string, string>;
   return runSwc(args, { cwd, env: { ...unset, ...env }, ...(input === undefined ? {} : { stdin: input }) });
@@ -636,22 +773,42 @@ describe('swc inspect (command line)', () => {
 
   // OpenAI Chat Completions accepts a call id used again in a later message, and an assistant message of empty text.
   it.each([
-    ['duplicate-id.json', 'duplicate-id', 37, 6, 'call id "call_1" (get_weather) is already used by the call on line 10'],
-    ['empty-assistant.json', 'empty-assistant', 37, 6, 'assistant message has only empty or blank text (no tool call, image or file)'],
+    [
+      'duplicate-id.json',
+      'duplicate-id',
+      37,
+      6,
+      'call id "call_1" (get_weather) is already used by the call on line 10',
+    ],
+    [
+      'empty-assistant.json',
+      'empty-assistant',
+      37,
+      6,
+      'assistant message has only empty or blank text (no tool call, image or file)',
+    ],
   ])('flags %s as a warning and exits 0, printing nothing with --quiet', async (file, kind, line, message, text) => {
     const r = await swc(['inspect', '--tokenizer', 'approx', file], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(0);
     expect(r.stderr).toBe('');
-    expect(r.stdout).toContain(`\n1 warning (accepted by OpenAI Chat Completions):\n  ${file}:${line}:3  #${message}  ${kind} (warning)\n    ${text}\n`);
+    expect(r.stdout).toContain(
+      `\n1 warning (accepted by OpenAI Chat Completions):\n  ${file}:${line}:3  #${message}  ${kind} (warning)\n    ${text}\n`,
+    );
     expect(r.stdout).toMatch(/^\? (step|task) \d+ /m);
     expect(r.stdout).not.toMatch(/^! /m);
-    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', file], { NO_COLOR: '1' }, dir)).toEqual({ status: 0, stdout: '', stderr: '' });
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', file], { NO_COLOR: '1' }, dir)).toEqual({
+      status: 0,
+      stdout: '',
+      stderr: '',
+    });
   });
 
   it('flags a message of unknown role and exits 1', async () => {
     const r = await swc(['inspect', '--tokenizer', 'approx', 'unknown-role.json'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
-    expect(r.stdout).toContain('\n1 error:\n  unknown-role.json:33:3  unknown-role\n    unknown role "narrator" (left out of the structure above)\n');
+    expect(r.stdout).toContain(
+      '\n1 error:\n  unknown-role.json:33:3  unknown-role\n    unknown role "narrator" (left out of the structure above)\n',
+    );
   });
 
   it('counts errors and warnings apart, and prints only the errors with --quiet', async () => {
@@ -665,8 +822,12 @@ describe('swc inspect (command line)', () => {
     expect(r.stdout).toMatch(/^! step 1 /m);
     const quiet = await swc(['inspect', '--tokenizer', 'approx', '-q', 'both.json'], { NO_COLOR: '1' }, dir);
     expect(quiet.status).toBe(1);
-    expect(quiet.stdout).toMatch(/^both\.json:\d+:3  #6  missing-result  tool call "call_1" \(get_weather\) has no result\n$/);
-    const doc = JSON.parse((await swc(['inspect', '--tokenizer', 'approx', '--json', 'both.json'], { NO_COLOR: '1' }, dir)).stdout) as {
+    expect(quiet.stdout).toMatch(
+      /^both\.json:\d+:3  #6  missing-result  tool call "call_1" \(get_weather\) has no result\n$/,
+    );
+    const doc = JSON.parse(
+      (await swc(['inspect', '--tokenizer', 'approx', '--json', 'both.json'], { NO_COLOR: '1' }, dir)).stdout,
+    ) as {
       ok: boolean;
       problems: { kind: string; severity: string }[];
     };
@@ -675,7 +836,9 @@ describe('swc inspect (command line)', () => {
       ['duplicate-id', 'warning'],
       ['missing-result', 'error'],
     ]);
-    const warned = JSON.parse((await swc(['inspect', '--tokenizer', 'approx', '--json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir)).stdout) as { ok: boolean };
+    const warned = JSON.parse(
+      (await swc(['inspect', '--tokenizer', 'approx', '--json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir)).stdout,
+    ) as { ok: boolean };
     expect(warned.ok).toBe(true);
   });
 
@@ -705,7 +868,17 @@ describe('swc inspect (command line)', () => {
         { kind: 'task', start: 5, end: 6, messages: 1, tokens: 5 },
         { kind: 'step', start: 6, end: 8, messages: 2, tokens: 43 },
       ],
-      problems: [{ kind: 'missing-result', severity: 'error', item: 6, message: 6, line: 37, column: 3, text: 'tool call "call_3" (get_forecast) has no result' }],
+      problems: [
+        {
+          kind: 'missing-result',
+          severity: 'error',
+          item: 6,
+          message: 6,
+          line: 37,
+          column: 3,
+          text: 'tool call "call_3" (get_forecast) has no result',
+        },
+      ],
     });
   });
 
@@ -719,13 +892,29 @@ describe('swc inspect (command line)', () => {
   });
 
   it('closes a run over several files with its errors and warnings counted apart', async () => {
-    const r = await swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'duplicate-id.json', 'missing-result.json'], { NO_COLOR: '1' }, dir);
+    const r = await swc(
+      ['inspect', '--tokenizer', 'approx', 'clean.json', 'duplicate-id.json', 'missing-result.json'],
+      { NO_COLOR: '1' },
+      dir,
+    );
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/\n\ntotal: 3 files, 1 error, 1 warning, [\d,]+ tokens\n$/);
-    const warned = await swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir);
+    const warned = await swc(
+      ['inspect', '--tokenizer', 'approx', 'clean.json', 'duplicate-id.json'],
+      { NO_COLOR: '1' },
+      dir,
+    );
     expect(warned.status).toBe(0);
     expect(warned.stdout).toMatch(/\n\ntotal: 2 files, 0 errors, 1 warning, [\d,]+ tokens\n$/);
-    const run = JSON.parse((await swc(['inspect', '--tokenizer', 'approx', '--json', 'clean.json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir)).stdout) as {
+    const run = JSON.parse(
+      (
+        await swc(
+          ['inspect', '--tokenizer', 'approx', '--json', 'clean.json', 'duplicate-id.json'],
+          { NO_COLOR: '1' },
+          dir,
+        )
+      ).stdout,
+    ) as {
       summary: Record<string, number>;
       files: { ok: boolean }[];
     };
@@ -734,15 +923,37 @@ describe('swc inspect (command line)', () => {
   });
 
   it('exits with the worst outcome over several inputs', async () => {
-    expect((await swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir)).status).toBe(0);
-    expect((await swc(['inspect', '--tokenizer', 'approx', 'duplicate-id.json', 'missing-result.json'], { NO_COLOR: '1' }, dir)).status).toBe(1);
-    expect((await swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'broken.json', 'missing-result.json'], { NO_COLOR: '1' }, dir)).status).toBe(2);
+    expect(
+      (await swc(['inspect', '--tokenizer', 'approx', 'clean.json', 'duplicate-id.json'], { NO_COLOR: '1' }, dir))
+        .status,
+    ).toBe(0);
+    expect(
+      (
+        await swc(
+          ['inspect', '--tokenizer', 'approx', 'duplicate-id.json', 'missing-result.json'],
+          { NO_COLOR: '1' },
+          dir,
+        )
+      ).status,
+    ).toBe(1);
+    expect(
+      (
+        await swc(
+          ['inspect', '--tokenizer', 'approx', 'clean.json', 'broken.json', 'missing-result.json'],
+          { NO_COLOR: '1' },
+          dir,
+        )
+      ).status,
+    ).toBe(2);
   });
 
   it('colours only when FORCE_COLOR asks, never with NO_COLOR, --no-color, or when piped', async () => {
     // Errors red, warnings yellow.
-    expect((await swc(['inspect', '--tokenizer', 'approx', 'missing-result.json'], { FORCE_COLOR: '1' }, dir)).stdout).toContain('\u001b[31m');
-    const warned = (await swc(['inspect', '--tokenizer', 'approx', 'duplicate-id.json'], { FORCE_COLOR: '1' }, dir)).stdout;
+    expect(
+      (await swc(['inspect', '--tokenizer', 'approx', 'missing-result.json'], { FORCE_COLOR: '1' }, dir)).stdout,
+    ).toContain('\u001b[31m');
+    const warned = (await swc(['inspect', '--tokenizer', 'approx', 'duplicate-id.json'], { FORCE_COLOR: '1' }, dir))
+      .stdout;
     expect(warned).toContain('\u001b[33mduplicate-id (warning)');
     expect(warned).not.toContain('\u001b[31m');
     const args = ['inspect', '--tokenizer', 'approx', 'duplicate-id.json'];
@@ -766,7 +977,11 @@ describe('swc inspect (command line)', () => {
   it.each([
     ['anthropic-missing-result.json', '10:5  #2  missing-result', 'tool call "toolu_02" (get_forecast) has no result'],
     ['anthropic-orphan-result.json', '23:5  #3  orphan-result', 'result for call id "toolu_99" answers no call'],
-    ['anthropic-duplicate-id.json', '46:5  #6  duplicate-id', 'call id "toolu_01" (get_weather) is already used by the call on line 10'],
+    [
+      'anthropic-duplicate-id.json',
+      '46:5  #6  duplicate-id',
+      'call id "toolu_01" (get_weather) is already used by the call on line 10',
+    ],
     ['responses-missing-result.json', '15:5  #2  missing-result', 'tool call "call_2" (get_forecast) has no result'],
     ['responses-orphan-result.json', '20:5  #4  orphan-result', 'result for call id "call_9" answers no call'],
     ['gemini-missing-result.json', '17:5  #1  missing-result', 'tool call without an id (get_forecast) has no result'],
@@ -775,9 +990,17 @@ describe('swc inspect (command line)', () => {
     ['langchain-orphan-result.json', '71:3  #4  orphan-result', 'result for call id "call_9" answers no call'],
     ['claude-code-missing-result.jsonl', '4:1  #1  missing-result', 'tool call "toolu_02" (Read) has no result'],
     ['claude-code-orphan-result.jsonl', '4:1  #3  orphan-result', 'result for call id "toolu_99" answers no call'],
-    ['claude-code-duplicate-id.jsonl', '6:1  #5  duplicate-id', 'call id "toolu_01" (Read) is already used by the call on line 2'],
+    [
+      'claude-code-duplicate-id.jsonl',
+      '6:1  #5  duplicate-id',
+      'call id "toolu_01" (Read) is already used by the call on line 2',
+    ],
     ['sharegpt-missing-result.json', '7:5  #1  missing-result', 'tool call without an id (get_weather) has no result'],
-    ['sharegpt-orphan-result.json', '19:5  #4  orphan-result', 'result of unnamed tool (no call id) answers no call right before it'],
+    [
+      'sharegpt-orphan-result.json',
+      '19:5  #4  orphan-result',
+      'result of unnamed tool (no call id) answers no call right before it',
+    ],
     ['ai-sdk-missing-result.json', '5:5  #2  missing-result', 'tool call "call_2" (get_forecast) has no result'],
     ['ai-sdk-orphan-result.json', '11:3  #3  orphan-result', 'result for call id "call_9" answers no call'],
   ])('flags %s as an error and exits 1, in full and with --quiet', async (file, where, text) => {
@@ -791,17 +1014,43 @@ describe('swc inspect (command line)', () => {
   });
 
   it.each([
-    ['responses-duplicate-id.json', 'OpenAI Responses', '34:5  #5  duplicate-id', 'call id "call_1" (get_weather) is already used by the call on line 9'],
-    ['gemini-duplicate-id.json', 'Gemini', '62:5  #6  duplicate-id', 'call id "call_1" (get_weather) is already used by the call on line 18'],
-    ['langchain-duplicate-id.json', 'some providers', '86:3  #6  duplicate-id', 'call id "call_1" (get_weather) is already used by the call on line 25'],
-    ['ai-sdk-duplicate-id.json', 'some providers', '13:3  #4  duplicate-id', 'call id "call_1" (get_weather) is already used by the call on line 3'],
+    [
+      'responses-duplicate-id.json',
+      'OpenAI Responses',
+      '34:5  #5  duplicate-id',
+      'call id "call_1" (get_weather) is already used by the call on line 9',
+    ],
+    [
+      'gemini-duplicate-id.json',
+      'Gemini',
+      '62:5  #6  duplicate-id',
+      'call id "call_1" (get_weather) is already used by the call on line 18',
+    ],
+    [
+      'langchain-duplicate-id.json',
+      'some providers',
+      '86:3  #6  duplicate-id',
+      'call id "call_1" (get_weather) is already used by the call on line 25',
+    ],
+    [
+      'ai-sdk-duplicate-id.json',
+      'some providers',
+      '13:3  #4  duplicate-id',
+      'call id "call_1" (get_weather) is already used by the call on line 3',
+    ],
   ])('flags %s as a warning and exits 0, printing nothing with --quiet', async (file, provider, where, text) => {
     const full = await swc(['inspect', '--tokenizer', 'approx', file], { NO_COLOR: '1' }, dir);
     expect(full.status).toBe(0);
     expect(full.stderr).toBe('');
-    expect(full.stdout.endsWith(`\n\n1 warning (accepted by ${provider}):\n  ${file}:${where} (warning)\n    ${text}\n`)).toBe(true);
+    expect(
+      full.stdout.endsWith(`\n\n1 warning (accepted by ${provider}):\n  ${file}:${where} (warning)\n    ${text}\n`),
+    ).toBe(true);
     expect(full.stdout).toMatch(/^\? (turn|step) \d+ /m);
-    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', file], { NO_COLOR: '1' }, dir)).toEqual({ status: 0, stdout: '', stderr: '' });
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', file], { NO_COLOR: '1' }, dir)).toEqual({
+      status: 0,
+      stdout: '',
+      stderr: '',
+    });
   });
 });
 
@@ -823,44 +1072,75 @@ describe('swc inspect inputs (command line)', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const missing = 'tree/a/missing-result.json:37:3  #6  missing-result  tool call "call_3" (get_forecast) has no result\n';
+  const missing =
+    'tree/a/missing-result.json:37:3  #6  missing-result  tool call "call_3" (get_forecast) has no result\n';
   const orphan = 'tree/b/gemini.json:32:5  #3  orphan-result  result for call id "call_9" answers no call\n';
   const session = 'tree/b/session.jsonl:4:1  #1  missing-result  tool call "toolu_02" (Read) has no result\n';
 
   it('searches a directory for .json and .jsonl files, in sorted order, leaving out node_modules', async () => {
-    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: missing + orphan + session, stderr: '' });
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree'], { NO_COLOR: '1' }, dir)).toEqual({
+      status: 1,
+      stdout: missing + orphan + session,
+      stderr: '',
+    });
   });
 
   it('leaves out what --ignore matches', async () => {
-    const r = await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree', '--ignore', 'tree/b/**', '--ignore', '**/clean.json'], { NO_COLOR: '1' }, dir);
+    const r = await swc(
+      ['inspect', '--tokenizer', 'approx', '-q', 'tree', '--ignore', 'tree/b/**', '--ignore', '**/clean.json'],
+      { NO_COLOR: '1' },
+      dir,
+    );
     expect(r).toEqual({ status: 1, stdout: missing, stderr: '' });
   });
 
   it('expands a quoted glob pattern itself', async () => {
-    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/**/*.jsonl'], { NO_COLOR: '1' }, dir)).toEqual({ status: 1, stdout: session, stderr: '' });
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/**/*.jsonl'], { NO_COLOR: '1' }, dir)).toEqual({
+      status: 1,
+      stdout: session,
+      stderr: '',
+    });
   });
 
   it('prints nothing with --quiet when there is no problem, and one JSON line per troubled file with --json-lines', async () => {
-    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 0, stdout: '', stderr: '' });
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).toEqual({
+      status: 0,
+      stdout: '',
+      stderr: '',
+    });
     const r = await swc(['inspect', '--tokenizer', 'approx', '-q', '--json-lines', 'tree/a'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
-    const docs = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { file: string; ok: boolean });
+    const docs = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { file: string; ok: boolean });
     expect(docs.map((d) => [d.file, d.ok])).toEqual([['tree/a/missing-result.json', false]]);
   });
 
   it('closes a run over several files with its totals', async () => {
     const r = await swc(['inspect', '--tokenizer', 'approx', 'tree/a'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
-    const tokens = [...r.stdout.matchAll(/^\d+ messages?, ([\d,]+) tokens:/gm)].reduce((a, m) => a + Number((m[1] as string).replace(/,/g, '')), 0);
-    expect(r.stdout.endsWith(`\n\ntotal: 2 files, 1 error, 0 warnings, ${tokens.toLocaleString('en-US')} tokens\n`)).toBe(true);
+    const tokens = [...r.stdout.matchAll(/^\d+ messages?, ([\d,]+) tokens:/gm)].reduce(
+      (a, m) => a + Number((m[1] as string).replace(/,/g, '')),
+      0,
+    );
+    expect(
+      r.stdout.endsWith(`\n\ntotal: 2 files, 1 error, 0 warnings, ${tokens.toLocaleString('en-US')} tokens\n`),
+    ).toBe(true);
     // One named file has said all in its own text.
-    expect((await swc(['inspect', '--tokenizer', 'approx', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).stdout).not.toMatch(/^total: /m);
+    expect(
+      (await swc(['inspect', '--tokenizer', 'approx', 'tree/a/clean.json'], { NO_COLOR: '1' }, dir)).stdout,
+    ).not.toMatch(/^total: /m);
   });
 
   it('gives one JSON document for a run over several files, with every file and the totals', async () => {
     const r = await swc(['inspect', '--tokenizer', 'approx', '--json', 'tree/a'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
-    const run = JSON.parse(r.stdout) as { version: number; summary: Record<string, number>; files: Array<{ file: string; ok: boolean }> };
+    const run = JSON.parse(r.stdout) as {
+      version: number;
+      summary: Record<string, number>;
+      files: Array<{ file: string; ok: boolean }>;
+    };
     expect(run.version).toBe(1);
     expect(run.files.map((f) => [f.file, f.ok])).toEqual([
       ['tree/a/clean.json', true],
@@ -873,14 +1153,18 @@ describe('swc inspect inputs (command line)', () => {
     expect(await swc(['inspect', '--json', '--json-lines', 'tree/a'], { NO_COLOR: '1' }, dir)).toEqual({
       status: 2,
       stdout: '',
-      stderr: 'swc: error: --json and --json-lines cannot be used together: one document for the run, or one line per file\n',
+      stderr:
+        'swc: error: --json and --json-lines cannot be used together: one document for the run, or one line per file\n',
     });
   });
 
   it('shows every file of several inputs in full, a blank line apart, with the worst exit code', async () => {
     const r = await swc(['inspect', '--tokenizer', 'approx', 'tree/a'], { NO_COLOR: '1' }, dir);
     expect(r.status).toBe(1);
-    expect(r.stdout.match(/^inspect: .*$/gm)).toEqual(['inspect: tree/a/clean.json', 'inspect: tree/a/missing-result.json']);
+    expect(r.stdout.match(/^inspect: .*$/gm)).toEqual([
+      'inspect: tree/a/clean.json',
+      'inspect: tree/a/missing-result.json',
+    ]);
     expect(r.stdout).toContain('no problems found\n\ninspect: tree/a/missing-result.json\n');
   });
 
@@ -888,18 +1172,36 @@ describe('swc inspect inputs (command line)', () => {
     const without = await swc(['inspect', '--tokenizer', 'approx', 'records.jsonl'], { NO_COLOR: '1' }, dir);
     expect(without.status).toBe(2);
     expect(without.stderr).toContain('--conversation-key "dialog"');
-    const r = await swc(['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', 'records.jsonl'], { NO_COLOR: '1' }, dir);
+    const r = await swc(
+      ['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', 'records.jsonl'],
+      { NO_COLOR: '1' },
+      dir,
+    );
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('@@ conversation 2 of 2 (line 2 "dialog") @@\n');
-    expect(r.stdout.endsWith('\n\ntotal: 2 conversations, 8 messages, 55 tokens; 1 error in 1 conversation\n')).toBe(true);
-    const quiet = await swc(['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', '-q', 'records.jsonl'], { NO_COLOR: '1' }, dir);
-    expect(quiet).toEqual({ status: 1, stdout: 'records.jsonl:2:127  #2  orphan-result  result for call id "call_2" answers no call\n', stderr: '' });
+    expect(r.stdout.endsWith('\n\ntotal: 2 conversations, 8 messages, 55 tokens; 1 error in 1 conversation\n')).toBe(
+      true,
+    );
+    const quiet = await swc(
+      ['inspect', '--tokenizer', 'approx', '--conversation-key', 'dialog', '-q', 'records.jsonl'],
+      { NO_COLOR: '1' },
+      dir,
+    );
+    expect(quiet).toEqual({
+      status: 1,
+      stdout: 'records.jsonl:2:127  #2  orphan-result  result for call id "call_2" answers no call\n',
+      stderr: '',
+    });
   });
 
   it('still reads standard input, alone', async () => {
     const text = readFileSync(path.join(fixtures, 'orphan-result.json'), 'utf8');
     const r = await swc(['inspect', '--tokenizer', 'approx', '-q', '-'], { NO_COLOR: '1' }, dir, text);
-    expect(r).toEqual({ status: 1, stdout: '<stdin>:41:3  #7  orphan-result  result for call id "call_9" answers no call\n', stderr: '' });
+    expect(r).toEqual({
+      status: 1,
+      stdout: '<stdin>:41:3  #7  orphan-result  result for call id "call_9" answers no call\n',
+      stderr: '',
+    });
     expect(await swc(['inspect', '-', 'tree'], { NO_COLOR: '1' }, dir, text)).toEqual({
       status: 2,
       stdout: '',
@@ -908,8 +1210,16 @@ describe('swc inspect inputs (command line)', () => {
   });
 
   it('exits 2 with one line when an input matches nothing', async () => {
-    expect(await swc(['inspect', 'tree/**/*.yaml'], { NO_COLOR: '1' }, dir)).toEqual({ status: 2, stdout: '', stderr: 'swc: error: no files match the pattern "tree/**/*.yaml"\n' });
-    expect(await swc(['inspect', 'nowhere.json'], { NO_COLOR: '1' }, dir)).toEqual({ status: 2, stdout: '', stderr: 'swc: error: "nowhere.json": no such file or directory\n' });
+    expect(await swc(['inspect', 'tree/**/*.yaml'], { NO_COLOR: '1' }, dir)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'swc: error: no files match the pattern "tree/**/*.yaml"\n',
+    });
+    expect(await swc(['inspect', 'nowhere.json'], { NO_COLOR: '1' }, dir)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'swc: error: "nowhere.json": no such file or directory\n',
+    });
   });
 });
 
@@ -958,7 +1268,9 @@ describe('swc inspect on the real transcripts in fixtures/real', () => {
     for (const p of doc.problems) counted[`${p.kind} ${p.severity}`] = (counted[`${p.kind} ${p.severity}`] ?? 0) + 1;
     expect(counted).toEqual(kinds);
     expect(doc.groups.every((g) => Number.isInteger(g.tokens))).toBe(true);
-    expect(doc.conversations === undefined ? doc.pairingChecked : doc.conversations.every((c) => c.pairingChecked)).toBe(true);
+    expect(
+      doc.conversations === undefined ? doc.pairingChecked : doc.conversations.every((c) => c.pairingChecked),
+    ).toBe(true);
   });
 
   it('reads every file there without an unexpected error', async () => {
@@ -977,12 +1289,18 @@ describe('swc inspect on the real transcripts in fixtures/real', () => {
 });
 
 describe('inspect and the dry run', () => {
-  it('number the groups of a split Claude Code session the same way, in the file\'s own lines', async () => {
+  it("number the groups of a split Claude Code session the same way, in the file's own lines", async () => {
     const file = path.join(REPO, 'fixtures/claude-code/split-assistant.jsonl');
     type G = { kind: string; start: number; end: number; messages: number };
-    const pick = (groups: G[]): G[] => groups.filter((g) => g.kind !== 'note').map(({ kind, start, end, messages }) => ({ kind, start, end, messages }));
-    const inspected = JSON.parse((await runSwc(['inspect', file, '--json', '--tokenizer', 'approx'], { cwd: REPO })).stdout) as { groups: G[] };
-    const planned = JSON.parse((await runSwc(['compact', file, '-t', '1000000', '--dry-run', '--json', '--tokenizer', 'approx'], { cwd: REPO })).stdout) as { groups: G[] };
+    const pick = (groups: G[]): G[] =>
+      groups.filter((g) => g.kind !== 'note').map(({ kind, start, end, messages }) => ({ kind, start, end, messages }));
+    const inspected = JSON.parse(
+      (await runSwc(['inspect', file, '--json', '--tokenizer', 'approx'], { cwd: REPO })).stdout,
+    ) as { groups: G[] };
+    const planned = JSON.parse(
+      (await runSwc(['compact', file, '-t', '1000000', '--dry-run', '--json', '--tokenizer', 'approx'], { cwd: REPO }))
+        .stdout,
+    ) as { groups: G[] };
     expect(pick(inspected.groups)).toEqual(pick(planned.groups));
     // Split assistant lines make at least one group span more lines than it has messages in core terms.
     expect(inspected.groups.some((g) => g.end - g.start > 1)).toBe(true);

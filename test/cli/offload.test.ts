@@ -3,7 +3,17 @@
  * gives the original bytes back, on every real transcript of fixtures/real.
  */
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -20,11 +30,16 @@ const storeHash = (text: string): string => createHash('sha256').update(text, 'u
 function content(parts: Partial<Content>): Content {
   return { texts: [], toolCalls: [], results: [], images: 0, files: [], ...parts };
 }
-const call = (): Message => ({ role: 'assistant', content: content({ toolCalls: [{ name: 'search', arguments: '{}' }] }) });
+const call = (): Message => ({
+  role: 'assistant',
+  content: content({ toolCalls: [{ name: 'search', arguments: '{}' }] }),
+});
 const result = (text: string, more: { error?: boolean; images?: number; offloaded?: boolean } = {}): Message => ({
   role: 'tool',
   offloaded: more.offloaded,
-  content: content({ results: [{ name: 'search', text, error: more.error ?? false, images: more.images ?? 0, files: 0 }] }),
+  content: content({
+    results: [{ name: 'search', text, error: more.error ?? false, images: more.images ?? 0, files: 0 }],
+  }),
 });
 
 describe('planOffload', () => {
@@ -50,7 +65,9 @@ describe('planOffload', () => {
   });
 
   it("writes Haystack's pointer and key", () => {
-    expect(pointerText('/s/1_search_c1.txt', 'x'.repeat(250))).toBe(`Tool result offloaded to '/s/1_search_c1.txt' (250 characters). Preview: ${'x'.repeat(200)}...`);
+    expect(pointerText('/s/1_search_c1.txt', 'x'.repeat(250))).toBe(
+      `Tool result offloaded to '/s/1_search_c1.txt' (250 characters). Preview: ${'x'.repeat(200)}...`,
+    );
     expect(pointerText('/r', 'short')).toBe("Tool result offloaded to '/r' (5 characters). Preview: short");
     expect(codePoints('😀a')).toBe(2);
     expect(storeKey(2, 'web_search', 'call-123', 0, 'ab12')).toBe('2_web_search_call-123-ab12.txt');
@@ -58,12 +75,29 @@ describe('planOffload', () => {
   });
 
   it('escapes in a store name what Windows and sync tools cannot hold, so two texts never share one name', () => {
-    expect(storeKey(1, 'get_weather', 'functions.get_weather:0', 0, 'ab12')).toBe('1_get_weather_functions.get_weather%3A0-ab12.txt');
+    expect(storeKey(1, 'get_weather', 'functions.get_weather:0', 0, 'ab12')).toBe(
+      '1_get_weather_functions.get_weather%3A0-ab12.txt',
+    );
     expect(storeKey(1, 'a*b?', 'x"<>|\\/\n\u0000', 0, 'ab12')).toBe('1_a%2Ab%3F_x%22%3C%3E%7C%5C%2F%0A%00-ab12.txt');
     // `_` stays, `:` is escaped, and `%` too: the three ids give three names.
     expect(new Set(['a_b', 'a:b', 'a%3Ab'].map((id) => storeKey(1, 't', id, 0, 'h'))).size).toBe(3);
     // Folder names taken from the input's path: no device name, no leading space, no trailing dot or space.
-    expect(['CON', 'nul.json', 'Com1', 'x.', 'x ', ' x', '.', '..', '100%', 'café', '中文', ''].map(portableName)).toEqual(['%43ON', '%6Eul.json', '%43om1', 'x%2E', 'x%20', '%20x', '%2E', '.%2E', '100%25', 'caf%C3%A9', '中文', '~']);
+    expect(
+      ['CON', 'nul.json', 'Com1', 'x.', 'x ', ' x', '.', '..', '100%', 'café', '中文', ''].map(portableName),
+    ).toEqual([
+      '%43ON',
+      '%6Eul.json',
+      '%43om1',
+      'x%2E',
+      'x%20',
+      '%20x',
+      '%2E',
+      '.%2E',
+      '100%25',
+      'caf%C3%A9',
+      '中文',
+      '~',
+    ]);
     // Past the cap, a digest of the whole text keeps two cut names apart.
     const long = storeKey(1, 't', `${'i'.repeat(60)}1`, 0, 'h');
     expect(long).toMatch(/^1_t_i{39}~[0-9a-f]{8}-h\.txt$/);
@@ -82,11 +116,31 @@ describe.each(files)('offloading %s', (file) => {
     const dir = fresh();
     const name = path.basename(file);
     writeFileSync(path.join(dir, name), readFileSync(path.join(REAL, file)));
-    const off = await runSwc(['compact', name, '-t', '1000', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '50', '-o', 'out'], { cwd: dir });
+    const off = await runSwc(
+      [
+        'compact',
+        name,
+        '-t',
+        '1000',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '50',
+        '-o',
+        'out',
+      ],
+      { cwd: dir },
+    );
     expect(off.stderr).not.toMatch(/^swc: error|cannot/m);
     expect(off.status).toBe(0);
     const out = readFileSync(path.join(dir, 'out'), 'utf8');
-    const references = [...out.matchAll(/Tool result offloaded to '(?:[^"\\]|\\.)*/g)].map((m) => parsePointer(JSON.parse(`"${m[0]}"`) as string)?.reference ?? '');
+    const references = [...out.matchAll(/Tool result offloaded to '(?:[^"\\]|\\.)*/g)].map(
+      (m) => parsePointer(JSON.parse(`"${m[0]}"`) as string)?.reference ?? '',
+    );
     for (const reference of references) {
       // Relative to the transcript's folder, inside the store, named by a hash of the bytes it holds.
       expect(path.isAbsolute(reference)).toBe(false);
@@ -99,23 +153,48 @@ describe.each(files)('offloading %s', (file) => {
     const back = await runSwc(['restore', 'out'], { cwd: dir });
     expect(back.status).toBe(0);
     expect(back.stdout).toBe(original);
-    if (references.length > 0) expect((await runSwc(['restore', 'out', '--offload-dir', 'store'], { cwd: dir })).stdout).toBe(original);
+    if (references.length > 0)
+      expect((await runSwc(['restore', 'out', '--offload-dir', 'store'], { cwd: dir })).stdout).toBe(original);
   });
 });
 
 describe('--strategy offload on the command line', () => {
   const FILE = JSON.stringify([
     { role: 'user', content: 'task' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'search', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'a', type: 'function', function: { name: 'search', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: 'a', content: 'x'.repeat(4000) },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'b', type: 'function', function: { name: 'search', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'b', type: 'function', function: { name: 'search', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: 'b', content: 'y'.repeat(4000) },
   ]);
 
   it('names the store file as Haystack does, with a hash of its bytes, under a folder for the input, the pointer relative to the transcript', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    const r = await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000'], { cwd: dir });
+    const r = await runSwc(
+      [
+        'compact',
+        'run.json',
+        '-t',
+        '100',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '1000',
+      ],
+      { cwd: dir },
+    );
     expect(r.status).toBe(0);
     const name = `1_search_a-${storeHash('x'.repeat(4000))}.txt`;
     expect(readFileSync(path.join(dir, 'store', 'run.json', name), 'utf8')).toBe('x'.repeat(4000));
@@ -128,11 +207,31 @@ describe('--strategy offload on the command line', () => {
     const dir = fresh();
     const text = FILE.replace(/"a"/g, '"functions.get_weather:0"').replace(/"search"/g, '"get_weather"');
     writeFileSync(path.join(dir, 'CON.json'), text);
-    const r = await runSwc(['compact', 'CON.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
+    const r = await runSwc(
+      [
+        'compact',
+        'CON.json',
+        '-t',
+        '100',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '1000',
+        '-o',
+        'out.json',
+      ],
+      { cwd: dir },
+    );
     expect(r.status).toBe(0);
     const name = `1_get_weather_functions.get_weather%3A0-${storeHash('x'.repeat(4000))}.txt`;
     expect(readFileSync(path.join(dir, 'store', '%43ON.json', name), 'utf8')).toBe('x'.repeat(4000));
-    expect(JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8'))[2].content).toBe(pointerText(`store/%43ON.json/${name}`, 'x'.repeat(4000)));
+    expect(JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8'))[2].content).toBe(
+      pointerText(`store/%43ON.json/${name}`, 'x'.repeat(4000)),
+    );
     const back = await runSwc(['restore', 'out.json'], { cwd: dir });
     expect(back.stdout).toBe(text);
   });
@@ -141,24 +240,61 @@ describe('--strategy offload on the command line', () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
     writeFileSync(path.join(dir, 'store'), 'a file where the store directory should be');
-    const r = await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
+    const r = await runSwc(
+      [
+        'compact',
+        'run.json',
+        '-t',
+        '100',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '1000',
+        '-o',
+        'out.json',
+      ],
+      { cwd: dir },
+    );
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/cannot create the offload store .*store: a file is in the way; nothing was written for it/);
+    expect(r.stderr).toMatch(
+      /cannot create the offload store .*store: a file is in the way; nothing was written for it/,
+    );
     expect(existsSync(path.join(dir, 'out.json'))).toBe(false);
   });
 
   it('never replaces a store file holding other content, nor writes through a folder link leading out of the store', async () => {
-    const args = ['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'];
+    const args = [
+      'compact',
+      'run.json',
+      '-t',
+      '100',
+      '--tokenizer',
+      'approx',
+      '--strategy',
+      'offload',
+      '--offload-dir',
+      'store',
+      '--offload-over',
+      '1000',
+      '-o',
+      'out.json',
+    ];
     const planted = fresh();
     writeFileSync(path.join(planted, 'run.json'), FILE);
     mkdirSync(path.join(planted, 'store', 'run.json'), { recursive: true });
     // Planted under the very name (hash included) this result gets.
     const name = `1_search_a-${storeHash('x'.repeat(4000))}.txt`;
-    writeFileSync(path.join(planted, 'store', 'run.json', name), 'another run\'s result');
+    writeFileSync(path.join(planted, 'store', 'run.json', name), "another run's result");
     const r = await runSwc(args, { cwd: planted });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/the offload store already holds .*1_search_a-[0-9a-f]{16}\.txt with other content; refusing to replace it/);
-    expect(readFileSync(path.join(planted, 'store', 'run.json', name), 'utf8')).toBe('another run\'s result');
+    expect(r.stderr).toMatch(
+      /the offload store already holds .*1_search_a-[0-9a-f]{16}\.txt with other content; refusing to replace it/,
+    );
+    expect(readFileSync(path.join(planted, 'store', 'run.json', name), 'utf8')).toBe("another run's result");
     expect(existsSync(path.join(planted, 'out.json'))).toBe(false);
 
     const linked = fresh();
@@ -176,25 +312,72 @@ describe('--strategy offload on the command line', () => {
   it('writes no store file in a dry run, and the plan lists the offloaded groups', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    const r = await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '--dry-run', '--json'], { cwd: dir });
+    const r = await runSwc(
+      [
+        'compact',
+        'run.json',
+        '-t',
+        '100',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '1000',
+        '--dry-run',
+        '--json',
+      ],
+      { cwd: dir },
+    );
     expect(existsSync(path.join(dir, 'store'))).toBe(false);
-    const plan = JSON.parse(r.stdout) as { settings: Record<string, unknown>; groups: { kind: string; start: number; tool?: string }[] };
+    const plan = JSON.parse(r.stdout) as {
+      settings: Record<string, unknown>;
+      groups: { kind: string; start: number; tool?: string }[];
+    };
     expect(plan.settings).toMatchObject({ strategies: ['offload'], offloadOver: 1000 });
     expect(plan.groups.filter((g) => g.kind === 'offloaded').map((g) => [g.start, g.tool])).toEqual([[2, 'search']]);
   });
 
-  it("marks an offloaded Haystack result with meta.tool_result_offloaded, as ChatMessage.from_tool gives it", async () => {
+  it('marks an offloaded Haystack result with meta.tool_result_offloaded, as ChatMessage.from_tool gives it', async () => {
     const dir = fresh();
     const origin = { tool_name: 'search', arguments: {}, id: 'c1' };
     const items = [
       { role: 'user', meta: {}, name: null, content: [{ text: 'task' }] },
       { role: 'assistant', meta: {}, name: null, content: [{ tool_call: origin }] },
-      { role: 'tool', meta: { custom: 1 }, name: null, content: [{ tool_call_result: { result: 'x'.repeat(3000), origin, error: false } }] },
+      {
+        role: 'tool',
+        meta: { custom: 1 },
+        name: null,
+        content: [{ tool_call_result: { result: 'x'.repeat(3000), origin, error: false } }],
+      },
       { role: 'assistant', meta: {}, name: null, content: [{ tool_call: { ...origin, id: 'c2' } }] },
-      { role: 'tool', meta: {}, name: null, content: [{ tool_call_result: { result: 'y', origin: { ...origin, id: 'c2' }, error: false } }] },
+      {
+        role: 'tool',
+        meta: {},
+        name: null,
+        content: [{ tool_call_result: { result: 'y', origin: { ...origin, id: 'c2' }, error: false } }],
+      },
     ];
     writeFileSync(path.join(dir, 'h.json'), JSON.stringify(items, null, 2));
-    const r = await runSwc(['compact', 'h.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000'], { cwd: dir });
+    const r = await runSwc(
+      [
+        'compact',
+        'h.json',
+        '-t',
+        '100',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '1000',
+      ],
+      { cwd: dir },
+    );
     const reference = `store/h.json/1_search_c1-${storeHash('x'.repeat(3000))}.txt`;
     expect((JSON.parse(r.stdout) as unknown[])[2]).toEqual({
       role: 'tool',
@@ -207,15 +390,42 @@ describe('--strategy offload on the command line', () => {
   it('is never pruned afterwards (prune skips an offloaded result)', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    const r = await runSwc(['compact', 'run.json', '-t', '1', '--tokenizer', 'approx', '--strategy', 'offload,prune', '--offload-dir', 'store', '--offload-over', '1000', '--min-tokens', '0'], { cwd: dir });
+    const r = await runSwc(
+      [
+        'compact',
+        'run.json',
+        '-t',
+        '1',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload,prune',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '1000',
+        '--min-tokens',
+        '0',
+      ],
+      { cwd: dir },
+    );
     expect(JSON.parse(r.stdout)[2].content).toMatch(/^Tool result offloaded to '/);
   });
 
   it.each([
-    [['--strategy', 'offload'], '--strategy offload needs --offload-dir <dir>, where the offloaded results are written'],
-    [['--strategy', 'offload', '--offload-dir', 's', '--offload-over', '0'], '--offload-over must be at least 1, got 0'],
+    [
+      ['--strategy', 'offload'],
+      '--strategy offload needs --offload-dir <dir>, where the offloaded results are written',
+    ],
+    [
+      ['--strategy', 'offload', '--offload-dir', 's', '--offload-over', '0'],
+      '--offload-over must be at least 1, got 0',
+    ],
     [['--offload-dir', 's'], '--offload-dir only applies with --strategy offload'],
-    [['--strategy', 'offload', '--offload-dir', 's', '-k', '0'], '--min-keep-steps must be at least 1 with --strategy offload: the newest results are the ones the model is about to act on'],
+    [
+      ['--strategy', 'offload', '--offload-dir', 's', '-k', '0'],
+      '--min-keep-steps must be at least 1 with --strategy offload: the newest results are the ones the model is about to act on',
+    ],
   ])('refuses %j with one line and exit 2', async (flags, message) => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
@@ -232,8 +442,20 @@ describe('--strategy offload on the command line', () => {
       max_tokens: 10,
       messages: [
         { role: 'user', content: 'task' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read', input: {} }, { type: 'tool_use', id: 't2', name: 'read', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: big }, { type: 'tool_result', tool_use_id: 't2', content: 'short' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 't1', name: 'read', input: {} },
+            { type: 'tool_use', id: 't2', name: 'read', input: {} },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't1', content: big },
+            { type: 'tool_result', tool_use_id: 't2', content: 'short' },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'tool_use', id: 't3', name: 'read', input: {} }] },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't3', content: big }] },
         { role: 'assistant', content: 'done' },
@@ -242,15 +464,41 @@ describe('--strategy offload on the command line', () => {
     const text = JSON.stringify(doc, null, 2);
     writeFileSync(path.join(dir, 'a.json'), text);
     for (const strategy of ['offload', 'offload,prune']) {
-      const r = await runSwc(['compact', 'a.json', '--strategy', strategy, '--offload-dir', 'store', '--offload-over', '50', '-t', '10', '-o', 'out.json', '--tokenizer', 'approx', ...(strategy === 'offload' ? [] : ['--min-tokens', '0'])], { cwd: dir });
-      expect({ strategy, status: r.status, stderr: r.stderr.split('\n')[0] }).toEqual({ strategy, status: 0, stderr: expect.stringContaining('offloaded 1 tool result') });
+      const r = await runSwc(
+        [
+          'compact',
+          'a.json',
+          '--strategy',
+          strategy,
+          '--offload-dir',
+          'store',
+          '--offload-over',
+          '50',
+          '-t',
+          '10',
+          '-o',
+          'out.json',
+          '--tokenizer',
+          'approx',
+          ...(strategy === 'offload' ? [] : ['--min-tokens', '0']),
+        ],
+        { cwd: dir },
+      );
+      expect({ strategy, status: r.status, stderr: r.stderr.split('\n')[0] }).toEqual({
+        strategy,
+        status: 0,
+        stderr: expect.stringContaining('offloaded 1 tool result'),
+      });
       const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as typeof doc;
       const blocks = out.messages[2]?.content as { content: string }[];
       expect(blocks[0]?.content.startsWith("Tool result offloaded to '")).toBe(true);
       expect(blocks[1]?.content).toBe('short');
       if (strategy !== 'offload') continue;
       const back = await runSwc(['restore', 'out.json', '-o', 'back.json'], { cwd: dir });
-      expect({ status: back.status, same: readFileSync(path.join(dir, 'back.json'), 'utf8') === text }).toEqual({ status: 0, same: true });
+      expect({ status: back.status, same: readFileSync(path.join(dir, 'back.json'), 'utf8') === text }).toEqual({
+        status: 0,
+        same: true,
+      });
     }
     rmSync(dir, { recursive: true, force: true });
   });
@@ -258,15 +506,52 @@ describe('--strategy offload on the command line', () => {
   it('keeps pointers through a later pruning run, so swc restore still finds every result', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 't.json'), FILE);
-    const first = await runSwc(['compact', 't.json', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '500', '-t', '10', '-o', 'off.json', '--tokenizer', 'approx'], { cwd: dir });
+    const first = await runSwc(
+      [
+        'compact',
+        't.json',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '500',
+        '-t',
+        '10',
+        '-o',
+        'off.json',
+        '--tokenizer',
+        'approx',
+      ],
+      { cwd: dir },
+    );
     expect(first.status).toBe(0);
-    const second = await runSwc(['compact', 'off.json', '--strategy', 'prune', '--min-tokens', '10', '-t', '10', '-o', 'pruned.json', '--tokenizer', 'approx'], { cwd: dir });
+    const second = await runSwc(
+      [
+        'compact',
+        'off.json',
+        '--strategy',
+        'prune',
+        '--min-tokens',
+        '10',
+        '-t',
+        '10',
+        '-o',
+        'pruned.json',
+        '--tokenizer',
+        'approx',
+      ],
+      { cwd: dir },
+    );
     expect(second.status).toBe(0);
     const pruned = readFileSync(path.join(dir, 'pruned.json'), 'utf8');
     expect(pruned).toContain("Tool result offloaded to '");
     expect(pruned).not.toContain('Tool result removed');
     const back = await runSwc(['restore', 'pruned.json', '-o', 'back.json'], { cwd: dir });
-    expect({ status: back.status, same: readFileSync(path.join(dir, 'back.json'), 'utf8') === FILE }).toEqual({ status: 0, same: true });
+    expect({ status: back.status, same: readFileSync(path.join(dir, 'back.json'), 'utf8') === FILE }).toEqual({
+      status: 0,
+      same: true,
+    });
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -274,15 +559,38 @@ describe('--strategy offload on the command line', () => {
     const dir = fresh();
     mkdirSync(path.join(dir, 'runs'));
     writeFileSync(path.join(dir, 'runs', 'run.json'), FILE);
-    const r = await runSwc(['compact', 'runs', '--out-dir', 'out', '-t', '100', '--strategy', 'offload', '--offload-dir', 'runs/store'], { cwd: dir });
+    const r = await runSwc(
+      ['compact', 'runs', '--out-dir', 'out', '-t', '100', '--strategy', 'offload', '--offload-dir', 'runs/store'],
+      { cwd: dir },
+    );
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe('swc: error: --offload-dir runs/store is inside the input runs, so its files would be read as transcripts: put the store elsewhere\n');
+    expect(r.stderr).toBe(
+      'swc: error: --offload-dir runs/store is inside the input runs, so its files would be read as transcripts: put the store elsewhere\n',
+    );
   });
 
   it('restore refuses an item changed since it was offloaded', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
+    await runSwc(
+      [
+        'compact',
+        'run.json',
+        '-t',
+        '100',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '1000',
+        '-o',
+        'out.json',
+      ],
+      { cwd: dir },
+    );
     const edited = readFileSync(path.join(dir, 'out.json'), 'utf8').replace('"tool_call_id":"a"', '"tool_call_id":"z"');
     writeFileSync(path.join(dir, 'out.json'), edited);
     const r = await runSwc(['restore', 'out.json', '--offload-dir', 'store'], { cwd: dir });
@@ -293,7 +601,25 @@ describe('--strategy offload on the command line', () => {
   it('restore puts back only what a record can be checked to hold: valid JSON, from a regular file inside the store', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    await runSwc(['compact', 'run.json', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', 'out.json'], { cwd: dir });
+    await runSwc(
+      [
+        'compact',
+        'run.json',
+        '-t',
+        '100',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+        '--offload-over',
+        '1000',
+        '-o',
+        'out.json',
+      ],
+      { cwd: dir },
+    );
     const folder = path.join(dir, 'store', 'run.json');
     const record = path.join(folder, readdirSync(folder).find((f) => f.endsWith('.swc.json')) as string);
     const good = readFileSync(record, 'utf8');
@@ -302,7 +628,9 @@ describe('--strategy offload on the command line', () => {
     writeFileSync(record, JSON.stringify(doc));
     const tampered = await runSwc(['restore', 'out.json', '--offload-dir', 'store', '-o', 'back.json'], { cwd: dir });
     expect(tampered.status).toBe(2);
-    expect(tampered.stderr).toMatch(/record .*\.swc\.json does not hold the bytes the hash in its name says \(was it edited\?\); nothing was restored/);
+    expect(tampered.stderr).toMatch(
+      /record .*\.swc\.json does not hold the bytes the hash in its name says \(was it edited\?\); nothing was restored/,
+    );
     expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
     // Renamed to the hash of its new bytes, it is still refused: what it puts back is no JSON value.
     const renamed = record.replace(/\.[0-9a-f]{16}\.swc\.json$/, `.${storeHash(JSON.stringify(doc))}.swc.json`);

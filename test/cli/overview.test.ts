@@ -34,20 +34,36 @@ describe('swc compact --dry-run --stat', () => {
   });
 
   it('shows files that would not change with --verbose', async () => {
-    const r = await runSwc(['compact', '.', '-t', '50', '--dry-run', '--stat', '--verbose', ...APPROX], { cwd: folder() });
-    expect(r.stdout.split('\n')[0]).toBe('hello.jsonl       3 →     3 tokens    0%     unchanged             target met');
+    const r = await runSwc(['compact', '.', '-t', '50', '--dry-run', '--stat', '--verbose', ...APPROX], {
+      cwd: folder(),
+    });
+    expect(r.stdout.split('\n')[0]).toBe(
+      'hello.jsonl       3 →     3 tokens    0%     unchanged             target met',
+    );
     expect(r.stdout).toContain('4 files, 2 would change, 1 unchanged, 1 failed: ');
   });
 
   it('gives the same figures as the batch report', async () => {
     const dir = folder();
     const stat = await runSwc(['compact', '.', '-t', '2000', '--dry-run', '--stat', ...APPROX], { cwd: dir });
-    const report = JSON.parse((await runSwc(['compact', '.', '-t', '2000', '--dry-run', '--json', ...APPROX], { cwd: dir })).stdout) as {
-      files: Array<{ path: string; tokensBefore: number; tokensAfter: number; messagesRemoved: number; status: string }>;
+    const report = JSON.parse(
+      (await runSwc(['compact', '.', '-t', '2000', '--dry-run', '--json', ...APPROX], { cwd: dir })).stdout,
+    ) as {
+      files: Array<{
+        path: string;
+        tokensBefore: number;
+        tokensAfter: number;
+        messagesRemoved: number;
+        status: string;
+      }>;
     };
     for (const f of report.files.filter((x) => x.status === 'compacted')) {
       const line = stat.stdout.split('\n').find((l) => l.startsWith(`${f.path} `)) as string;
-      expect(line).toMatch(new RegExp(`^\\S+ +${f.tokensBefore.toLocaleString('en-US')} → +${f.tokensAfter.toLocaleString('en-US')} tokens .* −${f.messagesRemoved} messages  `));
+      expect(line).toMatch(
+        new RegExp(
+          `^\\S+ +${f.tokensBefore.toLocaleString('en-US')} → +${f.tokensAfter.toLocaleString('en-US')} tokens .* −${f.messagesRemoved} messages  `,
+        ),
+      );
     }
   });
 
@@ -57,12 +73,18 @@ describe('swc compact --dry-run --stat', () => {
     writeFileSync(path.join(dir, 'hi.jsonl'), '{"role": "user", "content": "Hi!"}\n');
     const r = await runSwc(['compact', '.', '-t', '2000', '--dry-run', '--stat', ...APPROX], { cwd: dir });
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe('2 files, 0 would change, 2 unchanged (2 not shown): 5 tokens (approx), nothing would change; target met in 2 of 2\n');
+    expect(r.stdout).toBe(
+      '2 files, 0 would change, 2 unchanged (2 not shown): 5 tokens (approx), nothing would change; target met in 2 of 2\n',
+    );
   });
 
   it.each([['--stat'], ['--verbose']])('is refused without --dry-run: %s', async (flag) => {
     const r = await runSwc(['compact', '.', '-t', '50', '--check', flag], { cwd: folder() });
-    expect(r).toEqual({ status: 2, stdout: '', stderr: `swc: error: ${flag} is a way to show a dry run: add --dry-run\n` });
+    expect(r).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `swc: error: ${flag} is a way to show a dry run: add --dry-run\n`,
+    });
   });
 });
 
@@ -74,7 +96,11 @@ describe('a plain batch dry run', () => {
 
   it('shows every file with --verbose, a blank line between them', async () => {
     const r = await runSwc(['compact', '.', '-t', '2000', '--dry-run', '--verbose', ...APPROX], { cwd: folder() });
-    expect(r.stdout.match(/^dry run: .*$/gm)).toEqual(['dry run: hello.jsonl', 'dry run: records.json', 'dry run: sample.jsonl']);
+    expect(r.stdout.match(/^dry run: .*$/gm)).toEqual([
+      'dry run: hello.jsonl',
+      'dry run: records.json',
+      'dry run: sample.jsonl',
+    ]);
     expect(r.stdout).toMatch(/\n\ndry run: records\.json\n/);
   });
 
@@ -88,7 +114,9 @@ describe('the dry run of a file of many conversations', () => {
   const RECORDS = path.join(ROOT, 'fixtures/multi/records.json');
 
   it('judges the target conversation by conversation in its header, never by the file total', async () => {
-    const r = await runSwc(['compact', 'records.json', '-t', '50', '--dry-run', ...APPROX], { cwd: tempDir([RECORDS]) });
+    const r = await runSwc(['compact', 'records.json', '-t', '50', '--dry-run', ...APPROX], {
+      cwd: tempDir([RECORDS]),
+    });
     const header = r.stdout.split('\n').slice(2, 5);
     expect(header[1]).toMatch(/^\+\+\+ after +\d+ messages +[\d,]+ tokens$/);
     expect(header[2]).toMatch(/^target 50 met in 1 of 3 conversations; largest after: \d+ tokens \(conversation \d\)$/);
@@ -102,7 +130,9 @@ describe('the dry run of a file of many conversations', () => {
   });
 
   it('leaves out, and counts, conversations that would not change and meet their target', async () => {
-    const r = await runSwc(['compact', 'records.json', '-t', '50', '--dry-run', ...APPROX], { cwd: tempDir([RECORDS]) });
+    const r = await runSwc(['compact', 'records.json', '-t', '50', '--dry-run', ...APPROX], {
+      cwd: tempDir([RECORDS]),
+    });
     const sections = r.stdout.match(/^@@ conversation \d of 3 .*$/gm) ?? [];
     expect(sections).toHaveLength(2);
     expect(r.stdout).toMatch(/^total: 3 conversations, 2 would change, 1 unchanged \(not shown\)$/m);

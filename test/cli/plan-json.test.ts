@@ -21,11 +21,22 @@ import { createFakeCounter } from '../helpers/fake-counter.js';
 
 type Item = Record<string, unknown>;
 
-function compactText(text: string, file: string, settings: { target: number; minKeepSteps: number; note: string | null | undefined }, counter: TokenCounter, exhaustive: boolean): FileResult {
+function compactText(
+  text: string,
+  file: string,
+  settings: { target: number; minKeepSteps: number; note: string | null | undefined },
+  counter: TokenCounter,
+  exhaustive: boolean,
+): FileResult {
   return compactSource(decodeSource(Buffer.from(text), file), { ...settings, counter, exhaustive });
 }
 
-function documentFor(text: string, file: string, settings: { target: number; minKeepSteps: number; note: string | null | undefined }, counter: TokenCounter): PlanDocument {
+function documentFor(
+  text: string,
+  file: string,
+  settings: { target: number; minKeepSteps: number; note: string | null | undefined },
+  counter: TokenCounter,
+): PlanDocument {
   const result = compactText(text, file, settings, counter, true);
   const planSettings: PlanSettings = {
     target: settings.target,
@@ -54,14 +65,22 @@ const history = (): Item[] => [
   { role: 'user', content: 'first question' },
   { role: 'assistant', content: 'first answer' },
   { role: 'user', content: 'second question' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{}' } }],
+  },
   { role: 'tool', tool_call_id: 'c1', content: 'found it' },
   { role: 'assistant', content: 'second answer' },
   { role: 'user', content: 'the current task' },
   {
     role: 'assistant',
     content: 'Looking.',
-    tool_calls: ['search', 'read_file', 'read_file'].map((name, k) => ({ id: `d${k}`, type: 'function', function: { name, arguments: '{}' } })),
+    tool_calls: ['search', 'read_file', 'read_file'].map((name, k) => ({
+      id: `d${k}`,
+      type: 'function',
+      function: { name, arguments: '{}' },
+    })),
   },
   { role: 'tool', tool_call_id: 'd0', content: 'a' },
   { role: 'tool', tool_call_id: 'd1', content: 'b' },
@@ -70,7 +89,12 @@ const history = (): Item[] => [
 
 describe('the JSON plan', () => {
   it('lists settings, totals and every group in conversation order, the note where it is inserted', () => {
-    const doc = documentFor(JSON.stringify(history()), 'chat.json', { target: 110, minKeepSteps: 1, note: undefined }, createFakeCounter());
+    const doc = documentFor(
+      JSON.stringify(history()),
+      'chat.json',
+      { target: 110, minKeepSteps: 1, note: undefined },
+      createFakeCounter(),
+    );
     expect(doc).toEqual({
       version: 1,
       file: 'chat.json',
@@ -89,7 +113,15 @@ describe('the JSON plan', () => {
       missReason: null,
       groups: [
         { kind: 'system', start: 0, end: 1, messages: 1, tokens: 10, kept: true },
-        { kind: 'note', start: 1, end: 2, messages: 1, tokens: 10, kept: true, text: formatNote(DEFAULT_NOTE_TEMPLATE, 2) },
+        {
+          kind: 'note',
+          start: 1,
+          end: 2,
+          messages: 1,
+          tokens: 10,
+          kept: true,
+          text: formatNote(DEFAULT_NOTE_TEMPLATE, 2),
+        },
         { kind: 'turn', start: 1, end: 3, messages: 2, tokens: 20, kept: false },
         { kind: 'turn', start: 3, end: 7, messages: 4, tokens: 40, kept: true },
         { kind: 'task', start: 7, end: 8, messages: 1, tokens: 10, kept: true },
@@ -99,7 +131,12 @@ describe('the JSON plan', () => {
   });
 
   it('says why the target is missed: the protected part alone', () => {
-    const doc = documentFor(JSON.stringify(history()), 'chat.json', { target: 15, minKeepSteps: 1, note: null }, createFakeCounter());
+    const doc = documentFor(
+      JSON.stringify(history()),
+      'chat.json',
+      { target: 15, minKeepSteps: 1, note: null },
+      createFakeCounter(),
+    );
     expect(doc.targetMet).toBe(false);
     expect(doc.missReason).toEqual({ kind: 'protected', protectedTokens: 20 });
     expect(doc.note).toBeNull();
@@ -107,7 +144,12 @@ describe('the JSON plan', () => {
   });
 
   it('says why the target is missed: min_keep_steps held a step over the budget', () => {
-    const doc = documentFor(JSON.stringify(history()), 'chat.json', { target: 50, minKeepSteps: 1, note: null }, createFakeCounter());
+    const doc = documentFor(
+      JSON.stringify(history()),
+      'chat.json',
+      { target: 50, minKeepSteps: 1, note: null },
+      createFakeCounter(),
+    );
     expect(doc.missReason).toEqual({ kind: 'min-keep-steps', steps: 1, stepTokens: 40, budget: 30 });
   });
 
@@ -115,9 +157,29 @@ describe('the JSON plan', () => {
     const items = history();
     items.splice(2, 0, { role: 'user', content: formatNote(DEFAULT_NOTE_TEMPLATE, 9) });
     // 13 messages; budget 110 - 20 = 90, the step takes 40, turn [4..7] 40 of the 50 left, turn [1,3] (20) goes.
-    const doc = documentFor(JSON.stringify(items), 'chat.json', { target: 110, minKeepSteps: 1, note: undefined }, createFakeCounter());
-    expect(doc.groups.find((g) => g.kind === 'turn')).toEqual({ kind: 'turn', start: 1, end: 4, messages: 2, tokens: 20, kept: false, skip: [2] });
-    expect(doc.groups.find((g) => g.kind === 'orphan')).toEqual({ kind: 'orphan', start: 2, end: 3, messages: 1, tokens: 10, kept: false });
+    const doc = documentFor(
+      JSON.stringify(items),
+      'chat.json',
+      { target: 110, minKeepSteps: 1, note: undefined },
+      createFakeCounter(),
+    );
+    expect(doc.groups.find((g) => g.kind === 'turn')).toEqual({
+      kind: 'turn',
+      start: 1,
+      end: 4,
+      messages: 2,
+      tokens: 20,
+      kept: false,
+      skip: [2],
+    });
+    expect(doc.groups.find((g) => g.kind === 'orphan')).toEqual({
+      kind: 'orphan',
+      start: 2,
+      end: 3,
+      messages: 1,
+      tokens: 10,
+      kept: false,
+    });
   });
 
   it('counts messages as the note does, each standing for its weight in items', () => {
@@ -129,7 +191,10 @@ describe('the JSON plan', () => {
     ];
     const plan = planCompaction(messages, createFakeCounter(), { target: 30, exhaustive: true });
     const normalized = { messages, itemsOf: [[0], [1, 2], [3, 4, 5], [6]] };
-    const { totals } = outcomeOf({ plan, normalized, target: 30, toolTokens: 0 }, { minKeepSteps: 1, counter: createFakeCounter() });
+    const { totals } = outcomeOf(
+      { plan, normalized, target: 30, toolTokens: 0 },
+      { minKeepSteps: 1, counter: createFakeCounter() },
+    );
     expect(plan.noteText).toBe(formatNote(DEFAULT_NOTE_TEMPLATE, 5));
     expect([totals.messagesBefore, totals.messagesAfter, totals.removed.messages]).toEqual([7, 3, 5]);
     expect(countOf(messages, [1, 2])).toBe(5);
@@ -144,14 +209,24 @@ describe('the JSON plan', () => {
     ];
     const plan = planCompaction(messages, createFakeCounter(), { target: 30, exhaustive: true });
     const normalized = { messages, itemsOf: [[], [0], [1], [2]] };
-    expect(outcomeOf({ plan, normalized, target: 30, toolTokens: 0 }, { minKeepSteps: 1, counter: createFakeCounter() }).counts).toEqual({ before: 3, after: 2, removed: 2 });
+    expect(
+      outcomeOf({ plan, normalized, target: 30, toolTokens: 0 }, { minKeepSteps: 1, counter: createFakeCounter() })
+        .counts,
+    ).toEqual({ before: 3, after: 2, removed: 2 });
     expect(countOf(messages, [0, 1], normalized.itemsOf)).toBe(1);
   });
 
   it('tags groups with their conversation and lists each conversation when a file holds several', () => {
     const line = JSON.stringify({ messages: history() });
-    const doc = documentFor(`${line}\n${line}\n`, 'runs.jsonl', { target: 110, minKeepSteps: 1, note: undefined }, createFakeCounter());
-    expect(doc.conversations?.map((c) => [c.conversation, c.where, c.messagesBefore, c.messagesAfter, c.targetMet])).toEqual([
+    const doc = documentFor(
+      `${line}\n${line}\n`,
+      'runs.jsonl',
+      { target: 110, minKeepSteps: 1, note: undefined },
+      createFakeCounter(),
+    );
+    expect(
+      doc.conversations?.map((c) => [c.conversation, c.where, c.messagesBefore, c.messagesAfter, c.targetMet]),
+    ).toEqual([
       [0, 'line 1 "messages"', 12, 11, true],
       [1, 'line 2 "messages"', 12, 11, true],
     ]);
@@ -167,7 +242,12 @@ describe('the JSON plan in item positions', () => {
     // Lines: 0 U, 1-3 one assistant message split in three, 4-5 results, 6 A, 7 U (task), 8-9 A split, 10 result, 11 A.
     // Fake counter: 9 messages of 10 tokens; target 50 keeps the task (10) and both steps (30), the note takes 10.
     const text = readFileSync(path.join(ROOT, 'fixtures/claude-code/split-assistant.jsonl'), 'utf8');
-    const doc = documentFor(text, 'split.jsonl', { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' }, createFakeCounter());
+    const doc = documentFor(
+      text,
+      'split.jsonl',
+      { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' },
+      createFakeCounter(),
+    );
     expect(doc.groups).toEqual([
       { kind: 'note', start: 0, end: 1, messages: 1, tokens: 10, kept: true, text: '[7 gone]' },
       { kind: 'turn', start: 0, end: 7, messages: 7, tokens: 50, kept: false },
@@ -177,7 +257,15 @@ describe('the JSON plan in item positions', () => {
     ]);
     expect([doc.messagesBefore, doc.messagesAfter, doc.removed.messages]).toEqual([12, 6, 7]);
     expect(doc.note).toEqual({ index: 0, text: '[7 gone]' });
-    const written = compactText(text, 'split.jsonl', { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' }, createFakeCounter(), false).output.trimEnd().split('\n');
+    const written = compactText(
+      text,
+      'split.jsonl',
+      { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' },
+      createFakeCounter(),
+      false,
+    )
+      .output.trimEnd()
+      .split('\n');
     expect(written).toHaveLength(doc.messagesAfter);
     expect((JSON.parse(written[0] as string) as { message: { content: string } }).message.content).toBe('[7 gone]');
   });
@@ -193,7 +281,12 @@ describe('the JSON plan in item positions', () => {
       ],
     };
     // Protected: system and task, 20; budget 30 - 20 = 10 cannot hold the old turn (20).
-    const doc = documentFor(JSON.stringify(body), 'request.json', { target: 30, minKeepSteps: 1, note: null }, createFakeCounter());
+    const doc = documentFor(
+      JSON.stringify(body),
+      'request.json',
+      { target: 30, minKeepSteps: 1, note: null },
+      createFakeCounter(),
+    );
     expect(doc.format).toBe('anthropic');
     expect(doc.groups).toEqual([
       { kind: 'system', start: 0, end: 0, messages: 0, tokens: 10, kept: true, outside: true },
@@ -222,8 +315,24 @@ describe('the JSON plan in item positions', () => {
       counter,
       exhaustive: true,
     });
-    const doc = planDocument(result, { target: 8, tokenizer: 'fake', minKeepSteps: 1, note: null, format: 'auto', window });
-    expect(doc.settings).toEqual({ target: null, tokenizer: 'fake', minKeepSteps: 1, note: null, format: 'auto', contextWindow: 40, compactAt: 0.7, compactTo: 0.2 });
+    const doc = planDocument(result, {
+      target: 8,
+      tokenizer: 'fake',
+      minKeepSteps: 1,
+      note: null,
+      format: 'auto',
+      window,
+    });
+    expect(doc.settings).toEqual({
+      target: null,
+      tokenizer: 'fake',
+      minKeepSteps: 1,
+      note: null,
+      format: 'auto',
+      contextWindow: 40,
+      compactAt: 0.7,
+      compactTo: 0.2,
+    });
     expect([doc.target, doc.toolTokens, doc.targetMet]).toEqual([0, 10, false]);
     expect(doc.missReason).toEqual({ kind: 'tools', toolTokens: 10, target: 8 });
   });
@@ -232,16 +341,30 @@ describe('the JSON plan in item positions', () => {
 /** A random word-ish text, sometimes empty, sometimes long. */
 const text = fc.oneof(
   { weight: 1, arbitrary: fc.constant('') },
-  { weight: 6, arbitrary: fc.array(fc.constantFrom('alpha', 'beta', 'gamma', '東京', 'ok', '😊', 'result:', '{"a": 1}', '\n'), { minLength: 1, maxLength: 40 }).map((w) => w.join(' ')) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .array(fc.constantFrom('alpha', 'beta', 'gamma', '東京', 'ok', '😊', 'result:', '{"a": 1}', '\n'), {
+        minLength: 1,
+        maxLength: 40,
+      })
+      .map((w) => w.join(' ')),
+  },
 );
 
 /** A step: an assistant message with 0-3 calls and a result for each, or just text. */
-const stepArb = fc.record({ say: text, calls: fc.array(fc.constantFrom('search', 'read_file', 'write'), { maxLength: 3 }), results: text });
+const stepArb = fc.record({
+  say: text,
+  calls: fc.array(fc.constantFrom('search', 'read_file', 'write'), { maxLength: 3 }),
+  results: text,
+});
 
 const conversationArb = fc.record({
   systems: fc.integer({ min: 0, max: 2 }),
   leadingOrphan: fc.boolean(),
-  turns: fc.array(fc.record({ ask: text, steps: fc.array(stepArb, { maxLength: 3 }), earlierNote: fc.boolean() }), { maxLength: 4 }),
+  turns: fc.array(fc.record({ ask: text, steps: fc.array(stepArb, { maxLength: 3 }), earlierNote: fc.boolean() }), {
+    maxLength: 4,
+  }),
   task: fc.option(text, { nil: null }),
   steps: fc.array(stepArb, { maxLength: 4 }),
   strayAfterTask: fc.boolean(),
@@ -254,8 +377,16 @@ function messagesOf(spec: Spec): Item[] {
   let id = 0;
   const out: Item[] = [];
   const step = (s: { say: string; calls: string[]; results: string }): void => {
-    const calls = s.calls.map((name) => ({ id: `call_${++id}`, type: 'function', function: { name, arguments: `{"q": "${s.say.length}"}` } }));
-    out.push(calls.length > 0 ? { role: 'assistant', content: s.say === '' ? null : s.say, tool_calls: calls } : { role: 'assistant', content: s.say });
+    const calls = s.calls.map((name) => ({
+      id: `call_${++id}`,
+      type: 'function',
+      function: { name, arguments: `{"q": "${s.say.length}"}` },
+    }));
+    out.push(
+      calls.length > 0
+        ? { role: 'assistant', content: s.say === '' ? null : s.say, tool_calls: calls }
+        : { role: 'assistant', content: s.say },
+    );
     for (const c of calls) out.push({ role: 'tool', tool_call_id: c.id, content: s.results });
   };
   for (let k = 0; k < spec.systems; k++) out.push({ role: 'system', content: `rules ${k}` });
@@ -284,7 +415,15 @@ const ccStepArb = fc.record({
 
 const claudeCodeArb = fc.record({
   summary: fc.boolean(),
-  turns: fc.array(fc.record({ ask: text, meta: fc.boolean(), earlierNote: fc.boolean(), steps: fc.array(ccStepArb, { maxLength: 3 }) }), { maxLength: 4 }),
+  turns: fc.array(
+    fc.record({
+      ask: text,
+      meta: fc.boolean(),
+      earlierNote: fc.boolean(),
+      steps: fc.array(ccStepArb, { maxLength: 3 }),
+    }),
+    { maxLength: 4 },
+  ),
   task: text,
   steps: fc.array(ccStepArb, { maxLength: 4 }),
 });
@@ -301,13 +440,16 @@ function claudeCodeLines(spec: CcSpec): Item[] {
     out.push({ parentUuid: parent, isSidechain: false, sessionId: 's-1', ...fields, uuid });
     parent = uuid;
   };
-  const user = (content: unknown, extra: Item = {}): void => line({ type: 'user', message: { role: 'user', content }, ...extra });
-  const assistant = (id: string, block: Item): void => line({ type: 'assistant', message: { id, type: 'message', role: 'assistant', content: [block] } });
+  const user = (content: unknown, extra: Item = {}): void =>
+    line({ type: 'user', message: { role: 'user', content }, ...extra });
+  const assistant = (id: string, block: Item): void =>
+    line({ type: 'assistant', message: { id, type: 'message', role: 'assistant', content: [block] } });
   const step = (s: CcSpec['steps'][number]): void => {
     const id = `msg_${++serial}`;
     const calls = Array.from({ length: s.calls }, (_, k) => `toolu_${serial}_${k}`);
     if (s.say || calls.length === 0) assistant(id, { type: 'text', text: `saying ${serial}` });
-    for (const call of calls) assistant(id, { type: 'tool_use', id: call, name: 'Bash', input: { command: `ls ${serial}` } });
+    for (const call of calls)
+      assistant(id, { type: 'tool_use', id: call, name: 'Bash', input: { command: `ls ${serial}` } });
     if (s.systemLine) line({ type: 'system', content: 'hook ran', level: 'info' });
     for (const call of calls) user([{ type: 'tool_result', tool_use_id: call, content: `result ${serial}` }]);
     if (s.lateText && calls.length > 0) assistant(id, { type: 'text', text: `done ${serial}` });
@@ -315,7 +457,8 @@ function claudeCodeLines(spec: CcSpec): Item[] {
   if (spec.summary) out.push({ type: 'summary', summary: 'An earlier session', leafUuid: 'u-0' });
   for (const turn of spec.turns) {
     user(turn.ask === '' ? 'question' : turn.ask);
-    if (turn.meta) user('<local-command-caveat>Caveat: generated by local commands.</local-command-caveat>', { isMeta: true });
+    if (turn.meta)
+      user('<local-command-caveat>Caveat: generated by local commands.</local-command-caveat>', { isMeta: true });
     // An earlier run's note inside the turn: its own orphan, which the turn's span skips.
     if (turn.earlierNote) user(formatNote(DEFAULT_NOTE_TEMPLATE, 4));
     turn.steps.forEach(step);
@@ -338,7 +481,9 @@ describe('the JSON plan against a real compaction', () => {
         (spec, fraction, minKeepSteps, note) => {
           const items = messagesOf(spec);
           const input = JSON.stringify(items, null, 2);
-          const whole = compactText(input, 'chat.json', { target: 1_000_000, minKeepSteps, note }, approx, true).conversations[0]?.plan.tokensBefore ?? 0;
+          const whole =
+            compactText(input, 'chat.json', { target: 1_000_000, minKeepSteps, note }, approx, true).conversations[0]
+              ?.plan.tokensBefore ?? 0;
           const settings = { target: Math.max(1, Math.round(whole * fraction)), minKeepSteps, note };
           const doc = documentFor(input, 'chat.json', settings, approx);
           const real = compactText(input, 'chat.json', settings, approx, false);
@@ -377,7 +522,9 @@ describe('the JSON plan against a real compaction', () => {
         (spec, fraction, minKeepSteps, note) => {
           const lines = claudeCodeLines(spec);
           const input = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
-          const whole = compactText(input, 'log.jsonl', { target: 1_000_000, minKeepSteps, note }, approx, true).conversations[0]?.plan.tokensBefore ?? 0;
+          const whole =
+            compactText(input, 'log.jsonl', { target: 1_000_000, minKeepSteps, note }, approx, true).conversations[0]
+              ?.plan.tokensBefore ?? 0;
           const settings = { target: Math.max(1, Math.round(whole * fraction)), minKeepSteps, note };
           const doc = documentFor(input, 'log.jsonl', settings, approx);
           const real = compactText(input, 'log.jsonl', settings, approx, false);
@@ -385,12 +532,17 @@ describe('the JSON plan against a real compaction', () => {
           expect(doc.changed).toBe(real.changed);
 
           // Lines are matched by uuid: kept lines may be relinked (parentUuid), the note has a fresh uuid.
-          const written = real.output.trimEnd().split('\n').map((l) => JSON.parse(l) as Item);
+          const written = real.output
+            .trimEnd()
+            .split('\n')
+            .map((l) => JSON.parse(l) as Item);
           const inputUuids = lines.map((l) => l.uuid as string | undefined);
           const keptLines = new Set(written.map((l) => inputUuids.indexOf(l.uuid as string)).filter((k) => k >= 0));
           const pinned = lines.flatMap((l, k) => (l.type === 'summary' ? [k] : []));
           const all = lines.map((_, k) => k);
-          expect([...indicesOf(doc, true), ...pinned].sort((a, b) => a - b)).toEqual(all.filter((k) => keptLines.has(k) || pinned.includes(k)));
+          expect([...indicesOf(doc, true), ...pinned].sort((a, b) => a - b)).toEqual(
+            all.filter((k) => keptLines.has(k) || pinned.includes(k)),
+          );
           expect(indicesOf(doc, false)).toEqual(all.filter((k) => !keptLines.has(k) && !pinned.includes(k)));
 
           // Messages count the user and assistant lines, as the note's {num_removed} does.
@@ -409,7 +561,12 @@ describe('the JSON plan against a real compaction', () => {
 
   it('counts every group exactly when the file fits, so its tokens add up per message', () => {
     const items = history();
-    const doc = documentFor(JSON.stringify(items), 'chat.json', { target: 100_000, minKeepSteps: 1, note: undefined }, createFakeCounter());
+    const doc = documentFor(
+      JSON.stringify(items),
+      'chat.json',
+      { target: 100_000, minKeepSteps: 1, note: undefined },
+      createFakeCounter(),
+    );
     expect(doc.changed).toBe(false);
     expect(doc.groups.every((g) => g.kept && g.tokens === g.messages * 10)).toBe(true);
   });

@@ -13,10 +13,12 @@ function fakeTerminal(): RawStream & { written: string[]; controls: string[] } {
   const emitter = new EventEmitter();
   const written: string[] = [];
   const controls: string[] = [];
-  const control = (name: string) => (..._args: unknown[]): boolean => {
-    controls.push(name);
-    return true;
-  };
+  const control =
+    (name: string) =>
+    (..._args: unknown[]): boolean => {
+      controls.push(name);
+      return true;
+    };
   return Object.assign(emitter, {
     written,
     controls,
@@ -49,7 +51,12 @@ describe('the progress spinner', () => {
   });
 
   it('is not wanted when stderr is no terminal, in CI, or with --quiet', () => {
-    const pipe = { stdout: guardStream(fakeTerminal()), stderr: { write: () => true }, env: {}, cwd: '/' } as unknown as CliIo;
+    const pipe = {
+      stdout: guardStream(fakeTerminal()),
+      stderr: { write: () => true },
+      env: {},
+      cwd: '/',
+    } as unknown as CliIo;
     expect(isSpinnerWanted(pipe, false)).toBe(false);
     const ci = { ...pipe, stderr: guardStream(fakeTerminal()), env: { CI: 'true' } } as unknown as CliIo;
     expect(isSpinnerWanted(ci, false)).toBe(false);

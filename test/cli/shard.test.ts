@@ -10,7 +10,8 @@ import { runSwc } from '../helpers/run-in-process.js';
  * shards are disjoint and complete, and the split is the same in any order, from any directory, on any machine.
  */
 
-const LINE = (i: number): string => `${JSON.stringify({ role: 'user', content: `hello ${i}` })}\n${JSON.stringify({ role: 'assistant', content: 'hi' })}\n`;
+const LINE = (i: number): string =>
+  `${JSON.stringify({ role: 'user', content: `hello ${i}` })}\n${JSON.stringify({ role: 'assistant', content: 'hi' })}\n`;
 
 /** A tree of `count` small transcripts in a few folders; returns the root (files under root/tree). */
 function archive(count: number): string {
@@ -24,9 +25,31 @@ function archive(count: number): string {
 }
 
 /** The files a shard run processed, from its report, as paths relative to `root`. */
-async function shardFiles(root: string, cwd: string, inputs: readonly string[], shard: string | null, extra: readonly string[] = []): Promise<string[]> {
+async function shardFiles(
+  root: string,
+  cwd: string,
+  inputs: readonly string[],
+  shard: string | null,
+  extra: readonly string[] = [],
+): Promise<string[]> {
   const report = path.join(tempDir(), 'report.json');
-  const run = await runSwc(['compact', ...inputs, '--check', '-q', '-t', '1000000', '--tokenizer', 'approx', ...(shard === null ? [] : ['--shard', shard]), '--report', report, ...extra], { cwd });
+  const run = await runSwc(
+    [
+      'compact',
+      ...inputs,
+      '--check',
+      '-q',
+      '-t',
+      '1000000',
+      '--tokenizer',
+      'approx',
+      ...(shard === null ? [] : ['--shard', shard]),
+      '--report',
+      report,
+      ...extra,
+    ],
+    { cwd },
+  );
   expect(run).toEqual({ status: 0, stdout: '', stderr: '' });
   const { files } = JSON.parse(readFileSync(report, 'utf8')) as { files: Array<{ path: string }> };
   return files.map((f) => path.relative(root, path.resolve(cwd, f.path)).split(path.sep).join('/'));
@@ -68,16 +91,21 @@ describe('swc compact --shard', () => {
   it('hashes the path under the base, so --base decides the split', async () => {
     const root = archive(40);
     const fromTree = await shardFiles(root, root, ['tree'], '1/2');
-    expect(await shardFiles(root, root, ['tree/d0', 'tree/d1', 'tree/d2', 'tree/d3', 'tree/d4', 'tree/d5'], '1/2', ['--base', 'tree'])).toEqual(fromTree);
+    expect(
+      await shardFiles(root, root, ['tree/d0', 'tree/d1', 'tree/d2', 'tree/d3', 'tree/d4', 'tree/d5'], '1/2', [
+        '--base',
+        'tree',
+      ]),
+    ).toEqual(fromTree);
     const fromRoot = await shardFiles(root, root, ['tree'], '1/2', ['--base', '.']);
-    expect(fromRoot).toEqual(
-      (await shardFiles(root, root, ['tree'], null)).filter((f) => shardOf(f, 2) === 1),
-    );
+    expect(fromRoot).toEqual((await shardFiles(root, root, ['tree'], null)).filter((f) => shardOf(f, 2) === 1));
   });
 
   it('uses a fixed hash of the path: sha-256, its first 8 bytes big-endian, modulo the shard count', () => {
     // The same numbers from Python: int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], 'big') % n + 1
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => shardOf('archive/2024/run-17.jsonl', n))).toEqual([1, 1, 1, 3, 3, 1, 7, 3]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => shardOf('archive/2024/run-17.jsonl', n))).toEqual([
+      1, 1, 1, 3, 3, 1, 7, 3,
+    ]);
     expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => shardOf('d0/x/f0.jsonl', n))).toEqual([1, 1, 3, 1, 2, 3, 5, 5]);
   });
 
@@ -96,10 +124,20 @@ describe('swc compact --shard', () => {
   it('names the shard in the summary and writes only its own files under --out-dir', async () => {
     const root = archive(30);
     const mine = await shardFiles(root, root, ['tree'], '2/3');
-    const run = await runSwc(['compact', 'tree', '--out-dir', 'out', '-t', '1000000', '--tokenizer', 'approx', '--shard', '2/3'], { cwd: root });
+    const run = await runSwc(
+      ['compact', 'tree', '--out-dir', 'out', '-t', '1000000', '--tokenizer', 'approx', '--shard', '2/3'],
+      { cwd: root },
+    );
     expect(run.status).toBe(0);
-    expect(run.stderr).toMatch(new RegExp(`^swc: shard 2/3 \\(${mine.length} of 30 files\\): ${mine.length} files scanned: 0 compacted, ${mine.length} unchanged, 0 failed;`));
-    for (const f of mine) expect(readFileSync(path.join(root, 'out', path.relative('tree', f)), 'utf8')).toBe(readFileSync(path.join(root, f), 'utf8'));
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `^swc: shard 2/3 \\(${mine.length} of 30 files\\): ${mine.length} files scanned: 0 compacted, ${mine.length} unchanged, 0 failed;`,
+      ),
+    );
+    for (const f of mine)
+      expect(readFileSync(path.join(root, 'out', path.relative('tree', f)), 'utf8')).toBe(
+        readFileSync(path.join(root, f), 'utf8'),
+      );
   });
 
   const bad: Array<[string, string]> = [

@@ -55,16 +55,30 @@ function archive(withBroken: boolean): string {
   writeFileSync(path.join(dir, 'archive/small.jsonl'), transcript(1));
   cpSync(SAVED_STATE, path.join(dir, 'archive/more/state.json'));
   for (const [name, text] of Object.entries(UNRECOGNIZED)) writeFileSync(path.join(dir, 'archive', name), text);
-  if (withBroken) for (const [name, text] of Object.entries(BROKEN)) writeFileSync(path.join(dir, 'archive/more', name), text);
+  if (withBroken)
+    for (const [name, text] of Object.entries(BROKEN)) writeFileSync(path.join(dir, 'archive/more', name), text);
   return dir;
 }
 
 interface Report {
   summary: { files: number; compacted: number; unchanged: number; failed: number; skipped: number };
-  files: Array<{ path: string; status: string; error: { message: string; unrecognized?: true } | null; plan?: unknown }>;
+  files: Array<{
+    path: string;
+    status: string;
+    error: { message: string; unrecognized?: true } | null;
+    plan?: unknown;
+  }>;
 }
 
-const SKIPPED = ['archive/config.json', 'archive/empty-object.json', 'archive/events.jsonl', 'archive/list-of-numbers.json', 'archive/list-of-records.json', 'archive/more/state.json', 'archive/single-value.json'];
+const SKIPPED = [
+  'archive/config.json',
+  'archive/empty-object.json',
+  'archive/events.jsonl',
+  'archive/list-of-numbers.json',
+  'archive/list-of-records.json',
+  'archive/more/state.json',
+  'archive/single-value.json',
+];
 
 const MODES: Array<[string, string[], number]> = [
   // [mode, its flags, the exit code once the non-transcripts are skipped]
@@ -76,7 +90,8 @@ const MODES: Array<[string, string[], number]> = [
 ];
 
 function reportValidator(): ValidateFunction {
-  const schema = (name: string): Record<string, unknown> => JSON.parse(readFileSync(path.join(ROOT, 'docs/schema', name), 'utf8')) as Record<string, unknown>;
+  const schema = (name: string): Record<string, unknown> =>
+    JSON.parse(readFileSync(path.join(ROOT, 'docs/schema', name), 'utf8')) as Record<string, unknown>;
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
   ajv.addSchema(schema('plan.schema.json')).addSchema(schema('report.schema.json'));
   return ajv.getSchema('report.schema.json') as ValidateFunction;
@@ -87,25 +102,32 @@ describe('a batch with files that hold no conversation', () => {
     const dir = archive(false);
     const r = await runSwc(['compact', 'archive', ...flags, ...APPROX], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/swc: archive\/more\/state\.json:1:1: no message list found: .*pass --conversation-path \/input_data/);
+    expect(r.stderr).toMatch(
+      /swc: archive\/more\/state\.json:1:1: no message list found: .*pass --conversation-path \/input_data/,
+    );
     expect(r.stderr).toMatch(/, 7 failed/);
   });
 
   it.each(MODES)('is judged on its transcripts under %s with --skip-unrecognized', async (_mode, flags, code) => {
     const dir = archive(false);
-    const r = await runSwc(['compact', 'archive', ...flags, ...APPROX, '--skip-unrecognized', '--report', 'r.json'], { cwd: dir });
+    const r = await runSwc(['compact', 'archive', ...flags, ...APPROX, '--skip-unrecognized', '--report', 'r.json'], {
+      cwd: dir,
+    });
     expect(r.status).toBe(code);
     // No line per skipped file without --verbose; the total counts them.
     expect(r.stderr).not.toMatch(/skipped archive|no message list|cannot tell/);
-    if (flags.includes('--stat')) expect(r.stdout).toMatch(/^9 files, 1 would change, 1 unchanged \(1 not shown\), 7 skipped: /m);
+    if (flags.includes('--stat'))
+      expect(r.stdout).toMatch(/^9 files, 1 would change, 1 unchanged \(1 not shown\), 7 skipped: /m);
     expect(r.stderr).toMatch(/swc: 9 files scanned: 1 (would be )?compacted, 1 unchanged, 7 skipped, 0 failed; /);
     const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as Report;
     expect(report.summary).toMatchObject({ files: 9, compacted: 1, unchanged: 1, failed: 0, skipped: 7 });
     expect(report.files.filter((f) => f.status === 'skipped').map((f) => f.path)).toEqual(SKIPPED);
-    for (const f of report.files.filter((g) => g.status === 'skipped')) expect(f.error).toMatchObject({ unrecognized: true });
+    for (const f of report.files.filter((g) => g.status === 'skipped'))
+      expect(f.error).toMatchObject({ unrecognized: true });
     expect(reportValidator()(report)).toBe(true);
     // Nothing is written for a skipped file: --out-dir copies only transcripts, --in-place leaves them as they are.
-    if (flags.includes('--out-dir')) expect(readdirSync(path.join(dir, 'out'), { recursive: true }).sort()).toEqual(['big.jsonl', 'small.jsonl']);
+    if (flags.includes('--out-dir'))
+      expect(readdirSync(path.join(dir, 'out'), { recursive: true }).sort()).toEqual(['big.jsonl', 'small.jsonl']);
     expect(readFileSync(path.join(dir, 'archive/config.json'), 'utf8')).toBe(UNRECOGNIZED['config.json']);
   });
 
@@ -136,20 +158,36 @@ describe('a batch with files that hold no conversation', () => {
 
   it('says each skipped file with --dry-run --verbose, and a named file always', async () => {
     const dir = archive(false);
-    const r = await runSwc(['compact', 'archive', '--dry-run', '--stat', '--verbose', ...APPROX, '--skip-unrecognized'], { cwd: dir });
+    const r = await runSwc(
+      ['compact', 'archive', '--dry-run', '--stat', '--verbose', ...APPROX, '--skip-unrecognized'],
+      { cwd: dir },
+    );
     expect(r.status).toBe(0);
     const lines = r.stderr.split('\n').filter((l) => l.startsWith('swc: skipped '));
     expect(lines.map((l) => /^swc: skipped (.*?)(:\d+)*: /.exec(l)?.[1])).toEqual(SKIPPED);
     expect(r.stderr).toContain('swc: skipped archive/more/state.json:1:1: no message list found: ');
-    const quiet = await runSwc(['compact', 'archive', '--dry-run', '--verbose', '-q', ...APPROX, '--skip-unrecognized'], { cwd: dir });
+    const quiet = await runSwc(
+      ['compact', 'archive', '--dry-run', '--verbose', '-q', ...APPROX, '--skip-unrecognized'],
+      { cwd: dir },
+    );
     expect(quiet.stderr).toBe('');
-    const one = await runSwc(['compact', 'archive/config.json', '--check', ...APPROX, '--skip-unrecognized'], { cwd: dir });
-    expect(one).toEqual({ status: 0, stdout: '', stderr: 'swc: skipped archive/config.json:1:1: no message list found: expected a top-level list or an object with "messages", "input", "contents", "events", "conversations", "traj", "history" (found keys: name, version)\n' });
+    const one = await runSwc(['compact', 'archive/config.json', '--check', ...APPROX, '--skip-unrecognized'], {
+      cwd: dir,
+    });
+    expect(one).toEqual({
+      status: 0,
+      stdout: '',
+      stderr:
+        'swc: skipped archive/config.json:1:1: no message list found: expected a top-level list or an object with "messages", "input", "contents", "events", "conversations", "traj", "history" (found keys: name, version)\n',
+    });
   });
 
   it('skips the files a --conversation-path leads nowhere in, and reads those it reaches', async () => {
     const dir = archive(false);
-    const r = await runSwc(['compact', 'archive', '--check', ...APPROX, '--conversation-path', POINTER, '--skip-unrecognized', '--json'], { cwd: dir });
+    const r = await runSwc(
+      ['compact', 'archive', '--check', ...APPROX, '--conversation-path', POINTER, '--skip-unrecognized', '--json'],
+      { cwd: dir },
+    );
     const report = JSON.parse(r.stdout) as Report;
     // The saved state's conversation is read (it is too short to lose anything); the transcripts hold nothing at that
     // path, so every other file is skipped, and none failed.
@@ -160,9 +198,13 @@ describe('a batch with files that hold no conversation', () => {
 
   it('is refused for a run on one file to standard output or -o, which is not a batch', async () => {
     const dir = archive(false);
-    const r = await runSwc(['compact', 'archive/big.jsonl', ...APPROX, '--skip-unrecognized', '-o', 'out.jsonl'], { cwd: dir });
+    const r = await runSwc(['compact', 'archive/big.jsonl', ...APPROX, '--skip-unrecognized', '-o', 'out.jsonl'], {
+      cwd: dir,
+    });
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe('swc: error: --skip-unrecognized only applies to batch runs: add --out-dir, --in-place, --check or --dry-run\n');
+    expect(r.stderr).toBe(
+      'swc: error: --skip-unrecognized only applies to batch runs: add --out-dir, --in-place, --check or --dry-run\n',
+    );
     expect(existsSync(path.join(dir, 'out.jsonl'))).toBe(false);
   });
 });
@@ -173,7 +215,10 @@ describe('the files of fixtures/bad', () => {
     cpSync(path.join(ROOT, 'fixtures/bad'), path.join(dir, 'bad'), { recursive: true });
     const r = await runSwc(['compact', 'bad', '--check', ...APPROX, '--skip-unrecognized', '--json'], { cwd: dir });
     const report = JSON.parse(r.stdout) as Report;
-    expect(report.files.filter((f) => f.status === 'skipped').map((f) => f.path)).toEqual(['bad/no-message-list.json', 'bad/single-value.json']);
+    expect(report.files.filter((f) => f.status === 'skipped').map((f) => f.path)).toEqual([
+      'bad/no-message-list.json',
+      'bad/single-value.json',
+    ]);
     expect(report.summary.failed).toBeGreaterThan(10);
     expect(r.status).toBe(2);
   });

@@ -54,7 +54,9 @@ function loadedBy(args: readonly string[]): { status: number | null; stderr: str
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', SWC_RECORD_LOADS: record };
   delete env.NODE_OPTIONS;
   const run = spawnSync(process.execPath, ['--import', HOOK, BIN, ...args], { cwd: dir, env, encoding: 'utf8' });
-  const urls = readFileSync(record, 'utf8').split('\n').filter((url) => url !== '');
+  const urls = readFileSync(record, 'utf8')
+    .split('\n')
+    .filter((url) => url !== '');
   const loaded = urls.flatMap((url) => {
     if (url.startsWith(BUNDLE)) {
       const held = HELD[url.slice(BUNDLE.length)];
@@ -78,12 +80,66 @@ describe('what swc loads', () => {
   });
 
   it.each([
-    ['the result line', 'without --quiet', ['compact', 'log.jsonl', '-t', '8000', '-o', 'out.jsonl'], ['cli/summary.js']],
-    ['the JSON plan', 'with --json', ['compact', 'log.jsonl', '-t', '8000', '-o', 'out.jsonl', '-q', '--json'], ['cli/plan-json.js']],
-    ['the diff and colour', 'with --dry-run', ['compact', 'log.jsonl', '-t', '8000', '--dry-run'], ['cli/dry-run.js', 'chalk']],
-    ['the offload store', 'with --offload-dir', ['compact', 'log.jsonl', '-t', '8000', '-o', 'out.jsonl', '-q', '--strategy', 'offload', '--offload-dir', 'store'], ['cli/offload.js']],
-    ['the model layer', 'with --strategy summarize', ['compact', 'log.jsonl', '-t', '8000', '-o', 'out.jsonl', '-q', '--strategy', 'summarize', '--summarize-command', 'cat'], ['cli/summary-source.js', 'summarize-run.js', 'io/model/command.js']],
-    ['inspect and its views', 'for swc inspect', ['inspect', 'log.jsonl'], ['cli/inspect.js', 'cli/inspect-view.js', 'chalk']],
+    [
+      'the result line',
+      'without --quiet',
+      ['compact', 'log.jsonl', '-t', '8000', '-o', 'out.jsonl'],
+      ['cli/summary.js'],
+    ],
+    [
+      'the JSON plan',
+      'with --json',
+      ['compact', 'log.jsonl', '-t', '8000', '-o', 'out.jsonl', '-q', '--json'],
+      ['cli/plan-json.js'],
+    ],
+    [
+      'the diff and colour',
+      'with --dry-run',
+      ['compact', 'log.jsonl', '-t', '8000', '--dry-run'],
+      ['cli/dry-run.js', 'chalk'],
+    ],
+    [
+      'the offload store',
+      'with --offload-dir',
+      [
+        'compact',
+        'log.jsonl',
+        '-t',
+        '8000',
+        '-o',
+        'out.jsonl',
+        '-q',
+        '--strategy',
+        'offload',
+        '--offload-dir',
+        'store',
+      ],
+      ['cli/offload.js'],
+    ],
+    [
+      'the model layer',
+      'with --strategy summarize',
+      [
+        'compact',
+        'log.jsonl',
+        '-t',
+        '8000',
+        '-o',
+        'out.jsonl',
+        '-q',
+        '--strategy',
+        'summarize',
+        '--summarize-command',
+        'cat',
+      ],
+      ['cli/summary-source.js', 'summarize-run.js', 'io/model/command.js'],
+    ],
+    [
+      'inspect and its views',
+      'for swc inspect',
+      ['inspect', 'log.jsonl'],
+      ['cli/inspect.js', 'cli/inspect-view.js', 'chalk'],
+    ],
     ['restore', 'for swc restore', ['restore', 'log.jsonl', '-q'], ['cli/restore.js']],
   ])('loads %s %s', (_what, _when, args, modules) => {
     const run = loadedBy(args);
@@ -96,7 +152,9 @@ describe('what swc loads', () => {
 describe('a module loaded at its point of use', () => {
   it('fails as start-up does when it cannot load for want of open files or memory', async () => {
     const fails = (code: string) => () => Promise.reject(Object.assign(new Error(`${code}: cannot open`), { code }));
-    await expect(loadLazily(fails('EMFILE'))).rejects.toThrow(new CannotStartError('too many open files (raise the limit with ulimit -n)'));
+    await expect(loadLazily(fails('EMFILE'))).rejects.toThrow(
+      new CannotStartError('too many open files (raise the limit with ulimit -n)'),
+    );
     await expect(loadLazily(fails('ENOMEM'))).rejects.toThrow('cannot start: out of memory');
     await expect(loadLazily(fails('EACCES'))).rejects.toThrow('cannot start: EACCES: cannot open');
   });

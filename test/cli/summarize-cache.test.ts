@@ -20,8 +20,28 @@ describe('the summary cache', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summary-cache-'));
     writeFileSync(path.join(dir, 'a.json'), JSON.stringify({ messages: MESSAGES }, null, 2));
     // The model answers at length while BAD is set, then briefly.
-    writeFileSync(path.join(dir, 'model.sh'), `cat >/dev/null\nif [ -n "$BAD" ]; then printf '%s' "$(printf 'long %.0s' $(seq 1 400))"; else printf 'short summary'; fi\n`);
-    const args = ['compact', 'a.json', '-o', 'out.json', '-t', '40', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--summarize-command', `sh '${path.join(dir, 'model.sh')}'`, '--cache-dir', 'cache'];
+    writeFileSync(
+      path.join(dir, 'model.sh'),
+      `cat >/dev/null\nif [ -n "$BAD" ]; then printf '%s' "$(printf 'long %.0s' $(seq 1 400))"; else printf 'short summary'; fi\n`,
+    );
+    const args = [
+      'compact',
+      'a.json',
+      '-o',
+      'out.json',
+      '-t',
+      '40',
+      '--tokenizer',
+      'approx',
+      '--strategy',
+      'summarize',
+      '--summary-tokens',
+      '10',
+      '--summarize-command',
+      `sh '${path.join(dir, 'model.sh')}'`,
+      '--cache-dir',
+      'cache',
+    ];
     const bad = await runSwc(args, { cwd: dir, env: { BAD: '1' } });
     expect(bad.status).toBe(0);
     expect(bad.stderr).toMatch(/did not (make the conversation smaller|reduce)/);
@@ -38,11 +58,40 @@ describe('--strict on a file of several conversations', () => {
   it('names the record that failed and still reports the calls made', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summary-strict-'));
     const record = (poison: boolean): string =>
-      JSON.stringify({ messages: [...MESSAGES.slice(0, 2).map((m) => (poison && m.role === 'user' ? { ...m, content: `${m.content} POISON` } : m)), ...MESSAGES.slice(2)] });
+      JSON.stringify({
+        messages: [
+          ...MESSAGES.slice(0, 2).map((m) =>
+            poison && m.role === 'user' ? { ...m, content: `${m.content} POISON` } : m,
+          ),
+          ...MESSAGES.slice(2),
+        ],
+      });
     writeFileSync(path.join(dir, 'w.jsonl'), `${record(false)}\n${record(true)}\n`);
-    writeFileSync(path.join(dir, 'model.sh'), `p=$(cat); case "$p" in *POISON*) exit 1;; esac; printf 'short summary'\n`);
+    writeFileSync(
+      path.join(dir, 'model.sh'),
+      `p=$(cat); case "$p" in *POISON*) exit 1;; esac; printf 'short summary'\n`,
+    );
     for (const out of [['-o', 'out.jsonl'], ['--in-place']]) {
-      const r = await runSwc(['compact', 'w.jsonl', ...out, '-t', '40', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--summarize-command', `sh '${path.join(dir, 'model.sh')}'`, '--no-cache', '--strict'], { cwd: dir });
+      const r = await runSwc(
+        [
+          'compact',
+          'w.jsonl',
+          ...out,
+          '-t',
+          '40',
+          '--tokenizer',
+          'approx',
+          '--strategy',
+          'summarize',
+          '--summary-tokens',
+          '10',
+          '--summarize-command',
+          `sh '${path.join(dir, 'model.sh')}'`,
+          '--no-cache',
+          '--strict',
+        ],
+        { cwd: dir },
+      );
       expect({ out, status: r.status }).toEqual({ out, status: 2 });
       expect(r.stderr).toMatch(/w\.jsonl: record 2: summarize round 1 failed: .*--strict: nothing written/);
       expect(r.stderr).toMatch(/summarize: 2 model calls \(0 from the cache, 1 failed\)/);

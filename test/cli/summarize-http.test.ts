@@ -38,7 +38,8 @@ afterAll(async () => {
 function tree(files: number): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-http-'));
   mkdirSync(path.join(dir, 'in'));
-  for (let n = 0; n < files; n++) writeFileSync(path.join(dir, 'in', `t${n}.json`), writeAs('openai', conversation(n)).text);
+  for (let n = 0; n < files; n++)
+    writeFileSync(path.join(dir, 'in', `t${n}.json`), writeAs('openai', conversation(n)).text);
   return dir;
 }
 
@@ -46,7 +47,28 @@ describe('summarize against a local OpenAI-compatible server', () => {
   it('summarizes a batch over HTTP with at most --concurrency calls at once, then answers a re-run from the cache', async () => {
     server.reset();
     const dir = tree(6);
-    const args = ['compact', 'in', '--out-dir', 'out', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--base-url', server.url, '--model', 'test-model', '--concurrency', '2', '--cache-dir', 'cache'];
+    const args = [
+      'compact',
+      'in',
+      '--out-dir',
+      'out',
+      '-t',
+      '60',
+      '--tokenizer',
+      'approx',
+      '--strategy',
+      'summarize',
+      '--summary-tokens',
+      '10',
+      '--base-url',
+      server.url,
+      '--model',
+      'test-model',
+      '--concurrency',
+      '2',
+      '--cache-dir',
+      'cache',
+    ];
     const env = { OPENAI_API_KEY: 'sk-test' };
     const first = await runSwc(args, { cwd: dir, env });
     expect(first.stderr).not.toMatch(/warning/);
@@ -54,9 +76,20 @@ describe('summarize against a local OpenAI-compatible server', () => {
     expect(server.requests).toHaveLength(12);
     expect(server.maxInFlight).toBe(2);
     expect(server.requests.every((r) => r.authorization === 'key' && r.path.endsWith('/chat/completions'))).toBe(true);
-    expect(first.stderr).toMatch(/summarize: 12 model calls \(0 from the cache\), [\d,]+ input and [\d,]+ output tokens/);
-    expect(readdirSync(path.join(dir, 'out')).sort()).toEqual(['t0.json', 't1.json', 't2.json', 't3.json', 't4.json', 't5.json']);
-    const written = JSON.parse(readFileSync(path.join(dir, 'out', 't0.json'), 'utf8')) as { messages: { role: string; content: string }[] };
+    expect(first.stderr).toMatch(
+      /summarize: 12 model calls \(0 from the cache\), [\d,]+ input and [\d,]+ output tokens/,
+    );
+    expect(readdirSync(path.join(dir, 'out')).sort()).toEqual([
+      't0.json',
+      't1.json',
+      't2.json',
+      't3.json',
+      't4.json',
+      't5.json',
+    ]);
+    const written = JSON.parse(readFileSync(path.join(dir, 'out', 't0.json'), 'utf8')) as {
+      messages: { role: string; content: string }[];
+    };
     expect(written.messages.filter((m) => m.content?.startsWith('<conversation_summary>\nsummary '))).toHaveLength(2);
 
     server.reset();
@@ -64,14 +97,37 @@ describe('summarize against a local OpenAI-compatible server', () => {
     expect(again.status).toBe(0);
     expect(server.requests).toHaveLength(0);
     expect(again.stderr).toMatch(/summarize: 12 model calls \(12 from the cache\), 0 input and 0 output tokens/);
-    expect(readFileSync(path.join(dir, 'out2', 't3.json'), 'utf8')).toBe(readFileSync(path.join(dir, 'out', 't3.json'), 'utf8'));
+    expect(readFileSync(path.join(dir, 'out2', 't3.json'), 'utf8')).toBe(
+      readFileSync(path.join(dir, 'out', 't3.json'), 'utf8'),
+    );
   });
 
   it('keeps the last good result when the endpoint answers with no choices, and never sends the key elsewhere', async () => {
     server.reset();
     server.script({ kind: 'reply' }, { kind: 'empty-choices' });
     const dir = tree(1);
-    const run = await runSwc(['compact', 'in/t0.json', '-o', 'out.json', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--base-url', server.url, '--model', 'm', '--no-cache'], { cwd: dir, env: { OPENAI_API_KEY: 'sk-test' } });
+    const run = await runSwc(
+      [
+        'compact',
+        'in/t0.json',
+        '-o',
+        'out.json',
+        '-t',
+        '60',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'summarize',
+        '--summary-tokens',
+        '10',
+        '--base-url',
+        server.url,
+        '--model',
+        'm',
+        '--no-cache',
+      ],
+      { cwd: dir, env: { OPENAI_API_KEY: 'sk-test' } },
+    );
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(/warning: .*summarize round 2 failed: .*; kept the result of 1 round/);
     expect(run.stderr).not.toContain('sk-test');
@@ -85,23 +141,60 @@ function fake(): { summarizer: (r: SummaryRequest) => Promise<SummaryReply>; req
 }
 
 describe('summaries in every format', () => {
-  it.each([...FORMAT_NAMES])('writes summaries as a %s file writes a user message, and the next run folds them in', async (format) => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-fmt-'));
-    const written = writeAs(format, conversation(1));
-    writeFileSync(path.join(dir, written.name), written.text);
-    const first = fake();
-    const run = await runSwc(['compact', written.name, '-o', `once-${written.name}`, '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--no-cache'], { cwd: dir, summarizer: first.summarizer });
-    expect(run.status).toBe(0);
-    expect(first.requests).toHaveLength(2);
-    const text = readFileSync(path.join(dir, `once-${written.name}`), 'utf8');
-    expect(text).toContain('<conversation_summary>\\nsummary 0\\n</conversation_summary>');
-    // Run again with a tighter target: the earlier summaries are recognised (never a task), so the task summary and
-    // the newest step stay, and the only thing left to combine is nothing: the floor.
-    const second = fake();
-    const again = await runSwc(['compact', `once-${written.name}`, '-o', `twice-${written.name}`, '-t', '10', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '1', '--no-cache'], { cwd: dir, summarizer: second.summarizer });
-    expect(again.status).toBe(0);
-    expect(second.requests).toEqual([]);
-  });
+  it.each([...FORMAT_NAMES])(
+    'writes summaries as a %s file writes a user message, and the next run folds them in',
+    async (format) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-fmt-'));
+      const written = writeAs(format, conversation(1));
+      writeFileSync(path.join(dir, written.name), written.text);
+      const first = fake();
+      const run = await runSwc(
+        [
+          'compact',
+          written.name,
+          '-o',
+          `once-${written.name}`,
+          '-t',
+          '60',
+          '--tokenizer',
+          'approx',
+          '--strategy',
+          'summarize',
+          '--summary-tokens',
+          '10',
+          '--no-cache',
+        ],
+        { cwd: dir, summarizer: first.summarizer },
+      );
+      expect(run.status).toBe(0);
+      expect(first.requests).toHaveLength(2);
+      const text = readFileSync(path.join(dir, `once-${written.name}`), 'utf8');
+      expect(text).toContain('<conversation_summary>\\nsummary 0\\n</conversation_summary>');
+      // Run again with a tighter target: the earlier summaries are recognised (never a task), so the task summary and
+      // the newest step stay, and the only thing left to combine is nothing: the floor.
+      const second = fake();
+      const again = await runSwc(
+        [
+          'compact',
+          `once-${written.name}`,
+          '-o',
+          `twice-${written.name}`,
+          '-t',
+          '10',
+          '--tokenizer',
+          'approx',
+          '--strategy',
+          'summarize',
+          '--summary-tokens',
+          '1',
+          '--no-cache',
+        ],
+        { cwd: dir, summarizer: second.summarizer },
+      );
+      expect(again.status).toBe(0);
+      expect(second.requests).toEqual([]);
+    },
+  );
 });
 
 describe('summarize in chains', () => {
@@ -109,7 +202,26 @@ describe('summarize in chains', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-chain-'));
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', conversation(2)).text);
     const model = fake();
-    const run = await runSwc(['compact', 'a.json', '-o', 'out.json', '-t', '120', '--tokenizer', 'approx', '--strategy', 'prune,summarize', '--min-tokens', '10', '--summary-tokens', '10', '--no-cache'], { cwd: dir, summarizer: model.summarizer });
+    const run = await runSwc(
+      [
+        'compact',
+        'a.json',
+        '-o',
+        'out.json',
+        '-t',
+        '120',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'prune,summarize',
+        '--min-tokens',
+        '10',
+        '--summary-tokens',
+        '10',
+        '--no-cache',
+      ],
+      { cwd: dir, summarizer: model.summarizer },
+    );
     expect(run.status).toBe(0);
     expect(model.requests.length).toBeGreaterThan(0);
     expect(model.requests.some((r) => r.user.includes('[Tool result removed to free up context.'))).toBe(true);
@@ -119,12 +231,31 @@ describe('summarize in chains', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-chain-'));
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', conversation(3)).text);
     const model = fake();
-    const run = await runSwc(['compact', 'a.json', '-o', 'out.json', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize,window', '--summary-tokens', '10', '--no-cache'], { cwd: dir, summarizer: model.summarizer });
+    const run = await runSwc(
+      [
+        'compact',
+        'a.json',
+        '-o',
+        'out.json',
+        '-t',
+        '60',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'summarize,window',
+        '--summary-tokens',
+        '10',
+        '--no-cache',
+      ],
+      { cwd: dir, summarizer: model.summarizer },
+    );
     expect(run.status).toBe(0);
     expect(model.requests).toHaveLength(2);
     // As Haystack's hooks in this order: the window, still over the target, removes the summaries (they belong to no
     // turn it keeps) and writes its note; the instructions, the task and the newest step stay.
-    const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as { messages: { role: string; content: string | null; tool_call_id?: string }[] };
+    const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as {
+      messages: { role: string; content: string | null; tool_call_id?: string }[];
+    };
     expect(out.messages.map((m) => m.role)).toEqual(['system', 'user', 'user', 'assistant', 'tool']);
     expect(out.messages[1]?.content).toMatch(/^\[2 earlier messages were removed/);
     expect(out.messages[2]?.content).toBe('current task');

@@ -15,7 +15,10 @@ import { runSwc } from '../helpers/run-in-process.js';
 /** An old turn naming a path, an error, a URL and a commit; then the current task, which stays. */
 const MESSAGES = [
   { role: 'system', content: 'You are a coding agent.' },
-  { role: 'user', content: `Why does src/auth/login.ts throw TypeError? See https://example.com/bug and commit 3f63cd0. ${'old question '.repeat(40)}` },
+  {
+    role: 'user',
+    content: `Why does src/auth/login.ts throw TypeError? See https://example.com/bug and commit 3f63cd0. ${'old question '.repeat(40)}`,
+  },
   { role: 'assistant', content: 'old answer '.repeat(40) },
   { role: 'user', content: 'current task' },
 ];
@@ -34,9 +37,33 @@ async function compact(dir: string, ...args: string[]) {
   // Dry runs write nothing, so they take no -o.
   const output = args.includes('--dry-run') ? [] : ['-o', 'out.json'];
   const model = `sh '${path.join(dir, 'model.sh')}'`;
-  const run = await runSwc(['compact', 'a.json', ...output, '-t', '40', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--summarize-command', model, '--no-cache', ...args], { cwd: dir });
+  const run = await runSwc(
+    [
+      'compact',
+      'a.json',
+      ...output,
+      '-t',
+      '40',
+      '--tokenizer',
+      'approx',
+      '--strategy',
+      'summarize',
+      '--summary-tokens',
+      '10',
+      '--summarize-command',
+      model,
+      '--no-cache',
+      ...args,
+    ],
+    { cwd: dir },
+  );
   const out = path.join(dir, 'out.json');
-  return { ...run, output: existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { messages: { content: string }[] }).messages : null };
+  return {
+    ...run,
+    output: existsSync(out)
+      ? (JSON.parse(readFileSync(out, 'utf8')) as { messages: { content: string }[] }).messages
+      : null,
+  };
 }
 
 type PlanSummary = { round: number; identifiers: number; identifiersKept: number | null; retention: number | null };
@@ -47,17 +74,26 @@ function validator(): ValidateFunction {
   return ajv.getSchema('plan.schema.json') as ValidateFunction;
 }
 
-describe('a summary\'s retention on the command line', () => {
+describe("a summary's retention on the command line", () => {
   it('reports what share of the replaced identifiers a summary keeps, in the JSON plan (as the schema says) and the summary line', async () => {
     const dir = folder();
     const run = await compact(dir, '--json');
     expect(run.status).toBe(0);
     expect(run.output?.[1]?.content).toBe(`<conversation_summary>\n${SUMMARY}\n</conversation_summary>`);
     const plan = JSON.parse(run.stdout) as { summaries: PlanSummary[] };
-    expect(plan.summaries.map(({ round, identifiers, identifiersKept, retention }) => ({ round, identifiers, identifiersKept, retention }))).toEqual([{ round: 0, identifiers: 4, identifiersKept: 2, retention: 0.5 }]);
+    expect(
+      plan.summaries.map(({ round, identifiers, identifiersKept, retention }) => ({
+        round,
+        identifiers,
+        identifiersKept,
+        retention,
+      })),
+    ).toEqual([{ round: 0, identifiers: 4, identifiersKept: 2, retention: 0.5 }]);
     const validate = validator();
     expect(validate(plan) ? [] : validate.errors).toEqual([]);
-    expect(run.stderr).toMatch(/summarize: 1 model call \(0 from the cache\), [\d,]+ input and [\d,]+ output tokens; the summaries keep 2 of 4 identifiers they replace \(50%\)\n/);
+    expect(run.stderr).toMatch(
+      /summarize: 1 model call \(0 from the cache\), [\d,]+ input and [\d,]+ output tokens; the summaries keep 2 of 4 identifiers they replace \(50%\)\n/,
+    );
   });
 
   it.each([['0.5'], ['50%'], ['0']])('passes a summary that keeps the share --min-retention %s asks', async (share) => {
@@ -80,7 +116,9 @@ describe('a summary\'s retention on the command line', () => {
     const run = await compact(folder(), '--min-retention', '80%', '--strict');
     expect(run.status).toBe(2);
     expect(run.output).toBeNull();
-    expect(run.stderr).toMatch(/summarize round 1 failed: the summary keeps 2 of 4 identifiers \(50%\), under --min-retention 0\.8; lost .* \(--strict: nothing written\)/);
+    expect(run.stderr).toMatch(
+      /summarize round 1 failed: the summary keeps 2 of 4 identifiers \(50%\), under --min-retention 0\.8; lost .* \(--strict: nothing written\)/,
+    );
   });
 
   it('shows in a dry run how many identifiers each round replaces, never holding the simulated summary to --min-retention', async () => {
@@ -88,11 +126,19 @@ describe('a summary\'s retention on the command line', () => {
     const diff = await compact(dir, '--dry-run', '--min-retention', '1');
     expect(diff.status).toBe(0);
     // Lines wrap at the terminal's width: joined again here.
-    expect(diff.stdout.replace(/\n +/g, ' ')).toMatch(/round 1 \(historical turns\): a summary would replace items 1–2 \(naming 4 identifiers\), a call of [\d,]+ prompt tokens/);
+    expect(diff.stdout.replace(/\n +/g, ' ')).toMatch(
+      /round 1 \(historical turns\): a summary would replace items 1–2 \(naming 4 identifiers\), a call of [\d,]+ prompt tokens/,
+    );
     expect(diff.stderr).not.toMatch(/warning/);
     const json = await compact(dir, '--dry-run', '--json');
     const plan = JSON.parse(json.stdout) as { summaries: PlanSummary[] };
-    expect(plan.summaries.map(({ identifiers, identifiersKept, retention }) => ({ identifiers, identifiersKept, retention }))).toEqual([{ identifiers: 4, identifiersKept: null, retention: null }]);
+    expect(
+      plan.summaries.map(({ identifiers, identifiersKept, retention }) => ({
+        identifiers,
+        identifiersKept,
+        retention,
+      })),
+    ).toEqual([{ identifiers: 4, identifiersKept: null, retention: null }]);
     const validate = validator();
     expect(validate(plan) ? [] : validate.errors).toEqual([]);
   });
@@ -110,18 +156,33 @@ describe('a summary\'s retention on the command line', () => {
 
   it('refuses --min-retention without summarize in --strategy', async () => {
     const dir = folder();
-    const run = await runSwc(['compact', 'a.json', '-t', '40', '--strategy', 'prune,window', '--min-retention', '0.5'], { cwd: dir });
+    const run = await runSwc(
+      ['compact', 'a.json', '-t', '40', '--strategy', 'prune,window', '--min-retention', '0.5'],
+      { cwd: dir },
+    );
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/--min-retention only applies with --strategy summarize/);
   });
 });
 
 describe('minRetention in the library', () => {
-  const options = { format: 'openai' as const, target: 40, tokenizer: 'approx' as const, summaryTokens: 10, summarize: async () => SUMMARY };
+  const options = {
+    format: 'openai' as const,
+    target: 40,
+    tokenizer: 'approx' as const,
+    summaryTokens: 10,
+    summarize: async () => SUMMARY,
+  };
 
-  it('records each round\'s retention in summarized', async () => {
+  it("records each round's retention in summarized", async () => {
     const result = await compactMessages(MESSAGES, options);
-    expect(result.summarized?.rounds.map((r) => ({ identifiers: r.identifiers, kept: r.retention?.kept, fraction: r.retention?.fraction }))).toEqual([{ identifiers: 4, kept: 2, fraction: 0.5 }]);
+    expect(
+      result.summarized?.rounds.map((r) => ({
+        identifiers: r.identifiers,
+        kept: r.retention?.kept,
+        fraction: r.retention?.fraction,
+      })),
+    ).toEqual([{ identifiers: 4, kept: 2, fraction: 0.5 }]);
   });
 
   it('fails a round under minRetention, keeping the messages; with strict it throws', async () => {
@@ -129,7 +190,9 @@ describe('minRetention in the library', () => {
     expect(kept.changed).toBe(false);
     expect(kept.summarized?.failure).toMatchObject({ round: 0, kind: 'retention' });
     expect(kept.messages).toEqual(MESSAGES);
-    await expect(compactMessages(MESSAGES, { ...options, minRetention: 0.75, strict: true })).rejects.toThrow(/summarize round 1 failed: the summary keeps 2 of 4 identifiers \(50%\)/);
+    await expect(compactMessages(MESSAGES, { ...options, minRetention: 0.75, strict: true })).rejects.toThrow(
+      /summarize round 1 failed: the summary keeps 2 of 4 identifiers \(50%\)/,
+    );
     expect((await compactMessages(MESSAGES, { ...options, minRetention: 0.5 })).changed).toBe(true);
   });
 });

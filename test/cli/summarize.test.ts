@@ -28,7 +28,14 @@ const count: Count = (rendered) => counter.measure(rendered);
 
 /** The conversation in the reference's terms, as both formats' files describe it. */
 function toReference(conversation: Conversation): RMessage[] {
-  const none = { texts: [] as string[], calls: [], results: [], attachments: [] as string[], images: 0, files: [] as string[] };
+  const none = {
+    texts: [] as string[],
+    calls: [],
+    results: [],
+    attachments: [] as string[],
+    images: 0,
+    files: [] as string[],
+  };
   return conversation.map((m): RMessage => {
     switch (m.role) {
       case 'system':
@@ -41,10 +48,22 @@ function toReference(conversation: Conversation): RMessage[] {
           texts: [...m.texts],
           images: m.images,
           files: [...m.files],
-          attachments: [...Array.from({ length: m.images }, () => '<image: image/png>'), ...m.files.map((f) => `<file: ${f}, application/pdf>`)],
+          attachments: [
+            ...Array.from({ length: m.images }, () => '<image: image/png>'),
+            ...m.files.map((f) => `<file: ${f}, application/pdf>`),
+          ],
         };
       case 'assistant':
-        return { ...none, role: 'assistant', texts: m.text === null ? [] : [m.text], calls: m.calls.map((c) => ({ id: c.id, name: c.name, args: renderArguments(parseJson(JSON.stringify(c.args))) })) };
+        return {
+          ...none,
+          role: 'assistant',
+          texts: m.text === null ? [] : [m.text],
+          calls: m.calls.map((c) => ({
+            id: c.id,
+            name: c.name,
+            args: renderArguments(parseJson(JSON.stringify(c.args))),
+          })),
+        };
       case 'tool':
         return { ...none, role: 'tool', results: [{ id: m.callId, name: m.name, text: m.text, error: false }] };
     }
@@ -58,7 +77,10 @@ const TOO_LONG = 'a summary far longer than what it replaces '.repeat(400);
  * A fake model: call k answers `summary k`; when `fail` says so, the call fails, or (`long`) answers `TOO_LONG`.
  * Records every request.
  */
-function fakeModel(fail: (k: number) => boolean = () => false, long = false): { summarizer: (r: SummaryRequest) => Promise<SummaryReply>; requests: SummaryRequest[] } {
+function fakeModel(
+  fail: (k: number) => boolean = () => false,
+  long = false,
+): { summarizer: (r: SummaryRequest) => Promise<SummaryReply>; requests: SummaryRequest[] } {
   const requests: SummaryRequest[] = [];
   return {
     requests,
@@ -75,77 +97,136 @@ function fakeModel(fail: (k: number) => boolean = () => false, long = false): { 
 /** The list of a written file. */
 function itemsOf(format: FormatName, text: string): unknown[] {
   const doc = JSON.parse(text) as unknown;
-  return format === 'openai' ? ((doc as { messages: unknown[] }).messages) : (doc as unknown[]);
+  return format === 'openai' ? (doc as { messages: unknown[] }).messages : (doc as unknown[]);
 }
 
 /** A summary item's text and `summarized_messages` (Haystack), or null when the item is not a summary. */
 function summaryOf(format: FormatName, item: unknown): { summary: string; summarized?: number } | null {
   const o = item as Record<string, unknown>;
-  if (format === 'openai') return o.role === 'user' && typeof o.content === 'string' && o.content.startsWith('<conversation_summary>') ? { summary: o.content } : null;
+  if (format === 'openai')
+    return o.role === 'user' && typeof o.content === 'string' && o.content.startsWith('<conversation_summary>')
+      ? { summary: o.content }
+      : null;
   const meta = o.meta as { context_compaction?: { strategy?: string; summarized_messages?: number } } | undefined;
   if (meta?.context_compaction?.strategy !== 'summarization') return null;
-  return { summary: (o.content as { text: string }[])[0]?.text ?? '', summarized: meta.context_compaction.summarized_messages as number };
+  return {
+    summary: (o.content as { text: string }[])[0]?.text ?? '',
+    summarized: meta.context_compaction.summarized_messages as number,
+  };
 }
 
-async function compactFile(format: FormatName, conversation: Conversation, args: string[], model: ReturnType<typeof fakeModel>): Promise<{ status: number; stderr: string; input: unknown[]; output: unknown[] | null }> {
+async function compactFile(
+  format: FormatName,
+  conversation: Conversation,
+  args: string[],
+  model: ReturnType<typeof fakeModel>,
+): Promise<{ status: number; stderr: string; input: unknown[]; output: unknown[] | null }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
   const written = writeAs(format, conversation);
   writeFileSync(path.join(dir, written.name), written.text);
-  const run = await runSwc(['compact', written.name, '--tokenizer', 'approx', '--strategy', 'summarize', '--no-cache', '-o', 'out.json', ...args], { cwd: dir, summarizer: model.summarizer });
+  const run = await runSwc(
+    [
+      'compact',
+      written.name,
+      '--tokenizer',
+      'approx',
+      '--strategy',
+      'summarize',
+      '--no-cache',
+      '-o',
+      'out.json',
+      ...args,
+    ],
+    { cwd: dir, summarizer: model.summarizer },
+  );
   const out = path.join(dir, 'out.json');
-  return { status: run.status, stderr: run.stderr, input: itemsOf(format, written.text), output: existsSync(out) ? itemsOf(format, readFileSync(out, 'utf8')) : null };
+  return {
+    status: run.status,
+    stderr: run.stderr,
+    input: itemsOf(format, written.text),
+    output: existsSync(out) ? itemsOf(format, readFileSync(out, 'utf8')) : null,
+  };
 }
 
 describe('summarize against the reference model of Haystack', () => {
-  it.each<FormatName>(['openai', 'haystack'])('decides, prompts and writes as Haystack does (%s files, random conversations)', async (format) => {
-    await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 1_000_000 }), fc.double({ min: 0.05, max: 1.1, noNaN: true }), fc.integer({ min: 1, max: 80 }), fc.integer({ min: 0, max: 2 }), fc.integer({ min: -1, max: 3 }), async (seed, fraction, summaryTokens, minKeepSteps, failAt) => {
-        const conversation = randomConversation(seed);
-        const ref = toReference(conversation);
-        const size = counter.measure(ref.map((m) => renderForCount(m)));
-        const target = Math.max(1, Math.floor(size * fraction));
-        const settings = { target, minKeepSteps, summaryTokens, instruction: DEFAULT_SUMMARY_INSTRUCTION };
-        // A failing round either fails its call or answers a summary that does not shrink the conversation.
-        const long = seed % 2 === 0;
-        const expected = reference(ref, settings, count, (k) => (k === failAt ? (long ? TOO_LONG : null) : `summary ${k}`));
-        const model = fakeModel((k) => k === failAt, long);
-        const run = await compactFile(format, conversation, ['-t', String(target), '--summary-tokens', String(summaryTokens), '--min-keep-steps', String(minKeepSteps)], model);
-        // A call that threw (not a reply the decision refused) makes the run exit 3.
-        expect(run.status).toBe(failAt >= 0 && !long && model.requests.length > failAt ? 3 : 0);
-        // The same calls, with the same instruction and the same replaced texts.
-        expect(model.requests).toEqual(expected.prompts);
-        const output = run.output as unknown[];
-        const got: Out[] = keptIndices(run.input, output).map((at, k) => {
-          if (at !== null) return { input: at };
-          const s = summaryOf(format, output[k]);
-          expect(s).not.toBeNull();
-          return s as Out;
-        });
-        const want = (expected.out ?? run.input.map((_, input) => ({ input }))).map((o) => ('summary' in o && format === 'openai' ? { summary: o.summary } : o));
-        expect(got).toEqual(want);
-        if (format !== 'openai') return;
-        // The library decides the same, given the same messages as an array.
-        const libraryModel = fakeModel((k) => k === failAt, long);
-        const library = await compactMessages(run.input, {
-          format: 'openai',
-          target,
-          minKeepSteps,
-          summaryTokens,
-          tokenizer: 'approx',
-          summarize: async (request) => (await libraryModel.summarizer(request)).text,
-        });
-        expect(libraryModel.requests).toEqual(expected.prompts);
-        const fromLibrary: Out[] = keptIndices(run.input, library.messages).map((at, k) => (at !== null ? { input: at } : (summaryOf('openai', library.messages[k]) as Out)));
-        expect(fromLibrary).toEqual(want);
-      }),
-      { numRuns: 40 },
-    );
-  });
+  it.each<FormatName>(['openai', 'haystack'])(
+    'decides, prompts and writes as Haystack does (%s files, random conversations)',
+    async (format) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 1_000_000 }),
+          fc.double({ min: 0.05, max: 1.1, noNaN: true }),
+          fc.integer({ min: 1, max: 80 }),
+          fc.integer({ min: 0, max: 2 }),
+          fc.integer({ min: -1, max: 3 }),
+          async (seed, fraction, summaryTokens, minKeepSteps, failAt) => {
+            const conversation = randomConversation(seed);
+            const ref = toReference(conversation);
+            const size = counter.measure(ref.map((m) => renderForCount(m)));
+            const target = Math.max(1, Math.floor(size * fraction));
+            const settings = { target, minKeepSteps, summaryTokens, instruction: DEFAULT_SUMMARY_INSTRUCTION };
+            // A failing round either fails its call or answers a summary that does not shrink the conversation.
+            const long = seed % 2 === 0;
+            const expected = reference(ref, settings, count, (k) =>
+              k === failAt ? (long ? TOO_LONG : null) : `summary ${k}`,
+            );
+            const model = fakeModel((k) => k === failAt, long);
+            const run = await compactFile(
+              format,
+              conversation,
+              [
+                '-t',
+                String(target),
+                '--summary-tokens',
+                String(summaryTokens),
+                '--min-keep-steps',
+                String(minKeepSteps),
+              ],
+              model,
+            );
+            // A call that threw (not a reply the decision refused) makes the run exit 3.
+            expect(run.status).toBe(failAt >= 0 && !long && model.requests.length > failAt ? 3 : 0);
+            // The same calls, with the same instruction and the same replaced texts.
+            expect(model.requests).toEqual(expected.prompts);
+            const output = run.output as unknown[];
+            const got: Out[] = keptIndices(run.input, output).map((at, k) => {
+              if (at !== null) return { input: at };
+              const s = summaryOf(format, output[k]);
+              expect(s).not.toBeNull();
+              return s as Out;
+            });
+            const want = (expected.out ?? run.input.map((_, input) => ({ input }))).map((o) =>
+              'summary' in o && format === 'openai' ? { summary: o.summary } : o,
+            );
+            expect(got).toEqual(want);
+            if (format !== 'openai') return;
+            // The library decides the same, given the same messages as an array.
+            const libraryModel = fakeModel((k) => k === failAt, long);
+            const library = await compactMessages(run.input, {
+              format: 'openai',
+              target,
+              minKeepSteps,
+              summaryTokens,
+              tokenizer: 'approx',
+              summarize: async (request) => (await libraryModel.summarizer(request)).text,
+            });
+            expect(libraryModel.requests).toEqual(expected.prompts);
+            const fromLibrary: Out[] = keptIndices(run.input, library.messages).map((at, k) =>
+              at !== null ? { input: at } : (summaryOf('openai', library.messages[k]) as Out),
+            );
+            expect(fromLibrary).toEqual(want);
+          },
+        ),
+        { numRuns: 40 },
+      );
+    },
+  );
 });
 
 /** The counting render of a reference message, for sizing targets. */
 function renderForCount(m: RMessage): { text: string; images: number; files: number } {
-  if (m.results.length > 0) return { text: m.results.map((r) => `[tool:${r.name}] ${r.text}`).join('\n'), images: 0, files: 0 };
+  if (m.results.length > 0)
+    return { text: m.results.map((r) => `[tool:${r.name}] ${r.text}`).join('\n'), images: 0, files: 0 };
   const lines: string[] = [];
   if (m.texts.length > 0) lines.push(`[${m.role}] ${m.texts.join('\n')}`);
   for (const c of m.calls) lines.push(`[${m.role} -> tool_call] ${c.name}(${c.args})`);
@@ -173,9 +254,26 @@ describe('summarize on the command line', () => {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
       const written = writeAs('openai', LONG);
       writeFileSync(path.join(dir, written.name), written.text);
-      const run = await runSwc(['compact', written.name, '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', flag], { cwd: dir, summarizer: model.summarizer });
+      const run = await runSwc(
+        [
+          'compact',
+          written.name,
+          '-t',
+          '60',
+          '--tokenizer',
+          'approx',
+          '--strategy',
+          'summarize',
+          '--summary-tokens',
+          '10',
+          flag,
+        ],
+        { cwd: dir, summarizer: model.summarizer },
+      );
       expect(model.requests).toEqual([]);
-      expect(run.stderr).toMatch(/summarize: would make 2 model calls sending [\d,]+ prompt tokens \(each summary assumed 10 tokens; nothing was sent\)/);
+      expect(run.stderr).toMatch(
+        /summarize: would make 2 model calls sending [\d,]+ prompt tokens \(each summary assumed 10 tokens; nothing was sent\)/,
+      );
     }
   });
 
@@ -183,10 +281,43 @@ describe('summarize on the command line', () => {
     const model = fakeModel();
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
-    const run = await runSwc(['compact', 'a.json', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--dry-run', '--json'], { cwd: dir, summarizer: model.summarizer });
+    const run = await runSwc(
+      [
+        'compact',
+        'a.json',
+        '-t',
+        '60',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'summarize',
+        '--summary-tokens',
+        '10',
+        '--dry-run',
+        '--json',
+      ],
+      { cwd: dir, summarizer: model.summarizer },
+    );
     expect(model.requests).toEqual([]);
-    const plan = JSON.parse(run.stdout) as { summaries: { round: number; tier: string; items: number[]; summarizedMessages: number; promptTokens: number; kept: boolean }[] };
-    expect(plan.summaries.map(({ round, tier, items, summarizedMessages, kept }) => ({ round, tier, items, summarizedMessages, kept }))).toEqual([
+    const plan = JSON.parse(run.stdout) as {
+      summaries: {
+        round: number;
+        tier: string;
+        items: number[];
+        summarizedMessages: number;
+        promptTokens: number;
+        kept: boolean;
+      }[];
+    };
+    expect(
+      plan.summaries.map(({ round, tier, items, summarizedMessages, kept }) => ({
+        round,
+        tier,
+        items,
+        summarizedMessages,
+        kept,
+      })),
+    ).toEqual([
       { round: 0, tier: 'historical_turns', items: [1, 2], summarizedMessages: 2, kept: true },
       { round: 1, tier: 'current_task_steps', items: [4, 5], summarizedMessages: 2, kept: true },
     ]);
@@ -202,9 +333,13 @@ describe('summarize on the command line', () => {
     const run = await compactFile('haystack', LONG, ['-t', '60', '--summary-tokens', '10'], model);
     expect(run.status).toBe(3);
     expect(model.requests).toHaveLength(2);
-    expect(run.stderr).toMatch(/warning: .*summarize round 2 failed: HTTP 500 from the test model; kept the result of 1 round\n/);
+    expect(run.stderr).toMatch(
+      /warning: .*summarize round 2 failed: HTTP 500 from the test model; kept the result of 1 round\n/,
+    );
     const summaries = (run.output as unknown[]).map((i) => summaryOf('haystack', i)).filter((s) => s !== null);
-    expect(summaries).toEqual([{ summary: '<conversation_summary>\nsummary 0\n</conversation_summary>', summarized: 2 }]);
+    expect(summaries).toEqual([
+      { summary: '<conversation_summary>\nsummary 0\n</conversation_summary>', summarized: 2 },
+    ]);
     expect(run.stderr).toMatch(/summarize: 2 model calls \(0 from the cache, 1 failed\)/);
   });
 
@@ -217,7 +352,13 @@ describe('summarize on the command line', () => {
   });
 
   it('stops at a reply that does not shrink the conversation', async () => {
-    const model = { requests: [] as SummaryRequest[], summarizer: async (r: SummaryRequest): Promise<SummaryReply> => (model.requests.push(r), { text: 'far too long '.repeat(500) }) };
+    const model = {
+      requests: [] as SummaryRequest[],
+      summarizer: async (r: SummaryRequest): Promise<SummaryReply> => (
+        model.requests.push(r),
+        { text: 'far too long '.repeat(500) }
+      ),
+    };
     const run = await compactFile('openai', LONG, ['-t', '60', '--summary-tokens', '10'], model);
     expect(run.status).toBe(0);
     expect(model.requests).toHaveLength(1);
@@ -225,18 +366,41 @@ describe('summarize on the command line', () => {
     expect(run.output).toEqual(run.input);
   });
 
-  it('recognises an earlier run\'s summary in an OpenAI file by its wrapper and folds it into the next prompt', async () => {
+  it("recognises an earlier run's summary in an OpenAI file by its wrapper and folds it into the next prompt", async () => {
     const model = fakeModel();
     const first = await compactFile('openai', LONG, ['-t', '60', '--summary-tokens', '10'], model);
     expect(first.status).toBe(0);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
-    const grown = [...(first.output as unknown[]), { role: 'user', content: 'next task' }, { role: 'assistant', content: 'done '.repeat(60) }];
+    const grown = [
+      ...(first.output as unknown[]),
+      { role: 'user', content: 'next task' },
+      { role: 'assistant', content: 'done '.repeat(60) },
+    ];
     writeFileSync(path.join(dir, 'again.json'), JSON.stringify({ messages: grown }));
     const second = fakeModel();
-    const run = await runSwc(['compact', 'again.json', '-t', '40', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '5', '--no-cache', '-o', 'out.json'], { cwd: dir, summarizer: second.summarizer });
+    const run = await runSwc(
+      [
+        'compact',
+        'again.json',
+        '-t',
+        '40',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'summarize',
+        '--summary-tokens',
+        '5',
+        '--no-cache',
+        '-o',
+        'out.json',
+      ],
+      { cwd: dir, summarizer: second.summarizer },
+    );
     expect(run.status).toBe(0);
     // The earlier task summary is now inside a historical turn, and goes with it, folded as Haystack folds it.
-    expect(second.requests[0]?.user).toMatch(/^<conversation_to_summarize>\n\[user\] current task\n\[conversation_summary\]\nsummary 1\n\[assistant -> tool_call id=c2\]/);
+    expect(second.requests[0]?.user).toMatch(
+      /^<conversation_to_summarize>\n\[user\] current task\n\[conversation_summary\]\nsummary 1\n\[assistant -> tool_call id=c2\]/,
+    );
   });
 
   it('runs --summarize-command through the shell: the prompt on stdin, the instruction in SWC_SUMMARY_INSTRUCTION', async () => {
@@ -245,19 +409,61 @@ describe('summarize on the command line', () => {
     writeFileSync(path.join(dir, 'rules.md'), 'Keep paths.');
     // The summary names the instruction and the first line of the prompt it was given.
     const command = 'printf "%s / %s" "$SWC_SUMMARY_INSTRUCTION" "$(head -n 1)"';
-    const run = await runSwc(['compact', 'a.json', '-o', 'out.json', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--summary-instruction', 'rules.md', '--summarize-command', command, '--no-cache'], { cwd: dir });
+    const run = await runSwc(
+      [
+        'compact',
+        'a.json',
+        '-o',
+        'out.json',
+        '-t',
+        '60',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'summarize',
+        '--summary-tokens',
+        '10',
+        '--summary-instruction',
+        'rules.md',
+        '--summarize-command',
+        command,
+        '--no-cache',
+      ],
+      { cwd: dir },
+    );
     expect(run.status).toBe(0);
-    const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as { messages: { content: string | null }[] };
-    expect(out.messages[1]?.content).toBe('<conversation_summary>\nKeep paths. / <conversation_to_summarize>\n</conversation_summary>');
+    const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as {
+      messages: { content: string | null }[];
+    };
+    expect(out.messages[1]?.content).toBe(
+      '<conversation_summary>\nKeep paths. / <conversation_to_summarize>\n</conversation_summary>',
+    );
   });
 
   it('exits 3 when a call fails, whatever the model source, and still writes the last good result', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
     const text = writeAs('openai', LONG).text;
     writeFileSync(path.join(dir, 'a.json'), text);
-    const base = ['compact', 'a.json', '-o', 'out.json', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--no-cache'];
+    const base = [
+      'compact',
+      'a.json',
+      '-o',
+      'out.json',
+      '-t',
+      '60',
+      '--tokenizer',
+      'approx',
+      '--strategy',
+      'summarize',
+      '--summary-tokens',
+      '10',
+      '--no-cache',
+    ];
     const command = await runSwc([...base, '--summarize-command', 'exit 3'], { cwd: dir });
-    expect({ status: command.status, written: readFileSync(path.join(dir, 'out.json'), 'utf8') === text }).toEqual({ status: 3, written: true });
+    expect({ status: command.status, written: readFileSync(path.join(dir, 'out.json'), 'utf8') === text }).toEqual({
+      status: 3,
+      written: true,
+    });
     expect(command.stderr).toMatch(/summarize: 1 model call \(0 from the cache, 1 failed\)/);
     // An endpoint where nothing listens: a port just closed.
     const { createServer } = await import('node:net');
@@ -265,38 +471,116 @@ describe('summarize on the command line', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    const dead = await runSwc([...base, '--base-url', `http://127.0.0.1:${port}/v1`, '--model', 'm'], { cwd: dir, env: { OPENAI_API_KEY: 'k' } });
+    const dead = await runSwc([...base, '--base-url', `http://127.0.0.1:${port}/v1`, '--model', 'm'], {
+      cwd: dir,
+      env: { OPENAI_API_KEY: 'k' },
+    });
     expect({ status: dead.status, failed: /1 failed/.test(dead.stderr) }).toEqual({ status: 3, failed: true });
     // A batch says it too; a dry run calls nothing, so nothing can fail.
     writeFileSync(path.join(dir, 'b.json'), text);
-    const batch = await runSwc(['compact', 'a.json', 'b.json', '--out-dir', 'out', '-t', '60', '--tokenizer', 'approx', '--strategy', 'summarize', '--summary-tokens', '10', '--no-cache', '--summarize-command', 'exit 3'], { cwd: dir });
+    const batch = await runSwc(
+      [
+        'compact',
+        'a.json',
+        'b.json',
+        '--out-dir',
+        'out',
+        '-t',
+        '60',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'summarize',
+        '--summary-tokens',
+        '10',
+        '--no-cache',
+        '--summarize-command',
+        'exit 3',
+      ],
+      { cwd: dir },
+    );
     expect(batch.status).toBe(3);
-    const dry = await runSwc([...base.filter((a) => a !== '-o' && a !== 'out.json'), '--dry-run', '--summarize-command', 'exit 3'], { cwd: dir });
+    const dry = await runSwc(
+      [...base.filter((a) => a !== '-o' && a !== 'out.json'), '--dry-run', '--summarize-command', 'exit 3'],
+      { cwd: dir },
+    );
     expect(dry.status).toBe(0);
   });
 
   it('counts the summaries among the messages after: the plan, the report and the file agree', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
     writeFileSync(path.join(dir, 'a.jsonl'), readFileSync(path.join(ROOT, 'fixtures/sample.jsonl')));
-    for (const [strategy, target] of [['summarize', '2000'], ['summarize,window', '1200'], ['prune,summarize', '1200'], ['summarize,window', '2000']] as const) {
-      const run = await runSwc(['compact', 'a.jsonl', '-o', 'out.jsonl', '-t', target, '--strategy', strategy, '--summarize-command', 'echo "A short summary."', '--no-cache', '--json'], { cwd: dir });
+    for (const [strategy, target] of [
+      ['summarize', '2000'],
+      ['summarize,window', '1200'],
+      ['prune,summarize', '1200'],
+      ['summarize,window', '2000'],
+    ] as const) {
+      const run = await runSwc(
+        [
+          'compact',
+          'a.jsonl',
+          '-o',
+          'out.jsonl',
+          '-t',
+          target,
+          '--strategy',
+          strategy,
+          '--summarize-command',
+          'echo "A short summary."',
+          '--no-cache',
+          '--json',
+        ],
+        { cwd: dir },
+      );
       expect({ strategy, status: run.status }).toEqual({ strategy, status: 0 });
       const lines = readFileSync(path.join(dir, 'out.jsonl'), 'utf8').trimEnd().split('\n').length;
       const plan = JSON.parse(run.stdout) as { messagesAfter: number; note: { index: number; text: string } | null };
       // A batch's report: its record of each file says the same.
       writeFileSync(path.join(dir, 'b.jsonl'), '{"role": "user", "content": "hi"}\n');
-      const batch = await runSwc(['compact', 'a.jsonl', 'b.jsonl', '--out-dir', 'o', '--force', '-t', target, '--strategy', strategy, '--summarize-command', 'echo "A short summary."', '--report', 'r.json'], { cwd: dir });
+      const batch = await runSwc(
+        [
+          'compact',
+          'a.jsonl',
+          'b.jsonl',
+          '--out-dir',
+          'o',
+          '--force',
+          '-t',
+          target,
+          '--strategy',
+          strategy,
+          '--summarize-command',
+          'echo "A short summary."',
+          '--report',
+          'r.json',
+        ],
+        { cwd: dir },
+      );
       expect({ strategy, status: batch.status }).toEqual({ strategy, status: 0 });
-      const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: { messagesAfter: number }[] };
-      expect({ strategy, target, plan: plan.messagesAfter, report: report.files[0]?.messagesAfter }).toEqual({ strategy, target, plan: lines, report: lines });
-      if (plan.note !== null) expect(JSON.parse(readFileSync(path.join(dir, 'out.jsonl'), 'utf8').split('\n')[plan.note.index] as string)).toEqual({ role: 'user', content: plan.note.text });
+      const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as {
+        files: { messagesAfter: number }[];
+      };
+      expect({ strategy, target, plan: plan.messagesAfter, report: report.files[0]?.messagesAfter }).toEqual({
+        strategy,
+        target,
+        plan: lines,
+        report: lines,
+      });
+      if (plan.note !== null)
+        expect(
+          JSON.parse(readFileSync(path.join(dir, 'out.jsonl'), 'utf8').split('\n')[plan.note.index] as string),
+        ).toEqual({ role: 'user', content: plan.note.text });
     }
   });
 
   it('refuses summarize without a model source, and summarize flags without summarize', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
-    const none = await runSwc(['compact', 'a.json', '-t', '60', '--strategy', 'summarize'], { cwd: dir, env: { OPENAI_BASE_URL: '' } });
+    const none = await runSwc(['compact', 'a.json', '-t', '60', '--strategy', 'summarize'], {
+      cwd: dir,
+      env: { OPENAI_BASE_URL: '' },
+    });
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(/--strategy summarize needs a model: --base-url <url> --model <name>/);
     const stray = await runSwc(['compact', 'a.json', '-t', '60', '--summary-tokens', '5'], { cwd: dir });
@@ -314,8 +598,14 @@ describe('summarize in the library', () => {
     expect(() => compactor.compact(messages)).toThrow(/use compactAsync/);
     const result = await compactor.compactAsync(messages);
     expect(result.changed).toBe(true);
-    expect(result.summarized?.rounds.map((r) => r.replaced)).toEqual([[1, 2], [4, 5]]);
-    expect(result.summarized?.summaries.map((s) => s.text)).toEqual(['<conversation_summary>\ngist\n</conversation_summary>', '<conversation_summary>\ngist\n</conversation_summary>']);
+    expect(result.summarized?.rounds.map((r) => r.replaced)).toEqual([
+      [1, 2],
+      [4, 5],
+    ]);
+    expect(result.summarized?.summaries.map((s) => s.text)).toEqual([
+      '<conversation_summary>\ngist\n</conversation_summary>',
+      '<conversation_summary>\ngist\n</conversation_summary>',
+    ]);
     expect(result.messages[0]).toBe(messages[0]);
   });
 
@@ -326,7 +616,9 @@ describe('summarize in the library', () => {
       if (calls === 2) throw new Error('rate limited');
       return 'gist';
     };
-    await expect(compactMessages(messages, { ...options, summarize: flaky, strict: true })).rejects.toThrow(/summarize round 2 failed: rate limited/);
+    await expect(compactMessages(messages, { ...options, summarize: flaky, strict: true })).rejects.toThrow(
+      /summarize round 2 failed: rate limited/,
+    );
     calls = 0;
     const kept = await compactMessages(messages, { ...options, summarize: flaky });
     expect(kept.summarized?.rounds).toHaveLength(1);
@@ -337,11 +629,18 @@ describe('summarize in the library', () => {
     for (const reply of [undefined, 42, { text: 'gist', usage: {} }]) {
       const bad = async (): Promise<string> => reply as unknown as string;
       const kept = await compactMessages(messages, { ...options, summarize: bad });
-      expect(kept.summarized?.failure?.reason).toMatch(/^the summarize callback returned (undefined|42|an object), not the summary's text as a string/);
+      expect(kept.summarized?.failure?.reason).toMatch(
+        /^the summarize callback returned (undefined|42|an object), not the summary's text as a string/,
+      );
       expect(kept.changed).toBe(false);
-      await expect(compactMessages(messages, { ...options, summarize: bad, strict: true })).rejects.toThrow(/summarize round 1 failed: the summarize callback returned/);
+      await expect(compactMessages(messages, { ...options, summarize: bad, strict: true })).rejects.toThrow(
+        /summarize round 1 failed: the summarize callback returned/,
+      );
     }
-    const object = await compactMessages(messages, { ...options, summarize: async () => ({ text: 'gist' }) as unknown as string });
+    const object = await compactMessages(messages, {
+      ...options,
+      summarize: async () => ({ text: 'gist' }) as unknown as string,
+    });
     expect(object.summarized?.failure?.reason).toMatch(/\(return its \.text\)$/);
   });
 
@@ -363,11 +662,21 @@ describe('summarize in the library', () => {
   it('summarizes in swcPrepareStep', async () => {
     const prepare = swcPrepareStep({ ...options, summarize: async () => 'gist' });
     const step = await prepare({ messages });
-    expect(step?.messages.filter((m) => typeof (m as { content?: unknown }).content === 'string' && ((m as { content: string }).content).startsWith('<conversation_summary>'))).toHaveLength(2);
+    expect(
+      step?.messages.filter(
+        (m) =>
+          typeof (m as { content?: unknown }).content === 'string' &&
+          (m as { content: string }).content.startsWith('<conversation_summary>'),
+      ),
+    ).toHaveLength(2);
   });
 
   it('refuses summarize options without the strategy, and the strategy without a summarize function', async () => {
-    await expect(compactMessages(messages, { ...options, strategy: 'window', summaryTokens: 5 })).rejects.toThrow(/summaryTokens only applies with strategy summarize/);
-    await expect(compactMessages(messages, { ...options, strategy: 'summarize' })).rejects.toThrow(/strategy summarize needs the summarize option/);
+    await expect(compactMessages(messages, { ...options, strategy: 'window', summaryTokens: 5 })).rejects.toThrow(
+      /summaryTokens only applies with strategy summarize/,
+    );
+    await expect(compactMessages(messages, { ...options, strategy: 'summarize' })).rejects.toThrow(
+      /strategy summarize needs the summarize option/,
+    );
   });
 });

@@ -51,7 +51,9 @@ describe('a summary cache inside the inputs', () => {
     expect(second.status).toBe(0);
     expect(second.stderr).toMatch(/swc: 2 files scanned: 2 compacted, 0 unchanged, 0 failed/);
     // A look-only run, which never opens the cache, leaves it out too.
-    const check = await runSwc(['compact', 'archive', '--check', ...SUMMARIZE, '--cache-dir', 'archive/cache'], { cwd: dir });
+    const check = await runSwc(['compact', 'archive', '--check', ...SUMMARIZE, '--cache-dir', 'archive/cache'], {
+      cwd: dir,
+    });
     expect(check.stderr).toMatch(/swc: 2 files scanned: 0 would be compacted, 2 unchanged, 0 failed/);
     expect(check.status).toBe(0);
   });
@@ -74,11 +76,23 @@ describe('a summary cache inside the inputs', () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'archive'));
     refill(dir, 0);
-    expect((await runSwc(['compact', 'archive', '--in-place', ...SUMMARIZE, '--cache-dir', 'archive/cache'], { cwd: dir, summarizer: model })).status).toBe(0);
+    expect(
+      (
+        await runSwc(['compact', 'archive', '--in-place', ...SUMMARIZE, '--cache-dir', 'archive/cache'], {
+          cwd: dir,
+          summarizer: model,
+        })
+      ).status,
+    ).toBe(0);
     const [entry] = entries(path.join(dir, 'archive/cache'));
     const named = path.join('archive/cache/summaries', entry as string);
-    const r = await runSwc(['compact', 'archive/a.json', named, '--check', ...SUMMARIZE, '--cache-dir', 'archive/cache'], { cwd: dir });
+    const r = await runSwc(
+      ['compact', 'archive/a.json', named, '--check', ...SUMMARIZE, '--cache-dir', 'archive/cache'],
+      { cwd: dir },
+    );
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe(`swc: error: ${named} is inside the --cache-dir, where this run writes the summaries it caches; it cannot also be an input\n`);
+    expect(r.stderr).toBe(
+      `swc: error: ${named} is inside the --cache-dir, where this run writes the summaries it caches; it cannot also be an input\n`,
+    );
   });
 });

@@ -39,8 +39,13 @@ const RENDERED = messages().map((m) => `[${m.role}] ${m.content}`);
 function requestFile(withTools = true): string {
   const dir = tempDir();
   const file = path.join(dir, 'request.json');
-  const body = messages().map((m) => JSON.stringify(m)).join(',\n    ');
-  writeFileSync(file, `{\n  "model": "m",\n  "messages": [\n    ${body}\n  ]${withTools ? `,\n  "tools": ${TOOLS_JSON}` : ''}\n}\n`);
+  const body = messages()
+    .map((m) => JSON.stringify(m))
+    .join(',\n    ');
+  writeFileSync(
+    file,
+    `{\n  "model": "m",\n  "messages": [\n    ${body}\n  ]${withTools ? `,\n  "tools": ${TOOLS_JSON}` : ''}\n}\n`,
+  );
   return file;
 }
 
@@ -71,52 +76,107 @@ function fileOfTokens(tokens: number): string {
   const fixed = '[user] '.length + 1 + '[assistant] '.length + 1 + '[user] go'.length;
   const chars = tokens * 4 - fixed;
   const first = Math.floor(chars / 2);
-  const lines = [{ role: 'user', content: 'q'.repeat(first) }, { role: 'assistant', content: 'a'.repeat(chars - first) }, { role: 'user', content: 'go' }];
+  const lines = [
+    { role: 'user', content: 'q'.repeat(first) },
+    { role: 'assistant', content: 'a'.repeat(chars - first) },
+    { role: 'user', content: 'go' },
+  ];
   writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   return file;
 }
 
-describe('the thresholds as Haystack\'s CompactionHook computes them, in doubles', () => {
+describe("the thresholds as Haystack's CompactionHook computes them, in doubles", () => {
   it('does not compact 110 tokens at window 200 and compact-at 0.55 (200 × 0.55 is 110.00000000000001)', async () => {
     const file = fileOfTokens(110);
     const size = (await check(file, ['--context-window', '1000000', '--tokenizer', 'approx'])).record.tokensBefore;
     expect(size).toBe(110);
-    const at055 = await check(file, ['--context-window', '200', '--compact-at', '0.55', '--compact-to', '0.2', '--tokenizer', 'approx']);
+    const at055 = await check(file, [
+      '--context-window',
+      '200',
+      '--compact-at',
+      '0.55',
+      '--compact-to',
+      '0.2',
+      '--tokenizer',
+      'approx',
+    ]);
     expect({ status: at055.status, record: at055.record.status }).toEqual({ status: 0, record: 'unchanged' });
     // 0.5 of 200 is 100 exactly: 110 tokens compact.
-    const at05 = await check(file, ['--context-window', '200', '--compact-at', '0.5', '--compact-to', '0.2', '--tokenizer', 'approx']);
+    const at05 = await check(file, [
+      '--context-window',
+      '200',
+      '--compact-at',
+      '0.5',
+      '--compact-to',
+      '0.2',
+      '--tokenizer',
+      'approx',
+    ]);
     expect({ status: at05.status, record: at05.record.status }).toEqual({ status: 1, record: 'compacted' });
   });
 
   it('aims at int(window × compact-to): 434 for window 1,500 and compact-to 0.29 (434.99999999999994)', async () => {
-    const { record } = await check(fileOfTokens(1200), ['--context-window', '1500', '--compact-to', '0.29', '--tokenizer', 'approx']);
+    const { record } = await check(fileOfTokens(1200), [
+      '--context-window',
+      '1500',
+      '--compact-to',
+      '0.29',
+      '--tokenizer',
+      'approx',
+    ]);
     expect(record.target).toBe(434);
-    const percent = await check(fileOfTokens(1200), ['--context-window', '1500', '--compact-to', '29%', '--tokenizer', 'approx']);
+    const percent = await check(fileOfTokens(1200), [
+      '--context-window',
+      '1500',
+      '--compact-to',
+      '29%',
+      '--tokenizer',
+      'approx',
+    ]);
     expect(percent.record.target).toBe(434);
   });
 
   it('decides as the hook for random windows and shares, at the size where it starts', async () => {
     const { compactMessages } = await import('../../src/library.js');
-    const words = { name: 'chars', measure: (items: readonly { text: string }[]) => items.reduce((n, r) => n + r.text.length, 0) };
+    const words = {
+      name: 'chars',
+      measure: (items: readonly { text: string }[]) => items.reduce((n, r) => n + r.text.length, 0),
+    };
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 10, max: 5000 }), fc.integer({ min: 2, max: 100 }), fc.integer({ min: 1, max: 99 }), async (w, atPercent, toPercent) => {
-        fc.pre(toPercent < atPercent);
-        const compactAt = atPercent / 100;
-        const compactTo = toPercent / 100;
-        fc.pre(Math.trunc(w * compactTo) >= 1);
-        // The smallest size the hook compacts at: the first integer >= w * compact_at.
-        const edge = Math.ceil(w * compactAt);
-        for (const size of [edge - 1, edge]) {
-          if (size < 12) continue;
-          const text = 'x'.repeat(size - '[user] '.length);
-          const history = [{ role: 'user', content: text }];
-          const r = await compactMessages(history, { contextWindow: w, compactAt, compactTo, counter: words, note: null });
-          const rendered = r.plan.tokensBefore;
-          expect({ w, compactAt, size, rendered }).toEqual({ w, compactAt, size, rendered: size });
-          // A single user message is the task: nothing can go, so the plan says why it did not change.
-          expect({ w, compactAt, size, unchanged: r.plan.unchanged }).toEqual({ w, compactAt, size, unchanged: size >= w * compactAt ? 'nothing-removed' : 'fits' });
-        }
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 10, max: 5000 }),
+        fc.integer({ min: 2, max: 100 }),
+        fc.integer({ min: 1, max: 99 }),
+        async (w, atPercent, toPercent) => {
+          fc.pre(toPercent < atPercent);
+          const compactAt = atPercent / 100;
+          const compactTo = toPercent / 100;
+          fc.pre(Math.trunc(w * compactTo) >= 1);
+          // The smallest size the hook compacts at: the first integer >= w * compact_at.
+          const edge = Math.ceil(w * compactAt);
+          for (const size of [edge - 1, edge]) {
+            if (size < 12) continue;
+            const text = 'x'.repeat(size - '[user] '.length);
+            const history = [{ role: 'user', content: text }];
+            const r = await compactMessages(history, {
+              contextWindow: w,
+              compactAt,
+              compactTo,
+              counter: words,
+              note: null,
+            });
+            const rendered = r.plan.tokensBefore;
+            expect({ w, compactAt, size, rendered }).toEqual({ w, compactAt, size, rendered: size });
+            // A single user message is the task: nothing can go, so the plan says why it did not change.
+            expect({ w, compactAt, size, unchanged: r.plan.unchanged }).toEqual({
+              w,
+              compactAt,
+              size,
+              unchanged: size >= w * compactAt ? 'nothing-removed' : 'fits',
+            });
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -168,9 +228,39 @@ describe('swc compact --context-window', () => {
 
   it('uses 0.7 and 0.4 unless told otherwise, and takes percentages', async () => {
     const file = requestFile();
-    const defaults = await runSwc(['compact', file, '--context-window', '1500', '--tokenizer', 'approx'], { cwd: ROOT });
-    const explicit = await runSwc(['compact', file, '--context-window', '1500', '--compact-at', '0.7', '--compact-to', '0.4', '--tokenizer', 'approx'], { cwd: ROOT });
-    const percent = await runSwc(['compact', file, '--context-window', '1500', '--compact-at', '70%', '--compact-to', '40%', '--tokenizer', 'approx'], { cwd: ROOT });
+    const defaults = await runSwc(['compact', file, '--context-window', '1500', '--tokenizer', 'approx'], {
+      cwd: ROOT,
+    });
+    const explicit = await runSwc(
+      [
+        'compact',
+        file,
+        '--context-window',
+        '1500',
+        '--compact-at',
+        '0.7',
+        '--compact-to',
+        '0.4',
+        '--tokenizer',
+        'approx',
+      ],
+      { cwd: ROOT },
+    );
+    const percent = await runSwc(
+      [
+        'compact',
+        file,
+        '--context-window',
+        '1500',
+        '--compact-at',
+        '70%',
+        '--compact-to',
+        '40%',
+        '--tokenizer',
+        'approx',
+      ],
+      { cwd: ROOT },
+    );
     expect(defaults.status).toBe(0);
     expect(explicit).toEqual(defaults);
     expect(percent).toEqual(defaults);
@@ -192,10 +282,18 @@ describe('what swc says about a run with --context-window', () => {
   it('says a file below the compact-at threshold is below it, naming the threshold and its share', async () => {
     const file = requestFile();
     const size = (await check(file, ['--context-window', '1000000', '--tokenizer', 'approx'])).record.tokensBefore;
-    const run = await runSwc(['compact', file, '-o', path.join(tempDir(), 'out.json'), '--context-window', '100000', '--tokenizer', 'approx'], { cwd: ROOT });
+    const run = await runSwc(
+      ['compact', file, '-o', path.join(tempDir(), 'out.json'), '--context-window', '100000', '--tokenizer', 'approx'],
+      { cwd: ROOT },
+    );
     expect(run.status).toBe(0);
-    expect(run.stderr).toBe(`swc: ${file}: unchanged, ${size.toLocaleString('en-US')} tokens (approx), below the threshold 70,000 (70% of 100,000)\n`);
-    const dry = await runSwc(['compact', file, '--dry-run', '--context-window', '10000', '--compact-at', '0.5', '--tokenizer', 'approx'], { cwd: ROOT });
+    expect(run.stderr).toBe(
+      `swc: ${file}: unchanged, ${size.toLocaleString('en-US')} tokens (approx), below the threshold 70,000 (70% of 100,000)\n`,
+    );
+    const dry = await runSwc(
+      ['compact', file, '--dry-run', '--context-window', '10000', '--compact-at', '0.5', '--tokenizer', 'approx'],
+      { cwd: ROOT },
+    );
     expect(dry.stdout.split('\n').slice(1, 5)).toEqual([
       'format openai  tokenizer approx  context window 10,000  compact at 50% (5,000)',
       'compact to 40% (4,000)  min_keep_steps 1  note on',
@@ -211,12 +309,17 @@ describe('what swc says about a run with --context-window', () => {
     const run = await runSwc(['compact', file, '--context-window', '100', '--tokenizer', 'approx'], { cwd: ROOT });
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(
-      new RegExp(`^swc: [^\\n]+: 1,078 → 92 tokens \\(−91%, approx\\), removed 24 of 27 messages; target 40 not met: the tool schemas alone take ${TOOL_TOKENS} tokens, more than the 40-token target\\n$`),
+      new RegExp(
+        `^swc: [^\\n]+: 1,078 → 92 tokens \\(−91%, approx\\), removed 24 of 27 messages; target 40 not met: the tool schemas alone take ${TOOL_TOKENS} tokens, more than the 40-token target\\n$`,
+      ),
     );
   });
 
   it('records the window settings in the plan of one file', async () => {
-    const run = await runSwc(['compact', requestFile(), '--context-window', '1500', '--tokenizer', 'approx', '--json'], { cwd: ROOT });
+    const run = await runSwc(
+      ['compact', requestFile(), '--context-window', '1500', '--tokenizer', 'approx', '--json'],
+      { cwd: ROOT },
+    );
     expect(run.status).toBe(0);
     const plan = JSON.parse(run.stderr) as { settings: { [key: string]: unknown }; target: number; toolTokens: number };
     expect(plan.settings).toEqual({
@@ -238,17 +341,38 @@ describe('swc compact threshold options', () => {
     [['--context-window', '0'], '--context-window must be at least 1, got 0'],
     [['--context-window', '8kb'], '--context-window must be a whole number, got "8kb"'],
     [['--compact-at', '0.5'], '--compact-at needs --context-window <tokens>: its fraction is a share of that window'],
-    [['--target', '100', '--context-window', '1000'], '--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to'],
-    [['--context-window', '1000', '--compact-at', '1.2'], '--compact-at must be at most 1, got 1.2: a transcript larger than its context window no longer fits it, so waiting that long is too late'],
-    [['--context-window', '1000', '--compact-at', '0'], '--compact-at must be above 0, got 0: at 0 every file, even an empty one, would be compacted'],
-    [['--context-window', '1000', '--compact-to', '0'], '--compact-to must be above 0, got 0: nothing of a conversation fits in 0 tokens'],
+    [
+      ['--target', '100', '--context-window', '1000'],
+      '--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to',
+    ],
+    [
+      ['--context-window', '1000', '--compact-at', '1.2'],
+      '--compact-at must be at most 1, got 1.2: a transcript larger than its context window no longer fits it, so waiting that long is too late',
+    ],
+    [
+      ['--context-window', '1000', '--compact-at', '0'],
+      '--compact-at must be above 0, got 0: at 0 every file, even an empty one, would be compacted',
+    ],
+    [
+      ['--context-window', '1000', '--compact-to', '0'],
+      '--compact-to must be above 0, got 0: nothing of a conversation fits in 0 tokens',
+    ],
     [
       ['--context-window', '1000', '--compact-at', '0.5', '--compact-to', '0.6'],
       '--compact-to (0.6) must be below --compact-at (0.5): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again',
     ],
-    [['--context-window', '1000', '--compact-to', '0.7'], '--compact-to (0.7) must be below --compact-at (0.7): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again'],
-    [['--context-window', '1000', '--compact-to', '0.0001'], '--compact-to 0.0001 of a 1000-token window is less than one token: nothing would fit; raise --compact-to or --context-window'],
-    [['--context-window', '1000', '--compact-at', '0.7x'], '--compact-at must be a fraction such as 0.7 or 70%, got "0.7x"'],
+    [
+      ['--context-window', '1000', '--compact-to', '0.7'],
+      '--compact-to (0.7) must be below --compact-at (0.7): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again',
+    ],
+    [
+      ['--context-window', '1000', '--compact-to', '0.0001'],
+      '--compact-to 0.0001 of a 1000-token window is less than one token: nothing would fit; raise --compact-to or --context-window',
+    ],
+    [
+      ['--context-window', '1000', '--compact-at', '0.7x'],
+      '--compact-at must be a fraction such as 0.7 or 70%, got "0.7x"',
+    ],
   ];
   it.each(cases)('refuses %j with a reason', async (args, message) => {
     const run = await runSwc(['compact', requestFile(), ...args], { cwd: ROOT });
@@ -258,7 +382,9 @@ describe('swc compact threshold options', () => {
   });
 
   it('accepts compact-at 1 (compact only a full window)', async () => {
-    const run = await runSwc(['compact', requestFile(), '--context-window', '100000', '--compact-at', '1', '--check'], { cwd: ROOT });
+    const run = await runSwc(['compact', requestFile(), '--context-window', '100000', '--compact-at', '1', '--check'], {
+      cwd: ROOT,
+    });
     expect(run.status).toBe(0);
   });
 });

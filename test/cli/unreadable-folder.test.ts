@@ -29,7 +29,12 @@ function archive(): string {
 function refuse(name: string): void {
   expandHooks.readdirError = (dir) => {
     if (path.basename(dir) !== name) return undefined;
-    return Object.assign(new Error(`EACCES: permission denied, scandir '${dir}'`), { code: 'EACCES', errno: -13, syscall: 'scandir', path: dir });
+    return Object.assign(new Error(`EACCES: permission denied, scandir '${dir}'`), {
+      code: 'EACCES',
+      errno: -13,
+      syscall: 'scandir',
+      path: dir,
+    });
   };
 }
 
@@ -48,7 +53,9 @@ describe('an unreadable folder among the inputs', () => {
     expect(r.stderr).toContain(`${FAILED}\n`);
     expect(r.stderr).not.toMatch(/EACCES|scandir|swc: error/);
     expect(r.stderr).toMatch(/3 files scanned: 1 compacted, 1 unchanged, 1 failed/);
-    expect(readFileSync(path.join(dir, 'out/a.jsonl'), 'utf8').length).toBeLessThan(readFileSync(SAMPLE, 'utf8').length);
+    expect(readFileSync(path.join(dir, 'out/a.jsonl'), 'utf8').length).toBeLessThan(
+      readFileSync(SAMPLE, 'utf8').length,
+    );
     expect(readFileSync(path.join(dir, 'out/z/c.jsonl'), 'utf8')).toBe('{"role": "user", "content": "Hello!"}\n');
   });
 
@@ -57,7 +64,9 @@ describe('an unreadable folder among the inputs', () => {
     refuse('locked');
     const r = await runSwc(['compact', 'archive', '--check', '--json', '-t', '2000', ...APPROX], { cwd: dir });
     expect(r.status).toBe(2);
-    const report = JSON.parse(r.stdout) as { files: Array<{ path: string; status: string; error: { message: string } | null }> };
+    const report = JSON.parse(r.stdout) as {
+      files: Array<{ path: string; status: string; error: { message: string } | null }>;
+    };
     expect(report.files.map((f) => [f.path, f.status])).toEqual([
       ['archive/a.jsonl', 'compacted'],
       ['archive/locked/', 'failed'],
@@ -77,7 +86,10 @@ describe('an unreadable folder among the inputs', () => {
   it('is left alone when --ignore leaves its files out', async () => {
     const dir = archive();
     refuse('locked');
-    const r = await runSwc(['compact', 'archive', '--check', '--ignore', 'archive/locked/**', '-t', '2000', ...APPROX], { cwd: dir });
+    const r = await runSwc(
+      ['compact', 'archive', '--check', '--ignore', 'archive/locked/**', '-t', '2000', ...APPROX],
+      { cwd: dir },
+    );
     expect(r.status).toBe(1);
     expect(r.stderr).not.toContain('locked');
   });
@@ -88,7 +100,12 @@ describe('an unreadable folder among the inputs', () => {
     const r = await runSwc(['inspect', 'archive', '--json-lines', ...APPROX.slice(0, 2)], { cwd: dir });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`${FAILED}\n`);
-    expect(r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { file: string }).file)).toEqual(['archive/a.jsonl', 'archive/z/c.jsonl']);
+    expect(
+      r.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { file: string }).file),
+    ).toEqual(['archive/a.jsonl', 'archive/z/c.jsonl']);
   });
 
   const asUser = process.getuid?.() !== 0 ? it : it.skip;

@@ -1,5 +1,20 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { appendFileSync, chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { writeHooks } from '../../src/io/files.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
@@ -42,7 +57,9 @@ describe('a file that changes while it is compacted is never replaced', () => {
     writeHooks.beforeRename = () => appendFileSync(live, appended);
     const r = await runSwc(['compact', 'in/live.jsonl', ...TARGET, '--in-place'], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('in/live.jsonl: the file changed while it was being compacted; nothing was written for it');
+    expect(r.stderr).toContain(
+      'in/live.jsonl: the file changed while it was being compacted; nothing was written for it',
+    );
     expect(readFileSync(live, 'utf8')).toBe(SAMPLE_TEXT + appended);
     expect(namesUnder(path.join(dir, 'in'))).toEqual(['live.jsonl']);
   });
@@ -130,7 +147,9 @@ describe('--out-dir never overwrites an input and never leaves the out-dir', () 
   it('refuses an out-dir reached through a symlink into the inputs, where the destination is an input', async () => {
     const dir = tree('a.jsonl', 'b/a.jsonl');
     symlinkSync(path.join(dir, 'in/b'), path.join(dir, 'out'));
-    const r = await runSwc(['compact', 'in/a.jsonl', 'in/b/a.jsonl', '--base', 'in', '--out-dir', 'out', ...TARGET], { cwd: dir });
+    const r = await runSwc(['compact', 'in/a.jsonl', 'in/b/a.jsonl', '--base', 'in', '--out-dir', 'out', ...TARGET], {
+      cwd: dir,
+    });
     expect(r.status).toBe(2);
     expect(readFileSync(path.join(dir, 'in/b/a.jsonl'), 'utf8')).toBe(SAMPLE_TEXT);
   });
@@ -152,9 +171,18 @@ describe('--out-dir never overwrites an input and never leaves the out-dir', () 
     expect((await runSwc(['compact', 'in', '--out-dir', 'out', ...TARGET], { cwd: dir })).status).toBe(0);
     const first = readFileSync(path.join(dir, 'out/a.jsonl'), 'utf8');
     expect((await runSwc(['compact', 'in', '--out-dir', 'out', ...TARGET], { cwd: dir })).status).toBe(0);
-    expect((await runSwc(['compact', 'in', '--out-dir', 'out', '-t', '100000', '--tokenizer', 'approx'], { cwd: dir })).status).toBe(2);
+    expect(
+      (await runSwc(['compact', 'in', '--out-dir', 'out', '-t', '100000', '--tokenizer', 'approx'], { cwd: dir }))
+        .status,
+    ).toBe(2);
     expect(readFileSync(path.join(dir, 'out/a.jsonl'), 'utf8')).toBe(first);
-    expect((await runSwc(['compact', 'in', '--out-dir', 'out', '-t', '100000', '--tokenizer', 'approx', '--force'], { cwd: dir })).status).toBe(0);
+    expect(
+      (
+        await runSwc(['compact', 'in', '--out-dir', 'out', '-t', '100000', '--tokenizer', 'approx', '--force'], {
+          cwd: dir,
+        })
+      ).status,
+    ).toBe(0);
     expect(readFileSync(path.join(dir, 'out/a.jsonl'), 'utf8')).not.toBe(first);
   });
 
@@ -198,14 +226,16 @@ describe('--report never overwrites what the run reads or writes', () => {
     symlinkSync(path.join(dir, 'in/a.jsonl'), path.join(dir, 'link.json'));
     const r = await runSwc(argv, { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/^swc: error: --report .* (is one of the inputs|is also the --output|is inside the --out-dir)/);
+    expect(r.stderr).toMatch(
+      /^swc: error: --report .* (is one of the inputs|is also the --output|is inside the --out-dir)/,
+    );
     expect(readFileSync(path.join(dir, 'in/a.jsonl'), 'utf8')).toBe(SAMPLE_TEXT);
     expect(existsSync(path.join(dir, 'out.jsonl'))).toBe(false);
   });
 });
 
 describe('modes and owners', () => {
-  it('gives a new -o file the default mode less the umask, and an --out-dir copy its input\'s bits, never special bits', async () => {
+  it("gives a new -o file the default mode less the umask, and an --out-dir copy its input's bits, never special bits", async () => {
     const dir = tree('a.jsonl');
     chmodSync(path.join(dir, 'in/a.jsonl'), 0o4755);
     const umask = process.umask(0o022);
@@ -240,7 +270,8 @@ describe('modes and owners', () => {
   });
 
   const asRoot = process.getuid?.() === 0 ? it : it.skip;
-  if (process.getuid?.() !== 0) console.warn('write-safety: not running as root, so the test that --in-place keeps a file\'s owner is skipped');
+  if (process.getuid?.() !== 0)
+    console.warn("write-safety: not running as root, so the test that --in-place keeps a file's owner is skipped");
   asRoot('keeps the owner and group of a file rewritten in place (run as root)', async () => {
     const dir = tree('a.jsonl');
     const file = path.join(dir, 'in/a.jsonl');

@@ -39,7 +39,9 @@ describe('standard streams named as paths', () => {
   it('refuses a report on standard output when the transcript goes there too', async () => {
     const r = await runSwc(['compact', 'sample.jsonl', ...TARGET, '--report', '-'], { cwd: tempDir([SAMPLE]) });
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe('swc: error: --report - would put the report into the transcript on standard output: use --json, or -o for the transcript\n');
+    expect(r.stderr).toBe(
+      'swc: error: --report - would put the report into the transcript on standard output: use --json, or -o for the transcript\n',
+    );
   });
 });
 
@@ -65,7 +67,9 @@ describe('the report path is resolved once', () => {
   it('takes a transcript shaped like a report for a transcript: refused as the report path', async () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'in'));
-    const messages = SAMPLE_TEXT.trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const messages = SAMPLE_TEXT.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
     const session = JSON.stringify({ version: 2, settings: {}, summary: {}, files: [], messages });
     writeFileSync(path.join(dir, 'in/session.json'), session);
     cpSync(SAMPLE, path.join(dir, 'in/b.jsonl'));
@@ -93,10 +97,25 @@ describe('only regular files are replaced or read from a search', () => {
     const fifo = path.join(dir, 'a.jsonl');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
     const settings: JobSettings = {
-      tokenizer: 'approx', counter: {}, target: 200, window: null, minKeepSteps: 1, note: undefined, format: 'auto', conversationKey: undefined,
-      exhaustive: false, diff: null, plan: false, bytes: 'none', everyLine: false,
+      tokenizer: 'approx',
+      counter: {},
+      target: 200,
+      window: null,
+      minKeepSteps: 1,
+      note: undefined,
+      format: 'auto',
+      conversationKey: undefined,
+      exhaustive: false,
+      diff: null,
+      plan: false,
+      bytes: 'none',
+      everyLine: false,
     };
-    const result = processFile({ index: 0, file: fifo, real: fifo, display: 'a.jsonl', found: true }, settings, await compactorFor(settings));
+    const result = processFile(
+      { index: 0, file: fifo, real: fifo, display: 'a.jsonl', found: true },
+      settings,
+      await compactorFor(settings),
+    );
     expect(result.record.status).toBe('failed');
     expect(result.line).toBe('swc: a.jsonl: is no longer a regular file; nothing was read from it');
   });
@@ -105,10 +124,25 @@ describe('only regular files are replaced or read from a search', () => {
     const dir = tempDir();
     const gone = path.join(dir, 'a.jsonl');
     const settings: JobSettings = {
-      tokenizer: 'approx', counter: {}, target: 200, window: null, minKeepSteps: 1, note: undefined, format: 'auto', conversationKey: undefined,
-      exhaustive: false, diff: null, plan: false, bytes: 'none', everyLine: false,
+      tokenizer: 'approx',
+      counter: {},
+      target: 200,
+      window: null,
+      minKeepSteps: 1,
+      note: undefined,
+      format: 'auto',
+      conversationKey: undefined,
+      exhaustive: false,
+      diff: null,
+      plan: false,
+      bytes: 'none',
+      everyLine: false,
     };
-    const result = processFile({ index: 0, file: gone, real: gone, display: 'a.jsonl', found: true }, settings, await compactorFor(settings));
+    const result = processFile(
+      { index: 0, file: gone, real: gone, display: 'a.jsonl', found: true },
+      settings,
+      await compactorFor(settings),
+    );
     expect(result.record.status).toBe('failed');
     expect(result.line).toBe('swc: a.jsonl: cannot read: no such file');
   });
@@ -119,6 +153,8 @@ describe('only regular files are replaced or read from a search', () => {
     cpSync(SAMPLE, path.join(dir, 'in/out/a.jsonl'));
     const r = await runSwc(['compact', 'in/out/a.jsonl', '--out-dir', 'in/out', ...TARGET, '--dry-run'], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe('swc: error: in/out/a.jsonl is inside the --out-dir, where this run writes its results; it cannot also be an input\n');
+    expect(r.stderr).toBe(
+      'swc: error: in/out/a.jsonl is inside the --out-dir, where this run writes its results; it cannot also be an input\n',
+    );
   });
 });

@@ -30,7 +30,11 @@ function firstDifference(actual: string, expected: string): { at: number; actual
   if (actual === expected) return null;
   let at = 0;
   while (at < actual.length && at < expected.length && actual[at] === expected[at]) at++;
-  return { at, actual: actual.slice(Math.max(0, at - 20), at + 40), expected: expected.slice(Math.max(0, at - 20), at + 40) };
+  return {
+    at,
+    actual: actual.slice(Math.max(0, at - 20), at + 40),
+    expected: expected.slice(Math.max(0, at - 20), at + 40),
+  };
 }
 
 /** The approximate counter's count of one text on its own. */
@@ -39,7 +43,11 @@ function approxTokens(text: string): number {
 }
 
 function compactText(name: string, text: string, target: number): ReturnType<typeof compactSource> {
-  return compactSource(decodeSource(Buffer.from(text, 'utf8'), name), { target, counter: createApproxCounter(), exhaustive: true });
+  return compactSource(decodeSource(Buffer.from(text, 'utf8'), name), {
+    target,
+    counter: createApproxCounter(),
+    exhaustive: true,
+  });
 }
 
 describe('deeply nested tool-call arguments', () => {
@@ -72,7 +80,11 @@ describe('deeply nested tool-call arguments', () => {
     const lines = [
       { role: 'system', content: 'You are a careful agent.' },
       { role: 'user', content: 'Walk the tree.' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'walk', arguments: args } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'walk', arguments: args } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'walked' },
       { role: 'assistant', content: 'Done.' },
     ];

@@ -32,7 +32,11 @@ function content(parts: Partial<Content>): Content {
   return { texts: [], toolCalls: [], results: [], images: 0, files: [], ...parts };
 }
 
-const system = (text: string, compaction?: string): Message => ({ role: 'system', compaction, content: textContent(text) });
+const system = (text: string, compaction?: string): Message => ({
+  role: 'system',
+  compaction,
+  content: textContent(text),
+});
 const user = (text: string, compaction?: string): Message => ({ role: 'user', compaction, content: textContent(text) });
 const assistant = (text: string): Message => ({ role: 'assistant', content: textContent(text) });
 
@@ -42,14 +46,24 @@ function toolCall(...ids: string[]): Message {
 }
 
 /** helpers.py `tool_result(result)`: one result of the `search` tool (ids are not rendered). */
-function toolResult(result: string, options: { name?: string; error?: boolean; images?: number; files?: number; compaction?: string } = {}): Message {
+function toolResult(
+  result: string,
+  options: { name?: string; error?: boolean; images?: number; files?: number; compaction?: string } = {},
+): Message {
   const { name = 'search', error = false, images = 0, files = 0, compaction } = options;
   return { role: 'tool', compaction, content: content({ results: [{ name, text: result, error, images, files }] }) };
 }
 
 /** helpers.py `fresh_conversation_with_two_steps()`. */
 function freshConversationWithTwoSteps(): Message[] {
-  return [system('rules'), user('start'), toolCall('c1'), toolResult('first result '.repeat(12)), toolCall('c2'), toolResult('second result '.repeat(12))];
+  return [
+    system('rules'),
+    user('start'),
+    toolCall('c1'),
+    toolResult('first result '.repeat(12)),
+    toolCall('c2'),
+    toolResult('second result '.repeat(12)),
+  ];
 }
 
 /** Asserts a compacted list holds exactly these messages (the same objects), `'note'` standing for the new note. */
@@ -77,7 +91,11 @@ function countMarkers(messages: readonly Message[]): number {
 describe('test_sliding_window.py TestIsCompactionNote', () => {
   it.each([
     ['note-this-strategy-left', user('Earlier messages were removed.', SLIDING_WINDOW), true],
-    ['tool-result-another-strategy-pruned', toolResult('[Tool result removed to free up context.]', { compaction: 'tool_result_pruning' }), false],
+    [
+      'tool-result-another-strategy-pruned',
+      toolResult('[Tool result removed to free up context.]', { compaction: 'tool_result_pruning' }),
+      false,
+    ],
     ['note-another-strategy-left', user('A summary of what came before.', 'summarization'), false],
   ] as const)('test_only_matches_sliding_window_omission_message[%s]', (_id, message, expected) => {
     expect(isEarlierNote(message)).toBe(expected);
@@ -111,7 +129,12 @@ describe('test_sliding_window.py TestIsCompactionNote', () => {
 
 describe('test_sliding_window.py TestSlidingWindowCompactor', () => {
   it('test_replaces_all_historical_turns', () => {
-    const messages = [system('rules'), user('old question '.repeat(100)), assistant('old answer'), user('current task')];
+    const messages = [
+      system('rules'),
+      user('old question '.repeat(100)),
+      assistant('old answer'),
+      user('current task'),
+    ];
     const compacted = compact(messages, COUNTER, { target: SMALLEST, minKeepSteps: 0, note: null });
     expectMessages(compacted, [messages[0] as Message, messages[3] as Message]);
   });
@@ -144,7 +167,12 @@ describe('test_sliding_window.py TestSlidingWindowCompactor', () => {
 
   it('test_drops_all_historical_turns_and_oldest_agent_step', () => {
     const systemMessage = system('rules');
-    const historicalTurn = [user('old question'), toolCall('old-call'), toolResult('old result'), assistant('old final answer')];
+    const historicalTurn = [
+      user('old question'),
+      toolCall('old-call'),
+      toolResult('old result'),
+      assistant('old final answer'),
+    ];
     const currentTask = [
       user('current task'),
       toolCall('current-call-1'),
@@ -272,7 +300,9 @@ describe('test_sliding_window.py TestSlidingWindowCompactor', () => {
   });
 
   it('test_rejects_negative_min_keep_steps', () => {
-    expect(() => compact(freshConversationWithTwoSteps(), COUNTER, { target: SMALLEST, minKeepSteps: -1 })).toThrow(/min_keep_steps must be .*at least 0/);
+    expect(() => compact(freshConversationWithTwoSteps(), COUNTER, { target: SMALLEST, minKeepSteps: -1 })).toThrow(
+      /min_keep_steps must be .*at least 0/,
+    );
   });
 
   it.each([4, 1])('test_keeping_no_steps_still_preserves_the_current_task (%p characters per token)', (rate) => {
@@ -287,7 +317,8 @@ describe('test_tool_result_pruning.py: the counts its decisions rest on', () => 
   function conversation(...results: string[]): Message[] {
     return [user('task'), ...results.flatMap((result, k) => [toolCall(`c${k}`), toolResult(result)])];
   }
-  const measure = (counter: TokenCounter, messages: readonly Message[]): number => counter.measure(messages.map(renderMessage));
+  const measure = (counter: TokenCounter, messages: readonly Message[]): number =>
+    counter.measure(messages.map(renderMessage));
   /** tool_result_pruning.py `_DEFAULT_PLACEHOLDER` for the `search` tool. */
   const PLACEHOLDER = '[Tool result removed to free up context. Call `search` again if you need it.]';
   const ONE_PER_CHARACTER = fakeCounter(1);
@@ -319,7 +350,10 @@ describe('test_tool_result_pruning.py: the counts its decisions rest on', () => 
 
 describe('test_approximate_counter.py TestApproximateTokenCounter', () => {
   const rendered = (...messages: Message[]): Rendered[] => messages.map(renderMessage);
-  const withParts = (images: number, files: (string | null)[]): Message => ({ role: 'user', content: content({ images, files }) });
+  const withParts = (images: number, files: (string | null)[]): Message => ({
+    role: 'user',
+    content: content({ images, files }),
+  });
 
   it('test_counts_an_empty_conversation_as_zero', () => {
     expect(createApproxCounter().measure([])).toBe(0);
@@ -362,7 +396,9 @@ describe('test_approximate_counter.py TestApproximateTokenCounter', () => {
   });
 
   it('test_rejects_a_non_positive_ratio', () => {
-    expect(() => createApproxCounter({ charsPerToken: 0 })).toThrow('charsPerToken must be a positive finite number, got 0');
+    expect(() => createApproxCounter({ charsPerToken: 0 })).toThrow(
+      'charsPerToken must be a positive finite number, got 0',
+    );
   });
 
   it('test_serde_round_trip: the settings are kept as given', () => {
@@ -379,7 +415,10 @@ describe('test_utils.py (token counters): the text that is counted', () => {
     const messages: Message[] = [
       system('rules'),
       user('what is haystack?'),
-      { role: 'assistant', content: content({ texts: ['let me look'], toolCalls: [{ name: 'search', arguments: '{"a": 1, "b": 2}' }] }) },
+      {
+        role: 'assistant',
+        content: content({ texts: ['let me look'], toolCalls: [{ name: 'search', arguments: '{"a": 1, "b": 2}' }] }),
+      },
       toolResult('found it'),
       toolResult('boom', { error: true }),
       { role: 'user', content: content({ texts: ['look:'], images: 1, files: ['report.pdf'] }) },

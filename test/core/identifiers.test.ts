@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { identifiersIn, type Identifier, type IdentifierKind } from '../../src/core/identifiers.js';
 
-const values = (text: string, kind?: IdentifierKind): string[] => identifiersIn(text).filter((id) => kind === undefined || id.kind === kind).map((id) => id.value);
+const values = (text: string, kind?: IdentifierKind): string[] =>
+  identifiersIn(text)
+    .filter((id) => kind === undefined || id.kind === kind)
+    .map((id) => id.value);
 const one = (kind: IdentifierKind, value: string): Identifier => ({ kind, value });
 
 describe('file paths', () => {
@@ -28,7 +31,7 @@ describe('file paths', () => {
     ['.gitignore', '.gitignore'],
     ['Makefile', 'Makefile'],
     ['(see the Makefile).', 'Makefile'],
-    ['open(\'data/x.csv\')', 'data/x.csv'],
+    ["open('data/x.csv')", 'data/x.csv'],
     ['{"file_path":"src/a.ts","old":"x"}', 'src/a.ts'],
   ])('%s names the path %s', (text, value) => {
     expect(values(text, 'path')).toEqual([value]);
@@ -101,9 +104,12 @@ describe('hashes and UUIDs', () => {
     expect(values('git log abc1234..def5678', 'hash')).toEqual(['abc1234', 'def5678']);
   });
 
-  it.each(['1234567', 'deadbeef', 'facade', '1e100000', '0x1f2e3d4c5', 'ABCDEF123', 'abc123'])('%s is no hash', (text) => {
-    expect(values(text)).toEqual([]);
-  });
+  it.each(['1234567', 'deadbeef', 'facade', '1e100000', '0x1f2e3d4c5', 'ABCDEF123', 'abc123'])(
+    '%s is no hash',
+    (text) => {
+      expect(values(text)).toEqual([]);
+    },
+  );
 });
 
 describe('errors', () => {
@@ -125,7 +131,22 @@ describe('errors', () => {
     expect(values(text, 'error')).toEqual([value]);
   });
 
-  it.each(['Error', 'Exception', 'EVERY', 'ERROR', 'ERR_', 'E123', 'status 200', 'HTTP 999', 'HTTP 200 OK', 'HTTP/1.1 204', 'HTTP 301', 'at 10:30 a.m. and 2 p.m.', '404 pages', 'Errors happen'])('%s is no error', (text) => {
+  it.each([
+    'Error',
+    'Exception',
+    'EVERY',
+    'ERROR',
+    'ERR_',
+    'E123',
+    'status 200',
+    'HTTP 999',
+    'HTTP 200 OK',
+    'HTTP/1.1 204',
+    'HTTP 301',
+    'at 10:30 a.m. and 2 p.m.',
+    '404 pages',
+    'Errors happen',
+  ])('%s is no error', (text) => {
     expect(values(text, 'error')).toEqual([]);
   });
 });
@@ -142,7 +163,18 @@ describe('symbols in inline code', () => {
     expect(values(text, 'symbol')).toEqual([value]);
   });
 
-  it.each(['`npm`', '`true`', '`True`', '`None`', '`JSON`', '`npm run build`', '```ts\nfoo_bar\n```', '``x_y``', 'no `closing', 'foo_bar'])('%s is no symbol', (text) => {
+  it.each([
+    '`npm`',
+    '`true`',
+    '`True`',
+    '`None`',
+    '`JSON`',
+    '`npm run build`',
+    '```ts\nfoo_bar\n```',
+    '``x_y``',
+    'no `closing',
+    'foo_bar',
+  ])('%s is no symbol', (text) => {
     expect(values(text, 'symbol')).toEqual([]);
   });
 
@@ -153,7 +185,11 @@ describe('symbols in inline code', () => {
 
 describe('the extraction', () => {
   it('gives each identifier once, in the order first met', () => {
-    expect(identifiersIn('a.ts b.ts a.ts https://x.example https://x.example/')).toEqual([one('path', 'a.ts'), one('path', 'b.ts'), one('url', 'https://x.example')]);
+    expect(identifiersIn('a.ts b.ts a.ts https://x.example https://x.example/')).toEqual([
+      one('path', 'a.ts'),
+      one('path', 'b.ts'),
+      one('url', 'https://x.example'),
+    ]);
   });
 
   it.each([
@@ -187,7 +223,12 @@ describe('the real transcripts of fixtures/real', () => {
     if (!dir.isDirectory()) continue;
     for (const name of fs.readdirSync(path.join(root, dir.name)).sort()) {
       const text = fs.readFileSync(path.join(root, dir.name, name), 'utf8');
-      const docs = name.endsWith('.jsonl') ? text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown) : [JSON.parse(text) as unknown];
+      const docs = name.endsWith('.jsonl')
+        ? text
+            .split('\n')
+            .filter((l) => l.trim() !== '')
+            .map((l) => JSON.parse(l) as unknown)
+        : [JSON.parse(text) as unknown];
       for (const s of docs.flatMap((d) => stringsOf(d))) {
         for (const id of identifiersIn(s)) {
           const set = found.get(id.kind) ?? new Set<string>();

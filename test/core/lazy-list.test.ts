@@ -90,7 +90,14 @@ describe('a lazy list', () => {
         return e;
       }),
       index.map<Step>((a) => (l) => l[a]?.mark),
-      index.map<Step>((a) => (l) => [[...l][a] === l[a], Array.from(l)[a] === l[a], l.slice()[a] === l[a], l.map((e) => e)[a] === l[a], l.at(a) === l[a], Object.values(l)[a] === l[a]]),
+      index.map<Step>((a) => (l) => [
+        [...l][a] === l[a],
+        Array.from(l)[a] === l[a],
+        l.slice()[a] === l[a],
+        l.map((e) => e)[a] === l[a],
+        l.at(a) === l[a],
+        Object.values(l)[a] === l[a],
+      ]),
       index.map<Step>((a) => (l) => {
         let seen: Element | undefined;
         l.forEach((e, k) => {
@@ -110,29 +117,37 @@ describe('a lazy list', () => {
       fc.constant<Step>((l) => l.sort((x, y) => x.v - y.v).length),
       fc.constant<Step>((l) => l.push({ v: -1 })),
       fc.constant<Step>((l) => l.shift()),
-      fc.tuple(fc.nat(10), fc.nat(3)).map<Step>(([at, n]) => (l) => l.splice(at, n, { v: -2 })),
+      fc.tuple(fc.nat(10), fc.nat(3)).map<Step>(
+        ([at, n]) =>
+          (l) =>
+            l.splice(at, n, { v: -2 }),
+      ),
       fc.constant<Step>((l) => Object.isFrozen(Object.freeze(l))),
     );
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 20 }), fc.array(step, { minLength: 1, maxLength: 12 }), (values, steps) => {
-        const plain: List = values.map((v) => ({ v }));
-        const list = lazyList(values.length, (k) => ({ v: values[k] as number })) as List;
-        const keptPlain: Element[] = [];
-        const keptLazy: Element[] = [];
-        for (const s of steps) {
-          // A write on a frozen list throws on both alike.
-          const run = (l: List, kept: Element[]): unknown => {
-            try {
-              return s(l, kept);
-            } catch (error) {
-              return error instanceof TypeError ? 'TypeError' : error;
-            }
-          };
-          expect(run(list, keptLazy)).toEqual(run(plain, keptPlain));
-        }
-        expect(readings(list as unknown as number[])).toEqual(readings(plain as unknown as number[]));
-        expect(list.map((e, k) => e === list[k])).toEqual(plain.map(() => true));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 20 }),
+        fc.array(step, { minLength: 1, maxLength: 12 }),
+        (values, steps) => {
+          const plain: List = values.map((v) => ({ v }));
+          const list = lazyList(values.length, (k) => ({ v: values[k] as number })) as List;
+          const keptPlain: Element[] = [];
+          const keptLazy: Element[] = [];
+          for (const s of steps) {
+            // A write on a frozen list throws on both alike.
+            const run = (l: List, kept: Element[]): unknown => {
+              try {
+                return s(l, kept);
+              } catch (error) {
+                return error instanceof TypeError ? 'TypeError' : error;
+              }
+            };
+            expect(run(list, keptLazy)).toEqual(run(plain, keptPlain));
+          }
+          expect(readings(list as unknown as number[])).toEqual(readings(plain as unknown as number[]));
+          expect(list.map((e, k) => e === list[k])).toEqual(plain.map(() => true));
+        },
+      ),
     );
   });
 
@@ -145,7 +160,9 @@ describe('a lazy list', () => {
     Object.freeze(list);
     expect(calls).toBe(4);
     expect(Object.isFrozen(list)).toBe(true);
-    expect(readings(list as unknown as number[])).toEqual(readings([{ k: 0 }, { k: 1 }, { k: 2 }, { k: 3 }] as unknown as number[]));
+    expect(readings(list as unknown as number[])).toEqual(
+      readings([{ k: 0 }, { k: 1 }, { k: 2 }, { k: 3 }] as unknown as number[]),
+    );
     expect(list[2]).toBe(list[2]);
     expect(calls).toBe(4);
     expect(elementReader(list)(1)).toEqual({ k: 1 });
@@ -168,23 +185,36 @@ describe('a lazy list', () => {
       fc.nat(30).map<Write>((k) => (l) => (l[k] = 99)),
       fc.nat(30).map<Write>((k) => (l) => delete l[k]),
       fc.nat(30).map<Write>((n) => (l) => (l.length = n)),
-      fc.tuple(fc.nat(10), fc.nat(3)).map<Write>(([at, n]) => (l) => l.splice(at, n, 5, 6)),
-      fc.nat(30).map<Write>((k) => (l) => Object.defineProperty(l, k, { value: 42, writable: true, enumerable: true, configurable: true })),
+      fc.tuple(fc.nat(10), fc.nat(3)).map<Write>(
+        ([at, n]) =>
+          (l) =>
+            l.splice(at, n, 5, 6),
+      ),
+      fc
+        .nat(30)
+        .map<Write>(
+          (k) => (l) =>
+            Object.defineProperty(l, k, { value: 42, writable: true, enumerable: true, configurable: true }),
+        ),
     );
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 20 }), fc.array(write, { minLength: 1, maxLength: 4 }), (values, writes) => {
-        const plain = values.slice();
-        const list = lazyList(values.length, (k) => values[k] as number) as number[];
-        for (const w of writes) expect(w(list)).toEqual(w(plain));
-        expect(readings(list)).toEqual(readings(plain));
-        expect(list.length).toBe(plain.length);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 20 }),
+        fc.array(write, { minLength: 1, maxLength: 4 }),
+        (values, writes) => {
+          const plain = values.slice();
+          const list = lazyList(values.length, (k) => values[k] as number) as number[];
+          for (const w of writes) expect(w(list)).toEqual(w(plain));
+          expect(readings(list)).toEqual(readings(plain));
+          expect(list.length).toBe(plain.length);
+        },
+      ),
     );
   });
 });
 
 describe('elementReader', () => {
-  it('reads equal elements, the list\'s own once it has kept some, and keeps nothing itself', () => {
+  it("reads equal elements, the list's own once it has kept some, and keeps nothing itself", () => {
     let calls = 0;
     const list = lazyList(5, (k) => {
       calls++;

@@ -18,7 +18,13 @@ import { ROOT } from '../helpers/cli.js';
 import { FORMAT_NAMES, randomConversation, writeAs, type Conversation, type RefMessage } from '../helpers/convert.js';
 import { assistant, createFakeCounter, defaultNote, earlierNote, system, tool, user } from '../helpers/fake-counter.js';
 
-function compactText(name: string, text: string, target: number, note: string | null | undefined, counter: TokenCounter = createApproxCounter()): FileResult {
+function compactText(
+  name: string,
+  text: string,
+  target: number,
+  note: string | null | undefined,
+  counter: TokenCounter = createApproxCounter(),
+): FileResult {
   return compactSource(decodeSource(Buffer.from(text, 'utf8'), name), { target, note, counter });
 }
 
@@ -33,9 +39,25 @@ const BOOKING = jsonl([
   { role: 'user', content: 'First question: what is the weather in Paris today?' },
   { role: 'assistant', content: 'It is sunny in Paris today, around twenty degrees.' },
   TASK,
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q": "restaurants near the Louvre"}' } }] },
-  { role: 'tool', tool_call_id: 'c1', content: "Le Fumoir, Cafe Marly, Le Grand Vefour, Loulou, Ferdi, Juveniles, Willi's Wine Bar" },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'book', arguments: '{"place": "Cafe Marly", "people": 2}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q": "restaurants near the Louvre"}' } },
+    ],
+  },
+  {
+    role: 'tool',
+    tool_call_id: 'c1',
+    content: "Le Fumoir, Cafe Marly, Le Grand Vefour, Loulou, Ferdi, Juveniles, Willi's Wine Bar",
+  },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'c2', type: 'function', function: { name: 'book', arguments: '{"place": "Cafe Marly", "people": 2}' } },
+    ],
+  },
   { role: 'tool', tool_call_id: 'c2', content: 'Booked: Cafe Marly, 20:00, two people, confirmation 88213' },
   { role: 'assistant', content: 'Done: Cafe Marly at 20:00 for two, confirmation 88213.' },
 ]);
@@ -61,7 +83,11 @@ describe('a change of note template between runs', () => {
     const first = compactText('booking.jsonl', BOOKING, 110, undefined).output;
     const second = compactText('booking.jsonl', first, 70, 'Cut {num_removed}.').output.trimEnd().split('\n');
     // The default template is always recognised: its note is replaced, not kept.
-    expect(second.slice(1)).toEqual([TASK_LINE, '{"role":"user","content":"Cut 3."}', '{"role":"assistant","content":"Done: Cafe Marly at 20:00 for two, confirmation 88213."}']);
+    expect(second.slice(1)).toEqual([
+      TASK_LINE,
+      '{"role":"user","content":"Cut 3."}',
+      '{"role":"assistant","content":"Done: Cafe Marly at 20:00 for two, confirmation 88213."}',
+    ]);
   });
 
   it('keeps the original task byte for byte through runs with random templates, targets and formats', () => {
@@ -69,7 +95,13 @@ describe('a change of note template between runs', () => {
       fc.constant<string | undefined>(undefined),
       fc.constant(DEFAULT_NOTE_TEMPLATE),
       // Every template a run accepts: the rest are refused (see the tests of noteTemplateProblem).
-      fc.string({ unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'), minLength: 1, maxLength: 8 }).filter((t) => noteTemplateProblem(t) === null),
+      fc
+        .string({
+          unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'),
+          minLength: 1,
+          maxLength: 8,
+        })
+        .filter((t) => noteTemplateProblem(t) === null),
     );
     const run = fc.record({ note: template, perMille: fc.integer({ min: 0, max: 1000 }) });
     fc.assert(
@@ -81,7 +113,9 @@ describe('a change of note template between runs', () => {
         (seed, format, jsonlFraming, runs) => {
           const conversation = withMarkedTask(randomConversation(seed), seed);
           const task = lastTaskIndex(conversation);
-          const written = writeAs(format, conversation, { jsonl: jsonlFraming && !conversation.some((m) => m.role === 'system') });
+          const written = writeAs(format, conversation, {
+            jsonl: jsonlFraming && !conversation.some((m) => m.role === 'system'),
+          });
           const item = written.itemOf[task] as number;
           const original = compactText(written.name, written.text, Number.MAX_SAFE_INTEGER, undefined);
           const taskRaw = original.conversations[0]?.slot.raws[item] as string;
@@ -130,12 +164,26 @@ describe('a change of note template in every format', () => {
     const tasks = taskTexts(original);
     const whole = Math.max(...original.conversations.map((c) => c.plan.tokensBefore));
     for (const first of [50, 200, 400, 600, 800, 950]) {
-      const once = compactText(file, text, Math.floor((whole * first) / 1000), 'custom note: {num_removed} gone').output;
+      const once = compactText(
+        file,
+        text,
+        Math.floor((whole * first) / 1000),
+        'custom note: {num_removed} gone',
+      ).output;
       for (const second of [0, 100, 300, 500, 700, 900]) {
         const twice = compactText(file, once, Math.floor((whole * second) / 1000), undefined).output;
-        const after = compactText(file, twice, Number.MAX_SAFE_INTEGER, undefined).conversations.map((c) => c.normalized.messages.flatMap((m) => contentOf(m).texts));
+        const after = compactText(file, twice, Number.MAX_SAFE_INTEGER, undefined).conversations.map((c) =>
+          c.normalized.messages.flatMap((m) => contentOf(m).texts),
+        );
         tasks.forEach((texts, k) => {
-          for (const t of texts) expect({ file, first, second, conversation: k, kept: after[k]?.includes(t) }).toEqual({ file, first, second, conversation: k, kept: true });
+          for (const t of texts)
+            expect({ file, first, second, conversation: k, kept: after[k]?.includes(t) }).toEqual({
+              file,
+              first,
+              second,
+              conversation: k,
+              kept: true,
+            });
         });
       }
     }
@@ -154,7 +202,9 @@ function lastTaskIndex(conversation: Conversation): number {
 /** The conversation with its task's text made unique, so finding it in an output finds nothing else. */
 function withMarkedTask(conversation: Conversation, seed: number): Conversation {
   const task = lastTaskIndex(conversation);
-  return conversation.map((m, i): RefMessage => (i === task && m.role === 'user' ? { ...m, texts: [`TASK ${seed}: the real request`, ...m.texts] } : m));
+  return conversation.map((m, i): RefMessage =>
+    i === task && m.role === 'user' ? { ...m, texts: [`TASK ${seed}: the real request`, ...m.texts] } : m,
+  );
 }
 
 describe('the user messages kept as the task', () => {
@@ -173,15 +223,28 @@ describe('the user messages kept as the task', () => {
       [system(), user('old'), user('task'), noteShaped('note 1'), noteShaped('note 2')],
       [system(), noteShaped('old 1'), user('task'), noteShaped('note 1')],
     ];
-    for (const messages of cases) expect(taskRun(messages, taskIndex(messages) as number, 1)).toEqual([messages.length - 1]);
+    for (const messages of cases)
+      expect(taskRun(messages, taskIndex(messages) as number, 1)).toEqual([messages.length - 1]);
   });
 
   it('reach back to the first message after the instructions, past earlier notes, when all between could be notes', () => {
     const cases: Array<[Message[], number[]]> = [
-      [[system(), user('task'), noteShaped('custom note: 4 gone')], [1, 2]],
-      [[system(), noteShaped('task 1'), noteShaped('note A 2'), noteShaped('note B 3')], [1, 2, 3]],
-      [[system(), user('task'), note, noteShaped('note A 2'), note], [1, 3]],
-      [[system(), note, user('task'), noteShaped('note A 2')], [2, 3]],
+      [
+        [system(), user('task'), noteShaped('custom note: 4 gone')],
+        [1, 2],
+      ],
+      [
+        [system(), noteShaped('task 1'), noteShaped('note A 2'), noteShaped('note B 3')],
+        [1, 2, 3],
+      ],
+      [
+        [system(), user('task'), note, noteShaped('note A 2'), note],
+        [1, 3],
+      ],
+      [
+        [system(), note, user('task'), noteShaped('note A 2')],
+        [2, 3],
+      ],
       [[system(), noteShaped('note A 2')], [1]],
       [[system(), user('a'), tool('r'), noteShaped('task')], [3]],
       [[system(), assistant('a'), noteShaped('task')], [2]],
@@ -191,9 +254,21 @@ describe('the user messages kept as the task', () => {
 
   it('are kept together, the note after the last of them', () => {
     // fake counter: 10 per message; whole 70 > 35; protected 30 leaves 5, so both steps go.
-    const messages = [system(), user('task'), noteShaped('custom note: 4 gone'), assistant(null, 'x'), tool('x'), assistant(null, 'y'), tool('y')];
+    const messages = [
+      system(),
+      user('task'),
+      noteShaped('custom note: 4 gone'),
+      assistant(null, 'x'),
+      tool('x'),
+      assistant(null, 'y'),
+      tool('y'),
+    ];
     const plan = planCompaction(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 });
-    expect({ kept: plan.kept, removed: plan.removed, noteIndex: plan.noteIndex }).toEqual({ kept: [0, 1, 2], removed: [3, 4, 5, 6], noteIndex: 3 });
+    expect({ kept: plan.kept, removed: plan.removed, noteIndex: plan.noteIndex }).toEqual({
+      kept: [0, 1, 2],
+      removed: [3, 4, 5, 6],
+      noteIndex: 3,
+    });
     expect(plan.groups.map((g) => [g.kind, g.indices])).toEqual([
       ['system', [0]],
       ['task', [1, 2]],
@@ -201,12 +276,11 @@ describe('the user messages kept as the task', () => {
       ['step', [3, 4]],
       ['step', [5, 6]],
     ]);
-    expect(compact(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 })?.map((m) => contentOf(m).texts[0] ?? null)).toEqual([
-      'You are a careful agent.',
-      'task',
-      'custom note: 4 gone',
-      defaultNote(4),
-    ]);
+    expect(
+      compact(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 })?.map(
+        (m) => contentOf(m).texts[0] ?? null,
+      ),
+    ).toEqual(['You are a careful agent.', 'task', 'custom note: 4 gone', defaultNote(4)]);
   });
 
   it('are marked by each adapter only when a message is shaped exactly like its note', () => {
@@ -219,7 +293,9 @@ describe('the user messages kept as the task', () => {
       { role: 'user', content: 'no number in it' },
       { role: 'user', content: '12 345' },
     ];
-    const messages = compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, undefined).conversations[0]?.normalized.messages ?? [];
+    const messages =
+      compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, undefined).conversations[0]?.normalized.messages ??
+      [];
     // Text without a count can be a note too (a template used as written); digits and white space alone cannot.
     expect(messages.map((m) => m.couldBeNote ?? false)).toEqual([false, true, false, true, false, true, false]);
   });
@@ -240,7 +316,7 @@ describe('the user messages kept as the task', () => {
     expect(result.conversations[0]?.plan.removedCount).toBe(3);
   });
 
-  it("meet the target of the reported case as Haystack does (the task follows another user message)", () => {
+  it('meet the target of the reported case as Haystack does (the task follows another user message)', () => {
     const text = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'old question one two three four five six seven' },
@@ -249,7 +325,12 @@ describe('the user messages kept as the task', () => {
       { role: 'user', content: 'the task one two three four five six seven eight nine ten eleven twelve' },
       { role: 'assistant', content: 'step one two three' },
     ]);
-    const result = compactSource(decodeSource(Buffer.from(text, 'utf8'), 't.jsonl'), { target: 30, minKeepSteps: 0, note: null, counter: createApproxCounter() });
+    const result = compactSource(decodeSource(Buffer.from(text, 'utf8'), 't.jsonl'), {
+      target: 30,
+      minKeepSteps: 0,
+      note: null,
+      counter: createApproxCounter(),
+    });
     const plan = result.conversations[0]?.plan;
     expect({ kept: plan?.kept, targetMet: plan?.targetMet }).toEqual({ kept: [0, 4, 5], targetMet: true });
   });
@@ -281,17 +362,37 @@ describe('the user messages kept as the task', () => {
 
 describe('note templates', () => {
   it('are refused only without text of their own; custom text without {num_removed} is used as written', () => {
-    for (const t of ['{num_removed}', ' {num_removed} ', '{num_removed}{num_removed}', '7{num_removed}', '\n{num_removed}\t', '42', '  ']) {
+    for (const t of [
+      '{num_removed}',
+      ' {num_removed} ',
+      '{num_removed}{num_removed}',
+      '7{num_removed}',
+      '\n{num_removed}\t',
+      '42',
+      '  ',
+    ]) {
       expect({ t, problem: noteTemplateProblem(t) === null }).toEqual({ t, problem: false });
     }
-    for (const t of [DEFAULT_NOTE_TEMPLATE, 'Cut {num_removed}.', '[{num_removed}]', 'é{num_removed}', 'Context trimmed.', 'Some history is missing.', 'Gone: {other} x{num_removed}']) {
+    for (const t of [
+      DEFAULT_NOTE_TEMPLATE,
+      'Cut {num_removed}.',
+      '[{num_removed}]',
+      'é{num_removed}',
+      'Context trimmed.',
+      'Some history is missing.',
+      'Gone: {other} x{num_removed}',
+    ]) {
       expect({ t, problem: noteTemplateProblem(t) }).toEqual({ t, problem: null });
     }
   });
 
   it('with {num_removed} give notes that every run takes for possible notes, whatever template it has', () => {
     const valid = fc
-      .string({ unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'), minLength: 1, maxLength: 8 })
+      .string({
+        unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'),
+        minLength: 1,
+        maxLength: 8,
+      })
       .filter((t) => t.includes('{num_removed}') && noteTemplateProblem(t) === null);
     fc.assert(
       fc.property(valid, fc.integer({ min: 1, max: 10_000 }), (template, removed) => {
@@ -309,11 +410,16 @@ describe('note templates', () => {
       { role: 'assistant', content: 'Pick 1, 2 or 3?' },
       { role: 'user', content: '3' },
     ];
-    const r = await runSwc(['compact', '-', '--target', '1', '--note', '{num_removed}'], { cwd: ROOT, stdin: jsonl(chat) });
+    const r = await runSwc(['compact', '-', '--target', '1', '--note', '{num_removed}'], {
+      cwd: ROOT,
+      stdin: jsonl(chat),
+    });
     expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 2, stdout: '' });
     expect(r.stderr).toMatch(/--note needs text besides \{num_removed\}/);
     await expect(compactMessages(chat, { target: 1, note: '{num_removed}' })).rejects.toThrow(UsageError);
-    await expect(compactMessages(chat, { target: 1, note: 42 as unknown as string })).rejects.toThrow(/note must be a string/);
+    await expect(compactMessages(chat, { target: 1, note: 42 as unknown as string })).rejects.toThrow(
+      /note must be a string/,
+    );
   });
 });
 
@@ -327,20 +433,48 @@ describe('a change of note template, then summarize', () => {
     const task = { role: 'user', content: `THE REAL TASK: migrate the database. Details: ${big('requirement', 15)}` };
     const messages: object[] = [{ role: 'system', content: 'sys' }, task];
     for (let k = 0; k < 4; k++) {
-      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'f', arguments: '{}' } }] });
+      messages.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'f', arguments: '{}' } }],
+      });
       messages.push({ role: 'tool', tool_call_id: `c${k}`, content: big(`r${k}`, 20) });
     }
     messages.push({ role: 'assistant', content: 'done' });
     writeFileSync(path.join(dir, 't.json'), JSON.stringify(messages));
     writeFileSync(path.join(dir, 'model.sh'), 'cat >/dev/null; printf "short summary"\n');
-    const first = await runSwc(['compact', 't.json', '-t', '450', '--note', 'Dropped {num_removed} msgs', '-o', 'once.json'], { cwd: dir });
+    const first = await runSwc(
+      ['compact', 't.json', '-t', '450', '--note', 'Dropped {num_removed} msgs', '-o', 'once.json'],
+      { cwd: dir },
+    );
     expect(first.status).toBe(0);
     expect(read(path.join(dir, 'once.json'), 'utf8')).toContain('Dropped 4 msgs');
     for (const strategy of ['summarize', 'summarize,window']) {
-      const r = await runSwc(['compact', 'once.json', '-t', '300', '--strategy', strategy, '--summarize-command', `sh '${path.join(dir, 'model.sh')}'`, '--summary-tokens', '20', '--no-cache', '-o', 'twice.json'], { cwd: dir });
+      const r = await runSwc(
+        [
+          'compact',
+          'once.json',
+          '-t',
+          '300',
+          '--strategy',
+          strategy,
+          '--summarize-command',
+          `sh '${path.join(dir, 'model.sh')}'`,
+          '--summary-tokens',
+          '20',
+          '--no-cache',
+          '-o',
+          'twice.json',
+        ],
+        { cwd: dir },
+      );
       expect({ strategy, status: r.status }).toEqual({ strategy, status: 0 });
       const out = JSON.parse(read(path.join(dir, 'twice.json'), 'utf8')) as { content: unknown }[];
-      expect({ strategy, kept: out.some((m) => m.content === task.content), summarized: out.some((m) => String(m.content).includes('short summary')) }).toEqual({ strategy, kept: true, summarized: true });
+      expect({
+        strategy,
+        kept: out.some((m) => m.content === task.content),
+        summarized: out.some((m) => String(m.content).includes('short summary')),
+      }).toEqual({ strategy, kept: true, summarized: true });
     }
     rmSync(dir, { recursive: true, force: true });
   });
@@ -353,10 +487,15 @@ describe('a note used as written (a template without {num_removed})', () => {
   it('is accepted by the command line and the library and written as given', async () => {
     const { runSwc } = await import('../helpers/run-in-process.js');
     const { compactMessages } = await import('../../src/library.js');
-    const r = await runSwc(['compact', '-', '--tokenizer', 'approx', '--target', '110', '--note', LITERAL], { cwd: ROOT, stdin: BOOKING });
+    const r = await runSwc(['compact', '-', '--tokenizer', 'approx', '--target', '110', '--note', LITERAL], {
+      cwd: ROOT,
+      stdin: BOOKING,
+    });
     expect({ status: r.status, stderr: r.stderr.includes('--note') }).toEqual({ status: 0, stderr: false });
     expect(r.stdout.trimEnd().split('\n')).toContain(literalLine);
-    const lines = BOOKING.trimEnd().split('\n').map((l) => JSON.parse(l) as object);
+    const lines = BOOKING.trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as object);
     const result = await compactMessages(lines, { target: 110, tokenizer: 'approx', note: LITERAL });
     expect(result.plan.noteText).toBe(LITERAL);
     expect(result.messages).toContainEqual({ role: 'user', content: LITERAL });
@@ -367,15 +506,30 @@ describe('a note used as written (a template without {num_removed})', () => {
     const first = compactText('booking.jsonl', BOOKING, 110, LITERAL).output;
     const lines = first.trimEnd().split('\n');
     expect(lines.indexOf(literalLine)).toBe(lines.indexOf(TASK_LINE) + 1);
-    const more = first + jsonl([{ role: 'user', content: 'And a taxi at 19:30, please.' }, { role: 'assistant', content: 'Taxi booked for 19:30.' }]);
+    const more =
+      first +
+      jsonl([
+        { role: 'user', content: 'And a taxi at 19:30, please.' },
+        { role: 'assistant', content: 'Taxi booked for 19:30.' },
+      ]);
     const second = compactText('booking.jsonl', more, 40, LITERAL);
     const out = second.output.trimEnd().split('\n');
     expect(out.filter((l) => l === literalLine)).toHaveLength(1);
     expect(out.indexOf(literalLine)).toBe(1);
     // The earlier note is removed with the turn it stood in, and not counted as a message of its own twice.
     expect(second.conversations[0]?.plan.removed.length).toBeGreaterThan(0);
-    const third = compactText('booking.jsonl', second.output + jsonl([{ role: 'user', content: 'Thanks!' }]), 30, LITERAL);
-    expect(third.output.trimEnd().split('\n').filter((l) => l === literalLine).length).toBeLessThanOrEqual(1);
+    const third = compactText(
+      'booking.jsonl',
+      second.output + jsonl([{ role: 'user', content: 'Thanks!' }]),
+      30,
+      LITERAL,
+    );
+    expect(
+      third.output
+        .trimEnd()
+        .split('\n')
+        .filter((l) => l === literalLine).length,
+    ).toBeLessThanOrEqual(1);
   });
 
   it('is never the current task: a user who writes that text as the only request keeps it', () => {
@@ -400,8 +554,12 @@ describe('a note used as written (a template without {num_removed})', () => {
       { role: 'assistant', content: 'second answer' },
       { role: 'user', content: 'the task' },
     ]);
-    const plan = compactText('t.jsonl', text, Number.MAX_SAFE_INTEGER, LITERAL, createApproxCounter()).conversations[0]?.plan;
-    expect(plan?.groups.filter((g) => g.kind === 'turn').map((g) => g.indices)).toEqual([[1, 2], [3, 4]]);
+    const plan = compactText('t.jsonl', text, Number.MAX_SAFE_INTEGER, LITERAL, createApproxCounter()).conversations[0]
+      ?.plan;
+    expect(plan?.groups.filter((g) => g.kind === 'turn').map((g) => g.indices)).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
   });
 
   it('is only its exact text, shaped as the format writes a note', () => {
@@ -412,7 +570,9 @@ describe('a note used as written (a template without {num_removed})', () => {
       { role: 'user', content: LITERAL },
       { role: 'user', content: 'task' },
     ];
-    const messages = compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, LITERAL).conversations[0]?.normalized.messages ?? [];
+    const messages =
+      compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, LITERAL).conversations[0]?.normalized.messages ??
+      [];
     expect(messages.map((m) => m.exactNote === true)).toEqual([false, false, false, true, false]);
   });
 });

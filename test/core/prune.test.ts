@@ -8,7 +8,13 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { DEFAULT_PLACEHOLDER, fillPlaceholder, isPlaceholderText, planPruning, TOOL_RESULT_PRUNING } from '../../src/core/prune.js';
+import {
+  DEFAULT_PLACEHOLDER,
+  fillPlaceholder,
+  isPlaceholderText,
+  planPruning,
+  TOOL_RESULT_PRUNING,
+} from '../../src/core/prune.js';
 import { contentOf, textContent } from '../../src/core/render.js';
 import type { Content, Message, TokenCounter } from '../../src/core/types.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
@@ -26,13 +32,25 @@ const toolCall = (ids: number, name = 'search'): Message => ({
   content: content({ toolCalls: Array.from({ length: ids }, () => ({ name, arguments: '{}' })) }),
 });
 /** helpers.py `tool_result(result, name=, error=)`. */
-function toolResult(text: string, options: { name?: string; error?: boolean; images?: number; compaction?: string; offloaded?: boolean } = {}): Message {
+function toolResult(
+  text: string,
+  options: { name?: string; error?: boolean; images?: number; compaction?: string; offloaded?: boolean } = {},
+): Message {
   const { name = 'search', error = false, images = 0, compaction, offloaded } = options;
-  return { role: 'tool', compaction, offloaded, content: content({ results: [{ name, text, error, images, files: 0 }] }) };
+  return {
+    role: 'tool',
+    compaction,
+    offloaded,
+    content: content({ results: [{ name, text, error, images, files: 0 }] }),
+  };
 }
 /** test_tool_result_pruning.py `_conversation(*results)`. */
-const conversation = (...results: string[]): Message[] => [user('task'), ...results.flatMap((r) => [toolCall(1), toolResult(r)])];
-const resultText = (m: Message | undefined): string | undefined => (m === undefined ? undefined : contentOf(m).results[0]?.text);
+const conversation = (...results: string[]): Message[] => [
+  user('task'),
+  ...results.flatMap((r) => [toolCall(1), toolResult(r)]),
+];
+const resultText = (m: Message | undefined): string | undefined =>
+  m === undefined ? undefined : contentOf(m).results[0]?.text;
 const SEARCH_PLACEHOLDER = fillPlaceholder(DEFAULT_PLACEHOLDER, 'search');
 
 describe('ToolResultPruningCompactor, as Haystack tests it', () => {
@@ -86,13 +104,27 @@ describe('ToolResultPruningCompactor, as Haystack tests it', () => {
   });
 
   it('changes nothing when the placeholder would not save tokens (test_returns_none_when_the_placeholder_would_not_save_tokens)', () => {
-    const plan = planPruning(conversation('short', 'newest'), COUNTER, { target: 1, minTokens: 0, placeholder: 'a placeholder much longer than the result' });
+    const plan = planPruning(conversation('short', 'newest'), COUNTER, {
+      target: 1,
+      minTokens: 0,
+      placeholder: 'a placeholder much longer than the result',
+    });
     expect(plan.changed).toBe(false);
   });
 
   it('prunes an image result that passes min_tokens by its image cost (test_compact_with_image_result)', () => {
-    const messages = [user('task'), toolCall(1, 'image_generator'), toolResult('<image>', { name: 'image_generator', images: 1 }), toolCall(1), toolResult('newest')];
-    const plan = planPruning(messages, createApproxCounter({ tokensPerImage: 500 }), { target: 1, minKeepSteps: 1, minTokens: 100 });
+    const messages = [
+      user('task'),
+      toolCall(1, 'image_generator'),
+      toolResult('<image>', { name: 'image_generator', images: 1 }),
+      toolCall(1),
+      toolResult('newest'),
+    ];
+    const plan = planPruning(messages, createApproxCounter({ tokensPerImage: 500 }), {
+      target: 1,
+      minKeepSteps: 1,
+      minTokens: 100,
+    });
     expect(plan.pruned.map((p) => p.index)).toEqual([2]);
     expect(resultText(plan.messages[2])).toBe(fillPlaceholder(DEFAULT_PLACEHOLDER, 'image_generator'));
     expect(contentOf(plan.messages[2] as Message).results[0]?.images).toBe(0);
@@ -103,27 +135,61 @@ describe('ToolResultPruningCompactor, as Haystack tests it', () => {
   });
 
   it('skips results another compaction made (test_skips_previously_compacted_results)', () => {
-    const messages = [user('task'), toolCall(1), toolResult('x'.repeat(400), { compaction: 'other' }), toolCall(1), toolResult('x'.repeat(400))];
+    const messages = [
+      user('task'),
+      toolCall(1),
+      toolResult('x'.repeat(400), { compaction: 'other' }),
+      toolCall(1),
+      toolResult('x'.repeat(400)),
+    ];
     expect(planPruning(messages, COUNTER, { target: 1, minTokens: 0 }).changed).toBe(false);
   });
 
   it('skips an offloaded result (test_skips_offloaded_result)', () => {
-    const messages = [user('task'), toolCall(1), toolResult('x'.repeat(400), { offloaded: true }), toolCall(1), toolResult('newest')];
+    const messages = [
+      user('task'),
+      toolCall(1),
+      toolResult('x'.repeat(400), { offloaded: true }),
+      toolCall(1),
+      toolResult('newest'),
+    ];
     expect(planPruning(messages, COUNTER, { target: 1, minTokens: 0 }).changed).toBe(false);
   });
 
   it('keeps the error flag and records the original tokens (test_pruned_result_preserves_properties_and_records_metadata)', () => {
-    const messages = [user('task'), toolCall(1, 'failing_tool'), toolResult('error details '.repeat(100), { name: 'failing_tool', error: true }), toolCall(1), toolResult('newest')];
+    const messages = [
+      user('task'),
+      toolCall(1, 'failing_tool'),
+      toolResult('error details '.repeat(100), { name: 'failing_tool', error: true }),
+      toolCall(1),
+      toolResult('newest'),
+    ];
     const plan = planPruning(messages, COUNTER, { target: 1, minTokens: 0 });
     const pruned = contentOf(plan.messages[2] as Message).results[0];
-    expect(pruned).toEqual({ name: 'failing_tool', text: fillPlaceholder(DEFAULT_PLACEHOLDER, 'failing_tool'), error: true, images: 0, files: 0 });
+    expect(pruned).toEqual({
+      name: 'failing_tool',
+      text: fillPlaceholder(DEFAULT_PLACEHOLDER, 'failing_tool'),
+      error: true,
+      images: 0,
+      files: 0,
+    });
     expect(plan.messages[2]?.compaction).toBe(TOOL_RESULT_PRUNING);
     expect(plan.pruned[0]?.tokensBefore).toBe('[tool:failing_tool (error)] '.length + 1400);
   });
 
   it('fills {tool_name} literally and keeps other braces (test_custom_placeholder)', () => {
-    const messages = [user('task'), toolCall(1, 'database_query'), toolResult('abcdefghij'.repeat(40), { name: 'database_query' }), toolCall(1), toolResult('newest')];
-    const plan = planPruning(messages, COUNTER, { target: 1, minTokens: 0, placeholder: 'Run {tool_name} again with {"query": "..."}.' });
+    const messages = [
+      user('task'),
+      toolCall(1, 'database_query'),
+      toolResult('abcdefghij'.repeat(40), { name: 'database_query' }),
+      toolCall(1),
+      toolResult('newest'),
+    ];
+    const plan = planPruning(messages, COUNTER, {
+      target: 1,
+      minTokens: 0,
+      placeholder: 'Run {tool_name} again with {"query": "..."}.',
+    });
     expect(resultText(plan.messages[2])).toBe('Run database_query again with {"query": "..."}.');
   });
 
@@ -142,7 +208,13 @@ describe('pruning in swc terms', () => {
     expect(isPlaceholderText('Custom x.', 'Custom {tool_name}.')).toBe(true);
     expect(isPlaceholderText('Custom x', 'Custom {tool_name}.')).toBe(false);
     expect(isPlaceholderText('{a}{b}', '{a}{tool_name}{b}')).toBe(true);
-    const messages = [user('task'), toolCall(1), toolResult(fillPlaceholder(DEFAULT_PLACEHOLDER, 'fetch').repeat(1)), toolCall(1), toolResult('newest')];
+    const messages = [
+      user('task'),
+      toolCall(1),
+      toolResult(fillPlaceholder(DEFAULT_PLACEHOLDER, 'fetch').repeat(1)),
+      toolCall(1),
+      toolResult('newest'),
+    ];
     expect(planPruning(messages, COUNTER, { target: 1, minTokens: 0 }).changed).toBe(false);
   });
 
@@ -164,7 +236,9 @@ describe('pruning in swc terms', () => {
         texts: [fillPlaceholder(DEFAULT_PLACEHOLDER, 'a'), fillPlaceholder(DEFAULT_PLACEHOLDER, 'b')],
         tools: ['a', 'b'],
         tokensBefore: '[tool:a] '.length + 300 + 1 + '[tool:b (error)] '.length + 300,
-        tokensAfter: `[tool:a] ${fillPlaceholder(DEFAULT_PLACEHOLDER, 'a')}\n[tool:b (error)] ${fillPlaceholder(DEFAULT_PLACEHOLDER, 'b')}`.length,
+        tokensAfter:
+          `[tool:a] ${fillPlaceholder(DEFAULT_PLACEHOLDER, 'a')}\n[tool:b (error)] ${fillPlaceholder(DEFAULT_PLACEHOLDER, 'b')}`
+            .length,
       },
     ]);
   });
@@ -178,7 +252,10 @@ describe('pruning in swc terms', () => {
         return COUNTER.measure(list);
       },
     };
-    planPruning(conversation('a'.repeat(400), 'b'.repeat(400), 'c'.repeat(400), 'newest'), counter, { target: 1100, minTokens: 0 });
+    planPruning(conversation('a'.repeat(400), 'b'.repeat(400), 'c'.repeat(400), 'newest'), counter, {
+      target: 1100,
+      minTokens: 0,
+    });
     expect(seen.some((t) => t.includes('bbbb'))).toBe(false);
   });
 });
@@ -190,7 +267,8 @@ describe('pruning in swc terms', () => {
 /** The render the issue's counter sees, written again for the shapes generated here. */
 function renderForTest(m: Message): string {
   const c = contentOf(m);
-  if (c.results.length > 0) return c.results.map((r) => `[tool:${r.name}${r.error ? ' (error)' : ''}] ${r.text}`).join('\n');
+  if (c.results.length > 0)
+    return c.results.map((r) => `[tool:${r.name}${r.error ? ' (error)' : ''}] ${r.text}`).join('\n');
   const lines: string[] = [];
   if (c.texts.length > 0) lines.push(`[${m.role}] ${c.texts.join('\n')}`);
   for (const call of c.toolCalls) lines.push(`[${m.role} -> tool_call] ${call.name}(${call.arguments})`);
@@ -240,7 +318,9 @@ function modelPrune(messages: readonly Message[], s: ModelSettings): number[] {
     if (results.some((r) => looksPruned(r.text))) continue;
     const before = modelCount([renderForTest(m)]);
     if (before <= s.minTokens) continue;
-    const after = modelCount([results.map((r) => `[tool:${r.name}${r.error ? ' (error)' : ''}] ${placeholderOf(r.name)}`).join('\n')]);
+    const after = modelCount([
+      results.map((r) => `[tool:${r.name}${r.error ? ' (error)' : ''}] ${placeholderOf(r.name)}`).join('\n'),
+    ]);
     if (before - after <= 0) continue;
     pruned.push(i);
     total -= before - after;
@@ -250,16 +330,40 @@ function modelPrune(messages: readonly Message[], s: ModelSettings): number[] {
 }
 
 const nameArb = fc.constantFrom('search', 'fetch', 'run_sql', 'ünï', '');
-const textArb = fc.oneof(fc.string({ maxLength: 30 }), fc.string({ minLength: 100, maxLength: 1500 }), fc.constantFrom(fillPlaceholder(DEFAULT_PLACEHOLDER, 'old')));
-const resultArb = fc.record({ name: nameArb, text: textArb, error: fc.boolean() }).map((r) => ({ ...r, images: 0, files: 0 }));
+const textArb = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  fc.string({ minLength: 100, maxLength: 1500 }),
+  fc.constantFrom(fillPlaceholder(DEFAULT_PLACEHOLDER, 'old')),
+);
+const resultArb = fc
+  .record({ name: nameArb, text: textArb, error: fc.boolean() })
+  .map((r) => ({ ...r, images: 0, files: 0 }));
 const messageArb: fc.Arbitrary<Message> = fc.oneof(
   fc.string({ maxLength: 200 }).map(user),
-  fc.record({ calls: fc.array(nameArb, { maxLength: 3 }), text: fc.option(fc.string({ maxLength: 50 }), { nil: undefined }) }).map(
-    ({ calls, text }): Message => ({ role: 'assistant', content: content({ texts: text === undefined ? [] : [text], toolCalls: calls.map((name) => ({ name, arguments: '{}' })) }) }),
-  ),
-  fc.record({ results: fc.array(resultArb, { minLength: 1, maxLength: 3 }), compaction: fc.constantFrom(undefined, undefined, undefined, 'other'), offloaded: fc.constantFrom(undefined, undefined, true) }).map(
-    ({ results, compaction, offloaded }): Message => ({ role: 'tool', compaction, offloaded, content: content({ results }) }),
-  ),
+  fc
+    .record({
+      calls: fc.array(nameArb, { maxLength: 3 }),
+      text: fc.option(fc.string({ maxLength: 50 }), { nil: undefined }),
+    })
+    .map(({ calls, text }): Message => ({
+      role: 'assistant',
+      content: content({
+        texts: text === undefined ? [] : [text],
+        toolCalls: calls.map((name) => ({ name, arguments: '{}' })),
+      }),
+    })),
+  fc
+    .record({
+      results: fc.array(resultArb, { minLength: 1, maxLength: 3 }),
+      compaction: fc.constantFrom(undefined, undefined, undefined, 'other'),
+      offloaded: fc.constantFrom(undefined, undefined, true),
+    })
+    .map(({ results, compaction, offloaded }): Message => ({
+      role: 'tool',
+      compaction,
+      offloaded,
+      content: content({ results }),
+    })),
 );
 
 describe('planPruning against an independent model of the rules', () => {
@@ -283,11 +387,24 @@ describe('planPruning against an independent model of the rules', () => {
           plan.messages.forEach((m, i) => {
             if (!expected.includes(i)) {
               // The message itself, or (a candidate decided when read) one that reads the same.
-              if (m !== messages[i]) expect({ role: m.role, compaction: m.compaction, content: contentOf(m) }).toEqual({ role: messages[i]?.role, compaction: messages[i]?.compaction, content: contentOf(messages[i] as Message) });
+              if (m !== messages[i])
+                expect({ role: m.role, compaction: m.compaction, content: contentOf(m) }).toEqual({
+                  role: messages[i]?.role,
+                  compaction: messages[i]?.compaction,
+                  content: contentOf(messages[i] as Message),
+                });
               return;
             }
             const before = contentOf(messages[i] as Message).results;
-            expect(contentOf(m).results).toEqual(before.map((r) => ({ name: r.name, error: r.error, text: placeholder.split('{tool_name}').join(r.name), images: 0, files: 0 })));
+            expect(contentOf(m).results).toEqual(
+              before.map((r) => ({
+                name: r.name,
+                error: r.error,
+                text: placeholder.split('{tool_name}').join(r.name),
+                images: 0,
+                files: 0,
+              })),
+            );
           });
           expect(plan.tokensAfter).toBe(modelCount(plan.messages.map(renderForTest)));
           // Pruning again with the same settings finds nothing more to prune only where the target was met.

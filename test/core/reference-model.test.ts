@@ -137,8 +137,42 @@ function modelDecision(messages: readonly Message[], counter: TokenCounter, opti
 // ---------------------------------------------------------------------------------------------------------------
 
 const UNITS = [
-  'a', 'e', 'Z', 'q', 'word', ' ', ' ', '  ', '\n', '\r\n', '\t', '.', ',', '/', '{', '}', '[', ']', '"', '\\', '$&',
-  '0', '7', '42', '字', '語', 'ア', '한', '😀', '👍🏽', '🇫🇷', 'é', 'e\u0301', '\u00a0', '<|endoftext|>', '{num_removed}',
+  'a',
+  'e',
+  'Z',
+  'q',
+  'word',
+  ' ',
+  ' ',
+  '  ',
+  '\n',
+  '\r\n',
+  '\t',
+  '.',
+  ',',
+  '/',
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  '\\',
+  '$&',
+  '0',
+  '7',
+  '42',
+  '字',
+  '語',
+  'ア',
+  '한',
+  '😀',
+  '👍🏽',
+  '🇫🇷',
+  'é',
+  'e\u0301',
+  '\u00a0',
+  '<|endoftext|>',
+  '{num_removed}',
 ];
 
 const text: fc.Arbitrary<string> = fc.oneof(
@@ -151,15 +185,27 @@ const text: fc.Arbitrary<string> = fc.oneof(
   },
 );
 
-const fewImages = fc.oneof({ weight: 8, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 }) });
+const fewImages = fc.oneof(
+  { weight: 8, arbitrary: fc.constant(0) },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 }) },
+);
 const fewFiles = fc.oneof(
   { weight: 8, arbitrary: fc.constant<(string | null)[]>([]) },
-  { weight: 1, arbitrary: fc.array(fc.option(fc.constantFrom('report.pdf', '', 'データ.csv'), { nil: null }), { minLength: 1, maxLength: 2 }) },
+  {
+    weight: 1,
+    arbitrary: fc.array(fc.option(fc.constantFrom('report.pdf', '', 'データ.csv'), { nil: null }), {
+      minLength: 1,
+      maxLength: 2,
+    }),
+  },
 );
 
 const textsContent: fc.Arbitrary<Content> = fc
   .record({
-    texts: fc.oneof({ weight: 6, arbitrary: fc.array(text, { minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: fc.array(text, { maxLength: 3 }) }),
+    texts: fc.oneof(
+      { weight: 6, arbitrary: fc.array(text, { minLength: 1, maxLength: 1 }) },
+      { weight: 1, arbitrary: fc.array(text, { maxLength: 3 }) },
+    ),
     images: fewImages,
     files: fewFiles,
   })
@@ -173,7 +219,10 @@ const toolCall = fc.record({
 const assistantContent: fc.Arbitrary<Content> = fc
   .record({
     texts: fc.array(text, { maxLength: 1 }),
-    toolCalls: fc.oneof({ weight: 3, arbitrary: fc.array(toolCall, { minLength: 1, maxLength: 3 }) }, { weight: 2, arbitrary: fc.constant([]) }),
+    toolCalls: fc.oneof(
+      { weight: 3, arbitrary: fc.array(toolCall, { minLength: 1, maxLength: 3 }) },
+      { weight: 2, arbitrary: fc.constant([]) },
+    ),
     images: fewImages,
   })
   .map(({ texts, toolCalls, images }) => ({ texts, toolCalls, results: [], images, files: [] }));
@@ -218,17 +267,29 @@ const earlierNoteMessage: fc.Arbitrary<Message> = fc
   .map(([n, template]) => ({
     role: 'user',
     compaction: 'sliding_window',
-    content: { texts: [template.replaceAll('{num_removed}', String(n))], toolCalls: [], results: [], images: 0, files: [] },
+    content: {
+      texts: [template.replaceAll('{num_removed}', String(n))],
+      toolCalls: [],
+      results: [],
+      images: 0,
+      files: [],
+    },
   }));
 
 const otherStrategyMessage: fc.Arbitrary<Message> = fc
-  .tuple(fc.constantFrom<Role>('system', 'user', 'assistant', 'tool', 'tool'), fc.constantFrom('pruning', 'tool_result_clearing'))
+  .tuple(
+    fc.constantFrom<Role>('system', 'user', 'assistant', 'tool', 'tool'),
+    fc.constantFrom('pruning', 'tool_result_clearing'),
+  )
   .chain(([role, strategy]) => message(role, strategy));
 
 const stepBlock = fc
   .tuple(
     fc.oneof({ weight: 9, arbitrary: message('assistant') }, { weight: 1, arbitrary: message('assistant', 'pruning') }),
-    fc.array(fc.oneof({ weight: 6, arbitrary: message('tool') }, { weight: 1, arbitrary: message('tool', 'pruning') }), { maxLength: 3 }),
+    fc.array(
+      fc.oneof({ weight: 6, arbitrary: message('tool') }, { weight: 1, arbitrary: message('tool', 'pruning') }),
+      { maxLength: 3 },
+    ),
   )
   .map(([call, results]) => [call, ...results]);
 
@@ -238,17 +299,32 @@ const strayBlock = fc
   .map((m) => [m]);
 
 const turnBlock = fc
-  .tuple(message('user'), fc.array(fc.oneof({ weight: 4, arbitrary: stepBlock }, { weight: 1, arbitrary: strayBlock }), { maxLength: 3 }))
+  .tuple(
+    message('user'),
+    fc.array(fc.oneof({ weight: 4, arbitrary: stepBlock }, { weight: 1, arbitrary: strayBlock }), { maxLength: 3 }),
+  )
   .map(([question, rest]) => [question, ...rest.flat()]);
 
 const structuredConversation: fc.Arbitrary<Message[]> = fc
   .tuple(
     fc.array(message('system'), { maxLength: 2 }),
-    fc.array(fc.oneof({ weight: 5, arbitrary: turnBlock }, { weight: 1, arbitrary: strayBlock }, { weight: 1, arbitrary: stepBlock }), { maxLength: 5 }),
+    fc.array(
+      fc.oneof(
+        { weight: 5, arbitrary: turnBlock },
+        { weight: 1, arbitrary: strayBlock },
+        { weight: 1, arbitrary: stepBlock },
+      ),
+      { maxLength: 5 },
+    ),
     fc.option(message('user'), { nil: null, freq: 8 }),
     fc.array(fc.oneof({ weight: 5, arbitrary: stepBlock }, { weight: 1, arbitrary: strayBlock }), { maxLength: 5 }),
   )
-  .map(([instructions, history, task, steps]) => [...instructions, ...history.flat(), ...(task === null ? [] : [task]), ...steps.flat()]);
+  .map(([instructions, history, task, steps]) => [
+    ...instructions,
+    ...history.flat(),
+    ...(task === null ? [] : [task]),
+    ...steps.flat(),
+  ]);
 
 const anyMessage: fc.Arbitrary<Message> = fc.oneof(
   message('system'),
@@ -277,7 +353,10 @@ const noteOption = fc.constantFrom<string | null | undefined>(
 
 const settings = fc.record({
   /** The target as thousandths of the conversation's size, so targets land where decisions change. */
-  perMille: fc.oneof({ weight: 1, arbitrary: fc.integer({ min: -50, max: 0 }) }, { weight: 12, arbitrary: fc.integer({ min: 0, max: 1100 }) }),
+  perMille: fc.oneof(
+    { weight: 1, arbitrary: fc.integer({ min: -50, max: 0 }) },
+    { weight: 12, arbitrary: fc.integer({ min: 0, max: 1100 }) },
+  ),
   minKeepSteps: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
   note: noteOption,
 });
@@ -286,13 +365,27 @@ function sizeOf(messages: readonly Message[], counter: TokenCounter): number {
   return messages.length === 0 ? 0 : counter.measure(messages.map((m) => renderMessage(m)));
 }
 
-function optionsFor(messages: readonly Message[], counter: TokenCounter, s: { perMille: number; minKeepSteps?: number | undefined; note?: string | null | undefined }): CompactOptions {
-  return { target: Math.floor((sizeOf(messages, counter) * s.perMille) / 1000), minKeepSteps: s.minKeepSteps, note: s.note };
+function optionsFor(
+  messages: readonly Message[],
+  counter: TokenCounter,
+  s: { perMille: number; minKeepSteps?: number | undefined; note?: string | null | undefined },
+): CompactOptions {
+  return {
+    target: Math.floor((sizeOf(messages, counter) * s.perMille) / 1000),
+    minKeepSteps: s.minKeepSteps,
+    note: s.note,
+  };
 }
 
 function decisionOf(messages: readonly Message[], counter: TokenCounter, options: CompactOptions): Decision {
   const plan = planCompaction(messages, counter, options);
-  return { changed: plan.changed, kept: plan.kept, removed: plan.removed, noteIndex: plan.noteIndex, noteText: plan.noteText };
+  return {
+    changed: plan.changed,
+    kept: plan.kept,
+    removed: plan.removed,
+    noteIndex: plan.noteIndex,
+    noteText: plan.noteText,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -373,7 +466,11 @@ describe('properties that follow from the rules', () => {
         const counter = createApproxCounter();
         const plan = planCompaction(messages, counter, optionsFor(messages, counter, s));
         const kept = new Set(plan.kept);
-        for (let i = 0; i < messages.length && messages[i]?.role === 'system' && messages[i]?.compaction === undefined; i++) {
+        for (
+          let i = 0;
+          i < messages.length && messages[i]?.role === 'system' && messages[i]?.compaction === undefined;
+          i++
+        ) {
           expect(kept.has(i)).toBe(true);
         }
         const task = messages.map((m) => m.role === 'user' && m.compaction === undefined).lastIndexOf(true);

@@ -22,7 +22,13 @@ import {
 /** The parts of a plan the rules decide. */
 function decide(messages: readonly Message[], options: CompactOptions, counter: TokenCounter = createFakeCounter()) {
   const plan: Plan = planCompaction(messages, counter, options);
-  return { changed: plan.changed, kept: plan.kept, removed: plan.removed, noteIndex: plan.noteIndex, noteText: plan.noteText };
+  return {
+    changed: plan.changed,
+    kept: plan.kept,
+    removed: plan.removed,
+    noteIndex: plan.noteIndex,
+    noteText: plan.noteText,
+  };
 }
 
 function changedTo(kept: number[], removed: number[], noteIndex: number | null, noteText: string | null) {
@@ -83,19 +89,43 @@ const threeSteps = (): Message[] => [
 
 describe('rule 1: leading system messages', () => {
   it('keeps every leading system message even at a target of zero', () => {
-    const messages = [system('one'), system('two'), user('old'), assistant('old'), user('task'), assistant(null, 'x'), tool('x')];
+    const messages = [
+      system('one'),
+      system('two'),
+      user('old'),
+      assistant('old'),
+      user('task'),
+      assistant(null, 'x'),
+      tool('x'),
+    ];
     // protected [0,1,4] = 30 > 0: every turn and (with min_keep_steps 0) every step goes.
-    expect(decide(messages, { target: 0, minKeepSteps: 0 })).toEqual(changedTo([0, 1, 4], [2, 3, 5, 6], 3, defaultNote(4)));
+    expect(decide(messages, { target: 0, minKeepSteps: 0 })).toEqual(
+      changedTo([0, 1, 4], [2, 3, 5, 6], 3, defaultNote(4)),
+    );
   });
 
   it('treats a system message after the first user message as part of that turn', () => {
-    const messages = [system(), user('old'), system('mid-conversation'), assistant('old'), user('task'), assistant('a')];
+    const messages = [
+      system(),
+      user('old'),
+      system('mid-conversation'),
+      assistant('old'),
+      user('task'),
+      assistant('a'),
+    ];
     // whole 60 > 55; budget 55 - 20 = 35; steps [5] = 10, left 25; turn [1,2,3] = 30 does not fit.
     expect(decide(messages, { target: 55 })).toEqual(changedTo([0, 4, 5], [1, 2, 3], 1, defaultNote(3)));
   });
 
   it('ends the leading run at a system message made by compaction', () => {
-    const messages = [system(), pruned(system('pruned')), system('after it'), user('old'), assistant('old'), user('task')];
+    const messages = [
+      system(),
+      pruned(system('pruned')),
+      system('after it'),
+      user('old'),
+      assistant('old'),
+      user('task'),
+    ];
     // leading run = [0]; [1,2] sit before the first user message in history, in no turn; turn [3,4] = 20 fits 35.
     expect(decide(messages, { target: 55 })).toEqual(changedTo([0, 3, 4, 5], [1, 2], 1, defaultNote(2)));
   });
@@ -103,7 +133,15 @@ describe('rule 1: leading system messages', () => {
 
 describe('rule 2: the current task', () => {
   it('takes the latest user message not made by compaction as the task', () => {
-    const messages = [system(), user('old'), assistant('old'), user('task'), assistant(null, 'x'), tool('x'), pruned(user('pruned'))];
+    const messages = [
+      system(),
+      user('old'),
+      assistant('old'),
+      user('task'),
+      assistant(null, 'x'),
+      tool('x'),
+      pruned(user('pruned')),
+    ];
     // task = 3; budget 50 - 20 = 30; steps 20, left 10; turn [1,2] = 20 does not fit; the pruned user message is a stray.
     const plan = planCompaction(messages, createFakeCounter(), { target: 50 });
     expect(plan.groups.find((g) => g.kind === 'task')?.start).toBe(3);
@@ -160,7 +198,14 @@ describe('rule 3: history and turns', () => {
   });
 
   it('does not start a turn at a user message made by another strategy', () => {
-    const messages = [system(), user('old'), assistant('old'), pruned(user('pruned question')), assistant('answer'), user('task')];
+    const messages = [
+      system(),
+      user('old'),
+      assistant('old'),
+      pruned(user('pruned question')),
+      assistant('answer'),
+      user('task'),
+    ];
     // one turn [1,2,3,4] = 40 > budget 30; were [3,4] a turn of its own (20) it would have been kept.
     expect(decide(messages, { target: 50 })).toEqual(changedTo([0, 5], [1, 2, 3, 4], 1, defaultNote(4)));
   });
@@ -178,7 +223,16 @@ describe('rule 4: steps after the task', () => {
   });
 
   it('keeps a parallel tool call together with all its results', () => {
-    const messages = [system(), user('task'), assistant(null, 'x'), tool('x'), assistant(null, 'a', 'b', 'c'), tool('a'), tool('b'), tool('c')];
+    const messages = [
+      system(),
+      user('task'),
+      assistant(null, 'x'),
+      tool('x'),
+      assistant(null, 'a', 'b', 'c'),
+      tool('a'),
+      tool('b'),
+      tool('c'),
+    ];
     // budget 50 < 60: step [4,5,6,7] = 40 fits, left 10; step [2,3] = 20 does not.
     expect(decide(messages, { target: 70 })).toEqual(changedTo([0, 1, 4, 5, 6, 7], [2, 3], 2, defaultNote(2)));
   });
@@ -190,7 +244,15 @@ describe('rule 4: steps after the task', () => {
   });
 
   it('ends a step at an earlier note and drops the tool result that follows the note', () => {
-    const messages = [system(), user('task'), assistant(null, 'x'), tool('x'), earlierNote(2), tool('late'), assistant('done')];
+    const messages = [
+      system(),
+      user('task'),
+      assistant(null, 'x'),
+      tool('x'),
+      earlierNote(2),
+      tool('late'),
+      assistant('done'),
+    ];
     // steps [2,3] = 20 and [6] = 10 fit budget 60 - 20 = 40; note 4 and orphan 5 are in no step.
     expect(decide(messages, { target: 60 })).toEqual(changedTo([0, 1, 2, 3, 6], [4, 5], 1, defaultNote(2)));
   });
@@ -205,7 +267,14 @@ describe('rule 4: steps after the task', () => {
 describe('rule 5: sizes of groups', () => {
   // Each measured group costs 10 per message plus 5, so measuring two messages together (25) is cheaper than apart (30).
   // [S0, U1, A2, U3, A4, A5]: protected [0,3] = 25, steps together [4,5] = 25, each step 15, turn [1,2] = 25; whole = 65.
-  const grouped = (): Message[] => [system(), user('old'), assistant('old'), user('task'), assistant('a'), assistant('b')];
+  const grouped = (): Message[] => [
+    system(),
+    user('old'),
+    assistant('old'),
+    user('task'),
+    assistant('a'),
+    assistant('b'),
+  ];
 
   it('measures the whole conversation as one group', () => {
     expect(compact(grouped(), createFakeCounter(10, 5), { target: 65 })).toBeNull();
@@ -214,18 +283,24 @@ describe('rule 5: sizes of groups', () => {
 
   it('measures the protected part as one group and all the task steps as one group', () => {
     // budget 50 - 25 = 25 holds the steps measured together (25), not apart (30), nor with the protected part apart (budget 20).
-    expect(decide(grouped(), { target: 50 }, createFakeCounter(10, 5))).toEqual(changedTo([0, 3, 4, 5], [1, 2], 1, defaultNote(2)));
+    expect(decide(grouped(), { target: 50 }, createFakeCounter(10, 5))).toEqual(
+      changedTo([0, 3, 4, 5], [1, 2], 1, defaultNote(2)),
+    );
   });
 
   it('measures each step on its own once the steps do not fit together', () => {
     // budget 44 - 25 = 19 < 25: step [5] = 15 fits, left 4; step [4] = 15 does not.
-    expect(decide(grouped(), { target: 44 }, createFakeCounter(10, 5))).toEqual(changedTo([0, 3, 5], [1, 2, 4], 2, defaultNote(3)));
+    expect(decide(grouped(), { target: 44 }, createFakeCounter(10, 5))).toEqual(
+      changedTo([0, 3, 5], [1, 2, 4], 2, defaultNote(3)),
+    );
   });
 
   it('measures each turn as one group', () => {
     const messages = [system(), tool('orphan'), user('old'), assistant('old'), user('task')];
     // budget 50 - 25 = 25 holds turn [2,3] measured together (25).
-    expect(decide(messages, { target: 50 }, createFakeCounter(10, 5))).toEqual(changedTo([0, 2, 3, 4], [1], 1, defaultNote(1)));
+    expect(decide(messages, { target: 50 }, createFakeCounter(10, 5))).toEqual(
+      changedTo([0, 2, 3, 4], [1], 1, defaultNote(1)),
+    );
   });
 
   it('measures the rendered messages of a group', () => {
@@ -256,13 +331,31 @@ describe('rule 6: a conversation at or under the target', () => {
 
 describe('rule 7: the budget', () => {
   it('keeps every step and then whole turns newest first while they fit', () => {
-    const messages = [system(), user('t1'), user('t2'), assistant('t2'), user('t3'), assistant('t3'), user('task'), assistant(null, 'x'), tool('x')];
+    const messages = [
+      system(),
+      user('t1'),
+      user('t2'),
+      assistant('t2'),
+      user('t3'),
+      assistant('t3'),
+      user('task'),
+      assistant(null, 'x'),
+      tool('x'),
+    ];
     // budget 70 - 20 = 50; steps 20, left 30; turn [4,5] = 20, left 10; turn [2,3] = 20 does not fit.
     expect(decide(messages, { target: 70 })).toEqual(changedTo([0, 4, 5, 6, 7, 8], [1, 2, 3], 1, defaultNote(3)));
   });
 
   it('stops at the first turn that does not fit even when an older one would', () => {
-    const messages = [system(), user('small'), user('big'), assistant('big'), assistant('big'), user('small'), user('task')];
+    const messages = [
+      system(),
+      user('small'),
+      user('big'),
+      assistant('big'),
+      assistant('big'),
+      user('small'),
+      user('task'),
+    ];
     // budget 50 - 20 = 30: turn [5] = 10, left 20; turn [2,3,4] = 30 does not fit; turn [1] = 10 would, but is not kept.
     expect(decide(messages, { target: 50 })).toEqual(changedTo([0, 5, 6], [1, 2, 3, 4], 1, defaultNote(4)));
   });
@@ -276,13 +369,29 @@ describe('rule 7: the budget', () => {
   });
 
   it('drops every historical turn when the steps do not fit, even a turn that would', () => {
-    const messages = [system(), user('small old turn'), user('task'), assistant(null, 'x'), tool('x'), assistant(null, 'y'), tool('y')];
+    const messages = [
+      system(),
+      user('small old turn'),
+      user('task'),
+      assistant(null, 'x'),
+      tool('x'),
+      assistant(null, 'y'),
+      tool('y'),
+    ];
     // budget 50 - 20 = 30 < 40: step [5,6] = 20, left 10; step [3,4] does not fit; turn [1] = 10 would fit but all turns go.
     expect(decide(messages, { target: 50 })).toEqual(changedTo([0, 2, 5, 6], [1, 3, 4], 2, defaultNote(3)));
   });
 
   it('stops at the first step that does not fit even when an older one would', () => {
-    const messages = [system(), user('task'), assistant('small'), assistant(null, 'a', 'b'), tool('a'), tool('b'), assistant('small')];
+    const messages = [
+      system(),
+      user('task'),
+      assistant('small'),
+      assistant(null, 'a', 'b'),
+      tool('a'),
+      tool('b'),
+      assistant('small'),
+    ];
     // budget 30 < 50: step [6] = 10, left 20; step [3,4,5] = 30 does not fit; step [2] = 10 would, but is not kept.
     expect(decide(messages, { target: 50 })).toEqual(changedTo([0, 1, 6], [2, 3, 4, 5], 2, defaultNote(4)));
   });
@@ -290,45 +399,61 @@ describe('rule 7: the budget', () => {
   describe('min_keep_steps', () => {
     // threeSteps at target 40: budget 20 < 60; step [8,9] = 20 fits exactly, step [6,7] does not.
     it('keeps only the steps that fit with min_keep_steps 0', () => {
-      expect(decide(threeSteps(), { target: 40, minKeepSteps: 0 })).toEqual(changedTo([0, 3, 8, 9], [1, 2, 4, 5, 6, 7], 2, defaultNote(6)));
+      expect(decide(threeSteps(), { target: 40, minKeepSteps: 0 })).toEqual(
+        changedTo([0, 3, 8, 9], [1, 2, 4, 5, 6, 7], 2, defaultNote(6)),
+      );
     });
 
     it('keeps no step at all with min_keep_steps 0 when none fits', () => {
       // budget 30 - 20 = 10: no step of 20 fits.
-      expect(decide(threeSteps(), { target: 30, minKeepSteps: 0 })).toEqual(changedTo([0, 3], [1, 2, 4, 5, 6, 7, 8, 9], 2, defaultNote(8)));
+      expect(decide(threeSteps(), { target: 30, minKeepSteps: 0 })).toEqual(
+        changedTo([0, 3], [1, 2, 4, 5, 6, 7, 8, 9], 2, defaultNote(8)),
+      );
     });
 
     it('keeps the newest step by default when none fits', () => {
       const plan = planCompaction(threeSteps(), createFakeCounter(), { target: 30 });
       expect(plan.heldByMinKeepSteps).toBe(true);
-      expect(decide(threeSteps(), { target: 30 })).toEqual(changedTo([0, 3, 8, 9], [1, 2, 4, 5, 6, 7], 2, defaultNote(6)));
+      expect(decide(threeSteps(), { target: 30 })).toEqual(
+        changedTo([0, 3, 8, 9], [1, 2, 4, 5, 6, 7], 2, defaultNote(6)),
+      );
     });
 
     it('is not held by min_keep_steps 1 when the newest step fits on its own', () => {
       const plan = planCompaction(threeSteps(), createFakeCounter(), { target: 40, minKeepSteps: 1 });
       expect(plan.heldByMinKeepSteps).toBe(false);
-      expect(decide(threeSteps(), { target: 40, minKeepSteps: 1 })).toEqual(changedTo([0, 3, 8, 9], [1, 2, 4, 5, 6, 7], 2, defaultNote(6)));
+      expect(decide(threeSteps(), { target: 40, minKeepSteps: 1 })).toEqual(
+        changedTo([0, 3, 8, 9], [1, 2, 4, 5, 6, 7], 2, defaultNote(6)),
+      );
     });
 
     it('keeps the two newest steps with min_keep_steps 2 although only one fits', () => {
       const plan = planCompaction(threeSteps(), createFakeCounter(), { target: 40, minKeepSteps: 2 });
       expect(plan.heldByMinKeepSteps).toBe(true);
       expect(plan.targetMet).toBe(false);
-      expect(decide(threeSteps(), { target: 40, minKeepSteps: 2 })).toEqual(changedTo([0, 3, 6, 7, 8, 9], [1, 2, 4, 5], 2, defaultNote(4)));
+      expect(decide(threeSteps(), { target: 40, minKeepSteps: 2 })).toEqual(
+        changedTo([0, 3, 6, 7, 8, 9], [1, 2, 4, 5], 2, defaultNote(4)),
+      );
     });
 
     it('keeps every step with min_keep_steps 20 and still drops the turns, placing the note after the instructions', () => {
-      expect(decide(threeSteps(), { target: 40, minKeepSteps: 20 })).toEqual(changedTo([0, 3, 4, 5, 6, 7, 8, 9], [1, 2], 1, defaultNote(2)));
+      expect(decide(threeSteps(), { target: 40, minKeepSteps: 20 })).toEqual(
+        changedTo([0, 3, 4, 5, 6, 7, 8, 9], [1, 2], 1, defaultNote(2)),
+      );
     });
 
     it('changes nothing with min_keep_steps 20 when the steps are all there is to remove', () => {
       const messages = [system(), user('task'), assistant(null, 'x'), tool('x'), assistant(null, 'y'), tool('y')];
-      expect(planCompaction(messages, createFakeCounter(), { target: 10, minKeepSteps: 20 }).unchanged).toBe('nothing-removed');
+      expect(planCompaction(messages, createFakeCounter(), { target: 10, minKeepSteps: 20 }).unchanged).toBe(
+        'nothing-removed',
+      );
       expect(compact(messages, createFakeCounter(), { target: 10, minKeepSteps: 20 })).toBeNull();
     });
 
     it('rejects a negative min_keep_steps', () => {
-      expect(() => planCompaction(threeSteps(), createFakeCounter(), { target: 40, minKeepSteps: -1 })).toThrow(/min_keep_steps/);
+      expect(() => planCompaction(threeSteps(), createFakeCounter(), { target: 40, minKeepSteps: -1 })).toThrow(
+        /min_keep_steps/,
+      );
       expect(() => compact(threeSteps(), createFakeCounter(), { target: 1000, minKeepSteps: -1 })).toThrow(RangeError);
     });
   });
@@ -348,7 +473,15 @@ describe('rule 8: output order', () => {
   it('writes the task, the note, then the kept steps when steps were removed', () => {
     const input = threeSteps();
     const out = compact(input, createFakeCounter(), { target: 40, minKeepSteps: 2 }) as Message[];
-    expect(out.map((m) => (m.compaction === SLIDING_WINDOW ? 'note' : input.indexOf(m)))).toEqual([0, 3, 'note', 6, 7, 8, 9]);
+    expect(out.map((m) => (m.compaction === SLIDING_WINDOW ? 'note' : input.indexOf(m)))).toEqual([
+      0,
+      3,
+      'note',
+      6,
+      7,
+      8,
+      9,
+    ]);
   });
 });
 
@@ -366,7 +499,9 @@ describe('rule 9: nothing to remove', () => {
     const messages = [system(), earlierNote(4), user('task'), assistant('answer')];
     // whole 40 > 30; budget 10 holds the step; only note 1 would go.
     expect(planCompaction(messages, createFakeCounter(), { target: 30 }).unchanged).toBe('only-notes');
-    expect(planCompaction(messages, createFakeCounter(), { target: 30, note: 'Cut {num_removed}.' }).unchanged).toBe('only-notes');
+    expect(planCompaction(messages, createFakeCounter(), { target: 30, note: 'Cut {num_removed}.' }).unchanged).toBe(
+      'only-notes',
+    );
     expect(compact(messages, createFakeCounter(), { target: 30 })).toBeNull();
   });
 
@@ -384,7 +519,11 @@ describe('rule 9: nothing to remove', () => {
     const messages = [system(), earlierNote(4), user('task'), assistant('answer')];
     expect(decide(messages, { target: 30, note: '' })).toEqual(changedTo([0, 2, 3], [1], null, null));
     expect(decide(messages, { target: 30, note: null })).toEqual(changedTo([0, 2, 3], [1], null, null));
-    expect(compact(messages, createFakeCounter(), { target: 30, note: '' })).toEqual([messages[0], messages[2], messages[3]]);
+    expect(compact(messages, createFakeCounter(), { target: 30, note: '' })).toEqual([
+      messages[0],
+      messages[2],
+      messages[3],
+    ]);
   });
 });
 
@@ -394,15 +533,21 @@ describe('rule 10: the omission note', () => {
     expect(decide(history(), { target: 60 }).noteText).toBe(
       '[5 earlier messages were removed from this conversation to free up context and cannot be recovered.]',
     );
-    expect(DEFAULT_NOTE_TEMPLATE).toBe('[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]');
+    expect(DEFAULT_NOTE_TEMPLATE).toBe(
+      '[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]',
+    );
   });
 
   it('replaces every placeholder of a custom template', () => {
-    expect(decide(history(), { target: 60, note: 'Removed {num_removed}; {num_removed} in all.' }).noteText).toBe('Removed 5; 5 in all.');
+    expect(decide(history(), { target: 60, note: 'Removed {num_removed}; {num_removed} in all.' }).noteText).toBe(
+      'Removed 5; 5 in all.',
+    );
   });
 
   it('writes a template without the placeholder as it is', () => {
-    expect(decide(history(), { target: 60, note: 'Older messages were removed.' }).noteText).toBe('Older messages were removed.');
+    expect(decide(history(), { target: 60, note: 'Older messages were removed.' }).noteText).toBe(
+      'Older messages were removed.',
+    );
   });
 
   it('leaves stray braces of the template as written', () => {
@@ -416,8 +561,12 @@ describe('rule 10: the omission note', () => {
   });
 
   it('removes silently with an empty template or no template', () => {
-    expect(decide(history(), { target: 60, note: '' })).toEqual(changedTo([0, 6, 7, 8, 9], [1, 2, 3, 4, 5], null, null));
-    expect(decide(history(), { target: 60, note: null })).toEqual(changedTo([0, 6, 7, 8, 9], [1, 2, 3, 4, 5], null, null));
+    expect(decide(history(), { target: 60, note: '' })).toEqual(
+      changedTo([0, 6, 7, 8, 9], [1, 2, 3, 4, 5], null, null),
+    );
+    expect(decide(history(), { target: 60, note: null })).toEqual(
+      changedTo([0, 6, 7, 8, 9], [1, 2, 3, 4, 5], null, null),
+    );
     const out = compact(history(), createFakeCounter(), { target: 60, note: '' }) as Message[];
     expect(notesIn(out)).toHaveLength(0);
     expect(out).toHaveLength(5);
@@ -468,7 +617,12 @@ describe('rule 10: the omission note', () => {
   });
 
   it('recognises an earlier note by its compaction mark, whatever its text', () => {
-    const messages = [system(), { role: 'user', compaction: SLIDING_WINDOW, content: textContent('free text') } as Message, user('task'), assistant('a')];
+    const messages = [
+      system(),
+      { role: 'user', compaction: SLIDING_WINDOW, content: textContent('free text') } as Message,
+      user('task'),
+      assistant('a'),
+    ];
     expect(planCompaction(messages, createFakeCounter(), { target: 30 }).unchanged).toBe('only-notes');
   });
 });

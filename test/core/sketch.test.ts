@@ -24,7 +24,33 @@ const o200k = await createCounter('o200k_base');
 const count = (text: string): number => o200k.measure([{ text, images: 0, files: 0 }]);
 
 /** Characters that make ends interesting: letters, digits, marks, punctuation, spaces, astral letters and emoji. */
-const piece = fc.constantFrom('a', 'Z', '7', 'é', 'e\u0301', '\u0301', 'ß', '中', '𝒳', '😀', '.', '"}', ')', ']', ' ', '\n', '\t', '\r', '!', '`', '-', '--', '٣', 'ـ', '\u200d');
+const piece = fc.constantFrom(
+  'a',
+  'Z',
+  '7',
+  'é',
+  'e\u0301',
+  '\u0301',
+  'ß',
+  '中',
+  '𝒳',
+  '😀',
+  '.',
+  '"}',
+  ')',
+  ']',
+  ' ',
+  '\n',
+  '\t',
+  '\r',
+  '!',
+  '`',
+  '-',
+  '--',
+  '٣',
+  'ـ',
+  '\u200d',
+);
 const text = fc.array(piece, { minLength: 0, maxLength: 90 }).map((parts) => parts.join(''));
 
 /** A text's sketch as the slim reading makes it (a tool message's content); one left whole is its own, as adapters give it. */
@@ -37,22 +63,25 @@ function sketchOfText(value: string): TextSketch {
 describe('a text sketched', () => {
   it('keeps its length and ends, and replaces the text', () => {
     fc.assert(
-      fc.property(text.filter((t) => t.trim() !== ''), (value) => {
-        const item = { role: 'tool', content: value };
-        slimItem(item, { longerThan: 0, keep: () => false, sketch: isSketchedRecord });
-        expect(item.content).toBe(SLIMMED);
-        const sketch = sketchOf(item, 'content') as TextSketch;
-        expect(sketch.length).toBe(value.length);
-        expect(value.startsWith(sketch.head)).toBe(true);
-        expect(value.endsWith(sketch.tail)).toBe(true);
-        expect(sketch.head.length + sketch.tail.length).toBeLessThanOrEqual(value.length);
-        // Never half a surrogate pair at the cut.
-        expect(/[\ud800-\udbff]$/.test(sketch.head)).toBe(false);
-        expect(/^[\udc00-\udfff]/.test(sketch.tail)).toBe(false);
-        // Invisible to anything that reads keys or JSON.
-        expect(Object.keys(item)).toEqual(['role', 'content']);
-        expect(JSON.stringify(item)).toBe(JSON.stringify({ role: 'tool', content: SLIMMED }));
-      }),
+      fc.property(
+        text.filter((t) => t.trim() !== ''),
+        (value) => {
+          const item = { role: 'tool', content: value };
+          slimItem(item, { longerThan: 0, keep: () => false, sketch: isSketchedRecord });
+          expect(item.content).toBe(SLIMMED);
+          const sketch = sketchOf(item, 'content') as TextSketch;
+          expect(sketch.length).toBe(value.length);
+          expect(value.startsWith(sketch.head)).toBe(true);
+          expect(value.endsWith(sketch.tail)).toBe(true);
+          expect(sketch.head.length + sketch.tail.length).toBeLessThanOrEqual(value.length);
+          // Never half a surrogate pair at the cut.
+          expect(/[\ud800-\udbff]$/.test(sketch.head)).toBe(false);
+          expect(/^[\udc00-\udfff]/.test(sketch.tail)).toBe(false);
+          // Invisible to anything that reads keys or JSON.
+          expect(Object.keys(item)).toEqual(['role', 'content']);
+          expect(JSON.stringify(item)).toBe(JSON.stringify({ role: 'tool', content: SLIMMED }));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -97,21 +126,39 @@ describe('questions asked of a sketch', () => {
 
   it('tells a placeholder as isPlaceholderText does, for the default and for custom templates', () => {
     const long = '[This tool result was removed by an earlier compaction; call the tool again for it.]';
-    const templates = [DEFAULT_PLACEHOLDER, '[pruned {tool_name}]', '{tool_name}', 'pruned', long, 'x{tool_name}y{tool_name}z', ''];
+    const templates = [
+      DEFAULT_PLACEHOLDER,
+      '[pruned {tool_name}]',
+      '{tool_name}',
+      'pruned',
+      long,
+      'x{tool_name}y{tool_name}z',
+      '',
+    ];
     let answered = 0;
     fc.assert(
-      fc.property(text, fc.constantFrom(...templates), fc.constantFrom('run', 'bash', 'a'.repeat(40), ''), fc.constantFrom('filled', 'ends', 'other'), (value, template, tool, kind) => {
-        // A placeholder, a text with only its two ends (and nothing of its middle), or any text.
-        const [first, ...more] = template.split('{tool_name}');
-        const candidate =
-          kind === 'filled' ? fillPlaceholder(template, `${tool}${value}`) : kind === 'ends' ? `${first}${value}${'log line '.repeat(10)}${more.pop() ?? ''}` : `${value}${'log line '.repeat(10)}`;
-        const sketch = sketchOfText(candidate);
-        const verdict = isPlaceholderSketch(sketch, template);
-        if (verdict !== undefined) {
-          answered++;
-          expect(verdict).toBe(isPlaceholderText(candidate, template));
-        }
-      }),
+      fc.property(
+        text,
+        fc.constantFrom(...templates),
+        fc.constantFrom('run', 'bash', 'a'.repeat(40), ''),
+        fc.constantFrom('filled', 'ends', 'other'),
+        (value, template, tool, kind) => {
+          // A placeholder, a text with only its two ends (and nothing of its middle), or any text.
+          const [first, ...more] = template.split('{tool_name}');
+          const candidate =
+            kind === 'filled'
+              ? fillPlaceholder(template, `${tool}${value}`)
+              : kind === 'ends'
+                ? `${first}${value}${'log line '.repeat(10)}${more.pop() ?? ''}`
+                : `${value}${'log line '.repeat(10)}`;
+          const sketch = sketchOfText(candidate);
+          const verdict = isPlaceholderSketch(sketch, template);
+          if (verdict !== undefined) {
+            answered++;
+            expect(verdict).toBe(isPlaceholderText(candidate, template));
+          }
+        },
+      ),
       { numRuns: 500 },
     );
     expect(answered).toBeGreaterThan(250);
@@ -143,11 +190,21 @@ describe('an OpenAI tool message read slim', () => {
     fc.assert(
       fc.property(fc.array(text, { minLength: 1, maxLength: 6 }), (texts) => {
         const lines = texts.flatMap((t, k) => [
-          JSON.stringify({ role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: `tool${k}`, arguments: '{}' } }] }),
-          JSON.stringify({ role: 'tool', tool_call_id: `c${k}`, content: `${t}${k % 2 === 0 ? 'output '.repeat(12) : ''}${t}` }),
+          JSON.stringify({
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: `c${k}`, type: 'function', function: { name: `tool${k}`, arguments: '{}' } }],
+          }),
+          JSON.stringify({
+            role: 'tool',
+            tool_call_id: `c${k}`,
+            content: `${t}${k % 2 === 0 ? 'output '.repeat(12) : ''}${t}`,
+          }),
         ]);
         const source = sourceFromBytes(Buffer.from(`${lines.join('\n')}\n`), 'log.jsonl');
-        const layout = readLayout(source, undefined, { slimming: { longerThan: 64, keep: () => false, sketch: isSketchedRecord } });
+        const layout = readLayout(source, undefined, {
+          slimming: { longerThan: 64, keep: () => false, sketch: isSketchedRecord },
+        });
         const slot = layout.slots[0];
         if (slot === undefined) throw new Error('no slot');
         const { messages } = normalizeSlot(source, slot, openai, null);
@@ -159,7 +216,9 @@ describe('an OpenAI tool message read slim', () => {
           }
           if (sketched === undefined) throw new Error('a tool message gave no sketch');
           const results = contentOf(message).results;
-          expect(sketched.map((r) => [r.name, r.error, r.images, r.files, r.text.length])).toEqual(results.map((r) => [r.name, r.error, r.images, r.files, r.text.length]));
+          expect(sketched.map((r) => [r.name, r.error, r.images, r.files, r.text.length])).toEqual(
+            results.map((r) => [r.name, r.error, r.images, r.files, r.text.length]),
+          );
           sketched.forEach((r, k) => {
             const whole = (results[k] as { text: string }).text;
             expect(whole.startsWith(r.text.head) && whole.endsWith(r.text.tail)).toBe(true);

@@ -9,7 +9,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createRng, listOf, writeAs, type Conversation, type FormatName, type RefCall, type RefMessage } from '../helpers/convert.js';
+import {
+  createRng,
+  listOf,
+  writeAs,
+  type Conversation,
+  type FormatName,
+  type RefCall,
+  type RefMessage,
+} from '../helpers/convert.js';
 import { DEFAULT_OMISSION_NOTE, type HMessage } from '../reference/haystack.js';
 
 export const ALL_FORMATS: readonly FormatName[] = ['openai', 'haystack', 'anthropic', 'responses', 'gemini'];
@@ -35,7 +43,26 @@ export function shapeOf(format: FormatName, options: { parallel?: boolean } = {}
   };
 }
 
-const WORDS = ['alpha', 'bravo', 'flight', 'refund', 'Zürich', 'café', '東京', '😀', 'order-123', 'status', 'the', 'a', '42', 'seven', 'quote"d', 'back\\slash', 'tab\there', 'line\nbreak'];
+const WORDS = [
+  'alpha',
+  'bravo',
+  'flight',
+  'refund',
+  'Zürich',
+  'café',
+  '東京',
+  '😀',
+  'order-123',
+  'status',
+  'the',
+  'a',
+  '42',
+  'seven',
+  'quote"d',
+  'back\\slash',
+  'tab\there',
+  'line\nbreak',
+];
 
 /**
  * A random conversation with the shapes real transcripts have and the rules care about: consecutive user messages,
@@ -53,7 +80,13 @@ export function randomShapes(seed: number, shape: Shape): Conversation {
   const systems = rng.pick([0, 1, 1, 2]);
   for (let i = 0; i < systems; i++) out.push({ role: 'system', text: words(2, 40) });
   const note = (): void => {
-    out.push({ role: 'user', texts: [DEFAULT_OMISSION_NOTE.split('{num_removed}').join(String(rng.int(1, 40)))], images: 0, files: [], note: true });
+    out.push({
+      role: 'user',
+      texts: [DEFAULT_OMISSION_NOTE.split('{num_removed}').join(String(rng.int(1, 40)))],
+      images: 0,
+      files: [],
+      note: true,
+    });
   };
   const events = rng.int(1, 22);
   let last: RefMessage['role'] | 'none' = 'none';
@@ -61,7 +94,12 @@ export function randomShapes(seed: number, shape: Shape): Conversation {
     const r = rng.next();
     if (r < 0.3) {
       const texts = rng.chance(0.15) ? [words(1, 20), words(1, 20)] : [words(1, 60)];
-      out.push({ role: 'user', texts, images: rng.chance(0.08) ? rng.int(1, 2) : 0, files: rng.chance(0.06) ? [`report-${rng.int(1, 99)}.pdf`] : [] });
+      out.push({
+        role: 'user',
+        texts,
+        images: rng.chance(0.08) ? rng.int(1, 2) : 0,
+        files: rng.chance(0.06) ? [`report-${rng.int(1, 99)}.pdf`] : [],
+      });
     } else if (r < 0.45) {
       const prev = out[out.length - 1];
       if (shape.assistantAfterAssistantHasText && prev?.role === 'assistant' && prev.text === null) continue;
@@ -71,15 +109,28 @@ export function randomShapes(seed: number, shape: Shape): Conversation {
       const made: RefCall[] = Array.from({ length: n }, () => ({
         id: `call_${seed}_${calls++}`,
         name: rng.pick(['search', 'lookup_order', 'read_file', 'run']),
-        args: rng.chance(0.7) ? { query: words(1, 6), n: rng.int(0, 999), ...(rng.chance(0.3) ? { deep: { list: [1, 'x', null, true], ratio: 2.5 } } : {}) } : {},
+        args: rng.chance(0.7)
+          ? {
+              query: words(1, 6),
+              n: rng.int(0, 999),
+              ...(rng.chance(0.3) ? { deep: { list: [1, 'x', null, true], ratio: 2.5 } } : {}),
+            }
+          : {},
       }));
       const prev = out[out.length - 1];
       const needsText = shape.assistantAfterAssistantHasText && last === 'assistant';
       // A message of calls only right after one without text would read as part of it (see Shape).
       if (needsText && prev?.role === 'assistant' && prev.text === null) continue;
-      out.push({ role: 'assistant', text: needsText || rng.chance(0.4) ? words(1, 20) : null, reasoning: rng.chance(0.2) ? words(1, 10) : null, calls: made });
+      out.push({
+        role: 'assistant',
+        text: needsText || rng.chance(0.4) ? words(1, 20) : null,
+        reasoning: rng.chance(0.2) ? words(1, 10) : null,
+        calls: made,
+      });
       // Results follow their call in call order; now and then one is never answered.
-      for (const c of made) if (!rng.chance(0.08)) out.push({ role: 'tool', callId: c.id, name: c.name, text: words(1, rng.chance(0.2) ? 400 : 80) });
+      for (const c of made)
+        if (!rng.chance(0.08))
+          out.push({ role: 'tool', callId: c.id, name: c.name, text: words(1, rng.chance(0.2) ? 400 : 80) });
     } else if (r < 0.94) {
       note();
     } else if (shape.midSystem && out.some((m) => m.role !== 'system')) {
@@ -124,7 +175,11 @@ export function shapeForResults(format: FormatName): Shape {
 }
 
 /** The note a run leaves for these removed view messages: the template with their count in the file's own items. */
-export function noteTextOf(c: WrittenCase, removed: readonly number[], template: string = DEFAULT_OMISSION_NOTE): string {
+export function noteTextOf(
+  c: WrittenCase,
+  removed: readonly number[],
+  template: string = DEFAULT_OMISSION_NOTE,
+): string {
   const items = removed.reduce((n, v) => n + (c.view.items[v] as readonly number[]).length, 0);
   return template.split('{num_removed}').join(String(items));
 }
@@ -174,14 +229,33 @@ export function viewOf(conversation: Conversation, itemOf: readonly (number | nu
 }
 
 function toHaystack(m: RefMessage): HMessage {
-  const empty = { texts: [] as string[], toolCalls: [], results: [], images: 0, files: [] as (string | null)[], meta: {} };
+  const empty = {
+    texts: [] as string[],
+    toolCalls: [],
+    results: [],
+    images: 0,
+    files: [] as (string | null)[],
+    meta: {},
+  };
   switch (m.role) {
     case 'system':
       return { ...empty, role: 'system', texts: [m.text] };
     case 'user':
-      return { ...empty, role: 'user', texts: [...m.texts], images: m.images, files: [...m.files], meta: m.note === true ? { compaction: 'sliding_window' } : {} };
+      return {
+        ...empty,
+        role: 'user',
+        texts: [...m.texts],
+        images: m.images,
+        files: [...m.files],
+        meta: m.note === true ? { compaction: 'sliding_window' } : {},
+      };
     case 'assistant':
-      return { ...empty, role: 'assistant', texts: m.text === null ? [] : [m.text], toolCalls: m.calls.map((c) => ({ toolName: c.name, id: c.id, arguments: c.args })) };
+      return {
+        ...empty,
+        role: 'assistant',
+        texts: m.text === null ? [] : [m.text],
+        toolCalls: m.calls.map((c) => ({ toolName: c.name, id: c.id, arguments: c.args })),
+      };
     case 'tool':
       return { ...empty, role: 'tool', results: [{ toolName: m.name, id: m.callId, text: m.text, error: false }] };
   }
@@ -198,9 +272,17 @@ export interface WrittenCase {
 
 export function writeCase(format: FormatName, conversation: Conversation, jsonl: boolean): WrittenCase {
   // JSONL holds no instructions beside the list: Anthropic and Gemini lose them, so they are left out there.
-  const conv = jsonl && (format === 'anthropic' || format === 'gemini') ? conversation.filter((m) => m.role !== 'system') : conversation;
+  const conv =
+    jsonl && (format === 'anthropic' || format === 'gemini')
+      ? conversation.filter((m) => m.role !== 'system')
+      : conversation;
   const written = writeAs(format, conv, { jsonl });
-  const items = jsonl ? written.text.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown) : listOf(format, JSON.parse(written.text)).items;
+  const items = jsonl
+    ? written.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown)
+    : listOf(format, JSON.parse(written.text)).items;
   return { format, name: written.name, text: written.text, items, view: viewOf(conv, written.itemOf, items.length) };
 }
 
@@ -210,7 +292,11 @@ export function writeCase(format: FormatName, conversation: Conversation, jsonl:
  * order; after a window that changed the list no earlier note is kept (it is folded into the new note), so a new note
  * that reads as an earlier one is still the note.
  */
-export function readBack(input: WrittenCase, outputItems: readonly unknown[], windowed = true): { sequence: (number | 'NOTE')[]; rewritten: number[] } {
+export function readBack(
+  input: WrittenCase,
+  outputItems: readonly unknown[],
+  windowed = true,
+): { sequence: (number | 'NOTE')[]; rewritten: number[] } {
   const keys = input.items.map((i) => JSON.stringify(i));
   const sequence: (number | 'NOTE')[] = input.view.items.flatMap((own, v) => (own.length === 0 ? [v] : []));
   const rewritten = new Set<number>();
@@ -220,10 +306,13 @@ export function readBack(input: WrittenCase, outputItems: readonly unknown[], wi
     const key = JSON.stringify(item);
     let at = -1;
     for (let i = from; i < keys.length && at === -1; i++) {
-      if (keys[i] === key && !(windowed && input.view.messages[viewAt(i)]?.meta.compaction === 'sliding_window')) at = i;
+      if (keys[i] === key && !(windowed && input.view.messages[viewAt(i)]?.meta.compaction === 'sliding_window'))
+        at = i;
     }
     for (let i = from; i < keys.length && at === -1; i++) {
-      const ids = (input.view.messages[viewAt(i)] as HMessage).results.map((r) => r.id).filter((id): id is string => id !== null);
+      const ids = (input.view.messages[viewAt(i)] as HMessage).results
+        .map((r) => r.id)
+        .filter((id): id is string => id !== null);
       if (ids.length > 0 && ids.every((id) => key.includes(JSON.stringify(id)))) {
         at = i;
         rewritten.add(viewAt(i));
@@ -246,7 +335,12 @@ export function readBack(input: WrittenCase, outputItems: readonly unknown[], wi
  */
 export function isNoteSwitchCorner(messages: readonly HMessage[]): boolean {
   let systemEnd = 0;
-  while (systemEnd < messages.length && messages[systemEnd]?.role === 'system' && messages[systemEnd]?.meta.compaction === undefined) systemEnd++;
+  while (
+    systemEnd < messages.length &&
+    messages[systemEnd]?.role === 'system' &&
+    messages[systemEnd]?.meta.compaction === undefined
+  )
+    systemEnd++;
   let task = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as HMessage;
@@ -263,12 +357,23 @@ export function isNoteSwitchCorner(messages: readonly HMessage[]): boolean {
 
 /** The output file's items. */
 export function itemsOfOutput(format: FormatName, text: string, jsonl: boolean): unknown[] {
-  if (jsonl) return text.trimEnd() === '' ? [] : text.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown);
+  if (jsonl)
+    return text.trimEnd() === ''
+      ? []
+      : text
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as unknown);
   return listOf(format, JSON.parse(text)).items;
 }
 
 /** A scratch folder for one test file's cases. */
-export function scratch(): { dir: string; write(name: string, text: string): string; read(file: string): string; remove(): void } {
+export function scratch(): {
+  dir: string;
+  write(name: string, text: string): string;
+  read(file: string): string;
+  remove(): void;
+} {
   const dir = mkdtempSync(path.join(tmpdir(), 'swc-diff-'));
   return {
     dir,

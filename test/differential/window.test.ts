@@ -9,20 +9,52 @@ import { compactMessages } from '../../src/library.js';
 import { writeAiSdk } from '../helpers/ai-sdk.js';
 import type { FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
-import { applyWindow, approximateCounter, DEFAULT_OMISSION_NOTE, slidingWindow, type HMessage, type WindowResult } from '../reference/haystack.js';
-import { ALL_FORMATS, isLiteralNoteCorner, withLiteralNote, isNoteSwitchCorner, itemsOfOutput, noteTextOf, runs, randomShapes, readBack, scratch, shapeOf, viewOf, writeCase, type WrittenCase } from './harness.js';
+import {
+  applyWindow,
+  approximateCounter,
+  DEFAULT_OMISSION_NOTE,
+  slidingWindow,
+  type HMessage,
+  type WindowResult,
+} from '../reference/haystack.js';
+import {
+  ALL_FORMATS,
+  isLiteralNoteCorner,
+  withLiteralNote,
+  isNoteSwitchCorner,
+  itemsOfOutput,
+  noteTextOf,
+  runs,
+  randomShapes,
+  readBack,
+  scratch,
+  shapeOf,
+  viewOf,
+  writeCase,
+  type WrittenCase,
+} from './harness.js';
 
 const count = approximateCounter();
 const CUSTOM = 'Dropped {num_removed} older messages.';
 // Haystack's parametrised custom notes (test_omission_note_can_be_customized): a placeholder, text used as written,
 // braces of its own.
-const HAYSTACK_NOTES = { placeholder: 'Dropped {num_removed} messages.', literal: 'Some history is missing.', braces: 'Gone: {other} x{num_removed}' } as const;
+const HAYSTACK_NOTES = {
+  placeholder: 'Dropped {num_removed} messages.',
+  literal: 'Some history is missing.',
+  braces: 'Gone: {other} x{num_removed}',
+} as const;
 const tmp = scratch();
 afterAll(() => tmp.remove());
 
 type NoteChoice = 'default' | 'none' | 'custom' | keyof typeof HAYSTACK_NOTES;
 const templateOf = (note: NoteChoice): string | null =>
-  note === 'default' ? DEFAULT_OMISSION_NOTE : note === 'custom' ? CUSTOM : note === 'none' ? null : HAYSTACK_NOTES[note];
+  note === 'default'
+    ? DEFAULT_OMISSION_NOTE
+    : note === 'custom'
+      ? CUSTOM
+      : note === 'none'
+        ? null
+        : HAYSTACK_NOTES[note];
 const noteArgs = (note: NoteChoice): string[] => {
   const template = templateOf(note);
   return note === 'default' ? [] : template === null ? ['--no-note'] : ['--note', template];
@@ -45,7 +77,16 @@ const caseArb = (formats: readonly FormatName[]): fc.Arbitrary<Case> =>
     seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
     format: fc.constantFrom(...formats),
     jsonl: fc.boolean(),
-    note: fc.constantFrom<NoteChoice>('default', 'default', 'none', 'custom', 'placeholder', 'literal', 'literal', 'braces'),
+    note: fc.constantFrom<NoteChoice>(
+      'default',
+      'default',
+      'none',
+      'custom',
+      'placeholder',
+      'literal',
+      'literal',
+      'braces',
+    ),
     minKeepSteps: fc.constantFrom(0, 1, 1, 2, 3),
     perMille: fc.oneof(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 300, max: 1000 })),
     earlier: fc.constantFrom<Earlier>('none', 'after-instructions', 'after-task'),
@@ -56,127 +97,221 @@ function conversationOf(k: Case, format: FormatName): ReturnType<typeof randomSh
   const conversation = randomShapes(k.seed, shapeOf(format));
   const template = templateOf(k.note);
   if (k.earlier === 'none' || template === null) return conversation;
-  return withLiteralNote(conversation, template.split('{num_removed}').join(String((k.seed % 40) + 1)), k.earlier === 'after-task');
+  return withLiteralNote(
+    conversation,
+    template.split('{num_removed}').join(String((k.seed % 40) + 1)),
+    k.earlier === 'after-task',
+  );
 }
 
 function withNote(messages: readonly HMessage[], result: WindowResult, text: string | null): HMessage[] {
   return applyWindow(messages, { ...result, noteText: text });
 }
 
-describe('swc compact decides as Haystack\'s SlidingWindowCompactor', () => {
-  it('on random conversations in every format, through the command line', async () => {
-    await fc.assert(
-      fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
-        const c = writeCase(k.format, conversationOf(k, k.format), k.jsonl);
-        // The one corner where swc keeps more on purpose has its own test (test/core/note-switch.test.ts).
-        fc.pre(!isNoteSwitchCorner(c.view.messages) && !isLiteralNoteCorner(c.view.messages, templateOf(k.note)));
-        const whole = count(c.view.messages);
-        const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
-        const template = templateOf(k.note);
-        const ref = slidingWindow(c.view.messages, target, count, { minKeepSteps: k.minKeepSteps, note: template });
-        const file = tmp.write(`${k.seed}-${c.name}`, c.text);
-        const out = `${file}.out`;
-        const r = await runSwc(['compact', file, '--tokenizer', 'approx', '-t', String(target), '-k', String(k.minKeepSteps), ...noteArgs(k.note), '-o', out, '--json'], { cwd: tmp.dir });
-        const label = { ...k, target };
-        expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({ ...label, status: 0, stderr: '' });
-        const report = JSON.parse(r.stdout) as { changed: boolean; tokensBefore: number; tokensAfter: number; note: { text: string } | null };
-        const output = tmp.read(out);
-        if (ref === null) {
-          expect({ ...label, changed: report.changed, same: output === c.text }).toEqual({ ...label, changed: false, same: true });
-          return;
-        }
-        const noteText = template === null ? null : noteTextOf(c, ref.removed, template);
-        const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
-        if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
-        const { sequence } = readBack(c, itemsOfOutput(k.format, output, k.jsonl));
-        expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
-        expect({ ...label, note: report.note?.text ?? null }).toEqual({ ...label, note: noteText });
-        const after = count(withNote(c.view.messages, ref, noteText));
-        expect({ ...label, before: report.tokensBefore, after: report.tokensAfter }).toEqual({ ...label, before: whole, after });
-      }),
-      { numRuns: runs(700) },
-    );
-  }, runs(60_000));
-});
-
-describe('compactMessages decides as Haystack\'s SlidingWindowCompactor', () => {
-  it('on random conversations as OpenAI chat and AI SDK message arrays', async () => {
-    await fc.assert(
-      fc.asyncProperty(caseArb(['openai', 'ai-sdk' as FormatName]), async (k) => {
-        const conversation = conversationOf(k, 'openai');
-        const written = k.format === 'openai' ? writeCase('openai', conversation, true) : aiSdkCase(conversation);
-        const items = written.items;
-        fc.pre(!isNoteSwitchCorner(written.view.messages) && !isLiteralNoteCorner(written.view.messages, templateOf(k.note)));
-        const whole = count(written.view.messages);
-        const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
-        const template = templateOf(k.note);
-        const ref = slidingWindow(written.view.messages, target, count, { minKeepSteps: k.minKeepSteps, note: template });
-        const result = await compactMessages(items, { format: k.format === 'openai' ? 'openai' : 'ai-sdk', tokenizer: 'approx', target, minKeepSteps: k.minKeepSteps, note: template });
-        const label = { ...k, target };
-        if (ref === null) {
-          expect({ ...label, changed: result.changed }).toEqual({ ...label, changed: false });
-          return;
-        }
-        const noteText = template === null ? null : noteTextOf(written, ref.removed, template);
-        const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
-        if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
-        const sequence: (number | 'NOTE')[] = [];
-        for (const m of result.messages) {
-          const at = items.indexOf(m);
-          if (at === -1) sequence.push('NOTE');
-          else if (sequence[sequence.length - 1] !== written.view.viewOfItem[at]) sequence.push(written.view.viewOfItem[at] as number);
-        }
-        expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
-        expect({ ...label, note: result.plan.noteText }).toEqual({ ...label, note: noteText });
-        expect({ ...label, after: result.plan.tokensAfter }).toEqual({ ...label, after: count(withNote(written.view.messages, ref, noteText)) });
-      }),
-      { numRuns: runs(300) },
-    );
-  }, runs(60_000));
-});
-
-describe('a batch run decides as Haystack\'s SlidingWindowCompactor for every file', () => {
-  it('on directories of random conversations in every format, through worker threads', async () => {
-    let batch = 0;
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(caseArb(ALL_FORMATS), { minLength: 10, maxLength: 25 }),
-        fc.integer({ min: 50, max: 3000 }),
-        fc.constantFrom<NoteChoice>('default', 'none', 'custom', 'literal', 'braces'),
-        fc.constantFrom(0, 1, 2),
-        async (cases, target, note, minKeepSteps) => {
-          const dir = `batch-${batch++}`;
-          const written = cases.map((k, n) => {
-            const c = writeCase(k.format, conversationOf({ ...k, note }, k.format), k.jsonl);
-            return { k, c, file: tmp.write(`${dir}-in-${n}-${c.name}`, c.text), name: `${dir}-in-${n}-${c.name}` };
+describe("swc compact decides as Haystack's SlidingWindowCompactor", () => {
+  it(
+    'on random conversations in every format, through the command line',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
+          const c = writeCase(k.format, conversationOf(k, k.format), k.jsonl);
+          // The one corner where swc keeps more on purpose has its own test (test/core/note-switch.test.ts).
+          fc.pre(!isNoteSwitchCorner(c.view.messages) && !isLiteralNoteCorner(c.view.messages, templateOf(k.note)));
+          const whole = count(c.view.messages);
+          const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
+          const template = templateOf(k.note);
+          const ref = slidingWindow(c.view.messages, target, count, { minKeepSteps: k.minKeepSteps, note: template });
+          const file = tmp.write(`${k.seed}-${c.name}`, c.text);
+          const out = `${file}.out`;
+          const r = await runSwc(
+            [
+              'compact',
+              file,
+              '--tokenizer',
+              'approx',
+              '-t',
+              String(target),
+              '-k',
+              String(k.minKeepSteps),
+              ...noteArgs(k.note),
+              '-o',
+              out,
+              '--json',
+            ],
+            { cwd: tmp.dir },
+          );
+          const label = { ...k, target };
+          expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({
+            ...label,
+            status: 0,
+            stderr: '',
           });
-          const inputs = written.filter((w) => !isNoteSwitchCorner(w.c.view.messages) && !isLiteralNoteCorner(w.c.view.messages, templateOf(note)));
-          fc.pre(inputs.length > 0);
-          const r = await runSwc(['compact', ...inputs.map((w) => w.name), '--out-dir', `${dir}-out`, '--jobs', '2', '--tokenizer', 'approx', '-t', String(target), '-k', String(minKeepSteps), ...noteArgs(note), '-q'], { cwd: tmp.dir });
-          expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-          const template = templateOf(note);
-          for (const w of inputs) {
-            const ref = slidingWindow(w.c.view.messages, target, count, { minKeepSteps, note: template });
-            const output = tmp.read(`${tmp.dir}/${dir}-out/${w.name}`);
-            const label = { file: w.name, ...w.k, target, note, minKeepSteps };
-            if (ref === null) {
-              expect({ ...label, same: output === w.c.text }).toEqual({ ...label, same: true });
-              continue;
-            }
-            const noteText = template === null ? null : noteTextOf(w.c, ref.removed, template);
-            const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
-            if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
-            expect({ ...label, sequence: readBack(w.c, itemsOfOutput(w.k.format, output, w.k.jsonl)).sequence }).toEqual({ ...label, sequence: expectedSequence });
+          const report = JSON.parse(r.stdout) as {
+            changed: boolean;
+            tokensBefore: number;
+            tokensAfter: number;
+            note: { text: string } | null;
+          };
+          const output = tmp.read(out);
+          if (ref === null) {
+            expect({ ...label, changed: report.changed, same: output === c.text }).toEqual({
+              ...label,
+              changed: false,
+              same: true,
+            });
+            return;
           }
-        },
-      ),
-      { numRuns: runs(4) },
-    );
-  }, runs(120_000));
+          const noteText = template === null ? null : noteTextOf(c, ref.removed, template);
+          const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
+          if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
+          const { sequence } = readBack(c, itemsOfOutput(k.format, output, k.jsonl));
+          expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
+          expect({ ...label, note: report.note?.text ?? null }).toEqual({ ...label, note: noteText });
+          const after = count(withNote(c.view.messages, ref, noteText));
+          expect({ ...label, before: report.tokensBefore, after: report.tokensAfter }).toEqual({
+            ...label,
+            before: whole,
+            after,
+          });
+        }),
+        { numRuns: runs(700) },
+      );
+    },
+    runs(60_000),
+  );
+});
+
+describe("compactMessages decides as Haystack's SlidingWindowCompactor", () => {
+  it(
+    'on random conversations as OpenAI chat and AI SDK message arrays',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArb(['openai', 'ai-sdk' as FormatName]), async (k) => {
+          const conversation = conversationOf(k, 'openai');
+          const written = k.format === 'openai' ? writeCase('openai', conversation, true) : aiSdkCase(conversation);
+          const items = written.items;
+          fc.pre(
+            !isNoteSwitchCorner(written.view.messages) &&
+              !isLiteralNoteCorner(written.view.messages, templateOf(k.note)),
+          );
+          const whole = count(written.view.messages);
+          const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
+          const template = templateOf(k.note);
+          const ref = slidingWindow(written.view.messages, target, count, {
+            minKeepSteps: k.minKeepSteps,
+            note: template,
+          });
+          const result = await compactMessages(items, {
+            format: k.format === 'openai' ? 'openai' : 'ai-sdk',
+            tokenizer: 'approx',
+            target,
+            minKeepSteps: k.minKeepSteps,
+            note: template,
+          });
+          const label = { ...k, target };
+          if (ref === null) {
+            expect({ ...label, changed: result.changed }).toEqual({ ...label, changed: false });
+            return;
+          }
+          const noteText = template === null ? null : noteTextOf(written, ref.removed, template);
+          const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
+          if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
+          const sequence: (number | 'NOTE')[] = [];
+          for (const m of result.messages) {
+            const at = items.indexOf(m);
+            if (at === -1) sequence.push('NOTE');
+            else if (sequence[sequence.length - 1] !== written.view.viewOfItem[at])
+              sequence.push(written.view.viewOfItem[at] as number);
+          }
+          expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
+          expect({ ...label, note: result.plan.noteText }).toEqual({ ...label, note: noteText });
+          expect({ ...label, after: result.plan.tokensAfter }).toEqual({
+            ...label,
+            after: count(withNote(written.view.messages, ref, noteText)),
+          });
+        }),
+        { numRuns: runs(300) },
+      );
+    },
+    runs(60_000),
+  );
+});
+
+describe("a batch run decides as Haystack's SlidingWindowCompactor for every file", () => {
+  it(
+    'on directories of random conversations in every format, through worker threads',
+    async () => {
+      let batch = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(caseArb(ALL_FORMATS), { minLength: 10, maxLength: 25 }),
+          fc.integer({ min: 50, max: 3000 }),
+          fc.constantFrom<NoteChoice>('default', 'none', 'custom', 'literal', 'braces'),
+          fc.constantFrom(0, 1, 2),
+          async (cases, target, note, minKeepSteps) => {
+            const dir = `batch-${batch++}`;
+            const written = cases.map((k, n) => {
+              const c = writeCase(k.format, conversationOf({ ...k, note }, k.format), k.jsonl);
+              return { k, c, file: tmp.write(`${dir}-in-${n}-${c.name}`, c.text), name: `${dir}-in-${n}-${c.name}` };
+            });
+            const inputs = written.filter(
+              (w) =>
+                !isNoteSwitchCorner(w.c.view.messages) && !isLiteralNoteCorner(w.c.view.messages, templateOf(note)),
+            );
+            fc.pre(inputs.length > 0);
+            const r = await runSwc(
+              [
+                'compact',
+                ...inputs.map((w) => w.name),
+                '--out-dir',
+                `${dir}-out`,
+                '--jobs',
+                '2',
+                '--tokenizer',
+                'approx',
+                '-t',
+                String(target),
+                '-k',
+                String(minKeepSteps),
+                ...noteArgs(note),
+                '-q',
+              ],
+              { cwd: tmp.dir },
+            );
+            expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+            const template = templateOf(note);
+            for (const w of inputs) {
+              const ref = slidingWindow(w.c.view.messages, target, count, { minKeepSteps, note: template });
+              const output = tmp.read(`${tmp.dir}/${dir}-out/${w.name}`);
+              const label = { file: w.name, ...w.k, target, note, minKeepSteps };
+              if (ref === null) {
+                expect({ ...label, same: output === w.c.text }).toEqual({ ...label, same: true });
+                continue;
+              }
+              const noteText = template === null ? null : noteTextOf(w.c, ref.removed, template);
+              const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
+              if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
+              expect({
+                ...label,
+                sequence: readBack(w.c, itemsOfOutput(w.k.format, output, w.k.jsonl)).sequence,
+              }).toEqual({ ...label, sequence: expectedSequence });
+            }
+          },
+        ),
+        { numRuns: runs(4) },
+      );
+    },
+    runs(120_000),
+  );
 });
 
 function aiSdkCase(conversation: ReturnType<typeof randomShapes>): WrittenCase {
   const written = writeAiSdk(conversation, 'model');
-  return { format: 'openai', name: 'ai-sdk.json', text: '', items: written.items, view: viewOf(conversation, written.itemOf, written.items.length) };
+  return {
+    format: 'openai',
+    name: 'ai-sdk.json',
+    text: '',
+    items: written.items,
+    view: viewOf(conversation, written.itemOf, written.items.length),
+  };
 }
-

@@ -36,33 +36,45 @@ function sparseJson(dir: string, name: string, size: number): string {
 }
 
 describe('swc compact on an input that never ends', () => {
-  it('refuses a device named as an input at once, with one line and exit code 2', () => {
-    const run = swcWith(['compact', '/dev/zero', '-t', '10']);
-    expect(run.signal).toBeNull();
-    expect(run.stderr).toBe('swc: /dev/zero: is a device, not a transcript file\n');
-    expect(run.stdout).toBe('');
-    expect(run.status).toBe(2);
-  }, GUARD + 10_000);
-
-  it('reads standard input named /dev/stdin even when it is a device, and stops at the stream limit', () => {
-    const zero = openSync('/dev/zero', 'r');
-    try {
-      const run = swcWith(['compact', '/dev/stdin', '-t', '10'], zero);
+  it(
+    'refuses a device named as an input at once, with one line and exit code 2',
+    () => {
+      const run = swcWith(['compact', '/dev/zero', '-t', '10']);
       expect(run.signal).toBeNull();
-      expect(run.stderr).toBe('swc: /dev/stdin: the input is too large (more than 512 MiB from a pipe or standard input, which is held in memory whole; that is the limit)\n');
+      expect(run.stderr).toBe('swc: /dev/zero: is a device, not a transcript file\n');
       expect(run.stdout).toBe('');
       expect(run.status).toBe(2);
-    } finally {
-      closeSync(zero);
-    }
-  }, GUARD + 10_000);
+    },
+    GUARD + 10_000,
+  );
+
+  it(
+    'reads standard input named /dev/stdin even when it is a device, and stops at the stream limit',
+    () => {
+      const zero = openSync('/dev/zero', 'r');
+      try {
+        const run = swcWith(['compact', '/dev/stdin', '-t', '10'], zero);
+        expect(run.signal).toBeNull();
+        expect(run.stderr).toBe(
+          'swc: /dev/stdin: the input is too large (more than 512 MiB from a pipe or standard input, which is held in memory whole; that is the limit)\n',
+        );
+        expect(run.stdout).toBe('');
+        expect(run.status).toBe(2);
+      } finally {
+        closeSync(zero);
+      }
+    },
+    GUARD + 10_000,
+  );
 });
 
 describe('swc compact on a whole-JSON file over the JSON limit', () => {
   it('refuses it by its size with one line naming the limit, and exit code 2', () => {
     const file = sparseJson(tempDir(), 'big.json', JSON_LIMIT + (10 << 20));
     const run = swcWith(['compact', file, '-t', '8000']);
-    expect(run.stderr).toBe(`swc: ${file}: is 522 MiB; whole JSON files over 512 MiB are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)\n`);
+    expect(run.stderr).toBe(
+      `swc: ${file}: is 522 MiB; whole JSON files over 512 MiB are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)\n`,
+    );
     expect(run.stdout).toBe('');
     expect(run.status).toBe(2);
   });
@@ -70,8 +82,14 @@ describe('swc compact on a whole-JSON file over the JSON limit', () => {
   it('refuses it in a batch too, and still compacts the other files', () => {
     const dir = tempDir([SAMPLE]);
     sparseJson(dir, 'big.json', JSON_LIMIT + 1);
-    const run = swcWith(['compact', 'big.json', 'sample.jsonl', '-t', '2000', '--out-dir', 'out', '--tokenizer', 'approx'], 'pipe', dir);
-    expect(run.stderr).toContain('big.json: is 513 MiB; whole JSON files over 512 MiB are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)\n');
+    const run = swcWith(
+      ['compact', 'big.json', 'sample.jsonl', '-t', '2000', '--out-dir', 'out', '--tokenizer', 'approx'],
+      'pipe',
+      dir,
+    );
+    expect(run.stderr).toContain(
+      'big.json: is 513 MiB; whole JSON files over 512 MiB are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)\n',
+    );
     expect(run.status).toBe(2);
     expect(existsSync(path.join(dir, 'out', 'sample.jsonl'))).toBe(true);
     expect(existsSync(path.join(dir, 'out', 'big.json'))).toBe(false);

@@ -12,7 +12,11 @@ import { runSwc } from '../helpers/run-in-process.js';
 
 /** A conversation whose older result is offloaded; `shared` results are the same bytes in every run. */
 function conversation(k: number, shared: boolean): string {
-  const call = (id: string) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: '{}' } }] });
+  const call = (id: string) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: '{}' } }],
+  });
   return JSON.stringify([
     { role: 'user', content: `task ${k}` },
     call('a'),
@@ -37,14 +41,31 @@ describe('one store, eight processes', () => {
   it('all succeed and all restore byte for byte', async () => {
     const dir = tempDir();
     const texts = Array.from({ length: 8 }, (_, k) => conversation(k, k % 2 === 0));
-    const args = (k: number) => ['compact', '-', '-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-dir', 'store', '--offload-over', '1000', '-o', `out${k}.json`];
+    const args = (k: number) => [
+      'compact',
+      '-',
+      '-t',
+      '100',
+      '--tokenizer',
+      'approx',
+      '--strategy',
+      'offload',
+      '--offload-dir',
+      'store',
+      '--offload-over',
+      '1000',
+      '-o',
+      `out${k}.json`,
+    ];
     const runs = await Promise.all(texts.map((text, k) => run(args(k), dir, text)));
     for (const r of runs) {
       expect(r.stderr).not.toMatch(/swc: error|already holds|cannot/);
       expect(r.status).toBe(0);
     }
     for (const [k, text] of texts.entries()) {
-      expect(readFileSync(path.join(dir, `out${k}.json`), 'utf8')).toContain("Tool result offloaded to 'store/stdin/1_search_a-");
+      expect(readFileSync(path.join(dir, `out${k}.json`), 'utf8')).toContain(
+        "Tool result offloaded to 'store/stdin/1_search_a-",
+      );
       expect((await runSwc(['restore', `out${k}.json`], { cwd: dir })).stdout).toBe(text);
     }
   }, 60_000);

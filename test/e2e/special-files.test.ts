@@ -16,7 +16,11 @@ describe('swc compact -o into a special file', () => {
     // A reader on the other end, as `-o >(gzip > x)` or a named pipe would have.
     const reader = spawn('sh', ['-c', `cat "${fifo}" > "${out}"`], { stdio: 'ignore' });
     const done = new Promise<number | null>((resolve) => reader.on('close', resolve));
-    const writer = spawn(process.execPath, [path.join(ROOT, 'bin/swc.js'), 'compact', SAMPLE, '-t', '2000', '-o', fifo, '-q'], { stdio: 'ignore' });
+    const writer = spawn(
+      process.execPath,
+      [path.join(ROOT, 'bin/swc.js'), 'compact', SAMPLE, '-t', '2000', '-o', fifo, '-q'],
+      { stdio: 'ignore' },
+    );
     const written = new Promise<number | null>((resolve) => writer.on('close', resolve));
     expect(await written).toBe(0);
     expect(await done).toBe(0);

@@ -26,18 +26,28 @@ function formatOf(value: unknown): string {
 
 /** The rendered texts of a list read as AI SDK messages. */
 function rendered(items: unknown[], system?: string): string[] {
-  const result = compactSource(decodeSource(Buffer.from(JSON.stringify(system === undefined ? items : { system, messages: items })), 'x.json'), {
-    target: 1e9,
-    counter: createApproxCounter(),
-    format: 'ai-sdk',
-  });
+  const result = compactSource(
+    decodeSource(Buffer.from(JSON.stringify(system === undefined ? items : { system, messages: items })), 'x.json'),
+    {
+      target: 1e9,
+      counter: createApproxCounter(),
+      format: 'ai-sdk',
+    },
+  );
   return (result.conversations[0]?.normalized.messages ?? []).map((m) => renderMessage(m).text);
 }
 
 describe('reading AI SDK messages', () => {
   it('renders ModelMessage parts as Haystack does: calls, typed outputs, errors; reasoning left out', () => {
     const items = [
-      { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image', image: 'iVBOR', mediaType: 'image/png' }, { type: 'file', data: 'JVBER', mediaType: 'application/pdf', filename: 'a.pdf' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather?' },
+          { type: 'image', image: 'iVBOR', mediaType: 'image/png' },
+          { type: 'file', data: 'JVBER', mediaType: 'application/pdf', filename: 'a.pdf' },
+        ],
+      },
       {
         role: 'assistant',
         content: [
@@ -51,10 +61,31 @@ describe('reading AI SDK messages', () => {
         role: 'tool',
         content: [
           { type: 'tool-result', toolCallId: 'c1', toolName: 'weather', output: { type: 'json', value: { temp: 20 } } },
-          { type: 'tool-result', toolCallId: 'c2', toolName: 'lookup', output: { type: 'error-text', value: 'not found' } },
+          {
+            type: 'tool-result',
+            toolCallId: 'c2',
+            toolName: 'lookup',
+            output: { type: 'error-text', value: 'not found' },
+          },
         ],
       },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c3', toolName: 'shot', output: { type: 'content', value: [{ type: 'text', text: 'see ' }, { type: 'media', data: 'x', mediaType: 'image/png' }] } }] },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'c3',
+            toolName: 'shot',
+            output: {
+              type: 'content',
+              value: [
+                { type: 'text', text: 'see ' },
+                { type: 'media', data: 'x', mediaType: 'image/png' },
+              ],
+            },
+          },
+        ],
+      },
       { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c2', result: { ok: false }, isError: true }] },
     ];
     expect(rendered(items, 'Be brief.')).toEqual([
@@ -69,16 +100,42 @@ describe('reading AI SDK messages', () => {
 
   it('reads a UI assistant message with its calls and their results as one step: the message, then its results', () => {
     const items = [
-      { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Weather?' }, { type: 'file', mediaType: 'image/jpeg', url: 'https://x/y.jpg' }] },
+      {
+        id: 'u1',
+        role: 'user',
+        parts: [
+          { type: 'text', text: 'Weather?' },
+          { type: 'file', mediaType: 'image/jpeg', url: 'https://x/y.jpg' },
+        ],
+      },
       {
         id: 'a1',
         role: 'assistant',
         parts: [
           { type: 'step-start' },
           { type: 'reasoning', text: 'hmm', state: 'done' },
-          { type: 'tool-weather', toolCallId: 'c1', state: 'output-available', input: { city: 'Paris' }, output: { temp: 20 } },
-          { type: 'dynamic-tool', toolName: 'mcp_search', toolCallId: 'c2', state: 'output-error', input: {}, errorText: 'timeout' },
-          { type: 'tool-book', toolCallId: 'c3', state: 'output-denied', input: {}, approval: { id: 'p', approved: false, reason: 'no' } },
+          {
+            type: 'tool-weather',
+            toolCallId: 'c1',
+            state: 'output-available',
+            input: { city: 'Paris' },
+            output: { temp: 20 },
+          },
+          {
+            type: 'dynamic-tool',
+            toolName: 'mcp_search',
+            toolCallId: 'c2',
+            state: 'output-error',
+            input: {},
+            errorText: 'timeout',
+          },
+          {
+            type: 'tool-book',
+            toolCallId: 'c3',
+            state: 'output-denied',
+            input: {},
+            approval: { id: 'p', approved: false, reason: 'no' },
+          },
           { type: 'step-start' },
           { type: 'source-url', sourceId: 's', url: 'https://x' },
           { type: 'text', text: 'It is 20 degrees.' },
@@ -96,14 +153,22 @@ describe('reading AI SDK messages', () => {
   });
 
   it('refuses a message that does not fit, naming it', () => {
-    const items = [{ id: 'a', role: 'user', parts: [{ type: 'text', text: 'hi' }] }, { id: 'b', role: 'tool', parts: [] }];
+    const items = [
+      { id: 'a', role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+      { id: 'b', role: 'tool', parts: [] },
+    ];
     expect(() => compactText(JSON.stringify(items), 'x.json', 10, 'ai-sdk')).toThrow('message 2: unknown role "tool"');
   });
 });
 
 describe('detecting AI SDK messages', () => {
   it('claims ModelMessage lists by their parts and UI messages by their typed parts', () => {
-    expect(formatOf([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c', toolName: 'f', input: {} }] }])).toBe('ai-sdk');
+    expect(
+      formatOf([
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c', toolName: 'f', input: {} }] },
+      ]),
+    ).toBe('ai-sdk');
     expect(formatOf([{ role: 'user', content: [{ type: 'image', image: 'https://x/y.png' }] }])).toBe('ai-sdk');
     expect(formatOf([{ id: '1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }])).toBe('ai-sdk');
   });
@@ -111,7 +176,9 @@ describe('detecting AI SDK messages', () => {
   it('leaves plain chat messages to OpenAI (which reads them the same) and Gemini contents to Gemini', () => {
     expect(formatOf([{ role: 'user', content: 'hi' }])).toBe('openai');
     expect(formatOf([{ role: 'user', parts: [{ text: 'hi' }] }])).toBe('gemini');
-    expect(formatOf([{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }])).toBe('anthropic');
+    expect(formatOf([{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }])).toBe(
+      'anthropic',
+    );
     expect(formatOf([{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }])).toBe('openai');
   });
 
@@ -119,7 +186,10 @@ describe('detecting AI SDK messages', () => {
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) {
       for (const format of FORMAT_NAMES) {
         const written = writeAs(format, randomConversation(seed));
-        expect({ seed, format: compactText(written.text, written.name, 1e9).format }).not.toEqual({ seed, format: 'ai-sdk' });
+        expect({ seed, format: compactText(written.text, written.name, 1e9).format }).not.toEqual({
+          seed,
+          format: 'ai-sdk',
+        });
       }
     }
   });
@@ -148,12 +218,23 @@ describe('compacting AI SDK messages', () => {
           const result = await compactMessages(input, { target, minKeepSteps, note: null, tokenizer: 'approx' });
           const keptItems = new Set(result.messages.map((m) => input.indexOf(m as Record<string, unknown>)));
           const kept = conversation.map((_, i) => expected.kept.includes(i));
-          expect({ seed, style, kept: written.itemOf.map((item) => keptItems.has(item)) }).toEqual({ seed, style, kept });
+          expect({ seed, style, kept: written.itemOf.map((item) => keptItems.has(item)) }).toEqual({
+            seed,
+            style,
+            kept,
+          });
           expect(keptItems.has(-1)).toBe(false);
           if (result.changed) changed++;
           // The same list as a file: `swc compact` writes the same messages.
-          const cli = compactSource(decodeSource(Buffer.from(JSON.stringify(written.items)), 'x.json'), { target, minKeepSteps, note: null, counter: createApproxCounter() });
-          expect(cli.output === JSON.stringify(written.items) ? written.items : JSON.parse(cli.output)).toEqual(JSON.parse(JSON.stringify(result.messages)));
+          const cli = compactSource(decodeSource(Buffer.from(JSON.stringify(written.items)), 'x.json'), {
+            target,
+            minKeepSteps,
+            note: null,
+            counter: createApproxCounter(),
+          });
+          expect(cli.output === JSON.stringify(written.items) ? written.items : JSON.parse(cli.output)).toEqual(
+            JSON.parse(JSON.stringify(result.messages)),
+          );
         },
       ),
       { numRuns: 250 },
@@ -169,23 +250,38 @@ describe('compacting AI SDK messages', () => {
     ];
     const compacted = await compactMessages(ui, { target: 20, tokenizer: 'approx' });
     expect(compacted.messages[1]).toBe(ui[2]);
-    expect(compacted.messages[0]).toEqual({ id: 'swc-compaction-note', role: 'user', parts: [{ type: 'text', text: expect.stringContaining('2 earlier messages') }] });
+    expect(compacted.messages[0]).toEqual({
+      id: 'swc-compaction-note',
+      role: 'user',
+      parts: [{ type: 'text', text: expect.stringContaining('2 earlier messages') }],
+    });
     // Compacting again recognises the note.
     const again = await compactMessages(compacted.messages, { target: 20, tokenizer: 'approx' });
     expect(again.changed).toBe(false);
     const model = [
       { role: 'user', content: 'old '.repeat(100) },
-      { role: 'assistant', content: [{ type: 'reasoning', text: 'hmm' }, { type: 'text', text: 'old answer '.repeat(50) }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'hmm' },
+          { type: 'text', text: 'old answer '.repeat(50) },
+        ],
+      },
       { role: 'user', content: 'task' },
     ];
     const plain = await compactMessages(model, { target: 20, tokenizer: 'approx' });
     expect(plain.format).toBe('ai-sdk');
-    expect(plain.messages).toEqual([{ role: 'user', content: expect.stringContaining('2 earlier messages') }, model[2]]);
+    expect(plain.messages).toEqual([
+      { role: 'user', content: expect.stringContaining('2 earlier messages') },
+      model[2],
+    ]);
   });
 
   it('compacts the fixture with swc compact --format ai-sdk, keeping the UI step whole', async () => {
     const dir = tempDir();
-    const run = await runSwc(['compact', FIXTURE, '--format', 'ai-sdk', '--target', '120', '--tokenizer', 'approx'], { cwd: dir });
+    const run = await runSwc(['compact', FIXTURE, '--format', 'ai-sdk', '--target', '120', '--tokenizer', 'approx'], {
+      cwd: dir,
+    });
     expect(run.status).toBe(0);
     const out = JSON.parse(run.stdout) as { id: string }[];
     const input = JSON.parse(readFileSync(FIXTURE, 'utf8')) as { id: string }[];

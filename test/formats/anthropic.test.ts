@@ -12,7 +12,8 @@ import { compactionProblems } from '../helpers/convert.js';
 
 const FIXTURE = path.join(ROOT, 'fixtures/anthropic/agent-session.json');
 const JSONL = path.join(ROOT, 'fixtures/anthropic/messages.jsonl');
-const NOTE = (n: number): string => `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
+const NOTE = (n: number): string =>
+  `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
 function compactText(text: string, name: string, target: number, format = 'auto'): FileResult {
   return compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
@@ -27,13 +28,19 @@ const toolResult = { role: 'user', content: [{ type: 'tool_result', tool_use_id:
 
 describe('detecting Anthropic messages', () => {
   it('claims a request body by its system key even when every message is plain text', () => {
-    expect(formatOf({ model: 'claude', system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }] })).toBe('anthropic');
+    expect(formatOf({ model: 'claude', system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }] })).toBe(
+      'anthropic',
+    );
   });
 
   it('claims a bare list by a block type only Anthropic writes', () => {
     expect(formatOf([{ role: 'user', content: 'weather?' }, toolUse, toolResult])).toBe('anthropic');
-    expect(formatOf([{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }])).toBe('anthropic');
-    expect(formatOf([{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }])).toBe('anthropic');
+    expect(
+      formatOf([{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }]),
+    ).toBe('anthropic');
+    expect(
+      formatOf([{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }]),
+    ).toBe('anthropic');
   });
 
   it('claims JSONL of messages by their blocks', () => {
@@ -41,13 +48,26 @@ describe('detecting Anthropic messages', () => {
   });
 
   it('leaves plain user and assistant text to OpenAI, which reads it the same way', () => {
-    expect(formatOf({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'text', text: 'yo' }] }] })).toBe('openai');
+    expect(
+      formatOf({
+        model: 'm',
+        max_tokens: 10,
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'text', text: 'yo' }] },
+        ],
+      }),
+    ).toBe('openai');
   });
 
   it('leaves OpenAI tool calls to OpenAI even inside a body with a system key', () => {
     const chat = [
       { role: 'user', content: 'x' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c', content: 'ok' },
     ];
     expect(formatOf({ system: 'odd', messages: chat })).toBe('openai');
@@ -55,7 +75,9 @@ describe('detecting Anthropic messages', () => {
 
   it('refuses a list mixing Anthropic messages with Gemini contents, and suggests --format', () => {
     const mixed = [{ role: 'user', content: 'x' }, toolUse, { role: 'user', parts: [{ text: 'y' }] }];
-    expect(() => formatOf(mixed, 'mixed.json')).toThrow(/mixed\.json: cannot tell the transcript format of the top-level list \(first item has keys "role", "content"\); pass --format \(/);
+    expect(() => formatOf(mixed, 'mixed.json')).toThrow(
+      /mixed\.json: cannot tell the transcript format of the top-level list \(first item has keys "role", "content"\); pass --format \(/,
+    );
   });
 });
 
@@ -86,17 +108,50 @@ describe('reading Anthropic messages', () => {
 
   it('links instructions to no item and every message to its own item', () => {
     expect(normalized?.itemsOf).toEqual([[], [], [0], [1], [2], [3], [4], [5], [6], [7], [8], [9]]);
-    expect(normalized?.messages.map((m) => m.weight)).toEqual([0, 0, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined]);
+    expect(normalized?.messages.map((m) => m.weight)).toEqual([
+      0,
+      0,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('counts images and files at their flat costs', () => {
     const rendered = normalized?.messages.map((m) => renderMessage(m)) ?? [];
-    expect(rendered.map((r) => [r.images, r.files])).toEqual([[0, 0], [0, 0], [0, 0], [0, 0], [1, 1], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0], [1, 0], [0, 0]]);
+    expect(rendered.map((r) => [r.images, r.files])).toEqual([
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [1, 1],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [1, 0],
+      [0, 0],
+    ]);
   });
 
   it('takes a system string as one instruction', () => {
-    const r = compactText(JSON.stringify({ system: 'Line one.\nLine two.', messages: [{ role: 'user', content: 'hi' }] }), 's.json', 1e9);
-    expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual(['[system] Line one.\nLine two.', '[user] hi']);
+    const r = compactText(
+      JSON.stringify({ system: 'Line one.\nLine two.', messages: [{ role: 'user', content: 'hi' }] }),
+      's.json',
+      1e9,
+    );
+    expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual([
+      '[system] Line one.\nLine two.',
+      '[user] hi',
+    ]);
   });
 
   it('treats a user message with a tool result as part of the step, never as the task', () => {
@@ -112,13 +167,24 @@ describe('reading Anthropic messages', () => {
   });
 
   it('reads a system prompt logged inside the list as a system message, so tool results still pair with their calls', () => {
-    const r = compactText(JSON.stringify([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'go' }, toolUse, toolResult]), 'l.json', 1e9);
+    const r = compactText(
+      JSON.stringify([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'go' }, toolUse, toolResult]),
+      'l.json',
+      1e9,
+    );
     expect(r.format).toBe('anthropic');
-    expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual(['[system] Be brief.', '[user] go', '[assistant -> tool_call] f({})', '[tool:f] ok']);
+    expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual([
+      '[system] Be brief.',
+      '[user] go',
+      '[assistant -> tool_call] f({})',
+      '[tool:f] ok',
+    ]);
   });
 
   it('fails on content that is neither a string nor blocks', () => {
-    expect(() => compactText('[{"role": "user", "content": 7}]', 'bad.json', 5, 'anthropic')).toThrow('bad.json:1:2: message 1: "content" must be a string or a list of content blocks, found a number');
+    expect(() => compactText('[{"role": "user", "content": 7}]', 'bad.json', 5, 'anthropic')).toThrow(
+      'bad.json:1:2: message 1: "content" must be a string or a list of content blocks, found a number',
+    );
   });
 });
 
@@ -136,9 +202,13 @@ describe('writing Anthropic messages back', () => {
     expect(aroundOut).toEqual(around);
     expect(Object.keys(out)).toEqual(Object.keys(doc));
     // Kept items are the input's own text, indentation included.
-    const start = input.indexOf('    {\n      "role": "user",\n      "content": [\n        {\n          "type": "text",\n          "text": "Find me');
+    const start = input.indexOf(
+      '    {\n      "role": "user",\n      "content": [\n        {\n          "type": "text",\n          "text": "Find me',
+    );
     expect(result.output).toContain(input.slice(start, input.lastIndexOf('  ]')));
-    expect(result.output).toContain(`  "messages": [\n    {\n      "role": "user",\n      "content": "${NOTE(4)}"\n    },\n    {\n      "role": "user",`);
+    expect(result.output).toContain(
+      `  "messages": [\n    {\n      "role": "user",\n      "content": "${NOTE(4)}"\n    },\n    {\n      "role": "user",`,
+    );
   });
 
   it('puts the note after the task when steps go', () => {
@@ -166,23 +236,41 @@ describe('writing Anthropic messages back', () => {
 
 describe('swc compact on real Anthropic request bodies', () => {
   const dir = path.join(REAL_DATA, 'anthropic');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 
-  it.each(files)('%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing', async (name) => {
-    const file = path.join(dir, name);
-    const input = readFileSync(file, 'utf8');
-    const work = tempDir();
-    for (const target of [30, 100, 250, 600, 5000]) {
-      const out = path.join(work, `out-${target}.json`);
-      const run = await runSwc(['compact', file, '-t', String(target), '--tokenizer', 'approx', '-o', out], { cwd: ROOT });
-      expect({ target, status: run.status, stderr: run.stderr }).toEqual({ target, status: 0, stderr: expect.stringMatching(/^swc: .*\n$/) });
-      const output = readFileSync(out, 'utf8');
-      expect({ target, problems: compactionProblems('anthropic', input, output, (t) => isEarlierNoteText(t, null)) }).toEqual({ target, problems: [] });
-      expect(compactText(output, name, 1e9).format).toBe('anthropic');
-      const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
-      expect({ target, status: again.status, same: again.stdout === output }).toEqual({ target, status: 0, same: true });
-    }
-    // The default tokenizer decides too.
-    expect((await runSwc(['compact', file, '-t', '200'], { cwd: ROOT })).status).toBe(0);
-  });
+  it.each(files)(
+    '%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing',
+    async (name) => {
+      const file = path.join(dir, name);
+      const input = readFileSync(file, 'utf8');
+      const work = tempDir();
+      for (const target of [30, 100, 250, 600, 5000]) {
+        const out = path.join(work, `out-${target}.json`);
+        const run = await runSwc(['compact', file, '-t', String(target), '--tokenizer', 'approx', '-o', out], {
+          cwd: ROOT,
+        });
+        expect({ target, status: run.status, stderr: run.stderr }).toEqual({
+          target,
+          status: 0,
+          stderr: expect.stringMatching(/^swc: .*\n$/),
+        });
+        const output = readFileSync(out, 'utf8');
+        expect({
+          target,
+          problems: compactionProblems('anthropic', input, output, (t) => isEarlierNoteText(t, null)),
+        }).toEqual({ target, problems: [] });
+        expect(compactText(output, name, 1e9).format).toBe('anthropic');
+        const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
+        expect({ target, status: again.status, same: again.stdout === output }).toEqual({
+          target,
+          status: 0,
+          same: true,
+        });
+      }
+      // The default tokenizer decides too.
+      expect((await runSwc(['compact', file, '-t', '200'], { cwd: ROOT })).status).toBe(0);
+    },
+  );
 });

@@ -15,7 +15,8 @@ type Line = Record<string, unknown>;
 
 const FIXTURES = path.join(ROOT, 'fixtures/claude-code');
 const SESSION = '7b0d2c4e-1f3a-4c5b-9d8e-0a1b2c3d4e5f';
-const NOTE = (n: number): string => `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
+const NOTE = (n: number): string =>
+  `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 const NAME_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function fixture(name: string): string {
@@ -69,7 +70,10 @@ function pairingProblems(lines: readonly Line[]): string[] {
       if (block.type === 'tool_result') results.add(block.tool_use_id as string);
     }
   }
-  return [...[...calls].filter((id) => !results.has(id)).map((id) => `call ${id} lost its result`), ...[...results].filter((id) => !calls.has(id)).map((id) => `result ${id} lost its call`)];
+  return [
+    ...[...calls].filter((id) => !results.has(id)).map((id) => `call ${id} lost its result`),
+    ...[...results].filter((id) => !calls.has(id)).map((id) => `result ${id} lost its call`),
+  ];
 }
 
 /** An output line with its relinked references set back to the input's, to compare it with the input byte for byte. */
@@ -106,7 +110,17 @@ describe('Claude Code sessions: what a message is', () => {
     const { conversations, format } = compactText(fixture('split-assistant.jsonl'), 1_000_000);
     const { normalized } = conversations[0]!;
     expect(format).toBe('claude-code');
-    expect(normalized.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant']);
+    expect(normalized.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     expect(normalized.itemsOf).toEqual([[0], [1, 2, 3], [4], [5], [6], [7], [8, 9], [10], [11]]);
     expect(normalized.messages.map((m) => m.weight)).toEqual([1, 3, 1, 1, 1, 1, 2, 1, 1]);
     expect(renderMessage(normalized.messages[1]!).text).toBe(
@@ -121,9 +135,35 @@ describe('Claude Code sessions: what a message is', () => {
     const { normalized } = compactText(fixture('interruption-meta.jsonl'), 1_000_000).conversations[0]!;
     // Lines 0-2 (caveat, /model and its output) come before any message and always stay.
     expect(normalized.pinned).toEqual([0, 1, 2]);
-    expect(normalized.itemsOf).toEqual([[3], [4], [5, 6], [7], [8], [9], [10, 11], [12], [13], [14], [15, 16], [17, 18]]);
+    expect(normalized.itemsOf).toEqual([
+      [3],
+      [4],
+      [5, 6],
+      [7],
+      [8],
+      [9],
+      [10, 11],
+      [12],
+      [13],
+      [14],
+      [15, 16],
+      [17, 18],
+    ]);
     const roles = normalized.messages.map((m) => m.role);
-    expect(roles).toEqual(['user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'assistant', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
+    expect(roles).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
     const structure = analyze(normalized.messages);
     // The /review prompt command is the task; the two typed requests before it start the turns.
     expect(structure.task).toBe(10);
@@ -136,7 +176,9 @@ describe('Claude Code sessions: what a message is', () => {
       '[user] <command-message>review is running…</command-message>\n<command-name>/review</command-name>\n' +
         'Review the changes on this branch and list anything that needs fixing before merge.',
     );
-    expect(renderMessage(normalized.messages[6]!).text).toBe('[assistant] The parser tests pass now.\nStop hook feedback:\nRun the linter before finishing.');
+    expect(renderMessage(normalized.messages[6]!).text).toBe(
+      '[assistant] The parser tests pass now.\nStop hook feedback:\nRun the linter before finishing.',
+    );
     expect(renderMessage(normalized.messages[2]!).text).toBe(
       "[tool:Bash (error)] The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.\n" +
         '[tool:] [Request interrupted by user for tool use]',
@@ -149,7 +191,13 @@ describe('Claude Code sessions: what a message is', () => {
     expect(normalized.itemsOf[1]).toEqual([1, 2, 3, 4, 5]);
     expect(normalized.messages[1]!.weight).toBe(5);
     const result = compactText(input, 50);
-    expect(parseLines(result.output).map(label)).toEqual([NOTE(8), 'Thanks. Now write a test for it.', 'call Write', 'result toolu_13', 'I wrote test/a.test.ts.']);
+    expect(parseLines(result.output).map(label)).toEqual([
+      NOTE(8),
+      'Thanks. Now write a test for it.',
+      'call Write',
+      'result toolu_13',
+      'I wrote test/a.test.ts.',
+    ]);
   });
 
   it('does not count sub-agent lines or the toolUseResult copies the model never sees', () => {
@@ -162,7 +210,8 @@ describe('Claude Code sessions: what a message is', () => {
       })
       .join('\n');
     const measure = (text: string): number =>
-      compactSource(decodeSource(Buffer.from(text), 's.jsonl'), { target: 1_000_000, counter: createApproxCounter() }).conversations[0]!.plan.tokensBefore;
+      compactSource(decodeSource(Buffer.from(text), 's.jsonl'), { target: 1_000_000, counter: createApproxCounter() })
+        .conversations[0]!.plan.tokensBefore;
     expect(measure(input)).toBe(measure(stripped));
     expect(measure(input)).toBeGreaterThan(0);
   });
@@ -173,7 +222,14 @@ describe('Claude Code sessions: what a compaction writes', () => {
     const input = fixture('split-assistant.jsonl');
     const result = compactText(input, 50);
     const out = parseLines(result.output);
-    expect(out.map(label)).toEqual([NOTE(7), 'Now count the lines in a.ts.', 'Counting.', 'call Bash', 'result toolu_03', 'src/a.ts has 42 lines.']);
+    expect(out.map(label)).toEqual([
+      NOTE(7),
+      'Now count the lines in a.ts.',
+      'Counting.',
+      'call Bash',
+      'result toolu_03',
+      'src/a.ts has 42 lines.',
+    ]);
     const [note, task] = out as [Line, Line];
     expect(note.parentUuid).toBeNull();
     expect(task.parentUuid).toBe(note.uuid);
@@ -188,7 +244,19 @@ describe('Claude Code sessions: what a compaction writes', () => {
     const noteRaw = linesOf(compactText(input, 25).output)[1] as string;
     const note = JSON.parse(noteRaw) as Line;
     const task = inLines[7] as Line;
-    expect(Object.keys(note)).toEqual(['parentUuid', 'isSidechain', 'userType', 'cwd', 'sessionId', 'version', 'gitBranch', 'type', 'message', 'uuid', 'timestamp']);
+    expect(Object.keys(note)).toEqual([
+      'parentUuid',
+      'isSidechain',
+      'userType',
+      'cwd',
+      'sessionId',
+      'version',
+      'gitBranch',
+      'type',
+      'message',
+      'uuid',
+      'timestamp',
+    ]);
     expect(note).toEqual({
       parentUuid: task.uuid,
       isSidechain: false,
@@ -205,7 +273,9 @@ describe('Claude Code sessions: what a compaction writes', () => {
     expect(note.uuid).toMatch(NAME_UUID);
     expect(inLines.map((l) => l.uuid)).not.toContain(note.uuid);
     // Compact like the file's own lines: no spaces after ':' or ','.
-    expect(noteRaw.startsWith(`{"parentUuid":"${task.uuid as string}","isSidechain":false,"userType":"external"`)).toBe(true);
+    expect(noteRaw.startsWith(`{"parentUuid":"${task.uuid as string}","isSidechain":false,"userType":"external"`)).toBe(
+      true,
+    );
   });
 
   it('keeps the newest step after the task, relinks the task to no parent and the step to the note', () => {
@@ -223,7 +293,11 @@ describe('Claude Code sessions: what a compaction writes', () => {
 
   it('relinks a line whose parent went to its nearest kept ancestor when there is no note', () => {
     const input = fixture('split-assistant.jsonl');
-    const result = compactSource(decodeSource(Buffer.from(input), 's.jsonl'), { target: 25, note: null, counter: createFakeCounter(10) });
+    const result = compactSource(decodeSource(Buffer.from(input), 's.jsonl'), {
+      target: 25,
+      note: null,
+      counter: createFakeCounter(10),
+    });
     const out = parseLines(result.output);
     expect(out.map(label)).toEqual(['Now count the lines in a.ts.', 'src/a.ts has 42 lines.']);
     expect(out[0]!.parentUuid).toBeNull();
@@ -236,7 +310,13 @@ describe('Claude Code sessions: what a compaction writes', () => {
     const inLines = parseLines(input);
     const result = compactText(input, 100);
     const out = parseLines(result.output);
-    expect(out.slice(0, 5).map(label)).toEqual([label(inLines[0]!), label(inLines[1]!), label(inLines[2]!), NOTE(4), 'Run only the parser tests.']);
+    expect(out.slice(0, 5).map(label)).toEqual([
+      label(inLines[0]!),
+      label(inLines[1]!),
+      label(inLines[2]!),
+      NOTE(4),
+      'Run only the parser tests.',
+    ]);
     expect(out[3]!.parentUuid).toBe(inLines[2]!.uuid);
     expect(out[4]!.parentUuid).toBe(out[3]!.uuid);
     expect(out).toHaveLength(inLines.length - 4 + 1);
@@ -295,7 +375,12 @@ describe('Claude Code sessions: what a compaction writes', () => {
 
   it('points at the line of an event that is not an object when the format is named', () => {
     const text = `${linesOf(fixture('split-assistant.jsonl')).slice(0, 2).join('\n')}\n[1, 2]\n`;
-    const run = (): FileResult => compactSource(decodeSource(Buffer.from(text), 'bad.jsonl'), { target: 10, format: 'claude-code', counter: createFakeCounter(10) });
+    const run = (): FileResult =>
+      compactSource(decodeSource(Buffer.from(text), 'bad.jsonl'), {
+        target: 10,
+        format: 'claude-code',
+        counter: createFakeCounter(10),
+      });
     expect(run).toThrow(InputError);
     expect(run).toThrow('bad.jsonl:3:1: message 3: expected an event object, found a list');
   });
@@ -303,7 +388,9 @@ describe('Claude Code sessions: what a compaction writes', () => {
 
 describe('Claude Code sessions: real logs through the CLI', () => {
   const dir = path.join(REAL_DATA, 'claude-code');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort();
 
   it('finds the four real session logs', () => {
     expect(files).toHaveLength(4);
@@ -325,7 +412,10 @@ describe('Claude Code sessions: real logs through the CLI', () => {
         expect(run.stderr).toMatch(new RegExp(`^swc: .*${file.replace(/\./g, '\\.')}: .*\\n$`));
         const output = readFileSync(outFile, 'utf8');
         const out = parseLines(output);
-        expect(compactSource(decodeSource(Buffer.from(output), file), { target: 1_000_000, counter: createFakeCounter(1) }).format).toBe('claude-code');
+        expect(
+          compactSource(decodeSource(Buffer.from(output), file), { target: 1_000_000, counter: createFakeCounter(1) })
+            .format,
+        ).toBe('claude-code');
         expect(chainProblems(out)).toEqual([]);
         expect(pairingProblems(out)).toEqual([]);
         if (taskUuid !== null) expect(out.map((l) => l.uuid)).toContain(taskUuid);

@@ -13,7 +13,8 @@ import { compactionProblems } from '../helpers/convert.js';
 const FIXTURE = path.join(ROOT, 'fixtures/gemini/agent-session.json');
 const SNAKE = path.join(ROOT, 'fixtures/gemini/snake-case.json');
 const ADK = path.join(ROOT, 'fixtures/gemini/adk-session.json');
-const NOTE = (n: number): string => `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
+const NOTE = (n: number): string =>
+  `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
 function compactText(text: string, name: string, target: number, format = 'auto'): FileResult {
   return compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
@@ -25,7 +26,10 @@ function rendered(result: FileResult): string[] {
 
 describe('detecting Gemini contents', () => {
   it('claims contents by their parts, in a request body, a bare list or JSONL', () => {
-    const contents = [{ role: 'user', parts: [{ text: 'hi' }] }, { role: 'model', parts: [{ text: 'yo' }] }];
+    const contents = [
+      { role: 'user', parts: [{ text: 'hi' }] },
+      { role: 'model', parts: [{ text: 'yo' }] },
+    ];
     expect(compactText(JSON.stringify({ contents }), 'b.json', 1e9).format).toBe('gemini');
     expect(compactText(JSON.stringify(contents), 'l.json', 1e9).format).toBe('gemini');
     expect(compactText(contents.map((c) => JSON.stringify(c)).join('\n') + '\n', 'l.jsonl', 1e9).format).toBe('gemini');
@@ -36,7 +40,9 @@ describe('detecting Gemini contents', () => {
   });
 
   it('refuses events that hold no contents, and suggests --format', () => {
-    expect(() => compactText(JSON.stringify({ events: [{ kind: 'click' }] }), 'log.json', 5)).toThrow('log.json: cannot tell the transcript format of "events" (first item has keys "kind"); pass --format (');
+    expect(() => compactText(JSON.stringify({ events: [{ kind: 'click' }] }), 'log.json', 5)).toThrow(
+      'log.json: cannot tell the transcript format of "events" (first item has keys "kind"); pass --format (',
+    );
   });
 });
 
@@ -84,9 +90,17 @@ describe('reading Gemini contents', () => {
     const contents = [
       { role: 'user', parts: [{ text: 'go' }] },
       { role: 'model', parts: [{ functionCall: { id: 'a', name: 'search', args: {} } }] },
-      { role: 'user', parts: [{ functionResponse: { id: 'a', name: 'renamed', response: { output: 'x' } } }, { functionResponse: { name: 'other', response: {} } }] },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { id: 'a', name: 'renamed', response: { output: 'x' } } },
+          { functionResponse: { name: 'other', response: {} } },
+        ],
+      },
     ];
-    expect(rendered(compactText(JSON.stringify({ contents }), 'n.json', 1e9)).at(-1)).toBe('tool: [tool:search] x\n[tool:other] {}');
+    expect(rendered(compactText(JSON.stringify({ contents }), 'n.json', 1e9)).at(-1)).toBe(
+      'tool: [tool:search] x\n[tool:other] {}',
+    );
   });
 
   it('reads ADK events by their contents; an event without content goes with the message before it', () => {
@@ -103,11 +117,13 @@ describe('reading Gemini contents', () => {
   });
 
   it('fails on a role Gemini does not have, naming the content and its line', () => {
-    expect(() => compactText('{"contents": [\n {"role": "assistant", "parts": [{"text": "x"}]}]}', 'bad.json', 5)).toThrow(
-      'bad.json:2:2: message 1: unknown role "assistant" (Gemini contents are "user" or "model")',
-    );
+    expect(() =>
+      compactText('{"contents": [\n {"role": "assistant", "parts": [{"text": "x"}]}]}', 'bad.json', 5),
+    ).toThrow('bad.json:2:2: message 1: unknown role "assistant" (Gemini contents are "user" or "model")');
     // A role that names a property of every JavaScript object is just an unknown role.
-    expect(() => compactText('{"contents": [{"role": "toString", "parts": [{"text": "x"}]}]}', 'bad.json', 5)).toThrow('message 1: unknown role "toString"');
+    expect(() => compactText('{"contents": [{"role": "toString", "parts": [{"text": "x"}]}]}', 'bad.json', 5)).toThrow(
+      'message 1: unknown role "toString"',
+    );
   });
 });
 
@@ -122,18 +138,34 @@ describe('writing Gemini contents back', () => {
     const { contents: _a, ...around } = doc;
     const { contents: _b, ...aroundOut } = out;
     expect(aroundOut).toEqual(around);
-    expect(result.output).toContain(input.slice(input.indexOf('    {\n      "role": "model",\n      "parts": [\n        {\n          "functionCall": {\n            "id": "fc-2"'), input.indexOf('\n  ],\n  "systemInstruction"')));
+    expect(result.output).toContain(
+      input.slice(
+        input.indexOf(
+          '    {\n      "role": "model",\n      "parts": [\n        {\n          "functionCall": {\n            "id": "fc-2"',
+        ),
+        input.indexOf('\n  ],\n  "systemInstruction"'),
+      ),
+    );
   });
 
   it('puts the note after the task when steps go', () => {
     const out = JSON.parse(compactText(input, 'agent-session.json', 100).output) as { contents: unknown[] };
-    expect(out.contents).toEqual([doc.contents[6], { role: 'user', parts: [{ text: NOTE(8) }] }, ...doc.contents.slice(9)]);
+    expect(out.contents).toEqual([
+      doc.contents[6],
+      { role: 'user', parts: [{ text: NOTE(8) }] },
+      ...doc.contents.slice(9),
+    ]);
   });
 
   it('writes the note into an ADK session as an event by the user, and removes a contentless event with its neighbour', () => {
     const adk = JSON.parse(readFileSync(ADK, 'utf8')) as { events: unknown[] };
-    const out = JSON.parse(compactText(readFileSync(ADK, 'utf8'), 'adk-session.json', 30).output) as { events: unknown[] };
-    expect(out.events).toEqual([{ author: 'user', content: { role: 'user', parts: [{ text: NOTE(5) }] } }, ...adk.events.slice(5)]);
+    const out = JSON.parse(compactText(readFileSync(ADK, 'utf8'), 'adk-session.json', 30).output) as {
+      events: unknown[];
+    };
+    expect(out.events).toEqual([
+      { author: 'user', content: { role: 'user', parts: [{ text: NOTE(5) }] } },
+      ...adk.events.slice(5),
+    ]);
   });
 
   it('recognises its own note on the next run and changes nothing more', () => {
@@ -148,22 +180,40 @@ describe('writing Gemini contents back', () => {
 
 describe('swc compact on real Gemini request bodies and ADK sessions', () => {
   const dir = path.join(REAL_DATA, 'gemini');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 
-  it.each(files)('%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing', async (name) => {
-    const file = path.join(dir, name);
-    const input = readFileSync(file, 'utf8');
-    const work = tempDir();
-    for (const target of [20, 60, 120, 300, 5000]) {
-      const out = path.join(work, `out-${target}.json`);
-      const run = await runSwc(['compact', file, '-t', String(target), '--tokenizer', 'approx', '-o', out], { cwd: ROOT });
-      expect({ target, status: run.status, stderr: run.stderr }).toEqual({ target, status: 0, stderr: expect.stringMatching(/^swc: .*\n$/) });
-      const output = readFileSync(out, 'utf8');
-      expect({ target, problems: compactionProblems('gemini', input, output, (t) => isEarlierNoteText(t, null)) }).toEqual({ target, problems: [] });
-      expect(compactText(output, name, 1e9).format).toBe('gemini');
-      const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
-      expect({ target, status: again.status, same: again.stdout === output }).toEqual({ target, status: 0, same: true });
-    }
-    expect((await runSwc(['compact', file, '-t', '100'], { cwd: ROOT })).status).toBe(0);
-  });
+  it.each(files)(
+    '%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing',
+    async (name) => {
+      const file = path.join(dir, name);
+      const input = readFileSync(file, 'utf8');
+      const work = tempDir();
+      for (const target of [20, 60, 120, 300, 5000]) {
+        const out = path.join(work, `out-${target}.json`);
+        const run = await runSwc(['compact', file, '-t', String(target), '--tokenizer', 'approx', '-o', out], {
+          cwd: ROOT,
+        });
+        expect({ target, status: run.status, stderr: run.stderr }).toEqual({
+          target,
+          status: 0,
+          stderr: expect.stringMatching(/^swc: .*\n$/),
+        });
+        const output = readFileSync(out, 'utf8');
+        expect({
+          target,
+          problems: compactionProblems('gemini', input, output, (t) => isEarlierNoteText(t, null)),
+        }).toEqual({ target, problems: [] });
+        expect(compactText(output, name, 1e9).format).toBe('gemini');
+        const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
+        expect({ target, status: again.status, same: again.stdout === output }).toEqual({
+          target,
+          status: 0,
+          same: true,
+        });
+      }
+      expect((await runSwc(['compact', file, '-t', '100'], { cwd: ROOT })).status).toBe(0);
+    },
+  );
 });

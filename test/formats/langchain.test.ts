@@ -12,7 +12,8 @@ import { createFakeCounter } from '../helpers/fake-counter.js';
 type Item = Record<string, unknown>;
 
 const FIXTURES = path.join(ROOT, 'fixtures/langchain');
-const NOTE = (n: number): string => `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
+const NOTE = (n: number): string =>
+  `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
 function fixture(name: string): string {
   return readFileSync(path.join(FIXTURES, name), 'utf8');
@@ -40,7 +41,10 @@ function pairingProblems(items: readonly Item[]): string[] {
     for (const call of (fields.tool_calls as Item[] | undefined) ?? []) calls.add(call.id as string);
     if (typeof fields.tool_call_id === 'string') answers.add(fields.tool_call_id);
   }
-  return [...[...calls].filter((id) => !answers.has(id)).map((id) => `call ${id} lost its result`), ...[...answers].filter((id) => !calls.has(id)).map((id) => `result ${id} lost its call`)];
+  return [
+    ...[...calls].filter((id) => !answers.has(id)).map((id) => `call ${id} lost its result`),
+    ...[...answers].filter((id) => !calls.has(id)).map((id) => `result ${id} lost its call`),
+  ];
 }
 
 describe('LangChain messages', () => {
@@ -49,7 +53,8 @@ describe('LangChain messages', () => {
     const dumpd = compactText(fixture('dumpd.json'), 1_000_000);
     expect(dict.format).toBe('langchain');
     expect(dumpd.format).toBe('langchain');
-    const rendered = (r: FileResult): string[] => r.conversations[0]!.normalized.messages.map((m) => renderMessage(m).text);
+    const rendered = (r: FileResult): string[] =>
+      r.conversations[0]!.normalized.messages.map((m) => renderMessage(m).text);
     expect(rendered(dumpd)).toEqual(rendered(dict));
     expect(rendered(dict)).toEqual([
       '[system] You are a travel agent. Book only flights the user confirms.',
@@ -69,7 +74,10 @@ describe('LangChain messages', () => {
     const input = fixture('messages-to-dict.json');
     const items = JSON.parse(input) as Item[];
     const result = compactText(input, 60);
-    const note = { type: 'human', data: { content: NOTE(4), additional_kwargs: {}, response_metadata: {}, type: 'human', name: null, id: null } };
+    const note = {
+      type: 'human',
+      data: { content: NOTE(4), additional_kwargs: {}, response_metadata: {}, type: 'human', name: null, id: null },
+    };
     const expected = [items[0], note, ...items.slice(5)];
     expect(result.output).toBe(`${JSON.stringify(expected, null, 2)}\n`);
     expect(pairingProblems(expected as Item[])).toEqual([]);
@@ -79,7 +87,12 @@ describe('LangChain messages', () => {
     const input = fixture('dumpd.json');
     const items = JSON.parse(input) as Item[];
     const result = compactText(input, 60);
-    const note = { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'HumanMessage'], kwargs: { content: NOTE(4), type: 'human' } };
+    const note = {
+      lc: 1,
+      type: 'constructor',
+      id: ['langchain', 'schema', 'messages', 'HumanMessage'],
+      kwargs: { content: NOTE(4), type: 'human' },
+    };
     expect(result.output).toBe(`${JSON.stringify([items[0], note, ...items.slice(5)], null, 2)}\n`);
   });
 
@@ -112,13 +125,17 @@ describe('LangChain messages', () => {
     ]);
     const run = (): FileResult => compactText(text, 1);
     expect(run).toThrow(InputError);
-    expect(run).toThrow('messages.json:1:43: message 2: chat message with role "narrator" (expected user, assistant, system or tool)');
+    expect(run).toThrow(
+      'messages.json:1:43: message 2: chat message with role "narrator" (expected user, assistant, system or tool)',
+    );
   });
 });
 
 describe('LangChain messages: the real derived files through the CLI', () => {
   const dir = path.join(REAL_DATA, 'langchain');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 
   it('counts both serialized forms of the same conversation alike', async () => {
     const runs: InProcessRun[] = [];
@@ -128,7 +145,9 @@ describe('LangChain messages: the real derived files through the CLI', () => {
     expect(dict!.status).toBe(0);
     const numbers = (stderr: string): string => stderr.replace(/^swc: [^:]+: /, '');
     expect(numbers(dumpd!.stderr)).toBe(numbers(dict!.stderr));
-    expect(numbers(dict!.stderr)).toMatch(/^7,632 → [\d,]+ tokens \(−\d+%, o200k_base\), removed 44 of 62 messages; target 3,000 met\n$/);
+    expect(numbers(dict!.stderr)).toMatch(
+      /^7,632 → [\d,]+ tokens \(−\d+%, o200k_base\), removed 44 of 62 messages; target 3,000 met\n$/,
+    );
   });
 
   for (const file of files) {

@@ -14,14 +14,19 @@ import { pairingProblems } from '../helpers/invariants.js';
 type Item = Record<string, unknown>;
 
 const FIXTURES = path.join(ROOT, 'fixtures/multi');
-const NOTE = (n: number): string => `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
+const NOTE = (n: number): string =>
+  `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
 function fixture(name: string): string {
   return readFileSync(path.join(FIXTURES, name), 'utf8');
 }
 
 function compactText(text: string, target: number, file: string, conversationKey?: string): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), file), { target, counter: createFakeCounter(10), conversationKey });
+  return compactSource(decodeSource(Buffer.from(text), file), {
+    target,
+    counter: createFakeCounter(10),
+    conversationKey,
+  });
 }
 
 /** The text of a file outside its conversation lists, and the text of each list. */
@@ -68,13 +73,20 @@ describe('files that hold many conversations', () => {
     expect(result.conversationCount).toBe(3);
     expect(result.changedConversations).toBe(2);
     expect(result.format).toBe('openai');
-    expect(result.conversations.map((c) => c.slot.where)).toEqual(['record 1 "messages"', 'record 2 "messages"', 'record 3 "messages"']);
+    expect(result.conversations.map((c) => c.slot.where)).toEqual([
+      'record 1 "messages"',
+      'record 2 "messages"',
+      'record 3 "messages"',
+    ]);
     const cut = (record: Item): Item => {
       const messages = record.messages as Item[];
       return { ...record, messages: [messages[0], { role: 'user', content: NOTE(4) }, ...messages.slice(5)] };
     };
     // Python wrote the score of run 2 as 1.0; swc copies it as written.
-    const expected = JSON.stringify([cut(records[0]!), records[1], cut(records[2]!)], null, 2).replace('"score": 1,', '"score": 1.0,');
+    const expected = JSON.stringify([cut(records[0]!), records[1], cut(records[2]!)], null, 2).replace(
+      '"score": 1,',
+      '"score": 1.0,',
+    );
     expect(result.output).toBe(`${expected}\n`);
     expect(expectOnlyListsChanged(input, result.output, 'records.json')).toBe(2);
   });
@@ -82,7 +94,11 @@ describe('files that hold many conversations', () => {
   it('compacts JSONL with one record per line, each line on its own', () => {
     const input = fixture('records.jsonl');
     const result = compactText(input, 50, 'records.jsonl');
-    expect(result.conversations.map((c) => c.slot.where)).toEqual(['line 1 "messages"', 'line 2 "messages"', 'line 3 "messages"']);
+    expect(result.conversations.map((c) => c.slot.where)).toEqual([
+      'line 1 "messages"',
+      'line 2 "messages"',
+      'line 3 "messages"',
+    ]);
     expect(result.changedConversations).toBe(2);
     const inLines = input.split('\n');
     const outLines = result.output.split('\n');
@@ -90,7 +106,9 @@ describe('files that hold many conversations', () => {
     expect(outLines[1]).toBe(inLines[1]);
     expect(expectOnlyListsChanged(input, result.output, 'records.jsonl')).toBe(2);
     // The note is written in the line's own style.
-    expect(outLines[0]).toContain(`{"role": "system", "content": "You are a weather assistant."}, {"role": "user", "content": "${NOTE(4)}"}, {"role": "user", "content": "And in Rome?"}`);
+    expect(outLines[0]).toContain(
+      `{"role": "system", "content": "You are a weather assistant."}, {"role": "user", "content": "${NOTE(4)}"}, {"role": "user", "content": "And in Rome?"}`,
+    );
   });
 
   it('changes nothing on a second run', () => {
@@ -130,9 +148,19 @@ describe('files that hold many conversations', () => {
   });
 
   it('names the record and the message of an error inside a record', () => {
-    const text = JSON.stringify([{ messages: [{ role: 'user', content: 'hi' }] }, { messages: [{ role: 'robot', content: 'beep' }] }]);
-    const run = (): FileResult => compactSource(decodeSource(Buffer.from(text), 'r.json'), { target: 5, format: 'openai', counter: createFakeCounter(10) });
-    expect(run).toThrow('r.json:1:61: record 2 "messages", message 1: unknown role "robot" (expected system, developer, user, assistant, tool or function)');
+    const text = JSON.stringify([
+      { messages: [{ role: 'user', content: 'hi' }] },
+      { messages: [{ role: 'robot', content: 'beep' }] },
+    ]);
+    const run = (): FileResult =>
+      compactSource(decodeSource(Buffer.from(text), 'r.json'), {
+        target: 5,
+        format: 'openai',
+        counter: createFakeCounter(10),
+      });
+    expect(run).toThrow(
+      'r.json:1:61: record 2 "messages", message 1: unknown role "robot" (expected system, developer, user, assistant, tool or function)',
+    );
   });
 
   it('accepts an empty conversation among records and leaves it alone', () => {
@@ -144,7 +172,11 @@ describe('files that hold many conversations', () => {
   });
 
   it('reads a session log or a plain message list as one conversation, not as records', () => {
-    const session = compactText(readFileSync(path.join(ROOT, 'fixtures/claude-code/split-assistant.jsonl'), 'utf8'), 1_000_000, 's.jsonl');
+    const session = compactText(
+      readFileSync(path.join(ROOT, 'fixtures/claude-code/split-assistant.jsonl'), 'utf8'),
+      1_000_000,
+      's.jsonl',
+    );
     expect(session.records).toBe(false);
     expect(session.conversationCount).toBe(1);
     const list = compactText(JSON.stringify([{ role: 'user', content: 'hi' }]), 1_000_000, 'l.json');
@@ -172,7 +204,7 @@ describe('files that hold many conversations: real trajectories through the CLI'
     }
   });
 
-  it('compacts the 200 tau-bench runs one by one, keeping each run\'s other fields, instructions, task and pairing', async () => {
+  it("compacts the 200 tau-bench runs one by one, keeping each run's other fields, instructions, task and pairing", async () => {
     const source = path.join(REAL_DATA, 'openai-chat/taubench-gpt-4o-airline.json');
     const input = readFileSync(source, 'utf8');
     const runs = JSON.parse(input) as Array<{ traj: Item[] } & Item>;

@@ -7,13 +7,22 @@ import { renderMessage } from '../../src/core/render.js';
 import { openai } from '../../src/formats/openai.js';
 
 function rendered(raws: string[]): string[] {
-  const input = { file: 'chat.json', items: raws.map((r) => JSON.parse(r) as unknown), raws, container: null, fail: (): never => { throw new Error('refused'); } };
+  const input = {
+    file: 'chat.json',
+    items: raws.map((r) => JSON.parse(r) as unknown),
+    raws,
+    container: null,
+    fail: (): never => {
+      throw new Error('refused');
+    },
+  };
   return openai.normalize(input, null).messages.map((m) => renderMessage(m).text);
 }
 
 describe('rendering OpenAI tool calls', () => {
   it('keeps the spelling of numbers in arguments given as an object', () => {
-    const call = (fn: string): string => `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",${fn}}]}`;
+    const call = (fn: string): string =>
+      `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",${fn}}]}`;
     expect(
       rendered([
         call('"function":{"name":"f","arguments":{"x":1.0,"big":12345678901234567890,"s":"a"}}'),

@@ -7,7 +7,16 @@ import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { REAL_DATA } from '../helpers/cli.js';
-import { createRng, FORMAT_NAMES, randomConversation, referenceMessages, writeAs, type Conversation, type FormatName, type WriteOptions } from '../helpers/convert.js';
+import {
+  createRng,
+  FORMAT_NAMES,
+  randomConversation,
+  referenceMessages,
+  writeAs,
+  type Conversation,
+  type FormatName,
+  type WriteOptions,
+} from '../helpers/convert.js';
 
 /** What one compaction kept of the conversation, message by message, and what it measured. */
 interface Outcome {
@@ -22,7 +31,12 @@ interface Settings {
   readonly note: string | null | undefined;
 }
 
-function compactFile(format: FormatName, conversation: Conversation, settings: Settings, options: WriteOptions): { outcome: Outcome; result: FileResult } {
+function compactFile(
+  format: FormatName,
+  conversation: Conversation,
+  settings: Settings,
+  options: WriteOptions,
+): { outcome: Outcome; result: FileResult } {
   const written = writeAs(format, conversation, options);
   const result = compactSource(decodeSource(Buffer.from(written.text), written.name), {
     target: settings.target,
@@ -40,7 +54,10 @@ function compactFile(format: FormatName, conversation: Conversation, settings: S
 }
 
 function reference(conversation: Conversation, settings: Settings): Outcome {
-  const plan = planCompaction(referenceMessages(conversation), createApproxCounter(), { ...settings, exhaustive: true });
+  const plan = planCompaction(referenceMessages(conversation), createApproxCounter(), {
+    ...settings,
+    exhaustive: true,
+  });
   const kept = new Set(plan.kept);
   return { kept: conversation.map((_, i) => kept.has(i)), changed: plan.changed, tokensBefore: plan.tokensBefore };
 }
@@ -48,11 +65,19 @@ function reference(conversation: Conversation, settings: Settings): Outcome {
 /** Settings that make a compaction likely: a target between a fifth of the conversation and a little over all of it. */
 function randomSettings(seed: number, conversation: Conversation): Settings {
   const rng = createRng(seed * 7919 + 1);
-  const whole = planCompaction(referenceMessages(conversation), createApproxCounter(), { target: 0, exhaustive: true }).tokensBefore;
+  const whole = planCompaction(referenceMessages(conversation), createApproxCounter(), {
+    target: 0,
+    exhaustive: true,
+  }).tokensBefore;
   return {
     target: Math.max(1, rng.int(Math.floor(whole / 5), Math.ceil(whole * 1.1))),
     minKeepSteps: rng.pick([0, 1, 1, 2, 3]),
-    note: rng.pick<string | null | undefined>([undefined, undefined, null, 'Dropped {num_removed} messages; see the {num_removed} log.']),
+    note: rng.pick<string | null | undefined>([
+      undefined,
+      undefined,
+      null,
+      'Dropped {num_removed} messages; see the {num_removed} log.',
+    ]),
   };
 }
 
@@ -76,7 +101,9 @@ function variants(seed: number, conversation: Conversation): Record<FormatName, 
  */
 function expectedFormat(format: FormatName, conversation: Conversation, options: WriteOptions): FormatName {
   const rich = conversation.some(
-    (m) => (m.role === 'assistant' && (m.calls.length > 0 || m.reasoning !== null)) || (m.role === 'user' && (m.images > 0 || m.files.length > 0)),
+    (m) =>
+      (m.role === 'assistant' && (m.calls.length > 0 || m.reasoning !== null)) ||
+      (m.role === 'user' && (m.images > 0 || m.files.length > 0)),
   );
   if (format === 'anthropic' && !rich && conversation.every((m) => m.role !== 'system')) return 'openai';
   const items = conversation.some((m) => m.role === 'assistant' && (m.calls.length > 0 || m.reasoning !== null));
@@ -99,7 +126,10 @@ describe('the same conversation in every format', () => {
       for (const format of FORMAT_NAMES) {
         const { outcome, result } = compactFile(format, conversation, settings, options[format]);
         const context = `seed ${seed}, ${format} ${JSON.stringify(options[format])}, ${JSON.stringify(settings)}`;
-        expect({ context, format: result.format }).toEqual({ context, format: expectedFormat(format, conversation, options[format]) });
+        expect({ context, format: result.format }).toEqual({
+          context,
+          format: expectedFormat(format, conversation, options[format]),
+        });
         expect({ context, ...outcome }).toEqual({ context, ...expected });
       }
     }
@@ -132,13 +162,24 @@ describe('the same conversation in every format', () => {
   it('recognises an earlier note in every format and folds it into the new one', () => {
     const conversation: Conversation = [
       { role: 'system', text: 'Be brief.' },
-      { role: 'user', texts: ['[7 earlier messages were removed from this conversation to free up context and cannot be recovered.]'], images: 0, files: [], note: true },
+      {
+        role: 'user',
+        texts: ['[7 earlier messages were removed from this conversation to free up context and cannot be recovered.]'],
+        images: 0,
+        files: [],
+        note: true,
+      },
       { role: 'user', texts: ['first question '.repeat(20)], images: 0, files: [] },
       { role: 'assistant', text: 'first answer '.repeat(20), reasoning: null, calls: [] },
       { role: 'user', texts: ['the task'], images: 0, files: [] },
     ];
     for (const format of FORMAT_NAMES) {
-      const { outcome, result } = compactFile(format, conversation, { target: 40, minKeepSteps: 1, note: DEFAULT_NOTE_TEMPLATE }, {});
+      const { outcome, result } = compactFile(
+        format,
+        conversation,
+        { target: 40, minKeepSteps: 1, note: DEFAULT_NOTE_TEMPLATE },
+        {},
+      );
       expect({ format, kept: outcome.kept }).toEqual({ format, kept: [true, false, false, false, true] });
       const plan = result.conversations[0]?.plan;
       // The old note's 7 do not add up: the count is of messages this run removed, in the file's own items.
@@ -151,7 +192,12 @@ describe('the same conversation in every format', () => {
 });
 
 describe('auto-detection on the real transcripts in fixtures/real', () => {
-  const expected: Record<string, string> = { anthropic: 'anthropic', 'openai-responses': 'responses', gemini: 'gemini', 'openai-chat': 'openai' };
+  const expected: Record<string, string> = {
+    anthropic: 'anthropic',
+    'openai-responses': 'responses',
+    gemini: 'gemini',
+    'openai-chat': 'openai',
+  };
   const files = readdirSync(REAL_DATA, { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .flatMap((d) => readdirSync(path.join(REAL_DATA, d.name)).map((f) => path.join(d.name, f)))
@@ -162,7 +208,10 @@ describe('auto-detection on the real transcripts in fixtures/real', () => {
     for (const file of files) {
       let format: string;
       try {
-        format = compactSource(decodeSource(readFileSync(path.join(REAL_DATA, file)), file), { target: 1e9, counter: createApproxCounter() }).format;
+        format = compactSource(decodeSource(readFileSync(path.join(REAL_DATA, file)), file), {
+          target: 1e9,
+          counter: createApproxCounter(),
+        }).format;
       } catch {
         format = 'error';
       }
@@ -171,7 +220,11 @@ describe('auto-detection on the real transcripts in fixtures/real', () => {
     for (const file of files) {
       const want = expected[path.dirname(file)];
       if (want !== undefined) expect({ file, format: found[file] }).toEqual({ file, format: want });
-      else expect({ file, mine: ['anthropic', 'responses', 'gemini'].includes(found[file] as string) }).toEqual({ file, mine: false });
+      else
+        expect({ file, mine: ['anthropic', 'responses', 'gemini'].includes(found[file] as string) }).toEqual({
+          file,
+          mine: false,
+        });
     }
   });
 });

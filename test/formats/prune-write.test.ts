@@ -22,7 +22,10 @@ const files = readdirSync(REAL, { withFileTypes: true })
   .flatMap((d) => readdirSync(path.join(REAL, d.name)).map((f) => path.join(d.name, f)))
   .filter((file) => {
     try {
-      compactSource(decodeSource(readFileSync(path.join(REAL, file)), file), { target: 1, counter: createApproxCounter() });
+      compactSource(decodeSource(readFileSync(path.join(REAL, file)), file), {
+        target: 1,
+        counter: createApproxCounter(),
+      });
       return true;
     } catch {
       return false;
@@ -78,7 +81,9 @@ describe.each(files)('pruning %s', (file) => {
     after.slots.forEach((slot, s) => {
       const old = before.slots[s]!;
       const conversation = result.conversations[s]!;
-      const prunedItems = new Set(conversation.pruned.flatMap((p) => Array.from({ length: p.end - p.start }, (_, k) => p.start + k)));
+      const prunedItems = new Set(
+        conversation.pruned.flatMap((p) => Array.from({ length: p.end - p.start }, (_, k) => p.start + k)),
+      );
       expect(slot.raws.length).toBe(old.raws.length);
       const format = result.format.split(', ')[0] as string;
       slot.raws.forEach((raw, k) => {
@@ -94,8 +99,12 @@ describe.each(files)('pruning %s', (file) => {
       const adapter = findFormat(format)!;
       const reread = normalizeSlot(decodeSource(Buffer.from(result.output), file), slot, adapter, null);
       for (const p of conversation.pruned) {
-        const results = contentOf(reread.messages[p.message] as Message).results.filter((r) => r.name !== '' || p.tools.includes(''));
-        expect(results.slice(0, p.tools.length).every((r) => isPlaceholderText(r.text, DEFAULT_PLACEHOLDER))).toBe(true);
+        const results = contentOf(reread.messages[p.message] as Message).results.filter(
+          (r) => r.name !== '' || p.tools.includes(''),
+        );
+        expect(results.slice(0, p.tools.length).every((r) => isPlaceholderText(r.text, DEFAULT_PLACEHOLDER))).toBe(
+          true,
+        );
         expect(results.slice(0, p.tools.length).map((r) => r.name)).toEqual(p.tools.slice(0, results.length));
       }
     });
@@ -114,22 +123,51 @@ describe('Haystack: a pruned message is what ChatMessage.from_tool(...).to_dict(
       role: 'tool',
       meta,
       name: null,
-      content: [{ tool_call_result: { result, origin: { tool_name: 'search', arguments: { q: 1.0 }, id: 'c1' }, error } }],
+      content: [
+        { tool_call_result: { result, origin: { tool_name: 'search', arguments: { q: 1.0 }, id: 'c1' }, error } },
+      ],
     });
-    const call = { role: 'assistant', meta: {}, name: null, content: [{ tool_call: { tool_name: 'search', arguments: {}, id: 'c1' } }] };
-    const items = [{ role: 'user', meta: {}, name: null, content: [{ text: 'task' }] }, call, message('x'.repeat(400), { custom: 'value' }, true), call, message('newest', {})];
+    const call = {
+      role: 'assistant',
+      meta: {},
+      name: null,
+      content: [{ tool_call: { tool_name: 'search', arguments: {}, id: 'c1' } }],
+    };
+    const items = [
+      { role: 'user', meta: {}, name: null, content: [{ text: 'task' }] },
+      call,
+      message('x'.repeat(400), { custom: 'value' }, true),
+      call,
+      message('newest', {}),
+    ];
     const text = JSON.stringify(items, null, 2).replace('"q": 1', '"q": 1.0');
     const result = compactSource(decodeSource(Buffer.from(text), 'h.json'), settings());
     const out = JSON.parse(result.output) as unknown[];
     expect(out[2]).toEqual({
       role: 'tool',
-      meta: { custom: 'value', context_compaction: { strategy: 'tool_result_pruning', original_tokens: Math.floor(('[tool:search (error)] '.length + 400) / 4) } },
+      meta: {
+        custom: 'value',
+        context_compaction: {
+          strategy: 'tool_result_pruning',
+          original_tokens: Math.floor(('[tool:search (error)] '.length + 400) / 4),
+        },
+      },
       name: null,
-      content: [{ tool_call_result: { result: DEFAULT_PLACEHOLDER.replace('{tool_name}', 'search'), origin: { tool_name: 'search', arguments: { q: 1 }, id: 'c1' }, error: true } }],
+      content: [
+        {
+          tool_call_result: {
+            result: DEFAULT_PLACEHOLDER.replace('{tool_name}', 'search'),
+            origin: { tool_name: 'search', arguments: { q: 1 }, id: 'c1' },
+            error: true,
+          },
+        },
+      ],
     });
     // Written in the file's own style, the number's lexeme kept.
     expect(result.output).toContain('"q": 1.0');
-    expect(result.output).toContain('"custom": "value",\n      "context_compaction": {\n        "strategy": "tool_result_pruning",');
+    expect(result.output).toContain(
+      '"custom": "value",\n      "context_compaction": {\n        "strategy": "tool_result_pruning",',
+    );
     expect(result.output.split('\n').slice(0, 20)).toEqual(text.split('\n').slice(0, 20));
   });
 });
@@ -138,11 +176,17 @@ describe('Claude Code: the toolUseResult copy of a pruned result is pruned too',
   it('gives the toolUseResult of each pruned line the placeholder its tool_result block holds', () => {
     const file = 'claude-code/claude-reliability-coverage-test-fix.jsonl';
     const result = compactSource(decodeSource(readFileSync(path.join(REAL, file)), file), settings());
-    const lines = result.output.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { toolUseResult?: unknown; message?: { content?: unknown } });
+    const lines = result.output
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { toolUseResult?: unknown; message?: { content?: unknown } });
     const pruned = result.conversations.flatMap((c) => c.pruned);
     expect(pruned.length).toBeGreaterThan(2);
     for (const p of pruned) {
-      const line = lines[p.start] as { toolUseResult?: unknown; message: { content: { type: string; content: unknown }[] } };
+      const line = lines[p.start] as {
+        toolUseResult?: unknown;
+        message: { content: { type: string; content: unknown }[] };
+      };
       const block = line.message.content.find((b) => b.type === 'tool_result');
       expect(block?.content).toBe(DEFAULT_PLACEHOLDER.replace('{tool_name}', p.tools[0] as string));
       if (line.toolUseResult !== undefined) expect(line.toolUseResult).toBe(block?.content);

@@ -13,7 +13,8 @@ import { compactionProblems } from '../helpers/convert.js';
 const FIXTURE = path.join(ROOT, 'fixtures/responses/agent-session.json');
 const JSONL = path.join(ROOT, 'fixtures/responses/items.jsonl');
 const STRING_INPUT = path.join(ROOT, 'fixtures/responses/string-input.json');
-const NOTE = (n: number): string => `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
+const NOTE = (n: number): string =>
+  `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
 function compactText(text: string, name: string, target: number, format = 'auto'): FileResult {
   return compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
@@ -26,11 +27,17 @@ function formatOf(value: unknown, name = 'x.json'): string {
 /** How a list of items is grouped: each core message as `role:items`. */
 function grouping(items: unknown[]): string[] {
   const n = compactText(JSON.stringify({ input: items }), 'g.json', 1e9).conversations[0]?.normalized;
-  return (n?.messages ?? []).map((m, k) => `${m.role}:${(n?.itemsOf[k] ?? []).join(',')}`).concat(n?.pinned?.length ? [`pinned:${n.pinned.join(',')}`] : []);
+  return (n?.messages ?? [])
+    .map((m, k) => `${m.role}:${(n?.itemsOf[k] ?? []).join(',')}`)
+    .concat(n?.pinned?.length ? [`pinned:${n.pinned.join(',')}`] : []);
 }
 
 const user = (text: string): unknown => ({ role: 'user', content: text });
-const said = (text: string): unknown => ({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] });
+const said = (text: string): unknown => ({
+  type: 'message',
+  role: 'assistant',
+  content: [{ type: 'output_text', text }],
+});
 const call = (id: string): unknown => ({ type: 'function_call', call_id: id, name: 'f', arguments: '{}' });
 const output = (id: string): unknown => ({ type: 'function_call_output', call_id: id, output: 'ok' });
 const reasoning = { type: 'reasoning', id: 'rs', summary: [] };
@@ -52,7 +59,15 @@ describe('detecting Responses input', () => {
   });
 
   it('does not claim chat messages with tool calls under another key', () => {
-    const chat = [user('x'), { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c', content: 'ok' }];
+    const chat = [
+      user('x'),
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c', content: 'ok' },
+    ];
     expect(formatOf({ model: 'gpt-4o', messages: chat })).toBe('openai');
   });
 });
@@ -87,12 +102,35 @@ describe('reading Responses items', () => {
   });
 
   it('groups the items of one assistant turn into one message that weighs as many items', () => {
-    expect(normalized?.itemsOf).toEqual([[], [0], [1], [2, 3, 4, 5], [6], [7], [8], [9], [10, 11, 12, 13], [14], [15, 16], [17], [18], [19], [20, 21], [22], [23]]);
+    expect(normalized?.itemsOf).toEqual([
+      [],
+      [0],
+      [1],
+      [2, 3, 4, 5],
+      [6],
+      [7],
+      [8],
+      [9],
+      [10, 11, 12, 13],
+      [14],
+      [15, 16],
+      [17],
+      [18],
+      [19],
+      [20, 21],
+      [22],
+      [23],
+    ]);
     expect(normalized?.messages.map((m) => m.weight ?? 1)).toEqual([0, 1, 1, 4, 1, 1, 1, 1, 4, 1, 2, 1, 1, 1, 2, 1, 1]);
   });
 
   it('keeps a message and the calls after it together, as one chat message holds its text and calls', () => {
-    expect(grouping([user('x'), said('a'), call('1'), call('2'), output('1'), output('2')])).toEqual(['user:0', 'assistant:1,2,3', 'tool:4', 'tool:5']);
+    expect(grouping([user('x'), said('a'), call('1'), call('2'), output('1'), output('2')])).toEqual([
+      'user:0',
+      'assistant:1,2,3',
+      'tool:4',
+      'tool:5',
+    ]);
   });
 
   it('starts a new message at a second message item, as two chat messages are two steps', () => {
@@ -100,41 +138,70 @@ describe('reading Responses items', () => {
   });
 
   it('keeps a reasoning item with the call after it, not with the message before it', () => {
-    expect(grouping([user('x'), reasoning, said('a'), reasoning, call('1'), output('1')])).toEqual(['user:0', 'assistant:1,2', 'assistant:3,4', 'tool:5']);
+    expect(grouping([user('x'), reasoning, said('a'), reasoning, call('1'), output('1')])).toEqual([
+      'user:0',
+      'assistant:1,2',
+      'assistant:3,4',
+      'tool:5',
+    ]);
   });
 
   it('never parts a call from its output, even when a message follows the call', () => {
-    expect(grouping([user('x'), call('1'), said('a'), reasoning, output('1')])).toEqual(['user:0', 'assistant:1,2,3', 'tool:4']);
+    expect(grouping([user('x'), call('1'), said('a'), reasoning, output('1')])).toEqual([
+      'user:0',
+      'assistant:1,2,3',
+      'tool:4',
+    ]);
   });
 
   it('pulls a call made before the outputs of earlier calls are all in into the same message', () => {
-    expect(grouping([user('x'), call('1'), call('2'), output('1'), call('3'), output('2'), output('3'), said('done')])).toEqual([
-      'user:0',
-      'assistant:1,2,4',
-      'tool:3',
-      'tool:5',
-      'tool:6',
-      'assistant:7',
-    ]);
+    expect(
+      grouping([user('x'), call('1'), call('2'), output('1'), call('3'), output('2'), output('3'), said('done')]),
+    ).toEqual(['user:0', 'assistant:1,2,4', 'tool:3', 'tool:5', 'tool:6', 'assistant:7']);
     // A call that is never answered holds nothing back.
-    expect(grouping([user('x'), call('1'), call('2'), output('1'), said('done')])).toEqual(['user:0', 'assistant:1,2', 'tool:3', 'assistant:4']);
+    expect(grouping([user('x'), call('1'), call('2'), output('1'), said('done')])).toEqual([
+      'user:0',
+      'assistant:1,2',
+      'tool:3',
+      'assistant:4',
+    ]);
   });
 
   it('keeps a server-side output without call_id with the call it follows', () => {
     const search = { type: 'tool_search_call', call_id: null, execution: 'server', arguments: { q: 'w' } };
     const found = { type: 'tool_search_output', call_id: null, execution: 'server', tools: [] };
-    expect(grouping([user('x'), search, found, call('1'), output('1')])).toEqual(['user:0', 'assistant:1,2,3', 'tool:4']);
+    expect(grouping([user('x'), search, found, call('1'), output('1')])).toEqual([
+      'user:0',
+      'assistant:1,2,3',
+      'tool:4',
+    ]);
   });
 
   it('puts unknown items with the step they sit in: with the next step after an output, with the last one at the end', () => {
     const odd = { type: 'future_item' };
-    expect(grouping([user('x'), call('1'), output('1'), odd, call('2'), output('2'), odd])).toEqual(['user:0', 'assistant:1', 'tool:2', 'assistant:3,4', 'tool:5,6']);
+    expect(grouping([user('x'), call('1'), output('1'), odd, call('2'), output('2'), odd])).toEqual([
+      'user:0',
+      'assistant:1',
+      'tool:2',
+      'assistant:3,4',
+      'tool:5,6',
+    ]);
     // Before any message an unknown item belongs to nothing that could be removed: it is always kept.
     expect(grouping([odd, user('x')])).toEqual(['user:1', 'pinned:0']);
   });
 
   it('names an output after the call it answers', () => {
-    const r = compactText(JSON.stringify({ input: [user('x'), { type: 'local_shell_call', call_id: 'L', action: { type: 'exec', command: ['ls'] } }, { type: 'local_shell_call_output', call_id: 'L', output: 'a.txt' }] }), 'l.json', 1e9);
+    const r = compactText(
+      JSON.stringify({
+        input: [
+          user('x'),
+          { type: 'local_shell_call', call_id: 'L', action: { type: 'exec', command: ['ls'] } },
+          { type: 'local_shell_call_output', call_id: 'L', output: 'a.txt' },
+        ],
+      }),
+      'l.json',
+      1e9,
+    );
     expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual([
       '[user] x',
       '[assistant -> tool_call] local_shell({"command": ["ls"], "type": "exec"})',
@@ -144,17 +211,28 @@ describe('reading Responses items', () => {
 
   it('reads a string input as the task, which nothing can remove', () => {
     const r = compactText(readFileSync(STRING_INPUT, 'utf8'), 'string-input.json', 1);
-    expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual(['[system] Answer in one sentence.', '[user] What is the capital of Portugal?']);
+    expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual([
+      '[system] Answer in one sentence.',
+      '[user] What is the capital of Portugal?',
+    ]);
     expect(r.changed).toBe(false);
     expect(r.output).toBe(readFileSync(STRING_INPUT, 'utf8'));
   });
 
   it('fails on an item with neither a type nor a role, naming it', () => {
-    expect(() => compactText('{"input": [{"role": "user", "content": "x"},\n {"content": "y"}]}', 'bad.json', 5, 'responses')).toThrow('bad.json:2:2: message 2: item has neither a "type" nor a "role"');
-    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5, 'responses')).toThrow('bad.json:1:12: message 1: unknown role "tool" (expected user, system, developer or assistant)');
-    expect(() => compactText('{"input": [{"role": "constructor", "content": "x"}]}', 'bad.json', 5, 'responses')).toThrow('message 1: unknown role "constructor"');
+    expect(() =>
+      compactText('{"input": [{"role": "user", "content": "x"},\n {"content": "y"}]}', 'bad.json', 5, 'responses'),
+    ).toThrow('bad.json:2:2: message 2: item has neither a "type" nor a "role"');
+    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5, 'responses')).toThrow(
+      'bad.json:1:12: message 1: unknown role "tool" (expected user, system, developer or assistant)',
+    );
+    expect(() =>
+      compactText('{"input": [{"role": "constructor", "content": "x"}]}', 'bad.json', 5, 'responses'),
+    ).toThrow('message 1: unknown role "constructor"');
     // Auto-detection does not guess at such a list.
-    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5)).toThrow('bad.json: cannot tell the transcript format of "input" (first item has keys "role", "content"); pass --format (');
+    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5)).toThrow(
+      'bad.json: cannot tell the transcript format of "input" (first item has keys "role", "content"); pass --format (',
+    );
   });
 });
 
@@ -165,16 +243,28 @@ describe('writing Responses items back', () => {
   it('copies kept items exactly, the note after the task in the style of the latest user message', () => {
     const result = compactText(input, 'agent-session.json', 200);
     const out = JSON.parse(result.output) as Record<string, unknown>;
-    expect(out.input).toEqual([doc.input[0], doc.input[14], { role: 'user', content: NOTE(18) }, ...doc.input.slice(20)]);
+    expect(out.input).toEqual([
+      doc.input[0],
+      doc.input[14],
+      { role: 'user', content: NOTE(18) },
+      ...doc.input.slice(20),
+    ]);
     const { input: _a, ...around } = doc;
     const { input: _b, ...aroundOut } = out;
     expect(aroundOut).toEqual(around);
-    const last = input.slice(input.indexOf('    {\n      "type": "future_item"'), input.indexOf('\n  ],\n  "reasoning"'));
+    const last = input.slice(
+      input.indexOf('    {\n      "type": "future_item"'),
+      input.indexOf('\n  ],\n  "reasoning"'),
+    );
     expect(result.output).toContain(last);
   });
 
   it('types the note when the latest user message is typed, its content one string that any reader recognises', () => {
-    const typed = (text: string): unknown => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
+    const typed = (text: string): unknown => ({
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text }],
+    });
     const items = [typed('first '.repeat(40)), said('answer '.repeat(40)), typed('the task')];
     const out = JSON.parse(compactText(JSON.stringify({ input: items }), 't.json', 20).output) as { input: unknown[] };
     expect(out.input).toEqual([{ type: 'message', role: 'user', content: NOTE(2) }, items[2]]);
@@ -183,7 +273,9 @@ describe('writing Responses items back', () => {
   it('writes the note as a plain message when the user messages are plain, and JSONL lines byte for byte', () => {
     const text = readFileSync(JSONL, 'utf8');
     const lines = text.trimEnd().split('\n');
-    expect(compactText(text, 'items.jsonl', 30).output).toBe([lines[4], `{"role":"user","content":"${NOTE(6)}"}`, lines[7]].join('\n') + '\n');
+    expect(compactText(text, 'items.jsonl', 30).output).toBe(
+      [lines[4], `{"role":"user","content":"${NOTE(6)}"}`, lines[7]].join('\n') + '\n',
+    );
   });
 
   it('recognises its own note on the next run and changes nothing more', () => {
@@ -191,28 +283,48 @@ describe('writing Responses items back', () => {
     const second = compactText(first, 'agent-session.json', 200);
     expect(second.changed).toBe(false);
     expect(second.output).toBe(first);
-    expect(second.conversations[0]?.normalized.messages.filter((m) => m.compaction === 'sliding_window')).toHaveLength(1);
+    expect(second.conversations[0]?.normalized.messages.filter((m) => m.compaction === 'sliding_window')).toHaveLength(
+      1,
+    );
   });
 });
 
 describe('swc compact on real Responses request bodies', () => {
   const dir = path.join(REAL_DATA, 'openai-responses');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 
-  it.each(files)('%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing', async (name) => {
-    const file = path.join(dir, name);
-    const input = readFileSync(file, 'utf8');
-    const work = tempDir();
-    for (const target of [20, 60, 120, 250, 5000]) {
-      const out = path.join(work, `out-${target}.json`);
-      const run = await runSwc(['compact', file, '-t', String(target), '--tokenizer', 'approx', '-o', out], { cwd: ROOT });
-      expect({ target, status: run.status, stderr: run.stderr }).toEqual({ target, status: 0, stderr: expect.stringMatching(/^swc: .*\n$/) });
-      const output = readFileSync(out, 'utf8');
-      expect({ target, problems: compactionProblems('responses', input, output, (t) => isEarlierNoteText(t, null)) }).toEqual({ target, problems: [] });
-      expect(compactText(output, name, 1e9).format).toBe('responses');
-      const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
-      expect({ target, status: again.status, same: again.stdout === output }).toEqual({ target, status: 0, same: true });
-    }
-    expect((await runSwc(['compact', file, '-t', '100'], { cwd: ROOT })).status).toBe(0);
-  });
+  it.each(files)(
+    '%s compacts at several targets with pairs, instructions and task intact, and a second run changes nothing',
+    async (name) => {
+      const file = path.join(dir, name);
+      const input = readFileSync(file, 'utf8');
+      const work = tempDir();
+      for (const target of [20, 60, 120, 250, 5000]) {
+        const out = path.join(work, `out-${target}.json`);
+        const run = await runSwc(['compact', file, '-t', String(target), '--tokenizer', 'approx', '-o', out], {
+          cwd: ROOT,
+        });
+        expect({ target, status: run.status, stderr: run.stderr }).toEqual({
+          target,
+          status: 0,
+          stderr: expect.stringMatching(/^swc: .*\n$/),
+        });
+        const output = readFileSync(out, 'utf8');
+        expect({
+          target,
+          problems: compactionProblems('responses', input, output, (t) => isEarlierNoteText(t, null)),
+        }).toEqual({ target, problems: [] });
+        expect(compactText(output, name, 1e9).format).toBe('responses');
+        const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
+        expect({ target, status: again.status, same: again.stdout === output }).toEqual({
+          target,
+          status: 0,
+          same: true,
+        });
+      }
+      expect((await runSwc(['compact', file, '-t', '100'], { cwd: ROOT })).status).toBe(0);
+    },
+  );
 });

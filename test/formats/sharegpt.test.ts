@@ -12,7 +12,8 @@ type Item = Record<string, unknown>;
 type Record_ = { conversations?: Item[]; messages?: Item[] } & Item;
 
 const FIXTURES = path.join(ROOT, 'fixtures/multi');
-const NOTE = (n: number): string => `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
+const NOTE = (n: number): string =>
+  `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
 function fixture(name: string): string {
   return readFileSync(path.join(FIXTURES, name), 'utf8');
@@ -47,10 +48,12 @@ function pairingProblems(conversation: readonly Item[]): string[] {
   const isObservation = (item: Item): boolean => speaker(item) === 'observation' || speaker(item) === 'tool';
   conversation.forEach((item, k) => {
     const before = conversation[k - 1];
-    if (isObservation(item) && (before === undefined || (!isObservation(before) && callsIn(before) === 0))) problems.push(`observation ${k} answers no call`);
+    if (isObservation(item) && (before === undefined || (!isObservation(before) && callsIn(before) === 0)))
+      problems.push(`observation ${k} answers no call`);
     if (callsIn(item) > 0 && k + 1 < conversation.length) {
       const next = conversation[k + 1] as Item;
-      if (!isObservation(next) && callsIn(next) === 0 && speaker(next) !== 'gpt' && speaker(next) !== 'assistant') problems.push(`call ${k} lost its observation`);
+      if (!isObservation(next) && callsIn(next) === 0 && speaker(next) !== 'gpt' && speaker(next) !== 'assistant')
+        problems.push(`call ${k} lost its observation`);
     }
   });
   return problems;
@@ -61,7 +64,17 @@ describe('ShareGPT records', () => {
     const result = compactText(fixture('sharegpt.json'), 1_000_000, 'sharegpt.json');
     expect(result.format).toBe('sharegpt');
     const { normalized } = result.conversations[0]!;
-    expect(normalized.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant']);
+    expect(normalized.messages.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     // The record's system prompt stands for no item of the list.
     expect(normalized.itemsOf).toEqual([[], [0], [1, 2], [3], [4], [5], [6], [7], [8]]);
     expect(normalized.messages.map((m) => m.weight ?? 1)).toEqual([0, 1, 2, 1, 1, 1, 1, 1, 1]);
@@ -96,14 +109,25 @@ describe('ShareGPT records', () => {
       { ...records[2], conversations: [c2[0], human(3), ...c2.slice(4)] },
     ];
     expect(at40.output).toBe(`${JSON.stringify(expected40, null, 2)}\n`);
-    for (const record of JSON.parse(at40.output) as Record_[]) expect(pairingProblems(record.conversations!)).toEqual([]);
+    for (const record of JSON.parse(at40.output) as Record_[])
+      expect(pairingProblems(record.conversations!)).toEqual([]);
   });
 
   it('reads typed content parts and writes the note in that shape', () => {
     const input = fixture('sharegpt-typed.jsonl');
     const inRecords = parseJsonl(input);
     const { normalized } = compactText(input, 1_000_000, 'typed.jsonl').conversations[0]!;
-    expect(normalized.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant']);
+    expect(normalized.messages.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     expect(renderMessage(normalized.messages[6]!).text).toBe(
       '[assistant -> tool_call] add({"a": 391, "b": 9})\n[assistant -> tool_call] add({"a": 0, "b": 400})',
     );
@@ -112,9 +136,14 @@ describe('ShareGPT records', () => {
     const result = compactText(input, 60, 'typed.jsonl');
     const lines = result.output.split('\n');
     const note = `{"role": "user", "content": [{"type": "text", "value": "${NOTE(4)}"}]}`;
-    expect(lines[0]).toContain(`"messages": [${JSON.stringify(inRecords[0]!.messages![0]).replace(/":/g, '": ').replace(/,"/g, ', "')}, ${note}, `);
+    expect(lines[0]).toContain(
+      `"messages": [${JSON.stringify(inRecords[0]!.messages![0]).replace(/":/g, '": ').replace(/,"/g, ', "')}, ${note}, `,
+    );
     const out = parseJsonl(result.output);
-    expect(out[0]).toEqual({ ...inRecords[0], messages: [inRecords[0]!.messages![0], JSON.parse(note), ...inRecords[0]!.messages!.slice(5)] });
+    expect(out[0]).toEqual({
+      ...inRecords[0],
+      messages: [inRecords[0]!.messages![0], JSON.parse(note), ...inRecords[0]!.messages!.slice(5)],
+    });
     expect(lines[1]).toBe(input.split('\n')[1]);
   });
 
@@ -122,7 +151,10 @@ describe('ShareGPT records', () => {
     const row = {
       messages: [
         { role: 'user', content: 'Convert 10 USD to EUR.' },
-        { role: 'function_call', content: '{"name": "convert", "arguments": {"amount": 10, "from": "USD", "to": "EUR"}}' },
+        {
+          role: 'function_call',
+          content: '{"name": "convert", "arguments": {"amount": 10, "from": "USD", "to": "EUR"}}',
+        },
         { role: 'observation', content: '{"amount": 9.2}' },
         { role: 'assistant', content: '10 USD is 9.20 EUR.' },
         { role: 'user', content: 'And 20 USD?' },
@@ -133,7 +165,10 @@ describe('ShareGPT records', () => {
     const result = compactText(text, 40, 'rows.jsonl');
     expect(result.format).toBe('sharegpt');
     expect(renderMessage(result.conversations[0]!.normalized.messages[2]!).text).toBe('[tool:convert] {"amount": 9.2}');
-    expect(parseJsonl(result.output)[0]!.messages).toEqual([{ role: 'user', content: NOTE(4) }, ...row.messages.slice(4)]);
+    expect(parseJsonl(result.output)[0]!.messages).toEqual([
+      { role: 'user', content: NOTE(4) },
+      ...row.messages.slice(4),
+    ]);
   });
 
   it('changes nothing on a second run at the same target', () => {

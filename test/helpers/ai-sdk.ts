@@ -21,7 +21,11 @@ export interface AiSdkWritten {
  * @param style ModelMessages of AI SDK 5 or 4, or UIMessages
  * @param dynamic for UI messages: which calls (by running number) are `dynamic-tool` parts
  */
-export function writeAiSdk(conversation: Conversation, style: AiSdkStyle, dynamic: (n: number) => boolean = () => false): AiSdkWritten {
+export function writeAiSdk(
+  conversation: Conversation,
+  style: AiSdkStyle,
+  dynamic: (n: number) => boolean = () => false,
+): AiSdkWritten {
   const v4 = style === 'model-v4';
   const items: Record<string, unknown>[] = [];
   const uiParts = new Map<string, Record<string, unknown>>();
@@ -30,7 +34,11 @@ export function writeAiSdk(conversation: Conversation, style: AiSdkStyle, dynami
   const itemOf = conversation.map((m, k): number => {
     const id = `msg-${k}`;
     if (m.role === 'system') {
-      items.push(style === 'ui' ? { id, role: 'system', parts: [{ type: 'text', text: m.text }] } : { role: 'system', content: m.text });
+      items.push(
+        style === 'ui'
+          ? { id, role: 'system', parts: [{ type: 'text', text: m.text }] }
+          : { role: 'system', content: m.text },
+      );
       return items.length - 1;
     }
     if (m.role === 'user') {
@@ -40,8 +48,17 @@ export function writeAiSdk(conversation: Conversation, style: AiSdkStyle, dynami
           role: 'user',
           parts: [
             ...m.texts.map((text) => ({ type: 'text', text })),
-            ...Array.from({ length: m.images }, () => ({ type: 'file', mediaType: 'image/png', url: `data:image/png;base64,${PNG}` })),
-            ...m.files.map((filename) => ({ type: 'file', mediaType: 'application/pdf', filename, url: `https://example.com/${filename}` })),
+            ...Array.from({ length: m.images }, () => ({
+              type: 'file',
+              mediaType: 'image/png',
+              url: `data:image/png;base64,${PNG}`,
+            })),
+            ...m.files.map((filename) => ({
+              type: 'file',
+              mediaType: 'application/pdf',
+              filename,
+              url: `https://example.com/${filename}`,
+            })),
           ],
         });
       } else {
@@ -80,7 +97,12 @@ export function writeAiSdk(conversation: Conversation, style: AiSdkStyle, dynami
           content: [
             ...(m.reasoning === null ? [] : [{ type: 'reasoning', text: m.reasoning }]),
             ...(m.text === null ? [] : [{ type: 'text', text: m.text }]),
-            ...m.calls.map((c) => ({ type: 'tool-call', toolCallId: c.id, toolName: c.name, [v4 ? 'args' : 'input']: c.args })),
+            ...m.calls.map((c) => ({
+              type: 'tool-call',
+              toolCallId: c.id,
+              toolName: c.name,
+              [v4 ? 'args' : 'input']: c.args,
+            })),
           ],
         });
       }

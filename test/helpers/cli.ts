@@ -28,7 +28,10 @@ function plainEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
  * this is for tests of the process itself (start-up, signals, the exit code the entry point sets, real pipes); other
  * tests call the command line in process with `runSwc` from run-in-process.ts.
  */
-export function swc(args: readonly string[], options: { cwd?: string; input?: string | Buffer; env?: Record<string, string> } = {}): CliRun {
+export function swc(
+  args: readonly string[],
+  options: { cwd?: string; input?: string | Buffer; env?: Record<string, string> } = {},
+): CliRun {
   const result = spawnSync(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     input: options.input,

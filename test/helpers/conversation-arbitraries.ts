@@ -8,7 +8,19 @@
  */
 import fc from 'fast-check';
 import { DEFAULT_NOTE_TEMPLATE, formatNote } from '../../src/core/note.js';
-import { BARE, fileBytes, list, obj, raw, writeJsonDocument, writeJsonLines, writeLine, type FileStyle, type Frame, type JsonNode } from './json-text.js';
+import {
+  BARE,
+  fileBytes,
+  list,
+  obj,
+  raw,
+  writeJsonDocument,
+  writeJsonLines,
+  writeLine,
+  type FileStyle,
+  type Frame,
+  type JsonNode,
+} from './json-text.js';
 
 type Members = readonly (readonly [string, JsonNode])[];
 
@@ -24,9 +36,20 @@ export type ConvMessage =
   | { readonly role: 'user'; readonly text: string; readonly extras: Members }
   /** A sliding-window note an earlier run left (default template). */
   | { readonly role: 'note'; readonly removed: number; readonly kept: number; readonly extras: Members }
-  | { readonly role: 'assistant'; readonly text: string | null; readonly calls: readonly Call[]; readonly extras: Members }
+  | {
+      readonly role: 'assistant';
+      readonly text: string | null;
+      readonly calls: readonly Call[];
+      readonly extras: Members;
+    }
   /** A tool result; `callId` may answer a call that is nowhere in the file. */
-  | { readonly role: 'tool'; readonly callId: string; readonly name: string; readonly text: string; readonly extras: Members };
+  | {
+      readonly role: 'tool';
+      readonly callId: string;
+      readonly name: string;
+      readonly text: string;
+      readonly extras: Members;
+    };
 
 /** How one format writes the neutral model. */
 export interface FormatCodec {
@@ -63,8 +86,17 @@ export const openaiCodec: FormatCodec = {
         case 'note':
           return obj(['role', 'user'], ['content', earlierNoteText(m.removed)], ...m.extras);
         case 'assistant': {
-          const calls = m.calls.map((c) => obj(['id', c.id], ['type', 'function'], ['function', obj(['name', c.name], ['arguments', openaiArguments(c.args)])]));
-          const members: [string, JsonNode][] = [['role', 'assistant'], ['content', m.text]];
+          const calls = m.calls.map((c) =>
+            obj(
+              ['id', c.id],
+              ['type', 'function'],
+              ['function', obj(['name', c.name], ['arguments', openaiArguments(c.args)])],
+            ),
+          );
+          const members: [string, JsonNode][] = [
+            ['role', 'assistant'],
+            ['content', m.text],
+          ];
           if (calls.length > 0) members.push(['tool_calls', list(...calls)]);
           return obj(...members, ...m.extras);
         }
@@ -81,7 +113,10 @@ export const openaiCodec: FormatCodec = {
 
 /** Haystack's `meta` of a note. */
 function compactionMeta(removed: number, kept: number): JsonNode {
-  return obj(['context_compaction', obj(['strategy', 'sliding_window'], ['removed_messages', removed], ['kept_messages', kept])]);
+  return obj([
+    'context_compaction',
+    obj(['strategy', 'sliding_window'], ['removed_messages', removed], ['kept_messages', kept]),
+  ]);
 }
 
 /** A `meta` whose `__proto__` member holds what a note's meta holds: data, never a note marker. */
@@ -108,21 +143,58 @@ export const haystackCodec: FormatCodec = {
           ]);
         case 'tool':
           return item('tool', plainMeta, [
-            obj(['tool_call_result', obj(['result', m.text], ['origin', obj(['tool_name', m.name], ['arguments', obj()], ['id', m.callId])], ['error', false])]),
+            obj([
+              'tool_call_result',
+              obj(
+                ['result', m.text],
+                ['origin', obj(['tool_name', m.name], ['arguments', obj()], ['id', m.callId])],
+                ['error', false],
+              ),
+            ]),
           ]);
       }
     });
     return { items, itemOf: items.map((_, k) => [k]) };
   },
   note(text, removed, kept) {
-    return obj(['role', 'user'], ['meta', compactionMeta(removed, kept)], ['name', null], ['content', list(obj(['text', text]))]);
+    return obj(
+      ['role', 'user'],
+      ['meta', compactionMeta(removed, kept)],
+      ['name', null],
+      ['content', list(obj(['text', text]))],
+    );
   },
 };
 
 /** Words that stress escaping, rendering and literal matching: quotes, backslashes, regex and `$` patterns, astral characters. */
 const WORDS = [
-  'alpha', 'bravo', 'flight', 'refund', 'the', 'a', 'café', 'caf\u00e9', 'Zürich', '東京', '😀', 'quote"d', 'back\\slash', 'tab\there',
-  'line\nbreak', '\u2028', '$&', '$1', '$$', '{num_removed}', '(.*)', '[^a]', '\\d+', '__proto__', 'constructor', '<|endoftext|>', '',
+  'alpha',
+  'bravo',
+  'flight',
+  'refund',
+  'the',
+  'a',
+  'café',
+  'caf\u00e9',
+  'Zürich',
+  '東京',
+  '😀',
+  'quote"d',
+  'back\\slash',
+  'tab\there',
+  'line\nbreak',
+  '\u2028',
+  '$&',
+  '$1',
+  '$$',
+  '{num_removed}',
+  '(.*)',
+  '[^a]',
+  '\\d+',
+  '__proto__',
+  'constructor',
+  '<|endoftext|>',
+  '',
 ];
 
 const textArb = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 30 }).map((words) => words.join(' '));
@@ -183,15 +255,23 @@ interface ConversationShape {
   readonly steps: readonly StepShape[];
 }
 
-const stepArb: fc.Arbitrary<StepShape> = fc.record({
-  text: fc.option(textArb, { freq: 3 }),
-  calls: fc.array(fc.record({ name: fc.constantFrom('search', 'get_weather', 'run', '__proto__'), args: argsArb }), { maxLength: 3 }),
-  shuffled: fc.boolean(),
-  orphan: fc.boolean(),
-  extras: extrasArb,
-}).filter((s) => s.text !== null || s.calls.length > 0);
+const stepArb: fc.Arbitrary<StepShape> = fc
+  .record({
+    text: fc.option(textArb, { freq: 3 }),
+    calls: fc.array(fc.record({ name: fc.constantFrom('search', 'get_weather', 'run', '__proto__'), args: argsArb }), {
+      maxLength: 3,
+    }),
+    shuffled: fc.boolean(),
+    orphan: fc.boolean(),
+    extras: extrasArb,
+  })
+  .filter((s) => s.text !== null || s.calls.length > 0);
 
-const turnArb: fc.Arbitrary<TurnShape> = fc.record({ user: textArb, steps: fc.array(stepArb, { maxLength: 3 }), userExtras: extrasArb });
+const turnArb: fc.Arbitrary<TurnShape> = fc.record({
+  user: textArb,
+  steps: fc.array(stepArb, { maxLength: 3 }),
+  userExtras: extrasArb,
+});
 
 const shapeArb: fc.Arbitrary<ConversationShape> = fc.record({
   systems: fc.array(fc.record({ text: textArb, extras: extrasArb }), { maxLength: 2 }),
@@ -215,8 +295,16 @@ function buildConversation(shape: ConversationShape): ConvMessage[] {
     const calls = s.calls.map((c) => ({ id: `call_${++serial}`, name: c.name, args: c.args }));
     out.push({ role: 'assistant', text: s.text === null ? null : label(s.text), calls, extras: s.extras });
     const order = s.shuffled ? [...calls].reverse() : calls;
-    for (const c of order) out.push({ role: 'tool', callId: c.id, name: c.name, text: label(`result of ${c.name}`), extras: [] });
-    if (s.orphan) out.push({ role: 'tool', callId: `call_missing_${++serial}`, name: 'lost', text: label('a result whose call is not in the file'), extras: [] });
+    for (const c of order)
+      out.push({ role: 'tool', callId: c.id, name: c.name, text: label(`result of ${c.name}`), extras: [] });
+    if (s.orphan)
+      out.push({
+        role: 'tool',
+        callId: `call_missing_${++serial}`,
+        name: 'lost',
+        text: label('a result whose call is not in the file'),
+        extras: [],
+      });
   };
   for (const s of shape.systems) out.push({ role: 'system', text: label(s.text), extras: s.extras });
   if (shape.earlierNote === 'history') note();
@@ -241,7 +329,11 @@ const separatorsArb = fc.constantFrom(
   { colon: ':', comma: ', ' },
 );
 
-const commonArb = fc.record({ eol: fc.constantFrom<'\n' | '\r\n'>('\n', '\r\n'), finalNewline: fc.boolean(), bom: fc.boolean() });
+const commonArb = fc.record({
+  eol: fc.constantFrom<'\n' | '\r\n'>('\n', '\r\n'),
+  finalNewline: fc.boolean(),
+  bom: fc.boolean(),
+});
 
 export const jsonlStyleArb: fc.Arbitrary<FileStyle> = fc
   .tuple(separatorsArb, commonArb)
@@ -256,14 +348,27 @@ export const jsonStyleArb: fc.Arbitrary<FileStyle> = fc
     separatorsArb,
     commonArb,
   )
-  .map(([layout, sep, common]) => ({ ...layout, ...(layout.unit === null ? sep : { colon: ': ', comma: ', ' }), ...common }));
+  .map(([layout, sep, common]) => ({
+    ...layout,
+    ...(layout.unit === null ? sep : { colon: ': ', comma: ', ' }),
+    ...common,
+  }));
 
 /** Containers around the list: a bare list, or a request body with keys before and after it. */
 export function frameArb(listKey: string): fc.Arbitrary<Frame> {
   return fc.constantFrom<Frame>(BARE, {
     key: listKey,
-    before: [['model', 'gpt-4o'], ['__proto__', obj(['polluted', true])], ['temperature', raw('1.0')]],
-    after: [['seed', raw('9007199254740993')], ['constructor', obj(['prototype', obj()])], ['max', raw('1e400')], ['seed', raw('-0')]],
+    before: [
+      ['model', 'gpt-4o'],
+      ['__proto__', obj(['polluted', true])],
+      ['temperature', raw('1.0')],
+    ],
+    after: [
+      ['seed', raw('9007199254740993')],
+      ['constructor', obj(['prototype', obj()])],
+      ['max', raw('1e400')],
+      ['seed', raw('-0')],
+    ],
   });
 }
 
@@ -284,15 +389,37 @@ export interface TranscriptFile {
 }
 
 /** Writes items as a file of the given framing, frame and style (the text, without the byte-order mark). */
-export function writeItems(items: readonly JsonNode[], framing: 'json' | 'jsonl', frame: Frame, style: FileStyle): string {
+export function writeItems(
+  items: readonly JsonNode[],
+  framing: 'json' | 'jsonl',
+  frame: Frame,
+  style: FileStyle,
+): string {
   return framing === 'jsonl' ? writeJsonLines(items, style) : writeJsonDocument(items, frame, style);
 }
 
 /** Lays a conversation out as a file. */
-export function transcriptFile(codec: FormatCodec, messages: readonly ConvMessage[], framing: 'json' | 'jsonl', frame: Frame, style: FileStyle): TranscriptFile {
+export function transcriptFile(
+  codec: FormatCodec,
+  messages: readonly ConvMessage[],
+  framing: 'json' | 'jsonl',
+  frame: Frame,
+  style: FileStyle,
+): TranscriptFile {
   const { items, itemOf } = codec.encode(messages);
   const text = writeItems(items, framing, frame, style);
-  return { codec, messages, framing, frame, style, items, itemOf, text, bytes: fileBytes(text, style), name: `${codec.name}.${framing}` };
+  return {
+    codec,
+    messages,
+    framing,
+    frame,
+    style,
+    items,
+    itemOf,
+    text,
+    bytes: fileBytes(text, style),
+    name: `${codec.name}.${framing}`,
+  };
 }
 
 /** Transcript files of the given codecs, in every framing and style. */
@@ -300,9 +427,10 @@ export function transcriptFileArb(codecs: readonly FormatCodec[]): fc.Arbitrary<
   return fc
     .tuple(fc.constantFrom(...codecs), conversationArb, fc.constantFrom<'json' | 'jsonl'>('json', 'jsonl'))
     .chain(([codec, messages, framing]) =>
-      (framing === 'jsonl' ? fc.tuple(fc.constant(BARE), jsonlStyleArb) : fc.tuple(frameArb(codec.listKey), jsonStyleArb)).map(([frame, style]) =>
-        transcriptFile(codec, messages, framing, frame, style),
-      ),
+      (framing === 'jsonl'
+        ? fc.tuple(fc.constant(BARE), jsonlStyleArb)
+        : fc.tuple(frameArb(codec.listKey), jsonStyleArb)
+      ).map(([frame, style]) => transcriptFile(codec, messages, framing, frame, style)),
     );
 }
 

@@ -25,7 +25,12 @@ export type RefMessage =
       /** A sliding-window note an earlier run left (its text is the default note's). */
       readonly note?: boolean;
     }
-  | { readonly role: 'assistant'; readonly text: string | null; readonly reasoning: string | null; readonly calls: readonly RefCall[] }
+  | {
+      readonly role: 'assistant';
+      readonly text: string | null;
+      readonly reasoning: string | null;
+      readonly calls: readonly RefCall[];
+    }
   | { readonly role: 'tool'; readonly callId: string; readonly name: string; readonly text: string };
 
 export type Conversation = readonly RefMessage[];
@@ -56,7 +61,12 @@ const PNG = 'iVBORw0KGgo=';
 const PDF = 'JVBERi0xLjQ=';
 
 /** A small seeded generator (mulberry32), so every failure names a seed that reproduces it. */
-export function createRng(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(items: readonly T[]): T; chance(p: number): boolean } {
+export function createRng(seed: number): {
+  next(): number;
+  int(lo: number, hi: number): number;
+  pick<T>(items: readonly T[]): T;
+  chance(p: number): boolean;
+} {
   let a = seed >>> 0;
   const next = (): number => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -66,10 +76,32 @@ export function createRng(seed: number): { next(): number; int(lo: number, hi: n
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (lo: number, hi: number): number => lo + Math.floor(next() * (hi - lo + 1));
-  return { next, int, pick: (items) => items[int(0, items.length - 1)] as (typeof items)[number], chance: (p) => next() < p };
+  return {
+    next,
+    int,
+    pick: (items) => items[int(0, items.length - 1)] as (typeof items)[number],
+    chance: (p) => next() < p,
+  };
 }
 
-const WORDS = ['alpha', 'bravo', 'flight', 'refund', 'Zürich', 'naïve', 'café', '東京', '😀', 'order-123', 'status', 'the', 'a', 'quote"d', 'back\\slash', 'tab\there'];
+const WORDS = [
+  'alpha',
+  'bravo',
+  'flight',
+  'refund',
+  'Zürich',
+  'naïve',
+  'café',
+  '東京',
+  '😀',
+  'order-123',
+  'status',
+  'the',
+  'a',
+  'quote"d',
+  'back\\slash',
+  'tab\there',
+];
 
 function sentence(rng: ReturnType<typeof createRng>, min = 1, max = 40): string {
   const n = rng.int(min, max);
@@ -81,7 +113,15 @@ function randomArgs(rng: ReturnType<typeof createRng>): Record<string, unknown> 
   const n = rng.int(0, 4);
   for (let i = 0; i < n; i++) {
     const key = rng.pick(['query', 'id', 'city', 'nested', 'count', 'flag', 'ratio', 'list', 'Émoji']);
-    args[key] = rng.pick<unknown>([sentence(rng, 1, 5), rng.int(-5, 500), rng.chance(0.5), null, 2.5, { inner: sentence(rng, 1, 3), z: 1, a: [1, 'x'] }, [sentence(rng, 1, 2)]]);
+    args[key] = rng.pick<unknown>([
+      sentence(rng, 1, 5),
+      rng.int(-5, 500),
+      rng.chance(0.5),
+      null,
+      2.5,
+      { inner: sentence(rng, 1, 3), z: 1, a: [1, 'x'] },
+      [sentence(rng, 1, 2)],
+    ]);
   }
   return args;
 }
@@ -111,19 +151,45 @@ export function randomConversation(seed: number): Conversation {
         name: rng.pick(['search', 'lookup_order', 'get_weather', 'run']),
         args: randomArgs(rng),
       }));
-      out.push({ role: 'assistant', text: rng.chance(0.5) ? sentence(rng) : null, reasoning: rng.chance(0.3) ? sentence(rng) : null, calls });
-      for (const call of calls) out.push({ role: 'tool', callId: call.id, name: call.name, text: sentence(rng, 1, 120) });
+      out.push({
+        role: 'assistant',
+        text: rng.chance(0.5) ? sentence(rng) : null,
+        reasoning: rng.chance(0.3) ? sentence(rng) : null,
+        calls,
+      });
+      for (const call of calls)
+        out.push({ role: 'tool', callId: call.id, name: call.name, text: sentence(rng, 1, 120) });
     }
-    if (!final || rng.chance(0.5)) out.push({ role: 'assistant', text: sentence(rng, 1, 60), reasoning: rng.chance(0.2) ? sentence(rng) : null, calls: [] });
+    if (!final || rng.chance(0.5))
+      out.push({
+        role: 'assistant',
+        text: sentence(rng, 1, 60),
+        reasoning: rng.chance(0.2) ? sentence(rng) : null,
+        calls: [],
+      });
   };
-  if (rng.chance(0.15)) out.push({ role: 'user', texts: [formatNote(DEFAULT_NOTE_TEMPLATE, rng.int(1, 30))], images: 0, files: [], note: true });
+  if (rng.chance(0.15))
+    out.push({
+      role: 'user',
+      texts: [formatNote(DEFAULT_NOTE_TEMPLATE, rng.int(1, 30))],
+      images: 0,
+      files: [],
+      note: true,
+    });
   const turns = rng.int(0, 5);
   for (let t = 0; t < turns; t++) {
     user();
     steps(false);
   }
   user();
-  if (rng.chance(0.1)) out.push({ role: 'user', texts: [formatNote(DEFAULT_NOTE_TEMPLATE, rng.int(1, 30))], images: 0, files: [], note: true });
+  if (rng.chance(0.1))
+    out.push({
+      role: 'user',
+      texts: [formatNote(DEFAULT_NOTE_TEMPLATE, rng.int(1, 30))],
+      images: 0,
+      files: [],
+      note: true,
+    });
   steps(true);
   return out;
 }
@@ -139,24 +205,40 @@ export function referenceMessages(conversation: Conversation): Message[] {
       case 'system':
         return { role: 'system', content: { ...empty, texts: [m.text] } };
       case 'user':
-        return { role: 'user', compaction: m.note ? SLIDING_WINDOW : undefined, content: { ...empty, texts: [...m.texts], images: m.images, files: [...m.files] } };
+        return {
+          role: 'user',
+          compaction: m.note ? SLIDING_WINDOW : undefined,
+          content: { ...empty, texts: [...m.texts], images: m.images, files: [...m.files] },
+        };
       case 'assistant':
         return {
           role: 'assistant',
           content: {
             ...empty,
             texts: m.text === null ? [] : [m.text],
-            toolCalls: m.calls.map((c) => ({ name: c.name, arguments: renderArguments(parseJson(JSON.stringify(c.args))) })),
+            toolCalls: m.calls.map((c) => ({
+              name: c.name,
+              arguments: renderArguments(parseJson(JSON.stringify(c.args))),
+            })),
           },
         };
       case 'tool':
-        return { role: 'tool', content: { ...empty, results: [{ name: m.name, text: m.text, error: false, images: 0, files: 0 }] } };
+        return {
+          role: 'tool',
+          content: { ...empty, results: [{ name: m.name, text: m.text, error: false, images: 0, files: 0 }] },
+        };
     }
   });
 }
 
 /** Serializes a list as a JSON document under `key` (with `extra` keys first) or as JSONL. */
-function frame(items: unknown[], options: WriteOptions, container: Record<string, unknown> | null, key: string, base: string): { text: string; name: string } {
+function frame(
+  items: unknown[],
+  options: WriteOptions,
+  container: Record<string, unknown> | null,
+  key: string,
+  base: string,
+): { text: string; name: string } {
   if (options.jsonl) return { text: items.map((i) => JSON.stringify(i)).join('\n') + '\n', name: `${base}.jsonl` };
   const doc = container === null ? items : { ...container, [key]: items };
   return { text: JSON.stringify(doc, null, 2) + '\n', name: `${base}.json` };
@@ -180,8 +262,14 @@ function writeOpenAi(conv: Conversation, options: WriteOptions): Written {
                   ? m.texts[0]
                   : [
                       ...m.texts.map((text) => ({ type: 'text', text })),
-                      ...Array.from({ length: m.images }, () => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } })),
-                      ...m.files.map((filename) => ({ type: 'file', file: { filename, file_data: `data:application/pdf;base64,${PDF}` } })),
+                      ...Array.from({ length: m.images }, () => ({
+                        type: 'image_url',
+                        image_url: { url: `data:image/png;base64,${PNG}` },
+                      })),
+                      ...m.files.map((filename) => ({
+                        type: 'file',
+                        file: { filename, file_data: `data:application/pdf;base64,${PDF}` },
+                      })),
                     ],
             }
           : m.role === 'assistant'
@@ -189,7 +277,15 @@ function writeOpenAi(conv: Conversation, options: WriteOptions): Written {
                 role: 'assistant',
                 content: m.text,
                 ...(m.reasoning === null ? {} : { reasoning_content: m.reasoning }),
-                ...(m.calls.length === 0 ? {} : { tool_calls: m.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) }),
+                ...(m.calls.length === 0
+                  ? {}
+                  : {
+                      tool_calls: m.calls.map((c) => ({
+                        id: c.id,
+                        type: 'function',
+                        function: { name: c.name, arguments: JSON.stringify(c.args) },
+                      })),
+                    }),
               }
             : { role: 'tool', tool_call_id: m.callId, content: m.text },
     );
@@ -202,15 +298,22 @@ function writeHaystack(conv: Conversation, options: WriteOptions): Written {
   const items: unknown[] = [];
   const itemOf = conv.map((m) => {
     const note = noteText(m);
-    const meta = note === null ? {} : { context_compaction: { strategy: 'sliding_window', removed_messages: 1, kept_messages: 1 } };
+    const meta =
+      note === null
+        ? {}
+        : { context_compaction: { strategy: 'sliding_window', removed_messages: 1, kept_messages: 1 } };
     const content =
       m.role === 'system'
         ? [{ text: m.text }]
         : m.role === 'user'
           ? [
               ...m.texts.map((text) => ({ text })),
-              ...Array.from({ length: m.images }, () => ({ image: { base64_image: PNG, mime_type: 'image/png', detail: null, meta: {}, validation: true } })),
-              ...m.files.map((filename) => ({ file: { base64_data: PDF, mime_type: 'application/pdf', filename, extra: {} } })),
+              ...Array.from({ length: m.images }, () => ({
+                image: { base64_image: PNG, mime_type: 'image/png', detail: null, meta: {}, validation: true },
+              })),
+              ...m.files.map((filename) => ({
+                file: { base64_data: PDF, mime_type: 'application/pdf', filename, extra: {} },
+              })),
             ]
           : m.role === 'assistant'
             ? [
@@ -218,7 +321,15 @@ function writeHaystack(conv: Conversation, options: WriteOptions): Written {
                 ...(m.text === null ? [] : [{ text: m.text }]),
                 ...m.calls.map((c) => ({ tool_call: { tool_name: c.name, arguments: c.args, id: c.id } })),
               ]
-            : [{ tool_call_result: { result: m.text, origin: { tool_name: m.name, arguments: {}, id: m.callId }, error: false } }];
+            : [
+                {
+                  tool_call_result: {
+                    result: m.text,
+                    origin: { tool_name: m.name, arguments: {}, id: m.callId },
+                    error: false,
+                  },
+                },
+              ];
     items.push({ role: m.role, meta, name: null, content });
     return items.length - 1;
   });
@@ -237,7 +348,12 @@ function writeAnthropic(conv: Conversation, options: WriteOptions): Written {
       const block = { type: 'tool_result', tool_use_id: m.callId, content: m.text };
       const last = items[items.length - 1];
       // Results of one assistant message go together in the next user message, as the API requires.
-      if (last !== undefined && last.role === 'user' && Array.isArray(last.content) && (last.content as { type: string }[])[0]?.type === 'tool_result') {
+      if (
+        last !== undefined &&
+        last.role === 'user' &&
+        Array.isArray(last.content) &&
+        (last.content as { type: string }[])[0]?.type === 'tool_result'
+      ) {
         (last.content as unknown[]).push(block);
       } else items.push({ role: 'user', content: [block] });
       return items.length - 1;
@@ -250,8 +366,15 @@ function writeAnthropic(conv: Conversation, options: WriteOptions): Written {
           ? m.texts[0]
           : [
               ...m.texts.map((text) => ({ type: 'text', text })),
-              ...Array.from({ length: m.images }, () => ({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } })),
-              ...m.files.map((title) => ({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF }, title })),
+              ...Array.from({ length: m.images }, () => ({
+                type: 'image',
+                source: { type: 'base64', media_type: 'image/png', data: PNG },
+              })),
+              ...m.files.map((title) => ({
+                type: 'document',
+                source: { type: 'base64', media_type: 'application/pdf', data: PDF },
+                title,
+              })),
             ],
       });
       return items.length - 1;
@@ -267,7 +390,9 @@ function writeAnthropic(conv: Conversation, options: WriteOptions): Written {
     return items.length - 1;
   });
   const container: Record<string, unknown> = { model: 'claude-sonnet-4-5', max_tokens: 1024 };
-  if (system.length > 0) container.system = options.systemString && system.length === 1 ? system[0] : system.map((text) => ({ type: 'text', text }));
+  if (system.length > 0)
+    container.system =
+      options.systemString && system.length === 1 ? system[0] : system.map((text) => ({ type: 'text', text }));
   return { ...frame(items, options, container, 'messages', 'anthropic'), itemOf };
 }
 
@@ -286,21 +411,41 @@ function writeResponses(conv: Conversation, options: WriteOptions): Written {
     } else if (m.role === 'user') {
       const plain = m.texts.length === 1 && m.images === 0 && m.files.length === 0;
       // An earlier note is written as swc writes it: one string, typed or not.
-      if (m.note) items.push(options.typed ? { type: 'message', role: 'user', content: m.texts[0] } : { role: 'user', content: m.texts[0] });
+      if (m.note)
+        items.push(
+          options.typed
+            ? { type: 'message', role: 'user', content: m.texts[0] }
+            : { role: 'user', content: m.texts[0] },
+        );
       else if (plain) items.push(message('user', m.texts[0] as string, 'input_text'));
       else {
         const content = [
           ...m.texts.map((text) => ({ type: 'input_text', text })),
-          ...Array.from({ length: m.images }, () => ({ type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' })),
-          ...m.files.map((filename) => ({ type: 'input_file', filename, file_data: `data:application/pdf;base64,${PDF}` })),
+          ...Array.from({ length: m.images }, () => ({
+            type: 'input_image',
+            image_url: `data:image/png;base64,${PNG}`,
+            detail: 'auto',
+          })),
+          ...m.files.map((filename) => ({
+            type: 'input_file',
+            filename,
+            file_data: `data:application/pdf;base64,${PDF}`,
+          })),
         ];
         items.push(options.typed ? { type: 'message', role: 'user', content } : { role: 'user', content });
       }
     } else if (m.role === 'assistant') {
       const first = items.length;
-      if (m.reasoning !== null) items.push({ type: 'reasoning', id: `rs_${k}`, summary: [{ type: 'summary_text', text: m.reasoning }] });
-      if (m.text !== null) items.push(options.typed ? { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: m.text, annotations: [] }] } : { role: 'assistant', content: m.text });
-      for (const c of m.calls) items.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: JSON.stringify(c.args) });
+      if (m.reasoning !== null)
+        items.push({ type: 'reasoning', id: `rs_${k}`, summary: [{ type: 'summary_text', text: m.reasoning }] });
+      if (m.text !== null)
+        items.push(
+          options.typed
+            ? { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: m.text, annotations: [] }] }
+            : { role: 'assistant', content: m.text },
+        );
+      for (const c of m.calls)
+        items.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: JSON.stringify(c.args) });
       return first;
     } else items.push({ type: 'function_call_output', call_id: m.callId, output: m.text });
     return items.length - 1;
@@ -320,10 +465,17 @@ function writeGemini(conv: Conversation, options: WriteOptions): Written {
       return null;
     }
     if (m.role === 'tool') {
-      const part = { [s ? 'function_response' : 'functionResponse']: { id: m.callId, name: m.name, response: { output: m.text } } };
+      const part = {
+        [s ? 'function_response' : 'functionResponse']: { id: m.callId, name: m.name, response: { output: m.text } },
+      };
       const last = items[items.length - 1];
       const parts = last?.parts as Record<string, unknown>[] | undefined;
-      if (last !== undefined && last.role === 'user' && parts?.[0]?.[s ? 'function_response' : 'functionResponse'] !== undefined) parts.push(part);
+      if (
+        last !== undefined &&
+        last.role === 'user' &&
+        parts?.[0]?.[s ? 'function_response' : 'functionResponse'] !== undefined
+      )
+        parts.push(part);
       else items.push({ role: 'user', parts: [part] });
       return items.length - 1;
     }
@@ -332,8 +484,15 @@ function writeGemini(conv: Conversation, options: WriteOptions): Written {
         role: 'user',
         parts: [
           ...m.texts.map((text) => ({ text })),
-          ...Array.from({ length: m.images }, () => ({ [s ? 'inline_data' : 'inlineData']: { [s ? 'mime_type' : 'mimeType']: 'image/png', data: PNG } })),
-          ...m.files.map((name) => ({ [s ? 'file_data' : 'fileData']: { [s ? 'mime_type' : 'mimeType']: 'application/pdf', [s ? 'file_uri' : 'fileUri']: `https://example.com/files/${name}` } })),
+          ...Array.from({ length: m.images }, () => ({
+            [s ? 'inline_data' : 'inlineData']: { [s ? 'mime_type' : 'mimeType']: 'image/png', data: PNG },
+          })),
+          ...m.files.map((name) => ({
+            [s ? 'file_data' : 'fileData']: {
+              [s ? 'mime_type' : 'mimeType']: 'application/pdf',
+              [s ? 'file_uri' : 'fileUri']: `https://example.com/files/${name}`,
+            },
+          })),
         ],
       });
       return items.length - 1;
@@ -343,7 +502,10 @@ function writeGemini(conv: Conversation, options: WriteOptions): Written {
       parts: [
         ...(m.reasoning === null ? [] : [{ text: m.reasoning, thought: true }]),
         ...(m.text === null ? [] : [{ text: m.text }]),
-        ...m.calls.map((c, i) => ({ [s ? 'function_call' : 'functionCall']: { id: c.id, name: c.name, args: c.args }, ...(i === 0 ? { [s ? 'thought_signature' : 'thoughtSignature']: 'c2ln' } : {}) })),
+        ...m.calls.map((c, i) => ({
+          [s ? 'function_call' : 'functionCall']: { id: c.id, name: c.name, args: c.args },
+          ...(i === 0 ? { [s ? 'thought_signature' : 'thoughtSignature']: 'c2ln' } : {}),
+        })),
       ],
     });
     return items.length - 1;
@@ -418,13 +580,18 @@ export function toolPairs(format: FormatName, items: readonly unknown[]): Array<
       case 'haystack':
         for (const part of blocks(item, 'content')) {
           if (isObj(part.tool_call) && typeof part.tool_call.id === 'string') callAt.set(part.tool_call.id, k);
-          if (isObj(part.tool_call_result) && isObj(part.tool_call_result.origin)) answer(part.tool_call_result.origin.id, k);
+          if (isObj(part.tool_call_result) && isObj(part.tool_call_result.origin))
+            answer(part.tool_call_result.origin.id, k);
         }
         break;
       case 'anthropic':
         for (const block of blocks(item, 'content')) {
           const type = String(block.type);
-          if ((type === 'tool_use' || type === 'server_tool_use' || type === 'mcp_tool_use') && typeof block.id === 'string') callAt.set(block.id, k);
+          if (
+            (type === 'tool_use' || type === 'server_tool_use' || type === 'mcp_tool_use') &&
+            typeof block.id === 'string'
+          )
+            callAt.set(block.id, k);
           if (type.endsWith('_tool_result') || type === 'tool_result') answer(block.tool_use_id, k);
         }
         break;
@@ -464,21 +631,36 @@ export function toolPairs(format: FormatName, items: readonly unknown[]): Array<
 export function isRealUserItem(format: FormatName, item: unknown, isNote: (text: string) => boolean): boolean {
   if (!isObj(item)) return format === 'responses' && typeof item === 'string';
   const text = (content: unknown): string | null =>
-    typeof content === 'string' ? content : Array.isArray(content) && content.length === 1 && isObj(content[0]) && typeof content[0].text === 'string' ? content[0].text : null;
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content) && content.length === 1 && isObj(content[0]) && typeof content[0].text === 'string'
+        ? content[0].text
+        : null;
   switch (format) {
     case 'openai':
       return item.role === 'user' && !isNote(text(item.content) ?? '');
     case 'haystack':
       return item.role === 'user' && !(isObj(item.meta) && item.meta.context_compaction !== undefined);
     case 'anthropic':
-      return item.role === 'user' && !blocks(item, 'content').some((b) => b.type === 'tool_result') && !isNote(text(item.content) ?? '');
+      return (
+        item.role === 'user' &&
+        !blocks(item, 'content').some((b) => b.type === 'tool_result') &&
+        !isNote(text(item.content) ?? '')
+      );
     case 'responses':
-      return item.role === 'user' && (item.type === undefined || item.type === 'message') && !isNote(text(item.content) ?? '');
+      return (
+        item.role === 'user' &&
+        (item.type === undefined || item.type === 'message') &&
+        !isNote(text(item.content) ?? '')
+      );
     case 'gemini': {
       const content = geminiContentOf(item);
       if (content === null || (content.role !== 'user' && content.role !== undefined)) return false;
       const parts = blocks(content, 'parts');
-      return !parts.some((p) => p.functionResponse !== undefined || p.function_response !== undefined) && !isNote(text(parts) ?? '');
+      return (
+        !parts.some((p) => p.functionResponse !== undefined || p.function_response !== undefined) &&
+        !isNote(text(parts) ?? '')
+      );
     }
   }
 }
@@ -487,7 +669,13 @@ export function isRealUserItem(format: FormatName, item: unknown, isNote: (text:
 export function listOf(format: FormatName, doc: unknown): { items: unknown[]; container: Obj | null } {
   if (Array.isArray(doc)) return { items: doc, container: null };
   if (!isObj(doc)) throw new Error('not a list or an object');
-  const key = { openai: 'messages', haystack: 'messages', anthropic: 'messages', responses: 'input', gemini: Array.isArray(doc.events) ? 'events' : 'contents' }[format];
+  const key = {
+    openai: 'messages',
+    haystack: 'messages',
+    anthropic: 'messages',
+    responses: 'input',
+    gemini: Array.isArray(doc.events) ? 'events' : 'contents',
+  }[format];
   const { [key]: list, ...container } = doc;
   return { items: typeof list === 'string' ? [list] : (list as unknown[]), container };
 }
@@ -517,7 +705,12 @@ export function keptIndices(input: readonly unknown[], output: readonly unknown[
  * @param isNote whether a text is a note (the active template's or the default)
  * @returns the problems found (empty when all hold)
  */
-export function compactionProblems(format: FormatName, input: string, output: string, isNote: (text: string) => boolean): string[] {
+export function compactionProblems(
+  format: FormatName,
+  input: string,
+  output: string,
+  isNote: (text: string) => boolean,
+): string[] {
   const before = listOf(format, JSON.parse(input));
   let after: ReturnType<typeof listOf>;
   try {
@@ -526,14 +719,17 @@ export function compactionProblems(format: FormatName, input: string, output: st
     return [`output does not parse: ${String(error)}`];
   }
   const problems: string[] = [];
-  if (JSON.stringify(after.container) !== JSON.stringify(before.container)) problems.push('the object around the list changed');
+  if (JSON.stringify(after.container) !== JSON.stringify(before.container))
+    problems.push('the object around the list changed');
   const origin = keptIndices(before.items, after.items);
   const notes = origin.filter((o) => o === null).length;
   if (notes > 1) problems.push(`${notes} items are not copies of input items`);
   const kept = new Set(origin.filter((o): o is number => o !== null));
   for (const [call, result] of toolPairs(format, before.items)) {
-    if (kept.has(call) && !kept.has(result)) problems.push(`item ${call} kept a call whose result (item ${result}) was removed`);
-    if (kept.has(result) && !kept.has(call)) problems.push(`item ${result} kept a result whose call (item ${call}) was removed`);
+    if (kept.has(call) && !kept.has(result))
+      problems.push(`item ${call} kept a call whose result (item ${result}) was removed`);
+    if (kept.has(result) && !kept.has(call))
+      problems.push(`item ${result} kept a result whose call (item ${call}) was removed`);
   }
   let task = -1;
   before.items.forEach((item, k) => {

@@ -45,7 +45,15 @@ export interface FileStyle {
   readonly bom: boolean;
 }
 
-export const PRETTY_2: FileStyle = { unit: '  ', itemIndent: null, colon: ': ', comma: ', ', eol: '\n', finalNewline: true, bom: false };
+export const PRETTY_2: FileStyle = {
+  unit: '  ',
+  itemIndent: null,
+  colon: ': ',
+  comma: ', ',
+  eol: '\n',
+  finalNewline: true,
+  bom: false,
+};
 
 function isRawNode(node: JsonNode): node is { readonly raw: string } {
   return typeof node === 'object' && node !== null && 'raw' in node;
@@ -79,7 +87,8 @@ export function writePretty(node: JsonNode, unit: string, eol: string, indent = 
 /** The list of items, where it sits in a document, with the style's layout. */
 function writeList(items: readonly JsonNode[], style: FileStyle, indent: string): string {
   if (style.unit !== null) return writePretty({ list: items }, style.unit, style.eol, indent);
-  if (style.itemIndent === null || items.length === 0) return `[${items.map((n) => writeLine(n, style)).join(style.comma)}]`;
+  if (style.itemIndent === null || items.length === 0)
+    return `[${items.map((n) => writeLine(n, style)).join(style.comma)}]`;
   const inner = indent + style.itemIndent;
   return `[${style.eol}${items.map((n) => inner + writeLine(n, style)).join(`,${style.eol}`)}${style.eol}${indent}]`;
 }
@@ -104,8 +113,15 @@ export function writeJsonDocument(items: readonly JsonNode[], frame: Frame, styl
   else {
     // A pretty document indents its members by the unit; a one-line-items document by the items' indentation.
     const unit = style.unit ?? style.itemIndent;
-    const member = ([k, v]: readonly [string, JsonNode]): [string, string] => [k, style.unit === null ? writeLine(v, style) : writePretty(v, style.unit, style.eol, style.unit)];
-    const members: [string, string][] = [...frame.before.map(member), [frame.key, writeList(items, style, unit ?? '')], ...frame.after.map(member)];
+    const member = ([k, v]: readonly [string, JsonNode]): [string, string] => [
+      k,
+      style.unit === null ? writeLine(v, style) : writePretty(v, style.unit, style.eol, style.unit),
+    ];
+    const members: [string, string][] = [
+      ...frame.before.map(member),
+      [frame.key, writeList(items, style, unit ?? '')],
+      ...frame.after.map(member),
+    ];
     body =
       unit === null
         ? `{${members.map(([k, v]) => `${JSON.stringify(k)}${style.colon}${v}`).join(style.comma)}}`
@@ -116,7 +132,9 @@ export function writeJsonDocument(items: readonly JsonNode[], frame: Frame, styl
 
 /** Writes items one per line (JSONL); items are always single-line. */
 export function writeJsonLines(items: readonly JsonNode[], style: FileStyle): string {
-  return items.map((n) => writeLine(n, style)).join(style.eol) + (style.finalNewline && items.length > 0 ? style.eol : '');
+  return (
+    items.map((n) => writeLine(n, style)).join(style.eol) + (style.finalNewline && items.length > 0 ? style.eol : '')
+  );
 }
 
 /** The file's bytes: UTF-8, with a byte-order mark when the style has one. */

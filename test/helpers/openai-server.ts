@@ -17,9 +17,20 @@ import type { AddressInfo } from 'node:net';
 /** What the server does with one request. */
 export type Behaviour =
   /** A completion. `text` defaults to the server's answer; `parts` sends content as an array of text parts; `usage: null` leaves usage out. */
-  | { readonly kind: 'reply'; readonly text?: string; readonly parts?: boolean; readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number } | null }
+  | {
+      readonly kind: 'reply';
+      readonly text?: string;
+      readonly parts?: boolean;
+      readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number } | null;
+    }
   /** An error status with an OpenAI-style error body (`message`), and Retry-After / retry-after-ms when given. */
-  | { readonly kind: 'status'; readonly status: number; readonly message?: string; readonly retryAfter?: string; readonly retryAfterMs?: string }
+  | {
+      readonly kind: 'status';
+      readonly status: number;
+      readonly message?: string;
+      readonly retryAfter?: string;
+      readonly retryAfterMs?: string;
+    }
   /** Never answers (the connection stays open until the client gives up or the server closes). */
   | { readonly kind: 'hang' }
   /** Status 200 with a body that is not JSON. */
@@ -29,7 +40,12 @@ export type Behaviour =
   /** Holds the request until `until` settles, then behaves as `then` (a reply by default): for tests of what is in flight at once. */
   | { readonly kind: 'wait'; readonly until: Promise<unknown>; readonly then?: Behaviour }
   /** Anything else, byte for byte. */
-  | { readonly kind: 'raw'; readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly body: string };
+  | {
+      readonly kind: 'raw';
+      readonly status: number;
+      readonly headers?: Readonly<Record<string, string>>;
+      readonly body: string;
+    };
 
 /** The parts of a chat completions request the answers are made from. */
 export interface ChatRequest {
@@ -130,7 +146,12 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
   let maxInFlight = 0;
   const answer = options.answer ?? defaultAnswer;
 
-  const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }): void => {
+  const send = (
+    res: ServerResponse,
+    status: number,
+    body: string,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+  ): void => {
     if (res.destroyed) return;
     res.writeHead(status, headers);
     res.end(body);
@@ -156,7 +177,12 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
         if (behaviour.retryAfter !== undefined) headers['retry-after'] = behaviour.retryAfter;
         if (behaviour.retryAfterMs !== undefined) headers['retry-after-ms'] = behaviour.retryAfterMs;
         const message = behaviour.message ?? `status ${behaviour.status}`;
-        return send(res, behaviour.status, JSON.stringify({ error: { message, type: 'test_error', code: null } }), headers);
+        return send(
+          res,
+          behaviour.status,
+          JSON.stringify({ error: { message, type: 'test_error', code: null } }),
+          headers,
+        );
       }
       case 'reply': {
         const text = behaviour.text ?? answer(chat, index);
@@ -164,14 +190,19 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
         const usage =
           behaviour.usage === null
             ? undefined
-            : (behaviour.usage ?? { prompt_tokens: tokensOf(chat.system) + tokensOf(chat.user), completion_tokens: tokensOf(text) });
+            : (behaviour.usage ?? {
+                prompt_tokens: tokensOf(chat.system) + tokensOf(chat.user),
+                completion_tokens: tokensOf(text),
+              });
         const body = {
           id: `chatcmpl-${index}`,
           object: 'chat.completion',
           created: 0,
           model: chat.model,
           choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-          ...(usage === undefined ? {} : { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }),
+          ...(usage === undefined
+            ? {}
+            : { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }),
         };
         return send(res, 200, JSON.stringify(body));
       }
@@ -188,11 +219,24 @@ export async function startOpenAiServer(options: OpenAiServerOptions = {}): Prom
       const index = requests.length;
       const { authorization, ...rest } = req.headers;
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(rest)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+      for (const [name, value] of Object.entries(rest))
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
       const auth: RecordedRequest['authorization'] =
-        authorization === undefined ? 'none' : options.apiKey !== undefined && authorization === `Bearer ${options.apiKey}` ? 'key' : 'other';
+        authorization === undefined
+          ? 'none'
+          : options.apiKey !== undefined && authorization === `Bearer ${options.apiKey}`
+            ? 'key'
+            : 'other';
       const body = parseJson(raw);
-      const recorded: RecordedRequest = { index, method: req.method ?? '', path: req.url ?? '', headers, authorization: auth, body, raw };
+      const recorded: RecordedRequest = {
+        index,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers,
+        authorization: auth,
+        body,
+        raw,
+      };
       requests.push(recorded);
       const pathname = (req.url ?? '').split('?')[0] ?? '';
       let behaviour: Behaviour;

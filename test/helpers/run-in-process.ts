@@ -26,7 +26,10 @@ function memoryStream(): OutStream & { text(): string } {
  * Runs the swc command line in this process with an in-memory io and NO_COLOR, as `run(argv, io)` is called by the
  * binary: the way most CLI tests should run it.
  */
-export async function runSwc(argv: readonly string[], options: { cwd: string; stdin?: string | Buffer; env?: Record<string, string>; summarizer?: Summarizer }): Promise<InProcessRun> {
+export async function runSwc(
+  argv: readonly string[],
+  options: { cwd: string; stdin?: string | Buffer; env?: Record<string, string>; summarizer?: Summarizer },
+): Promise<InProcessRun> {
   const stdout = memoryStream();
   const stderr = memoryStream();
   const io: CliIo = {

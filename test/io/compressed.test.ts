@@ -4,7 +4,14 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
-import { BOMB_FLOOR, BOMB_RATIO, compressionOf, decompressedLimit, Inflater, innerName } from '../../src/io/compressed.js';
+import {
+  BOMB_FLOOR,
+  BOMB_RATIO,
+  compressionOf,
+  decompressedLimit,
+  Inflater,
+  innerName,
+} from '../../src/io/compressed.js';
 import { isLineSource, readSourceFile, sourceFromBytes } from '../../src/io/lines.js';
 import { compactSource, outputBytes } from '../../src/pipeline.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
@@ -18,7 +25,12 @@ import { ROOT, tempDir } from '../helpers/cli.js';
 const SAMPLE = readFileSync(path.join(ROOT, 'fixtures/sample.jsonl'));
 
 /** Decompresses with the streaming inflater, the compressed bytes pushed in pieces of `step` bytes. */
-function inflate(bytes: Buffer, format: 'gzip' | 'brotli', step: number, limit = decompressedLimit(bytes.length)): Buffer {
+function inflate(
+  bytes: Buffer,
+  format: 'gzip' | 'brotli',
+  step: number,
+  limit = decompressedLimit(bytes.length),
+): Buffer {
   const out: Buffer[] = [];
   const inflater = new Inflater(format, 'x', limit, (piece) => out.push(Buffer.from(piece)));
   try {
@@ -42,11 +54,16 @@ function errorOf(fn: () => unknown): string {
 describe('the streaming inflater', () => {
   it('gives the original bytes whatever the pieces the input comes in', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 20_000 }), fc.integer({ min: 1, max: 5000 }), fc.boolean(), (data, step, brotli) => {
-        const bytes = Buffer.from(data);
-        const packed = brotli ? brotliCompressSync(bytes) : gzipSync(bytes);
-        expect(inflate(packed, brotli ? 'brotli' : 'gzip', step).equals(bytes)).toBe(true);
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 20_000 }),
+        fc.integer({ min: 1, max: 5000 }),
+        fc.boolean(),
+        (data, step, brotli) => {
+          const bytes = Buffer.from(data);
+          const packed = brotli ? brotliCompressSync(bytes) : gzipSync(bytes);
+          expect(inflate(packed, brotli ? 'brotli' : 'gzip', step).equals(bytes)).toBe(true);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -58,23 +75,35 @@ describe('the streaming inflater', () => {
   it('refuses truncated, corrupt and trailing data with one line', () => {
     const gz = gzipSync(SAMPLE);
     const br = brotliCompressSync(SAMPLE);
-    expect(errorOf(() => inflate(gz.subarray(0, gz.length - 9), 'gzip', 4096))).toBe('x: is not complete gzip data (it ends too early: truncated?)');
-    expect(errorOf(() => inflate(gz.subarray(0, 5), 'gzip', 4096))).toBe('x: is not complete gzip data (it ends too early: truncated?)');
-    expect(errorOf(() => inflate(br.subarray(0, br.length - 3), 'brotli', 4096))).toBe('x: is not complete brotli data (it ends too early: truncated?)');
+    expect(errorOf(() => inflate(gz.subarray(0, gz.length - 9), 'gzip', 4096))).toBe(
+      'x: is not complete gzip data (it ends too early: truncated?)',
+    );
+    expect(errorOf(() => inflate(gz.subarray(0, 5), 'gzip', 4096))).toBe(
+      'x: is not complete gzip data (it ends too early: truncated?)',
+    );
+    expect(errorOf(() => inflate(br.subarray(0, br.length - 3), 'brotli', 4096))).toBe(
+      'x: is not complete brotli data (it ends too early: truncated?)',
+    );
     const flipped = Buffer.from(gz);
     flipped[200] = (flipped[200] as number) ^ 0xff;
     expect(errorOf(() => inflate(flipped, 'gzip', 4096))).toMatch(/^x: is not valid gzip data \(/);
     for (const tail of ['garbage', '\u0000\u0000\u0000', '\u001fx']) {
       for (const step of [3, 4096, 1 << 20]) {
-        expect(errorOf(() => inflate(Buffer.concat([gz, Buffer.from(tail)]), 'gzip', step))).toBe('x: has bytes after the end of its gzip data (trailing garbage); refused');
+        expect(errorOf(() => inflate(Buffer.concat([gz, Buffer.from(tail)]), 'gzip', step))).toBe(
+          'x: has bytes after the end of its gzip data (trailing garbage); refused',
+        );
       }
-      expect(errorOf(() => inflate(Buffer.concat([br, Buffer.from(tail)]), 'brotli', 4096))).toBe('x: has bytes after the end of its brotli data (trailing garbage); refused');
+      expect(errorOf(() => inflate(Buffer.concat([br, Buffer.from(tail)]), 'brotli', 4096))).toBe(
+        'x: has bytes after the end of its brotli data (trailing garbage); refused',
+      );
     }
   });
 
   it('stops a decompression bomb at its limit', () => {
     const bomb = gzipSync(Buffer.alloc(1 << 20, 0x61));
-    expect(errorOf(() => inflate(bomb, 'gzip', 4096, 100_000))).toMatch(/^x: decompresses to more than 100000 bytes \(200 times its size, or 64 MiB, is the limit\); refused as a possible decompression bomb$/);
+    expect(errorOf(() => inflate(bomb, 'gzip', 4096, 100_000))).toMatch(
+      /^x: decompresses to more than 100000 bytes \(200 times its size, or 64 MiB, is the limit\); refused as a possible decompression bomb$/,
+    );
     expect(decompressedLimit(1000)).toBe(BOMB_FLOOR);
     expect(decompressedLimit(1 << 30)).toBe(BOMB_RATIO * (1 << 30));
   });
@@ -144,8 +173,12 @@ describe('reading a compressed file', () => {
   });
 
   it('words invalid UTF-8 inside as a plain file would', () => {
-    const bytes = gzipSync(Buffer.concat([Buffer.from('{"role":"user","content":"a'), Buffer.from([0xff]), Buffer.from('"}\n')]));
-    expect(errorOf(() => sourceFromBytes(bytes, 'bad.jsonl.gz'))).toBe('bad.jsonl.gz:1:28: invalid UTF-8 (byte 0xff at byte offset 27)');
+    const bytes = gzipSync(
+      Buffer.concat([Buffer.from('{"role":"user","content":"a'), Buffer.from([0xff]), Buffer.from('"}\n')]),
+    );
+    expect(errorOf(() => sourceFromBytes(bytes, 'bad.jsonl.gz'))).toBe(
+      'bad.jsonl.gz:1:28: invalid UTF-8 (byte 0xff at byte offset 27)',
+    );
   });
 });
 

@@ -63,7 +63,9 @@ describe('JSON nested past the depth limit', () => {
     writeFileSync(path.join(dir, 'a.json'), json(MAX_JSON_DEPTH + 1));
     const r = await runSwc(['compact', 'a.json', '-t', '10', '-o', 'out.json', ...APPROX], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^swc: a\\.json:2:\\d+: the JSON is ${REFUSED.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n$`));
+    expect(r.stderr).toMatch(
+      new RegExp(`^swc: a\\.json:2:\\d+: the JSON is ${REFUSED.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n$`),
+    );
     expect(() => readFileSync(path.join(dir, 'out.json'))).toThrow();
   });
 

@@ -74,21 +74,32 @@ describe('a JSONL file read as lines', () => {
     ['CRLF line endings', bytes(`${line('user', 'a')}\r\n${line('assistant', 'b')}\r\n`)],
     ['blank and whitespace lines between items', bytes(`\n${line('user', 'a')}\n   \n\n${line('assistant', 'b')}\n\n`)],
     ['a byte-order mark', Buffer.concat([BOM, bytes(`${line('user', 'a')}\n${line('assistant', 'ü 😀')}\n`)])],
-    ['non-ASCII text and a second byte-order mark inside', bytes(`${line('user', '你好 \ufeff')}\n${line('assistant', 'Привет')}\n`)],
+    [
+      'non-ASCII text and a second byte-order mark inside',
+      bytes(`${line('user', '你好 \ufeff')}\n${line('assistant', 'Привет')}\n`),
+    ],
     ['an empty first line before CRLF lines', bytes(`\n${line('user', 'a')}\r\n${line('assistant', 'b')}\r\n`)],
   ];
 
-  it.each(cases)('has the same text, byte-order mark and line ending as the whole decoded file (%s)', (_name, content) => {
-    const source = sourceFromBytes(content, 'chat.jsonl');
-    expect(isLineSource(source)).toBe(true);
-    expect(whole(source)).toEqual(whole(decodeSource(content, 'chat.jsonl')));
-    expect((source as LineSource).length).toBe(source.text.length);
-  });
+  it.each(cases)(
+    'has the same text, byte-order mark and line ending as the whole decoded file (%s)',
+    (_name, content) => {
+      const source = sourceFromBytes(content, 'chat.jsonl');
+      expect(isLineSource(source)).toBe(true);
+      expect(whole(source)).toEqual(whole(decodeSource(content, 'chat.jsonl')));
+      expect((source as LineSource).length).toBe(source.text.length);
+    },
+  );
 
   it.each(cases)('lays out the same items, raws and offsets as the whole decoded file (%s)', (_name, content) => {
     const fromLines = readLayout(withoutText(sourceFromBytes(content, 'chat.jsonl') as LineSource));
     const fromText = readLayout(decodeSource(content, 'chat.jsonl'));
-    const shape = (slot: Slot): unknown => ({ items: slot.items, raws: slot.raws, offsets: slot.offsets, region: slot.region });
+    const shape = (slot: Slot): unknown => ({
+      items: slot.items,
+      raws: slot.raws,
+      offsets: slot.offsets,
+      region: slot.region,
+    });
     expect(fromLines.slots.map(shape)).toEqual(fromText.slots.map(shape));
     const [a] = fromLines.slots as Slot[];
     const [b] = fromText.slots as Slot[];
@@ -97,7 +108,8 @@ describe('a JSONL file read as lines', () => {
 
   it('reads a file in 1 MiB pieces whose lines and multi-byte characters straddle the pieces', () => {
     const lines: string[] = [];
-    for (let i = 0; i < 40; i++) lines.push(line(i % 2 === 0 ? 'user' : 'assistant', `${'😀é你'.repeat(9000 + i * 17)} ${i}`));
+    for (let i = 0; i < 40; i++)
+      lines.push(line(i % 2 === 0 ? 'user' : 'assistant', `${'😀é你'.repeat(9000 + i * 17)} ${i}`));
     // One line longer than a piece as well.
     lines.push(line('user', 'x'.repeat(2_500_000)));
     const content = Buffer.concat([BOM, bytes(`${lines.join('\r\n')}\r\n`)]);
@@ -123,8 +135,18 @@ describe('a JSONL file read as lines', () => {
     ['only a byte-order mark', BOM],
     ['only whitespace', bytes(' \n\t\r\n \n')],
     ['a NUL byte', bytes(`${line('user', 'a')}\n{"role":"user","content":"b\u0000"}\n`)],
-    ['invalid UTF-8', Buffer.concat([bytes(`${line('user', 'a')}\n{"role":"user","content":"`), Buffer.from([0xc3, 0x28]), bytes('"}\n')])],
-    ['a UTF-16 byte-order mark', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${line('user', 'a')}\n`, 'utf16le')])],
+    [
+      'invalid UTF-8',
+      Buffer.concat([
+        bytes(`${line('user', 'a')}\n{"role":"user","content":"`),
+        Buffer.from([0xc3, 0x28]),
+        bytes('"}\n'),
+      ]),
+    ],
+    [
+      'a UTF-16 byte-order mark',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${line('user', 'a')}\n`, 'utf16le')]),
+    ],
     ['a UTF-32 LE byte-order mark', utf32(`\ufeff${line('user', 'a')}\n`, 'le')],
     ['a UTF-32 BE byte-order mark', utf32(`\ufeff${line('user', 'a')}\n`, 'be')],
   ];
@@ -134,7 +156,9 @@ describe('a JSONL file read as lines', () => {
     ['be', 'UTF-32 BE'],
   ] as const)('names UTF-32 %s with its byte-order mark as UTF-32, not UTF-16', (order, name) => {
     const content = utf32(`\ufeff${line('user', 'a')}\n`, order);
-    expect(errorOf(() => decodeSource(content, 'chat.jsonl'))).toBe(`chat.jsonl: the file is ${name} (it starts with a ${name} byte-order mark); convert it to UTF-8 first`);
+    expect(errorOf(() => decodeSource(content, 'chat.jsonl'))).toBe(
+      `chat.jsonl: the file is ${name} (it starts with a ${name} byte-order mark); convert it to UTF-8 first`,
+    );
   });
 
   it.each(refused)('refuses %s with the same error as decoding the whole file', (_name, content) => {
@@ -146,7 +170,9 @@ describe('a JSONL file read as lines', () => {
 
   it('says why a file cannot be read, as the command line words it', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'swc-lines-'));
-    expect(errorOf(() => readSourceFile(path.join(dir, 'missing.jsonl'), 'missing.jsonl'))).toBe('missing.jsonl: cannot read: no such file');
+    expect(errorOf(() => readSourceFile(path.join(dir, 'missing.jsonl'), 'missing.jsonl'))).toBe(
+      'missing.jsonl: cannot read: no such file',
+    );
     expect(errorOf(() => readSourceFile(dir, 'dir.jsonl'))).toBe('dir.jsonl: cannot read: is a directory');
   });
 
@@ -203,14 +229,23 @@ describe('a JSONL file read as lines', () => {
 describe('a big JSONL file, read once while its lines are parsed', () => {
   /** Read as a file too big to hold (its lines read again later), in small blocks so lines straddle them. */
   const readBig = (file: string, name: string, block = 4096): SourceText => readSourceFile(file, name, 0, block);
-  const shape = (slot: Slot): unknown => ({ items: slot.items, raws: slot.raws, offsets: slot.offsets, region: slot.region });
+  const shape = (slot: Slot): unknown => ({
+    items: slot.items,
+    raws: slot.raws,
+    offsets: slot.offsets,
+    region: slot.region,
+  });
 
   const lines: string[] = [];
-  for (let i = 0; i < 300; i++) lines.push(line(i % 2 === 0 ? 'user' : 'assistant', `${'😀é你 '.repeat((i * 37) % 900)}${i}`));
+  for (let i = 0; i < 300; i++)
+    lines.push(line(i % 2 === 0 ? 'user' : 'assistant', `${'😀é你 '.repeat((i * 37) % 900)}${i}`));
   const contents: Array<[string, Buffer]> = [
     ['LF, final newline', bytes(`${lines.join('\n')}\n`)],
     ['CRLF, a byte-order mark, no final newline', Buffer.concat([BOM, bytes(lines.join('\r\n'))])],
-    ['blank lines and a line longer than a block', bytes(`\n${lines.slice(0, 50).join('\n\n')}\n${line('user', 'x'.repeat(20_000))}\n  \n`)],
+    [
+      'blank lines and a line longer than a block',
+      bytes(`\n${lines.slice(0, 50).join('\n\n')}\n${line('user', 'x'.repeat(20_000))}\n  \n`),
+    ],
   ];
 
   it.each(contents)('lays out the same items, raws and offsets as the whole decoded file (%s)', (_name, content) => {
@@ -247,7 +282,10 @@ describe('a big JSONL file, read once while its lines are parsed', () => {
 
   it('refuses what decoding the whole file refuses, with the same error', () => {
     for (const content of [
-      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${line('user', 'a')}\n${line('user', 'b')}\n`, 'utf16le')]),
+      Buffer.concat([
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from(`${line('user', 'a')}\n${line('user', 'b')}\n`, 'utf16le'),
+      ]),
       bytes(' \n\t\r\n \n'),
     ]) {
       const expected = errorOf(() => decodeSource(content, 'big.jsonl'));
@@ -258,7 +296,9 @@ describe('a big JSONL file, read once while its lines are parsed', () => {
 
   it('reads its blocks into one buffer, a line carried over from one block to the next included', () => {
     // Lines of about 300 bytes straddle the 4 KiB blocks: every block after the first starts with the tail of one.
-    const short = Array.from({ length: 2000 }, (_, i) => line(i % 2 === 0 ? 'user' : 'assistant', `${'é你 ab'.repeat(40)}${i}`));
+    const short = Array.from({ length: 2000 }, (_, i) =>
+      line(i % 2 === 0 ? 'user' : 'assistant', `${'é你 ab'.repeat(40)}${i}`),
+    );
     const content = bytes(`${short.join('\n')}\n`);
     const file = tempFile('big.jsonl', content);
     const allocations = jest.spyOn(Buffer, 'allocUnsafeSlow');
@@ -282,6 +322,8 @@ describe('a big JSONL file, read once while its lines are parsed', () => {
     const content = contents[0]?.[1] as Buffer;
     const source = readBig(tempFile('big.jsonl', content), 'big.jsonl') as LineSource;
     expect(source.lines[7]).toBe(lines[7]);
-    expect(readLayout(source).slots.map(shape)).toEqual(readLayout(decodeSource(content, 'big.jsonl')).slots.map(shape));
+    expect(readLayout(source).slots.map(shape)).toEqual(
+      readLayout(decodeSource(content, 'big.jsonl')).slots.map(shape),
+    );
   });
 });

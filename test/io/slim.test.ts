@@ -48,7 +48,9 @@ function outcome(run: () => FileResult): unknown {
 /** Whether some item of a result holds a stand-in (so a comparison really compared slim items). */
 function slimmed(run: () => FileResult): boolean {
   try {
-    return run().conversations.some((c) => c.slot.items.some((item) => JSON.stringify(item).includes(JSON.stringify(SLIMMED).slice(1, -1))));
+    return run().conversations.some((c) =>
+      c.slot.items.some((item) => JSON.stringify(item).includes(JSON.stringify(SLIMMED).slice(1, -1))),
+    );
   } catch {
     return false;
   }
@@ -71,9 +73,19 @@ function compare(file: string, bytes: Buffer): void {
       const first = full as { output?: string; changed?: boolean };
       if (first.changed === true && typeof first.output === 'string') {
         const again = Buffer.from(first.output);
-        const slimAgain = outcome(() => compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: 0 }));
-        const fullAgain = outcome(() => compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: Infinity }));
-        expect({ file, target, note, again: true, ...(slimAgain as object) }).toEqual({ file, target, note, again: true, ...(fullAgain as object) });
+        const slimAgain = outcome(() =>
+          compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: 0 }),
+        );
+        const fullAgain = outcome(() =>
+          compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: Infinity }),
+        );
+        expect({ file, target, note, again: true, ...(slimAgain as object) }).toEqual({
+          file,
+          target,
+          note,
+          again: true,
+          ...(fullAgain as object),
+        });
       }
     }
   }
@@ -92,16 +104,32 @@ function compareChains(file: string, bytes: Buffer): void {
     [['offload', 'window'], 300, counter],
     [['prune', 'offload', 'window'], 3000, o200k],
   ] as const) {
-    const options: FileOptions = { target, counter: count, strategies, minTokens: 20, offload: { dir: '/tmp/swc-slim-store', over: 200 } };
+    const options: FileOptions = {
+      target,
+      counter: count,
+      strategies,
+      minTokens: 20,
+      offload: { dir: '/tmp/swc-slim-store', over: 200 },
+    };
     const run = (slimLongerThan: number): unknown => {
       try {
         const result = compactSource(make(), { ...options, slimLongerThan });
-        return { ...(outcome(() => result) as object), stored: result.stored, pruned: result.conversations.map((c) => c.pruned), offloaded: result.conversations.map((c) => c.offloaded) };
+        return {
+          ...(outcome(() => result) as object),
+          stored: result.stored,
+          pruned: result.conversations.map((c) => c.pruned),
+          offloaded: result.conversations.map((c) => c.offloaded),
+        };
       } catch (error) {
         return { error: error instanceof Error ? error.message : String(error) };
       }
     };
-    expect({ file, strategies, target, ...(run(64) as object) }).toEqual({ file, strategies, target, ...(run(Infinity) as object) });
+    expect({ file, strategies, target, ...(run(64) as object) }).toEqual({
+      file,
+      strategies,
+      target,
+      ...(run(Infinity) as object),
+    });
   }
 }
 
@@ -113,12 +141,20 @@ describe('slim items', () => {
     const item = {
       role: 'user',
       id: 'y'.repeat(400),
-      content: [{ type: 'text', text: long }, { type: 'text', text: 'short' }, { type: 'text', text: telling }, { type: 'text', text: blank }],
+      content: [
+        { type: 'text', text: long },
+        { type: 'text', text: 'short' },
+        { type: 'text', text: telling },
+        { type: 'text', text: blank },
+      ],
       nested: { output: long, name: long },
       lines: [long, 7, { text: long }],
       data: telling,
     };
-    const slim = slimItem(structuredClone(item), { longerThan: 256, keep: (t) => t.trimStart().startsWith('<command-name>') }) as typeof item;
+    const slim = slimItem(structuredClone(item), {
+      longerThan: 256,
+      keep: (t) => t.trimStart().startsWith('<command-name>'),
+    }) as typeof item;
     expect(slim.content.map((part) => part.text)).toEqual([SLIMMED, 'short', telling, blank]);
     expect(slim.id).toBe(item.id);
     expect(slim.nested).toEqual({ output: SLIMMED, name: long });
@@ -161,7 +197,11 @@ describe('compacting with slim items decides and writes what compacting with who
     const dirs = readdirSync(REAL_DATA, { withFileTypes: true }).filter((d) => d.isDirectory());
     for (const dir of dirs) {
       const files = filesUnder(path.join(REAL_DATA, dir.name));
-      const any = files.some((f) => slimmed(() => compactSource(sourceFromBytes(readFileSync(f), path.basename(f)), { target: 1, counter, slimLongerThan: 0 })));
+      const any = files.some((f) =>
+        slimmed(() =>
+          compactSource(sourceFromBytes(readFileSync(f), path.basename(f)), { target: 1, counter, slimLongerThan: 0 }),
+        ),
+      );
       expect({ dir: dir.name, slimmed: any }).toEqual({ dir: dir.name, slimmed: true });
     }
   });
@@ -174,8 +214,12 @@ describe('compacting with slim items decides and writes what compacting with who
         const bytes = Buffer.from(written.text);
         for (const target of [1, 60, 400, 1e9]) {
           const options: FileOptions = { target, counter, minKeepSteps: seed % 3 };
-          const slim = outcome(() => compactSource(sourceFromBytes(bytes, written.name), { ...options, slimLongerThan: 0 }));
-          const full = outcome(() => compactSource(decodeSource(bytes, written.name), { ...options, slimLongerThan: Infinity }));
+          const slim = outcome(() =>
+            compactSource(sourceFromBytes(bytes, written.name), { ...options, slimLongerThan: 0 }),
+          );
+          const full = outcome(() =>
+            compactSource(decodeSource(bytes, written.name), { ...options, slimLongerThan: Infinity }),
+          );
           expect({ seed, jsonl, target, ...(slim as object) }).toEqual({ seed, jsonl, target, ...(full as object) });
         }
       }
@@ -207,7 +251,10 @@ describe('a big JSONL file read again from disk', () => {
       const held = readSourceFile(file, 'big.jsonl');
       expect(isLineSource(again)).toBe(true);
       const options: FileOptions = { target, counter };
-      expect({ target, ...(outcome(() => compactSource(again, options)) as object) }).toEqual({ target, ...(outcome(() => compactSource(held, options)) as object) });
+      expect({ target, ...(outcome(() => compactSource(again, options)) as object) }).toEqual({
+        target,
+        ...(outcome(() => compactSource(held, options)) as object),
+      });
     }
   });
 

@@ -48,11 +48,22 @@ async function runLoop(): Promise<Sent[]> {
     doGenerate: async (options) => {
       const n = prompts.length;
       prompts.push(options.prompt.map((m) => JSON.stringify(m)));
-      if (n === CALLS - 1) return { content: [{ type: 'text', text: 'Every page read.' }], finishReason: 'stop', usage, warnings: [] };
-      return { content: [{ type: 'tool-call', toolCallId: `call-${n}`, toolName: 'read', input: JSON.stringify({ page: n }) }], finishReason: 'tool-calls', usage, warnings: [] };
+      if (n === CALLS - 1)
+        return { content: [{ type: 'text', text: 'Every page read.' }], finishReason: 'stop', usage, warnings: [] };
+      return {
+        content: [{ type: 'tool-call', toolCallId: `call-${n}`, toolName: 'read', input: JSON.stringify({ page: n }) }],
+        finishReason: 'tool-calls',
+        usage,
+        warnings: [],
+      };
     },
   });
-  const prepare = swcPrepareStep({ contextWindow: WINDOW, compactAt: COMPACT_AT, compactTo: COMPACT_TO, system: SYSTEM });
+  const prepare = swcPrepareStep({
+    contextWindow: WINDOW,
+    compactAt: COMPACT_AT,
+    compactTo: COMPACT_TO,
+    system: SYSTEM,
+  });
   const result = await generateText({
     model,
     system: SYSTEM,
@@ -60,7 +71,11 @@ async function runLoop(): Promise<Sent[]> {
     tools: {
       read: tool({
         description: 'Reads a page',
-        inputSchema: jsonSchema<{ page: number }>({ type: 'object', properties: { page: { type: 'number' } }, required: ['page'] }),
+        inputSchema: jsonSchema<{ page: number }>({
+          type: 'object',
+          properties: { page: { type: 'number' } },
+          required: ['page'],
+        }),
         execute: async ({ page: n }) => page(n),
       }),
     },
@@ -84,7 +99,8 @@ function extendsPrompt(prompt: readonly string[], before: readonly string[]): bo
 /** The calls whose prompt does not start with the previous call's prompt: where the provider's prompt cache misses. */
 function prefixChanges(calls: readonly Sent[]): number[] {
   const out: number[] = [];
-  for (let k = 1; k < calls.length; k++) if (!extendsPrompt((calls[k] as Sent).prompt, (calls[k - 1] as Sent).prompt)) out.push(k);
+  for (let k = 1; k < calls.length; k++)
+    if (!extendsPrompt((calls[k] as Sent).prompt, (calls[k - 1] as Sent).prompt)) out.push(k);
   return out;
 }
 
@@ -98,9 +114,16 @@ async function tokenMeter(): Promise<(messages: readonly ModelMessage[]) => numb
 function promptTokens(prompt: readonly string[]): number {
   let n = 0;
   for (const json of prompt) {
-    const m = JSON.parse(json) as { content: string | Array<{ type: string; text?: string; input?: unknown; output?: { value: unknown } }> };
+    const m = JSON.parse(json) as {
+      content: string | Array<{ type: string; text?: string; input?: unknown; output?: { value: unknown } }>;
+    };
     if (typeof m.content === 'string') n += countTokens(m.content);
-    else for (const part of m.content) n += countTokens(part.text ?? (part.input !== undefined ? JSON.stringify(part.input) : JSON.stringify(part.output?.value ?? '')));
+    else
+      for (const part of m.content)
+        n += countTokens(
+          part.text ??
+            (part.input !== undefined ? JSON.stringify(part.input) : JSON.stringify(part.output?.value ?? '')),
+        );
   }
   return n;
 }
@@ -123,7 +146,9 @@ describe('swcPrepareStep in an AI SDK 5 generateText loop (80 calls, 20,000-toke
       const now = calls[k] as Sent;
       // What would be sent without a new cut: the last step's messages and what the SDK appended since.
       const appended = now.history.slice(before.history.length);
-      expect(now.history.slice(0, before.history.length).map((m) => JSON.stringify(m))).toEqual(before.history.map((m) => JSON.stringify(m)));
+      expect(now.history.slice(0, before.history.length).map((m) => JSON.stringify(m))).toEqual(
+        before.history.map((m) => JSON.stringify(m)),
+      );
       const uncut = measure([...before.sent, ...appended]);
       if (uncut >= trigger) {
         // The view reached the threshold: cut once more, down to the target.
@@ -131,7 +156,9 @@ describe('swcPrepareStep in an AI SDK 5 generateText loop (80 calls, 20,000-toke
         expect(measure(now.sent)).toBeLessThanOrEqual(target);
       } else {
         // Below it: the same messages as last time with the new ones appended, sent as the same bytes.
-        expect(now.sent.map((m) => JSON.stringify(m))).toEqual([...before.sent, ...appended].map((m) => JSON.stringify(m)));
+        expect(now.sent.map((m) => JSON.stringify(m))).toEqual(
+          [...before.sent, ...appended].map((m) => JSON.stringify(m)),
+        );
         expect(now.prompt.length).toBe(before.prompt.length + appended.length);
       }
     }
@@ -141,7 +168,10 @@ describe('swcPrepareStep in an AI SDK 5 generateText loop (80 calls, 20,000-toke
   });
 
   it('is what the SDK takes as prepareStep (its own PrepareStepFunction type)', () => {
-    const prepareStep: PrepareStepFunction<{ read: ReturnType<typeof tool> }> = swcPrepareStep({ contextWindow: WINDOW, system: SYSTEM });
+    const prepareStep: PrepareStepFunction<{ read: ReturnType<typeof tool> }> = swcPrepareStep({
+      contextWindow: WINDOW,
+      system: SYSTEM,
+    });
     expect(typeof prepareStep).toBe('function');
   });
 
@@ -159,11 +189,15 @@ describe('swcPrepareStep in an AI SDK 5 generateText loop (80 calls, 20,000-toke
         if (ids.length > 0) expect(answers(next?.role, next?.content)).toEqual(ids);
         if (m.role === 'tool') {
           const before = messages[k - 1]?.content as Array<{ type: string; toolCallId?: string }>;
-          expect(before.filter((p) => p.type === 'tool-call').map((p) => p.toolCallId)).toEqual(answers(m.role, m.content));
+          expect(before.filter((p) => p.type === 'tool-call').map((p) => p.toolCallId)).toEqual(
+            answers(m.role, m.content),
+          );
         }
       });
       // One note at most: an earlier one is folded into the next.
-      expect(messages.filter((m) => JSON.stringify(m.content).includes('earlier messages were removed')).length).toBeLessThanOrEqual(1);
+      expect(
+        messages.filter((m) => JSON.stringify(m.content).includes('earlier messages were removed')).length,
+      ).toBeLessThanOrEqual(1);
     }
   });
 });

@@ -6,7 +6,15 @@ import { decodeSource } from '../../src/io/source.js';
 import { compactMessages, createCompactor } from '../../src/library.js';
 import { compactSource } from '../../src/pipeline.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
-import { FORMAT_NAMES, listOf, randomConversation, referenceMessages, writeAs, type Conversation, type FormatName } from '../helpers/convert.js';
+import {
+  FORMAT_NAMES,
+  listOf,
+  randomConversation,
+  referenceMessages,
+  writeAs,
+  type Conversation,
+  type FormatName,
+} from '../helpers/convert.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 
 /** The instructions a request body holds beside its list, whatever its format calls them. */
@@ -25,12 +33,19 @@ interface Settings {
 function cliItems(format: FormatName, text: string, name: string, settings: Settings): unknown[] {
   const result = compactSource(decodeSource(Buffer.from(text), name), { ...settings, counter: createApproxCounter() });
   const output = result.output;
-  if (name.endsWith('.jsonl')) return output.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as unknown);
+  if (name.endsWith('.jsonl'))
+    return output
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as unknown);
   return listOf(format, JSON.parse(output)).items;
 }
 
 const settingsArb = (conversation: Conversation): fc.Arbitrary<Settings> => {
-  const whole = planCompaction(referenceMessages(conversation), createApproxCounter(), { target: 0, exhaustive: true }).tokensBefore;
+  const whole = planCompaction(referenceMessages(conversation), createApproxCounter(), {
+    target: 0,
+    exhaustive: true,
+  }).tokensBefore;
   return fc.record({
     target: fc.integer({ min: Math.max(1, Math.floor(whole / 5)), max: Math.max(1, Math.ceil(whole * 1.1)) }),
     minKeepSteps: fc.constantFrom(0, 1, 1, 2, 3),
@@ -45,7 +60,12 @@ describe('compactMessages', () => {
       fc.asyncProperty(
         fc.integer({ min: 1, max: 1_000_000 }).chain((seed) => {
           const conversation = randomConversation(seed);
-          return fc.tuple(fc.constant(seed), settingsArb(conversation), fc.constantFrom<FormatName>(...FORMAT_NAMES), fc.boolean());
+          return fc.tuple(
+            fc.constant(seed),
+            settingsArb(conversation),
+            fc.constantFrom<FormatName>(...FORMAT_NAMES),
+            fc.boolean(),
+          );
         }),
         async ([seed, settings, format, named]) => {
           const conversation = randomConversation(seed);
@@ -93,20 +113,39 @@ describe('compactMessages', () => {
     expect(result.format).toBe('openai');
     expect(result.messages).toHaveLength(3);
     expect(result.messages[0]).toBe(messages[0]);
-    expect(result.messages[1]).toEqual({ role: 'user', content: '[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]' });
+    expect(result.messages[1]).toEqual({
+      role: 'user',
+      content: '[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]',
+    });
     expect(result.messages[2]).toBe(messages[3]);
     expect(result.plan.removed).toEqual([1, 2]);
   });
 
   it('decides the same with a counter that reverses the list it is given in place as with one that copies it first', async () => {
-    const total = (list: readonly { text: string }[]): number => list.reduce((a, r) => a + Math.ceil(r.text.length / 4) + 1, 0);
-    const inPlace = { name: 'in-place', measure: (list: readonly { text: string }[]) => total((list as { text: string }[]).reverse()) };
+    const total = (list: readonly { text: string }[]): number =>
+      list.reduce((a, r) => a + Math.ceil(r.text.length / 4) + 1, 0);
+    const inPlace = {
+      name: 'in-place',
+      measure: (list: readonly { text: string }[]) => total((list as { text: string }[]).reverse()),
+    };
     const copying = { name: 'copying', measure: (list: readonly { text: string }[]) => total([...list].reverse()) };
     let changed = 0;
     for (let seed = 1; seed <= 20; seed++) {
       const { items } = listOf('openai', JSON.parse(writeAs('openai', randomConversation(seed)).text));
-      const a = await compactMessages(items, { format: 'openai', target: 60, strategy: 'prune,window', minTokens: 0, counter: inPlace });
-      const b = await compactMessages(items, { format: 'openai', target: 60, strategy: 'prune,window', minTokens: 0, counter: copying });
+      const a = await compactMessages(items, {
+        format: 'openai',
+        target: 60,
+        strategy: 'prune,window',
+        minTokens: 0,
+        counter: inPlace,
+      });
+      const b = await compactMessages(items, {
+        format: 'openai',
+        target: 60,
+        strategy: 'prune,window',
+        minTokens: 0,
+        counter: copying,
+      });
       expect(a.messages).toEqual(b.messages);
       expect(a.plan.tokensAfter).toBe(b.plan.tokensAfter);
       changed += a.changed ? 1 : 0;
@@ -147,7 +186,11 @@ describe('compactMessages', () => {
       { type: 'ai', data: { content: 'Old answer. '.repeat(50) } },
       { type: 'human', data: { content: 'What now?' } },
     ];
-    const result = await compactMessages<unknown>(messages, { target: 30, tokenizer: 'approx', createNote: (text) => new Human(text) });
+    const result = await compactMessages<unknown>(messages, {
+      target: 30,
+      tokenizer: 'approx',
+      createNote: (text) => new Human(text),
+    });
     expect(result.format).toBe('langchain');
     expect(result.messages[1]).toBe(messages[2]);
     expect(result.messages[0]).toBeInstanceOf(Human);
@@ -171,15 +214,21 @@ describe('compactMessages', () => {
     const bad = [{ role: 'user', content: 'a' }, 42, { role: 'user', content: 'b' }];
     expect(() => compactor.compact(bad)).toThrow(InputError);
     expect(() => compactor.compact(bad)).toThrow('messages[1]: expected a message object, found a number');
-    expect(() => compactor.compact([{ role: 'wizard', content: 'a' }])).toThrow(/^messages\[0\]: unknown role "wizard"/);
+    expect(() => compactor.compact([{ role: 'wizard', content: 'a' }])).toThrow(
+      /^messages\[0\]: unknown role "wizard"/,
+    );
   });
 
   it('refuses a cyclic message and a value that is not JSON, naming its index', async () => {
     const compactor = await createCompactor({ target: 10, tokenizer: 'approx' });
     const cyclic: Record<string, unknown> = { role: 'user', content: 'a' };
     cyclic.self = cyclic;
-    expect(() => compactor.compact([{ role: 'user', content: 'x' }, cyclic])).toThrow(/^messages\[1\]: a message that refers to itself/);
-    expect(() => compactor.compact([{ role: 'user', content: 1n }])).toThrow(/^messages\[0\]: cannot be written as JSON/);
+    expect(() => compactor.compact([{ role: 'user', content: 'x' }, cyclic])).toThrow(
+      /^messages\[1\]: a message that refers to itself/,
+    );
+    expect(() => compactor.compact([{ role: 'user', content: 1n }])).toThrow(
+      /^messages\[0\]: cannot be written as JSON/,
+    );
     expect(() => compactor.compact([undefined])).toThrow(/^messages\[0\]: expected a message, found undefined/);
     // A hole in a sparse array, and a length past the last element, are refused the same way (not a TypeError).
     const sparse: unknown[] = [{ role: 'user', content: 'x' }];
@@ -194,10 +243,16 @@ describe('compactMessages', () => {
 
   it('refuses contradictory or out-of-range options with a UsageError', async () => {
     await expect(createCompactor({})).rejects.toThrow(UsageError);
-    await expect(createCompactor({ target: 10, contextWindow: 100 })).rejects.toThrow('target and contextWindow both set the budget');
-    await expect(createCompactor({ contextWindow: 100, compactAt: 0.3, compactTo: 0.5 })).rejects.toThrow('compactTo (0.5) must be below compactAt (0.3)');
+    await expect(createCompactor({ target: 10, contextWindow: 100 })).rejects.toThrow(
+      'target and contextWindow both set the budget',
+    );
+    await expect(createCompactor({ contextWindow: 100, compactAt: 0.3, compactTo: 0.5 })).rejects.toThrow(
+      'compactTo (0.5) must be below compactAt (0.3)',
+    );
     await expect(createCompactor({ target: 0 })).rejects.toThrow('target must be a whole number of at least 1');
-    await expect(createCompactor({ target: 10, format: 'openai', system: 'x' })).rejects.toThrow('keeps its instructions in the message list');
+    await expect(createCompactor({ target: 10, format: 'openai', system: 'x' })).rejects.toThrow(
+      'keeps its instructions in the message list',
+    );
     await expect(createCompactor({ target: 10, format: 'nope' as 'openai' })).rejects.toThrow('unknown format "nope"');
   });
 
@@ -224,20 +279,28 @@ describe('compactMessages on messages of no known format', () => {
 describe('compactMessages on OpenAI chat arrays', () => {
   it('keeps what an independent model of the conversation keeps, and hands back the objects passed in', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 1_000_000 }), fc.double({ min: 0.2, max: 1.1, noNaN: true }), fc.constantFrom(0, 1, 2), async (seed, share, minKeepSteps) => {
-        const conversation = randomConversation(seed);
-        const reference = referenceMessages(conversation);
-        const whole = planCompaction(reference, createApproxCounter(), { target: 0, exhaustive: true }).tokensBefore;
-        const target = Math.max(1, Math.floor(whole * share));
-        const expected = planCompaction(reference, createApproxCounter(), { target, minKeepSteps });
-        const written = writeAs('openai', conversation);
-        const input = deepFreeze(listOf('openai', JSON.parse(written.text)).items);
-        const result = await compactMessages(input, { target, minKeepSteps, tokenizer: 'approx' });
-        const keptItems = new Set(result.messages.map((m) => input.indexOf(m)));
-        expect({ seed, kept: written.itemOf.map((item) => item !== null && keptItems.has(item)) }).toEqual({ seed, kept: conversation.map((_, i) => expected.kept.includes(i)) });
-        expect(result.changed).toBe(expected.changed);
-        expect(result.plan.noteText).toBe(expected.noteText);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.double({ min: 0.2, max: 1.1, noNaN: true }),
+        fc.constantFrom(0, 1, 2),
+        async (seed, share, minKeepSteps) => {
+          const conversation = randomConversation(seed);
+          const reference = referenceMessages(conversation);
+          const whole = planCompaction(reference, createApproxCounter(), { target: 0, exhaustive: true }).tokensBefore;
+          const target = Math.max(1, Math.floor(whole * share));
+          const expected = planCompaction(reference, createApproxCounter(), { target, minKeepSteps });
+          const written = writeAs('openai', conversation);
+          const input = deepFreeze(listOf('openai', JSON.parse(written.text)).items);
+          const result = await compactMessages(input, { target, minKeepSteps, tokenizer: 'approx' });
+          const keptItems = new Set(result.messages.map((m) => input.indexOf(m)));
+          expect({ seed, kept: written.itemOf.map((item) => item !== null && keptItems.has(item)) }).toEqual({
+            seed,
+            kept: conversation.map((_, i) => expected.kept.includes(i)),
+          });
+          expect(result.changed).toBe(expected.changed);
+          expect(result.plan.noteText).toBe(expected.noteText);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -254,33 +317,68 @@ describe('compactMessages at the edges', () => {
   it('refuses instructions beside OpenAI chat messages, which keep theirs in the list', async () => {
     const messages = [
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c', content: 'ok' },
     ];
-    await expect(compactMessages(messages, { target: 10, tokenizer: 'approx', system: 'Be brief.' })).rejects.toThrow('system: the openai format keeps its instructions in the message list');
+    await expect(compactMessages(messages, { target: 10, tokenizer: 'approx', system: 'Be brief.' })).rejects.toThrow(
+      'system: the openai format keeps its instructions in the message list',
+    );
   });
 });
 
 describe('compactMessages with tool schemas', () => {
   it('takes their tokens off both thresholds, as the command line does for a request body', async () => {
-    const tools = [{ type: 'function', function: { name: 'search', description: 'Search the web. '.repeat(20), parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'search',
+          description: 'Search the web. '.repeat(20),
+          parameters: { type: 'object', properties: { q: { type: 'string' } } },
+        },
+      },
+    ];
     const messages = [
       { role: 'user', content: 'x'.repeat(400) },
       { role: 'assistant', content: 'y'.repeat(400) },
       { role: 'user', content: 'task' },
     ];
     const text = JSON.stringify({ tools, messages });
-    const cli = compactSource(decodeSource(Buffer.from(text), 'x.json'), { target: 0, window: { trigger: 280, target: 200 }, counter: createApproxCounter() });
-    const library = await compactMessages(messages, { contextWindow: 400, compactAt: 0.7, compactTo: 0.5, tools, tokenizer: 'approx' });
+    const cli = compactSource(decodeSource(Buffer.from(text), 'x.json'), {
+      target: 0,
+      window: { trigger: 280, target: 200 },
+      counter: createApproxCounter(),
+    });
+    const library = await compactMessages(messages, {
+      contextWindow: 400,
+      compactAt: 0.7,
+      compactTo: 0.5,
+      tools,
+      tokenizer: 'approx',
+    });
     expect(cli.conversations[0]?.toolTokens).toBeGreaterThan(50);
     expect(library.changed).toBe(cli.changed);
     // The same decision; where it stopped counting, the library counts the whole as the command line's outcome does.
     const cliPlan = cli.conversations[0]?.plan as Plan;
-    expect({ ...library.plan, tokensBefore: 0, tokensBeforeExact: true }).toEqual({ ...cliPlan, tokensBefore: 0, tokensBeforeExact: true });
-    expect({ tokens: library.plan.tokensBefore, exact: library.plan.tokensBeforeExact }).toEqual({ tokens: cli.conversations[0]?.outcome.before.tokens, exact: true });
+    expect({ ...library.plan, tokensBefore: 0, tokensBeforeExact: true }).toEqual({
+      ...cliPlan,
+      tokensBefore: 0,
+      tokensBeforeExact: true,
+    });
+    expect({ tokens: library.plan.tokensBefore, exact: library.plan.tokensBeforeExact }).toEqual({
+      tokens: cli.conversations[0]?.outcome.before.tokens,
+      exact: true,
+    });
     expect(library.changed).toBe(true);
     // Without them the conversation stays under the trigger.
-    expect((await compactMessages(messages, { contextWindow: 400, compactAt: 0.7, compactTo: 0.5, tokenizer: 'approx' })).changed).toBe(false);
+    expect(
+      (await compactMessages(messages, { contextWindow: 400, compactAt: 0.7, compactTo: 0.5, tokenizer: 'approx' }))
+        .changed,
+    ).toBe(false);
   });
 
   it('refuses schemas that are not JSON', async () => {

@@ -18,8 +18,18 @@ function spyCounter(): { counter: ReturnType<typeof createBpeCounter>; texts: st
 function conversation(steps: number, tag: string): object[] {
   const out: object[] = [{ role: 'user', content: `Find the weather ${tag}user` }];
   for (let s = 0; s < steps; s++) {
-    out.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${tag}${s}`, type: 'function', function: { name: 'search', arguments: `{"q": "${tag}call${s}"}` } }] });
-    out.push({ role: 'tool', tool_call_id: `c${tag}${s}`, content: `result text ${'word '.repeat(20)}${tag}result${s}` });
+    out.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: `c${tag}${s}`, type: 'function', function: { name: 'search', arguments: `{"q": "${tag}call${s}"}` } },
+      ],
+    });
+    out.push({
+      role: 'tool',
+      tool_call_id: `c${tag}${s}`,
+      content: `result text ${'word '.repeat(20)}${tag}result${s}`,
+    });
   }
   return out;
 }
@@ -33,7 +43,11 @@ describe('a compactor in an agent loop', () => {
     expect(texts.some((t) => t.includes('old'))).toBe(true);
     texts.length = 0;
     const step = [
-      { role: 'assistant', content: null, tool_calls: [{ id: 'cn', type: 'function', function: { name: 'search', arguments: '{"q": "newcall"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'cn', type: 'function', function: { name: 'search', arguments: '{"q": "newcall"}' } }],
+      },
       { role: 'tool', tool_call_id: 'cn', content: 'fresh result newresult' },
     ];
     compactor.compact([...first, ...step]);

@@ -43,36 +43,98 @@ const BAD: ReadonlyArray<readonly [keyof CompactorOptions, unknown, Record<strin
   ['tokensPerFile', null, { target: 10 }, /^tokensPerFile must be a number, got null/],
   ['counter', 'o200k_base', { target: 10 }, /^counter must be a TokenCounter .*, got "o200k_base"/],
   ['counter', { name: 'mine' }, { target: 10 }, /^counter must be a TokenCounter/],
-  ['counter', { name: 'mine', measure: () => 0 }, { target: 10, tokenizer: 'approx' }, /^tokenizer sets up the built-in counter, which counter replaces/],
-  ['counter', { name: 'mine', measure: () => 0 }, { target: 10, tokensPerImage: 100 }, /^tokensPerImage sets up the built-in counter, which counter replaces/],
+  [
+    'counter',
+    { name: 'mine', measure: () => 0 },
+    { target: 10, tokenizer: 'approx' },
+    /^tokenizer sets up the built-in counter, which counter replaces/,
+  ],
+  [
+    'counter',
+    { name: 'mine', measure: () => 0 },
+    { target: 10, tokensPerImage: 100 },
+    /^tokensPerImage sets up the built-in counter, which counter replaces/,
+  ],
   ['system', 42, { target: 10 }, /^system must be the instructions as your SDK takes them .*, got 42/],
   ['system', () => 'Be brief.', { target: 10 }, /^system must be the instructions .*, got a function/],
   ['system', { text: 1n }, { target: 10 }, /^system must be the instructions as JSON: /],
-  ['system', 'Be brief.', { target: 10, format: 'openai' }, /^system: the openai format keeps its instructions in the message list/],
-  ['tools', 'search', { contextWindow: 1000 }, /^tools must be the JSON tool schemas sent to the model \(an array or an object\), got "search"/],
+  [
+    'system',
+    'Be brief.',
+    { target: 10, format: 'openai' },
+    /^system: the openai format keeps its instructions in the message list/,
+  ],
+  [
+    'tools',
+    'search',
+    { contextWindow: 1000 },
+    /^tools must be the JSON tool schemas sent to the model \(an array or an object\), got "search"/,
+  ],
   ['tools', 3, { contextWindow: 1000 }, /^tools must be the JSON tool schemas .*, got 3/],
   ['summarize', 'gpt-4o', { target: 10 }, /^strategy summarize needs the summarize option: an async function/],
-  ['summaryTokens', 0, { target: 10, summarize: async () => 'x' }, /^summaryTokens must be a whole number of at least 1, got 0/],
+  [
+    'summaryTokens',
+    0,
+    { target: 10, summarize: async () => 'x' },
+    /^summaryTokens must be a whole number of at least 1, got 0/,
+  ],
   ['summaryTokens', 5, { target: 10 }, /^summaryTokens only applies with strategy summarize/],
-  ['summaryInstruction', '', { target: 10, summarize: async () => 'x' }, /^summaryInstruction must be a non-empty string/],
+  [
+    'summaryInstruction',
+    '',
+    { target: 10, summarize: async () => 'x' },
+    /^summaryInstruction must be a non-empty string/,
+  ],
   ['strict', 'yes', { target: 10, summarize: async () => 'x' }, /^strict must be true or false, got "yes"/],
-  ['minRetention', 1.5, { target: 10, summarize: async () => 'x' }, /^minRetention must be a share from 0 to 1, got 1.5/],
-  ['minRetention', '80%', { target: 10, summarize: async () => 'x' }, /^minRetention must be a share from 0 to 1, got "80%"/],
+  [
+    'minRetention',
+    1.5,
+    { target: 10, summarize: async () => 'x' },
+    /^minRetention must be a share from 0 to 1, got 1.5/,
+  ],
+  [
+    'minRetention',
+    '80%',
+    { target: 10, summarize: async () => 'x' },
+    /^minRetention must be a share from 0 to 1, got "80%"/,
+  ],
   ['minRetention', 0.5, { target: 10 }, /^minRetention only applies with strategy summarize/],
 ];
 
 /** Every option of CompactorOptions, written out here (not read from src/): a new option does not compile without a place here, and then fails without a row above. */
 const EVERY_OPTION = Object.keys({
-  format: true, target: true, contextWindow: true, compactAt: true, compactTo: true, minKeepSteps: true, strategy: true, minTokens: true,
-  placeholder: true, note: true, createNote: true, tokenizer: true, charsPerToken: true, tokensPerImage: true, tokensPerFile: true,
-  counter: true, system: true, tools: true, summarize: true, summaryTokens: true, summaryInstruction: true, strict: true,
+  format: true,
+  target: true,
+  contextWindow: true,
+  compactAt: true,
+  compactTo: true,
+  minKeepSteps: true,
+  strategy: true,
+  minTokens: true,
+  placeholder: true,
+  note: true,
+  createNote: true,
+  tokenizer: true,
+  charsPerToken: true,
+  tokensPerImage: true,
+  tokensPerFile: true,
+  counter: true,
+  system: true,
+  tools: true,
+  summarize: true,
+  summaryTokens: true,
+  summaryInstruction: true,
+  strict: true,
   minRetention: true,
 } satisfies Record<keyof CompactorOptions, true>);
 
 /** What each entry point does with options: createCompactor and compactMessages reject, swcPrepareStep throws at once. */
 async function errorOf(options: unknown): Promise<unknown[]> {
   const errors: unknown[] = [];
-  for (const make of [() => createCompactor(options as CompactorOptions), () => compactMessages([{ role: 'user', content: 'hi' }], options as CompactorOptions)]) {
+  for (const make of [
+    () => createCompactor(options as CompactorOptions),
+    () => compactMessages([{ role: 'user', content: 'hi' }], options as CompactorOptions),
+  ]) {
     try {
       await make();
       errors.push(null);
@@ -94,15 +156,24 @@ describe('the options of createCompactor, compactMessages and swcPrepareStep', (
     expect([...new Set(BAD.map(([name]) => name))].sort()).toEqual([...EVERY_OPTION].sort());
   });
 
-  it.each(BAD.map(([name, value, rest, message]) => [name, typeof value === 'function' ? 'a function' : (JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ?? String(value)), { ...rest, [name]: value }, message] as const))(
-    'refuse %s: %s with a UsageError that names it',
-    async (_name, _shown, options, message) => {
-      for (const error of await errorOf(options)) {
-        expect(error).toBeInstanceOf(UsageError);
-        expect((error as UsageError).message).toMatch(message);
-      }
-    },
-  );
+  it.each(
+    BAD.map(
+      ([name, value, rest, message]) =>
+        [
+          name,
+          typeof value === 'function'
+            ? 'a function'
+            : (JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ?? String(value)),
+          { ...rest, [name]: value },
+          message,
+        ] as const,
+    ),
+  )('refuse %s: %s with a UsageError that names it', async (_name, _shown, options, message) => {
+    for (const error of await errorOf(options)) {
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as UsageError).message).toMatch(message);
+    }
+  });
 
   it.each([
     ['no options', undefined],
@@ -116,7 +187,11 @@ describe('the options of createCompactor, compactMessages and swcPrepareStep', (
   });
 
   it.each([
-    ['a number', 8000, /^options must be an object of settings, such as \{ target: 8000 \} or \{ contextWindow: 128000 \}, got 8000$/],
+    [
+      'a number',
+      8000,
+      /^options must be an object of settings, such as \{ target: 8000 \} or \{ contextWindow: 128000 \}, got 8000$/,
+    ],
     ['a string', 'target=8000', /, got "target=8000"$/],
     ['an array', [{ target: 8000 }], /, got an array$/],
   ])('refuse options that are %s', async (_, options, message) => {
@@ -127,18 +202,41 @@ describe('the options of createCompactor, compactMessages and swcPrepareStep', (
   });
 
   it('refuse a misspelt option instead of ignoring it, suggesting the one meant', async () => {
-    for (const error of await errorOf({ contextwindow: 128_000 })) expect((error as Error).message).toBe('unknown option "contextwindow" (did you mean contextWindow?)');
-    for (const error of await errorOf({ target: 10, budget: 5 })) expect((error as Error).message).toMatch(/^unknown option "budget" \(options: format, target, contextWindow, /);
+    for (const error of await errorOf({ contextwindow: 128_000 }))
+      expect((error as Error).message).toBe('unknown option "contextwindow" (did you mean contextWindow?)');
+    for (const error of await errorOf({ target: 10, budget: 5 }))
+      expect((error as Error).message).toMatch(/^unknown option "budget" \(options: format, target, contextWindow, /);
   });
 
   it('take every option when it is right, and treat one set to undefined as not given', async () => {
     const counter = { name: 'fixed', measure: (rendered: readonly unknown[]) => rendered.length * 10 };
     const all: CompactorOptions = {
-      format: 'openai', contextWindow: 1000, compactAt: 0.5, compactTo: 0.25, minKeepSteps: 1, strategy: 'prune,window', minTokens: 0,
-      placeholder: '[pruned {tool_name}]', note: 'Dropped {num_removed}.', createNote: (text) => ({ role: 'user', content: text }), counter,
-      tools: [{ type: 'function', function: { name: 'search', parameters: {} } }], system: undefined, tokenizer: undefined,
+      format: 'openai',
+      contextWindow: 1000,
+      compactAt: 0.5,
+      compactTo: 0.25,
+      minKeepSteps: 1,
+      strategy: 'prune,window',
+      minTokens: 0,
+      placeholder: '[pruned {tool_name}]',
+      note: 'Dropped {num_removed}.',
+      createNote: (text) => ({ role: 'user', content: text }),
+      counter,
+      tools: [{ type: 'function', function: { name: 'search', parameters: {} } }],
+      system: undefined,
+      tokenizer: undefined,
     };
     expect(await errorOf(all)).toEqual([null, null, null]);
-    expect(await errorOf({ target: 10, tokenizer: 'approx', charsPerToken: 3.5, tokensPerImage: 0, tokensPerFile: 0, system: 'Be brief.', format: 'anthropic' })).toEqual([null, null, null]);
+    expect(
+      await errorOf({
+        target: 10,
+        tokenizer: 'approx',
+        charsPerToken: 3.5,
+        tokensPerImage: 0,
+        tokensPerFile: 0,
+        system: 'Be brief.',
+        format: 'anthropic',
+      }),
+    ).toEqual([null, null, null]);
   });
 });

@@ -8,26 +8,73 @@ import { deepFreeze } from '../helpers/fake-counter.js';
 type ModelMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string | Array<{ type: 'text'; text: string }> }
-  | { role: 'assistant'; content: string | Array<{ type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }> }
-  | { role: 'tool'; content: Array<{ type: 'tool-result'; toolCallId: string; toolName: string; output: { type: 'text'; value: string } }> };
-type PrepareStepResult = { model?: unknown; toolChoice?: unknown; activeTools?: string[]; system?: string; messages?: Array<ModelMessage> } | undefined;
-type PrepareStepFunction = (options: { steps: unknown[]; stepNumber: number; model: unknown; messages: Array<ModelMessage>; experimental_context: unknown }) => PromiseLike<PrepareStepResult> | PrepareStepResult;
+  | {
+      role: 'assistant';
+      content:
+        | string
+        | Array<
+            { type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }
+          >;
+    }
+  | {
+      role: 'tool';
+      content: Array<{
+        type: 'tool-result';
+        toolCallId: string;
+        toolName: string;
+        output: { type: 'text'; value: string };
+      }>;
+    };
+type PrepareStepResult =
+  | { model?: unknown; toolChoice?: unknown; activeTools?: string[]; system?: string; messages?: Array<ModelMessage> }
+  | undefined;
+type PrepareStepFunction = (options: {
+  steps: unknown[];
+  stepNumber: number;
+  model: unknown;
+  messages: Array<ModelMessage>;
+  experimental_context: unknown;
+}) => PromiseLike<PrepareStepResult> | PrepareStepResult;
 
 function step(n: number): ModelMessage[] {
   return [
-    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'search', input: { page: n } }] },
-    { role: 'tool', content: [{ type: 'tool-result', toolCallId: `c${n}`, toolName: 'search', output: { type: 'text', value: `page ${n}: ${'words '.repeat(40)}` } }] },
+    {
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId: `c${n}`, toolName: 'search', input: { page: n } }],
+    },
+    {
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: `c${n}`,
+          toolName: 'search',
+          output: { type: 'text', value: `page ${n}: ${'words '.repeat(40)}` },
+        },
+      ],
+    },
   ];
 }
 
 describe('swcPrepareStep', () => {
   it('fits the AI SDK’s prepareStep and compacts only once the conversation is past the threshold', async () => {
-    const prepareStep: PrepareStepFunction = swcPrepareStep({ contextWindow: 1000, compactAt: 0.5, compactTo: 0.25, tokenizer: 'approx' });
+    const prepareStep: PrepareStepFunction = swcPrepareStep({
+      contextWindow: 1000,
+      compactAt: 0.5,
+      compactTo: 0.25,
+      tokenizer: 'approx',
+    });
     const messages: ModelMessage[] = [{ role: 'user', content: 'Read every page and summarise.' }];
     const results: PrepareStepResult[] = [];
     for (let n = 0; n < 12; n++) {
       const frozen = deepFreeze([...messages]);
-      const result = await prepareStep({ steps: [], stepNumber: n, model: null, messages: frozen, experimental_context: undefined });
+      const result = await prepareStep({
+        steps: [],
+        stepNumber: n,
+        model: null,
+        messages: frozen,
+        experimental_context: undefined,
+      });
       results.push(result);
       if (result?.messages !== undefined) {
         expect(result.messages[0]).toBe(frozen[0]); // the task, the very object
@@ -51,7 +98,8 @@ describe('swcPrepareStep', () => {
         expect(sent).not.toBeNull();
         const appended = history.slice(-2);
         const kept = (sent as ModelMessage[]).slice(0, last.length);
-        if (kept.every((m, k) => m === last?.[k])) expect((sent as ModelMessage[]).slice(last.length)).toEqual(appended);
+        if (kept.every((m, k) => m === last?.[k]))
+          expect((sent as ModelMessage[]).slice(last.length)).toEqual(appended);
         else cuts++;
       } else if (sent !== null) cuts++;
       if (sent !== null) last = sent;
@@ -68,7 +116,8 @@ describe('swcPrepareStep', () => {
       { role: 'user', content: `Read every page (${tag}).` },
       ...Array.from({ length: steps }, (_, n) => step(n)).flat(),
     ];
-    const fresh = async (messages: ModelMessage[]): Promise<unknown> => (await swcPrepareStep(options)({ messages }))?.messages;
+    const fresh = async (messages: ModelMessage[]): Promise<unknown> =>
+      (await swcPrepareStep(options)({ messages }))?.messages;
     const prepareStep = swcPrepareStep(options);
     const a = conversation('a', 12);
     const cut = (await prepareStep({ messages: a }))?.messages as ModelMessage[];
@@ -87,7 +136,10 @@ describe('swcPrepareStep', () => {
 
   it('keeps one cut per conversation when conversations take turns through one prepareStep', async () => {
     const prepareStep = swcPrepareStep({ contextWindow: 1000, compactAt: 0.5, compactTo: 0.25, tokenizer: 'approx' });
-    const histories: ModelMessage[][] = [[{ role: 'user', content: 'Task one.' }], [{ role: 'user', content: 'Task two.' }]];
+    const histories: ModelMessage[][] = [
+      [{ role: 'user', content: 'Task one.' }],
+      [{ role: 'user', content: 'Task two.' }],
+    ];
     const last: Array<ModelMessage[] | null> = [null, null];
     let changes = 0;
     for (let n = 0; n < 30; n++) {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, mapChatMessagesToStoredMessages } from '@langchain/core/messages';
+import {
+  AIMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+  mapChatMessagesToStoredMessages,
+} from '@langchain/core/messages';
 import { compactMessages, createCompactor } from '../../src/library.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 
@@ -14,7 +20,11 @@ describe('messages as each SDK holds them', () => {
       { role: 'user', content: OLD },
       { role: 'assistant', content: OLD },
       { role: 'user', content: 'Weather in Paris?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'Sunny, 24°C' },
     ]);
     const { messages: kept, format } = await compactMessages(messages, { target: 120, tokenizer: 'approx' });
@@ -31,7 +41,12 @@ describe('messages as each SDK holds them', () => {
       { type: 'function_call', call_id: 'c1', name: 'weather', arguments: '{"city":"Paris"}' },
       { type: 'function_call_output', call_id: 'c1', output: 'Sunny, 24°C' },
     ]);
-    const result = await compactMessages(input, { format: 'responses', system: 'You are a travel agent.', target: 120, tokenizer: 'approx' });
+    const result = await compactMessages(input, {
+      format: 'responses',
+      system: 'You are a travel agent.',
+      target: 120,
+      tokenizer: 'approx',
+    });
     expect(result.messages.slice(1)).toEqual(input.slice(2));
   });
 
@@ -43,7 +58,11 @@ describe('messages as each SDK holds them', () => {
       { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'weather', input: { city: 'Paris' } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'Sunny, 24°C' }] },
     ]);
-    const result = await compactMessages(messages, { system: 'You are a travel agent.', target: 120, tokenizer: 'approx' });
+    const result = await compactMessages(messages, {
+      system: 'You are a travel agent.',
+      target: 120,
+      tokenizer: 'approx',
+    });
     expect(result.format).toBe('anthropic');
     expect(result.messages.slice(1)).toEqual(messages.slice(2));
     expect(result.plan.kept[0]).toBe(0); // the system prompt, counted and kept
@@ -58,7 +77,11 @@ describe('messages as each SDK holds them', () => {
       new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'weather', args: { city: 'Paris' } }] }),
       new ToolMessage({ content: 'Sunny, 24°C', tool_call_id: 'c1' }),
     ];
-    const instances = await compactMessages(messages, { target: 120, tokenizer: 'approx', createNote: (text) => new HumanMessage(text) });
+    const instances = await compactMessages(messages, {
+      target: 120,
+      tokenizer: 'approx',
+      createNote: (text) => new HumanMessage(text),
+    });
     expect(instances.format).toBe('langchain');
     expect(instances.messages.filter((m) => messages.includes(m))).toEqual([messages[0], ...messages.slice(3)]);
     expect(instances.messages[1]).toBeInstanceOf(HumanMessage);
@@ -74,7 +97,13 @@ describe('messages as each SDK holds them', () => {
       { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: OLD }] },
       { role: 'user', content: 'Weather in Paris?' },
       { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{"city":"Paris"}', status: 'completed' },
-      { type: 'function_call_result', callId: 'c1', name: 'weather', status: 'completed', output: { type: 'text', text: 'Sunny, 24°C' } },
+      {
+        type: 'function_call_result',
+        callId: 'c1',
+        name: 'weather',
+        status: 'completed',
+        output: { type: 'text', text: 'Sunny, 24°C' },
+      },
     ]);
     const compactor = await createCompactor({ target: 120, tokenizer: 'approx' });
     const result = compactor.compact(history);

@@ -54,7 +54,10 @@ describe('the shipped type declarations', () => {
         mkdirSync(path.dirname(path.join(pkg, file)), { recursive: true });
         copyFileSync(path.join(ROOT, file), path.join(pkg, file));
       }
-      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+      writeFileSync(
+        path.join(dir, 'package.json'),
+        JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+      );
       writeFileSync(path.join(dir, 'index.ts'), CONSUMER);
       const compilerOptions = {
         strict: true,

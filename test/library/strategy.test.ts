@@ -9,7 +9,14 @@ import { DEFAULT_PLACEHOLDER } from '../../src/core/prune.js';
 import { UsageError } from '../../src/errors.js';
 import { compactMessages, createCompactor, swcPrepareStep } from '../../src/library.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
-import { FORMAT_NAMES, listOf, randomConversation, referenceMessages, writeAs, type FormatName } from '../helpers/convert.js';
+import {
+  FORMAT_NAMES,
+  listOf,
+  randomConversation,
+  referenceMessages,
+  writeAs,
+  type FormatName,
+} from '../helpers/convert.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
@@ -35,7 +42,13 @@ interface Settings {
 /** What `swc compact --strategy CHAIN` writes for the text, as parsed items of its list. */
 async function cliItems(format: FormatName, text: string, s: Settings): Promise<unknown[]> {
   const args = ['compact', '-', '--tokenizer', 'approx', '--format', format, '--strategy', s.chain];
-  args.push(...(s.windowed ? ['--context-window', String(s.target * 2)] : ['--target', String(s.target)]), '--min-keep-steps', String(s.minKeepSteps), '--min-tokens', String(s.minTokens));
+  args.push(
+    ...(s.windowed ? ['--context-window', String(s.target * 2)] : ['--target', String(s.target)]),
+    '--min-keep-steps',
+    String(s.minKeepSteps),
+    '--min-tokens',
+    String(s.minTokens),
+  );
   if (s.placeholder !== undefined) args.push('--placeholder', s.placeholder);
   if (s.note === null) args.push('--no-note');
   else if (s.note !== undefined) args.push('--note', s.note);
@@ -45,13 +58,21 @@ async function cliItems(format: FormatName, text: string, s: Settings): Promise<
 }
 
 const settingsArb = (seed: number): fc.Arbitrary<Settings> => {
-  const whole = planCompaction(referenceMessages(randomConversation(seed)), createApproxCounter(), { target: 0, exhaustive: true }).tokensBefore;
+  const whole = planCompaction(referenceMessages(randomConversation(seed)), createApproxCounter(), {
+    target: 0,
+    exhaustive: true,
+  }).tokensBefore;
   return fc.record({
     target: fc.integer({ min: Math.max(1, Math.floor(whole / 5)), max: Math.max(1, Math.ceil(whole * 1.1)) }),
     windowed: fc.boolean(),
     minKeepSteps: fc.constantFrom(1, 1, 2, 3),
     minTokens: fc.constantFrom(0, 5, 20, 200),
-    placeholder: fc.constantFrom<string | undefined>(undefined, undefined, 'gone ({tool_name})', '[{"tool": "{tool_name}"}]'),
+    placeholder: fc.constantFrom<string | undefined>(
+      undefined,
+      undefined,
+      'gone ({tool_name})',
+      '[{"tool": "{tool_name}"}]',
+    ),
     note: fc.constantFrom<string | null | undefined>(undefined, undefined, null, 'Dropped {num_removed} messages.'),
     chain: fc.constantFrom<Settings['chain']>('prune,window', 'prune,window', 'prune', 'window,prune'),
   });
@@ -63,14 +84,24 @@ describe('compactMessages with strategy', () => {
     let removed = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 1, max: 1_000_000 }).chain((seed) => fc.tuple(fc.constant(seed), settingsArb(seed), fc.constantFrom<FormatName>('openai', 'haystack'))),
+        fc
+          .integer({ min: 1, max: 1_000_000 })
+          .chain((seed) =>
+            fc.tuple(fc.constant(seed), settingsArb(seed), fc.constantFrom<FormatName>('openai', 'haystack')),
+          ),
         async ([seed, settings, format]) => {
           const written = writeAs(format, randomConversation(seed));
           const input = deepFreeze(listOf(format, JSON.parse(written.text)).items);
           const before = JSON.stringify(input);
           const { chain, windowed, target, ...options } = settings;
           const budget = windowed ? { contextWindow: target * 2 } : { target };
-          const result = await compactMessages(input, { ...options, ...budget, strategy: chain, tokenizer: 'approx', format });
+          const result = await compactMessages(input, {
+            ...options,
+            ...budget,
+            strategy: chain,
+            tokenizer: 'approx',
+            format,
+          });
           const expected = await cliItems(format, written.text, settings);
           expect(JSON.stringify(result.messages)).toBe(JSON.stringify(expected));
           expect(result.changed).toBe(JSON.stringify(expected) !== before);
@@ -103,7 +134,11 @@ describe('compactMessages with strategy', () => {
   it('gives what swc compact --strategy gives in the other formats too, instructions held beside the list', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 1, max: 1_000_000 }).chain((seed) => fc.tuple(fc.constant(seed), settingsArb(seed), fc.constantFrom<FormatName>(...FORMAT_NAMES))),
+        fc
+          .integer({ min: 1, max: 1_000_000 })
+          .chain((seed) =>
+            fc.tuple(fc.constant(seed), settingsArb(seed), fc.constantFrom<FormatName>(...FORMAT_NAMES)),
+          ),
         async ([seed, settings, format]) => {
           const written = writeAs(format, randomConversation(seed));
           const { items, container } = listOf(format, JSON.parse(written.text));
@@ -111,7 +146,14 @@ describe('compactMessages with strategy', () => {
           const before = JSON.stringify(input);
           const { chain, windowed, target, ...options } = settings;
           const budget = windowed ? { contextWindow: target * 2 } : { target };
-          const result = await compactMessages(input, { ...options, ...budget, strategy: chain, tokenizer: 'approx', format, system: instructionsOf(container) });
+          const result = await compactMessages(input, {
+            ...options,
+            ...budget,
+            strategy: chain,
+            tokenizer: 'approx',
+            format,
+            system: instructionsOf(container),
+          });
           expect(JSON.stringify(result.messages)).toBe(JSON.stringify(await cliItems(format, written.text, settings)));
           expect(JSON.stringify(input)).toBe(before);
         },
@@ -122,8 +164,18 @@ describe('compactMessages with strategy', () => {
 
   it('takes a name, a list or a comma-separated chain alike', async () => {
     const input = deepFreeze(listOf('openai', JSON.parse(writeAs('openai', randomConversation(7)).text)).items);
-    const a = await compactMessages(input, { target: 60, tokenizer: 'approx', strategy: 'prune, window', minTokens: 0 });
-    const b = await compactMessages(input, { target: 60, tokenizer: 'approx', strategy: ['prune', 'window'], minTokens: 0 });
+    const a = await compactMessages(input, {
+      target: 60,
+      tokenizer: 'approx',
+      strategy: 'prune, window',
+      minTokens: 0,
+    });
+    const b = await compactMessages(input, {
+      target: 60,
+      tokenizer: 'approx',
+      strategy: ['prune', 'window'],
+      minTokens: 0,
+    });
     expect(a.changed).toBe(true);
     expect(JSON.stringify(b.messages)).toBe(JSON.stringify(a.messages));
     const window = await compactMessages(input, { target: 60, tokenizer: 'approx', strategy: 'window' });
@@ -133,7 +185,11 @@ describe('compactMessages with strategy', () => {
 
   it('writes the placeholder into a pruned OpenAI tool message, a new object; the input stays as it was', async () => {
     const big = 'word '.repeat(400);
-    const call = (id: string) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: '{}' } }] });
+    const call = (id: string) => ({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: '{}' } }],
+    });
     const input = deepFreeze([
       { role: 'user', content: 'Find it.' },
       call('a'),
@@ -145,15 +201,25 @@ describe('compactMessages with strategy', () => {
     const { messages, changed } = compactor.compact(input);
     expect(changed).toBe(true);
     expect(messages).toHaveLength(5);
-    expect(messages[2]).toEqual({ role: 'tool', tool_call_id: 'a', content: DEFAULT_PLACEHOLDER.replace('{tool_name}', 'search') });
+    expect(messages[2]).toEqual({
+      role: 'tool',
+      tool_call_id: 'a',
+      content: DEFAULT_PLACEHOLDER.replace('{tool_name}', 'search'),
+    });
     [0, 1, 3, 4].forEach((k) => expect(messages[k]).toBe(input[k]));
     expect(input[2]).toEqual({ role: 'tool', tool_call_id: 'a', content: big });
   });
 
   it('prunes AI SDK tool results in a prepareStep, each output kind written in its own shape, as swc compact does', async () => {
     const big = 'word '.repeat(400);
-    const call = (id: string) => ({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'search', input: { q: id } }] });
-    const result = (id: string, fields: Record<string, unknown>) => ({ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, toolName: 'search', ...fields }] });
+    const call = (id: string) => ({
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId: id, toolName: 'search', input: { q: id } }],
+    });
+    const result = (id: string, fields: Record<string, unknown>) => ({
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: id, toolName: 'search', ...fields }],
+    });
     const messages = deepFreeze([
       { role: 'user', content: 'Find it.' },
       call('a'),
@@ -173,14 +239,37 @@ describe('compactMessages with strategy', () => {
     const out = step?.messages ?? [];
     const placeholder = DEFAULT_PLACEHOLDER.replace('{tool_name}', 'search');
     const part = (k: number): unknown => (out[k] as { content: unknown[] }).content[0];
-    expect(part(2)).toEqual({ type: 'tool-result', toolCallId: 'a', toolName: 'search', output: { type: 'text', value: placeholder } });
-    expect(part(4)).toEqual({ type: 'tool-result', toolCallId: 'b', toolName: 'search', output: { type: 'json', value: placeholder } });
-    expect(part(6)).toEqual({ type: 'tool-result', toolCallId: 'c', toolName: 'search', output: { type: 'error-text', value: placeholder } });
-    expect(part(8)).toEqual({ type: 'tool-result', toolCallId: 'd', toolName: 'search', output: { type: 'text', value: placeholder } });
+    expect(part(2)).toEqual({
+      type: 'tool-result',
+      toolCallId: 'a',
+      toolName: 'search',
+      output: { type: 'text', value: placeholder },
+    });
+    expect(part(4)).toEqual({
+      type: 'tool-result',
+      toolCallId: 'b',
+      toolName: 'search',
+      output: { type: 'json', value: placeholder },
+    });
+    expect(part(6)).toEqual({
+      type: 'tool-result',
+      toolCallId: 'c',
+      toolName: 'search',
+      output: { type: 'error-text', value: placeholder },
+    });
+    expect(part(8)).toEqual({
+      type: 'tool-result',
+      toolCallId: 'd',
+      toolName: 'search',
+      output: { type: 'text', value: placeholder },
+    });
     expect(part(10)).toEqual({ type: 'tool-result', toolCallId: 'e', toolName: 'search', result: placeholder });
     // The newest step's results stay, as every message not pruned: the very objects passed in.
     [0, 1, 3, 5, 7, 9, 11, 12].forEach((k) => expect(out[k]).toBe(messages[k]));
-    const cli = await runSwc(['compact', '-', '--tokenizer', 'approx', '--target', '400', '--strategy', 'prune'], { cwd: CWD, stdin: JSON.stringify(messages, null, 2) });
+    const cli = await runSwc(['compact', '-', '--tokenizer', 'approx', '--target', '400', '--strategy', 'prune'], {
+      cwd: CWD,
+      stdin: JSON.stringify(messages, null, 2),
+    });
     expect(cli.status).toBe(0);
     expect(JSON.parse(cli.stdout)).toEqual(out);
     // What was written reads back as pruned: a second run prunes nothing more.
@@ -206,6 +295,8 @@ describe('compactMessages with strategy', () => {
     await refuse({ placeholder: 'x' }, /placeholder only applies with strategy prune/);
     await refuse({ strategy: 'prune', placeholder: '' }, /placeholder must be a non-empty string/);
     // The window alone still takes minKeepSteps 0.
-    await expect(compactMessages([], { target: 100, minKeepSteps: 0, strategy: 'window' })).resolves.toMatchObject({ changed: false });
+    await expect(compactMessages([], { target: 100, minKeepSteps: 0, strategy: 'window' })).resolves.toMatchObject({
+      changed: false,
+    });
   });
 });

@@ -6,7 +6,9 @@ import { EXACT_COUNT_UP_TO } from '../../src/pipeline.js';
 import { ROOT } from '../helpers/cli.js';
 
 /** Real τ-bench airline trajectories (OpenAI chat), each a task with tool calls and JSON results. */
-const RECORDS = JSON.parse(readFileSync(path.join(ROOT, 'fixtures/real/openai-chat/taubench-gpt-4o-airline.json'), 'utf8')) as Array<{ traj: Array<{ role: string }> }>;
+const RECORDS = JSON.parse(
+  readFileSync(path.join(ROOT, 'fixtures/real/openai-chat/taubench-gpt-4o-airline.json'), 'utf8'),
+) as Array<{ traj: Array<{ role: string }> }>;
 
 /** One long conversation of several trajectories: the first one's instructions, then every task after another. */
 function conversation(records: number): object[] {
@@ -33,16 +35,33 @@ function longerThan(chars: number): object[] {
 
 describe('plan.tokensBefore', () => {
   it('is the exact count the command line gives, up to the size it counts exactly (EXACT_COUNT_UP_TO)', async () => {
-    const sample = readFileSync(path.join(ROOT, 'fixtures/sample.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as object);
+    const sample = readFileSync(path.join(ROOT, 'fixtures/sample.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as object);
     const { plan } = await compactMessages(sample, { target: 2000 });
     // `swc compact fixtures/sample.jsonl --target 2000` says 7,632 tokens before (README).
-    expect({ tokensBefore: plan.tokensBefore, exact: plan.tokensBeforeExact }).toEqual({ tokensBefore: 7632, exact: true });
+    expect({ tokensBefore: plan.tokensBefore, exact: plan.tokensBeforeExact }).toEqual({
+      tokensBefore: 7632,
+      exact: true,
+    });
     for (const records of [2, 30]) {
       const messages = conversation(records);
       const whole = (await createCompactor({ target: 10_000_000 })).compact(messages).plan.tokensBefore;
-      for (const options of [{ target: 1_000 }, { contextWindow: 4_000 }, { target: 1_000, strategy: 'prune,window' }, { target: 1_000, strategy: 'window,prune' }]) {
+      for (const options of [
+        { target: 1_000 },
+        { contextWindow: 4_000 },
+        { target: 1_000, strategy: 'prune,window' },
+        { target: 1_000, strategy: 'window,prune' },
+      ]) {
         const cut = (await createCompactor(options)).compact(messages).plan;
-        expect({ records, options, changed: cut.changed, tokensBefore: cut.tokensBefore, exact: cut.tokensBeforeExact }).toEqual({ records, options, changed: true, tokensBefore: whole, exact: true });
+        expect({
+          records,
+          options,
+          changed: cut.changed,
+          tokensBefore: cut.tokensBefore,
+          exact: cut.tokensBeforeExact,
+        }).toEqual({ records, options, changed: true, tokensBefore: whole, exact: true });
       }
     }
   });
@@ -50,7 +69,11 @@ describe('plan.tokensBefore', () => {
   it('stays the exact count where the decision counted everything', async () => {
     const messages = conversation(1);
     const whole = (await createCompactor({ target: 10_000_000 })).compact(messages).plan.tokensBefore;
-    expect((await createCompactor({ target: whole })).compact(messages).plan).toMatchObject({ tokensBefore: whole, tokensBeforeExact: true, changed: false });
+    expect((await createCompactor({ target: whole })).compact(messages).plan).toMatchObject({
+      tokensBefore: whole,
+      tokensBeforeExact: true,
+      changed: false,
+    });
   });
 
   it('above that size is an estimate of the whole within 5% of the true count, flagged as one, with and without a chain', async () => {
@@ -59,7 +82,11 @@ describe('plan.tokensBefore', () => {
     expect(exact.tokensBeforeExact).toBe(true);
     for (const options of [{ target: 2_000 }, { contextWindow: 8_000 }, { target: 2_000, strategy: 'prune,window' }]) {
       const { plan } = (await createCompactor({ ...options, tokenizer: 'cl100k_base' })).compact(messages);
-      expect({ options, changed: plan.changed, exact: plan.tokensBeforeExact }).toEqual({ options, changed: true, exact: false });
+      expect({ options, changed: plan.changed, exact: plan.tokensBeforeExact }).toEqual({
+        options,
+        changed: true,
+        exact: false,
+      });
       expect(Math.abs(plan.tokensBefore - exact.tokensBefore)).toBeLessThanOrEqual(exact.tokensBefore * TOLERANCE);
       expect(plan.tokensBefore).toBeGreaterThan(plan.tokensAfter);
     }

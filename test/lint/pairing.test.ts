@@ -32,7 +32,9 @@ describe('checkPairing', () => {
   });
 
   it('accepts a result in the calling message itself (server tools)', () => {
-    expect(check({ calls: [{ item: 1, id: 'a', name: 'web_search' }], results: [{ item: 1, id: 'a', name: '' }] })).toEqual([]);
+    expect(
+      check({ calls: [{ item: 1, id: 'a', name: 'web_search' }], results: [{ item: 1, id: 'a', name: '' }] }),
+    ).toEqual([]);
   });
 
   it('never lets a result answer a call that comes after it', () => {
@@ -41,16 +43,34 @@ describe('checkPairing', () => {
       results: [{ item: 2, id: 'a', name: '', turn: 't' }],
     };
     expect(check(pairing)).toEqual([
-      { kind: 'orphan-result', rule: 'result-not-after-call', item: 2, text: 'result for call id "a" is not right after its call (line 4)' },
-      { kind: 'missing-result', rule: 'result-not-after-call', item: 3, text: 'tool call "a" (search) has no result right after it' },
+      {
+        kind: 'orphan-result',
+        rule: 'result-not-after-call',
+        item: 2,
+        text: 'result for call id "a" is not right after its call (line 4)',
+      },
+      {
+        kind: 'missing-result',
+        rule: 'result-not-after-call',
+        item: 3,
+        text: 'tool call "a" (search) has no result right after it',
+      },
     ]);
   });
 
   it('lets a result without an id answer a call with one only where the adapter says ids are optional', () => {
-    const pairing: Pairing = { calls: [{ item: 1, id: 'a', name: 'search' }], results: [{ item: 2, id: null, name: 'search' }] };
+    const pairing: Pairing = {
+      calls: [{ item: 1, id: 'a', name: 'search' }],
+      results: [{ item: 2, id: null, name: 'search' }],
+    };
     expect(check({ ...pairing, idsOptional: true })).toEqual([]);
     expect(check(pairing)).toEqual([
-      { kind: 'orphan-result', rule: 'orphan-result', item: 2, text: 'result of search (no call id) answers no call right before it' },
+      {
+        kind: 'orphan-result',
+        rule: 'orphan-result',
+        item: 2,
+        text: 'result of search (no call id) answers no call right before it',
+      },
       { kind: 'missing-result', rule: 'missing-result', item: 1, text: 'tool call "a" (search) has no result' },
     ]);
   });
@@ -62,24 +82,58 @@ describe('checkPairing', () => {
     };
     expect(check(pairing)).toEqual([]);
     expect(check({ ...pairing, results: [{ item: 2, id: 'a', name: '', turn: 'side-2' }] })).toEqual([
-      { kind: 'orphan-result', rule: 'result-not-after-call', item: 2, text: 'result for call id "a" is not right after its call (line 2)' },
-      { kind: 'missing-result', rule: 'result-not-after-call', item: 1, text: 'tool call "a" (task) has no result right after it' },
+      {
+        kind: 'orphan-result',
+        rule: 'result-not-after-call',
+        item: 2,
+        text: 'result for call id "a" is not right after its call (line 2)',
+      },
+      {
+        kind: 'missing-result',
+        rule: 'result-not-after-call',
+        item: 1,
+        text: 'tool call "a" (task) has no result right after it',
+      },
     ]);
   });
 
   it('names a call or result without a tool name "unnamed tool"', () => {
     expect(check({ calls: [{ item: 1, id: null, name: '' }], results: [] })).toEqual([
-      { kind: 'missing-result', rule: 'missing-result', item: 1, text: 'tool call without an id (unnamed tool) has no result' },
+      {
+        kind: 'missing-result',
+        rule: 'missing-result',
+        item: 1,
+        text: 'tool call without an id (unnamed tool) has no result',
+      },
     ]);
     expect(check({ calls: [], results: [{ item: 2, id: null, name: '' }] })).toEqual([
-      { kind: 'orphan-result', rule: 'orphan-result', item: 2, text: 'result of unnamed tool (no call id) answers no call right before it' },
+      {
+        kind: 'orphan-result',
+        rule: 'orphan-result',
+        item: 2,
+        text: 'result of unnamed tool (no call id) answers no call right before it',
+      },
     ]);
   });
 
   it('answers nothing from an item that belongs to no message', () => {
-    expect(check({ calls: [{ item: 1, id: 'a', name: 'search' }], results: [{ item: 2, id: 'a', name: '' }] }, (item) => (item === 2 ? null : item))).toEqual([
-      { kind: 'orphan-result', rule: 'result-not-after-call', item: 2, text: 'result for call id "a" is not right after its call (line 2)' },
-      { kind: 'missing-result', rule: 'result-not-after-call', item: 1, text: 'tool call "a" (search) has no result right after it' },
+    expect(
+      check({ calls: [{ item: 1, id: 'a', name: 'search' }], results: [{ item: 2, id: 'a', name: '' }] }, (item) =>
+        item === 2 ? null : item,
+      ),
+    ).toEqual([
+      {
+        kind: 'orphan-result',
+        rule: 'result-not-after-call',
+        item: 2,
+        text: 'result for call id "a" is not right after its call (line 2)',
+      },
+      {
+        kind: 'missing-result',
+        rule: 'result-not-after-call',
+        item: 1,
+        text: 'tool call "a" (search) has no result right after it',
+      },
     ]);
   });
 
@@ -117,15 +171,29 @@ describe('checkPairing', () => {
       ],
     };
     expect(check(pairing)).toEqual([
-      { kind: 'duplicate-id', rule: 'reused-id', item: 4, text: 'call id "a" (search) is already used by the call on line 2' },
-      { kind: 'duplicate-id', rule: 'shared-id', item: 4, text: 'call id "a" (read) is already used by the call on line 2' },
+      {
+        kind: 'duplicate-id',
+        rule: 'reused-id',
+        item: 4,
+        text: 'call id "a" (search) is already used by the call on line 2',
+      },
+      {
+        kind: 'duplicate-id',
+        rule: 'shared-id',
+        item: 4,
+        text: 'call id "a" (read) is already used by the call on line 2',
+      },
     ]);
     // The adapter's turn is the unit where it names one: calls of one message in two turns share nothing.
-    expect(check({ calls: [{ item: 1, id: 'a', name: 'f', turn: 't1' }, { item: 1, id: 'a', name: 'f', turn: 't2' }], results: [] }).map((f) => f.rule)).toEqual([
-      'reused-id',
-      'missing-result',
-      'missing-result',
-    ]);
+    expect(
+      check({
+        calls: [
+          { item: 1, id: 'a', name: 'f', turn: 't1' },
+          { item: 1, id: 'a', name: 'f', turn: 't2' },
+        ],
+        results: [],
+      }).map((f) => f.rule),
+    ).toEqual(['reused-id', 'missing-result', 'missing-result']);
   });
 
   it('calls the result of a reused id missing, not elsewhere, when every result of that id answered its own call', () => {
@@ -152,7 +220,12 @@ describe('checkPairing', () => {
 });
 
 /** The rules as first written, one scan of every call per result: what the indexed check must agree with. */
-function referencePairing(pairing: Pairing, messageOf: (item: number) => number | null, roles: readonly Message[], lineOf: (item: number) => number) {
+function referencePairing(
+  pairing: Pairing,
+  messageOf: (item: number) => number | null,
+  roles: readonly Message[],
+  lineOf: (item: number) => number,
+) {
   const findings: { kind: string; rule: string; item: number; text: string }[] = [];
   const headOf = (m: number | null): number | null => {
     if (m === null) return null;
@@ -168,7 +241,9 @@ function referencePairing(pairing: Pairing, messageOf: (item: number) => number 
     const first = before[0];
     if (first === undefined) return;
     // One unit: the same adapter turn when either call names one, else the same message.
-    const shared = before.some((c) => (c.turn !== undefined || call.turn !== undefined ? c.turn === call.turn : c.home !== null && c.home === call.home));
+    const shared = before.some((c) =>
+      c.turn !== undefined || call.turn !== undefined ? c.turn === call.turn : c.home !== null && c.home === call.home,
+    );
     const text = `call id ${JSON.stringify(call.id)} (${nameOf(call.name)}) is already used by the call on line ${lineOf(first.item)}`;
     findings.push({ kind: 'duplicate-id', rule: shared ? 'shared-id' : 'reused-id', item: call.item, text });
   });
@@ -178,16 +253,25 @@ function referencePairing(pairing: Pairing, messageOf: (item: number) => number 
     const match = calls.find(
       (c) =>
         !c.answered &&
-        (c.turn !== undefined || result.turn !== undefined ? c.turn === result.turn : c.home !== null && c.home === head) &&
+        (c.turn !== undefined || result.turn !== undefined
+          ? c.turn === result.turn
+          : c.home !== null && c.home === head) &&
         c.item <= result.item &&
-        (result.id !== null ? c.id === result.id : (c.id === null || pairing.idsOptional === true) && (result.name === '' || c.name === result.name)),
+        (result.id !== null
+          ? c.id === result.id
+          : (c.id === null || pairing.idsOptional === true) && (result.name === '' || c.name === result.name)),
     );
     if (match !== undefined) {
       match.answered = true;
       continue;
     }
     if (result.id === null) {
-      findings.push({ kind: 'orphan-result', rule: 'orphan-result', item: result.item, text: `result of ${nameOf(result.name)} (no call id) answers no call right before it` });
+      findings.push({
+        kind: 'orphan-result',
+        rule: 'orphan-result',
+        item: result.item,
+        text: `result of ${nameOf(result.name)} (no call id) answers no call right before it`,
+      });
       continue;
     }
     const elsewhere = calls.filter((c) => c.id === result.id);
@@ -196,8 +280,13 @@ function referencePairing(pairing: Pairing, messageOf: (item: number) => number 
     let text: string;
     let rule: string;
     if (elsewhere.length === 0) [rule, text] = ['orphan-result', `result for call id ${id} answers no call`];
-    else if (elsewhere.every((c) => c.answered)) [rule, text] = ['repeated-result', `result for call id ${id} repeats a result the call already has`];
-    else [rule, text] = ['result-not-after-call', `result for call id ${id} is not right after its call (line ${lineOf((elsewhere[0] as (typeof calls)[number]).item)})`];
+    else if (elsewhere.every((c) => c.answered))
+      [rule, text] = ['repeated-result', `result for call id ${id} repeats a result the call already has`];
+    else
+      [rule, text] = [
+        'result-not-after-call',
+        `result for call id ${id} is not right after its call (line ${lineOf((elsewhere[0] as (typeof calls)[number]).item)})`,
+      ];
     findings.push({ kind: 'orphan-result', rule, item: result.item, text });
   }
   for (const call of calls) {
@@ -217,7 +306,12 @@ function referencePairing(pairing: Pairing, messageOf: (item: number) => number 
 describe('checkPairing against the rules as first written', () => {
   const side = <T>(values: readonly T[]) => fc.constantFrom(...values);
   const entry = fc.record(
-    { item: fc.nat({ max: 7 }), id: side([null, 'a', 'b', 'c']), name: side(['', 'f', 'g']), turn: side([undefined, 't1', 't2']) },
+    {
+      item: fc.nat({ max: 7 }),
+      id: side([null, 'a', 'b', 'c']),
+      name: side(['', 'f', 'g']),
+      turn: side([undefined, 't1', 't2']),
+    },
     { requiredKeys: ['item', 'id', 'name'] },
   );
   const case_ = fc.record({
@@ -236,10 +330,17 @@ describe('checkPairing against the rules as first written', () => {
           const home = homes[item] ?? null;
           return home === null || home >= messagesOf.length ? null : home;
         };
-        const withoutTurn = (e: (typeof calls)[number]) => (e.turn === undefined ? { item: e.item, id: e.id, name: e.name } : e);
-        const pairing: Pairing = { calls: calls.map(withoutTurn), results: results.map(withoutTurn), ...(idsOptional ? { idsOptional } : {}) };
+        const withoutTurn = (e: (typeof calls)[number]) =>
+          e.turn === undefined ? { item: e.item, id: e.id, name: e.name } : e;
+        const pairing: Pairing = {
+          calls: calls.map(withoutTurn),
+          results: results.map(withoutTurn),
+          ...(idsOptional ? { idsOptional } : {}),
+        };
         const lineOf = (item: number) => item + 1;
-        expect(checkPairing(pairing, messageOf, messagesOf, lineOf)).toEqual(referencePairing(pairing, messageOf, messagesOf, lineOf));
+        expect(checkPairing(pairing, messageOf, messagesOf, lineOf)).toEqual(
+          referencePairing(pairing, messageOf, messagesOf, lineOf),
+        );
       }),
       { numRuns: 3000 },
     );

@@ -10,7 +10,14 @@ import { checkMessages, emptinessOf, isEmptyAssistant } from '../../src/lint/mes
 import { findProblems, type ProblemInput } from '../../src/lint/problems.js';
 
 const msg = (role: Message['role'], text = 'x'): Message => ({ role, content: textContent(text) });
-const content = (over: Partial<Content>): Content => ({ texts: [], toolCalls: [], results: [], images: 0, files: [], ...over });
+const content = (over: Partial<Content>): Content => ({
+  texts: [],
+  toolCalls: [],
+  results: [],
+  images: 0,
+  files: [],
+  ...over,
+});
 
 describe('isEmptyAssistant', () => {
   it('flags an assistant message with no text, tool call, image or file', () => {
@@ -20,7 +27,9 @@ describe('isEmptyAssistant', () => {
 
   it('accepts an assistant message with any one of them, and any message of another role', () => {
     expect(isEmptyAssistant(msg('assistant', 'Hi'))).toBe(false);
-    expect(isEmptyAssistant({ role: 'assistant', content: content({ toolCalls: [{ name: 'f', arguments: '{}' }] }) })).toBe(false);
+    expect(
+      isEmptyAssistant({ role: 'assistant', content: content({ toolCalls: [{ name: 'f', arguments: '{}' }] }) }),
+    ).toBe(false);
     expect(isEmptyAssistant({ role: 'assistant', content: content({ images: 1 }) })).toBe(false);
     expect(isEmptyAssistant({ role: 'assistant', content: content({ files: [null] }) })).toBe(false);
     expect(isEmptyAssistant({ role: 'user', content: content({}) })).toBe(false);
@@ -44,12 +53,16 @@ describe('checkMessages', () => {
   const none: Message = { role: 'assistant', content: content({}) };
 
   it('names each empty assistant message by its index, and the rule it breaks', () => {
-    expect(checkMessages([msg('user'), msg('assistant', ''), none, msg('assistant', 'ok'), msg('assistant', ' ')])).toEqual([
+    expect(
+      checkMessages([msg('user'), msg('assistant', ''), none, msg('assistant', 'ok'), msg('assistant', ' ')]),
+    ).toEqual([
       { kind: 'empty-assistant', rule: 'blank-assistant', message: 1, text: blank },
       { kind: 'empty-assistant', rule: 'empty-assistant', message: 2, text: empty },
       { kind: 'empty-assistant', rule: 'blank-final-assistant', message: 4, text: blank },
     ]);
-    expect(checkMessages([msg('user'), none])).toEqual([{ kind: 'empty-assistant', rule: 'empty-final-assistant', message: 1, text: empty }]);
+    expect(checkMessages([msg('user'), none])).toEqual([
+      { kind: 'empty-assistant', rule: 'empty-final-assistant', message: 1, text: empty },
+    ]);
   });
 });
 
@@ -67,7 +80,12 @@ describe('findProblems', () => {
 
   it('finds nothing in a clean conversation, with or without pairing', () => {
     expect(findProblems(base)).toEqual([]);
-    expect(findProblems({ ...base, pairing: { calls: [{ item: 1, id: 'a', name: 'f' }], results: [{ item: 3, id: 'a', name: '' }] } })).toEqual([]);
+    expect(
+      findProblems({
+        ...base,
+        pairing: { calls: [{ item: 1, id: 'a', name: 'f' }], results: [{ item: 3, id: 'a', name: '' }] },
+      }),
+    ).toEqual([]);
   });
 
   it('places every kind of problem at its item, in file order', () => {
@@ -83,13 +101,61 @@ describe('findProblems', () => {
     const messages = [msg('user'), msg('assistant'), msg('tool'), msg('assistant', '')];
     const error = 'error' as const;
     expect(findProblems({ ...base, pairing, messages })).toEqual([
-      { kind: 'unknown-role', severity: error, item: 0, text: 'not a message with a role (left out of the structure above)', message: 0, line: 1, column: 3 },
-      { kind: 'missing-result', severity: error, item: 1, text: 'tool call "a" (f) has no result', message: 1, line: 2, column: 3 },
-      { kind: 'unknown-role', severity: error, item: 2, text: 'unknown role "narrator" (left out of the structure above)', message: null, line: 3, column: 3 },
-      { kind: 'format', severity: error, item: 3, text: 'a block the provider refuses', message: 2, line: 4, column: 3 },
+      {
+        kind: 'unknown-role',
+        severity: error,
+        item: 0,
+        text: 'not a message with a role (left out of the structure above)',
+        message: 0,
+        line: 1,
+        column: 3,
+      },
+      {
+        kind: 'missing-result',
+        severity: error,
+        item: 1,
+        text: 'tool call "a" (f) has no result',
+        message: 1,
+        line: 2,
+        column: 3,
+      },
+      {
+        kind: 'unknown-role',
+        severity: error,
+        item: 2,
+        text: 'unknown role "narrator" (left out of the structure above)',
+        message: null,
+        line: 3,
+        column: 3,
+      },
+      {
+        kind: 'format',
+        severity: error,
+        item: 3,
+        text: 'a block the provider refuses',
+        message: 2,
+        line: 4,
+        column: 3,
+      },
       // OpenAI Chat Completions accepts an assistant message whose text is empty.
-      { kind: 'empty-assistant', severity: 'warning', item: 4, message: 3, line: 5, column: 3, text: 'assistant message has only empty or blank text (no tool call, image or file)' },
-      { kind: 'orphan-result', severity: error, item: 4, text: 'result for call id "b" answers no call', message: 3, line: 5, column: 3 },
+      {
+        kind: 'empty-assistant',
+        severity: 'warning',
+        item: 4,
+        message: 3,
+        line: 5,
+        column: 3,
+        text: 'assistant message has only empty or blank text (no tool call, image or file)',
+      },
+      {
+        kind: 'orphan-result',
+        severity: error,
+        item: 4,
+        text: 'result for call id "b" answers no call',
+        message: 3,
+        line: 5,
+        column: 3,
+      },
     ]);
   });
 
@@ -97,7 +163,15 @@ describe('findProblems', () => {
     const messages = [{ role: 'assistant', content: content({}) } as Message, msg('user')];
     const problems = findProblems({ ...base, messages, firstItemOf: (m) => (m === 0 ? null : 0) });
     expect(problems).toEqual([
-      { kind: 'empty-assistant', severity: 'error', item: -1, message: 0, line: 1, column: 1, text: 'assistant message has nothing in it (no text, tool call, image or file)' },
+      {
+        kind: 'empty-assistant',
+        severity: 'error',
+        item: -1,
+        message: 0,
+        line: 1,
+        column: 1,
+        text: 'assistant message has nothing in it (no text, tool call, image or file)',
+      },
     ]);
   });
 
@@ -110,7 +184,15 @@ describe('findProblems', () => {
       results: [{ item: 3, id: 'a', name: '' }],
     };
     expect(findProblems({ ...base, pairing }).filter((p) => p.kind === 'duplicate-id')).toEqual([
-      { kind: 'duplicate-id', severity: 'warning', item: 4, text: 'call id "a" (f) is already used by the call on line 2', message: 3, line: 5, column: 3 },
+      {
+        kind: 'duplicate-id',
+        severity: 'warning',
+        item: 4,
+        text: 'call id "a" (f) is already used by the call on line 2',
+        message: 3,
+        line: 5,
+        column: 3,
+      },
     ]);
   });
 
@@ -122,7 +204,8 @@ describe('findProblems', () => {
       ],
       results: [{ item: 3, id: 'a', name: '' }],
     };
-    const severities = (format: string) => findProblems({ ...base, format, pairing }).map((p) => `${p.kind} ${p.severity}`);
+    const severities = (format: string) =>
+      findProblems({ ...base, format, pairing }).map((p) => `${p.kind} ${p.severity}`);
     // The reused id: Anthropic rejects it, OpenAI does not; the call left without a result: every provider rejects it.
     expect(severities('openai')).toEqual(['duplicate-id warning', 'missing-result error']);
     expect(severities('anthropic')).toEqual(['duplicate-id error', 'missing-result error']);

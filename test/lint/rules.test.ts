@@ -20,7 +20,12 @@ function tableAfter(heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(first + 2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split('|').map((cell) => cell.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -30,11 +35,13 @@ const namesIn = (cell: string): string[] => [...cell.matchAll(/`([^`]+)`/g)].map
 
 describe('the provider of each format', () => {
   const judged = new Map<string, string>();
-  for (const [formats, by] of tableAfter('## Which provider judges each format')) for (const f of namesIn(formats as string)) judged.set(f, by as string);
+  for (const [formats, by] of tableAfter('## Which provider judges each format'))
+    for (const f of namesIn(formats as string)) judged.set(f, by as string);
 
   it('is documented for every format, as the code has it', () => {
     expect([...judged.keys()].sort()).toEqual(FORMATS.map((f) => f.name).sort());
-    for (const f of FORMATS) expect(judged.get(f.name)).toMatch(new RegExp(`^${PROVIDER_NAMES[providerOf(f.name)]}\\b`, 'i'));
+    for (const f of FORMATS)
+      expect(judged.get(f.name)).toMatch(new RegExp(`^${PROVIDER_NAMES[providerOf(f.name)]}\\b`, 'i'));
   });
 
   it('sends the frameworks and data sets to no provider in particular, and Claude Code sessions to Anthropic', () => {

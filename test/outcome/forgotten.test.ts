@@ -8,13 +8,38 @@ import fc from 'fast-check';
 import { textContent } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
 import { compactMessages } from '../../src/library.js';
-import { inventoryOf, parseRetention, retentionFailure, retentionOf, type InventoryInput } from '../../src/outcome/forgotten.js';
+import {
+  inventoryOf,
+  parseRetention,
+  retentionFailure,
+  retentionOf,
+  type InventoryInput,
+} from '../../src/outcome/forgotten.js';
 
 const user = (text: string): Message => ({ role: 'user', content: textContent(text) });
-const result = (text: string): Message => ({ role: 'tool', content: { texts: [], toolCalls: [], results: [{ name: 'search', text, error: false, images: 0, files: 0 }], images: 0, files: [] } });
+const result = (text: string): Message => ({
+  role: 'tool',
+  content: {
+    texts: [],
+    toolCalls: [],
+    results: [{ name: 'search', text, error: false, images: 0, files: 0 }],
+    images: 0,
+    files: [],
+  },
+});
 
 function input(original: Message[], over: Partial<InventoryInput>): InventoryInput {
-  return { original, decided: original, kept: [], removed: [], replaced: [], offloaded: [], added: [], positionOf: (m) => m, ...over };
+  return {
+    original,
+    decided: original,
+    kept: [],
+    removed: [],
+    replaced: [],
+    offloaded: [],
+    added: [],
+    positionOf: (m) => m,
+    ...over,
+  };
 }
 
 describe('inventoryOf', () => {
@@ -30,18 +55,26 @@ describe('inventoryOf', () => {
 
   it('counts what the note or a summary names as kept', () => {
     const messages = [user('edit src/a.ts'), user('task')];
-    expect(inventoryOf(input(messages, { removed: [0], kept: [1], added: ['summary: src/a.ts was edited'] })).forgotten).toEqual([]);
+    expect(
+      inventoryOf(input(messages, { removed: [0], kept: [1], added: ['summary: src/a.ts was edited'] })).forgotten,
+    ).toEqual([]);
   });
 
   it('takes a pruned result’s original text as leaving, and its placeholder as what stays', () => {
     const original = [user('task'), result('ENOENT: /etc/app.yml')];
     const decided = [original[0] as Message, result('[pruned]')];
-    expect(inventoryOf(input(original, { decided, kept: [0, 1], replaced: [1] })).forgotten.map((id) => id.value)).toEqual(['ENOENT', '/etc/app.yml']);
+    expect(
+      inventoryOf(input(original, { decided, kept: [0, 1], replaced: [1] })).forgotten.map((id) => id.value),
+    ).toEqual(['ENOENT', '/etc/app.yml']);
   });
 
   it('lists what offloaded results name as recoverable, before any removed message naming it too', () => {
     const original = [user('ENOENT again'), user('task'), result('ENOENT: /etc/app.yml')];
-    const decided = [original[0] as Message, original[1] as Message, result("Tool result offloaded to '/s/1.txt' (20 characters). Preview: ENO")];
+    const decided = [
+      original[0] as Message,
+      original[1] as Message,
+      result("Tool result offloaded to '/s/1.txt' (20 characters). Preview: ENO"),
+    ];
     const inventory = inventoryOf(input(original, { decided, kept: [1, 2], removed: [0], offloaded: [2] }));
     expect(inventory.recoverable.map((id) => [id.value, id.message])).toEqual([
       ['ENOENT', 2],
@@ -51,18 +84,28 @@ describe('inventoryOf', () => {
   });
 
   it('takes a path a kept longer path holds as kept: its file name and its folders', () => {
-    const messages = [user('see fields.py and src/marshmallow, then lib/other.py'), user('open /testbed/src/marshmallow/fields.py')];
-    expect(inventoryOf(input(messages, { removed: [0], kept: [1] })).forgotten.map((id) => id.value)).toEqual(['lib/other.py']);
+    const messages = [
+      user('see fields.py and src/marshmallow, then lib/other.py'),
+      user('open /testbed/src/marshmallow/fields.py'),
+    ];
+    expect(inventoryOf(input(messages, { removed: [0], kept: [1] })).forgotten.map((id) => id.value)).toEqual([
+      'lib/other.py',
+    ]);
   });
 
   it('reports the position the caller gives a message (its item in the file)', () => {
     const messages = [user('src/a.ts'), user('task')];
-    expect(inventoryOf(input(messages, { removed: [0], kept: [1], positionOf: (m) => m + 10 })).forgotten[0]?.message).toBe(10);
+    expect(
+      inventoryOf(input(messages, { removed: [0], kept: [1], positionOf: (m) => m + 10 })).forgotten[0]?.message,
+    ).toBe(10);
   });
 });
 
 describe('retention of a summary', () => {
-  const replaced = [user('fixed src/auth/login.ts line 42, commit 3f63cd0'), user('TypeError in src/auth/login.ts and https://a.example/x')];
+  const replaced = [
+    user('fixed src/auth/login.ts line 42, commit 3f63cd0'),
+    user('TypeError in src/auth/login.ts and https://a.example/x'),
+  ];
 
   it('is the share of the replaced messages’ identifiers the summary still names', () => {
     const r = retentionOf(replaced, 'We fixed src/auth/login.ts (TypeError).');
@@ -120,7 +163,12 @@ function modelIds(text: string): string[] {
   return text.split(' ').flatMap((w) => POOL.filter((p) => p.word === w).map((p) => `${p.kind}:${p.value}`));
 }
 
-const textArb = fc.array(fc.oneof(fc.constantFrom(...POOL.map((p) => p.word)), fc.constantFrom(...FILLER)), { minLength: 1, maxLength: 5 }).map((w) => w.join(' '));
+const textArb = fc
+  .array(fc.oneof(fc.constantFrom(...POOL.map((p) => p.word)), fc.constantFrom(...FILLER)), {
+    minLength: 1,
+    maxLength: 5,
+  })
+  .map((w) => w.join(' '));
 
 type Chat = Record<string, unknown>;
 
@@ -138,7 +186,13 @@ const chatArb = fc
     for (const [q, a] of turns) messages.push({ role: 'user', content: q }, { role: 'assistant', content: a });
     messages.push({ role: 'user', content: task });
     steps.forEach(([args, out], k) => {
-      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'search', arguments: JSON.stringify({ q: args }) } }] });
+      messages.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: `c${k}`, type: 'function', function: { name: 'search', arguments: JSON.stringify({ q: args }) } },
+        ],
+      });
       // Long enough for pruning to save something on it.
       messages.push({ role: 'tool', tool_call_id: `c${k}`, content: `${out}${' then'.repeat(30)}` });
     });
@@ -149,7 +203,8 @@ const chatArb = fc
 function textsOf(m: Chat): string[] {
   const out: string[] = [];
   if (typeof m.content === 'string') out.push(m.content);
-  for (const c of (m.tool_calls as { function: { arguments: string } }[] | undefined) ?? []) out.push((JSON.parse(c.function.arguments) as { q: string }).q);
+  for (const c of (m.tool_calls as { function: { arguments: string } }[] | undefined) ?? [])
+    out.push((JSON.parse(c.function.arguments) as { q: string }).q);
   return out;
 }
 
@@ -173,7 +228,8 @@ describe("the library's forgotten, against a model", () => {
         const expected = new Map<string, number>();
         messages.forEach((m, k) => {
           if (kept.has(m)) return;
-          for (const id of textsOf(m).flatMap(modelIds)) if (!outputIds.has(id) && !expected.has(id)) expected.set(id, k);
+          for (const id of textsOf(m).flatMap(modelIds))
+            if (!outputIds.has(id) && !expected.has(id)) expected.set(id, k);
         });
         if (out.messages.some((m) => !messages.includes(m as Chat) && (m as Chat).note !== true)) pruned++;
         const got = new Map(out.forgotten.map((id) => [`${id.kind}:${id.value}`, id.message]));

@@ -66,7 +66,11 @@ function records(n: number, eol = '\n'): string {
   for (let i = 0; i < n; i++) {
     const messages = [
       { role: 'user', content: `Weather ${i} 😀 漢字?` },
-      { role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'w', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'w', arguments: '{}' } }],
+      },
       ...(i % 3 === 0 ? [] : [{ role: 'tool', tool_call_id: `c${i}`, content: 'ok 😀' }]),
       { role: 'assistant', content: i % 5 === 0 ? '' : 'Done' },
     ];
@@ -91,7 +95,13 @@ function messagesJsonl(calls: number, eol = '\n'): string {
   const lines: string[] = [JSON.stringify({ role: 'system', content: 'Be brief 😀.' })];
   for (let i = 0; i < calls; i++) {
     lines.push(JSON.stringify({ role: 'user', content: `Weather ${i} 😀 漢字?`, note: '😀é'.repeat(i % 4) }));
-    lines.push(JSON.stringify({ role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'w', arguments: '{}' } }] }));
+    lines.push(
+      JSON.stringify({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'w', arguments: '{}' } }],
+      }),
+    );
     if (i % 3 !== 0) lines.push(JSON.stringify({ role: 'tool', tool_call_id: `c${i}`, content: 'ok 😀' }));
     lines.push(JSON.stringify({ role: 'assistant', content: i % 5 === 0 ? '' : 'Done' }));
   }
@@ -102,7 +112,10 @@ describe('inspecting a file held as lines', () => {
   const settings = { format: 'auto', counter: createFakeCounter() };
 
   it.each([
-    ['a Claude Code session', () => readFileSync(path.join(ROOT, 'fixtures/inspect/claude-code-duplicate-id.jsonl'), 'utf8')],
+    [
+      'a Claude Code session',
+      () => readFileSync(path.join(ROOT, 'fixtures/inspect/claude-code-duplicate-id.jsonl'), 'utf8'),
+    ],
     ['a conversation with astral characters', () => messagesJsonl(30)],
     ['a conversation with CRLF line ends', () => messagesJsonl(30, '\r\n')],
     ['a conversation after a byte-order mark', () => `\ufeff${messagesJsonl(12)}`],
@@ -130,7 +143,9 @@ describe('inspecting a file held as lines', () => {
     const n = 6000;
     const text = messagesJsonl(n);
     const file = tempFile('many.jsonl', text);
-    const [c] = inspectSource(withoutText(readSourceFile(file, 'many.jsonl', 0)), { counter: createFakeCounter() }).conversations;
+    const [c] = inspectSource(withoutText(readSourceFile(file, 'many.jsonl', 0)), {
+      counter: createFakeCounter(),
+    }).conversations;
     const missing = c?.problems.filter((p) => p.kind === 'missing-result') ?? [];
     expect(missing).toHaveLength(n / 3);
     const lineOfCall = (i: number) => text.split('\n').findIndex((l) => l.includes(`"id":"c${i}"`)) + 1;
@@ -144,7 +159,11 @@ describe('inspecting a file held as lines', () => {
   ])('places problems of a file held as one text, its items %s, in code points', (_what, separator) => {
     const items = [
       { role: 'user', content: '😀😀 漢字 é' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'x1', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'x1', type: 'function', function: { name: 'w', arguments: '{}' } }],
+      },
       { role: 'assistant', content: '' },
     ].map((m) => JSON.stringify(m));
     const text = `[\n  ${items.join(separator)}\n]\n`;
@@ -161,7 +180,12 @@ describe('failures', () => {
   const compactSettings = { target: 100, counter: createFakeCounter() };
 
   it('words a message a format refuses as compacting does, naming the record', () => {
-    const text = `${JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }] })}\n${JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 42 }] })}\n`;
+    const text = `${JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }] })}\n${JSON.stringify({
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 42 },
+      ],
+    })}\n`;
     const source = (): SourceText => decodeSource(Buffer.from(text), 'r.jsonl');
     const inspecting = errorOf(() => inspectSource(source(), { format: 'openai', counter: createFakeCounter() }));
     expect(inspecting).toBe(errorOf(() => compactSource(source(), { ...compactSettings, format: 'openai' })));

@@ -4,7 +4,13 @@
  * `exhaustive` (every message counted exactly, by every strategy), and everything an output shows must be the same.
  */
 import { describe, expect, it } from '@jest/globals';
-import { compactSource, EXACT_COUNT_UP_TO, type FileOptions, type FileResult, type StrategyName } from '../../src/pipeline.js';
+import {
+  compactSource,
+  EXACT_COUNT_UP_TO,
+  type FileOptions,
+  type FileResult,
+  type StrategyName,
+} from '../../src/pipeline.js';
 import { sourceFromBytes } from '../../src/io/lines.js';
 import { createApproxCounter, createCounter } from '../../src/tokens/index.js';
 import { tailNewlineCost } from '../../src/tokens/bpe.js';
@@ -41,7 +47,9 @@ function summaryAnswer(request: SummaryRequest): SummaryAnswer {
 function withLongResults(seed: number): Conversation {
   const rng = createRng(seed * 7 + 1);
   return randomConversation(seed).map((m) =>
-    m.role === 'tool' && rng.chance(0.7) ? { ...m, text: Array.from({ length: rng.int(1, 12) }, () => m.text).join(rng.pick([' ', '\n', '}, ', '. '])) } : m,
+    m.role === 'tool' && rng.chance(0.7)
+      ? { ...m, text: Array.from({ length: rng.int(1, 12) }, () => m.text).join(rng.pick([' ', '\n', '}, ', '. '])) }
+      : m,
   );
 }
 
@@ -61,7 +69,13 @@ function shown(result: FileResult): unknown {
       target: c.target,
       pruned: c.pruned,
       offloaded: c.offloaded,
-      summarized: c.summarized === undefined ? null : { failure: c.summarized.failure?.reason ?? null, rounds: c.summarized.rounds.map((r) => [r.tier, r.replaced, r.text, r.tokensAfter]) },
+      summarized:
+        c.summarized === undefined
+          ? null
+          : {
+              failure: c.summarized.failure?.reason ?? null,
+              rounds: c.summarized.rounds.map((r) => [r.tier, r.replaced, r.text, r.tokensAfter]),
+            },
       before: c.outcome.before,
       miss: c.outcome.totals.miss,
       leftBelowTrigger: c.leftBelowTrigger,
@@ -69,7 +83,11 @@ function shown(result: FileResult): unknown {
   };
 }
 
-function compactBothWays(text: string, file: string, options: Omit<FileOptions, 'exhaustive'>): { lazy: unknown; exhaustive: unknown } {
+function compactBothWays(
+  text: string,
+  file: string,
+  options: Omit<FileOptions, 'exhaustive'>,
+): { lazy: unknown; exhaustive: unknown } {
   // A file a format cannot write fails both ways alike.
   const run = (exhaustive: boolean): unknown => {
     try {
@@ -142,7 +160,9 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
           try {
             expect(both.lazy).toEqual(both.exhaustive);
           } catch (error) {
-            throw new Error(`seed ${seed}, ${format}, ${strategies.join(',')}, ${JSON.stringify({ ...options, counter: undefined })}\n${(error as Error).message}`);
+            throw new Error(
+              `seed ${seed}, ${format}, ${strategies.join(',')}, ${JSON.stringify({ ...options, counter: undefined })}\n${(error as Error).message}`,
+            );
           }
           lazyPlans++;
         }
@@ -156,9 +176,19 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
     const conversation: Conversation = [
       { role: 'system', text: 'You are an agent.' },
       ...Array.from({ length: 40 }, (_, k): Conversation => [
-        { role: 'user', texts: [`Question ${k}: ${'why does the build fail on the second run '.repeat(3)}`], images: 0, files: [] },
+        {
+          role: 'user',
+          texts: [`Question ${k}: ${'why does the build fail on the second run '.repeat(3)}`],
+          images: 0,
+          files: [],
+        },
         { role: 'assistant', text: null, reasoning: null, calls: [{ id: `c${k}`, name: 'run', args: { step: k } }] },
-        { role: 'tool', callId: `c${k}`, name: 'run', text: `output ${k}: ${'error: the cache was stale; retrying with a clean build directory. '.repeat(40)}` },
+        {
+          role: 'tool',
+          callId: `c${k}`,
+          name: 'run',
+          text: `output ${k}: ${'error: the cache was stale; retrying with a clean build directory. '.repeat(40)}`,
+        },
         { role: 'assistant', text: 'Fixed.', reasoning: null, calls: [] },
       ]).flat(),
     ];
@@ -181,8 +211,18 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
     const conversation: Conversation = [
       { role: 'system', text: 'You are an agent.' },
       ...Array.from({ length: 60 }, (_, k): Conversation => [
-        { role: 'user', texts: [`Question ${k}: ${'why does the build fail on the second run '.repeat(3)}`], images: 0, files: [] },
-        { role: 'assistant', text: `Answer ${k}: ${'the cache was stale; a clean build fixes it. '.repeat(8)}`, reasoning: null, calls: [] },
+        {
+          role: 'user',
+          texts: [`Question ${k}: ${'why does the build fail on the second run '.repeat(3)}`],
+          images: 0,
+          files: [],
+        },
+        {
+          role: 'assistant',
+          text: `Answer ${k}: ${'the cache was stale; a clean build fixes it. '.repeat(8)}`,
+          reasoning: null,
+          calls: [],
+        },
       ]).flat(),
     ];
     const written = writeAs('openai', conversation, { jsonl: true });
@@ -190,7 +230,15 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
     // How many of the conversation's messages a run counts (each once, however often its count is looked up).
     const lazy = counting(o200k, true);
     const exhaustive = counting(o200k, true);
-    const options = { target: 600, strategies: ['summarize', 'window'] as StrategyName[], summarize: { instruction: 'Summarize.', summaryTokens: 60, answer: () => ({ text: 'The agent found a stale cache.' }) } };
+    const options = {
+      target: 600,
+      strategies: ['summarize', 'window'] as StrategyName[],
+      summarize: {
+        instruction: 'Summarize.',
+        summaryTokens: 60,
+        answer: () => ({ text: 'The agent found a stale cache.' }),
+      },
+    };
     const a = compactSource(source(), { ...options, counter: lazy.counter });
     const b = compactSource(source(), { ...options, counter: exhaustive.counter, exhaustive: true });
     expect(a.conversations[0]?.summarized?.rounds.length).toBeGreaterThan(0);
@@ -204,7 +252,31 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
 describe('the newline cost read from the tail after the last letter or digit', () => {
   it('equals counting the text with and without the newline', () => {
     const rng = createRng(99);
-    const pieces = ['abc', ' ', '  ', '\n', '}', '"}', '.', '...', ']', ')', '\t', '1', '42', 'é', 'e\u0301', '😀', '--', '/', '\r', "'s", '中文', ' }', '\n  '];
+    const pieces = [
+      'abc',
+      ' ',
+      '  ',
+      '\n',
+      '}',
+      '"}',
+      '.',
+      '...',
+      ']',
+      ')',
+      '\t',
+      '1',
+      '42',
+      'é',
+      'e\u0301',
+      '😀',
+      '--',
+      '/',
+      '\r',
+      "'s",
+      '中文',
+      ' }',
+      '\n  ',
+    ];
     const count = (t: string): number => o200k.measure([{ text: t, images: 0, files: 0 }]);
     for (let k = 0; k < 3000; k++) {
       const text = Array.from({ length: rng.int(0, 12) }, () => rng.pick(pieces)).join('');

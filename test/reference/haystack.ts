@@ -56,7 +56,9 @@ export function pyJsonDumps(value: unknown): string {
   if (Array.isArray(value)) return '[' + value.map(pyJsonDumps).join(', ') + ']';
   if (typeof value === 'object') {
     const keys = Object.keys(value as object).sort(byCodePoint);
-    return '{' + keys.map((k) => `${pyString(k)}: ${pyJsonDumps((value as Record<string, unknown>)[k])}`).join(', ') + '}';
+    return (
+      '{' + keys.map((k) => `${pyString(k)}: ${pyJsonDumps((value as Record<string, unknown>)[k])}`).join(', ') + '}'
+    );
   }
   return pyString(String(value));
 }
@@ -104,7 +106,8 @@ export function renderHMessage(message: HMessage): string {
   }
   const lines: string[] = [];
   if (message.texts.length > 0) lines.push(`[${role}] ` + message.texts.join('\n'));
-  for (const call of message.toolCalls) lines.push(`[${role} -> tool_call] ${call.toolName}(${pyJsonDumps(call.arguments)})`);
+  for (const call of message.toolCalls)
+    lines.push(`[${role} -> tool_call] ${call.toolName}(${pyJsonDumps(call.arguments)})`);
   for (let i = 0; i < message.images; i++) lines.push(`[${role}] <image>`);
   for (const f of message.files) lines.push(`[${role}] <file: ${f === null || f === '' ? 'unnamed' : f}>`);
   return lines.length > 0 ? lines.join('\n') : `[${role}] <no content>`;
@@ -165,7 +168,10 @@ function isCompactionMessage(m: HMessage, strategy: string, role?: HRole): boole
 }
 
 /** Haystack's `_agent_step_spans` (utils.py), for any message with a role and results (the summarization reference shares it). */
-export function agentStepSpans(messages: readonly { readonly role: string; readonly results: readonly unknown[] }[], start: number): Array<[number, number]> {
+export function agentStepSpans(
+  messages: readonly { readonly role: string; readonly results: readonly unknown[] }[],
+  start: number,
+): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   let index = start;
   while (index < messages.length) {
@@ -187,31 +193,52 @@ function range(start: number, end: number): number[] {
   return out;
 }
 
-export function currentAgentStepGroups(messages: readonly HMessage[], systemEnd: number, taskIndex: number | null): number[][] {
+export function currentAgentStepGroups(
+  messages: readonly HMessage[],
+  systemEnd: number,
+  taskIndex: number | null,
+): number[][] {
   const stepStart = taskIndex !== null ? taskIndex + 1 : systemEnd;
   return agentStepSpans(messages, stepStart).map(([s, e]) => range(s, e));
 }
 
-export function historicalTurnSpans(messages: readonly HMessage[], start: number, end: number): Array<[number, number]> {
-  const users = range(start, end).filter((i) => (messages[i] as HMessage).role === 'user' && !hasCompactionMeta(messages[i] as HMessage));
+export function historicalTurnSpans(
+  messages: readonly HMessage[],
+  start: number,
+  end: number,
+): Array<[number, number]> {
+  const users = range(start, end).filter(
+    (i) => (messages[i] as HMessage).role === 'user' && !hasCompactionMeta(messages[i] as HMessage),
+  );
   return users.map((s, k) => [s, users[k + 1] ?? end]);
 }
 
-export function historicalTurnGroups(messages: readonly HMessage[], systemEnd: number, taskIndex: number | null): number[][] {
+export function historicalTurnGroups(
+  messages: readonly HMessage[],
+  systemEnd: number,
+  taskIndex: number | null,
+): number[][] {
   const historicalEnd = taskIndex !== null ? taskIndex : systemEnd;
   return historicalTurnSpans(messages, systemEnd, historicalEnd).map(([s, e]) => range(s, e));
 }
 
-const at = (messages: readonly HMessage[], indices: readonly number[]): HMessage[] => indices.map((i) => messages[i] as HMessage);
+const at = (messages: readonly HMessage[], indices: readonly number[]): HMessage[] =>
+  indices.map((i) => messages[i] as HMessage);
 
 // ---------------------------------------------------------------------------------------------------------------
 // sliding_window.py
 
-export const DEFAULT_OMISSION_NOTE = '[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]';
+export const DEFAULT_OMISSION_NOTE =
+  '[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]';
 
 const isCompactionNote = (m: HMessage): boolean => isCompactionMessage(m, 'sliding_window', 'user');
 
-function firstGroupToKeep(messages: readonly HMessage[], groups: number[][], available: number, count: HCounter): number {
+function firstGroupToKeep(
+  messages: readonly HMessage[],
+  groups: number[][],
+  available: number,
+  count: HCounter,
+): number {
   let firstKept = groups.length;
   while (firstKept > 0) {
     const tokens = count(at(messages, groups[firstKept - 1] as number[]));
@@ -233,12 +260,19 @@ export interface WindowResult {
   readonly noteText: string | null;
 }
 
-export function slidingWindow(messages: readonly HMessage[], target: number, count: HCounter, options: { minKeepSteps: number; note: string | null }): WindowResult | null {
+export function slidingWindow(
+  messages: readonly HMessage[],
+  target: number,
+  count: HCounter,
+  options: { minKeepSteps: number; note: string | null },
+): WindowResult | null {
   if (count(messages) <= target) return null;
   const systemEnd = leadingSystemEnd(messages);
   const taskIndex = latestUserIndex(messages);
   const taskIndices = taskIndex !== null ? [taskIndex] : [];
-  const historical = historicalTurnGroups(messages, systemEnd, taskIndex).map((g) => g.filter((i) => !isCompactionNote(messages[i] as HMessage)));
+  const historical = historicalTurnGroups(messages, systemEnd, taskIndex).map((g) =>
+    g.filter((i) => !isCompactionNote(messages[i] as HMessage)),
+  );
   const steps = currentAgentStepGroups(messages, systemEnd, taskIndex);
   const protectedMessages = at(messages, [...range(0, systemEnd), ...taskIndices]);
   const available = target - count(protectedMessages);
@@ -270,7 +304,15 @@ export function slidingWindow(messages: readonly HMessage[], target: number, cou
 export function applyWindow(messages: readonly HMessage[], result: WindowResult): HMessage[] {
   const out = at(messages, result.kept);
   if (result.noteText !== null && result.noteIndex !== null) {
-    out.splice(result.noteIndex, 0, { role: 'user', texts: [result.noteText], toolCalls: [], results: [], images: 0, files: [], meta: { compaction: 'sliding_window' } });
+    out.splice(result.noteIndex, 0, {
+      role: 'user',
+      texts: [result.noteText],
+      toolCalls: [],
+      results: [],
+      images: 0,
+      files: [],
+      meta: { compaction: 'sliding_window' },
+    });
   }
   return out;
 }
@@ -311,7 +353,14 @@ export function toolResultPruning(
       role: 'tool',
       texts: [],
       toolCalls: [],
-      results: [{ toolName: result.toolName, id: result.id, text: options.placeholder.split('{tool_name}').join(result.toolName), error: result.error }],
+      results: [
+        {
+          toolName: result.toolName,
+          id: result.id,
+          text: options.placeholder.split('{tool_name}').join(result.toolName),
+          error: result.error,
+        },
+      ],
       images: 0,
       files: [],
       meta: { ...message.meta, compaction: 'tool_result_pruning' },
@@ -332,7 +381,10 @@ export function toolResultPruning(
 // only the freshest batch.
 
 /** The results `_maybe_offload` would replace: no error, not offloaded or compacted, text, longer than `over`. */
-export function offloadCandidates(messages: readonly HMessage[], options: { minKeepSteps: number; over: number }): number[] {
+export function offloadCandidates(
+  messages: readonly HMessage[],
+  options: { minKeepSteps: number; over: number },
+): number[] {
   const resultSteps = agentStepSpans(messages, 0)
     .filter(([s, e]) => e > s + 1)
     .map(([s, e]) => range(s + 1, e));

@@ -13,7 +13,12 @@ export interface RMessage {
   readonly strategy?: string;
   readonly texts: readonly string[];
   readonly calls: readonly { readonly id: string; readonly name: string; readonly args: string }[];
-  readonly results: readonly { readonly id: string; readonly name: string; readonly text: string; readonly error: boolean }[];
+  readonly results: readonly {
+    readonly id: string;
+    readonly name: string;
+    readonly text: string;
+    readonly error: boolean;
+  }[];
   /** `<image: …>` / `<file: …>` descriptions, images first; `images` and `files` are the counting placeholders' counts. */
   readonly attachments: readonly string[];
   readonly images: number;
@@ -29,18 +34,30 @@ const isUser = (m: RMessage): boolean => m.role === 'user';
 
 /** `_render_message` with the default placeholder: what the counter measures. */
 function renderCounting(m: RMessage): { text: string; images: number; files: number } {
-  if (m.results.length > 0) return { text: m.results.map((r) => `[tool:${r.name}${r.error ? ' (error)' : ''}] ${r.text}`).join('\n'), images: 0, files: 0 };
+  if (m.results.length > 0)
+    return {
+      text: m.results.map((r) => `[tool:${r.name}${r.error ? ' (error)' : ''}] ${r.text}`).join('\n'),
+      images: 0,
+      files: 0,
+    };
   const lines: string[] = [];
   if (m.texts.length > 0) lines.push(`[${m.role}] ${m.texts.join('\n')}`);
   for (const c of m.calls) lines.push(`[${m.role} -> tool_call] ${c.name}(${c.args})`);
   for (let i = 0; i < m.images; i++) lines.push(`[${m.role}] <image>`);
   for (const f of m.files) lines.push(`[${m.role}] <file: ${f}>`);
-  return { text: lines.length > 0 ? lines.join('\n') : `[${m.role}] <no content>`, images: m.images, files: m.files.length };
+  return {
+    text: lines.length > 0 ? lines.join('\n') : `[${m.role}] <no content>`,
+    images: m.images,
+    files: m.files.length,
+  };
 }
 
 /** `_render_message(include_tool_call_ids=True, placeholder=_attachment_placeholder)`. */
 function renderPrompt(m: RMessage): string {
-  if (m.results.length > 0) return m.results.map((r) => `[tool:${r.name}${r.id ? ` id=${r.id}` : ''}${r.error ? ' (error)' : ''}] ${r.text}`).join('\n');
+  if (m.results.length > 0)
+    return m.results
+      .map((r) => `[tool:${r.name}${r.id ? ` id=${r.id}` : ''}${r.error ? ' (error)' : ''}] ${r.text}`)
+      .join('\n');
   const lines: string[] = [];
   if (m.texts.length > 0) lines.push(`[${m.role}] ${m.texts.join('\n')}`);
   for (const c of m.calls) lines.push(`[${m.role} -> tool_call${c.id ? ` id=${c.id}` : ''}] ${c.name}(${c.args})`);
@@ -48,10 +65,12 @@ function renderPrompt(m: RMessage): string {
   return lines.length > 0 ? lines.join('\n') : `[${m.role}] <no content>`;
 }
 
-const count = (messages: readonly RMessage[], counter: Count): number => (messages.length === 0 ? 0 : counter(messages.map(renderCounting)));
+const count = (messages: readonly RMessage[], counter: Count): number =>
+  messages.length === 0 ? 0 : counter(messages.map(renderCounting));
 
 function leadingSystemEnd(ms: readonly RMessage[]): number {
-  for (let i = 0; i < ms.length; i++) if ((ms[i] as RMessage).role !== 'system' || hasMarker(ms[i] as RMessage)) return i;
+  for (let i = 0; i < ms.length; i++)
+    if ((ms[i] as RMessage).role !== 'system' || hasMarker(ms[i] as RMessage)) return i;
   return ms.length;
 }
 function latestUserIndex(ms: readonly RMessage[]): number | null {
@@ -63,17 +82,27 @@ function historicalTurnSpans(ms: readonly RMessage[], start: number, end: number
   const users = range(start, end).filter((i) => isUser(ms[i] as RMessage) && !hasMarker(ms[i] as RMessage));
   return users.map((i, p) => [i, users[p + 1] ?? end]);
 }
-function groupsToSummarize(ms: readonly RMessage[], groups: number[][], target: number, summaryTokens: number, counter: Count): number[] {
+function groupsToSummarize(
+  ms: readonly RMessage[],
+  groups: number[][],
+  target: number,
+  summaryTokens: number,
+  counter: Count,
+): number[] {
   const selected: number[] = [];
   for (const g of groups) {
     selected.push(...g);
     const left = new Set(selected);
-    const remaining = count(ms.filter((_, i) => !left.has(i)), counter);
+    const remaining = count(
+      ms.filter((_, i) => !left.has(i)),
+      counter,
+    );
     if (remaining + summaryTokens <= target) break;
   }
   return selected;
 }
-const previousSummaryIndices = (ms: readonly RMessage[], s: number, e: number): number[] => range(s, e).filter((i) => isSummary(ms[i] as RMessage));
+const previousSummaryIndices = (ms: readonly RMessage[], s: number, e: number): number[] =>
+  range(s, e).filter((i) => isSummary(ms[i] as RMessage));
 
 export interface Settings {
   readonly target: number;
@@ -91,23 +120,54 @@ export function nextSummary(ms: readonly RMessage[], s: Settings, counter: Count
   const turns = historicalTurnSpans(ms, systemEnd, historyEnd).map(([a, b]) => range(a, b));
   if (turns.length > 0) return groupsToSummarize(ms, turns, s.target, s.summaryTokens, counter);
   const hs = previousSummaryIndices(ms, systemEnd, historyEnd);
-  if (hs.length > 1) return hs.slice(0, Math.max(groupsToSummarize(ms, hs.map((i) => [i]), s.target, s.summaryTokens, counter).length, 2));
+  if (hs.length > 1)
+    return hs.slice(
+      0,
+      Math.max(
+        groupsToSummarize(
+          ms,
+          hs.map((i) => [i]),
+          s.target,
+          s.summaryTokens,
+          counter,
+        ).length,
+        2,
+      ),
+    );
   const steps = agentStepSpans(ms, taskStart).map(([a, b]) => range(a, b));
   const eligible = steps.slice(0, Math.max(steps.length - s.minKeepSteps, 0));
   if (eligible.length > 0) return groupsToSummarize(ms, eligible, s.target, s.summaryTokens, counter);
   const ts = previousSummaryIndices(ms, taskStart, ms.length);
-  if (ts.length > 1) return ts.slice(0, Math.max(groupsToSummarize(ms, ts.map((i) => [i]), s.target, s.summaryTokens, counter).length, 2));
+  if (ts.length > 1)
+    return ts.slice(
+      0,
+      Math.max(
+        groupsToSummarize(
+          ms,
+          ts.map((i) => [i]),
+          s.target,
+          s.summaryTokens,
+          counter,
+        ).length,
+        2,
+      ),
+    );
   return null;
 }
 
 /** `_summary_transcript` and `_prompt`. */
-export function prompt(ms: readonly RMessage[], indices: readonly number[], instruction: string): { system: string; user: string } {
+export function prompt(
+  ms: readonly RMessage[],
+  indices: readonly number[],
+  instruction: string,
+): { system: string; user: string } {
   const transcript = indices
     .map((i) => {
       const m = ms[i] as RMessage;
       if (!isSummary(m)) return renderPrompt(m);
       let text = m.texts[0] ?? '';
-      if (text.startsWith('<conversation_summary>') && text.endsWith('</conversation_summary>')) text = text.slice('<conversation_summary>'.length, -'</conversation_summary>'.length).trim();
+      if (text.startsWith('<conversation_summary>') && text.endsWith('</conversation_summary>'))
+        text = text.slice('<conversation_summary>'.length, -'</conversation_summary>'.length).trim();
       return `[conversation_summary]\n${text}`;
     })
     .join('\n');
@@ -122,7 +182,12 @@ export type Out = { readonly input: number } | { readonly summary: string; reado
  * @param reply round k's reply to its prompt, or null for a failed call
  * @returns the output (null when nothing was summarized) and every prompt sent
  */
-export function compact(input: readonly RMessage[], s: Settings, counter: Count, reply: (k: number, p: { system: string; user: string }) => string | null): { out: Out[] | null; prompts: { system: string; user: string }[] } {
+export function compact(
+  input: readonly RMessage[],
+  s: Settings,
+  counter: Count,
+  reply: (k: number, p: { system: string; user: string }) => string | null,
+): { out: Out[] | null; prompts: { system: string; user: string }[] } {
   let ms: RMessage[] = [...input];
   let origin: Out[] = input.map((_, i) => ({ input: i }));
   let tokens = count(ms, counter);
@@ -136,7 +201,16 @@ export function compact(input: readonly RMessage[], s: Settings, counter: Count,
     const text = reply(prompts.length - 1, p);
     if (text === null || text.trim() === '') break;
     const summaryText = `<conversation_summary>\n${text.trim()}\n</conversation_summary>`;
-    const summary: RMessage = { role: 'user', strategy: 'summarization', texts: [summaryText], calls: [], results: [], attachments: [], images: 0, files: [] };
+    const summary: RMessage = {
+      role: 'user',
+      strategy: 'summarization',
+      texts: [summaryText],
+      calls: [],
+      results: [],
+      attachments: [],
+      images: 0,
+      files: [],
+    };
     const selected = new Set(plan);
     const at = Math.min(...plan);
     const next: RMessage[] = [];

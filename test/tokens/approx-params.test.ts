@@ -13,9 +13,21 @@ import { UsageError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource } from '../../src/pipeline.js';
 import { codePointLength, createApproxCounter } from '../../src/tokens/approx.js';
-import { createCounter, parseCounterOptions, resolveCounterOptions, type RawCounterOptions, type TokenizerName } from '../../src/tokens/index.js';
+import {
+  createCounter,
+  parseCounterOptions,
+  resolveCounterOptions,
+  type RawCounterOptions,
+  type TokenizerName,
+} from '../../src/tokens/index.js';
 import { counterName } from '../../src/tokens/options.js';
-import { conversationArb, haystackCodec, jsonStyleArb, openaiCodec, transcriptFile } from '../helpers/conversation-arbitraries.js';
+import {
+  conversationArb,
+  haystackCodec,
+  jsonStyleArb,
+  openaiCodec,
+  transcriptFile,
+} from '../helpers/conversation-arbitraries.js';
 import { BARE } from '../helpers/json-text.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
@@ -63,7 +75,13 @@ function createFixedApproxCounter(): TokenCounter {
 function toolResultWith(text: string, images: number, files: number): Message {
   return {
     role: 'tool',
-    content: { texts: [], toolCalls: [], results: [{ name: 'shot', text, error: false, images, files }], images: 0, files: [] },
+    content: {
+      texts: [],
+      toolCalls: [],
+      results: [{ name: 'shot', text, error: false, images, files }],
+      images: 0,
+      files: [],
+    },
   };
 }
 
@@ -131,16 +149,24 @@ describe('the approximate counter at other rates', () => {
       tokensPerFile: fc.constantFrom(0, 3, 1000),
     });
     fc.assert(
-      fc.property(options, fc.array(item, { maxLength: 8 }), fc.integer({ min: 0, max: 2500 }), (settings, list, limit) => {
-        const counter = createApproxCounter(settings);
-        const chars = Array.from(list.map((r) => r.text).join('\n')).length;
-        const flat = list.reduce((a, r) => a + r.images * settings.tokensPerImage + r.files * settings.tokensPerFile, 0);
-        const exact = Math.trunc(chars / settings.charsPerToken) + flat;
-        expect(counter.measure(list)).toBe(exact);
-        const limited = counter.measure(list, limit);
-        if (exact <= limit) expect(limited).toBe(exact);
-        else expect(limited).toBeGreaterThan(limit);
-      }),
+      fc.property(
+        options,
+        fc.array(item, { maxLength: 8 }),
+        fc.integer({ min: 0, max: 2500 }),
+        (settings, list, limit) => {
+          const counter = createApproxCounter(settings);
+          const chars = Array.from(list.map((r) => r.text).join('\n')).length;
+          const flat = list.reduce(
+            (a, r) => a + r.images * settings.tokensPerImage + r.files * settings.tokensPerFile,
+            0,
+          );
+          const exact = Math.trunc(chars / settings.charsPerToken) + flat;
+          expect(counter.measure(list)).toBe(exact);
+          const limited = counter.measure(list, limit);
+          if (exact <= limit) expect(limited).toBe(exact);
+          else expect(limited).toBeGreaterThan(limit);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -155,7 +181,10 @@ describe('the flat costs of images and files', () => {
 
   it('charges nothing for them at a cost of 0, leaving only their placeholders’ text', () => {
     const counter = createApproxCounter({ charsPerToken: 1, tokensPerImage: 0, tokensPerFile: 0 });
-    const message: Message = { role: 'user', content: { texts: [], toolCalls: [], results: [], images: 1, files: ['a.pdf'] } };
+    const message: Message = {
+      role: 'user',
+      content: { texts: [], toolCalls: [], results: [], images: 1, files: ['a.pdf'] },
+    };
     // "[user] <image>\n[user] <file: a.pdf>" is 14 + 1 + 20 code points.
     expect(counter.measure([renderMessage(message)])).toBe(35);
   });
@@ -164,7 +193,9 @@ describe('the flat costs of images and files', () => {
     const r = renderMessage(toolResultWith('shot:<image><image><file: x>', 2, 1));
     expect(r.text).toBe('[tool:shot] shot:<image><image><file: x>');
     // 40 code points: 11 tokens at 3.5 (11.43), then 2 images and 1 file.
-    expect(createApproxCounter({ charsPerToken: 3.5, tokensPerImage: 500, tokensPerFile: 7 }).measure([r])).toBe(11 + 2 * 500 + 7);
+    expect(createApproxCounter({ charsPerToken: 3.5, tokensPerImage: 500, tokensPerFile: 7 }).measure([r])).toBe(
+      11 + 2 * 500 + 7,
+    );
     expect(createApproxCounter({ charsPerToken: 3.5, tokensPerImage: 0, tokensPerFile: 0 }).measure([r])).toBe(11);
   });
 
@@ -182,12 +213,19 @@ describe('the defaults', () => {
 
   it('are 4 characters per token, 85 per image and 1000 per file', () => {
     expect(createApproxCounter().settings).toEqual({ charsPerToken: 4, tokensPerImage: 85, tokensPerFile: 1000 });
-    expect(resolveCounterOptions({}, 'o200k_base')).toEqual({ charsPerToken: null, tokensPerImage: 85, tokensPerFile: 1000 });
+    expect(resolveCounterOptions({}, 'o200k_base')).toEqual({
+      charsPerToken: null,
+      tokensPerImage: 85,
+      tokensPerFile: 1000,
+    });
   });
 
   it('give the numbers the fixed counter gave for any group, with and without a limit', () => {
     const item = fc.record({
-      text: fc.string({ unit: fc.constantFrom('a', ' ', '\n', '字', '😀', 'e\u0301', '\ud800', '\udc00', '🇫🇷'), maxLength: 40 }),
+      text: fc.string({
+        unit: fc.constantFrom('a', ' ', '\n', '字', '😀', 'e\u0301', '\ud800', '\udc00', '🇫🇷'),
+        maxLength: 40,
+      }),
       images: fc.integer({ min: 0, max: 2 }),
       files: fc.integer({ min: 0, max: 1 }),
     });
@@ -237,30 +275,52 @@ describe('the counter’s name', () => {
   it('lists every setting when any differs from the defaults', async () => {
     expect(createApproxCounter({ charsPerToken: 3.5 }).name).toBe('approx (3.5 chars/token, 85/image, 1000/file)');
     expect(createApproxCounter({ tokensPerImage: 0 }).name).toBe('approx (4 chars/token, 0/image, 1000/file)');
-    expect((await createCounter('approx', { charsPerToken: 0.3, tokensPerFile: 2000 })).name).toBe('approx (0.3 chars/token, 85/image, 2000/file)');
-    expect((await createCounter('cl100k_base', { tokensPerImage: 765 })).name).toBe('cl100k_base (765/image, 1000/file)');
-    expect(counterName('o200k_base', { charsPerToken: null, tokensPerImage: 85, tokensPerFile: 0 })).toBe('o200k_base (85/image, 0/file)');
+    expect((await createCounter('approx', { charsPerToken: 0.3, tokensPerFile: 2000 })).name).toBe(
+      'approx (0.3 chars/token, 85/image, 2000/file)',
+    );
+    expect((await createCounter('cl100k_base', { tokensPerImage: 765 })).name).toBe(
+      'cl100k_base (765/image, 1000/file)',
+    );
+    expect(counterName('o200k_base', { charsPerToken: null, tokensPerImage: 85, tokensPerFile: 0 })).toBe(
+      'o200k_base (85/image, 0/file)',
+    );
   });
 
   it('comes with the settings the counter counts with', async () => {
-    expect(createApproxCounter({ charsPerToken: 2.5, tokensPerFile: 0 }).settings).toEqual({ charsPerToken: 2.5, tokensPerImage: 85, tokensPerFile: 0 });
-    expect((await createCounter('o200k_base', { tokensPerImage: 1 })).settings).toEqual({ charsPerToken: null, tokensPerImage: 1, tokensPerFile: 1000 });
+    expect(createApproxCounter({ charsPerToken: 2.5, tokensPerFile: 0 }).settings).toEqual({
+      charsPerToken: 2.5,
+      tokensPerImage: 85,
+      tokensPerFile: 0,
+    });
+    expect((await createCounter('o200k_base', { tokensPerImage: 1 })).settings).toEqual({
+      charsPerToken: null,
+      tokensPerImage: 1,
+      tokensPerFile: 1000,
+    });
   });
 });
 
 describe('the options in the library', () => {
   it.each([0, -1, Infinity, -Infinity, NaN, -0])('refuse %p characters per token', (charsPerToken) => {
     expect(() => createApproxCounter({ charsPerToken })).toThrow(RangeError);
-    expect(() => createApproxCounter({ charsPerToken })).toThrow(/^charsPerToken must be a positive finite number, got /);
+    expect(() => createApproxCounter({ charsPerToken })).toThrow(
+      /^charsPerToken must be a positive finite number, got /,
+    );
   });
 
   it.each([-5, 1.5, NaN, Infinity, 2 ** 53])('refuse %p tokens per image or file', (cost) => {
-    expect(() => createApproxCounter({ tokensPerImage: cost })).toThrow(/^tokensPerImage must be a whole number of at least 0, got /);
-    expect(() => createApproxCounter({ tokensPerFile: cost })).toThrow(/^tokensPerFile must be a whole number of at least 0, got /);
+    expect(() => createApproxCounter({ tokensPerImage: cost })).toThrow(
+      /^tokensPerImage must be a whole number of at least 0, got /,
+    );
+    expect(() => createApproxCounter({ tokensPerFile: cost })).toThrow(
+      /^tokensPerFile must be a whole number of at least 0, got /,
+    );
   });
 
   it('refuse characters per token for a BPE tokenizer, before loading it', async () => {
-    await expect(createCounter('o200k_base', { charsPerToken: 4 })).rejects.toThrow('charsPerToken only applies to the approx tokenizer, not o200k_base');
+    await expect(createCounter('o200k_base', { charsPerToken: 4 })).rejects.toThrow(
+      'charsPerToken only applies to the approx tokenizer, not o200k_base',
+    );
     expect(() => resolveCounterOptions({ charsPerToken: 3 }, 'cl100k_base')).toThrow(RangeError);
   });
 
@@ -288,25 +348,47 @@ describe('the options on the command line', () => {
   });
 
   it('read decimals for characters per token and whole numbers for the costs', () => {
-    expect(parse({ charsPerToken: '3.5', tokensPerImage: '0', tokensPerFile: '2000' })).toEqual({ charsPerToken: 3.5, tokensPerImage: 0, tokensPerFile: 2000 });
+    expect(parse({ charsPerToken: '3.5', tokensPerImage: '0', tokensPerFile: '2000' })).toEqual({
+      charsPerToken: 3.5,
+      tokensPerImage: 0,
+      tokensPerFile: 2000,
+    });
     expect(parse({ charsPerToken: '4' })).toEqual({ charsPerToken: 4 });
     expect(parse({ charsPerToken: '.5' })).toEqual({ charsPerToken: 0.5 });
     expect(parse({ charsPerToken: ' 2.50 ' })).toEqual({ charsPerToken: 2.5 });
     expect(parse({ charsPerToken: '1e1' })).toEqual({ charsPerToken: 10 });
-    expect(parse({ tokensPerFile: '1,000', tokensPerImage: '1_500' })).toEqual({ tokensPerFile: 1000, tokensPerImage: 1500 });
+    expect(parse({ tokensPerFile: '1,000', tokensPerImage: '1_500' })).toEqual({
+      tokensPerFile: 1000,
+      tokensPerImage: 1500,
+    });
     expect(Object.is(parse({ tokensPerImage: '-0' }).tokensPerImage, 0)).toBe(true);
   });
 
   it('take the costs with a BPE tokenizer', () => {
-    expect(parse({ tokensPerImage: '765', tokensPerFile: '0' }, 'o200k_base')).toEqual({ tokensPerImage: 765, tokensPerFile: 0 });
+    expect(parse({ tokensPerImage: '765', tokensPerFile: '0' }, 'o200k_base')).toEqual({
+      tokensPerImage: 765,
+      tokensPerFile: 0,
+    });
   });
 
-  it.each(['0', '-1', 'abc', 'Infinity', '-Infinity', 'NaN', '1e999', '1e-999', '', ' ', '0x10', '3,5', '4 tokens', '1/4'])(
-    'refuse --chars-per-token %p in one line',
-    (raw) => {
-      expect(usageError({ charsPerToken: raw })).toBe(`--chars-per-token must be a positive number, got "${raw}"`);
-    },
-  );
+  it.each([
+    '0',
+    '-1',
+    'abc',
+    'Infinity',
+    '-Infinity',
+    'NaN',
+    '1e999',
+    '1e-999',
+    '',
+    ' ',
+    '0x10',
+    '3,5',
+    '4 tokens',
+    '1/4',
+  ])('refuse --chars-per-token %p in one line', (raw) => {
+    expect(usageError({ charsPerToken: raw })).toBe(`--chars-per-token must be a positive number, got "${raw}"`);
+  });
 
   it('refuse --tokens-per-image -5 and 1.5, and other values that are not whole numbers of at least 0', () => {
     expect(usageError({ tokensPerImage: '-5' })).toBe('--tokens-per-image must be at least 0, got -5');
@@ -314,12 +396,18 @@ describe('the options on the command line', () => {
     expect(usageError({ tokensPerFile: 'abc' })).toBe('--tokens-per-file must be a whole number, got "abc"');
     expect(usageError({ tokensPerFile: '1e3' })).toBe('--tokens-per-file must be a whole number, got "1e3"');
     expect(usageError({ tokensPerFile: '' })).toBe('--tokens-per-file must be a whole number, got ""');
-    expect(usageError({ tokensPerImage: '99999999999999999999' })).toBe('--tokens-per-image is too large: "99999999999999999999"');
+    expect(usageError({ tokensPerImage: '99999999999999999999' })).toBe(
+      '--tokens-per-image is too large: "99999999999999999999"',
+    );
   });
 
   it('refuse --chars-per-token with a BPE tokenizer, even at the default', () => {
-    expect(usageError({ charsPerToken: '4' }, 'o200k_base')).toBe('--chars-per-token only applies to --tokenizer approx (not o200k_base)');
-    expect(usageError({ charsPerToken: '3.5', tokensPerImage: '0' }, 'cl100k_base')).toBe('--chars-per-token only applies to --tokenizer approx (not cl100k_base)');
+    expect(usageError({ charsPerToken: '4' }, 'o200k_base')).toBe(
+      '--chars-per-token only applies to --tokenizer approx (not o200k_base)',
+    );
+    expect(usageError({ charsPerToken: '3.5', tokensPerImage: '0' }, 'cl100k_base')).toBe(
+      '--chars-per-token only applies to --tokenizer approx (not cl100k_base)',
+    );
   });
 
   it('keep a value with control characters on one line', () => {
@@ -327,9 +415,15 @@ describe('the options on the command line', () => {
   });
 
   it('read the costs with the reader the CLI gives, and still refuse what is not a whole number of at least 0', () => {
-    const withSuffix = (_flag: string, raw: string): number => (raw.endsWith('k') ? Number(raw.slice(0, -1)) * 1000 : parse({ tokensPerFile: raw }).tokensPerFile ?? NaN);
-    expect(parseCounterOptions({ tokensPerImage: '1.5k', tokensPerFile: '200' }, 'o200k_base', withSuffix)).toEqual({ tokensPerImage: 1500, tokensPerFile: 200 });
-    expect(() => parseCounterOptions({ tokensPerImage: '0.0005k' }, 'approx', withSuffix)).toThrow('--tokens-per-image must be a whole number of at least 0, got "0.0005k"');
+    const withSuffix = (_flag: string, raw: string): number =>
+      raw.endsWith('k') ? Number(raw.slice(0, -1)) * 1000 : (parse({ tokensPerFile: raw }).tokensPerFile ?? NaN);
+    expect(parseCounterOptions({ tokensPerImage: '1.5k', tokensPerFile: '200' }, 'o200k_base', withSuffix)).toEqual({
+      tokensPerImage: 1500,
+      tokensPerFile: 200,
+    });
+    expect(() => parseCounterOptions({ tokensPerImage: '0.0005k' }, 'approx', withSuffix)).toThrow(
+      '--tokens-per-image must be a whole number of at least 0, got "0.0005k"',
+    );
     expect(() => parseCounterOptions({ tokensPerImage: '-1k' }, 'approx', withSuffix)).toThrow(UsageError);
   });
 

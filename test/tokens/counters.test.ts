@@ -94,10 +94,67 @@ describe('the approximate counter', () => {
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
 
 const BPE_UNITS = [
-  'a', 'Z', 'the', ' word', 'I', "'s", "'LL", ' ', '  ', '\t', '\n', '\n\n', '\r', '\r\n', '\u00a0', '\u3000',
-  '.', ',', '!', '?', '/', '//', '\\', '-', '_', '"', "'", '(', ')', '{', '}', '[', ']', '<', '>', '|', ':', '*', '#',
-  '0', '7', '123', '4567', '字', '語の', 'ア', '한국', '😀', '👍🏽', '🇫🇷', 'é', 'e\u0301', '\u0301', 'ß', 'Ω',
-  '<|endoftext|>', '<|im_start|>', '<|endofprompt|>', '\u2028', '\u000b', '\u0085',
+  'a',
+  'Z',
+  'the',
+  ' word',
+  'I',
+  "'s",
+  "'LL",
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '\n\n',
+  '\r',
+  '\r\n',
+  '\u00a0',
+  '\u3000',
+  '.',
+  ',',
+  '!',
+  '?',
+  '/',
+  '//',
+  '\\',
+  '-',
+  '_',
+  '"',
+  "'",
+  '(',
+  ')',
+  '{',
+  '}',
+  '[',
+  ']',
+  '<',
+  '>',
+  '|',
+  ':',
+  '*',
+  '#',
+  '0',
+  '7',
+  '123',
+  '4567',
+  '字',
+  '語の',
+  'ア',
+  '한국',
+  '😀',
+  '👍🏽',
+  '🇫🇷',
+  'é',
+  'e\u0301',
+  '\u0301',
+  'ß',
+  'Ω',
+  '<|endoftext|>',
+  '<|im_start|>',
+  '<|endofprompt|>',
+  '\u2028',
+  '\u000b',
+  '\u0085',
 ];
 
 /** A rendered message: it always starts with `[`, as `renderMessage` writes `[ROLE]` or `[tool:NAME]` first. */
@@ -108,7 +165,11 @@ const bpeText: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .tuple(fc.constantFrom('x', ' ', '.', '字', '😀', ' !', '\n'), fc.integer({ min: 100, max: 700 }), fc.constantFrom('', ' ', '.', '\n', 'a'))
+      .tuple(
+        fc.constantFrom('x', ' ', '.', '字', '😀', ' !', '\n'),
+        fc.integer({ min: 100, max: 700 }),
+        fc.constantFrom('', ' ', '.', '\n', 'a'),
+      )
       .map(([unit, n, end]) => `[tool:t] ${unit.repeat(n)}${end}`),
   },
 );
@@ -188,7 +249,11 @@ describe('createCounter', () => {
   });
 
   it('creates each counter under its own name', async () => {
-    const counters: TokenCounter[] = await Promise.all([createCounter('o200k_base'), createCounter('cl100k_base'), createCounter('approx')]);
+    const counters: TokenCounter[] = await Promise.all([
+      createCounter('o200k_base'),
+      createCounter('cl100k_base'),
+      createCounter('approx'),
+    ]);
     expect(counters.map((c) => c.name)).toEqual(['o200k_base', 'cl100k_base', 'approx']);
     const list = [rendered('[user] hello world')];
     expect(counters[0]?.measure(list)).toBe(o200k.countTokens('[user] hello world', PLAIN));

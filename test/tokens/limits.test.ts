@@ -34,7 +34,14 @@ const rendered = (text: string, images = 0, files = 0): Rendered => ({ text, ima
 
 /** A long rendered message of varied text: prose, code, JSON and non-ASCII. */
 function longText(chars: number, seed: number): string {
-  const parts = ['The cache is stale, rebuilding the index. ', 'const total = items.reduce((a, b) => a + b, 0);\n', '{"id": 42, "ok": true}, ', '数据库迁移失败了。', 'Привет, мир! ', '😀 '];
+  const parts = [
+    'The cache is stale, rebuilding the index. ',
+    'const total = items.reduce((a, b) => a + b, 0);\n',
+    '{"id": 42, "ok": true}, ',
+    '数据库迁移失败了。',
+    'Привет, мир! ',
+    '😀 ',
+  ];
   let out = '[tool:read_file] ';
   for (let i = 0; out.length < chars; i++) out += parts[(i * 7 + seed) % parts.length] as string;
   return out;
@@ -62,17 +69,26 @@ describe('the BPE counter with a limit', () => {
 
   it('is exact at or under the limit and above it otherwise, for groups with long messages', () => {
     const item = fc.oneof(
-      fc.record({ text: fc.constantFrom('[user] ok', '[assistant] 好的\n', '[tool:x] {"a": 1}'), images: fc.constantFrom(0, 1), files: fc.constant(0) }),
+      fc.record({
+        text: fc.constantFrom('[user] ok', '[assistant] 好的\n', '[tool:x] {"a": 1}'),
+        images: fc.constantFrom(0, 1),
+        files: fc.constant(0),
+      }),
       fc.tuple(fc.integer({ min: 16_384, max: 60_000 }), fc.nat(5)).map(([n, seed]) => rendered(longText(n, seed))),
     );
     const counter = createBpeCounter('o200k_base', o200k);
     fc.assert(
-      fc.property(fc.array(item, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 40_000 }), (list, limit) => {
-        const exact = o200k.countTokens(list.map((r) => r.text).join('\n'), PLAIN) + list.reduce((a, r) => a + r.images * 85, 0);
-        const limited = counter.measure(list, limit);
-        if (exact <= limit) expect(limited).toBe(exact);
-        else expect(limited).toBeGreaterThan(limit);
-      }),
+      fc.property(
+        fc.array(item, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 40_000 }),
+        (list, limit) => {
+          const exact =
+            o200k.countTokens(list.map((r) => r.text).join('\n'), PLAIN) + list.reduce((a, r) => a + r.images * 85, 0);
+          const limited = counter.measure(list, limit);
+          if (exact <= limit) expect(limited).toBe(exact);
+          else expect(limited).toBeGreaterThan(limit);
+        },
+      ),
       { numRuns: 60 },
     );
   });

@@ -19,12 +19,38 @@ interface Inside {
   bytePairMerge(bytes: Uint8Array): number[];
   getBpeRankFromBytes(bytes: Uint8Array): number | undefined;
 }
-const insideOf = (m: unknown): Inside => (m as { default: { bytePairEncodingCoreProcessor: Inside } }).default.bytePairEncodingCoreProcessor;
+const insideOf = (m: unknown): Inside =>
+  (m as { default: { bytePairEncodingCoreProcessor: Inside } }).default.bytePairEncodingCoreProcessor;
 
-const UNITS = ['x', 'a', 'B', 'é', '字', '😀', ' ', '  ', '-', '=', '\n', '\r\n', '\t', '0', '42', 'the', "'s", '<|endoftext|>', '\u00a0', '/'];
+const UNITS = [
+  'x',
+  'a',
+  'B',
+  'é',
+  '字',
+  '😀',
+  ' ',
+  '  ',
+  '-',
+  '=',
+  '\n',
+  '\r\n',
+  '\t',
+  '0',
+  '42',
+  'the',
+  "'s",
+  '<|endoftext|>',
+  '\u00a0',
+  '/',
+];
 /** Pieces made of a few units repeated: runs of one class of character, as long lines of logs have. */
 const runs = fc
-  .tuple(fc.array(fc.constantFrom(...UNITS), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 1500 }), fc.nat())
+  .tuple(
+    fc.array(fc.constantFrom(...UNITS), { minLength: 1, maxLength: 3 }),
+    fc.integer({ min: 1, max: 1500 }),
+    fc.nat(),
+  )
   .map(([units, length, seed]) => {
     let s = '';
     for (let i = 0; s.length < length; i++) s += units[(i * 7 + seed) % units.length] as string;
@@ -46,7 +72,9 @@ describe.each([
   it('merges a piece into as many tokens as gpt-tokenizer does', () => {
     fc.assert(
       fc.property(runs, (piece) => {
-        expect(countMerges(bytes(piece), (b) => inside.getBpeRankFromBytes(b))).toBe(inside.bytePairMerge(bytes(piece)).length);
+        expect(countMerges(bytes(piece), (b) => inside.getBpeRankFromBytes(b))).toBe(
+          inside.bytePairMerge(bytes(piece)).length,
+        );
       }),
       { numRuns: 300 },
     );
@@ -93,13 +121,20 @@ describe('a very long piece', () => {
 
   it('is merged exactly, with a heap, when it has to be counted', () => {
     const text = '='.repeat(200_000);
-    expect(pieces.count(text).tokens).toBe(countMerges(new TextEncoder().encode(text), (b) => insideOf(o200k).getBpeRankFromBytes(b)));
+    expect(pieces.count(text).tokens).toBe(
+      countMerges(new TextEncoder().encode(text), (b) => insideOf(o200k).getBpeRankFromBytes(b)),
+    );
     expect(pieces.count('-'.repeat(3000)).tokens).toBe(o200k.countTokens('-'.repeat(3000)));
   });
 
   it('in history that will be dropped does not stall a compaction', () => {
     const message = (role: Message['role'], text: string): Message => ({ role, content: textContent(text) });
-    const conversation = [message('system', 'be nice'), message('user', 'old'), message('assistant', 'x'.repeat(2_000_000)), message('user', 'task')];
+    const conversation = [
+      message('system', 'be nice'),
+      message('user', 'old'),
+      message('assistant', 'x'.repeat(2_000_000)),
+      message('user', 'task'),
+    ];
     const plan = planCompaction(conversation, createBpeCounter('o200k_base', o200k), { target: 100 });
     expect(plan.kept).toEqual([0, 3]);
     expect(plan.tokensBeforeExact).toBe(false);
@@ -112,6 +147,8 @@ describe('an encoding without the inside the piece counter relies on', () => {
     expect(createPieceCounter(publicOnly)).toBeNull();
     expect(createPieceCounter(null)).toBeNull();
     const counter = createBpeCounter('o200k_base', publicOnly);
-    expect(counter.measure([{ text: '[user] hello there', images: 0, files: 0 }])).toBe(o200k.countTokens('[user] hello there'));
+    expect(counter.measure([{ text: '[user] hello there', images: 0, files: 0 }])).toBe(
+      o200k.countTokens('[user] hello there'),
+    );
   });
 });

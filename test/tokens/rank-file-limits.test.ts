@@ -51,7 +51,9 @@ describe('a rank file the process cannot open', () => {
     writeFileSync(path.join(dir, 'log.jsonl'), '{"role":"user","content":"hi"}\n');
     failure = 'ENOENT';
     const run = await runSwc(['compact', 'log.jsonl', '-t', '8000', '-o', 'out.jsonl'], { cwd: dir });
-    expect(run.stderr).toContain('swc: unexpected error: the o200k_base rank file (dist/ranks/o200k_base.bin) is missing or damaged');
+    expect(run.stderr).toContain(
+      'swc: unexpected error: the o200k_base rank file (dist/ranks/o200k_base.bin) is missing or damaged',
+    );
     expect(run.status).toBe(2);
   });
 });

@@ -38,9 +38,46 @@ function realTexts(): string[] {
 
 /** Units that stress the pre-tokenizer and the byte lookups: byte-order marks, lone surrogates, joiners, scripts. */
 const UNITS = [
-  'a', 'Z', 'the', ' ', '   ', '\n', '\r\n', '\t', '0', '1234', '\ufeff', '\ufeffusing', '\ud800', '\udc00', '\ud83d',
-  '😀', '👨‍👩‍👧', '中文', '名', 'ñ', 'é', '\u0301', "'s", "'LL", '!', '...', '<|endoftext|>', '<|im_start|>', '\u00a0',
-  'ـ', 'ß', 'İ', '\u200b', '٣', 'ង', 'Привет', '{"a": [1, 2.5]}', '\\u00e9', '----', '    def f():',
+  'a',
+  'Z',
+  'the',
+  ' ',
+  '   ',
+  '\n',
+  '\r\n',
+  '\t',
+  '0',
+  '1234',
+  '\ufeff',
+  '\ufeffusing',
+  '\ud800',
+  '\udc00',
+  '\ud83d',
+  '😀',
+  '👨‍👩‍👧',
+  '中文',
+  '名',
+  'ñ',
+  'é',
+  '\u0301',
+  "'s",
+  "'LL",
+  '!',
+  '...',
+  '<|endoftext|>',
+  '<|im_start|>',
+  '\u00a0',
+  'ـ',
+  'ß',
+  'İ',
+  '\u200b',
+  '٣',
+  'ង',
+  'Привет',
+  '{"a": [1, 2.5]}',
+  '\\u00e9',
+  '----',
+  '    def f():',
 ];
 
 describe.each([
@@ -74,7 +111,14 @@ describe.each([
   it('counts hostile strings exactly as gpt-tokenizer does (byte-order marks, lone surrogates, long runs)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.constantFrom(...UNITS), fc.string({ maxLength: 12, unit: 'binary' }), fc.string({ maxLength: 12, unit: 'grapheme' })), { maxLength: 30 }),
+        fc.array(
+          fc.oneof(
+            fc.constantFrom(...UNITS),
+            fc.string({ maxLength: 12, unit: 'binary' }),
+            fc.string({ maxLength: 12, unit: 'grapheme' }),
+          ),
+          { maxLength: 30 },
+        ),
         fc.nat({ max: 1600 }),
         fc.constantFrom('', ' ', 'x', '-', '\n', '7'),
         (parts, runLength, run) => {
@@ -90,9 +134,11 @@ describe.each([
     // gpt-tokenizer decodes the bytes it looks up and TextDecoder drops a leading U+FEFF: "\ufeff名" is one token.
     const rng = createRng(11);
     const sample = ['名', 'ង', 'using', 'namespace', '\n\n'];
-    for (let i = 0; i < 300; i++) sample.push(String.fromCodePoint(rng.int(0x20, 0x2fff)) + String.fromCodePoint(rng.int(0x4e00, 0x9fff)));
+    for (let i = 0; i < 300; i++)
+      sample.push(String.fromCodePoint(rng.int(0x20, 0x2fff)) + String.fromCodePoint(rng.int(0x4e00, 0x9fff)));
     for (const tail of sample) {
-      for (const text of [`\ufeff${tail}`, `a\ufeff${tail}`, `\ufeff\ufeff${tail}`]) expect(pieces.count(text).tokens).toBe(reference(text));
+      for (const text of [`\ufeff${tail}`, `a\ufeff${tail}`, `\ufeff\ufeff${tail}`])
+        expect(pieces.count(text).tokens).toBe(reference(text));
     }
   });
 
@@ -115,7 +161,10 @@ describe.each([
   it('goes on from where a count stopped, to the count it would have given from the start', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.constantFrom(...UNITS), fc.string({ maxLength: 12, unit: 'grapheme' })), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.oneof(fc.constantFrom(...UNITS), fc.string({ maxLength: 12, unit: 'grapheme' })), {
+          minLength: 1,
+          maxLength: 60,
+        }),
         fc.nat({ max: 1500 }),
         fc.nat({ max: 80 }),
         fc.nat({ max: 80 }),
@@ -175,7 +224,7 @@ describe('a rank file that is not there', () => {
 });
 
 describe('a run of twenty million letters (one pre-token piece)', () => {
-  it('is bounded from below without being merged when a limit is passed, in swc\'s own counter', () => {
+  it("is bounded from below without being merged when a limit is passed, in swc's own counter", () => {
     // Measured in a process of its own, as the command line runs (the built counter): inside Jest's VM context V8
     // ran the piece's first regular-expression match out of stack in a fresh clone, which node itself does not.
     const script = [
@@ -185,6 +234,10 @@ describe('a run of twenty million letters (one pre-token piece)', () => {
     ].join('\n');
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     // o200k's longest token is 128 bytes: 20,000,000 letters are at least 156,250 tokens.
-    expect({ status: run.status, stderr: run.stderr, tokens: run.stdout }).toEqual({ status: 0, stderr: '', tokens: '156250' });
+    expect({ status: run.status, stderr: run.stderr, tokens: run.stdout }).toEqual({
+      status: 0,
+      stderr: '',
+      tokens: '156250',
+    });
   });
 });

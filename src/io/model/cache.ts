@@ -18,7 +18,8 @@ export const CACHE_VERSION = 'swc-summary-cache-1';
 /** The sub-folder of the cache folder that holds summaries (the cache folder may one day hold other things). */
 export const SUMMARIES_FOLDER = 'summaries';
 /** Marks the folder as a cache for backup tools (https://bford.info/cachedir/). */
-const CACHEDIR_TAG = 'Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by swc (transcript-compact).\n# For information about cache directory tags, see https://bford.info/cachedir/\n';
+const CACHEDIR_TAG =
+  'Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by swc (transcript-compact).\n# For information about cache directory tags, see https://bford.info/cachedir/\n';
 
 export interface CacheOptions {
   /** The cache folder (`defaultCacheDir()` or --cache-dir); entries go in its `summaries/` sub-folder. */
@@ -71,7 +72,9 @@ export function commandIdentity(command: string): string {
  * @returns 64 hex digits
  */
 export function cacheKey(model: string, namespace: string, request: SummaryRequest): string {
-  return createHash('sha256').update(JSON.stringify([CACHE_VERSION, model, namespace, request.system, request.user])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([CACHE_VERSION, model, namespace, request.system, request.user]))
+    .digest('hex');
 }
 
 interface Entry {
@@ -90,7 +93,9 @@ async function readEntry(file: string, key: string): Promise<string | undefined>
     return undefined;
   }
   const e = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Partial<Record<keyof Entry, unknown>>;
-  return e.version === CACHE_VERSION && e.key === key && typeof e.text === 'string' && e.text.trim() !== '' ? e.text : undefined;
+  return e.version === CACHE_VERSION && e.key === key && typeof e.text === 'string' && e.text.trim() !== ''
+    ? e.text
+    : undefined;
 }
 
 /** Makes the private folder and its CACHEDIR.TAG (a tag already there is left as it is). */
@@ -153,7 +158,12 @@ export function withCache(summarizer: Summarizer, options: CacheOptions): Cached
       const reply = await summarizer(request);
       // An empty text is a failed call the decision will refuse; it is not worth keeping.
       if (reply.text.trim() === '') return reply;
-      const entry: Entry = { version: CACHE_VERSION, key, text: reply.text, ...(reply.usage === undefined ? {} : { usage: reply.usage }) };
+      const entry: Entry = {
+        version: CACHE_VERSION,
+        key,
+        text: reply.text,
+        ...(reply.usage === undefined ? {} : { usage: reply.usage }),
+      };
       await prepare()
         .then(() => writeEntry(file, entry))
         .catch(() => {
@@ -169,7 +179,9 @@ export function withCache(summarizer: Summarizer, options: CacheOptions): Cached
     }
   };
   const forget = async (request: SummaryRequest): Promise<void> => {
-    await rm(path.join(folder, `${cacheKey(options.model, namespace, request)}.json`), { force: true }).catch(() => undefined);
+    await rm(path.join(folder, `${cacheKey(options.model, namespace, request)}.json`), { force: true }).catch(
+      () => undefined,
+    );
   };
   return Object.assign(cached, { stats: (): CacheStats => ({ hits, misses, writeFailures }), forget });
 }

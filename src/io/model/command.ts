@@ -86,7 +86,10 @@ function firstLine(stderr: string): string | undefined {
 export function createCommandSummarizer(options: CommandOptions): Summarizer {
   if (options.command.trim() === '') throw new UsageError('the summarize command is empty');
   const timeoutMs = options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
-  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new UsageError(`the summarize command timeout must be a positive number of milliseconds, not ${String(timeoutMs)}`);
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
+    throw new UsageError(
+      `the summarize command timeout must be a positive number of milliseconds, not ${String(timeoutMs)}`,
+    );
   const shell = options.shell ?? '/bin/sh';
   installExitHook();
 

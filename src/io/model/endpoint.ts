@@ -64,7 +64,9 @@ export function chatCompletionsUrl(baseUrl: string): URL {
     throw new UsageError(`the model base URL must start with http:// or https://, not ${JSON.stringify(url.protocol)}`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new UsageError('the model base URL must not hold a user name or password (the key is read from OPENAI_API_KEY)');
+    throw new UsageError(
+      'the model base URL must not hold a user name or password (the key is read from OPENAI_API_KEY)',
+    );
   }
   const trimmed = url.pathname.replace(/\/+$/, '');
   url.pathname = /\/chat\/completions$/.test(trimmed) ? trimmed : `${trimmed}/chat/completions`;
@@ -120,7 +122,8 @@ function serverMessage(body: string): string | undefined {
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const p = parsed as { error?: unknown; message?: unknown; detail?: unknown };
   const inner = typeof p.error === 'object' && p.error !== null ? (p.error as { message?: unknown }).message : p.error;
-  for (const candidate of [inner, p.message, p.detail]) if (typeof candidate === 'string' && candidate.trim() !== '') return oneLine(candidate);
+  for (const candidate of [inner, p.message, p.detail])
+    if (typeof candidate === 'string' && candidate.trim() !== '') return oneLine(candidate);
   return undefined;
 }
 
@@ -129,7 +132,13 @@ function contentText(content: unknown): string | undefined {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return undefined;
   const texts = content
-    .filter((part): part is { text: string } => typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' && ((part as { type?: unknown }).type ?? 'text') === 'text')
+    .filter(
+      (part): part is { text: string } =>
+        typeof part === 'object' &&
+        part !== null &&
+        typeof (part as { text?: unknown }).text === 'string' &&
+        ((part as { type?: unknown }).type ?? 'text') === 'text',
+    )
     .map((part) => part.text);
   return texts.length === 0 ? undefined : texts.join('');
 }
@@ -172,17 +181,24 @@ function readCompletion(body: string): Attempt {
   const first: unknown = Array.isArray(p.choices) ? p.choices[0] : undefined;
   if (typeof first !== 'object' || first === null) {
     const said = serverMessage(body);
-    return { kind: 'fail', reason: `answered no choices${said !== undefined && !Array.isArray(p.choices) ? ` (${said})` : ''}` };
+    return {
+      kind: 'fail',
+      reason: `answered no choices${said !== undefined && !Array.isArray(p.choices) ? ` (${said})` : ''}`,
+    };
   }
   const choice = first as { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown };
   const text = contentText(choice.message?.content)?.trim();
   if (text === undefined || text === '') {
     const refusal = choice.message?.refusal;
-    if (typeof refusal === 'string' && refusal.trim() !== '') return { kind: 'fail', reason: `refused: ${oneLine(refusal)}` };
+    if (typeof refusal === 'string' && refusal.trim() !== '')
+      return { kind: 'fail', reason: `refused: ${oneLine(refusal)}` };
     const finish = typeof choice.finish_reason === 'string' ? ` (finish_reason ${oneLine(choice.finish_reason)})` : '';
     return { kind: 'fail', reason: `answered an empty summary${finish}` };
   }
-  const usage = (typeof p.usage === 'object' && p.usage !== null ? p.usage : {}) as { prompt_tokens?: unknown; completion_tokens?: unknown };
+  const usage = (typeof p.usage === 'object' && p.usage !== null ? p.usage : {}) as {
+    prompt_tokens?: unknown;
+    completion_tokens?: unknown;
+  };
   return isCount(usage.prompt_tokens) && isCount(usage.completion_tokens)
     ? { kind: 'ok', reply: { text, usage: { input: usage.prompt_tokens, output: usage.completion_tokens } } }
     : { kind: 'ok', reply: { text } };
@@ -208,8 +224,10 @@ export function createEndpointSummarizer(options: EndpointOptions): Summarizer {
   const display = displayOf(url);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const retries = options.retries ?? DEFAULT_RETRIES;
-  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new UsageError(`the model timeout must be a positive number of milliseconds, not ${String(timeoutMs)}`);
-  if (!(Number.isInteger(retries) && retries >= 0)) throw new UsageError(`the model retries must be a whole number from 0, not ${String(retries)}`);
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
+    throw new UsageError(`the model timeout must be a positive number of milliseconds, not ${String(timeoutMs)}`);
+  if (!(Number.isInteger(retries) && retries >= 0))
+    throw new UsageError(`the model retries must be a whole number from 0, not ${String(retries)}`);
   if (options.model.trim() === '') throw new UsageError('the model name is empty');
   const fetchImpl = options.fetchImpl ?? fetch;
   const sleep = options.sleep ?? realSleep;
@@ -234,9 +252,16 @@ export function createEndpointSummarizer(options: EndpointOptions): Summarizer {
     const stop = (): void => controller.abort();
     options.signal?.addEventListener('abort', stop, { once: true });
     try {
-      const response = await fetchImpl(url, { method: 'POST', headers, body, signal: controller.signal, redirect: 'manual' });
+      const response = await fetchImpl(url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: controller.signal,
+        redirect: 'manual',
+      });
       const text = await readCapped(response, maxResponseBytes);
-      if (text === undefined) return { kind: 'fail', reason: `answered ${response.status} with more than ${maxResponseBytes} bytes` };
+      if (text === undefined)
+        return { kind: 'fail', reason: `answered ${response.status} with more than ${maxResponseBytes} bytes` };
       if (response.status >= 200 && response.status <= 299) return readCompletion(text);
       const said = serverMessage(text);
       const reason = `answered ${response.status}${said !== undefined ? `: ${said}` : ''}`;
@@ -257,7 +282,13 @@ export function createEndpointSummarizer(options: EndpointOptions): Summarizer {
   };
 
   return async ({ system, user }) => {
-    const body = JSON.stringify({ model: options.model, messages: [{ role: 'system', content: system }, { role: 'user', content: user }] });
+    const body = JSON.stringify({
+      model: options.model,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: user },
+      ],
+    });
     for (let retry = 0; ; retry++) {
       if (options.signal?.aborted === true) throw fail('call stopped');
       const outcome = await attempt(body);
@@ -266,7 +297,9 @@ export function createEndpointSummarizer(options: EndpointOptions): Summarizer {
       const attempts = `${retry + 1} attempt${retry === 0 ? '' : 's'}`;
       if (retry >= retries) throw fail(`${outcome.reason} (${attempts})`);
       if (outcome.waitMs !== undefined && outcome.waitMs > MAX_RETRY_AFTER_MS) {
-        throw fail(`${outcome.reason} (${attempts}; it asked to retry after ${Math.ceil(outcome.waitMs / 1000)} s, longer than the ${MAX_RETRY_AFTER_MS / 1000} s swc waits)`);
+        throw fail(
+          `${outcome.reason} (${attempts}; it asked to retry after ${Math.ceil(outcome.waitMs / 1000)} s, longer than the ${MAX_RETRY_AFTER_MS / 1000} s swc waits)`,
+        );
       }
       await sleep(outcome.waitMs ?? backoffMs(retry + 1, random()));
     }

@@ -21,7 +21,8 @@ export interface Limiter {
  * @throws UsageError for anything else
  */
 export function createLimiter(n: number): Limiter {
-  if (!(Number.isInteger(n) && n >= 1)) throw new UsageError(`the concurrency must be a whole number from 1, not ${String(n)}`);
+  if (!(Number.isInteger(n) && n >= 1))
+    throw new UsageError(`the concurrency must be a whole number from 1, not ${String(n)}`);
   let active = 0;
   const queue: Array<() => void> = [];
 
@@ -40,14 +41,16 @@ export function createLimiter(n: number): Limiter {
     else active -= 1;
   };
 
-  const wrap = (summarizer: Summarizer): Summarizer => async (request) => {
-    await acquire();
-    try {
-      return await summarizer(request);
-    } finally {
-      release();
-    }
-  };
+  const wrap =
+    (summarizer: Summarizer): Summarizer =>
+    async (request) => {
+      await acquire();
+      try {
+        return await summarizer(request);
+      } finally {
+        release();
+      }
+    };
   return Object.defineProperties(wrap, {
     active: { get: () => active },
     waiting: { get: () => queue.length },

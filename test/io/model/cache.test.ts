@@ -8,7 +8,14 @@ import fc from 'fast-check';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SummaryCallError } from '../../../src/errors.js';
-import { cacheKey, commandIdentity, defaultCacheDir, endpointIdentity, SUMMARIES_FOLDER, withCache } from '../../../src/io/model/cache.js';
+import {
+  cacheKey,
+  commandIdentity,
+  defaultCacheDir,
+  endpointIdentity,
+  SUMMARIES_FOLDER,
+  withCache,
+} from '../../../src/io/model/cache.js';
 import { createEndpointSummarizer } from '../../../src/io/model/endpoint.js';
 import type { SummaryRequest, Summarizer } from '../../../src/io/model/types.js';
 import { tempDir } from '../../helpers/cli.js';
@@ -50,7 +57,8 @@ describe('the summary cache', () => {
     const dir = tempDir();
     server.reset();
     const model = endpointIdentity(`${server.url}/v1`, 'm');
-    const endpoint = (): Summarizer => createEndpointSummarizer({ baseUrl: `${server.url}/v1`, model: 'm', apiKey: KEY });
+    const endpoint = (): Summarizer =>
+      createEndpointSummarizer({ baseUrl: `${server.url}/v1`, model: 'm', apiKey: KEY });
     const first = withCache(endpoint(), { dir, model });
     const fresh = await first(REQUEST);
     expect(fresh.cached).toBeUndefined();
@@ -110,11 +118,20 @@ describe('the summary cache', () => {
     const fake = counting();
     const file = path.join(dir, SUMMARIES_FOLDER, `${cacheKey('m', '', REQUEST)}.json`);
     mkdirSync(path.dirname(file), { recursive: true });
-    for (const damaged of ['', '{"version": "swc-summ', 'null', '[]', JSON.stringify({ version: 'old', key: 'x', text: 'stale' })]) {
+    for (const damaged of [
+      '',
+      '{"version": "swc-summ',
+      'null',
+      '[]',
+      JSON.stringify({ version: 'old', key: 'x', text: 'stale' }),
+    ]) {
       writeFileSync(file, damaged);
       const reply = await withCache(fake.summarize, { dir, model: 'm' })(REQUEST);
       expect(reply.cached).toBeUndefined();
-      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ key: cacheKey('m', '', REQUEST), text: reply.text });
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+        key: cacheKey('m', '', REQUEST),
+        text: reply.text,
+      });
     }
     expect(fake.calls).toHaveLength(5);
     expect((await withCache(fake.summarize, { dir, model: 'm' })(REQUEST)).cached).toBe(true);
@@ -126,7 +143,10 @@ describe('the summary cache', () => {
     await withCache(fake.summarize, { dir, model: 'm' })(REQUEST);
     const other = { ...REQUEST, user: 'another prompt' };
     const folder = path.join(dir, SUMMARIES_FOLDER);
-    writeFileSync(path.join(folder, `${cacheKey('m', '', other)}.json`), readFileSync(path.join(folder, `${cacheKey('m', '', REQUEST)}.json`)));
+    writeFileSync(
+      path.join(folder, `${cacheKey('m', '', other)}.json`),
+      readFileSync(path.join(folder, `${cacheKey('m', '', REQUEST)}.json`)),
+    );
     expect((await withCache(fake.summarize, { dir, model: 'm' })(other)).cached).toBeUndefined();
     expect(fake.calls).toHaveLength(2);
   });

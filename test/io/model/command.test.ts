@@ -13,11 +13,17 @@ import { failureOf, isAlive } from '../../helpers/processes.js';
 
 /** Calls that would hang while a process the command started lives (it outlives this bound) fail by it. */
 const BOUND_MS = 15_000;
-const REQUEST = { system: 'Summarize it.', user: '<conversation_to_summarize>\nuser: hi\n</conversation_to_summarize>' };
+const REQUEST = {
+  system: 'Summarize it.',
+  user: '<conversation_to_summarize>\nuser: hi\n</conversation_to_summarize>',
+};
 
 describe('a summarize command', () => {
   it('gets the user message on stdin and the instruction in SWC_SUMMARY_INSTRUCTION; its trimmed stdout is the summary', async () => {
-    const summarize = createCommandSummarizer({ command: `printf '\\n in=[%s] sys=[%s] \\n\\n' "$(cat)" "$${INSTRUCTION_VARIABLE}"`, timeoutMs: 10_000 });
+    const summarize = createCommandSummarizer({
+      command: `printf '\\n in=[%s] sys=[%s] \\n\\n' "$(cat)" "$${INSTRUCTION_VARIABLE}"`,
+      timeoutMs: 10_000,
+    });
     expect(await summarize(REQUEST)).toEqual({ text: `in=[${REQUEST.user}] sys=[${REQUEST.system}]` });
   });
 
@@ -46,7 +52,10 @@ describe('a summarize command', () => {
   });
 
   it('fails on a non-zero exit, quoting the first line of stderr but never the command', async () => {
-    const summarize = createCommandSummarizer({ command: `echo partial; printf '\\nmodel unknown: SECRET-IN-COMMAND\\nmore\\n' >&2; exit 3 # SECRET-IN-COMMAND`, timeoutMs: 10_000 });
+    const summarize = createCommandSummarizer({
+      command: `echo partial; printf '\\nmodel unknown: SECRET-IN-COMMAND\\nmore\\n' >&2; exit 3 # SECRET-IN-COMMAND`,
+      timeoutMs: 10_000,
+    });
     const error = await failureOf(summarize(REQUEST));
     expect(error.reason).toBe('summarize command exited with status 3: model unknown: SECRET-IN-COMMAND');
     const quiet = createCommandSummarizer({ command: 'exit 1 # token=abc' });
@@ -64,25 +73,35 @@ describe('a summarize command', () => {
   });
 
   it('fails on an empty or blank answer', async () => {
-    expect((await failureOf(createCommandSummarizer({ command: 'cat >/dev/null; printf "  \\n\\t\\n"' })(REQUEST))).reason).toBe('summarize command wrote no summary');
+    expect(
+      (await failureOf(createCommandSummarizer({ command: 'cat >/dev/null; printf "  \\n\\t\\n"' })(REQUEST))).reason,
+    ).toBe('summarize command wrote no summary');
   });
 
-  it('times out, and stops the whole process group (what the command started too)', async () => {
-    const dir = tempDir();
-    const pidFile = path.join(dir, 'pid');
-    const summarize = createCommandSummarizer({ command: `sleep 60 & echo $! > '${pidFile}'; wait`, timeoutMs: 300 });
-    const error = await failureOf(summarize(REQUEST));
-    expect(error.reason).toBe('summarize command gave no answer within 300 ms');
-    const pid = Number(readFileSync(pidFile, 'utf8'));
-    // The kill is sent before the call fails; the process disappears once it is reaped.
-    for (let i = 0; i < 200 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(isAlive(pid)).toBe(false);
-   }, BOUND_MS);
+  it(
+    'times out, and stops the whole process group (what the command started too)',
+    async () => {
+      const dir = tempDir();
+      const pidFile = path.join(dir, 'pid');
+      const summarize = createCommandSummarizer({ command: `sleep 60 & echo $! > '${pidFile}'; wait`, timeoutMs: 300 });
+      const error = await failureOf(summarize(REQUEST));
+      expect(error.reason).toBe('summarize command gave no answer within 300 ms');
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      // The kill is sent before the call fails; the process disappears once it is reaped.
+      for (let i = 0; i < 200 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(isAlive(pid)).toBe(false);
+    },
+    BOUND_MS,
+  );
 
-  it('does not wait for a background job the command left holding stdout', async () => {
-    const summarize = createCommandSummarizer({ command: 'echo done; sleep 60 &', timeoutMs: 60_000 });
-    expect((await summarize(REQUEST)).text).toBe('done');
-   }, BOUND_MS);
+  it(
+    'does not wait for a background job the command left holding stdout',
+    async () => {
+      const summarize = createCommandSummarizer({ command: 'echo done; sleep 60 &', timeoutMs: 60_000 });
+      expect((await summarize(REQUEST)).text).toBe('done');
+    },
+    BOUND_MS,
+  );
 
   it('answers when the command does not read its input, however long the input (EPIPE is not a failure)', async () => {
     const summarize = createCommandSummarizer({ command: 'echo fixed answer', timeoutMs: 10_000 });
@@ -95,10 +114,14 @@ describe('a summarize command', () => {
     expect((await summarize({ system: 's', user })).text).toBe(String(Buffer.byteLength(user)));
   });
 
-  it('stops a command that writes more than a summary could be', async () => {
-    const error = await failureOf(createCommandSummarizer({ command: 'yes', timeoutMs: 60_000 })(REQUEST));
-    expect(error.reason).toMatch(/^summarize command wrote more than \d+ bytes$/);
-   }, BOUND_MS);
+  it(
+    'stops a command that writes more than a summary could be',
+    async () => {
+      const error = await failureOf(createCommandSummarizer({ command: 'yes', timeoutMs: 60_000 })(REQUEST));
+      expect(error.reason).toMatch(/^summarize command wrote more than \d+ bytes$/);
+    },
+    BOUND_MS,
+  );
 
   it('fails the call, not the run, for an instruction no environment can hold', async () => {
     const error = await failureOf(createCommandSummarizer({ command: 'cat' })({ system: 'a\u0000b', user: 'u' }));

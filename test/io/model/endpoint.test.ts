@@ -19,7 +19,10 @@ import { defaultAnswer, startOpenAiServer, type OpenAiServer } from '../../helpe
 import { failureOf } from '../../helpers/processes.js';
 
 const KEY = 'sk-test-0123456789abcdef-SECRET';
-const REQUEST = { system: 'Summarize the conversation.', user: '<conversation_to_summarize>\nuser: hello\n</conversation_to_summarize>' };
+const REQUEST = {
+  system: 'Summarize the conversation.',
+  user: '<conversation_to_summarize>\nuser: hello\n</conversation_to_summarize>',
+};
 
 let server: OpenAiServer;
 beforeAll(async () => {
@@ -31,7 +34,10 @@ afterAll(async () => {
 beforeEach(() => server.reset());
 
 /** A client of the test server whose waits are recorded, not waited. */
-function client(extra: Partial<EndpointOptions> = {}): { summarize: ReturnType<typeof createEndpointSummarizer>; waits: number[] } {
+function client(extra: Partial<EndpointOptions> = {}): {
+  summarize: ReturnType<typeof createEndpointSummarizer>;
+  waits: number[];
+} {
   const waits: number[] = [];
   const summarize = createEndpointSummarizer({
     baseUrl: `${server.url}/v1`,
@@ -74,7 +80,10 @@ describe('the request', () => {
     ['http://h:1/v1/', 'http://h:1/v1/chat/completions'],
     ['http://h:1/v1//', 'http://h:1/v1/chat/completions'],
     ['http://h:1/v1/chat/completions', 'http://h:1/v1/chat/completions'],
-    ['https://r.openai.azure.com/openai/v1/?api-version=preview', 'https://r.openai.azure.com/openai/v1/chat/completions?api-version=preview'],
+    [
+      'https://r.openai.azure.com/openai/v1/?api-version=preview',
+      'https://r.openai.azure.com/openai/v1/chat/completions?api-version=preview',
+    ],
   ])('resolves the base %s to %s', (base, url) => {
     expect(chatCompletionsUrl(base).href).toBe(url);
   });
@@ -95,14 +104,17 @@ describe('the request', () => {
     }
   });
 
-  it.each(['ftp://h/v1', 'not a url', 'http://user:pass@h/v1', `https://${KEY}@h/v1`])('refuses the base %s before any call', (base) => {
-    expect(() => client({ baseUrl: base })).toThrow(UsageError);
-    try {
-      client({ baseUrl: base });
-    } catch (error) {
-      expect(String((error as Error).message)).not.toContain('pass@');
-    }
-  });
+  it.each(['ftp://h/v1', 'not a url', 'http://user:pass@h/v1', `https://${KEY}@h/v1`])(
+    'refuses the base %s before any call',
+    (base) => {
+      expect(() => client({ baseUrl: base })).toThrow(UsageError);
+      try {
+        client({ baseUrl: base });
+      } catch (error) {
+        expect(String((error as Error).message)).not.toContain('pass@');
+      }
+    },
+  );
 });
 
 describe('the reply', () => {
@@ -139,10 +151,30 @@ describe('the reply', () => {
     ['malformed JSON', { kind: 'malformed' } as const, /not JSON/],
     ['empty choices', { kind: 'empty-choices' } as const, /no choices/],
     ['an empty content', { kind: 'reply', text: '   ' } as const, /empty summary/],
-    ['a null content', { kind: 'raw', status: 200, body: JSON.stringify({ choices: [{ message: { content: null }, finish_reason: 'length' }] }) } as const, /empty summary \(finish_reason length\)/],
+    [
+      'a null content',
+      {
+        kind: 'raw',
+        status: 200,
+        body: JSON.stringify({ choices: [{ message: { content: null }, finish_reason: 'length' }] }),
+      } as const,
+      /empty summary \(finish_reason length\)/,
+    ],
     ['no message', { kind: 'raw', status: 200, body: JSON.stringify({ choices: [{}] }) } as const, /empty summary/],
-    ['a refusal', { kind: 'raw', status: 200, body: JSON.stringify({ choices: [{ message: { content: null, refusal: 'I cannot help.' } }] }) } as const, /refused: I cannot help\./],
-    ['an error object with status 200', { kind: 'raw', status: 200, body: JSON.stringify({ error: { message: 'quota exceeded' } }) } as const, /no choices \(quota exceeded\)/],
+    [
+      'a refusal',
+      {
+        kind: 'raw',
+        status: 200,
+        body: JSON.stringify({ choices: [{ message: { content: null, refusal: 'I cannot help.' } }] }),
+      } as const,
+      /refused: I cannot help\./,
+    ],
+    [
+      'an error object with status 200',
+      { kind: 'raw', status: 200, body: JSON.stringify({ error: { message: 'quota exceeded' } }) } as const,
+      /no choices \(quota exceeded\)/,
+    ],
   ])('fails at once, without retrying, on %s', async (_name, behaviour, reason) => {
     server.script(behaviour);
     const { summarize, waits } = client();
@@ -156,7 +188,10 @@ describe('the reply', () => {
 
 describe('retries', () => {
   it('retries a 429 after the seconds Retry-After gives, then returns the answer', async () => {
-    server.script({ kind: 'status', status: 429, retryAfter: '2' }, { kind: 'status', status: 429, retryAfter: '0.25' });
+    server.script(
+      { kind: 'status', status: 429, retryAfter: '2' },
+      { kind: 'status', status: 429, retryAfter: '0.25' },
+    );
     const { summarize, waits } = client();
     expect((await summarize(REQUEST)).text).toMatch(/^summary /);
     expect(waits).toEqual([2000, 250]);
@@ -179,12 +214,16 @@ describe('retries', () => {
   });
 
   it('backs off exponentially on a 5xx without Retry-After and gives up after the retries, saying how many attempts', async () => {
-    server.script(...Array.from({ length: 4 }, () => ({ kind: 'status', status: 500, message: 'upstream broke' }) as const));
+    server.script(
+      ...Array.from({ length: 4 }, () => ({ kind: 'status', status: 500, message: 'upstream broke' }) as const),
+    );
     const { summarize, waits } = client();
     const error = await failureOf(summarize(REQUEST));
     expect(waits).toEqual([INITIAL_BACKOFF_MS, 2 * INITIAL_BACKOFF_MS, 4 * INITIAL_BACKOFF_MS]);
     expect(server.requests).toHaveLength(4);
-    expect(error.reason).toBe(`model endpoint ${server.url}/v1/chat/completions answered 500: upstream broke (4 attempts)`);
+    expect(error.reason).toBe(
+      `model endpoint ${server.url}/v1/chat/completions answered 500: upstream broke (4 attempts)`,
+    );
   });
 
   it('makes exactly 1 + retries attempts', async () => {
@@ -236,7 +275,12 @@ describe('retries', () => {
   it('does not follow a redirect (it would carry the key elsewhere)', async () => {
     const elsewhere = await startOpenAiServer();
     try {
-      server.script({ kind: 'raw', status: 307, headers: { location: `${elsewhere.url}/v1/chat/completions` }, body: '' });
+      server.script({
+        kind: 'raw',
+        status: 307,
+        headers: { location: `${elsewhere.url}/v1/chat/completions` },
+        body: '',
+      });
       const error = await failureOf(client().summarize(REQUEST));
       expect(error.reason).toMatch(/answered 307 \(a redirect, not followed/);
       expect(elsewhere.requests).toHaveLength(0);
@@ -247,11 +291,15 @@ describe('retries', () => {
 
   it('waits within [75 %, 100 %] of an exponential step capped at 8 s', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 30 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (retry, r) => {
-        const full = Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** (retry - 1));
-        const wait = backoffMs(retry, r);
-        return wait <= full && wait >= Math.floor(full * 0.75);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 30 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (retry, r) => {
+          const full = Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** (retry - 1));
+          const wait = backoffMs(retry, r);
+          return wait <= full && wait >= Math.floor(full * 0.75);
+        },
+      ),
     );
   });
 

@@ -59,33 +59,38 @@ describe('the concurrency limit', () => {
 
   it('runs calls in the order they were asked, never more than N at once, whatever order they finish in', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 15 }), fc.infiniteStream(fc.nat()), async (n, count, picks) => {
-        const limit = createLimiter(n);
-        const started: number[] = [];
-        const running: Array<{ index: number; finish: () => void }> = [];
-        let peak = 0;
-        const summarize = limit(async ({ user }) => {
-          const index = Number(user);
-          started.push(index);
-          const gate = deferred();
-          running.push({ index, finish: gate.resolve });
-          peak = Math.max(peak, running.length);
-          await gate.promise;
-          return { text: user };
-        });
-        const calls: Array<Promise<SummaryReply>> = [];
-        for (let i = 0; i < count; i++) calls.push(summarize({ system: '', user: String(i) }));
-        const pick = picks[Symbol.iterator]();
-        for (let finished = 0; finished < count; finished++) {
-          await until(() => running.length === Math.min(n, count - finished));
-          const [one] = running.splice((pick.next().value as number) % running.length, 1);
-          one?.finish();
-        }
-        const texts = (await Promise.all(calls)).map((r) => r.text);
-        expect(texts).toEqual(Array.from({ length: count }, (_, i) => String(i)));
-        expect(started).toEqual(Array.from({ length: count }, (_, i) => i));
-        expect(peak).toBe(Math.min(n, count));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 0, max: 15 }),
+        fc.infiniteStream(fc.nat()),
+        async (n, count, picks) => {
+          const limit = createLimiter(n);
+          const started: number[] = [];
+          const running: Array<{ index: number; finish: () => void }> = [];
+          let peak = 0;
+          const summarize = limit(async ({ user }) => {
+            const index = Number(user);
+            started.push(index);
+            const gate = deferred();
+            running.push({ index, finish: gate.resolve });
+            peak = Math.max(peak, running.length);
+            await gate.promise;
+            return { text: user };
+          });
+          const calls: Array<Promise<SummaryReply>> = [];
+          for (let i = 0; i < count; i++) calls.push(summarize({ system: '', user: String(i) }));
+          const pick = picks[Symbol.iterator]();
+          for (let finished = 0; finished < count; finished++) {
+            await until(() => running.length === Math.min(n, count - finished));
+            const [one] = running.splice((pick.next().value as number) % running.length, 1);
+            one?.finish();
+          }
+          const texts = (await Promise.all(calls)).map((r) => r.text);
+          expect(texts).toEqual(Array.from({ length: count }, (_, i) => String(i)));
+          expect(started).toEqual(Array.from({ length: count }, (_, i) => i));
+          expect(peak).toBe(Math.min(n, count));
+        },
+      ),
       { numRuns: 40 },
     );
   });
