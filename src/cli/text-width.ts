@@ -56,10 +56,13 @@ const WIDE: ReadonlyArray<readonly [number, number]> = [
   [0x30000, 0x3fffd],
 ];
 
+// eslint-disable-next-line no-misleading-character-class -- combining marks are matched one code point at a time
 const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}\u1160-\u11ff\ufe00-\ufe0f]$/u;
 const EMOJI_PRESENTATION = /^\p{Emoji_Presentation}$/u;
 const PICTOGRAPHIC = /[\p{Extended_Pictographic}\p{Regional_Indicator}]/u;
 /** What turns a pictograph into an emoji picture: VS16, ZWJ sequences, skin tones, flags, keycaps. */
+// Each of these code points is looked for alone, never as a sequence in the class.
+// eslint-disable-next-line no-misleading-character-class
 const EMOJI_SEQUENCE = /[\ufe0f\u200d\u{1f3fb}-\u{1f3ff}\p{Regional_Indicator}\u20e3]/u;
 
 let segmenter: Intl.Segmenter | undefined;

@@ -823,7 +823,7 @@ describe('swc inspect (command line)', () => {
     const quiet = await swc(['inspect', '--tokenizer', 'approx', '-q', 'both.json'], { NO_COLOR: '1' }, dir);
     expect(quiet.status).toBe(1);
     expect(quiet.stdout).toMatch(
-      /^both\.json:\d+:3  #6  missing-result  tool call "call_1" \(get_weather\) has no result\n$/,
+      /^both\.json:\d+:3 {2}#6 {2}missing-result {2}tool call "call_1" \(get_weather\) has no result\n$/,
     );
     const doc = JSON.parse(
       (await swc(['inspect', '--tokenizer', 'approx', '--json', 'both.json'], { NO_COLOR: '1' }, dir)).stdout,

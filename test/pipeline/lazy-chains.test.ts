@@ -155,13 +155,16 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
           try {
             both = compactBothWays(written.text, written.name, options);
           } catch (error) {
-            throw new Error(`seed ${seed}, ${format}, ${strategies.join(',')}: ${(error as Error).message}`);
+            throw new Error(`seed ${seed}, ${format}, ${strategies.join(',')}: ${(error as Error).message}`, {
+              cause: error,
+            });
           }
           try {
             expect(both.lazy).toEqual(both.exhaustive);
           } catch (error) {
             throw new Error(
               `seed ${seed}, ${format}, ${strategies.join(',')}, ${JSON.stringify({ ...options, counter: undefined })}\n${(error as Error).message}`,
+              { cause: error },
             );
           }
           lazyPlans++;
