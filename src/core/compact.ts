@@ -116,18 +116,9 @@ export function notesByText(messages: readonly Message[], systemEnd: number): Re
     else if (++real > 1) break;
   }
   if (found === null) return NO_NOTES;
-  if (!hasRealUserAfter(messages, systemEnd, found)) found.pop();
+  // Never the current task: with none of the others a real user message, the latest is the task.
+  if (taskIndex(messages, new Set(found)) === null) found.pop();
   return found.length === 0 ? NO_NOTES : new Set(found);
-}
-
-/** Whether a user message compaction did not make, and not among `notes`, stands anywhere after `start`. */
-function hasRealUserAfter(messages: readonly Message[], start: number, notes: readonly number[]): boolean {
-  const taken = new Set(notes);
-  for (let i = messages.length - 1; i >= start; i--) {
-    const m = messages[i] as Message;
-    if (m.role === 'user' && m.compaction === undefined && !taken.has(i)) return true;
-  }
-  return false;
 }
 
 /** End of the unbroken run of leading system messages that compaction did not make. */
