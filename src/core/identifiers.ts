@@ -25,23 +25,43 @@ const MAX_WORD = 2048;
 /** An `inline code` span is looked for this far after its opening backtick, on the same line. */
 const MAX_CODE_SPAN = 200;
 
-/** Characters that end a word whatever it is: whitespace, quotes, backticks, angle brackets, braces, pipes, and `→` (Claude Code's numbered lines). */
+/**
+ * Characters that end a word whatever it is. In ASCII: whitespace and controls, `"`, backticks, `<>`, `{}` and `|`.
+ * Beyond ASCII: every character Unicode classes as punctuation, a space, a control or a format character (typographic
+ * quotes `“”‘’«»‹›„`, CJK brackets `「」『』【】（）`, `…`, `—`, `。`, `、`, full-width `，：！？`, the no-break and
+ * ideographic spaces, the invisible U+200B–U+200D, U+2060, U+FEFF and the soft hyphen), and `→` (Claude Code's
+ * numbered lines). Left out: the hyphens and the en dash (U+2010–U+2013) and the middle dots `·` `・` `･`, which join
+ * the parts of a word, so a Wikipedia URL keeps its `–`.
+ */
 function isHardStop(c: number): boolean {
-  return (
-    c <= 0x20 ||
-    c === 0x22 ||
-    c === 0x60 ||
-    c === 0x3c ||
-    c === 0x3e ||
-    c === 0x7b ||
-    c === 0x7d ||
-    c === 0x7c ||
-    c === 0xa0 ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x2192
-  );
+  const known = STOPS[c];
+  return known === 1 || (known === 0 && lookUpStop(c));
 }
+
+/** Per UTF-16 code unit: 1 ends every word, 2 does not, 0 not looked up yet (a code unit is classified once per process). */
+const STOPS = new Uint8Array(0x10000);
+
+const UNICODE_STOP = /^[\p{P}\p{Z}\p{Cc}\p{Cf}]$/u;
+
+/** Punctuation beyond ASCII that stays inside a word: hyphens, the en dash, middle dots. */
+const JOINERS = new Set([0x2010, 0x2011, 0x2012, 0x2013, 0xb7, 0x30fb, 0xff65]);
+
+/** Classifies a code unit the first time it is met; a lone surrogate (half of an emoji) ends no word. */
+function lookUpStop(c: number): boolean {
+  let stop: boolean;
+  if (c < 0x80)
+    stop = c <= 0x20 || c === 0x22 || c === 0x60 || c === 0x3c || c === 0x3e || c === 0x7b || c === 0x7d || c === 0x7c;
+  else
+    stop =
+      c === 0x2192 || (!(c >= 0xd800 && c <= 0xdfff) && !JOINERS.has(c) && UNICODE_STOP.test(String.fromCharCode(c)));
+  STOPS[c] = stop ? 1 : 2;
+  return stop;
+}
+
+// ASCII is classified at load, through isHardStop itself: its look-up branch has then run before the word loop is
+// optimised, so the first character beyond ASCII a run meets does not throw the optimised loop away (a deopt that
+// cost a tenth of the extraction on a 4 MB file).
+for (let c = 0; c < 0x80; c++) isHardStop(c);
 
 /** Characters that end a word that is not a URL: brackets, commas, semicolons, equals, apostrophes, backslashes. */
 function isSoftStop(c: number): boolean {
@@ -202,7 +222,9 @@ function hardWord(word: string, visit: (id: Identifier) => void): void {
   if (scheme > 0) {
     let start = scheme;
     while (start > 0 && isSchemeChar(word.charCodeAt(start - 1))) start--;
-    const url = urlOf(word.slice(start));
+    let markup = start;
+    while (markup > 0 && isEmphasis(word.charCodeAt(markup - 1))) markup--;
+    const url = urlOf(word.slice(start), word.slice(markup, start));
     if (start < scheme && url !== null) {
       if (start > 0) softWords(word.slice(0, start), visit);
       visit({ kind: 'url', value: url.value });
@@ -228,11 +250,19 @@ function isSchemeChar(c: number): boolean {
 /** The schemes whose URLs are identifiers. */
 const SCHEMES = new Set(['http', 'https', 'ftp', 'ftps', 'ws', 'wss', 'file', 'git', 'ssh', 's3', 'gs']);
 
+/** Markdown's emphasis and strikethrough marks: `*`, `_`, `~`. */
+function isEmphasis(c: number): boolean {
+  return c === 0x2a || c === 0x5f || c === 0x7e;
+}
+
 /**
  * The URL at the start of a word and where it ends, or null: the scheme lowercased, trailing punctuation and an
  * unbalanced closing bracket left out (`(see https://a.example/x).` gives `https://a.example/x`), the host lowercased.
+ * The `_` and `~` that close the emphasis opened just before the URL are left out too (`_https://a.example/x_`);
+ * elsewhere they are the URL's own.
+ * @param opened the emphasis marks right before the URL
  */
-function urlOf(word: string): { value: string; end: number } | null {
+function urlOf(word: string, opened: string): { value: string; end: number } | null {
   const colon = word.indexOf('://');
   const scheme = word.slice(0, colon).toLowerCase();
   if (!SCHEMES.has(scheme)) return null;
@@ -251,7 +281,19 @@ function urlOf(word: string): { value: string; end: number } | null {
       open--;
     }
   }
-  while (end > colon + 3 && '.,;:!?*'.includes(word.charAt(end - 1))) end--;
+  let underscores = 0;
+  let tildes = 0;
+  for (let k = 0; k < opened.length; k++) {
+    if (opened.charCodeAt(k) === 0x5f) underscores++;
+    else if (opened.charCodeAt(k) === 0x7e) tildes++;
+  }
+  while (end > colon + 3) {
+    const c = word.charCodeAt(end - 1);
+    if (c === 0x5f && underscores > 0) underscores--;
+    else if (c === 0x7e && tildes > 0) tildes--;
+    else if (!'.,;:!?*'.includes(word.charAt(end - 1))) break;
+    end--;
+  }
   const rest = word.slice(colon + 3, end);
   if (rest === '' || (rest.startsWith('/') && scheme !== 'file')) return null;
   const slash = rest.search(/[/?#]/);
@@ -324,18 +366,34 @@ function isTrailing(c: number): boolean {
   return c === 0x2e || c === 0x2c || c === 0x3a || c === 0x3b || c === 0x21 || c === 0x3f || c === 0x2a;
 }
 
-/** One word, its wrapping punctuation trimmed, as the one identifier it is, if any. */
+/** One word, its wrapping punctuation and markdown emphasis trimmed, as the one identifier it is, if any. */
 function classify(raw: string, visit: (id: Identifier) => void): void {
   let start = 0;
   let end = raw.length;
-  // `~` starts home paths: only trimmed when no slash follows.
-  while (
-    start < end &&
-    isLeading(raw.charCodeAt(start)) &&
-    !(raw.charCodeAt(start) === 0x7e && raw.charCodeAt(start + 1) === 0x2f)
-  )
-    start++;
-  while (end > start && isTrailing(raw.charCodeAt(end - 1))) end--;
+  let tildes = 0;
+  // Trimmed until nothing more comes off (`**_a.ts_**`, `_a.ts._`): every round but the last takes a character.
+  while (end > start) {
+    // `~` starts home paths: only trimmed when no slash follows.
+    while (start < end) {
+      const c = raw.charCodeAt(start);
+      if (!isLeading(c) || (c === 0x7e && raw.charCodeAt(start + 1) === 0x2f)) break;
+      if (c === 0x7e) tildes++;
+      start++;
+    }
+    while (end > start && isTrailing(raw.charCodeAt(end - 1))) end--;
+    const last = end > start ? raw.charCodeAt(end - 1) : 0;
+    if (last === 0x7e) {
+      // `~~a.ts~~` is struck through; one `~` that opened nothing is an editor's backup file (`a.ts~`).
+      const closing = runBefore(raw, start, end, 0x7e);
+      if (tildes === 0 && closing < 2) break;
+      end -= closing;
+    } else if (last === 0x5f) {
+      const closing = closingUnderscores(raw, start, end);
+      if (closing === 0) break;
+      start += Math.min(closing, openingUnderscores(raw, start, end));
+      end -= closing;
+    } else break;
+  }
   if (end - start < 2) return;
   const word = start === 0 && end === raw.length ? raw : raw.slice(start, end);
   if (isPlainWord(word)) {
@@ -358,6 +416,63 @@ function classify(raw: string, visit: (id: Identifier) => void): void {
   if (word.indexOf('/') < 0 && word.indexOf('.') < 0 && word.indexOf('\\') < 0) return;
   const path = pathOf(word);
   if (path !== null) visit({ kind: 'path', value: path });
+}
+
+/** The length of the run of `c` at the start of `text[start, end)`. */
+function runAt(text: string, start: number, end: number, c: number): number {
+  let k = start;
+  while (k < end && text.charCodeAt(k) === c) k++;
+  return k - start;
+}
+
+/** The length of the run of `c` that ends `text[start, end)`. */
+function runBefore(text: string, start: number, end: number, c: number): number {
+  let k = end;
+  while (k > start && text.charCodeAt(k - 1) === c) k--;
+  return end - k;
+}
+
+/** Whether a character separates the parts of a path: `/` or `\`. */
+function isSeparator(c: number): boolean {
+  return c === 0x2f || c === 0x5c;
+}
+
+/** Where the word `text[start, end)` has its first separator, or -1. */
+function firstSeparator(text: string, start: number, end: number): number {
+  for (let k = start; k < end; k++) if (isSeparator(text.charCodeAt(k))) return k;
+  return -1;
+}
+
+/** Where the word `text[start, end)` has its last separator, or -1. */
+function lastSeparator(text: string, start: number, end: number): number {
+  for (let k = end - 1; k >= start; k--) if (isSeparator(text.charCodeAt(k))) return k;
+  return -1;
+}
+
+/**
+ * How many `_` at the end of a word close markdown emphasis (`_a.ts_`, `see src/a.ts_`): all of them, except those of
+ * a last folder or file whose name is wrapped in them (`src/__tests__` keeps its `__`). A word of one part keeps none of
+ * its own: `__init__` alone names nothing, whatever is trimmed.
+ */
+function closingUnderscores(text: string, start: number, end: number): number {
+  const trailing = runBefore(text, start, end, 0x5f);
+  if (trailing === 0 || trailing === end - start) return 0;
+  const slash = lastSeparator(text, start, end);
+  if (slash < 0) return trailing;
+  const own = runAt(text, slash + 1, end, 0x5f);
+  return own > 0 && trailing >= own ? trailing - own : trailing;
+}
+
+/**
+ * How many `_` at the start of a word may open emphasis: all of them, except those of a first folder wrapped in them
+ * (`__tests__/a.ts`). Only as many as close it are trimmed, so `_config.yml` keeps its `_`.
+ */
+function openingUnderscores(text: string, start: number, end: number): number {
+  const leading = runAt(text, start, end, 0x5f);
+  if (leading === 0) return 0;
+  const slash = firstSeparator(text, start, end);
+  if (slash < 0) return leading;
+  return leading - Math.min(leading, runBefore(text, start, slash, 0x5f));
 }
 
 /** Whether a word has nothing but letters (no digit, dot, slash, colon, underscore or dash): prose, mostly. */
@@ -531,7 +646,7 @@ const PATH_CHARS = /^[\p{L}\p{N}\p{M}_.\-~/+@]+$/u;
 
 /**
  * The path a word is, normalised, or null. A `:line` or `:line:col` suffix is dropped (`src/a.ts:12:5` is
- * `src/a.ts`), a leading `./` and a trailing `/` too; a Windows path keeps its backslashes (doubled ones from JSON
+ * `src/a.ts`), and so is a `#` anchor (`src/a.ts#L10-L20`, `README.md#usage`), a leading `./` and a trailing `/` too; a Windows path keeps its backslashes (doubled ones from JSON
  * text made single) and gets its drive letter in capitals.
  */
 export function pathOf(word: string): string | null {
@@ -539,6 +654,9 @@ export function pathOf(word: string): string | null {
   let w = word;
   const at = w.search(/:\d/);
   if (at > 1) w = w.slice(0, at);
+  // An anchor names a place in the file, as a line number does: `src/a.ts#L10` and `README.md#usage` name the file.
+  const anchor = w.indexOf('#');
+  if (anchor > 0) w = w.slice(0, anchor);
   if (isWindowsStart(w, 0)) return windowsPath(w);
   if (!PATH_CHARS.test(w) || w.startsWith('@') || w.includes('//') || !/\p{L}/u.test(w)) return null;
   const dotted = w.startsWith('./');

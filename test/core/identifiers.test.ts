@@ -1,7 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
+import fc from 'fast-check';
 import { identifiersIn, type Identifier, type IdentifierKind } from '../../src/core/identifiers.js';
+import { retentionOf } from '../../src/core/retention.js';
+import type { Message } from '../../src/core/types.js';
 
 const values = (text: string, kind?: IdentifierKind): string[] =>
   identifiersIn(text)
@@ -180,6 +183,136 @@ describe('symbols in inline code', () => {
 
   it('takes a span that holds an identifier of another kind as that kind', () => {
     expect(identifiersIn('`src/a.ts` and `TypeError`')).toEqual([one('path', 'src/a.ts'), one('error', 'TypeError')]);
+  });
+});
+
+describe('words end at Unicode quotes, punctuation and invisible characters', () => {
+  it.each([
+    ['“src/auth/login.ts”'],
+    ['‘src/auth/login.ts’'],
+    ['«src/auth/login.ts»'],
+    ['‹src/auth/login.ts›'],
+    ['„src/auth/login.ts“'],
+    ['「src/auth/login.ts」'],
+    ['『src/auth/login.ts』'],
+    ['【src/auth/login.ts】'],
+    ['（src/auth/login.ts）'],
+    ['see src/auth/login.ts…'],
+    ['src/auth/login.ts—then the tests'],
+    ['修改 src/auth/login.ts。'],
+    ['src/auth/login.ts，然后'],
+    ['文件：src/auth/login.ts！'],
+    ['x\u3000src/auth/login.ts\u3000y'],
+    ['src/auth/login.ts\u200b'],
+    ['\u2060src/auth/login.ts\ufeff'],
+    ['\u00a0src/auth/login.ts\u00a0'],
+  ])('finds the path in %s', (text) => {
+    expect(values(text, 'path')).toEqual(['src/auth/login.ts']);
+  });
+
+  it.each([
+    ['_src/auth/login.ts_', 'src/auth/login.ts'],
+    ['__src/auth/login.ts__', 'src/auth/login.ts'],
+    ['*src/auth/login.ts*', 'src/auth/login.ts'],
+    ['**_src/auth/login.ts_**', 'src/auth/login.ts'],
+    ['~~src/auth/login.ts~~', 'src/auth/login.ts'],
+    ['_src/auth/login.ts._', 'src/auth/login.ts'],
+    ['src/__tests__/a.ts', 'src/__tests__/a.ts'],
+    ['see src/__tests__', 'src/__tests__'],
+    ['src/my-file.ts', 'src/my-file.ts'],
+  ])('trims markdown emphasis and strikethrough: %s', (text, path) => {
+    expect(values(text, 'path')).toEqual([path]);
+  });
+
+  it.each([
+    ['src/auth/login.ts#L10', 'src/auth/login.ts'],
+    ['src/auth/login.ts#L10-L20', 'src/auth/login.ts'],
+    ['(src/auth/login.ts#L10)', 'src/auth/login.ts'],
+  ])('names the file of a line anchor: %s', (text, path) => {
+    expect(values(text, 'path')).toEqual([path]);
+  });
+
+  it.each([
+    ['_https://a.example/x_', 'https://a.example/x'],
+    ['~~https://a.example/x~~', 'https://a.example/x'],
+    ['“https://a.example/x”', 'https://a.example/x'],
+    ['https://a.example/x_y', 'https://a.example/x_y'],
+    ['https://en.wikipedia.org/wiki/1990–91_season', 'https://en.wikipedia.org/wiki/1990–91_season'],
+  ])('keeps what is a URL’s own and trims what wraps it: %s', (text, url) => {
+    expect(values(text, 'url')).toEqual([url]);
+  });
+
+  it('keeps a backup file’s one tilde, which opens nothing', () => {
+    expect(values('edit notes.txt~ later')).not.toContain('notes.txt');
+  });
+
+  const wrappers: ReadonlyArray<readonly [string, string]> = [
+    ['“', '”'],
+    ['‘', '’'],
+    ['«', '»'],
+    ['‹', '›'],
+    ['„', '“'],
+    ['「', '」'],
+    ['『', '』'],
+    ['【', '】'],
+    ['（', '）'],
+    ['_', '_'],
+    ['**', '**'],
+    ['~~', '~~'],
+    ['', '…'],
+    ['', '—'],
+    ['', '。'],
+    ['', '，'],
+    ['', '：'],
+    ['\u200b', '\u200b'],
+    ['\u3000', '\u3000'],
+    ['\ufeff', '\u2060'],
+  ];
+  const part = fc.stringMatching(/^[a-z][a-z0-9]{1,7}$/);
+  const pathArb = fc
+    .tuple(fc.array(part, { minLength: 1, maxLength: 3 }), part, fc.constantFrom('ts', 'py', 'md', 'json', 'rs'))
+    .map(([dirs, name, ext]) => `${dirs.join('/')}/${name}.${ext}`);
+
+  it('finds a path wrapped in any of them as it finds it between spaces (property)', () => {
+    fc.assert(
+      fc.property(pathArb, fc.constantFrom(...wrappers), (p, [left, right]) => {
+        const plain = identifiersIn(`see ${p} now`);
+        expect(plain).toEqual([one('path', p)]);
+        expect(identifiersIn(`see ${left}${p}${right} now`)).toEqual(plain);
+      }),
+    );
+  });
+
+  it('lets a summary that quotes typographically keep what it names (retention)', () => {
+    const replaced: Message = {
+      role: 'tool',
+      content: {
+        texts: [],
+        toolCalls: [],
+        results: [{ name: 'read', text: 'read src/auth/login.ts and docs/api.md', error: false, images: 0, files: [] }],
+        images: 0,
+        files: [],
+      },
+    } as Message;
+    expect(retentionOf([replaced], 'Read «src/auth/login.ts» and “docs/api.md”.').fraction).toBe(1);
+  });
+
+  it('gives a text full retention of itself (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(pathArb, fc.constantFrom(...wrappers)), { minLength: 1, maxLength: 6 }),
+        (parts) => {
+          const text = parts.map(([p, [l, r]]) => `${l}${p}${r}`).join(' and ');
+          const message = {
+            role: 'user',
+            content: { texts: [text], toolCalls: [], results: [], images: 0, files: [] },
+          } as Message;
+          const r = retentionOf([message], text);
+          expect(r.total).toBe(new Set(parts.map(([p]) => p)).size);
+          expect(r.fraction).toBe(1);
+        },
+      ),
+    );
   });
 });
 
