@@ -18,6 +18,18 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * The library's options ask for something impossible: `createCompactor`, `compactMessages` and `swcPrepareStep`
+ * throw it for options that are unknown, of the wrong type, out of range or contradicting each other, with a message
+ * that names the option as `CompactorOptions` spells it.
+ */
+export class OptionsError extends Error {
+  constructor(message: string) {
+    super(escapeForLine(message));
+    this.name = 'OptionsError';
+  }
+}
+
 /** A file cannot be read, decoded, parsed or placed in a format. Exit 2 for that file. `reason` and `file` stay as given. */
 export class InputError extends Error {
   constructor(

@@ -34,7 +34,7 @@ export type {
 } from './tokens/index.js';
 export { FORMATS, findFormat } from './formats/registry.js';
 export type { FormatAdapter } from './formats/types.js';
-export { compactSource, restoreSource, STRATEGIES } from './pipeline.js';
+export { compactSource, restoreSource, STRATEGIES } from './pipeline/index.js';
 export type {
   FileOptions,
   FileResult,
@@ -46,12 +46,18 @@ export type {
   StoreRecord,
   StoreRecordFile,
   StrategyName,
-} from './pipeline.js';
+} from './pipeline/index.js';
 export { decodeSource } from './io/source.js';
-export { InputError, UsageError } from './errors.js';
-export { compactMessages, createCompactor, swcPrepareStep } from './library.js';
+export { InputError, OptionsError, UsageError } from './errors.js';
+export { compactMessages, createCompactor, swcPrepareStep } from './library/index.js';
 export { identifiersIn, IDENTIFIER_KINDS } from './core/identifiers.js';
 export type { Identifier, IdentifierKind } from './core/identifiers.js';
 export { retentionOf } from './outcome/forgotten.js';
 export type { Inventory, LocatedIdentifier, Retention } from './outcome/forgotten.js';
-export type { CompactedMessages, Compactor, CompactorOptions, MessageFormat, PrepareStepInput } from './library.js';
+export type {
+  CompactedMessages,
+  Compactor,
+  CompactorOptions,
+  MessageFormat,
+  PrepareStepInput,
+} from './library/index.js';

@@ -1,7 +1,7 @@
 import { InputError } from './errors.js';
 import { simulatedReply, type Summarizer, type SummaryAnswer, type SummaryRequest } from './core/summarize.js';
 import type { TokenCounter } from './core/types.js';
-import { compactSource, type FileOptions, type FileResult, type RunOptions } from './pipeline.js';
+import { compactSource, type FileOptions, type FileResult, type RunOptions } from './pipeline/index.js';
 import { createCounter } from './tokens/index.js';
 import type { SourceText } from './io/source.js';
 

@@ -11,7 +11,7 @@ import { compact, noteTemplate, planCompaction } from '../src/core/compact.js';
 import { formatNote } from '../src/core/note.js';
 import { readLayout } from '../src/io/layout.js';
 import { decodeSource } from '../src/io/source.js';
-import { chooseFormat, compactSource, normalizeSlot, writeSlot } from '../src/pipeline.js';
+import { chooseFormat, compactSource, normalizeSlot, writeSlot } from '../src/pipeline/index.js';
 import { createApproxCounter } from '../src/tokens/approx.js';
 import {
   haystackCodec,

@@ -54,7 +54,7 @@ const rel = (f: string): string => path.relative(SRC, f);
 describe('the structure of src/', () => {
   test('the import scanner sees the imports (it finds the pipeline imported by the command line)', () => {
     const cli = graph.get(path.join(SRC, 'cli', 'stream.ts')) ?? [];
-    expect(cli.map((i) => rel(i.target))).toContain('pipeline.ts');
+    expect(cli.map((i) => rel(i.target))).toContain(path.join('pipeline', 'index.ts'));
     for (const [, imports] of graph) for (const i of imports) expect(files).toContain(i.target);
   });
 
@@ -83,6 +83,42 @@ describe('the structure of src/', () => {
         const target = rel(i.target);
         const reaches = target.startsWith(`formats${path.sep}`) || target === path.join('core', 'compact.ts');
         if (reaches && !i.typeOnly) offenders.push(`${rel(f)} imports ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  test('a strategy step reads only the core and the steps beside it (the chain does the rest)', () => {
+    const steps = path.join('pipeline', 'steps');
+    const offenders: string[] = [];
+    for (const [f, imports] of graph) {
+      if (!rel(f).startsWith(`${steps}${path.sep}`)) continue;
+      for (const i of imports) {
+        const target = rel(i.target);
+        if (!target.startsWith(`core${path.sep}`) && !target.startsWith(`${steps}${path.sep}`))
+          offenders.push(`${rel(f)} imports ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  test('the library decides only through the pipeline: it names no strategy planner of the core', () => {
+    const planners = /\b(planCompaction|planPruning|planOffload|summarizeRounds|planWithThresholds)\b/;
+    const offenders = files
+      .filter((f) => rel(f).startsWith(`library${path.sep}`))
+      .filter((f) => planners.test(readFileSync(f, 'utf8')))
+      .map(rel);
+    expect(offenders).toEqual([]);
+  });
+
+  test('the settings sit below the command line and the library: they import neither', () => {
+    const offenders: string[] = [];
+    for (const [f, imports] of graph) {
+      if (!rel(f).startsWith(`settings${path.sep}`)) continue;
+      for (const i of imports) {
+        const target = rel(i.target);
+        if (target.startsWith(`cli${path.sep}`) || target.startsWith(`library${path.sep}`))
+          offenders.push(`${rel(f)} imports ${target}`);
       }
     }
     expect(offenders).toEqual([]);

@@ -34,7 +34,7 @@ import {
   type ReportSettings,
 } from './report.js';
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
-import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline.js';
+import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline/index.js';
 import { offloadStore, writeStore } from './offload.js';
 import {
   addUsage,

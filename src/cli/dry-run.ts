@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import type { Group, Plan } from '../core/compact.js';
 import { contentOf } from '../core/render.js';
 import type { Content, Message } from '../core/types.js';
-import type { ConversationResult, FileResult } from '../pipeline.js';
+import type { ConversationResult, FileResult } from '../pipeline/index.js';
 import type { IdentifierKind } from '../core/identifiers.js';
 import { IDENTIFIER_KINDS } from '../core/identifiers.js';
 import type { Inventory, LocatedIdentifier } from '../outcome/forgotten.js';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
-import { createInspector } from '../pipeline.js';
+import { createInspector } from '../pipeline/index.js';
 import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
 import { colorFor } from './color.js';
 import { EXIT } from './exit-codes.js';
@@ -15,13 +15,13 @@ import type { CliIo } from './io.js';
 /**
  * `swc inspect`: the structure and token cost of a transcript, and its problems: errors, which the provider of its
  * format rejects, and warnings, which it accepts (src/lint/rules.ts). The pipeline's inspector reads and checks
- * (src/pipeline.ts, src/lint); this module finds the files and hands what it found to the reporters the flags call for
+ * (src/pipeline/inspect.ts, src/lint); this module finds the files and hands what it found to the reporters the flags call for
  * (reporters.ts), which show it with inspect-view.ts.
  */
 
 // The checks and the inspect road, reachable through the command's module too.
 export { checkPairing } from '../lint/pairing.js';
-export { inspectSource } from '../pipeline.js';
+export { inspectSource } from '../pipeline/index.js';
 export type { Finding, Problem, ProblemKind, Rule, Severity } from '../lint/types.js';
 export { providerOf, severityOf, type Provider } from '../lint/rules.js';
 export type { InspectedConversation, Inspection } from '../outcome/inspection.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
 import { describeFsError, isInside as isInsideFolder, writeFileAtomic } from '../io/files.js';
 import { ConfinedFolders, STORE_MARKER } from '../io/folders.js';
-import type { StoreFile } from '../pipeline.js';
+import type { StoreFile } from '../pipeline/index.js';
 import type { CliIo } from './io.js';
 import type { CompactSettings } from './settings.js';
 

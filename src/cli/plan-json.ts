@@ -2,7 +2,7 @@ import type { Group, GroupKind } from '../core/compact.js';
 import type { IdentifierKind } from '../core/identifiers.js';
 import { countsByKind, type LocatedIdentifier } from '../outcome/forgotten.js';
 import { countOf, itemSpan, itemsOfAll, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
-import type { ConversationResult, FileResult } from '../pipeline.js';
+import type { ConversationResult, FileResult } from '../pipeline/index.js';
 import type { CounterSettings } from '../tokens/options.js';
 import type { WindowSettings } from './settings.js';
 

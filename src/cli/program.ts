@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import { isKnownError, UsageError } from '../errors.js';
-import { formatNames } from '../pipeline.js';
+import { formatNames } from '../pipeline/index.js';
 import { TOKENIZERS } from '../tokens/index.js';
 import { runCompact } from './compact.js';
 import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, resolveSettings, type CompactFlags } from './settings.js';

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { CounterSettings } from '../tokens/options.js';
 import { escapeForLine, InputError, NoConversationError } from '../errors.js';
-import type { FileResult } from '../pipeline.js';
+import type { FileResult } from '../pipeline/index.js';
 import { changeText, fileTokens, formatCount, outcomeLine, type LineContext } from './summary.js';
 
 /**

@@ -15,7 +15,7 @@ import { compress, outputCompression, type CompressionFormat } from '../io/compr
 import { ChangedError, describeFsError, identifyFile, isInside, realTarget, writeFileAtomic } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import { encodeOutput, type SourceText } from '../io/source.js';
-import { restoreSource, type RestoreResult, type StoreReader, type StoreRecordFile } from '../pipeline.js';
+import { restoreSource, type RestoreResult, type StoreReader, type StoreRecordFile } from '../pipeline/index.js';
 import { writeAll, type CliIo } from './io.js';
 import { STORE_MARKER } from './offload.js';
 import { checkConversationPath } from './settings.js';

@@ -1,13 +1,28 @@
 import { availableParallelism } from 'node:os';
 import { UsageError } from '../errors.js';
-import { hookThresholds } from '../core/hook.js';
-import { noteTemplateProblem } from '../core/note.js';
-import { STRATEGIES, type StrategyName, type WindowThresholds } from '../pipeline.js';
+import type { StrategyName, WindowThresholds } from '../pipeline/index.js';
 import {
-  isTokenizerName,
+  CLI,
+  checkBudget,
+  checkNote,
+  checkPlaceholder,
+  checkStrategies,
+  checkStrategySettings,
+  checkTokenizer,
+  checkWindow,
+  DEFAULT_COMPACT_AT as DEFAULT_COMPACT_AT_SHARE,
+  DEFAULT_COMPACT_TO as DEFAULT_COMPACT_TO_SHARE,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_MIN_KEEP_STEPS,
+  DEFAULT_MIN_TOKENS,
+  DEFAULT_OFFLOAD_OVER,
+  DEFAULT_SUMMARY_TOKENS,
+  DEFAULT_TOKENIZER,
+  onlyWith,
+} from '../settings/index.js';
+import {
   parseCounterOptions,
   resolveCounterOptions,
-  TOKENIZERS,
   type CounterOptions,
   type TokenizerName,
 } from '../tokens/index.js';
@@ -91,7 +106,7 @@ export interface SummarizeSettings {
 }
 
 /** The summary calls in flight at once when --concurrency is not given. */
-export const DEFAULT_CONCURRENCY = 4;
+export { DEFAULT_CONCURRENCY };
 
 /** A fraction typed on the command line, kept exact (0.7 is 7/10, not a binary float). */
 export interface Fraction {
@@ -174,10 +189,10 @@ export interface CompactSettings {
   readonly summarize: SummarizeSettings | null;
 }
 
-export const DEFAULT_COMPACT_AT = '0.7';
-/** Characters over which `--strategy offload` offloads a result when `--offload-over` is not given (Haystack's example default). */
-export const DEFAULT_OFFLOAD_OVER = 8000;
-export const DEFAULT_COMPACT_TO = '0.4';
+/** The defaults as the command line shows and parses them. */
+export const DEFAULT_COMPACT_AT = String(DEFAULT_COMPACT_AT_SHARE);
+export const DEFAULT_COMPACT_TO = String(DEFAULT_COMPACT_TO_SHARE);
+export { DEFAULT_OFFLOAD_OVER };
 
 /**
  * Parses a fraction exactly: `0.7`, `.7`, `1`, or a percentage `70%`.
@@ -198,48 +213,20 @@ export function parseFraction(name: string, raw: string): Fraction {
 
 /**
  * Checks the threshold options: `0 < compact-to < compact-at <= 1` and a positive window, each refusal
- * saying why the rule exists.
+ * saying why the rule exists (the rules are the library's too: src/settings/rules.ts).
  */
 export function resolveWindow(flags: CompactFlags): WindowSettings | null {
-  if (flags.contextWindow === undefined) {
-    const stray =
-      flags.compactAt !== undefined ? '--compact-at' : flags.compactTo !== undefined ? '--compact-to' : null;
-    if (stray !== null)
-      throw new UsageError(`${stray} needs --context-window <tokens>: its fraction is a share of that window`);
-    return null;
-  }
-  if (flags.target !== undefined) {
-    throw new UsageError(
-      '--target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to',
-    );
-  }
-  const tokens = parseTokens('--context-window', flags.contextWindow, 1);
+  const given = {
+    target: flags.target !== undefined,
+    contextWindow: flags.contextWindow !== undefined,
+    compactAt: flags.compactAt !== undefined,
+    compactTo: flags.compactTo !== undefined,
+  };
+  if (!checkBudget(CLI, given)) return null;
+  const tokens = parseTokens('--context-window', flags.contextWindow as string, 1);
   const compactAt = parseFraction('--compact-at', flags.compactAt ?? DEFAULT_COMPACT_AT);
   const compactTo = parseFraction('--compact-to', flags.compactTo ?? DEFAULT_COMPACT_TO);
-  if (compactAt.value <= 0)
-    throw new UsageError(
-      `--compact-at must be above 0, got ${compactAt.text}: at 0 every file, even an empty one, would be compacted`,
-    );
-  if (compactAt.value > 1) {
-    throw new UsageError(
-      `--compact-at must be at most 1, got ${compactAt.text}: a transcript larger than its context window no longer fits it, so waiting that long is too late`,
-    );
-  }
-  if (compactTo.value <= 0)
-    throw new UsageError(
-      `--compact-to must be above 0, got ${compactTo.text}: nothing of a conversation fits in 0 tokens`,
-    );
-  if (!(compactTo.value < compactAt.value)) {
-    throw new UsageError(
-      `--compact-to (${compactTo.text}) must be below --compact-at (${compactAt.text}): a compacted file has to end smaller than the size that triggers compaction, or the next run compacts it again`,
-    );
-  }
-  const { trigger, target } = hookThresholds(tokens, compactAt.value, compactTo.value);
-  if (target < 1) {
-    throw new UsageError(
-      `--compact-to ${compactTo.text} of a ${tokens}-token window is less than one token: nothing would fit; raise --compact-to or --context-window`,
-    );
-  }
+  const { trigger, target } = checkWindow(CLI, tokens, compactAt, compactTo);
   return { tokens, compactAt, compactTo, trigger, target };
 }
 
@@ -269,50 +256,74 @@ export function isStreamRun(settings: CompactSettings): boolean {
 
 /** Checks flags and turns them into settings; every problem is a UsageError that says what to do. */
 export function resolveSettings(inputs: readonly string[], flags: CompactFlags): CompactSettings {
+  const budget = budgetOf(flags);
+  const strategy = strategySettingsOf(flags, budget.minKeepSteps);
+  const tokenizer = checkTokenizer(CLI, flags.tokenizer ?? DEFAULT_TOKENIZER);
+  const note = noteOf(flags);
+  const outputs = outputsOf(inputs, flags);
+  const settings: CompactSettings = {
+    inputs,
+    ...budget,
+    ...strategy,
+    note,
+    tokenizer,
+    counter: counterOptionsOf(flags, tokenizer),
+    format: flags.format ?? 'auto',
+    conversationKey: flags.conversationKey,
+    conversationPath: checkConversationPath(flags),
+    ...outputs,
+    json: flags.json === true,
+    report: flags.report,
+    ignore: flags.ignore ?? [],
+    skipUnrecognized: flags.skipUnrecognized === true,
+    jobs: flags.jobs === undefined ? availableParallelism() : parseWhole('--jobs', flags.jobs, 1),
+    shard: flags.shard === undefined ? null : parseShard(flags.shard),
+    force: flags.force === true,
+    exact: flags.exact === true,
+    stat: flags.stat === true,
+    verbose: flags.verbose === true,
+    quiet: flags.quiet === true,
+    color: flags.color === false ? false : undefined,
+    summarize: summarizeSettingsOf(flags, strategy.strategies),
+  };
+  checkBatchOnly(settings);
+  return settings;
+}
+
+/** The budget: a fixed `--target`, or the window's thresholds; and the steps always kept. */
+function budgetOf(flags: CompactFlags): Pick<CompactSettings, 'target' | 'window' | 'minKeepSteps'> {
   const window = resolveWindow(flags);
   if (window === null && flags.target === undefined) {
     throw new UsageError('--target <tokens> is required (the token budget to compact to)');
   }
   const target = window?.target ?? parseTokens('--target', flags.target as string, 1);
-  const minKeepSteps = flags.minKeepSteps === undefined ? 1 : parseWhole('--min-keep-steps', flags.minKeepSteps, 0);
+  const minKeepSteps =
+    flags.minKeepSteps === undefined ? DEFAULT_MIN_KEEP_STEPS : parseWhole('--min-keep-steps', flags.minKeepSteps, 0);
+  return { target, window, minKeepSteps };
+}
+
+/** The strategies and the settings that apply to some of them, each refused without its strategy. */
+function strategySettingsOf(
+  flags: CompactFlags,
+  minKeepSteps: number,
+): Pick<CompactSettings, 'strategies' | 'minTokens' | 'placeholder' | 'offloadDir' | 'offloadOver'> {
   const strategies = parseStrategies(flags.strategy);
-  const pruning = strategies.includes('prune');
-  if (pruning && minKeepSteps < 1) {
-    throw new UsageError(
-      '--min-keep-steps must be at least 1 with --strategy prune: the newest results are the ones the model is about to act on',
-    );
-  }
-  if (!pruning && flags.minTokens !== undefined) {
-    throw new UsageError('--min-tokens only applies with --strategy prune');
-  }
-  const minTokens = flags.minTokens === undefined ? 200 : parseTokens('--min-tokens', flags.minTokens, 0);
+  checkStrategySettings(CLI, strategies, { minKeepSteps, minTokens: flags.minTokens, placeholder: flags.placeholder });
+  const minTokens =
+    flags.minTokens === undefined ? DEFAULT_MIN_TOKENS : parseTokens('--min-tokens', flags.minTokens, 0);
   const offloading = strategies.includes('offload');
-  if (offloading && minKeepSteps < 1) {
-    throw new UsageError(
-      '--min-keep-steps must be at least 1 with --strategy offload: the newest results are the ones the model is about to act on',
-    );
-  }
-  if (!offloading && (flags.offloadDir !== undefined || flags.offloadOver !== undefined)) {
-    throw new UsageError(
-      `${flags.offloadDir !== undefined ? '--offload-dir' : '--offload-over'} only applies with --strategy offload`,
-    );
-  }
+  if (!offloading && (flags.offloadDir !== undefined || flags.offloadOver !== undefined))
+    onlyWith(CLI, flags.offloadDir !== undefined ? '--offload-dir' : '--offload-over', 'offload');
   if (offloading && (flags.offloadDir === undefined || flags.offloadDir === ''))
     throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
   const offloadOver =
     flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : parseTokens('--offload-over', flags.offloadOver, 1);
-  if (flags.placeholder !== undefined && !pruning)
-    throw new UsageError('--placeholder only applies with --strategy prune');
-  if (flags.placeholder === '')
-    throw new UsageError('--placeholder must not be empty (it is what the model sees in place of a pruned result)');
-  if (flags.placeholder !== undefined && flags.placeholder.replaceAll('{tool_name}', '').trim() === '') {
-    throw new UsageError(
-      '--placeholder needs text besides {tool_name}: earlier placeholders are recognised by that text, and a bare {tool_name} would match every result, so nothing would be pruned',
-    );
-  }
-  const tokenizer = flags.tokenizer ?? 'o200k_base';
-  if (!isTokenizerName(tokenizer))
-    throw new UsageError(`unknown tokenizer "${tokenizer}" (choose one of: ${TOKENIZERS.join(', ')})`);
+  if (flags.placeholder !== undefined) checkPlaceholder(CLI, flags.placeholder);
+  return { strategies, minTokens, placeholder: flags.placeholder, offloadDir: flags.offloadDir, offloadOver };
+}
+
+/** `--note`: undefined for the default note, null for none (`--no-note`, or an empty template), else the template. */
+function noteOf(flags: CompactFlags): string | null | undefined {
   const note =
     flags.note === false
       ? null
@@ -321,11 +332,15 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
         : flags.note === ''
           ? null
           : flags.note;
-  const noteProblem = typeof note === 'string' ? noteTemplateProblem(note) : null;
-  if (noteProblem !== null)
-    throw new UsageError(
-      `--note ${noteProblem} (as in '[{num_removed} earlier messages were removed.]'), or --no-note`,
-    );
+  if (typeof note === 'string') checkNote(CLI, note);
+  return note;
+}
+
+/** Where results go, checked against the inputs: each way of writing excludes the others. */
+function outputsOf(
+  inputs: readonly string[],
+  flags: CompactFlags,
+): Pick<CompactSettings, 'output' | 'inPlace' | 'outDir' | 'backupDir' | 'base' | 'check' | 'dryRun'> {
   if (inputs.length === 0)
     throw new UsageError('no input given (a file, a directory, a quoted glob pattern, or - for standard input)');
   const inPlace = flags.inPlace === true;
@@ -341,20 +356,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
       `--check writes nothing, so it cannot be used with ${inPlace ? '--in-place' : '--out-dir'}: run the check and the rewrite as two steps`,
     );
   }
-  if (flags.output !== undefined) {
-    // Name the option that clashes with --output; only then is the number of inputs the problem.
-    if (dryRun) throw new UsageError('--dry-run writes nothing; it cannot be combined with --output');
-    if (check) throw new UsageError('--check writes nothing; it cannot be combined with --output');
-    if (inPlace) throw new UsageError('--in-place rewrites each input itself; it cannot be combined with --output');
-    if (outDir !== undefined)
-      throw new UsageError(
-        '--out-dir and --output cannot be used together: write every result under the out-dir, or one result to --output',
-      );
-    if (inputs.length > 1)
-      throw new UsageError(
-        '--output takes the result of exactly one input; with several files use --out-dir or --in-place',
-      );
-  }
+  if (flags.output !== undefined) checkOutputFlag(inputs, { dryRun, check, inPlace, outDir });
   if (inputs.includes('-')) {
     if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
     if (inPlace) throw new UsageError('--in-place cannot rewrite standard input; use --output');
@@ -371,59 +373,47 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
   if (!dryRun && (flags.stat === true || flags.verbose === true)) {
     throw new UsageError(`${flags.stat === true ? '--stat' : '--verbose'} is a way to show a dry run: add --dry-run`);
   }
-  const jobs = flags.jobs === undefined ? availableParallelism() : parseWhole('--jobs', flags.jobs, 1);
-  const settings: CompactSettings = {
-    inputs,
-    target,
-    window,
-    minKeepSteps,
-    strategies,
-    minTokens,
-    placeholder: flags.placeholder,
-    offloadDir: flags.offloadDir,
-    offloadOver,
-    note,
-    tokenizer,
-    counter: counterOptionsOf(flags, tokenizer),
-    format: flags.format ?? 'auto',
-    conversationKey: flags.conversationKey,
-    conversationPath: checkConversationPath(flags),
-    output: flags.output,
-    inPlace,
-    outDir,
-    backupDir: flags.backupDir,
-    base: flags.base,
-    check,
-    dryRun,
-    json: flags.json === true,
-    report: flags.report,
-    ignore: flags.ignore ?? [],
-    skipUnrecognized: flags.skipUnrecognized === true,
-    jobs,
-    shard: flags.shard === undefined ? null : parseShard(flags.shard),
-    force: flags.force === true,
-    exact: flags.exact === true,
-    stat: flags.stat === true,
-    verbose: flags.verbose === true,
-    quiet: flags.quiet === true,
-    color: flags.color === false ? false : undefined,
-    summarize: summarizeSettingsOf(flags, strategies),
-  };
+  return { output: flags.output, inPlace, outDir, backupDir: flags.backupDir, base: flags.base, check, dryRun };
+}
+
+/** `--output` names the one place for one result: it clashes with every other way of writing, and with many inputs. */
+function checkOutputFlag(
+  inputs: readonly string[],
+  modes: { dryRun: boolean; check: boolean; inPlace: boolean; outDir: string | undefined },
+): void {
+  // Name the option that clashes with --output; only then is the number of inputs the problem.
+  if (modes.dryRun) throw new UsageError('--dry-run writes nothing; it cannot be combined with --output');
+  if (modes.check) throw new UsageError('--check writes nothing; it cannot be combined with --output');
+  if (modes.inPlace) throw new UsageError('--in-place rewrites each input itself; it cannot be combined with --output');
+  if (modes.outDir !== undefined)
+    throw new UsageError(
+      '--out-dir and --output cannot be used together: write every result under the out-dir, or one result to --output',
+    );
+  if (inputs.length > 1)
+    throw new UsageError(
+      '--output takes the result of exactly one input; with several files use --out-dir or --in-place',
+    );
+}
+
+/** Options that only mean something for a batch, refused for a run of one input written to stdout or --output. */
+function checkBatchOnly(settings: CompactSettings): void {
   if (
-    isStreamRun(settings) &&
-    (settings.shard !== null || settings.base !== undefined || settings.ignore.length > 0 || settings.skipUnrecognized)
-  ) {
-    const flag =
-      settings.shard !== null
-        ? '--shard'
-        : settings.base !== undefined
-          ? '--base'
-          : settings.ignore.length > 0
-            ? '--ignore'
-            : '--skip-unrecognized';
-    throw new UsageError(`${flag} only applies to batch runs: add --out-dir, --in-place, --check or --dry-run`);
-  }
-  return settings;
+    !isStreamRun(settings) ||
+    (settings.shard === null &&
+      settings.base === undefined &&
+      settings.ignore.length === 0 &&
+      !settings.skipUnrecognized)
+  )
+    return;
+  const flag =
+    settings.shard !== null
+      ? '--shard'
+      : settings.base !== undefined
+        ? '--base'
+        : settings.ignore.length > 0
+          ? '--ignore'
+          : '--skip-unrecognized';
+  throw new UsageError(`${flag} only applies to batch runs: add --out-dir, --in-place, --check or --dry-run`);
 }
 
 /** The summarize flags, checked: each applies only with --strategy summarize. */
@@ -442,7 +432,7 @@ function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyN
   ];
   if (!strategies.includes('summarize')) {
     const stray = given.find(([, value]) => value !== undefined);
-    if (stray !== undefined) throw new UsageError(`${stray[0]} only applies with --strategy summarize`);
+    if (stray !== undefined) onlyWith(CLI, stray[0], 'summarize');
     return null;
   }
   if (flags.summarizeCommand !== undefined && (flags.baseUrl !== undefined || flags.model !== undefined)) {
@@ -454,7 +444,10 @@ function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyN
   if (flags.cache === false && flags.cacheDir !== undefined)
     throw new UsageError('--no-cache and --cache-dir cannot be used together');
   return {
-    summaryTokens: flags.summaryTokens === undefined ? 1024 : parseTokens('--summary-tokens', flags.summaryTokens, 1),
+    summaryTokens:
+      flags.summaryTokens === undefined
+        ? DEFAULT_SUMMARY_TOKENS
+        : parseTokens('--summary-tokens', flags.summaryTokens, 1),
     instructionFile: flags.summaryInstruction,
     baseUrl: flags.baseUrl,
     model: flags.model,
@@ -508,20 +501,11 @@ export function checkConversationPath(flags: {
  */
 export function parseStrategies(raw: string | undefined): StrategyName[] {
   if (raw === undefined) return ['window'];
-  const names = raw.split(',').map((name) => name.trim());
-  const out: StrategyName[] = [];
-  for (const name of names) {
-    if (name === '')
-      throw new UsageError(
-        `--strategy has an empty name in "${raw}" (choose from: ${STRATEGIES.join(', ')}, comma-separated)`,
-      );
-    if (!(STRATEGIES as readonly string[]).includes(name))
-      throw new UsageError(`unknown strategy "${name}" (choose from: ${STRATEGIES.join(', ')}, comma-separated)`);
-    if (out.includes(name as StrategyName))
-      throw new UsageError(`--strategy names "${name}" twice: each strategy runs once in a chain`);
-    out.push(name as StrategyName);
-  }
-  return out;
+  return checkStrategies(
+    CLI,
+    raw.split(',').map((name) => name.trim()),
+    raw,
+  );
 }
 
 /** The pipeline's thresholds for settings, or undefined for a fixed target. */

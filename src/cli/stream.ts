@@ -18,7 +18,7 @@ import {
   noteTemplate,
   type FileCompactor,
   type FileResult,
-} from '../pipeline.js';
+} from '../pipeline/index.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { checkReportPath, emitJson, reportTarget, standardStream } from './json-output.js';

@@ -1,6 +1,6 @@
 import { escapeForLine } from '../errors.js';
 import type { Miss, MissContext, TokenFigure } from '../outcome/outcome.js';
-import type { ConversationResult, FileResult } from '../pipeline.js';
+import type { ConversationResult, FileResult } from '../pipeline/index.js';
 import type { WindowSettings } from './settings.js';
 
 /**

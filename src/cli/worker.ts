@@ -15,7 +15,7 @@ import {
   type FileResult,
   type RunOptions,
   type StoreFile,
-} from '../pipeline.js';
+} from '../pipeline/index.js';
 import { StrictSummaryError, type SummarizingCompactor, type SummaryUsage } from '../summarize-run.js';
 import { renderDryRun } from './dry-run.js';
 import { planDocument } from './plan-json.js';

@@ -15,7 +15,7 @@ import { DEFAULT_NOTE_TEMPLATE, formatNote } from '../../src/core/note.js';
 import { createApproxCounter } from '../../src/tokens/index.js';
 import type { TokenCounter } from '../../src/core/types.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 

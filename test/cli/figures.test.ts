@@ -9,7 +9,7 @@ import path from 'node:path';
 import { changeText, outcomeLine } from '../../src/cli/summary.js';
 import { decodeSource } from '../../src/io/source.js';
 import { estimateBefore } from '../../src/outcome/outcome.js';
-import { compactSource, EXACT_COUNT_UP_TO, type FileResult } from '../../src/pipeline.js';
+import { compactSource, EXACT_COUNT_UP_TO, type FileResult } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { haystackCodec, openaiCodec, transcriptFileArb } from '../helpers/conversation-arbitraries.js';

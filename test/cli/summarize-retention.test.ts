@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { compactMessages } from '../../src/library.js';
+import { compactMessages } from '../../src/library/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 

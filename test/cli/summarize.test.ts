@@ -18,7 +18,7 @@ import { SummaryCallError } from '../../src/errors.js';
 import { createCounter } from '../../src/tokens/index.js';
 import { keptIndices, randomConversation, writeAs, type Conversation, type FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
-import { compactMessages, createCompactor, swcPrepareStep } from '../../src/library.js';
+import { compactMessages, createCompactor, swcPrepareStep } from '../../src/library/index.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ROOT } from '../helpers/cli.js';
 import { compact as reference, type Count, type Out, type RMessage } from '../reference/summarization.js';

@@ -137,7 +137,7 @@ describe("the thresholds as Haystack's CompactionHook computes them, in doubles"
   });
 
   it('decides as the hook for random windows and shares, at the size where it starts', async () => {
-    const { compactMessages } = await import('../../src/library.js');
+    const { compactMessages } = await import('../../src/library/index.js');
     const words = {
       name: 'chars',
       measure: (items: readonly { text: string }[]) => items.reduce((n, r) => n + r.text.length, 0),

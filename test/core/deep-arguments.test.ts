@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { JsonDepthError, MAX_JSON_DEPTH, parseJson } from '../../src/core/json-value.js';
 import { pythonJsonDumps, renderArguments, renderArgumentsString } from '../../src/core/python-json.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource } from '../../src/pipeline.js';
+import { compactSource } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 
 /** As deep as swc reads, less the levels a file puts around a tool call's arguments. */

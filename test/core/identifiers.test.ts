@@ -289,7 +289,7 @@ describe('words end at Unicode quotes, punctuation and invisible characters', ()
       content: {
         texts: [],
         toolCalls: [],
-        results: [{ name: 'read', text: 'read src/auth/login.ts and docs/api.md', error: false, images: 0, files: [] }],
+        results: [{ name: 'read', text: 'read src/auth/login.ts and docs/api.md', error: false, images: 0, files: 0 }],
         images: 0,
         files: [],
       },

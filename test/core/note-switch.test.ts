@@ -12,7 +12,7 @@ import { DEFAULT_NOTE_TEMPLATE, looksLikeSomeNote, noteTemplateProblem } from '.
 import { contentOf } from '../../src/core/render.js';
 import type { Message, TokenCounter } from '../../src/core/types.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { ROOT } from '../helpers/cli.js';
 import { FORMAT_NAMES, randomConversation, writeAs, type Conversation, type RefMessage } from '../helpers/convert.js';
@@ -403,8 +403,8 @@ describe('note templates', () => {
 
   it("never take a user's bare number for a note: a template of nothing but the count is refused by the CLI and the library", async () => {
     const { runSwc } = await import('../helpers/run-in-process.js');
-    const { compactMessages } = await import('../../src/library.js');
-    const { UsageError } = await import('../../src/errors.js');
+    const { compactMessages } = await import('../../src/library/index.js');
+    const { OptionsError } = await import('../../src/errors.js');
     const chat = [
       { role: 'user', content: 'Which one?' },
       { role: 'assistant', content: 'Pick 1, 2 or 3?' },
@@ -416,7 +416,7 @@ describe('note templates', () => {
     });
     expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 2, stdout: '' });
     expect(r.stderr).toMatch(/--note needs text besides \{num_removed\}/);
-    await expect(compactMessages(chat, { target: 1, note: '{num_removed}' })).rejects.toThrow(UsageError);
+    await expect(compactMessages(chat, { target: 1, note: '{num_removed}' })).rejects.toThrow(OptionsError);
     await expect(compactMessages(chat, { target: 1, note: 42 as unknown as string })).rejects.toThrow(
       /note must be a string/,
     );
@@ -486,7 +486,7 @@ describe('a note used as written (a template without {num_removed})', () => {
 
   it('is accepted by the command line and the library and written as given', async () => {
     const { runSwc } = await import('../helpers/run-in-process.js');
-    const { compactMessages } = await import('../../src/library.js');
+    const { compactMessages } = await import('../../src/library/index.js');
     const r = await runSwc(['compact', '-', '--tokenizer', 'approx', '--target', '110', '--note', LITERAL], {
       cwd: ROOT,
       stdin: BOOKING,

@@ -16,7 +16,7 @@ import { openai } from '../../src/formats/openai.js';
 import { readLayout } from '../../src/io/layout.js';
 import { sourceFromBytes } from '../../src/io/lines.js';
 import { sketchOf, slimItem, SLIMMED } from '../../src/io/slim.js';
-import { normalizeSlot } from '../../src/pipeline.js';
+import { normalizeSlot } from '../../src/pipeline/index.js';
 import { tailNewlineCost } from '../../src/tokens/bpe.js';
 import { createCounter } from '../../src/tokens/index.js';
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { compactMessages } from '../../src/library.js';
+import { compactMessages } from '../../src/library/index.js';
 import type { FormatName } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { isEarlierNoteText } from '../../src/core/note.js';
 import { renderMessage } from '../../src/core/render.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';

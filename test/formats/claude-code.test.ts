@@ -5,7 +5,7 @@ import { analyze } from '../../src/core/compact.js';
 import { renderMessage } from '../../src/core/render.js';
 import { InputError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/index.js';
 import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { renderMessage } from '../../src/core/render.js';
 import { InputError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { runSwc, type InProcessRun } from '../helpers/run-in-process.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';

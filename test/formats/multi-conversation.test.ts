@@ -5,7 +5,7 @@ import { InputError } from '../../src/errors.js';
 import { formatNames } from '../../src/formats/registry.js';
 import { readLayout } from '../../src/io/layout.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';

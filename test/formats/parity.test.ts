@@ -4,7 +4,7 @@ import path from 'node:path';
 import { planCompaction } from '../../src/core/compact.js';
 import { DEFAULT_NOTE_TEMPLATE } from '../../src/core/note.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { REAL_DATA } from '../helpers/cli.js';
 import {

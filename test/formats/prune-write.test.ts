@@ -12,7 +12,7 @@ import type { Message } from '../../src/core/types.js';
 import { findFormat } from '../../src/formats/registry.js';
 import { readLayout } from '../../src/io/layout.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, normalizeSlot, type FileOptions } from '../../src/pipeline.js';
+import { compactSource, normalizeSlot, type FileOptions } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 
 const REAL = path.join(process.cwd(), 'fixtures', 'real');

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { renderMessage } from '../../src/core/render.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';

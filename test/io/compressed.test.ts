@@ -13,7 +13,7 @@ import {
   innerName,
 } from '../../src/io/compressed.js';
 import { isLineSource, readSourceFile, sourceFromBytes } from '../../src/io/lines.js';
-import { compactSource, outputBytes } from '../../src/pipeline.js';
+import { compactSource, outputBytes } from '../../src/pipeline/index.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { readLayout, rebuild, type Slot } from '../../src/io/layout.js';
 import { isLineSource, positionOf, readSourceFile, sourceFromBytes, type LineSource } from '../../src/io/lines.js';
 import { decodeSource, lineColumn, type SourceText } from '../../src/io/source.js';
-import { compactSource, outputBytes } from '../../src/pipeline.js';
+import { compactSource, outputBytes } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { isLineSource, readSourceFile, sourceFromBytes } from '../../src/io/lines.js';
 import { SLIMMED, slimItem } from '../../src/io/slim.js';
 import { decodeSource, type SourceText } from '../../src/io/source.js';
-import { compactSource, type FileOptions, type FileResult } from '../../src/pipeline.js';
+import { compactSource, type FileOptions, type FileResult } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { createCounter } from '../../src/tokens/index.js';
 import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';

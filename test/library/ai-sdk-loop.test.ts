@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { generateText, jsonSchema, stepCountIs, tool, type ModelMessage, type PrepareStepFunction } from 'ai';
 import { MockLanguageModelV2 } from 'ai/test';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { createCompactor, swcPrepareStep } from '../../src/library.js';
+import { createCompactor, swcPrepareStep } from '../../src/library/index.js';
 
 const WINDOW = 20_000;
 const COMPACT_AT = 0.7;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { planCompaction, type Plan } from '../../src/core/compact.js';
-import { InputError, UsageError } from '../../src/errors.js';
+import { InputError, OptionsError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactMessages, createCompactor } from '../../src/library.js';
-import { compactSource } from '../../src/pipeline.js';
+import { compactMessages, createCompactor } from '../../src/library/index.js';
+import { compactSource } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import {
   FORMAT_NAMES,
@@ -241,8 +241,8 @@ describe('compactMessages', () => {
     expect(() => compactor.compact('hello' as unknown as unknown[])).toThrow(/expected an array of messages/);
   });
 
-  it('refuses contradictory or out-of-range options with a UsageError', async () => {
-    await expect(createCompactor({})).rejects.toThrow(UsageError);
+  it('refuses contradictory or out-of-range options with an OptionsError', async () => {
+    await expect(createCompactor({})).rejects.toThrow(OptionsError);
     await expect(createCompactor({ target: 10, contextWindow: 100 })).rejects.toThrow(
       'target and contextWindow both set the budget',
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createCompactor } from '../../src/library.js';
+import { createCompactor } from '../../src/library/index.js';
 import { createBpeCounter } from '../../src/tokens/bpe.js';
 
 /** A BPE counter over an encoding that records every text it is asked to count (about 4 characters per token). */

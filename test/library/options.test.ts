@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { UsageError } from '../../src/errors.js';
-import { compactMessages, createCompactor, swcPrepareStep, type CompactorOptions } from '../../src/library.js';
+import { OptionsError } from '../../src/errors.js';
+import { compactMessages, createCompactor, swcPrepareStep, type CompactorOptions } from '../../src/library/index.js';
 
 /**
  * For every option of CompactorOptions, values of a wrong type or out of range, each with the options it is given
@@ -15,7 +15,7 @@ const BAD: ReadonlyArray<readonly [keyof CompactorOptions, unknown, Record<strin
   ['contextWindow', '128k', {}, /^contextWindow must be a whole number of at least 1, got "128k"/],
   ['contextWindow', -1, {}, /^contextWindow must be a whole number/],
   ['compactAt', '70%', { contextWindow: 1000 }, /^compactAt must be a number above 0 and at most 1, got "70%"/],
-  ['compactAt', 1.5, { contextWindow: 1000 }, /^compactAt must be a number above 0 and at most 1, got 1.5/],
+  ['compactAt', 1.5, { contextWindow: 1000 }, /^compactAt must be at most 1, got 1.5: /],
   ['compactTo', {}, { contextWindow: 1000 }, /^compactTo must be a number above 0 and at most 1, got an object/],
   ['compactTo', 0.4, { target: 10 }, /^compactTo needs contextWindow/],
   ['minKeepSteps', '2', { target: 10 }, /^minKeepSteps must be a whole number of at least 0, got "2"/],
@@ -168,10 +168,10 @@ describe('the options of createCompactor, compactMessages and swcPrepareStep', (
           message,
         ] as const,
     ),
-  )('refuse %s: %s with a UsageError that names it', async (_name, _shown, options, message) => {
+  )('refuse %s: %s with a OptionsError that names it', async (_name, _shown, options, message) => {
     for (const error of await errorOf(options)) {
-      expect(error).toBeInstanceOf(UsageError);
-      expect((error as UsageError).message).toMatch(message);
+      expect(error).toBeInstanceOf(OptionsError);
+      expect((error as OptionsError).message).toMatch(message);
     }
   });
 
@@ -179,10 +179,10 @@ describe('the options of createCompactor, compactMessages and swcPrepareStep', (
     ['no options', undefined],
     ['null', null],
     ['an empty object', {}],
-  ])('refuse %s with the UsageError that asks for a budget', async (_, options) => {
+  ])('refuse %s with the OptionsError that asks for a budget', async (_, options) => {
     for (const error of await errorOf(options)) {
-      expect(error).toBeInstanceOf(UsageError);
-      expect((error as UsageError).message).toBe('give target (a token budget) or contextWindow');
+      expect(error).toBeInstanceOf(OptionsError);
+      expect((error as OptionsError).message).toBe('give target (a token budget) or contextWindow');
     }
   });
 
@@ -196,8 +196,8 @@ describe('the options of createCompactor, compactMessages and swcPrepareStep', (
     ['an array', [{ target: 8000 }], /, got an array$/],
   ])('refuse options that are %s', async (_, options, message) => {
     for (const error of await errorOf(options)) {
-      expect(error).toBeInstanceOf(UsageError);
-      expect((error as UsageError).message).toMatch(message);
+      expect(error).toBeInstanceOf(OptionsError);
+      expect((error as OptionsError).message).toMatch(message);
     }
   });
 

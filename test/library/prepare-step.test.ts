@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { UsageError } from '../../src/errors.js';
-import { swcPrepareStep } from '../../src/library.js';
+import { OptionsError } from '../../src/errors.js';
+import { swcPrepareStep } from '../../src/library/index.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 
 // The AI SDK's types, as far as `prepareStep` goes (the SDK is not a dependency; these mirror `ai` 5's
@@ -156,6 +156,6 @@ describe('swcPrepareStep', () => {
   });
 
   it('refuses bad options when it is made, not at the first step', () => {
-    expect(() => swcPrepareStep({ target: 100, contextWindow: 1000 })).toThrow(UsageError);
+    expect(() => swcPrepareStep({ target: 100, contextWindow: 1000 })).toThrow(OptionsError);
   });
 });

@@ -6,7 +6,7 @@ import {
   ToolMessage,
   mapChatMessagesToStoredMessages,
 } from '@langchain/core/messages';
-import { compactMessages, createCompactor } from '../../src/library.js';
+import { compactMessages, createCompactor } from '../../src/library/index.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 
 // The messages of each SDK as its users hold them (the shapes docs/library.md shows), compacted in memory.

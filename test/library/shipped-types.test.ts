@@ -22,7 +22,7 @@ function shippedDeclarations(): string[] {
 /** A consumer that touches the library's main entry points and types, byte arrays included. */
 const CONSUMER = `
 import {
-  compactMessages, compactSource, createCompactor, createCounter, decodeSource, swcPrepareStep, InputError, UsageError,
+  compactMessages, compactSource, createCompactor, createCounter, decodeSource, swcPrepareStep, InputError, OptionsError, UsageError,
   type CompactedMessages, type CompactorOptions, type FileResult, type Plan, type PrepareStepInput, type TokenCounter,
 } from 'transcript-compact';
 
@@ -39,7 +39,7 @@ const next: { messages: Message[] } | undefined = await step(input);
 const counter: TokenCounter = await createCounter('approx');
 const bytes = new Uint8Array([...'{"messages": []}'].map((c) => c.charCodeAt(0)));
 const result: FileResult = compactSource(decodeSource(bytes, 'chat.json'), { target: 100, counter });
-const errors: Error[] = [new InputError('bad', 'chat.json'), new UsageError('bad')];
+const errors: Error[] = [new InputError('bad', 'chat.json'), new OptionsError('bad'), new UsageError('bad')];
 export { plan, kept, next, result, errors };
 `;
 

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { planCompaction } from '../../src/core/compact.js';
 import { DEFAULT_PLACEHOLDER } from '../../src/core/prune.js';
-import { UsageError } from '../../src/errors.js';
-import { compactMessages, createCompactor, swcPrepareStep } from '../../src/library.js';
+import { OptionsError } from '../../src/errors.js';
+import { compactMessages, createCompactor, swcPrepareStep } from '../../src/library/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import {
   FORMAT_NAMES,
@@ -279,7 +279,7 @@ describe('compactMessages with strategy', () => {
 
   it('refuses what the command line refuses, and offloading, which writes files', async () => {
     const refuse = async (options: Record<string, unknown>, message: RegExp): Promise<void> => {
-      await expect(compactMessages([], { target: 100, ...options })).rejects.toThrow(UsageError);
+      await expect(compactMessages([], { target: 100, ...options })).rejects.toThrow(OptionsError);
       await expect(compactMessages([], { target: 100, ...options })).rejects.toThrow(message);
       expect(() => swcPrepareStep({ target: 100, ...options })).toThrow(message);
     };
@@ -288,12 +288,12 @@ describe('compactMessages with strategy', () => {
     await refuse({ strategy: ['prune', 'offload'] }, /strategy offload/);
     await refuse({ strategy: 'prune,prune' }, /names "prune" twice/);
     await refuse({ strategy: 'trim' }, /unknown strategy "trim"/);
-    await refuse({ strategy: 'prune,' }, /unknown strategy ""/);
+    await refuse({ strategy: 'prune,' }, /strategy has an empty name in "prune,"/);
     await refuse({ strategy: [] }, /names no strategy/);
     await refuse({ minTokens: 10 }, /minTokens only applies with strategy prune/);
     await refuse({ strategy: 'prune', minTokens: -1 }, /minTokens must be a whole number/);
     await refuse({ placeholder: 'x' }, /placeholder only applies with strategy prune/);
-    await refuse({ strategy: 'prune', placeholder: '' }, /placeholder must be a non-empty string/);
+    await refuse({ strategy: 'prune', placeholder: '' }, /placeholder must not be empty/);
     // The window alone still takes minKeepSteps 0.
     await expect(compactMessages([], { target: 100, minKeepSteps: 0, strategy: 'window' })).resolves.toMatchObject({
       changed: false,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { compactMessages, createCompactor } from '../../src/library.js';
-import { EXACT_COUNT_UP_TO } from '../../src/pipeline.js';
+import { compactMessages, createCompactor } from '../../src/library/index.js';
+import { EXACT_COUNT_UP_TO } from '../../src/pipeline/index.js';
 import { ROOT } from '../helpers/cli.js';
 
 /** Real τ-bench airline trajectories (OpenAI chat), each a task with tool calls and JSON results. */

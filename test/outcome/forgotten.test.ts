@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { textContent } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
-import { compactMessages } from '../../src/library.js';
+import { compactMessages } from '../../src/library/index.js';
 import {
   inventoryOf,
   parseRetention,

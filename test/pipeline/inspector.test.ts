@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { isLineSource, readSourceFile } from '../../src/io/lines.js';
 import { decodeSource, lineColumn, type SourceText } from '../../src/io/source.js';
 import type { Inspection } from '../../src/outcome/inspection.js';
-import { compactSource, createInspector, inspectSource } from '../../src/pipeline.js';
+import { compactSource, createInspector, inspectSource } from '../../src/pipeline/index.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

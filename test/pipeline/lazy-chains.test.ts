@@ -10,7 +10,7 @@ import {
   type FileOptions,
   type FileResult,
   type StrategyName,
-} from '../../src/pipeline.js';
+} from '../../src/pipeline/index.js';
 import { sourceFromBytes } from '../../src/io/lines.js';
 import { createApproxCounter, createCounter } from '../../src/tokens/index.js';
 import { tailNewlineCost } from '../../src/tokens/bpe.js';

@@ -11,7 +11,7 @@ import { renderMessage } from '../../src/core/render.js';
 import type { Message, Rendered, TokenCounter } from '../../src/core/types.js';
 import { UsageError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';
-import { compactSource } from '../../src/pipeline.js';
+import { compactSource } from '../../src/pipeline/index.js';
 import { codePointLength, createApproxCounter } from '../../src/tokens/approx.js';
 import {
   createCounter,

@@ -1,0 +1,136 @@
+import type { Plan } from '../core/compact.js';
+import { InputError } from '../errors.js';
+import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
+import { itemsReader, makeSummaryItem } from '../formats/types.js';
+import { inventoryOf, type LocatedIdentifier } from '../outcome/forgotten.js';
+import { noteBeforeItem, writtenItems } from '../outcome/outcome.js';
+import type { OutputEntry, SummarizedConversation } from '../pipeline/index.js';
+
+/** What a compaction forgets, worked out on first call: removed messages and the results pruning replaced. */
+export function forgottenOf(
+  read: Normalized,
+  decided: Normalized,
+  plan: Plan,
+  summaries: readonly string[],
+): () => readonly LocatedIdentifier[] {
+  let found: readonly LocatedIdentifier[] | null = null;
+  const itemsAt = itemsReader(read.itemsOf);
+  return () => {
+    found ??= inventoryOf({
+      original: read.messages,
+      decided: decided.messages,
+      kept: plan.kept,
+      removed: plan.removed,
+      replaced: plan.kept.filter((m) => decided.messages[m] !== read.messages[m]),
+      offloaded: [],
+      added: [plan.noteText, ...summaries],
+      positionOf: (m) => itemsAt(m)[0] ?? m,
+    }).forgotten;
+    return found;
+  };
+}
+
+/**
+ * The summarized list: the output's messages in order, kept ones as the objects passed in (pruned ones parsed from
+ * the text the format wrote), each summary as the format writes it (or `createNote` of its text).
+ */
+export function assembleEntries<M>(
+  adapter: FormatAdapter,
+  input: ConversationInput,
+  messages: readonly M[],
+  normalized: Normalized,
+  output: readonly OutputEntry[],
+  summarized: SummarizedConversation,
+  pruned: ReadonlyMap<number, string>,
+  createNote: ((text: string) => M) | undefined,
+): M[] {
+  if (adapter.finish !== undefined && output.filter((e) => !('input' in e)).length > 0) {
+    throw new InputError(
+      `strategy summarize cannot write ${adapter.name} messages in memory: their lines link to each other; use swc compact`,
+      'messages',
+    );
+  }
+  const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
+  const itemsAt = itemsReader(normalized.itemsOf);
+  const out: M[] = [];
+  let p = 0;
+  const item = (k: number): void => {
+    const changed = pruned.get(k);
+    out.push(changed === undefined ? (messages[k] as M) : (JSON.parse(changed) as M));
+  };
+  output.forEach((entry, position) => {
+    if ('summary' in entry) {
+      const s = summarized.summaries.find((x) => x.position === position);
+      if (s === undefined) return;
+      out.push(
+        createNote !== undefined
+          ? createNote(s.text)
+          : (makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items }) as M),
+      );
+      return;
+    }
+    if ('note' in entry) {
+      out.push(
+        createNote !== undefined
+          ? createNote(entry.note)
+          : (adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }) as M),
+      );
+      return;
+    }
+    const items = [...itemsAt(entry.input)].sort((a, b) => a - b);
+    const first = items[0];
+    if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
+    for (const k of items) item(k);
+  });
+  while (p < pinned.length) item(pinned[p++] as number);
+  return out;
+}
+
+/**
+ * The compacted list: kept messages (the objects passed in) in order, messages that stand for no message of their
+ * own where they were, and the note before the first kept message after it. A format whose messages refer to each
+ * other (Claude Code's `parentUuid`) relinks kept messages whose parent was removed, and a pruned message is the text
+ * the format wrote for it: those come back as new objects, parsed from that text.
+ */
+export function assemble<M>(
+  adapter: FormatAdapter,
+  input: ConversationInput,
+  messages: readonly M[],
+  normalized: Normalized,
+  plan: Plan,
+  pruned: ReadonlyMap<number, string>,
+  createNote: ((text: string) => M) | undefined,
+): M[] {
+  const raws = pruned.size === 0 ? input.raws : input.raws.map((raw, k) => pruned.get(k) ?? raw);
+  const order = writtenItems(plan, normalized);
+  const noteBefore = noteBeforeItem(plan, normalized);
+  let note: unknown =
+    plan.noteText === null
+      ? null
+      : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: input.items });
+  let edited: ReadonlyMap<number, string> | undefined;
+  if (adapter.finish !== undefined) {
+    const done = adapter.finish({
+      items: input.items,
+      raws,
+      kept: order,
+      noteBefore: plan.noteText === null ? null : noteBefore,
+      note,
+    });
+    if (done.note !== undefined) note = done.note;
+    edited = done.raws;
+  }
+  if (createNote !== undefined && plan.noteText !== null) note = createNote(plan.noteText);
+  const out: M[] = [];
+  let noteWritten = plan.noteText === null;
+  for (const item of order) {
+    if (!noteWritten && item >= noteBefore) {
+      out.push(note as M);
+      noteWritten = true;
+    }
+    const changed = edited?.get(item) ?? pruned.get(item);
+    out.push(changed === undefined ? (messages[item] as M) : (JSON.parse(changed) as M));
+  }
+  if (!noteWritten) out.push(note as M);
+  return out;
+}

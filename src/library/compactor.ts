@@ -1,0 +1,250 @@
+import type { Plan } from '../core/compact.js';
+import type { SummaryAnswer, SummaryRequest } from '../core/summarize.js';
+import type { TokenCounter } from '../core/types.js';
+import { InputError, OptionsError } from '../errors.js';
+import { FORMATS, findFormat } from '../formats/registry.js';
+import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
+import type { LocatedIdentifier } from '../outcome/forgotten.js';
+import { chooseFormat, decideChain, EXACT_COUNT_UP_TO, type ChainOptions } from '../pipeline/index.js';
+import { shown } from '../settings/index.js';
+import {
+  checkOptions,
+  INSTRUCTION_KEYS,
+  optionsObject,
+  type Checked,
+  type CompactorOptions,
+} from '../settings/library.js';
+import { withReplies } from '../summarize-run.js';
+import { createCounter } from '../tokens/index.js';
+import { assemble, assembleEntries, forgottenOf } from './assemble.js';
+import { isWithin, withEstimatedBefore } from './figures.js';
+import { RenderedMemory, toJson, type AsJson } from './memory.js';
+import type { CompactedMessages, Compactor } from './types.js';
+
+/**
+ * Compacting the messages an agent holds in memory, in the shape its SDK gives them. Each message goes through the
+ * same adapter and the same decision as a file of those messages written as JSON, so the library and `swc compact`
+ * keep the same messages; kept messages are handed back as the very objects passed in.
+ */
+
+/**
+ * Loads the tokenizer once and returns a compactor.
+ * @param options the budget, the format and the counter
+ * @throws OptionsError for options that contradict each other or are out of range
+ */
+export async function createCompactor(options: CompactorOptions): Promise<Compactor> {
+  const checked = checkOptions(options);
+  const settings = optionsObject(options);
+  const counter = settings.counter ?? (await createCounter(checked.tokenizer, checked.counterOptions));
+  return compactorWith(counter, settings, checked);
+}
+
+/**
+ * Compacts a conversation once (a loop should keep one `createCompactor` instead: it loads the tokenizer once
+ * and remembers what it counted).
+ * @param messages the messages as the SDK holds them; never modified
+ * @param options the budget, the format and the counter
+ */
+export async function compactMessages<M>(
+  messages: readonly M[],
+  options: CompactorOptions<M>,
+): Promise<CompactedMessages<M>> {
+  return (await createCompactor(options)).compactAsync(messages);
+}
+
+function compactorWith(counter: TokenCounter, options: CompactorOptions, checked: Checked): Compactor {
+  // Each message object's JSON, made once: the input is never modified, so an object's JSON cannot change.
+  const json = new WeakMap<object, AsJson>();
+  const memory = new RenderedMemory();
+  const remembering = memory.counter(counter);
+  const asJson = (message: unknown, k: number): AsJson => {
+    if (typeof message !== 'object' || message === null) return toJson(message, k);
+    let known = json.get(message);
+    if (known === undefined) {
+      known = toJson(message, k);
+      json.set(message, known);
+    }
+    return known;
+  };
+  /** One compaction, its summary replies (if any) taken from `answer`. */
+  const compactWith = <M>(
+    messages: readonly M[],
+    answer: ((request: SummaryRequest) => SummaryAnswer) | null,
+  ): CompactedMessages<M> => {
+    const read = readMessages(messages, asJson, checked, options.system);
+    memory.nextCall();
+    // The chain `swc compact --strategy` runs, on the same items: pruned ones come back as the format writes them.
+    const chain = decideChain(
+      read.input.raws,
+      read.adapter,
+      read.normalized,
+      chainOptionsOf(checked, remembering, answer),
+      checked.template,
+      checked.strategies,
+      checked.tools,
+      'messages',
+    );
+    const { normalized: decided, edits, summarized, output } = chain;
+    const failure = summarized?.failure;
+    if (options.strict === true && failure !== undefined && failure !== null)
+      throw new InputError(`summarize round ${failure.round + 1} failed: ${failure.reason}`, 'messages');
+    const extra = summarized === undefined ? {} : { summarized };
+    const { normalized, adapter, input } = read;
+    // Estimated on the messages as read: a chain may have pruned kept ones.
+    const plan: Plan = withEstimatedBefore(chain.plan, normalized, remembering, () =>
+      isWithin(input.raws, EXACT_COUNT_UP_TO),
+    );
+    const forgotten = forgottenOf(
+      normalized,
+      decided,
+      plan,
+      (summarized?.summaries ?? []).map((x) => x.text),
+    );
+    if (!plan.changed)
+      return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra };
+    const createNote = options.createNote as ((text: string) => M) | undefined;
+    const out =
+      output !== undefined && summarized !== undefined
+        ? assembleEntries(adapter, input, messages, decided, output, summarized, edits, createNote)
+        : assemble(adapter, input, messages, decided, plan, edits, createNote);
+    return {
+      messages: out,
+      changed: true,
+      plan,
+      format: adapter.name,
+      get forgotten(): readonly LocatedIdentifier[] {
+        return forgotten();
+      },
+      ...extra,
+    };
+  };
+  const summarize = options.summarize;
+  return {
+    tokenizer: counter.name,
+    compact<M>(messages: readonly M[]): CompactedMessages<M> {
+      if (checked.strategies.includes('summarize'))
+        throw new OptionsError('strategy summarize awaits a model: use compactAsync (or compactMessages)');
+      return compactWith(messages, null);
+    },
+    async compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>> {
+      if (summarize === undefined || !checked.strategies.includes('summarize')) return compactWith(messages, null);
+      // The conversation as it was when the call began: a caller that changes its array while a summary is awaited
+      // gets the compaction of what it passed, never of messages added since.
+      const snapshot = [...messages];
+      const done = await withReplies(
+        (answer) => compactWith(snapshot, answer),
+        async (request) => ({ text: summaryTextOf(await summarize({ system: request.system, user: request.user })) }),
+      );
+      return done.value;
+    },
+  };
+}
+
+/**
+ * The messages as the adapters read them: each message's JSON (made once per object), the format, and the
+ * normalized conversation.
+ * @throws InputError for something other than an array, and for a message the format refuses
+ */
+function readMessages(
+  messages: unknown,
+  asJson: (message: unknown, k: number) => AsJson,
+  checked: Checked,
+  system: unknown,
+): { input: ConversationInput; adapter: FormatAdapter; normalized: Normalized } {
+  if (!Array.isArray(messages))
+    throw new InputError(
+      `expected an array of messages, found ${messages === null ? 'null' : typeof messages}`,
+      'messages',
+    );
+  // Array.from visits holes too (as undefined), so a sparse array is refused like any other non-message.
+  const converted = Array.from(messages as readonly unknown[], (m, k) => asJson(m, k));
+  const items = converted.map((c) => c.item);
+  const raws = converted.map((c) => c.raw);
+  const { adapter, container } = formatOf(items, checked.adapter, system);
+  const input: ConversationInput = {
+    file: 'messages',
+    items,
+    raws,
+    container,
+    fail(item, reason): never {
+      throw new InputError(reason, `messages[${item}]`);
+    },
+  };
+  return { input, adapter, normalized: adapter.normalize(input, checked.template) };
+}
+
+/** The chain's settings for the options checked, counting with `counter`, its summaries from `answer`. */
+function chainOptionsOf(
+  checked: Checked,
+  counter: TokenCounter,
+  answer: ((request: SummaryRequest) => SummaryAnswer) | null,
+): Omit<ChainOptions, 'offload'> {
+  return {
+    target: checked.target,
+    minKeepSteps: checked.minKeepSteps,
+    counter,
+    ...(checked.window === null ? {} : { window: checked.window }),
+    ...(checked.minTokens === undefined ? {} : { minTokens: checked.minTokens }),
+    ...(checked.placeholder === undefined ? {} : { placeholder: checked.placeholder }),
+    ...(answer === null
+      ? {}
+      : {
+          summarize: {
+            instruction: checked.summaryInstruction,
+            summaryTokens: checked.summaryTokens,
+            ...(checked.minRetention === undefined ? {} : { minRetention: checked.minRetention }),
+            answer,
+          },
+        }),
+  };
+}
+
+/**
+ * The summary a `summarize` callback gave: a string, or a failed call naming what it returned instead (an AI SDK
+ * result object is the most common slip: its summary is its `.text`).
+ */
+function summaryTextOf(reply: unknown): string {
+  if (typeof reply === 'string') return reply;
+  const hint =
+    reply !== null && typeof reply === 'object' && typeof (reply as { text?: unknown }).text === 'string'
+      ? ' (return its .text)'
+      : '';
+  throw new Error(`the summarize callback returned ${shown(reply)}, not the summary's text as a string${hint}`);
+}
+
+/** The adapter for the messages, and the container its instructions are handed in. */
+function formatOf(
+  items: readonly unknown[],
+  named: FormatAdapter | null,
+  system: unknown,
+): { adapter: FormatAdapter; container: Record<string, unknown> | null } {
+  const containerFor = (adapter: FormatAdapter): Record<string, unknown> | null => {
+    if (system === undefined) return null;
+    const key = INSTRUCTION_KEYS[adapter.name];
+    if (key === undefined)
+      throw new OptionsError(`system: the ${adapter.name} format keeps its instructions in the message list`);
+    return { [key]: system };
+  };
+  if (named !== null) return { adapter: named, container: containerFor(named) };
+  const shape = { where: 'the messages', items, container: null, key: null };
+  let found: FormatAdapter;
+  try {
+    found = chooseFormat(shape, 'auto', 'messages');
+  } catch (error) {
+    // The command line's advice names its flags; here the option is `format`.
+    if (!(error instanceof InputError)) throw error;
+    throw new InputError(
+      error.reason.replace('pass --format (', 'pass the format option (').replace(/, or --conversation-key .*$/, ''),
+      error.file,
+    );
+  }
+  if (system === undefined || INSTRUCTION_KEYS[found.name] !== undefined)
+    return { adapter: found, container: containerFor(found) };
+  // Instructions outside the list: the first format that keeps them there and takes these messages with them
+  // (plain `{role, content}` messages with a `system` beside them are Anthropic's).
+  // An empty list with instructions beside it: any such format reads it the same (nothing to remove).
+  const keeping =
+    FORMATS.find((f) => INSTRUCTION_KEYS[f.name] !== undefined && f.detect(items, containerFor(f))) ??
+    (items.length === 0 ? findFormat('anthropic') : undefined);
+  return { adapter: keeping ?? found, container: containerFor(keeping ?? found) };
+}

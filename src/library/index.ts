@@ -1,0 +1,5 @@
+// The library's API for messages held in memory: compactMessages, createCompactor, swcPrepareStep.
+export { compactMessages, createCompactor } from './compactor.js';
+export { swcPrepareStep } from './prepare-step.js';
+export type { CompactedMessages, Compactor, PrepareStepInput } from './types.js';
+export type { CompactorOptions, MessageFormat } from '../settings/library.js';

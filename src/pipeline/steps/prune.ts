@@ -1,0 +1,32 @@
+import { planPruning } from '../../core/prune.js';
+import type { Message } from '../../core/types.js';
+import type { ChainRun, Step, StepReport } from './step.js';
+
+/**
+ * Tool-result pruning (Haystack's `ToolResultPruningCompactor`): replaces the older steps' large results with a
+ * placeholder. With thresholds a first plan against the trigger tells whether it is reached.
+ */
+export const pruneStep: Step = {
+  apply(run: ChainRun): StepReport {
+    const { current, counter, gate, options } = run;
+    const settings = {
+      minKeepSteps: options.minKeepSteps,
+      minTokens: options.minTokens,
+      placeholder: options.placeholder,
+      exhaustive: options.exhaustive === true,
+    };
+    const below = gate === null ? null : planPruning(current, counter, { ...settings, target: gate });
+    const under = below !== null && !below.changed && below.targetMet;
+    const p = under ? below : planPruning(current, counter, { ...settings, target: run.target });
+    const report = { under, before: p.tokensBefore, beforeExact: p.tokensBeforeExact, after: () => p.tokensAfter };
+    if (!p.changed) return report;
+    run.pruning.push({ plan: p, origin: run.origin });
+    // A plan made without counting the candidates works each out when its message is read.
+    for (const index of p.lazy?.candidates ?? p.pruned.map((r) => r.index)) {
+      const at = run.origin[index];
+      if (at !== null && at !== undefined) run.final[at] = p.messages[index] as Message;
+    }
+    run.current = p.messages;
+    return report;
+  },
+};

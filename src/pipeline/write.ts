@@ -1,0 +1,160 @@
+import type { Plan } from '../core/compact.js';
+import { elementReader, lazyList } from '../core/lazy-list.js';
+import { InputError } from '../errors.js';
+import { itemsReader, makeSummaryItem, type FormatAdapter, type Normalized } from '../formats/types.js';
+import { compress, type CompressionFormat } from '../io/compressed.js';
+import type { Slot } from '../io/layout.js';
+import { isLineSource } from '../io/lines.js';
+import { encodeOutput } from '../io/source.js';
+import { noteBeforeItem, writtenItems } from '../outcome/outcome.js';
+import type { OutputEntry, PlacedSummary } from './steps/step.js';
+import type { FileResult } from './types.js';
+
+/**
+ * Writes a slot's items back after a decision: kept items in order, pinned items where they were, the note
+ * before the first item of the message it precedes.
+ */
+export function writeSlot(
+  slot: Slot,
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  plan: Plan,
+  pruned?: ReadonlyMap<number, string>,
+  finals?: Map<number, string>,
+  output?: { readonly entries: readonly OutputEntry[]; readonly summaries: readonly PlacedSummary[] },
+): string {
+  // Pruned items are written with their placeholders; a format that relinks items does so on those texts.
+  // A lazy list: a big file's lines are read again only where they are written.
+  const rawAt = elementReader(slot.raws);
+  const raws =
+    pruned === undefined || pruned.size === 0
+      ? slot.raws
+      : lazyList(slot.raws.length, (k) => pruned.get(k) ?? rawAt(k));
+  if (output !== undefined)
+    return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
+  const order = writtenItems(plan, normalized);
+  const noteBefore = noteBeforeItem(plan, normalized);
+  let noteValue: unknown =
+    plan.noteText === null
+      ? null
+      : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: slot.items });
+  let edited: ReadonlyMap<number, string> | undefined;
+  if (adapter.finish !== undefined) {
+    // Formats whose items link to each other relink what was kept and chain the note in.
+    const done = adapter.finish({
+      items: slot.items,
+      raws,
+      kept: order,
+      noteBefore: plan.noteText === null ? null : noteBefore,
+      note: noteValue,
+    });
+    if (done.note !== undefined) noteValue = done.note;
+    edited = done.raws;
+  }
+  const parts: string[] = [];
+  let noteWritten = plan.noteText === null;
+  const note = (): void => {
+    parts.push(slot.writeItem(noteValue));
+    noteWritten = true;
+  };
+  for (const item of order) {
+    if (!noteWritten && item >= noteBefore) note();
+    const text = edited?.get(item) ?? (raws[item] as string);
+    if (finals?.has(item) === true) finals.set(item, text);
+    parts.push(text);
+  }
+  if (!noteWritten) note();
+  return slot.write(parts);
+}
+
+/**
+ * Writes a summarized slot: its output messages in order (kept items as they were, each summary and note as the
+ * format writes them), items that belong to no message where they were.
+ */
+function writeEntries(
+  slot: Slot,
+  adapter: FormatAdapter,
+  normalized: Normalized,
+  raws: readonly string[],
+  entries: readonly OutputEntry[],
+  summaries: readonly PlacedSummary[],
+  finals?: Map<number, string>,
+): string {
+  const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
+  const valueOf = (entry: OutputEntry, position: number): unknown => {
+    if ('summary' in entry) {
+      const s = summaries.find((x) => x.position === position) as PlacedSummary;
+      return makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: slot.items });
+    }
+    if ('note' in entry)
+      return adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: slot.items });
+    return null;
+  };
+  const inserted = entries.filter((e) => !('input' in e)).length;
+  const itemsAt = itemsReader(normalized.itemsOf);
+  let edited: ReadonlyMap<number, string> | undefined;
+  let finished: unknown;
+  if (adapter.finish !== undefined && inserted > 0) {
+    // Formats whose items link to each other chain one new message in; more than one they cannot place.
+    if (inserted > 1)
+      throw new InputError(
+        `--strategy summarize writes at most one new message per conversation in ${adapter.name} files; this one needs ${inserted}`,
+        slot.where ?? '',
+      );
+    const at = entries.findIndex((e) => !('input' in e));
+    const order = entries
+      .flatMap((e) => ('input' in e ? [...itemsAt(e.input)] : []))
+      .concat(pinned)
+      .sort((a, b) => a - b);
+    const next = entries.slice(at + 1).find((e): e is { input: number } => 'input' in e && itemsAt(e.input).length > 0);
+    const noteBefore = next === undefined ? Infinity : Math.min(...itemsAt(next.input));
+    const note = valueOf(entries[at] as OutputEntry, at);
+    const done = adapter.finish({ items: slot.items, raws, kept: order, noteBefore, note });
+    finished = done.note ?? note;
+    edited = done.raws;
+  }
+  const parts: string[] = [];
+  let p = 0;
+  const item = (k: number): void => {
+    const text = edited?.get(k) ?? (raws[k] as string);
+    if (finals?.has(k) === true) finals.set(k, text);
+    parts.push(text);
+  };
+  const firstItem = (messages: readonly number[]): number =>
+    Math.min(...messages.flatMap((m) => [...itemsAt(m)]), Infinity);
+  entries.forEach((entry, position) => {
+    if (!('input' in entry)) {
+      // Items of no message that stood before what the summary replaced stay before it.
+      const s = 'summary' in entry ? summaries.find((x) => x.position === position) : undefined;
+      const next = entries.slice(position + 1).find((e): e is { input: number } => 'input' in e);
+      const bound = s !== undefined ? firstItem(s.replaced) : next !== undefined ? firstItem([next.input]) : Infinity;
+      while (p < pinned.length && (pinned[p] as number) < bound) item(pinned[p++] as number);
+      parts.push(slot.writeItem(finished ?? valueOf(entry, position)));
+      return;
+    }
+    const items = [...itemsAt(entry.input)].sort((a, b) => a - b);
+    const first = items[0];
+    if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
+    for (const k of items) item(k);
+  });
+  while (p < pinned.length) item(pinned[p++] as number);
+  return slot.write(parts);
+}
+
+/**
+ * The bytes to write for a result. An unchanged file held as lines is written as the bytes it was read from, so its
+ * text is never built (a JSONL file can be larger than one JavaScript string).
+ * @param compression how the place written to wants it compressed (`outputCompression`), whatever the input was;
+ *   by default the input's own, for a result written under its input's name (`--in-place`, `--out-dir`)
+ */
+export function outputBytes(
+  result: FileResult,
+  compression: CompressionFormat | null = result.layout.source.compressed?.format ?? null,
+): Uint8Array {
+  const source = result.layout.source;
+  // Unchanged and wanted compressed as it was read: the bytes read, never recompressed.
+  if (!result.changed && source.compressed !== undefined && source.compressed.format === compression)
+    return source.compressed.original();
+  const plain = !result.changed && isLineSource(source) ? source.bytes() : encodeOutput(result.output, source.bom);
+  return compression === null ? plain : compress(plain, compression);
+}
