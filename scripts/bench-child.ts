@@ -27,7 +27,7 @@ import { renderMessage } from '../src/core/render.js';
 import type { Message } from '../src/core/types.js';
 import { readSourceFile } from '../src/io/lines.js';
 import { readLayout } from '../src/io/layout.js';
-import { chooseFormat, normalizeSlot } from '../src/pipeline.js';
+import { chooseFormat, normalizeSlot } from '../src/pipeline/index.js';
 
 /** Every line of a JSONL file parsed, the way a straightforward reader does it. */
 function floor(file: string): number {
@@ -201,7 +201,7 @@ function chatLines(file: string, count: number): ChatLine[] {
  * does. Returns the messages the last step was sent.
  */
 async function loopSwc(file: string, steps: number, target: number): Promise<number> {
-  const { createCompactor } = await import('../src/library.js');
+  const { createCompactor } = await import('../src/library/index.js');
   const all = chatLines(file, 2 * steps);
   const compactor = await createCompactor({ format: 'openai', target });
   let sent = 0;

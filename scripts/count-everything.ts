@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { encodeOutput } from '../src/io/source.js';
 import { readSourceFile } from '../src/io/lines.js';
-import { compactSource } from '../src/pipeline.js';
+import { compactSource } from '../src/pipeline/index.js';
 import { createCounter } from '../src/tokens/index.js';
 
 const [file, target, out] = process.argv.slice(2);
