@@ -1,6 +1,7 @@
 /** swc as a library: the compaction core, the format adapters and the token counters. Nothing here prints. */
-export { analyze, compact, planCompaction, noteTemplate } from './core/compact.js';
-export type { CompactOptions, Group, GroupKind, Plan, Structure, Unchanged } from './core/compact.js';
+export { compact, planCompaction, noteTemplate } from './core/compact.js';
+export type { CompactOptions, Group, GroupKind, Plan, Unchanged } from './core/compact.js';
+export { analyze, type Structure } from './core/groups.js';
 export { DEFAULT_NOTE_TEMPLATE, formatNote, isEarlierNoteText } from './core/note.js';
 export { renderMessage } from './core/render.js';
 export {

@@ -1,8 +1,9 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md (in the repository root).
-import { lazyList } from './lazy-list.js';
-import { DEFAULT_NOTE_TEMPLATE, formatNote } from './note.js';
+import { analyze, groupsOf, isEarlierNoteAt, type Structure } from './groups.js';
+import { Meter, range, weightOf } from './meter.js';
+import { DEFAULT_NOTE_TEMPLATE, formatNote, noteMessage } from './note.js';
 import { renderMessage } from './render.js';
-import { SLIDING_WINDOW, type Message, type Rendered, type TokenCounter } from './types.js';
+import type { Message, TokenCounter } from './types.js';
 
 /** Settings of one compaction. */
 export interface CompactOptions {
@@ -69,207 +70,6 @@ export function noteTemplate(note: string | null | undefined): string | null {
 }
 
 /**
- * A sliding-window note of an earlier run: left out of turns and folded into the new note. Only a user message can be
- * one, as in Haystack's `_is_compaction_note`: a system message that carries the marker stays with its turn.
- */
-export function isEarlierNote(message: Message): boolean {
-  return message.role === 'user' && message.compaction === SLIDING_WINDOW;
-}
-
-/**
- * Whether the message at `index` is an earlier sliding-window note: marked as one, or the text of a literal template
- * (one without `{num_removed}`) where a note can stand (see `notesByText`).
- */
-export function isEarlierNoteAt(
-  messages: readonly Message[],
-  index: number,
-  structure: Pick<Structure, 'notes'>,
-): boolean {
-  return structure.notes.has(index) || isEarlierNote(messages[index] as Message);
-}
-
-const NO_NOTES: ReadonlySet<number> = new Set();
-
-/** Whether compaction made the message at `index`, for the structure: marked so, or a note found by its text. */
-function isMade(message: Message, index: number, notes: ReadonlySet<number>): boolean {
-  return message.compaction !== undefined || notes.has(index);
-}
-
-/**
- * The notes of a literal template (one without `{num_removed}`), found by their exact text (`Message.exactNote`)
- * where the window writes a note: in the run of user messages right after the leading instructions, before its
- * second real user message (a note follows the instructions when history went, or the task right after them when
- * steps went). Such a text is never the current task: when every real user message would be a note, the latest of
- * them is the task.
- * @param messages the conversation
- * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
- * @returns the indices of those notes, ascending
- */
-export function notesByText(messages: readonly Message[], systemEnd: number): ReadonlySet<number> {
-  let found: number[] | null = null;
-  let real = 0;
-  for (let i = systemEnd; i < messages.length; i++) {
-    const m = messages[i] as Message;
-    if (m.compaction !== undefined) continue;
-    if (m.role !== 'user') break;
-    if (m.exactNote === true) (found ??= []).push(i);
-    else if (++real > 1) break;
-  }
-  if (found === null) return NO_NOTES;
-  // Never the current task: with none of the others a real user message, the latest is the task.
-  if (taskIndex(messages, new Set(found)) === null) found.pop();
-  return found.length === 0 ? NO_NOTES : new Set(found);
-}
-
-/** End of the unbroken run of leading system messages that compaction did not make. */
-export function leadingSystemEnd(messages: readonly Message[]): number {
-  let i = 0;
-  while (i < messages.length && messages[i]?.role === 'system' && messages[i]?.compaction === undefined) i++;
-  return i;
-}
-
-/** Index of the latest user message compaction did not make: the current task. */
-export function taskIndex(messages: readonly Message[], notes: ReadonlySet<number> = NO_NOTES): number | null {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i] as Message;
-    if (m.role === 'user' && !isMade(m, i, notes)) return i;
-  }
-  return null;
-}
-
-/**
- * The user messages kept as the task, oldest first. Usually the latest user message compaction did not make alone.
- * A note written after the task by an earlier run with another template reads as a user message, so the task it
- * followed is kept with it, but only where such a note can really stand: the latest user message could be a note
- * (`couldBeNote`), everything between the leading instructions and it is a user message (a run that cuts steps has cut
- * all history, so its note follows a task that directly follows the instructions), and every real user message of that
- * stretch after its first could be a note too. Then the stretch's real user messages are the task.
- * @param messages the conversation
- * @param task the task's index (see `taskIndex`)
- * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
- * @returns the indices, ending with `task`; notes between them are not among them
- */
-export function taskRun(
-  messages: readonly Message[],
-  task: number,
-  systemEnd: number,
-  notes: ReadonlySet<number> = NO_NOTES,
-): number[] {
-  if (messages[task]?.couldBeNote !== true) return [task];
-  const run: number[] = [];
-  for (let i = systemEnd; i < task; i++) {
-    const m = messages[i] as Message;
-    if (m.role !== 'user') return [task];
-    if (isMade(m, i, notes)) continue;
-    if (run.length > 0 && m.couldBeNote !== true) return [task];
-    run.push(i);
-  }
-  run.push(task);
-  return run;
-}
-
-/** Steps after `start`: an assistant message and the tool-result messages right after it. */
-export function stepSpans(messages: readonly Message[], start: number): Array<[number, number]> {
-  const spans: Array<[number, number]> = [];
-  let i = start;
-  while (i < messages.length) {
-    if (messages[i]?.role !== 'assistant') {
-      i++;
-      continue;
-    }
-    let end = i + 1;
-    while (end < messages.length && messages[end]?.role === 'tool') end++;
-    spans.push([i, end]);
-    i = end;
-  }
-  return spans;
-}
-
-/** Historical turns in [start, end): each real user message up to the next one. */
-export function turnSpans(
-  messages: readonly Message[],
-  start: number,
-  end: number,
-  notes: ReadonlySet<number> = NO_NOTES,
-): Array<[number, number]> {
-  const starts: number[] = [];
-  for (let i = start; i < end; i++) {
-    const m = messages[i] as Message;
-    if (m.role === 'user' && !isMade(m, i, notes)) starts.push(i);
-  }
-  return starts.map((s, k) => [s, starts[k + 1] ?? end]);
-}
-
-/** The structure of a conversation, before any counting. */
-export interface Structure {
-  readonly systemEnd: number;
-  readonly task: number | null;
-  /** The user messages kept as the task (see `taskRun`), empty without a task. */
-  readonly taskRun: readonly number[];
-  readonly turns: ReadonlyArray<readonly [number, number]>;
-  readonly steps: ReadonlyArray<readonly [number, number]>;
-  /** Notes of a literal template, found by their text where a note can stand (see `notesByText`). */
-  readonly notes: ReadonlySet<number>;
-}
-
-/** Cuts a conversation into leading instructions, historical turns, the task and its steps. */
-export function analyze(messages: readonly Message[]): Structure {
-  const systemEnd = leadingSystemEnd(messages);
-  const notes = notesByText(messages, systemEnd);
-  const task = taskIndex(messages, notes);
-  const run = task === null ? [] : taskRun(messages, task, systemEnd, notes);
-  const steps = stepSpans(messages, task === null ? systemEnd : task + 1);
-  const turns = turnSpans(messages, systemEnd, run[0] ?? systemEnd, notes);
-  return { systemEnd, task, taskRun: run, turns, steps, notes };
-}
-
-/** Renders each message at most once and measures groups of them. */
-class Meter {
-  private readonly rendered: Array<Rendered | undefined>;
-  constructor(
-    private readonly messages: readonly Message[],
-    private readonly counter: TokenCounter,
-  ) {
-    this.rendered = new Array<Rendered | undefined>(messages.length);
-  }
-
-  render(i: number): Rendered {
-    let r = this.rendered[i];
-    if (r === undefined) {
-      r = renderMessage(this.messages[i] as Message);
-      this.rendered[i] = r;
-    }
-    return r;
-  }
-
-  measure(indices: readonly number[], limit?: number): number {
-    if (indices.length === 0) return 0;
-    // Rendered only as the counter reads them: one that stops at its limit never renders the older messages.
-    return this.counter.measure(
-      lazyList(indices.length, (k) => this.render(indices[k] as number)),
-      limit,
-    );
-  }
-
-  measureRendered(items: readonly Rendered[]): number {
-    return items.length === 0 ? 0 : this.counter.measure(items);
-  }
-}
-
-/** Total weight of the messages at these indices. */
-function weightOf(messages: readonly Message[], indices: readonly number[]): number {
-  let total = 0;
-  for (const i of indices) total += (messages[i] as Message).weight ?? 1;
-  return total;
-}
-
-function range(start: number, end: number): number[] {
-  const out = new Array<number>(Math.max(0, end - start));
-  for (let i = start; i < end; i++) out[i - start] = i;
-  return out;
-}
-
-/**
  * Counts groups newest first while each whole group fits what is left.
  * @returns the position of the oldest group kept (`groups.length` when none fits) and each group's count
  */
@@ -318,32 +118,20 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const whole = meter.measure(range(0, n), exhaustive ? undefined : target);
   const protectedIdx = [...range(0, systemEnd), ...structure.taskRun];
   const { turnGroups, stepGroups } = groupsOf(messages, structure);
+  const p: Planning = { messages, meter, structure, turnGroups, stepGroups, exhaustive };
 
-  if (whole <= target) {
-    return unchangedPlan(messages, meter, structure, turnGroups, stepGroups, whole, target, 'fits', exhaustive);
-  }
+  if (whole <= target) return unchangedPlan(p, whole, target, 'fits');
 
   const protectedTokens = meter.measure(protectedIdx);
   const budget = target - protectedTokens;
   const allSteps = stepGroups.flat();
   const stepsTokens = meter.measure(allSteps, exhaustive ? undefined : Math.max(budget, 0));
-  let firstTurn: number;
-  let firstStep: number;
-  let turnCounts = new Map<number, number>();
-  let stepCounts = new Map<number, number>();
-  let heldByMinKeepSteps = false;
-  if (stepsTokens > budget) {
-    firstTurn = turnGroups.length;
-    const r = firstGroupToKeep(meter, stepGroups, budget, exhaustive);
-    stepCounts = r.counts;
-    firstStep = Math.min(r.first, Math.max(stepGroups.length - minKeepSteps, 0));
-    heldByMinKeepSteps = firstStep < r.first;
-  } else {
-    const r = firstGroupToKeep(meter, turnGroups, budget - stepsTokens, exhaustive);
-    turnCounts = r.counts;
-    firstTurn = r.first;
-    firstStep = 0;
-  }
+  const { firstTurn, firstStep, turnCounts, stepCounts, heldByMinKeepSteps } = cutOf(
+    p,
+    budget,
+    stepsTokens,
+    minKeepSteps,
+  );
 
   const keptSet = new Set<number>(protectedIdx);
   for (const g of turnGroups.slice(firstTurn)) for (const i of g) keptSet.add(i);
@@ -352,22 +140,9 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const removed: number[] = [];
   for (let i = 0; i < n; i++) (keptSet.has(i) ? kept : removed).push(i);
 
-  if (removed.length === 0) {
-    return unchangedPlan(
-      messages,
-      meter,
-      structure,
-      turnGroups,
-      stepGroups,
-      whole,
-      target,
-      'nothing-removed',
-      exhaustive,
-    );
-  }
-  if (template !== null && removed.every((i) => isEarlierNoteAt(messages, i, structure))) {
-    return unchangedPlan(messages, meter, structure, turnGroups, stepGroups, whole, target, 'only-notes', exhaustive);
-  }
+  if (removed.length === 0) return unchangedPlan(p, whole, target, 'nothing-removed');
+  if (template !== null && removed.every((i) => isEarlierNoteAt(messages, i, structure)))
+    return unchangedPlan(p, whole, target, 'only-notes');
 
   const removedCount = weightOf(messages, removed);
   const noteText = template === null ? null : formatNote(template, removedCount);
@@ -376,16 +151,10 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const noteIndex =
     noteText === null ? null : firstStep > 0 ? systemEnd + keptTurnCount + structure.taskRun.length : systemEnd;
   const outRendered = kept.map((i) => meter.render(i));
-  if (noteText !== null && noteIndex !== null) {
-    outRendered.splice(
-      noteIndex,
-      0,
-      renderMessage({ role: 'user', content: { texts: [noteText], toolCalls: [], results: [], images: 0, files: [] } }),
-    );
-  }
+  if (noteText !== null && noteIndex !== null) outRendered.splice(noteIndex, 0, renderMessage(noteMessage(noteText)));
   const tokensAfter = meter.measureRendered(outRendered);
 
-  const groups = describeGroups(messages, meter, structure, turnGroups, stepGroups, (i) => keptSet.has(i), exhaustive, {
+  const groups = describeGroups(p, (i) => keptSet.has(i), {
     turnCounts,
     stepCounts,
     protectedTokens,
@@ -412,21 +181,54 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   };
 }
 
+/** A conversation as a plan sees it: its messages, their meter, its structure and its groups of message indices. */
+interface Planning {
+  readonly messages: readonly Message[];
+  readonly meter: Meter;
+  readonly structure: Structure;
+  readonly turnGroups: number[][];
+  readonly stepGroups: number[][];
+  /** Count every group, even those the decision does not need. */
+  readonly exhaustive: boolean;
+}
+
+/**
+ * Where the window cuts: the oldest turn and step it keeps. When the steps alone pass the budget, every turn goes and
+ * the newest steps that fit stay (at least `minKeepSteps` of them); otherwise every step stays with the newest turns
+ * that fit beside them.
+ */
+function cutOf(
+  p: Planning,
+  budget: number,
+  stepsTokens: number,
+  minKeepSteps: number,
+): {
+  firstTurn: number;
+  firstStep: number;
+  turnCounts: Map<number, number>;
+  stepCounts: Map<number, number>;
+  heldByMinKeepSteps: boolean;
+} {
+  const { meter, turnGroups, stepGroups, exhaustive } = p;
+  if (stepsTokens > budget) {
+    const r = firstGroupToKeep(meter, stepGroups, budget, exhaustive);
+    const firstStep = Math.min(r.first, Math.max(stepGroups.length - minKeepSteps, 0));
+    return {
+      firstTurn: turnGroups.length,
+      firstStep,
+      turnCounts: new Map(),
+      stepCounts: r.counts,
+      heldByMinKeepSteps: firstStep < r.first,
+    };
+  }
+  const r = firstGroupToKeep(meter, turnGroups, budget - stepsTokens, exhaustive);
+  return { firstTurn: r.first, firstStep: 0, turnCounts: r.counts, stepCounts: new Map(), heldByMinKeepSteps: false };
+}
+
 function checkMinKeepSteps(minKeepSteps: number): void {
   if (!Number.isInteger(minKeepSteps) || minKeepSteps < 0) {
     throw new RangeError(`min_keep_steps must be a whole number of at least 0, got ${minKeepSteps}`);
   }
-}
-
-/** The message indices of each turn (earlier notes left out: they are never kept as history) and of each step. */
-function groupsOf(
-  messages: readonly Message[],
-  structure: Structure,
-): { turnGroups: number[][]; stepGroups: number[][] } {
-  return {
-    turnGroups: structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNoteAt(messages, i, structure))),
-    stepGroups: structure.steps.map(([s, e]) => range(s, e)),
-  };
 }
 
 /**
@@ -438,31 +240,21 @@ export function keepEverything(messages: readonly Message[], counter: TokenCount
   checkMinKeepSteps(minKeepSteps);
   const structure = analyze(messages);
   const { turnGroups, stepGroups } = groupsOf(messages, structure);
-  const plan = unchangedPlan(
+  const p: Planning = {
     messages,
-    new Meter(messages, counter),
+    meter: new Meter(messages, counter),
     structure,
     turnGroups,
     stepGroups,
-    0,
-    Number.MAX_SAFE_INTEGER,
-    'fits',
-    false,
-  );
+    exhaustive: false,
+  };
+  const plan = unchangedPlan(p, 0, Number.MAX_SAFE_INTEGER, 'fits');
   return { ...plan, tokensBeforeExact: false };
 }
 
-function unchangedPlan(
-  messages: readonly Message[],
-  meter: Meter,
-  structure: Structure,
-  turnGroups: number[][],
-  stepGroups: number[][],
-  whole: number,
-  target: number,
-  why: Unchanged,
-  exhaustive: boolean,
-): Plan {
+/** The plan of a conversation left as it is, with its groups; `whole` is what the decision counted of it. */
+function unchangedPlan(p: Planning, whole: number, target: number, why: Unchanged): Plan {
+  const { messages, meter, structure, exhaustive } = p;
   const protectedIdx = [...range(0, structure.systemEnd), ...structure.taskRun];
   const exact = exhaustive || whole <= target;
   // An unchanged conversation is measured whole: the output is the input.
@@ -481,7 +273,7 @@ function unchangedPlan(
     tokensAfter: tokens,
     targetMet: tokens <= target,
     protectedTokens: exhaustive ? meter.measure(protectedIdx) : null,
-    groups: describeGroups(messages, meter, structure, turnGroups, stepGroups, () => true, exhaustive, {
+    groups: describeGroups(p, () => true, {
       turnCounts: new Map(),
       stepCounts: new Map(),
       protectedTokens: null,
@@ -503,16 +295,8 @@ interface Known {
 }
 
 /** Lists every group in conversation order with its fate; counts are filled in where known or when exhaustive. */
-function describeGroups(
-  messages: readonly Message[],
-  meter: Meter,
-  structure: Structure,
-  turnGroups: number[][],
-  stepGroups: number[][],
-  isKept: (index: number) => boolean,
-  exhaustive: boolean,
-  known: Known,
-): Group[] {
+function describeGroups(p: Planning, isKept: (index: number) => boolean, known: Known): Group[] {
+  const { messages, meter, structure, turnGroups, stepGroups, exhaustive } = p;
   const { systemEnd, task } = structure;
   const groups: Group[] = [];
   const covered = new Uint8Array(messages.length);
@@ -620,11 +404,7 @@ export function compact(
 export function applyPlan(messages: readonly Message[], plan: Plan): Message[] {
   const out: Message[] = plan.kept.map((i) => messages[i] as Message);
   if (plan.noteText !== null && plan.noteIndex !== null) {
-    out.splice(plan.noteIndex, 0, {
-      role: 'user',
-      compaction: SLIDING_WINDOW,
-      content: { texts: [plan.noteText], toolCalls: [], results: [], images: 0, files: [] },
-    });
+    out.splice(plan.noteIndex, 0, noteMessage(plan.noteText));
   }
   return out;
 }

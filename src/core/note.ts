@@ -1,5 +1,5 @@
 import { isSummaryText, SUMMARIZATION } from './summary-text.js';
-import { SLIDING_WINDOW } from './types.js';
+import { SLIDING_WINDOW, type Message } from './types.js';
 
 /** The omission note: its default template, how it is filled in, and how an earlier one is recognised. */
 
@@ -161,4 +161,16 @@ export function noteMarks(text: string | null, template: string | null, noteShap
  */
 export function isEarlierNoteText(text: string, template: string | null): boolean {
   return (template !== null && matchesNoteTemplate(text, template)) || matchesNoteTemplate(text, DEFAULT_NOTE_TEMPLATE);
+}
+
+/**
+ * The window's note as a message: a user message marked as a sliding-window compaction, holding the note's text. The
+ * one place it is built, for the decision's count and for the messages a plan leaves.
+ */
+export function noteMessage(text: string): Message {
+  return {
+    role: 'user',
+    compaction: SLIDING_WINDOW,
+    content: { texts: [text], toolCalls: [], results: [], images: 0, files: [] },
+  };
 }

@@ -1,5 +1,5 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
-import { stepSpans } from './compact.js';
+import { stepSpans } from './groups.js';
 import { lazyList } from './lazy-list.js';
 import { templatePieces } from './note.js';
 import { isPointerText } from './pointer.js';

@@ -1,5 +1,6 @@
 // The rules this module decides by: docs/strategy.md#summarize (Haystack's SummarizationCompactor).
-import { leadingSystemEnd, notesByText, stepSpans, taskIndex, taskRun, turnSpans } from './compact.js';
+import { range } from './meter.js';
+import { leadingSystemEnd, notesByText, stepSpans, taskIndex, taskRun, turnSpans } from './groups.js';
 import { lazyList } from './lazy-list.js';
 import { retentionFailure, retentionOf, type Retention } from './retention.js';
 import { contentOf, filePlaceholder, renderMessage, textContent } from './render.js';
@@ -82,8 +83,11 @@ export function summaryMessage(reply: string): Message {
   return { role: 'user', compaction: SUMMARIZATION, content: textContent(wrapSummary(reply)) };
 }
 
-/** Renders each message once and measures lists of them (the whole conversation, or all but a selection). */
-class Meter {
+/**
+ * Renders each message once across the rounds (keyed by the message, as the list changes from round to round) and
+ * measures lists of them: the whole conversation, or all but a selection.
+ */
+class RenderCache {
   private readonly cache = new WeakMap<Message, Rendered>();
   constructor(private readonly counter: TokenCounter) {}
 
@@ -107,11 +111,11 @@ class Meter {
 }
 
 /** Meters kept per counter, so rounds of one conversation render each message once. */
-const meters = new WeakMap<TokenCounter, Meter>();
-function meterOf(counter: TokenCounter): Meter {
+const meters = new WeakMap<TokenCounter, RenderCache>();
+function meterOf(counter: TokenCounter): RenderCache {
   let m = meters.get(counter);
   if (m === undefined) {
-    m = new Meter(counter);
+    m = new RenderCache(counter);
     meters.set(counter, m);
   }
   return m;
@@ -126,12 +130,6 @@ export function measureConversation(messages: readonly Message[], counter: Token
   return meterOf(counter).measure(messages, limit);
 }
 
-function range(start: number, end: number): number[] {
-  const out: number[] = [];
-  for (let i = start; i < end; i++) out.push(i);
-  return out;
-}
-
 /**
  * The fewest oldest groups whose removal makes room for a summary of the expected size (Haystack's
  * `_groups_to_summarize`): all of them when even that is not enough.
@@ -141,7 +139,7 @@ function groupsToSummarize(
   groups: readonly (readonly number[])[],
   target: number,
   summaryTokens: number,
-  meter: Meter,
+  meter: RenderCache,
 ): number[] {
   const selected: number[] = [];
   const left = new Set<number>();

@@ -1,4 +1,5 @@
-import { analyze, isEarlierNoteAt, type Group, type GroupKind, type Plan } from '../core/compact.js';
+import type { Group, GroupKind, Plan } from '../core/compact.js';
+import { analyze, isEarlierNoteAt } from '../core/groups.js';
 import { renderMessage, textContent } from '../core/render.js';
 import { lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';

@@ -12,7 +12,8 @@
  * - test/token_counters/test_approximate_counter.py and test/token_counters/test_utils.py.
  */
 import { describe, expect, it } from '@jest/globals';
-import { compact, isEarlierNote, planCompaction } from '../../src/core/compact.js';
+import { compact, planCompaction } from '../../src/core/compact.js';
+import { isEarlierNote } from '../../src/core/groups.js';
 import { DEFAULT_NOTE_TEMPLATE } from '../../src/core/note.js';
 import { renderMessage, textContent } from '../../src/core/render.js';
 import { SLIDING_WINDOW, type Content, type Message, type Rendered, type TokenCounter } from '../../src/core/types.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { analyze } from '../../src/core/compact.js';
+import { analyze } from '../../src/core/groups.js';
 import { renderMessage } from '../../src/core/render.js';
 import { InputError } from '../../src/errors.js';
 import { decodeSource } from '../../src/io/source.js';

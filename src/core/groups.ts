@@ -1,0 +1,173 @@
+import { range } from './meter.js';
+import { SLIDING_WINDOW, type Message } from './types.js';
+
+// How a conversation falls into groups, for every strategy (Haystack's compaction `utils.py`): the leading
+// instructions, the historical turns, the current task and its steps, and the notes of earlier runs left out of them.
+// The window keeps or drops whole groups, pruning and offloading replace results in the older steps, summarizing
+// replaces the oldest groups.
+
+/**
+ * A sliding-window note of an earlier run: left out of turns and folded into the new note. Only a user message can be
+ * one, as in Haystack's `_is_compaction_note`: a system message that carries the marker stays with its turn.
+ */
+export function isEarlierNote(message: Message): boolean {
+  return message.role === 'user' && message.compaction === SLIDING_WINDOW;
+}
+
+/**
+ * Whether the message at `index` is an earlier sliding-window note: marked as one, or the text of a literal template
+ * (one without `{num_removed}`) where a note can stand (see `notesByText`).
+ */
+export function isEarlierNoteAt(
+  messages: readonly Message[],
+  index: number,
+  structure: Pick<Structure, 'notes'>,
+): boolean {
+  return structure.notes.has(index) || isEarlierNote(messages[index] as Message);
+}
+
+const NO_NOTES: ReadonlySet<number> = new Set();
+
+/** Whether compaction made the message at `index`, for the structure: marked so, or a note found by its text. */
+function isMade(message: Message, index: number, notes: ReadonlySet<number>): boolean {
+  return message.compaction !== undefined || notes.has(index);
+}
+
+/**
+ * The notes of a literal template (one without `{num_removed}`), found by their exact text (`Message.exactNote`)
+ * where the window writes a note: in the run of user messages right after the leading instructions, before its
+ * second real user message (a note follows the instructions when history went, or the task right after them when
+ * steps went). Such a text is never the current task: when every real user message would be a note, the latest of
+ * them is the task.
+ * @param messages the conversation
+ * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
+ * @returns the indices of those notes, ascending
+ */
+export function notesByText(messages: readonly Message[], systemEnd: number): ReadonlySet<number> {
+  let found: number[] | null = null;
+  let real = 0;
+  for (let i = systemEnd; i < messages.length; i++) {
+    const m = messages[i] as Message;
+    if (m.compaction !== undefined) continue;
+    if (m.role !== 'user') break;
+    if (m.exactNote === true) (found ??= []).push(i);
+    else if (++real > 1) break;
+  }
+  if (found === null) return NO_NOTES;
+  // Never the current task: with none of the others a real user message, the latest is the task.
+  if (taskIndex(messages, new Set(found)) === null) found.pop();
+  return found.length === 0 ? NO_NOTES : new Set(found);
+}
+
+/** End of the unbroken run of leading system messages that compaction did not make. */
+export function leadingSystemEnd(messages: readonly Message[]): number {
+  let i = 0;
+  while (i < messages.length && messages[i]?.role === 'system' && messages[i]?.compaction === undefined) i++;
+  return i;
+}
+
+/** Index of the latest user message compaction did not make: the current task. */
+export function taskIndex(messages: readonly Message[], notes: ReadonlySet<number> = NO_NOTES): number | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as Message;
+    if (m.role === 'user' && !isMade(m, i, notes)) return i;
+  }
+  return null;
+}
+
+/**
+ * The user messages kept as the task, oldest first. Usually the latest user message compaction did not make alone.
+ * A note written after the task by an earlier run with another template reads as a user message, so the task it
+ * followed is kept with it, but only where such a note can really stand: the latest user message could be a note
+ * (`couldBeNote`), everything between the leading instructions and it is a user message (a run that cuts steps has cut
+ * all history, so its note follows a task that directly follows the instructions), and every real user message of that
+ * stretch after its first could be a note too. Then the stretch's real user messages are the task.
+ * @param messages the conversation
+ * @param task the task's index (see `taskIndex`)
+ * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
+ * @returns the indices, ending with `task`; notes between them are not among them
+ */
+export function taskRun(
+  messages: readonly Message[],
+  task: number,
+  systemEnd: number,
+  notes: ReadonlySet<number> = NO_NOTES,
+): number[] {
+  if (messages[task]?.couldBeNote !== true) return [task];
+  const run: number[] = [];
+  for (let i = systemEnd; i < task; i++) {
+    const m = messages[i] as Message;
+    if (m.role !== 'user') return [task];
+    if (isMade(m, i, notes)) continue;
+    if (run.length > 0 && m.couldBeNote !== true) return [task];
+    run.push(i);
+  }
+  run.push(task);
+  return run;
+}
+
+/** Steps after `start`: an assistant message and the tool-result messages right after it. */
+export function stepSpans(messages: readonly Message[], start: number): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  let i = start;
+  while (i < messages.length) {
+    if (messages[i]?.role !== 'assistant') {
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < messages.length && messages[end]?.role === 'tool') end++;
+    spans.push([i, end]);
+    i = end;
+  }
+  return spans;
+}
+
+/** Historical turns in [start, end): each real user message up to the next one. */
+export function turnSpans(
+  messages: readonly Message[],
+  start: number,
+  end: number,
+  notes: ReadonlySet<number> = NO_NOTES,
+): Array<[number, number]> {
+  const starts: number[] = [];
+  for (let i = start; i < end; i++) {
+    const m = messages[i] as Message;
+    if (m.role === 'user' && !isMade(m, i, notes)) starts.push(i);
+  }
+  return starts.map((s, k) => [s, starts[k + 1] ?? end]);
+}
+
+/** The structure of a conversation, before any counting. */
+export interface Structure {
+  readonly systemEnd: number;
+  readonly task: number | null;
+  /** The user messages kept as the task (see `taskRun`), empty without a task. */
+  readonly taskRun: readonly number[];
+  readonly turns: ReadonlyArray<readonly [number, number]>;
+  readonly steps: ReadonlyArray<readonly [number, number]>;
+  /** Notes of a literal template, found by their text where a note can stand (see `notesByText`). */
+  readonly notes: ReadonlySet<number>;
+}
+
+/** Cuts a conversation into leading instructions, historical turns, the task and its steps. */
+export function analyze(messages: readonly Message[]): Structure {
+  const systemEnd = leadingSystemEnd(messages);
+  const notes = notesByText(messages, systemEnd);
+  const task = taskIndex(messages, notes);
+  const run = task === null ? [] : taskRun(messages, task, systemEnd, notes);
+  const steps = stepSpans(messages, task === null ? systemEnd : task + 1);
+  const turns = turnSpans(messages, systemEnd, run[0] ?? systemEnd, notes);
+  return { systemEnd, task, taskRun: run, turns, steps, notes };
+}
+
+/** The message indices of each turn (earlier notes left out: they are never kept as history) and of each step. */
+export function groupsOf(
+  messages: readonly Message[],
+  structure: Structure,
+): { turnGroups: number[][]; stepGroups: number[][] } {
+  return {
+    turnGroups: structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNoteAt(messages, i, structure))),
+    stepGroups: structure.steps.map(([s, e]) => range(s, e)),
+  };
+}
