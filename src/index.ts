@@ -51,8 +51,8 @@ export type {
 export { decodeSource } from './io/source.js';
 export { InputError, OptionsError, UsageError } from './errors.js';
 export { compactMessages, createCompactor, swcPrepareStep } from './library/index.js';
-export { identifiersIn, IDENTIFIER_KINDS } from './core/identifiers.js';
-export type { Identifier, IdentifierKind } from './core/identifiers.js';
+export { identifiersIn, IDENTIFIER_KINDS } from './core/identifiers/index.js';
+export type { Identifier, IdentifierKind } from './core/identifiers/index.js';
 export { retentionOf } from './outcome/forgotten.js';
 export type { Inventory, LocatedIdentifier, Retention } from './outcome/forgotten.js';
 export type {

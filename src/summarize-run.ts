@@ -40,7 +40,7 @@ export interface SummaryUsage {
   readonly promptTokens: number;
   /**
    * Over the summaries the rounds kept (a model's, not simulated ones): the identifiers the messages they replaced
-   * name, and how many of those the summaries still name (src/core/retention.ts).
+   * name, and how many of those the summaries still name (src/core/identifiers/retention.ts).
    */
   readonly identifiers: number;
   readonly identifiersKept: number;

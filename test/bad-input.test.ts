@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { cpSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { MAX_JSON_DEPTH } from '../src/core/json-value.js';
+import { MAX_JSON_DEPTH } from '../src/core/json/value.js';
 import { CONVERSATION_KEYS, LIST_KEYS } from '../src/io/layout.js';
 import { ROOT, tempDir } from './helpers/cli.js';
 import { runSwc } from './helpers/run-in-process.js';

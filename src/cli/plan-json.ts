@@ -1,5 +1,5 @@
 import type { Group, GroupKind } from '../core/compact.js';
-import type { IdentifierKind } from '../core/identifiers.js';
+import type { IdentifierKind } from '../core/identifiers/index.js';
 import { countsByKind, type LocatedIdentifier } from '../outcome/forgotten.js';
 import { countOf, itemSpan, itemsOfAll, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline/index.js';

@@ -321,34 +321,7 @@ function planWithoutCounting(
   const rest = (counter.measureApart as NonNullable<TokenCounter['measureApart']>)(each, apart, target);
   if (rest <= target) return null;
 
-  const decided = new Map<number, { pruned: PrunedMessage; message: Message } | null>();
-  const decide = (i: number): { pruned: PrunedMessage; message: Message } | null => {
-    if (decided.has(i)) return decided.get(i) ?? null;
-    const message = messages[i] as Message;
-    let out: { pruned: PrunedMessage; message: Message } | null = null;
-    if (isPrunable(message, template)) {
-      const replacement = prunedMessage(message, template);
-      const after = counter.measure([renderMessage(replacement)]);
-      const bound = Math.max(minTokens, after);
-      if (counter.measure([renderAt(i)], bound) > bound) {
-        const results = contentOf(replacement).results;
-        let original: number | undefined;
-        const pruned: PrunedMessage = {
-          index: i,
-          texts: results.map((r) => r.text),
-          tools: results.map((r) => r.name),
-          get tokensBefore(): number {
-            original ??= counter.measure([renderAt(i)]);
-            return original;
-          },
-          tokensAfter: after,
-        };
-        out = { pruned, message: replacement };
-      }
-    }
-    decided.set(i, out);
-    return out;
-  };
+  const decide = candidateDecider(messages, counter, renderAt, minTokens, template);
   // Whether anything changes: the newest candidates are looked at first (they are the ones a window keeps).
   let changed = false;
   for (let k = candidates.length - 1; k >= 0 && !changed; k--) changed = decide(candidates[k] as number) !== null;
@@ -382,6 +355,47 @@ function planWithoutCounting(
       return met;
     },
     lazy: { candidates: changed ? candidates : [], prunedAt: (i) => decide(i)?.pruned ?? null },
+  };
+}
+
+/**
+ * Decides candidates one at a time, each when first asked and then remembered: whether its result passes the larger
+ * of `minTokens` and its placeholder's count (counting stops there), and if so its pruned message.
+ */
+function candidateDecider(
+  messages: readonly Message[],
+  counter: TokenCounter,
+  renderAt: (i: number) => Rendered,
+  minTokens: number,
+  template: string,
+): (i: number) => { pruned: PrunedMessage; message: Message } | null {
+  const decided = new Map<number, { pruned: PrunedMessage; message: Message } | null>();
+  return (i: number): { pruned: PrunedMessage; message: Message } | null => {
+    if (decided.has(i)) return decided.get(i) ?? null;
+    const message = messages[i] as Message;
+    let out: { pruned: PrunedMessage; message: Message } | null = null;
+    if (isPrunable(message, template)) {
+      const replacement = prunedMessage(message, template);
+      const after = counter.measure([renderMessage(replacement)]);
+      const bound = Math.max(minTokens, after);
+      if (counter.measure([renderAt(i)], bound) > bound) {
+        const results = contentOf(replacement).results;
+        let original: number | undefined;
+        const pruned: PrunedMessage = {
+          index: i,
+          texts: results.map((r) => r.text),
+          tools: results.map((r) => r.name),
+          get tokensBefore(): number {
+            original ??= counter.measure([renderAt(i)]);
+            return original;
+          },
+          tokensAfter: after,
+        };
+        out = { pruned, message: replacement };
+      }
+    }
+    decided.set(i, out);
+    return out;
   };
 }
 

@@ -2,7 +2,7 @@
 import { range } from './meter.js';
 import { leadingSystemEnd, notesByText, stepSpans, taskIndex, taskRun, turnSpans } from './groups.js';
 import { lazyList } from './lazy-list.js';
-import { retentionFailure, retentionOf, type Retention } from './retention.js';
+import { retentionFailure, retentionOf, type Retention } from './identifiers/index.js';
 import { contentOf, filePlaceholder, renderMessage, textContent } from './render.js';
 import { SUMMARIZATION, SUMMARY_CLOSING, SUMMARY_OPENING } from './summary-text.js';
 import type { Message, Rendered, TokenCounter } from './types.js';

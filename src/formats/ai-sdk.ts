@@ -1,6 +1,6 @@
-import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
+import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
-import { renderArguments, renderArgumentsString } from '../core/python-json.js';
+import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';

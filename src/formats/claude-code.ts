@@ -1,8 +1,8 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { createHash } from 'node:crypto';
-import { isJsonObject, parseJson, skipWhitespace, type JsonValue } from '../core/json-value.js';
+import { isJsonObject, parseJson, skipWhitespace, type JsonValue } from '../core/json/value.js';
 import { noteMarks, type NoteMarks } from '../core/note.js';
-import { renderArguments } from '../core/python-json.js';
+import { renderArguments } from '../core/json/python.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { findMember, objectMembers } from '../io/json-layout.js';
 import { describe } from './openai.js';

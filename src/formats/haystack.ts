@@ -1,6 +1,6 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, JsonNumber, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
-import { compareCodePoints, pythonNumber, renderArguments } from '../core/python-json.js';
+import { isJsonObject, JsonNumber, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
+import { compareCodePoints, pythonNumber, renderArguments } from '../core/json/python.js';
 import { SUMMARIZATION } from '../core/summarize.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';

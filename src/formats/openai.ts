@@ -1,7 +1,7 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json-value.js';
+import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
-import { renderArguments, renderArgumentsString } from '../core/python-json.js';
+import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import type { Content, Message, ResultSketch, Role, ToolCall, ToolResult } from '../core/types.js';
 import { SLIMMED, sketchOf } from '../io/slim.js';
 import {

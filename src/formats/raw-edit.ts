@@ -1,4 +1,4 @@
-import { skipWhitespace } from '../core/json-value.js';
+import { skipWhitespace } from '../core/json/value.js';
 import { arrayElements, findMember, objectMembers, parseSlice, type Span } from '../io/json-layout.js';
 import { writeJson } from '../io/json-style.js';
 

@@ -1,7 +1,7 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
+import { isJsonObject, parseJson, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
-import { renderArguments, renderArgumentsString } from '../core/python-json.js';
+import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts, type Entry } from './conversation-builder.js';
 import { describe } from './openai.js';

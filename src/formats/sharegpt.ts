@@ -1,6 +1,6 @@
-import { isJsonObject, parseJson, type JsonValue } from '../core/json-value.js';
+import { isJsonObject, parseJson, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
-import { renderArguments, renderArgumentsString } from '../core/python-json.js';
+import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import type { Content, Message, Role, ToolCall } from '../core/types.js';
 import { describe } from './openai.js';
 import {

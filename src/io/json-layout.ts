@@ -6,7 +6,7 @@ import {
   parseJson,
   readNumberEnd,
   skipWhitespace,
-} from '../core/json-value.js';
+} from '../core/json/value.js';
 
 /**
  * Finds where values start and end in JSON text without building them, so kept items can be copied from the

@@ -1,4 +1,4 @@
-import { JsonDepthError, JsonSyntaxError, skipWhitespace } from '../core/json-value.js';
+import { JsonDepthError, JsonSyntaxError, skipWhitespace } from '../core/json/value.js';
 import { InputError, NoConversationError } from '../errors.js';
 import {
   arrayElements,

@@ -5,11 +5,11 @@ import {
   forEachIdentifier,
   type Identifier,
   type IdentifierKind,
-} from '../core/identifiers.js';
+} from '../core/identifiers/index.js';
 import type { Message } from '../core/types.js';
 
 /**
- * What a compaction forgets: the identifiers (src/core/identifiers.ts) named in what it removes, prunes or summarizes
+ * What a compaction forgets: the identifiers (src/core/identifiers/) named in what it removes, prunes or summarizes
  * and nowhere in what it keeps (the note and any summary included), and those that offloading moved to the store,
  * which stay recoverable through the pointer. Worked out only when an output asks for it (dry runs, plans, --stat).
  */
@@ -102,7 +102,7 @@ export function countsByKind(ids: readonly Identifier[]): Partial<Record<Identif
   return out;
 }
 
-export { retentionFailure, retentionOf, type Retention } from '../core/retention.js';
+export { retentionFailure, retentionOf, type Retention } from '../core/identifiers/index.js';
 
 /**
  * Reads a `--min-retention` value: a fraction from 0 to 1, or a percentage (`80%`).

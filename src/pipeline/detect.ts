@@ -1,5 +1,5 @@
-import { parseJson } from '../core/json-value.js';
-import { renderArguments } from '../core/python-json.js';
+import { parseJson } from '../core/json/value.js';
+import { renderArguments } from '../core/json/python.js';
 import { InputError, NoConversationError } from '../errors.js';
 import { FORMATS, findFormat, formatNames } from '../formats/registry.js';
 import { isRecord, own, type ConversationInput, type FormatAdapter, type Normalized } from '../formats/types.js';

@@ -1,6 +1,6 @@
 import { noteTemplate } from '../core/compact.js';
-import { parseJson } from '../core/json-value.js';
-import { renderArguments } from '../core/python-json.js';
+import { parseJson } from '../core/json/value.js';
+import { renderArguments } from '../core/json/python.js';
 import { DEFAULT_SUMMARY_INSTRUCTION } from '../core/summary-instruction.js';
 import type { TokenCounter } from '../core/types.js';
 import { findFormat, formatNames } from '../formats/registry.js';

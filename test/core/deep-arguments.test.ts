@@ -3,8 +3,8 @@
  * a count never below the arguments' own text, so a target below it is never met by accident.
  */
 import { describe, expect, it } from '@jest/globals';
-import { JsonDepthError, MAX_JSON_DEPTH, parseJson } from '../../src/core/json-value.js';
-import { pythonJsonDumps, renderArguments, renderArgumentsString } from '../../src/core/python-json.js';
+import { JsonDepthError, MAX_JSON_DEPTH, parseJson } from '../../src/core/json/value.js';
+import { pythonJsonDumps, renderArguments, renderArgumentsString } from '../../src/core/json/python.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';

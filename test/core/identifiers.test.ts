@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { identifiersIn, type Identifier, type IdentifierKind } from '../../src/core/identifiers.js';
-import { retentionOf } from '../../src/core/retention.js';
+import { identifiersIn, type Identifier, type IdentifierKind } from '../../src/core/identifiers/index.js';
+import { retentionOf } from '../../src/core/identifiers/index.js';
 import type { Message } from '../../src/core/types.js';
 
 const values = (text: string, kind?: IdentifierKind): string[] =>

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { parseJson } from '../../src/core/json-value.js';
+import { parseJson } from '../../src/core/json/value.js';
 import { DEFAULT_NOTE_TEMPLATE, formatNote, isEarlierNoteText, matchesNoteTemplate } from '../../src/core/note.js';
 import {
   compareCodePoints,
@@ -12,7 +12,7 @@ import {
   pythonNumber,
   pythonString,
   renderArgumentsString,
-} from '../../src/core/python-json.js';
+} from '../../src/core/json/python.js';
 
 const dumps = (json: string): string => pythonJsonDumps(parseJson(json));
 

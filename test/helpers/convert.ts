@@ -4,8 +4,8 @@
  * Parity tests compact the same conversation in all formats and compare what each kept.
  */
 import { DEFAULT_NOTE_TEMPLATE, formatNote } from '../../src/core/note.js';
-import { parseJson } from '../../src/core/json-value.js';
-import { renderArguments } from '../../src/core/python-json.js';
+import { parseJson } from '../../src/core/json/value.js';
+import { renderArguments } from '../../src/core/json/python.js';
 import { SLIDING_WINDOW, type Message } from '../../src/core/types.js';
 
 export interface RefCall {

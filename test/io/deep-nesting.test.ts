@@ -7,7 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { MAX_JSON_DEPTH } from '../../src/core/json-value.js';
+import { MAX_JSON_DEPTH } from '../../src/core/json/value.js';
 import { tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 

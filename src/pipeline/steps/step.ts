@@ -2,7 +2,7 @@ import type { Plan } from '../../core/compact.js';
 import { lazyList } from '../../core/lazy-list.js';
 import type { PrunePlan } from '../../core/prune.js';
 import { renderMessage } from '../../core/render.js';
-import type { Retention } from '../../core/retention.js';
+import type { Retention } from '../../core/identifiers/index.js';
 import type { SummaryAnswer, SummaryFailure, SummaryRequest, SummaryTier } from '../../core/summarize.js';
 import type { Message, TokenCounter } from '../../core/types.js';
 
@@ -178,7 +178,7 @@ export interface SummarizedConversation {
     readonly promptTokens: number | null;
     /** How many identifiers the replaced messages name. */
     readonly identifiers: number;
-    /** How many of them the summary keeps (src/core/retention.ts); null for a simulated summary (dry runs, plans). */
+    /** How many of them the summary keeps (src/core/identifiers/retention.ts); null for a simulated summary (dry runs, plans). */
     readonly retention: Retention | null;
   }[];
   readonly summaries: readonly PlacedSummary[];

@@ -1,4 +1,4 @@
-import { JsonNumber, isJsonObject, parseJson, type JsonObject, type JsonValue } from './json-value.js';
+import { JsonNumber, isJsonObject, parseJson, type JsonObject, type JsonValue } from './value.js';
 
 /**
  * Writes a JSON value exactly as Python's `json.dumps(value, sort_keys=True)` does, because tool-call

@@ -1,8 +1,9 @@
-import { identifierKey, identifiersIn, identifiersOfMessage, type Identifier } from './identifiers.js';
-import type { Message } from './types.js';
+import { identifierKey, identifiersIn, identifiersOfMessage } from './extract.js';
+import type { Identifier } from './kinds.js';
+import type { Message } from '../types.js';
 
 /**
- * A summary's retention: the share of the identifiers (./identifiers.ts) of the messages it replaces that its text
+ * A summary's retention: the share of the identifiers (./extract.ts) of the messages it replaces that its text
  * still names. Pure, so summarize's rounds can act on it (`--min-retention`).
  */
 

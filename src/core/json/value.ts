@@ -192,11 +192,8 @@ export function parseJson(text: string, start = 0, end = text.length): JsonValue
         pos++;
         value = obj;
       } else {
-        if (text.charCodeAt(pos) !== 0x22) throw new JsonSyntaxError('expected a key string', pos);
-        const [key, after] = readString(text, pos, end);
-        pos = skipWhitespace(text, after, end);
-        if (text.charCodeAt(pos) !== 0x3a) throw new JsonSyntaxError("expected ':' after a key", pos);
-        pos++;
+        let key: string;
+        [key, pos] = readKey(text, pos, end);
         stack.push({ kind: 'object', value: obj, key });
         opened = true;
         value = obj;
@@ -249,12 +246,7 @@ export function parseJson(text: string, start = 0, end = text.length): JsonValue
         pos++;
         if (top.kind === 'object') {
           pos = skipWhitespace(text, pos, end);
-          if (text.charCodeAt(pos) !== 0x22) throw new JsonSyntaxError('expected a key string', pos);
-          const [key, after] = readString(text, pos, end);
-          pos = skipWhitespace(text, after, end);
-          if (text.charCodeAt(pos) !== 0x3a) throw new JsonSyntaxError("expected ':' after a key", pos);
-          pos++;
-          top.key = key;
+          [top.key, pos] = readKey(text, pos, end);
         }
         break;
       }
@@ -275,6 +267,15 @@ export function parseJson(text: string, start = 0, end = text.length): JsonValue
   pos = skipWhitespace(text, pos, end);
   if (pos < end) throw new JsonSyntaxError(`unexpected ${describeChar(text, pos)} after the JSON value`, pos);
   return result;
+}
+
+/** A member's key and its colon, from the key's opening quote: the key and where its value starts. */
+function readKey(text: string, pos: number, end: number): [string, number] {
+  if (text.charCodeAt(pos) !== 0x22) throw new JsonSyntaxError('expected a key string', pos);
+  const [key, after] = readString(text, pos, end);
+  const colon = skipWhitespace(text, after, end);
+  if (text.charCodeAt(colon) !== 0x3a) throw new JsonSyntaxError("expected ':' after a key", colon);
+  return [key, colon + 1];
 }
 
 /** Names a character for an error message, control characters as escapes. */
