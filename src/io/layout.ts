@@ -9,52 +9,23 @@ import {
   parseSlice,
   skipValue,
   type Member,
-  type Span,
 } from './json-layout.js';
-import { detectStyle, writeJson, type JsonStyle } from './json-style.js';
+import { isIndexToken } from './json-pointer.js';
+import { detectStyle, writeJson } from './json-style.js';
 import { elementReader, lazyList } from '../core/lazy-list.js';
 import { forEachLine, isLineSource, type LineSource } from './lines.js';
 import { slimItem, type Slimming } from './slim.js';
 import { innerName } from './compressed.js';
-import { isIndexToken, parsePointer, pointerOf, PointerSyntaxError } from './json-pointer.js';
+import { messageListPath, pointerSlot, pointerTokens } from './conversation-path.js';
+import { arraySlot, lineCol, parseMembers, stringInputSlot, type Framing, type Layout, type Slot } from './slot.js';
 import { lineColumn, type SourceText } from './source.js';
+
+export type { Framing, Layout, Slot } from './slot.js';
 
 /**
  * Where a file's conversations are and how to write them back: the items of each list keep their exact
  * text; only the joins between them and the note are written fresh, in the file's own style.
  */
-
-export type Framing = 'json' | 'jsonl';
-
-/** One list of items that holds a conversation. */
-export interface Slot {
-  /** Where the list is, for messages: "the whole file", "key messages"… */
-  readonly where: string;
-  readonly items: readonly unknown[];
-  readonly raws: readonly string[];
-  /** The object holding the list (other keys parsed), or null. */
-  readonly container: Readonly<Record<string, unknown>> | null;
-  /** The key of the list in its container, or null for a bare list / JSONL. */
-  readonly key: string | null;
-  /** Offset in the file of each item, for errors. */
-  readonly offsets: readonly number[];
-  /** Writes the list back with these item texts (kept raws and a note). */
-  write(raws: readonly string[]): string;
-  /** Serializes a note value as an item of this list. */
-  writeItem(value: unknown): string;
-  /** The region of the file this slot's text replaces. */
-  readonly region: Span;
-  /** For files of many conversations: the record (array element or line) this list belongs to, 0-based. */
-  readonly record?: number;
-  /** Set when the slot's region is the whole file (JSONL lines): its text alone is the rebuilt file. */
-  readonly wholeFile?: boolean;
-}
-
-export interface Layout {
-  readonly framing: Framing;
-  readonly source: SourceText;
-  readonly slots: readonly Slot[];
-}
 
 /** Keys under which request bodies keep their message list (`events`: an ADK session's events holding Gemini contents). */
 export const LIST_KEYS = ['messages', 'input', 'contents', 'events'] as const;
@@ -143,67 +114,6 @@ export function readLayout(
     if (error instanceof JsonSyntaxError) throw syntaxError(source, error);
     throw error;
   }
-}
-
-/** Whitespace before `offset` on its line (the indentation an item sits at). */
-function indentBefore(text: string, offset: number): string {
-  let i = offset;
-  while (i > 0 && (text.charCodeAt(i - 1) === 0x20 || text.charCodeAt(i - 1) === 0x09)) i--;
-  return i === 0 || text.charCodeAt(i - 1) === 0x0a ? text.slice(i, offset) : '';
-}
-
-/** A slot over the array at `arrayStart` in the file's text. */
-export function arraySlot(
-  source: SourceText,
-  arrayStart: number,
-  where: string,
-  container: Readonly<Record<string, unknown>> | null,
-  key: string | null,
-  slimming?: Slimming,
-): Slot {
-  const text = source.text;
-  const { elements, end } = arrayElements(text, arrayStart);
-  const raws = elements.map((e) => text.slice(e.start, e.end));
-  const items = elements.map((e) =>
-    slimming === undefined ? parseSlice(text, e) : slimItem(parseSlice(text, e), slimming),
-  );
-  const first = elements[0];
-  const second = elements[1];
-  const last = elements[elements.length - 1];
-  const open = first ? text.slice(arrayStart + 1, first.start) : '';
-  const close = last ? text.slice(last.end, end - 1) : '';
-  const between =
-    first && second ? text.slice(first.end, second.start) : `,${open.includes('\n') ? open : open === '' ? '' : ' '}`;
-  const baseIndent = first ? indentBefore(text, first.start) : '';
-  const style: JsonStyle = first
-    ? detectStyle(raws[0] as string, baseIndent, source.eol)
-    : { unit: null, baseIndent: '', eol: source.eol, colon: ':', comma: ',' };
-  return {
-    where,
-    items,
-    raws,
-    container,
-    key,
-    offsets: elements.map((e) => e.start),
-    region: { start: arrayStart, end },
-    write(parts) {
-      if (parts.length === 0) return '[]';
-      return `[${open}${parts.join(between)}${close}]`;
-    },
-    writeItem(value) {
-      return writeJson(value, style);
-    },
-  };
-}
-
-/** Parses the members of an object except `skip`, natively, into a prototype-free record. */
-export function parseMembers(text: string, members: readonly Member[], skip: string | null): Record<string, unknown> {
-  const out = Object.create(null) as Record<string, unknown>;
-  for (const m of members) {
-    if (m.key === skip) continue;
-    out[m.key] = parseSlice(text, m.value);
-  }
-  return out;
 }
 
 /** The member of the object at `pos` that holds a conversation list under one of `keys`, or null. */
@@ -371,148 +281,6 @@ function jsonLayout(source: SourceText, options: LayoutOptions): Layout {
     source.file,
     ...lineCol(source, start),
   );
-}
-
-/** The tokens of a pointer given to the layout (already checked by the command line). */
-function pointerTokens(pointer: string, source: SourceText): string[] {
-  try {
-    return parsePointer(pointer);
-  } catch (error) {
-    if (error instanceof PointerSyntaxError) throw new InputError(`--conversation-path: ${error.message}`, source.file);
-    throw error;
-  }
-}
-
-/**
- * The slot of the list a pointer leads to from the value at `pos` (a record, or the whole file); the object holding
- * the list is its container, and everything outside the list stays as it is.
- * @param label the record's name in messages ("line 3", "record 2"), or null for the whole file
- * @throws InputError naming the first token that leads nowhere, or the value found when it is not a list
- */
-function pointerSlot(
-  source: SourceText,
-  pos: number,
-  tokens: readonly string[],
-  label: string | null,
-  record: number | undefined,
-  slimming?: Slimming,
-): Slot {
-  const text = source.text;
-  const what = label === null ? '' : `${label}: `;
-  // Leading nowhere in the whole file or its first record (which sets the file's shape, as for records without a
-  // pointer), it finds no conversation in the file; in a later record, that record is broken.
-  const Fail = label === null || record === 0 ? NoConversationError : InputError;
-  const pointer = pointerOf(tokens);
-  let at = pos;
-  let container: Record<string, unknown> | null = null;
-  let key: string | null = null;
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i] as string;
-    const above = pointerOf(tokens, i) || 'the top level';
-    const c = text.charCodeAt(at);
-    if (c === 0x7b) {
-      const { members } = objectMembers(text, at);
-      const member = findMember(members, token);
-      if (member === undefined) {
-        const keys = members
-          .map((m) => JSON.stringify(m.key))
-          .slice(0, 8)
-          .join(', ');
-        throw new Fail(
-          `${what}no key ${JSON.stringify(token)} at ${above} (found keys: ${keys || 'none'}), so --conversation-path ${pointer} leads nowhere`,
-          source.file,
-          ...lineCol(source, at),
-        );
-      }
-      if (i === tokens.length - 1) {
-        container = parseMembers(text, members, token);
-        key = token;
-      }
-      at = member.value.start;
-    } else if (c === 0x5b) {
-      const { elements } = arrayElements(text, at);
-      const element = isIndexToken(token) ? elements[Number(token)] : undefined;
-      if (element === undefined) {
-        throw new Fail(
-          `${what}${above} is a list of ${elements.length} items, with no item ${JSON.stringify(token)}, so --conversation-path ${pointer} leads nowhere`,
-          source.file,
-          ...lineCol(source, at),
-        );
-      }
-      container = null;
-      key = null;
-      at = element.start;
-    } else {
-      throw new Fail(
-        `${what}${above} is ${describeJsonValue(text, at)}, not an object or a list, so --conversation-path ${pointer} leads nowhere`,
-        source.file,
-        ...lineCol(source, at),
-      );
-    }
-  }
-  if (text.charCodeAt(at) !== 0x5b) {
-    throw new Fail(
-      `${what}${pointer || 'the top level'} is ${describeJsonValue(text, at)}, not a list of messages (--conversation-path)`,
-      source.file,
-      ...lineCol(source, at),
-    );
-  }
-  const where = `${label === null ? '' : `${label} `}${JSON.stringify(pointer)}`;
-  const slot = arraySlot(source, at, where, container, key, slimming);
-  return record === undefined ? slot : { ...slot, record };
-}
-
-/**
- * The pointer of the first list of messages (objects with a string `role` or `from`) found below a value, depth
- * first in key order, at most 8 levels down: a hint for a file whose conversation is deeper than the keys tried.
- */
-function messageListPath(value: unknown, tokens: string[] = []): string | null {
-  if (tokens.length > 8 || typeof value !== 'object' || value === null) return null;
-  if (Array.isArray(value)) {
-    const first: unknown = value[0];
-    if (tokens.length > 0 && typeof first === 'object' && first !== null && !Array.isArray(first)) {
-      const item = first as Record<string, unknown>;
-      if (typeof item.role === 'string' || typeof item.from === 'string') return pointerOf(tokens);
-    }
-    return null;
-  }
-  for (const key of Object.keys(value)) {
-    const found = messageListPath((value as Record<string, unknown>)[key], [...tokens, key]);
-    if (found !== null) return found;
-  }
-  return null;
-}
-
-/** What a JSON value at `pos` is, for messages: "an object", "a string", … */
-function describeJsonValue(text: string, pos: number): string {
-  const c = text.charCodeAt(pos);
-  if (c === 0x7b) return 'an object';
-  if (c === 0x5b) return 'a list';
-  if (c === 0x22) return 'a string';
-  if (c === 0x74 || c === 0x66) return 'a boolean';
-  if (c === 0x6e) return 'null';
-  return 'a number';
-}
-
-/** A Responses body whose `input` is one string: one user message that can never be removed. */
-function stringInputSlot(source: SourceText, span: Span, container: Record<string, unknown>): Slot {
-  const raw = source.text.slice(span.start, span.end);
-  return {
-    where: '"input"',
-    items: [parseSlice(source.text, span)],
-    raws: [raw],
-    container,
-    key: 'input',
-    offsets: [span.start],
-    region: span,
-    write: (parts) => (parts.length === 1 && parts[0] === raw ? raw : `[${parts.join(', ')}]`),
-    writeItem: (value) => JSON.stringify(value),
-  };
-}
-
-function lineCol(source: SourceText, offset: number): [number, number] {
-  const { line, column } = lineColumn(source.text, offset);
-  return [line, column];
 }
 
 /** Whether a parsed line is a record holding a conversation list under one of `keys`. */
