@@ -1,18 +1,5 @@
-import {
-  closeSync,
-  fstatSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  statSync,
-  writeSync,
-  type Stats,
-} from 'node:fs';
-import { isUtf8 } from 'node:buffer';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
+import { resolve } from 'node:path';
 import {
   compressionOf,
   decompressedLimit,
@@ -21,10 +8,31 @@ import {
   type Compression,
   type CompressionFormat,
 } from './compressed.js';
-import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
-import { describeFsError, spoolPrefix } from './files.js';
-import { decodeSource, lineColumn, type SourceText } from './source.js';
+import { describeFsError } from './files.js';
+import {
+  FileLines,
+  forEachLine,
+  hasContent,
+  LineSplitter,
+  lineSource,
+  sameFile,
+  WINDOW,
+  type LineSource,
+  type LineVisitor,
+} from './line-source.js';
+import {
+  cannotRead,
+  changedWhileCompacted,
+  changedWhileRead,
+  deviceRefused,
+  jsonTooLarge,
+  streamTooLarge,
+} from './read-errors.js';
+import { Spool } from './spool.js';
+import { decodeSource, type SourceText } from './source.js';
+
+export { forEachLine, isLineSource, positionOf, type LineSource, type LineVisitor } from './line-source.js';
 
 /**
  * Reading JSONL line by line. A JSONL file is kept as its bytes (one copy, outside the JavaScript heap, read in
@@ -36,81 +44,6 @@ import { decodeSource, lineColumn, type SourceText } from './source.js';
  * once, then a decision reads the few it counts and keeps), and the file must then still be the one first read
  * (same size, times and inode), or the read fails and nothing is written.
  */
-
-/** A visitor of lines: a line's text (its "\r" kept), its 1-based number, and where it starts in the text. */
-export type LineVisitor = (line: string, lineNo: number, offset: number) => void;
-
-/** A decoded JSONL file held as its lines. */
-export interface LineSource extends SourceText {
-  /** What tells a line source (read without touching anything that would read the file). */
-  readonly heldAs: 'lines';
-  /**
-   * The text split at each "\n" (a line keeps its "\r"): `lines.join("\n")` is `text`. A line is decoded each time
-   * it is read, so read each once where it matters.
-   */
-  readonly lines: readonly string[];
-  /** The length of `text` in UTF-16 units (counted on first read, without building the text). */
-  readonly length: number;
-  /** The number of bytes read (a byte-order mark included): bounds `length` without counting it. */
-  readonly byteLength?: number;
-  /** Whether the file ends with a line break (then the last element of `lines` is ''). */
-  readonly finalNewline: boolean;
-  /** The file's bytes as they were read (with its byte-order mark), without building its text. */
-  bytes(): Buffer;
-  /** Goes through the lines as `forEachLine` does, reading a file not read yet only once (big files). */
-  visitLines?(visit: LineVisitor): void;
-}
-
-/** Whether a source is held as lines (its `text` is built only on demand). */
-export function isLineSource(source: SourceText): source is LineSource {
-  return (source as Partial<LineSource>).heldAs === 'lines';
-}
-
-/**
- * Calls `visit` for each line of a source (its text up to a "\n", a "\r" kept) with the line's 1-based number and
- * the offset in `text` where it starts. A line source decodes its lines one at a time; other text is sliced.
- */
-export function forEachLine(source: SourceText, visit: LineVisitor): void {
-  if (isLineSource(source)) {
-    if (source.visitLines !== undefined) {
-      source.visitLines(visit);
-      return;
-    }
-    let offset = 0;
-    const lines = source.lines;
-    // The empty piece after a final "\n" is not a line.
-    const count = source.finalNewline ? lines.length - 1 : lines.length;
-    for (let k = 0; k < count; k++) {
-      const line = lines[k] as string;
-      visit(line, k + 1, offset);
-      offset += line.length + 1;
-    }
-    return;
-  }
-  const text = source.text;
-  let lineNo = 0;
-  let pos = 0;
-  while (pos < text.length) {
-    let nl = text.indexOf('\n', pos);
-    if (nl === -1) nl = text.length;
-    lineNo++;
-    visit(text.slice(pos, nl), lineNo, pos);
-    pos = nl + 1;
-  }
-}
-
-/** 1-based line and column of an offset in a source's text, found in its lines when it has them. */
-export function positionOf(source: SourceText, offset: number): { line: number; column: number } {
-  if (!isLineSource(source)) return lineColumn(source.text, offset);
-  let start = 0;
-  const lines = source.lines;
-  for (let k = 0; k < lines.length; k++) {
-    const line = lines[k] as string;
-    if (offset <= start + line.length) return { line: k + 1, column: lineColumn(line, offset - start).column };
-    start += line.length + 1;
-  }
-  return { line: lines.length, column: 1 };
-}
 
 /** How much of a file is read at a time; a block is cut at its last line break, so no line spans two blocks. */
 const BLOCK = 64 << 20;
@@ -149,252 +82,6 @@ const LIMITS: ReadLimits = { json: JSON_LIMIT, stream: STREAM_LIMIT };
 
 /** The names of standard input: whatever it is (a terminal, a pipe, a file, even /dev/zero) it is read, bounded. */
 const STANDARD_INPUT = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0', `/proc/${process.pid}/fd/0`]);
-
-/**
- * Cuts blocks of bytes into lines. It gives up (returns false) at anything `decodeSource` refuses (a UTF-16
- * byte-order mark, invalid UTF-8, a NUL byte, a file of only whitespace), so that those errors are always
- * worded and placed by the one function that owns them.
- */
-class LineSplitter {
-  /** The blocks, and for each line the block it is in and where it starts and ends (before its "\n"). */
-  readonly blocks: Buffer[] = [];
-  /** Where in the file each block starts. */
-  readonly blockStarts: number[] = [];
-  readonly blockOf: number[] = [];
-  /** The bytes pushed so far. */
-  size = 0;
-  readonly starts: number[] = [];
-  readonly ends: number[] = [];
-  /** A big file's one block buffer, once read: reading lines back takes it over, its pages already mapped. */
-  spare: Buffer | null = null;
-  bom = false;
-  finalNewline = false;
-  /** Whether the first line ends with "\r" before its "\n". */
-  firstLineCr = false;
-  private started = false;
-  private content = false;
-  private failed = false;
-
-  /**
-   * @param hold whether to keep the block's bytes (else its lines are read again from the file when read)
-   */
-  constructor(readonly holds = true) {}
-
-  /** Takes the next block, which must end at a line break unless it is the last. False once the input needs the exact checks. */
-  push(block: Buffer, fileOffset = 0): boolean {
-    if (this.failed) return false;
-    if (block.length === 0) return true;
-    if (block.indexOf(0) !== -1 || !isUtf8(block)) return this.fail();
-    let pos = 0;
-    if (!this.started) {
-      this.started = true;
-      if ((block[0] === 0xff && block[1] === 0xfe) || (block[0] === 0xfe && block[1] === 0xff)) return this.fail();
-      if (block[0] === 0xef && block[1] === 0xbb && block[2] === 0xbf) {
-        this.bom = true;
-        pos = 3;
-      }
-    }
-    if (!this.content) this.content = hasContent(block, pos);
-    this.size += block.length;
-    const index = this.blockStarts.push(fileOffset) - 1;
-    if (this.holds) this.blocks.push(block);
-    const firstLine = this.starts.length === 0;
-    for (;;) {
-      const nl = block.indexOf(0x0a, pos);
-      this.blockOf.push(index);
-      this.starts.push(pos);
-      if (nl === -1) {
-        this.ends.push(block.length);
-        this.finalNewline = false;
-        break;
-      }
-      this.ends.push(nl);
-      if (firstLine && this.ends.length === 1) this.firstLineCr = nl > pos && block[nl - 1] === 0x0d;
-      pos = nl + 1;
-      if (pos === block.length) {
-        this.finalNewline = true;
-        break;
-      }
-    }
-    return true;
-  }
-
-  /** Ends the input; false when it needs the exact checks (empty, only whitespace). */
-  end(): boolean {
-    if (this.failed || !this.content) return false;
-    // The empty piece after a final line break, as "a\n".split("\n") has it.
-    if (this.finalNewline) {
-      this.blockOf.push(-1);
-      this.starts.push(0);
-      this.ends.push(0);
-    }
-    return true;
-  }
-
-  private fail(): false {
-    this.failed = true;
-    return false;
-  }
-}
-
-/** Whether bytes from `pos` hold anything but JSON whitespace. */
-function hasContent(block: Buffer, pos: number): boolean {
-  for (let i = pos; i < block.length; i++) {
-    const b = block[i];
-    if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return true;
-  }
-  return false;
-}
-
-/** The regular file a source was read from and how it was then, to read lines from again (its bytes not held). */
-interface Origin {
-  readonly path: string;
-  readonly stat: Stats;
-}
-
-/** Builds a LineSource from split blocks. */
-function lineSource(file: string, splitter: LineSplitter, origin?: Origin): LineSource {
-  const { blockOf, starts, ends, blockStarts } = splitter;
-  const blocks: Buffer[] | null = splitter.holds ? splitter.blocks : null;
-  const reader = origin === undefined ? null : new FileLines(file, origin, splitter.spare);
-  const line = (k: number): string => {
-    const b = blockOf[k] as number;
-    if (b === -1) return '';
-    if (blocks !== null) return (blocks[b] as Buffer).toString('utf8', starts[k], ends[k]);
-    const at = blockStarts[b] as number;
-    return (reader as FileLines).read(at + (starts[k] as number), at + (ends[k] as number));
-  };
-  const lines = lazyList(starts.length, line);
-  const eol = starts.length > 1 && splitter.firstLineCr ? '\r\n' : '\n';
-  let text: string | undefined;
-  let length: number | undefined;
-  const source: LineSource = {
-    file,
-    heldAs: 'lines',
-    bom: splitter.bom,
-    eol,
-    lines,
-    finalNewline: splitter.finalNewline,
-    byteLength: splitter.size,
-    get length(): number {
-      length ??= utf16Length(blocks ?? [(reader as FileLines).whole()], splitter.bom);
-      return length;
-    },
-    bytes(): Buffer {
-      return blocks === null ? (reader as FileLines).whole() : Buffer.concat(blocks);
-    },
-    get text(): string {
-      if (text === undefined) {
-        try {
-          // Blocks end at line breaks, so they decode on their own.
-          const bytes = blocks ?? [(reader as FileLines).whole()];
-          text = bytes.map((block, k) => block.toString('utf8', k === 0 && splitter.bom ? 3 : 0)).join('');
-        } catch (error) {
-          if (error instanceof InputError) throw error;
-          throw new InputError(
-            'this file is too large to be handled as one text (about 512 MiB is the limit); only its lines can be read',
-            file,
-          );
-        }
-      }
-      return text;
-    },
-  };
-  return source;
-}
-
-/**
- * Reads lines of a file again, through a window of the file around the last line read (lines are read in runs,
- * newest first when counting and in order when writing). The file is opened for each window and must still be
- * the one first read.
- */
-class FileLines {
-  /** The window's bytes: the start of one buffer, reused for every window (lines are copied out as strings). */
-  private window: Buffer = Buffer.alloc(0);
-  private buffer: Buffer;
-  private windowStart = 0;
-
-  /** @param buffer a buffer to read windows into (the one the file was read in), if any */
-  constructor(
-    private readonly file: string,
-    private readonly origin: Origin,
-    buffer: Buffer | null = null,
-  ) {
-    this.buffer = buffer ?? Buffer.alloc(0);
-  }
-
-  /** The decoded bytes from `start` to `end` of the file. */
-  read(start: number, end: number): string {
-    if (start < this.windowStart || end > this.windowStart + this.window.length) {
-      // Reading on from the window: the next window starts at the line; reading back: it ends at the line.
-      const from = start >= this.windowStart ? start : Math.max(0, Math.min(start, end - WINDOW));
-      const to = Math.min(Math.max(end, from + WINDOW), this.origin.stat.size);
-      if (this.buffer.length < to - from) this.buffer = Buffer.allocUnsafeSlow(Math.max(to - from, WINDOW));
-      // The old window goes first: its bytes are overwritten, and a failed read must leave no stale window.
-      this.window = Buffer.alloc(0);
-      this.window = this.fill(this.buffer.subarray(0, to - from), from);
-      this.windowStart = from;
-    }
-    return this.window.toString('utf8', start - this.windowStart, end - this.windowStart);
-  }
-
-  /** The whole file, in a buffer of its own. */
-  whole(): Buffer {
-    return this.fill(Buffer.allocUnsafeSlow(this.origin.stat.size), 0);
-  }
-
-  /** Fills `buffer` with the file's bytes from `from` on, after checking the file is still the one read. */
-  private fill(buffer: Buffer, from: number): Buffer {
-    let fd: number;
-    try {
-      fd = openSync(this.origin.path, 'r');
-    } catch (error) {
-      throw this.changed(describeFsError(error));
-    }
-    try {
-      if (!sameFile(fstatSync(fd), this.origin.stat)) throw this.changed('its size, times or inode differ');
-      let filled = 0;
-      while (filled < buffer.length) {
-        const n = readSync(fd, buffer, filled, buffer.length - filled, from + filled);
-        if (n === 0) throw this.changed('it got shorter');
-        filled += n;
-      }
-      return buffer;
-    } finally {
-      closeSync(fd);
-    }
-  }
-
-  private changed(how: string): InputError {
-    return changedWhileCompacted(this.file, how);
-  }
-}
-
-/** How much of a file is read at once when lines are read again. */
-const WINDOW = 4 << 20;
-
-/** Whether a file is still the one that was read: same inode, size and times. */
-function sameFile(now: Stats, then: Stats): boolean {
-  return (
-    now.ino === then.ino &&
-    now.dev === then.dev &&
-    now.size === then.size &&
-    now.mtimeMs === then.mtimeMs &&
-    now.ctimeMs === then.ctimeMs
-  );
-}
-
-/** The UTF-16 length of the text in blocks: one unit per code point, two for those above U+FFFF. */
-function utf16Length(blocks: readonly Buffer[], bom: boolean): number {
-  let length = 0;
-  blocks.forEach((block, k) => {
-    for (let i = k === 0 && bom ? 3 : 0; i < block.length; i++) {
-      const b = block[i] as number;
-      if ((b & 0xc0) !== 0x80) length += b >= 0xf0 ? 2 : 1;
-    }
-  });
-  return length;
-}
 
 const JSON_WHITESPACE = /^[ \t\r\n]*$/;
 
@@ -628,88 +315,6 @@ function decompressed(
   return source;
 }
 
-/** Temporary files of decompressed inputs not released yet, removed when the process exits. */
-const spools = new Set<string>();
-let spoolCleanup = false;
-
-/** Where a decompressed result goes: memory up to a size, then a temporary file. */
-class Spool {
-  private readonly pieces: Uint8Array[] = [];
-  private held = 0;
-  private dir: string | null = null;
-  private fd: number | null = null;
-
-  constructor(
-    private readonly file: string,
-    private readonly holdUpTo: number,
-  ) {}
-
-  write(piece: Uint8Array): void {
-    if (this.dir === null && this.held + piece.length <= this.holdUpTo) {
-      this.pieces.push(piece);
-      this.held += piece.length;
-      return;
-    }
-    try {
-      if (this.fd === null) this.open();
-      for (const p of this.pieces.splice(0)) this.writeAll(p);
-      this.writeAll(piece);
-    } catch (error) {
-      if (error instanceof InputError) throw error;
-      throw new InputError(
-        `cannot decompress into a temporary file in ${tmpdir()}: ${describeFsError(error)} (set TMPDIR to a folder with room)`,
-        this.file,
-      );
-    }
-  }
-
-  /** Ends the writing. @returns the temporary file, or null when the result is held in memory */
-  finish(): string | null {
-    if (this.fd !== null) {
-      closeSync(this.fd);
-      this.fd = null;
-    }
-    return this.dir === null ? null : join(this.dir, 'decompressed');
-  }
-
-  /** The result held in memory. */
-  bytes(): Buffer {
-    return Buffer.concat(this.pieces, this.held);
-  }
-
-  /** Removes the temporary file, if any. */
-  discard(): void {
-    this.pieces.length = 0;
-    if (this.fd !== null) {
-      closeSync(this.fd);
-      this.fd = null;
-    }
-    if (this.dir !== null) {
-      rmSync(this.dir, { recursive: true, force: true });
-      spools.delete(this.dir);
-      this.dir = null;
-    }
-  }
-
-  private open(): void {
-    if (!spoolCleanup) {
-      spoolCleanup = true;
-      process.on('exit', () => {
-        for (const dir of spools) rmSync(dir, { recursive: true, force: true });
-      });
-    }
-    // A new folder of its own (mode 0700), and the file created in it exclusively: nothing there can be a link.
-    this.dir = mkdtempSync(join(tmpdir(), spoolPrefix()));
-    spools.add(this.dir);
-    this.fd = openSync(join(this.dir, 'decompressed'), 'wx', 0o600);
-  }
-
-  private writeAll(piece: Uint8Array): void {
-    let done = 0;
-    while (done < piece.length) done += writeSync(this.fd as number, piece, done, piece.length - done);
-  }
-}
-
 /** Reads a whole-JSON file as one text, unless it is over the limit. */
 function readJson(path: string, file: string, size: number, limit: number): SourceText {
   if (size > limit) throw jsonTooLarge(file, size, limit);
@@ -924,41 +529,4 @@ function deferredLineSource(path: string, file: string, stat: Stats, blockSize: 
       else forEachLine(ready, visit);
     },
   };
-}
-
-function changedWhileRead(file: string): InputError {
-  return new InputError('the file changed while it was being read; nothing was written for it', file);
-}
-
-function changedWhileCompacted(file: string, how: string): InputError {
-  return new InputError(`the file changed while it was being compacted (${how}); nothing was written for it`, file);
-}
-
-function deviceRefused(file: string): InputError {
-  return new InputError('is a device, not a transcript file', file);
-}
-
-function streamTooLarge(file: string, limit: number): InputError {
-  return new InputError(
-    `the input is too large (more than ${describeSize(limit)} from a pipe or standard input, which is held in memory whole; that is the limit)`,
-    file,
-  );
-}
-
-function jsonTooLarge(file: string, size: number, limit: number): InputError {
-  return new InputError(
-    `is ${describeSize(size)}; whole JSON files over ${describeSize(limit)} are refused (a JSON file is read as one text, and a JavaScript string holds about 512 MiB at most; a JSONL file has no such limit)`,
-    file,
-  );
-}
-
-/** A size in MiB, KiB or bytes, rounded up (a size just over a limit is never shown as the limit). */
-function describeSize(bytes: number): string {
-  if (bytes >= 1 << 20) return `${Math.ceil(bytes / (1 << 20))} MiB`;
-  if (bytes >= 1 << 10) return `${Math.ceil(bytes / (1 << 10))} KiB`;
-  return `${bytes} bytes`;
-}
-
-function cannotRead(error: unknown, file: string): InputError {
-  return new InputError(`cannot read: ${describeFsError(error)}`, file);
 }
