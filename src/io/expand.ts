@@ -358,25 +358,7 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
     }
     files.push({ absolute: abs, real, relative: relativeKey(base, abs), display: shown, found: searched });
   }
-  for (const [dir, error] of unreadable) {
-    // A folder left out by --ignore (its files would be) or inside the run's own outputs is nobody's input.
-    if (excluded.some((out) => isInside(out, dir))) continue;
-    if (
-      ignore.length > 0 &&
-      micromatch.isMatch(toGlobPath(cwd, path.join(dir, '_')), ignore as string[], { dot: true })
-    )
-      continue;
-    const name = unreadableShown.get(dir) ?? (path.relative(cwd, dir) || '.');
-    const display = name.endsWith(path.sep) ? name : `${name}${path.sep}`;
-    files.push({
-      absolute: dir,
-      real: dir,
-      relative: relativeKey(base, dir),
-      display,
-      found: true,
-      unreadable: describeFsError(error),
-    });
-  }
+  files.push(...unreadableFolders(unreadable, unreadableShown, { cwd, base, ignore, excluded }));
   files.sort((a, b) => compareKeys(a.relative, b.relative));
   return {
     files,
@@ -385,6 +367,43 @@ export async function expandInputs(inputs: readonly string[], options: ExpandOpt
       .map(([dir, { shown, files }]) => ({ dir, shown, files }))
       .sort((a, b) => compareKeys(a.dir, b.dir)),
   };
+}
+
+/**
+ * The unreadable folders a search met, as entries of the expansion (each says why it could not be read), except those
+ * --ignore leaves out or that are inside the run's own outputs.
+ * @param unreadable each unreadable folder and its error
+ * @param shown each one's name, from the input whose search met it first
+ * @param where the working directory, the base, the --ignore patterns and the excluded folders
+ * @returns the entries, in the order the folders were met
+ */
+function unreadableFolders(
+  unreadable: Unreadable,
+  shown: ReadonlyMap<string, string>,
+  where: { cwd: string; base: string; ignore: readonly string[]; excluded: readonly string[] },
+): InputFile[] {
+  const { cwd, base, ignore, excluded } = where;
+  const out: InputFile[] = [];
+  for (const [dir, error] of unreadable) {
+    // A folder left out by --ignore (its files would be) or inside the run's own outputs is nobody's input.
+    if (excluded.some((out) => isInside(out, dir))) continue;
+    if (
+      ignore.length > 0 &&
+      micromatch.isMatch(toGlobPath(cwd, path.join(dir, '_')), ignore as string[], { dot: true })
+    )
+      continue;
+    const name = shown.get(dir) ?? (path.relative(cwd, dir) || '.');
+    const display = name.endsWith(path.sep) ? name : `${name}${path.sep}`;
+    out.push({
+      absolute: dir,
+      real: dir,
+      relative: relativeKey(base, dir),
+      display,
+      found: true,
+      unreadable: describeFsError(error),
+    });
+  }
+  return out;
 }
 
 /** The line that says a search left an offload store's files out. */
