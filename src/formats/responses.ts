@@ -404,36 +404,7 @@ export const responses: FormatAdapter = {
           last = null;
           break;
       }
-      let entry: Entry;
-      if (kind === 'output') {
-        const id = record === null ? undefined : answeredId(record);
-        entry = {
-          role: 'tool',
-          content: () => ({
-            texts: [],
-            toolCalls: [],
-            results: [outputOf(parseJson(raws[k] as string), id === undefined ? '' : (names.get(id) ?? ''))],
-            images: 0,
-            files: [],
-          }),
-          items: [k],
-        };
-      } else {
-        const text = kind === 'user' ? noteCandidate(item) : null;
-        entry = {
-          role: kind === 'user' ? 'user' : 'system',
-          ...noteMarks(text, noteTemplate),
-          content: () => {
-            const value = parseJson(raws[k] as string);
-            const parts = messageParts(
-              typeof value === 'string' ? value : isJsonObject(value) ? value.content : undefined,
-            );
-            return { texts: parts.texts, toolCalls: [], results: [], images: parts.images, files: parts.files };
-          },
-          items: [k],
-        };
-      }
-      builder.add(entry);
+      builder.add(entryOf(kind, item, k, raws, names, noteTemplate));
     });
     close();
     return builder.finish();
@@ -454,6 +425,52 @@ export const responses: FormatAdapter = {
   pairing: responsesPairing,
   writePruned: writePrunedResponses,
 };
+
+/**
+ * The entry of an item that stands as a message of its own: a tool output (named after the call it answers), or a
+ * user or system message; its content is parsed when read.
+ * @param kind the item's kind: 'output', 'user' or 'system'
+ * @param item the item, parsed
+ * @param k its position in the list
+ * @param raws the items' texts
+ * @param names each call id's tool name, as far as the list has been read
+ * @param noteTemplate the active note template, or null
+ */
+function entryOf(
+  kind: Kind,
+  item: unknown,
+  k: number,
+  raws: readonly string[],
+  names: ReadonlyMap<string, string>,
+  noteTemplate: string | null,
+): Entry {
+  const record = isRecord(item) ? item : null;
+  if (kind === 'output') {
+    const id = record === null ? undefined : answeredId(record);
+    return {
+      role: 'tool',
+      content: () => ({
+        texts: [],
+        toolCalls: [],
+        results: [outputOf(parseJson(raws[k] as string), id === undefined ? '' : (names.get(id) ?? ''))],
+        images: 0,
+        files: [],
+      }),
+      items: [k],
+    };
+  }
+  const text = kind === 'user' ? noteCandidate(item) : null;
+  return {
+    role: kind === 'user' ? 'user' : 'system',
+    ...noteMarks(text, noteTemplate),
+    content: () => {
+      const value = parseJson(raws[k] as string);
+      const parts = messageParts(typeof value === 'string' ? value : isJsonObject(value) ? value.content : undefined);
+      return { texts: parts.texts, toolCalls: [], results: [], images: parts.images, files: parts.files };
+    },
+    items: [k],
+  };
+}
 
 /** A pruned output item (`function_call_output`…): its `output` becomes the placeholder. */
 function writePrunedResponses(request: PruneWrite): ReadonlyMap<number, string> {
