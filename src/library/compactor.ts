@@ -18,7 +18,7 @@ import { withReplies } from '../summarize-run.js';
 import { createCounter } from '../tokens/index.js';
 import { assemble, assembleEntries, forgottenOf } from './assemble.js';
 import { isWithin, withEstimatedBefore } from './figures.js';
-import { RenderedMemory, toJson, type AsJson } from './memory.js';
+import { JsonCache, RenderedMemory, type AsJson } from './memory.js';
 import type { CompactedMessages, Compactor } from './types.js';
 
 /**
@@ -53,19 +53,11 @@ export async function compactMessages<M>(
 }
 
 function compactorWith(counter: TokenCounter, options: CompactorOptions, checked: Checked): Compactor {
-  // Each message object's JSON, made once: the input is never modified, so an object's JSON cannot change.
-  const json = new WeakMap<object, AsJson>();
+  // Each message object's JSON, made again only when the caller changed the object since (see JsonCache).
+  const json = new JsonCache();
   const memory = new RenderedMemory();
   const remembering = memory.counter(counter);
-  const asJson = (message: unknown, k: number): AsJson => {
-    if (typeof message !== 'object' || message === null) return toJson(message, k);
-    let known = json.get(message);
-    if (known === undefined) {
-      known = toJson(message, k);
-      json.set(message, known);
-    }
-    return known;
-  };
+  const asJson = (message: unknown, k: number): AsJson => json.of(message, k);
   /** One compaction, its summary replies (if any) taken from `answer`. */
   const compactWith = <M>(
     messages: readonly M[],

@@ -9,6 +9,7 @@ export interface AsJson {
   readonly item: unknown;
 }
 
+/** A message's JSON and that JSON parsed, or the InputError that names the message. */
 export function toJson(message: unknown, k: number): AsJson {
   let raw: string | undefined;
   try {
@@ -24,6 +25,99 @@ export function toJson(message: unknown, k: number): AsJson {
   }
   if (raw === undefined) throw new InputError(`expected a message, found ${typeof message}`, `messages[${k}]`);
   return { raw, item: JSON.parse(raw) as unknown };
+}
+
+/**
+ * Each message object's JSON, made once and made again only when the object changed since. A caller may edit a message
+ * in place between calls (a string replaced, a part pushed, a key added or removed): the cache keeps, beside each JSON,
+ * the object's shape (every object, array and value it holds, by identity, with its keys in order and its lengths) and
+ * uses the JSON only while the object still has that shape. What the shape cannot vouch for is written again on every
+ * call: an object with `toJSON`, or of a class (a `Date`, a `Map`), or too deep to walk.
+ */
+export class JsonCache {
+  private readonly known = new WeakMap<object, { readonly json: AsJson; readonly shape: readonly unknown[] | null }>();
+
+  /** The message's JSON, from the cache while the object has the shape it had when its JSON was made. */
+  of(message: unknown, k: number): AsJson {
+    if (typeof message !== 'object' || message === null) return toJson(message, k);
+    const entry = this.known.get(message);
+    if (entry !== undefined && entry.shape !== null && hasShape(message, entry.shape)) return entry.json;
+    const json = toJson(message, k);
+    this.known.set(message, { json, shape: shapeOf(message) });
+    return json;
+  }
+}
+
+/** The shape of a value that JSON.stringify just wrote, or null when its shape cannot vouch for its JSON. */
+function shapeOf(value: unknown): unknown[] | null {
+  const out: unknown[] = [];
+  try {
+    return record(value, out) ? out : null;
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
+}
+
+/** Appends a value's shape to `out` (preorder); false for a value whose JSON its shape does not determine. */
+function record(value: unknown, out: unknown[]): boolean {
+  out.push(value);
+  if (typeof value !== 'object' || value === null) return true;
+  // Binary data is written as its length alone (see binaryAsText).
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
+    out.push(value.byteLength);
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype) return false;
+    out.push(value.length);
+    for (let i = 0; i < value.length; i++) if (!record(value[i], out)) return false;
+    return true;
+  }
+  if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return false;
+  const keys = Object.keys(value);
+  out.push(keys.length);
+  for (const key of keys) {
+    out.push(key);
+    if (!record((value as Record<string, unknown>)[key], out)) return false;
+  }
+  return true;
+}
+
+/** Whether a value still has the shape recorded for it (read in the order `record` wrote it). */
+function hasShape(value: unknown, shape: readonly unknown[]): boolean {
+  try {
+    return matchAt(value, shape, 0) === shape.length;
+  } catch (error) {
+    if (error instanceof RangeError) return false;
+    throw error;
+  }
+}
+
+/** Matches a value against the shape from position `at`: the position after it, or -1 at the first difference. */
+function matchAt(value: unknown, shape: readonly unknown[], at: number): number {
+  if (at >= shape.length || shape[at] !== value) return -1;
+  let p = at + 1;
+  if (typeof value !== 'object' || value === null) return p;
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return shape[p] === value.byteLength ? p + 1 : -1;
+  if (Array.isArray(value)) {
+    if (shape[p] !== value.length) return -1;
+    p++;
+    for (let i = 0; i < value.length && p >= 0; i++) p = matchAt(value[i], shape, p);
+    return p;
+  }
+  // Keys read with for-in (no array made per object): a plain object's prototype holds no enumerable key.
+  const count = shape[p] as number;
+  p++;
+  let seen = 0;
+  for (const key in value) {
+    if (++seen > count || shape[p] !== key) return -1;
+    p = matchAt((value as Record<string, unknown>)[key], shape, p + 1);
+    if (p < 0) return -1;
+  }
+  return seen === count ? p : -1;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { binaryAsText, optionsObject, checkOptions, type CompactorOptions } from '../settings/library.js';
 import { createCompactor } from './compactor.js';
+import { JsonCache } from './memory.js';
 import type { Compactor, PrepareStepInput } from './types.js';
 
 /**
@@ -48,7 +49,7 @@ interface KeptView {
  */
 class KeptViews {
   private views: KeptView[] = [];
-  private readonly json = new WeakMap<object, string | undefined>();
+  private readonly json = new JsonCache();
 
   /** The kept view with the history's new messages appended, or null when no kept view's history it extends. */
   viewOf<M>(history: readonly M[]): M[] | null {
@@ -82,14 +83,10 @@ class KeptViews {
     }
   }
 
+  /** A message's JSON, made again when the message was changed in place since (see JsonCache). */
   private jsonOf(message: unknown): string | undefined {
     if (typeof message !== 'object' || message === null) return JSON.stringify(message, binaryAsText);
-    let known = this.json.get(message);
-    if (known === undefined) {
-      known = JSON.stringify(message, binaryAsText);
-      this.json.set(message, known);
-    }
-    return known;
+    return this.json.of(message, 0).raw;
   }
 }
 

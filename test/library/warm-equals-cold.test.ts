@@ -1,0 +1,174 @@
+/**
+ * A warm compactor decides as a cold one, whatever the caller does to its messages between calls: appends (to the same
+ * array, or to a fresh array that shares the earlier objects, as the AI SDK hands them over), replaced messages,
+ * messages edited in place, deletions and reorderings. Each step is compared with a new compactor's call on a deep copy
+ * of the same messages: the kept messages, the plan, what it forgets and the figures.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { createCompactor, type CompactorOptions } from '../../src/library/index.js';
+
+type Msg = Record<string, unknown>;
+
+/** Deterministic text of about `words` words, different for each seed. */
+function text(words: number, seed: number): string {
+  const out: string[] = [];
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < words; i++) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    out.push(['src/a.ts', 'error', 'the', 'ENOENT', 'https://x.example/p', 'step', 'value', 'ok'][s % 8] as string);
+  }
+  return out.join(' ');
+}
+
+/** One OpenAI-chat message of a kind, its texts from `seed`; calls and results share ids by `seed`. */
+function message(kind: number, seed: number): Msg {
+  switch (kind) {
+    case 0:
+      return { role: 'user', content: `task ${seed}: ${text(5 + (seed % 20), seed)}` };
+    case 1:
+      return { role: 'assistant', content: text(3 + (seed % 30), seed) };
+    case 2:
+      return {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: `c${seed}`, type: 'function', function: { name: 'read', arguments: JSON.stringify({ n: seed }) } },
+        ],
+      };
+    case 3:
+      return { role: 'tool', tool_call_id: `c${seed}`, content: text(10 + (seed % 60), seed + 7) };
+    default:
+      return { role: 'system', content: `rules ${text(4, seed)}` };
+  }
+}
+
+/** Appends a step (a call and its result), a user turn, or a text reply. */
+function grown(seed: number): Msg[] {
+  const k = seed % 4;
+  if (k === 0) return [message(0, seed)];
+  if (k === 1) return [message(1, seed)];
+  return [message(2, seed), message(3, seed)];
+}
+
+type Op =
+  | { kind: 'append'; seed: number; fresh: boolean }
+  | { kind: 'replace'; at: number; seed: number }
+  | { kind: 'edit'; at: number; seed: number; field: 'content' | 'role' | 'args' | 'call' | 'key' }
+  | { kind: 'delete'; at: number }
+  | { kind: 'swap'; at: number };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), seed: fc.nat(), fresh: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), seed: fc.nat() }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('edit' as const),
+      at: fc.nat(),
+      seed: fc.nat(),
+      field: fc.constantFrom('content' as const, 'role' as const, 'args' as const, 'call' as const, 'key' as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('swap' as const), at: fc.nat() }) },
+);
+
+/** Applies an op the way a caller would: in place on `list`, or as a fresh array sharing its objects. */
+function apply(list: Msg[], op: Op): Msg[] {
+  const at = list.length === 0 ? 0 : ((op as { at?: number }).at ?? 0);
+  const i = list.length === 0 ? 0 : at % list.length;
+  switch (op.kind) {
+    case 'append':
+      if (op.fresh) return [...list, ...grown(op.seed)];
+      list.push(...grown(op.seed));
+      return list;
+    case 'replace':
+      if (list.length > 0) list[i] = message(op.seed % 5, op.seed);
+      return list;
+    case 'edit': {
+      const m = list[i];
+      if (m === undefined) return list;
+      if (op.field === 'key') {
+        // A key added, or taken away again: the message's JSON changes with it.
+        if ('name' in m) delete m.name;
+        else m.name = `n${op.seed % 3}`;
+      } else if (op.field === 'call' && Array.isArray(m.tool_calls)) {
+        // A parallel call pushed into the message's own list.
+        (m.tool_calls as unknown[]).push({
+          id: `p${op.seed}`,
+          type: 'function',
+          function: { name: 'grep', arguments: JSON.stringify({ q: op.seed }) },
+        });
+      } else if (op.field === 'content' && typeof m.content === 'string')
+        m.content = `${m.content} ${text(8, op.seed)}`;
+      else if (op.field === 'role' && (m.role === 'user' || m.role === 'assistant'))
+        m.role = m.role === 'user' ? 'assistant' : 'user';
+      else if (Array.isArray(m.tool_calls)) {
+        const call = m.tool_calls[0] as { function: { arguments: string } };
+        call.function.arguments = JSON.stringify({ n: op.seed, more: text(6, op.seed) });
+      } else if (typeof m.content === 'string') m.content = text(2, op.seed);
+      return list;
+    }
+    case 'delete':
+      if (list.length > 1) list.splice(i, 1);
+      return list;
+    case 'swap':
+      if (list.length > 1) {
+        const j = (i + 1) % list.length;
+        [list[i], list[j]] = [list[j] as Msg, list[i] as Msg];
+      }
+      return list;
+  }
+}
+
+/** What a call gives, as plain data (or the error it throws), to compare a warm call with a cold one. */
+function outcomeOf(call: () => { messages: unknown[]; changed: boolean; plan: object; forgotten: unknown }): unknown {
+  try {
+    const r = call();
+    const plan = r.plan as { tokensBefore: number; tokensBeforeExact: boolean };
+    return {
+      messages: JSON.parse(JSON.stringify(r.messages)) as unknown,
+      changed: r.changed,
+      plan: JSON.parse(JSON.stringify(r.plan)) as unknown,
+      tokensBefore: plan.tokensBefore,
+      tokensBeforeExact: plan.tokensBeforeExact,
+      forgotten: JSON.parse(JSON.stringify(r.forgotten)) as unknown,
+    };
+  } catch (error) {
+    return { error: String(error) };
+  }
+}
+
+const POLICIES: ReadonlyArray<CompactorOptions> = [
+  { format: 'openai', target: 300, tokenizer: 'approx' },
+  { format: 'openai', target: 500, tokenizer: 'approx', minKeepSteps: 2, note: 'Trimmed {num_removed}.' },
+  { target: 400, tokenizer: 'approx', strategy: ['prune', 'window'], minTokens: 20 },
+  { format: 'openai', contextWindow: 1000, compactAt: 0.5, compactTo: 0.3, tokenizer: 'approx' },
+];
+
+describe('a warm compactor', () => {
+  it('decides as a cold call after any appends, replacements, edits in place, deletions and swaps', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...POLICIES),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 12 }),
+        fc.array(opArb, { minLength: 1, maxLength: 25 }),
+        async (policy, start, ops) => {
+          const warm = await createCompactor(policy);
+          let list: Msg[] = [message(4, 1), message(0, 2), ...start.flatMap((s) => grown(s))];
+          for (const op of [{ kind: 'append', seed: 0, fresh: false } as Op, ...ops]) {
+            list = apply(list, op);
+            const cold = await createCompactor(policy);
+            const copy = structuredClone(list);
+            expect(outcomeOf(() => warm.compact(list))).toEqual(outcomeOf(() => cold.compact(copy)));
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
