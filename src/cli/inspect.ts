@@ -6,7 +6,7 @@ import { createInspector } from '../pipeline/index.js';
 import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
 import { colorFor } from './color.js';
 import { EXIT } from './exit-codes.js';
-import { hasErrors, type Inspected } from './inspect-view.js';
+import { hasErrors, type Inspected } from './view/inspect.js';
 import { recordError } from './report.js';
 import { INSPECT_REPORTERS, inspectReportersFor, type InspectContext, type InspectReporter } from './reporters.js';
 import { checkConversationPath, counterOptionsOf } from './settings.js';
@@ -25,7 +25,7 @@ export { inspectSource } from '../pipeline/index.js';
 export type { Finding, Problem, ProblemKind, Rule, Severity } from '../lint/types.js';
 export { providerOf, severityOf, type Provider } from '../lint/rules.js';
 export type { InspectedConversation, Inspection } from '../outcome/inspection.js';
-export { inspectDocument, renderInspect, renderProblems } from './inspect-view.js';
+export { inspectDocument, renderInspect, renderProblems } from './view/inspect.js';
 
 /** Options of `swc inspect` as commander hands them over. */
 export interface InspectFlags {

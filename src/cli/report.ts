@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import type { CounterSettings } from '../tokens/options.js';
 import { escapeForLine, InputError, NoConversationError } from '../errors.js';
 import type { FileResult } from '../pipeline/index.js';
-import { changeText, fileTokens, formatCount, outcomeLine, type LineContext } from './summary.js';
+import { changeText, fileTokens, formatCount, outcomeLine, type LineContext } from './result-line.js';
 
 /**
  * What a batch run says about each file and about the whole run: one record per file (the `--json` /

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import { escapeForLine } from '../errors.js';
 import { colorFor } from './color.js';
-import { emitLine } from './dry-run.js';
+import { emitLine } from './view/layout.js';
 import {
   hasErrors,
   inspectDocument,
@@ -11,7 +11,7 @@ import {
   renderInspect,
   renderProblems,
   type Inspected,
-} from './inspect-view.js';
+} from './view/inspect.js';
 import { writeAll, type CliIo } from './io.js';
 import { emitJson, type ReportTarget } from './json-output.js';
 import {
@@ -23,7 +23,7 @@ import {
   type Totals,
 } from './report.js';
 import type { CompactSettings } from './settings.js';
-import { isStatShown, renderStat } from './stat.js';
+import { isStatShown, renderStat } from './view/stat.js';
 import type { JobResult } from './worker.js';
 
 /**

@@ -47,8 +47,8 @@ function loadPlan(): Promise<typeof import('./plan-json.js')> {
 }
 
 /** The one-line account of a result loads only when it is printed (not with --quiet). */
-function loadSummaryLine(): Promise<typeof import('./summary.js')> {
-  return loadLazily(() => import('./summary.js'));
+function loadSummaryLine(): Promise<typeof import('./result-line.js')> {
+  return loadLazily(() => import('./result-line.js'));
 }
 
 /** Reads one input (a file, or - for standard input) and compacts it. */

@@ -17,11 +17,11 @@ import {
   type StoreFile,
 } from '../pipeline/index.js';
 import { StrictSummaryError, type SummarizingCompactor, type SummaryUsage } from '../summarize-run.js';
-import { renderDryRun } from './dry-run.js';
+import { renderDryRun } from './view/dry-run.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
 import { failedRecord, fileLine, recordOf, type FileRecord } from './report.js';
-import type { LineContext } from './summary.js';
+import type { LineContext } from './result-line.js';
 
 /**
  * One file's work, the same in a worker thread and in the main thread: read, compact, and describe the result

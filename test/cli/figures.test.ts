@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { changeText, outcomeLine } from '../../src/cli/summary.js';
+import { changeText, outcomeLine } from '../../src/cli/result-line.js';
 import { decodeSource } from '../../src/io/source.js';
 import { estimateBefore } from '../../src/outcome/outcome.js';
 import { compactSource, EXACT_COUNT_UP_TO, type FileResult } from '../../src/pipeline/index.js';

@@ -1,7 +1,7 @@
 /** Counts are written with thousands separators, the same way Intl's en-US format does, on every machine. */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { formatCount } from '../../src/cli/summary.js';
+import { formatCount } from '../../src/cli/result-line.js';
 
 describe('formatCount', () => {
   it('groups digits in threes', () => {

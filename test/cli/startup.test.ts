@@ -21,15 +21,15 @@ const MODULES = `${pathToFileURL(path.join(ROOT, 'node_modules')).href}/`;
 /** Modules a plain compaction of one file never runs, as paths under dist/ (or package names). */
 const NOT_ON_THE_PLAIN_ROAD = [
   'cli/inspect.js',
-  'cli/inspect-view.js',
+  'cli/view/inspect.js',
   'cli/restore.js',
   'cli/batch.js',
   'cli/reporters.js',
   'cli/report.js',
-  'cli/dry-run.js',
-  'cli/stat.js',
+  'cli/view/dry-run.js',
+  'cli/view/stat.js',
   'cli/plan-json.js',
-  'cli/summary.js',
+  'cli/result-line.js',
   'cli/summary-source.js',
   'summarize-run.js',
   'io/model/index.js',
@@ -86,7 +86,7 @@ describe('what swc loads', () => {
       'the result line',
       'without --quiet',
       ['compact', 'log.jsonl', '-t', '8000', '-o', 'out.jsonl'],
-      ['cli/summary.js'],
+      ['cli/result-line.js'],
     ],
     [
       'the JSON plan',
@@ -98,7 +98,7 @@ describe('what swc loads', () => {
       'the diff and colour',
       'with --dry-run',
       ['compact', 'log.jsonl', '-t', '8000', '--dry-run'],
-      ['cli/dry-run.js', 'chalk'],
+      ['cli/view/dry-run.js', 'chalk'],
     ],
     [
       'the offload store',
@@ -140,7 +140,7 @@ describe('what swc loads', () => {
       'inspect and its views',
       'for swc inspect',
       ['inspect', 'log.jsonl'],
-      ['cli/inspect.js', 'cli/inspect-view.js', 'chalk'],
+      ['cli/inspect.js', 'cli/view/inspect.js', 'chalk'],
     ],
     ['restore', 'for swc restore', ['restore', 'log.jsonl', '-q'], ['cli/restore.js']],
   ])('loads %s %s', (_what, _when, args, modules) => {

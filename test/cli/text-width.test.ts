@@ -10,7 +10,7 @@ import {
   padStartTo,
   previewOf,
   wrapToWidth,
-} from '../../src/cli/text-width.js';
+} from '../../src/cli/view/text-width.js';
 
 describe('display width', () => {
   it('counts plain ASCII one column per character', () => {

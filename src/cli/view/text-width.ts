@@ -1,4 +1,4 @@
-import { escapeUnsafe } from '../safe-text.js';
+import { escapeUnsafe } from '../../safe-text.js';
 
 /**
  * How wide text is on a terminal, and how to cut it to a width without breaking a character.

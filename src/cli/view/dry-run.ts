@@ -1,24 +1,34 @@
 import type { ChalkInstance } from 'chalk';
-import type { Group, Plan } from '../core/compact.js';
-import { contentOf } from '../core/render.js';
-import type { Content, Message } from '../core/types.js';
-import type { ConversationResult, FileResult } from '../pipeline/index.js';
-import type { IdentifierKind } from '../core/identifiers/index.js';
-import { IDENTIFIER_KINDS } from '../core/identifiers/index.js';
-import type { Inventory, LocatedIdentifier } from '../outcome/forgotten.js';
-import { countOf, itemSpan, itemsOfAll, type Miss, type OrphanKind, type PlanTotals } from '../outcome/outcome.js';
-import type { WindowSettings } from './settings.js';
-import { figureText, formatCount, missText, percent, thresholdText } from './summary.js';
+import type { Plan } from '../../core/compact.js';
+import type { ConversationResult, FileResult } from '../../pipeline/index.js';
+import type { Inventory, LocatedIdentifier } from '../../outcome/forgotten.js';
+import { countOf, itemSpan, itemsOfAll, type Miss, type OrphanKind, type PlanTotals } from '../../outcome/outcome.js';
+import type { WindowSettings } from '../settings.js';
+import { figureText, formatCount, missText, percent, thresholdText } from '../result-line.js';
+import { cutStartToWidth, escapeControls, padEndTo, wrapToWidth } from './text-width.js';
 import {
-  cutStartToWidth,
-  cutToWidth,
-  displayWidth,
-  escapeControls,
-  padEndTo,
-  padStartTo,
-  previewOf,
-  wrapToWidth,
-} from './text-width.js';
+  type Tone,
+  type Piece,
+  emitLine,
+  type Row,
+  layoutRows,
+  flowItems,
+  merge,
+  allocate,
+  markColumn,
+} from './layout.js';
+import {
+  countLabel,
+  tokensLabel,
+  rangeLabel,
+  OUTSIDE_LABEL,
+  plural,
+  toolNames,
+  groupText,
+  groupLabels,
+  KIND_NAMES,
+  forgetsText,
+} from './labels.js';
 
 /**
  * The `--dry-run` view: a diff of a conversation's structure, one line per group, in conversation order.
@@ -42,175 +52,6 @@ export interface DryRunView {
   readonly window?: WindowSettings | null;
   /** List every identifier the compaction forgets or leaves recoverable, one a line (--verbose). */
   readonly verbose?: boolean;
-}
-
-/** What a piece of a line means; each meaning has one colour. */
-export type Tone = 'plain' | 'removed' | 'kept' | 'protected' | 'note' | 'strong' | 'hunk' | 'bad' | 'good';
-
-/** A piece of a line: visible text (already escaped) and its meaning. */
-export interface Piece {
-  readonly text: string;
-  readonly tone?: Tone;
-}
-
-/** Colours a piece by its meaning. */
-function paint(color: ChalkInstance, piece: Piece): string {
-  switch (piece.tone) {
-    case 'removed':
-    case 'bad':
-      return color.red(piece.text);
-    case 'kept':
-    case 'good':
-      return color.green(piece.text);
-    case 'protected':
-      return color.dim(piece.text);
-    case 'note':
-      return color.yellow(piece.text);
-    case 'strong':
-      return color.bold(piece.text);
-    case 'hunk':
-      return color.cyan(piece.text);
-    default:
-      return piece.text;
-  }
-}
-
-/**
- * Lays out one line: cuts its pieces to `width` columns (an ellipsis where cut), then colours them.
- * Trailing spaces are dropped so padding never shows as a coloured tail.
- */
-export function emitLine(pieces: readonly Piece[], width: number, color: ChalkInstance): string {
-  const out: Piece[] = [];
-  let left = width;
-  for (const piece of pieces) {
-    if (left <= 0) break;
-    const w = displayWidth(piece.text);
-    if (w <= left) {
-      out.push(piece);
-      left -= w;
-      continue;
-    }
-    out.push({ text: cutToWidth(piece.text, left), tone: piece.tone });
-    break;
-  }
-  while (out.length > 0) {
-    const last = out[out.length - 1] as Piece;
-    let end = last.text.length;
-    while (end > 0 && last.text.charCodeAt(end - 1) === 0x20) end--;
-    const trimmed = last.text.slice(0, end);
-    if (trimmed !== '') {
-      out[out.length - 1] = { text: trimmed, tone: last.tone };
-      break;
-    }
-    out.pop();
-  }
-  return out.map((p) => paint(color, p)).join('');
-}
-
-/** One table row: a group's marker, label, message range, size, cost and preview. */
-export interface Row {
-  readonly marker: string;
-  readonly label: string;
-  readonly range: string;
-  readonly count: string;
-  readonly tokens: string;
-  /** Raw text, escaped and cut to what is left of the width. */
-  readonly text: string;
-  readonly tone: Tone;
-}
-
-/**
- * Lays out rows in aligned columns (widths measured in terminal columns, so CJK and emoji keep alignment).
- * @returns the lines, each at most `width` columns
- */
-export function layoutRows(rows: readonly Row[], width: number, color: ChalkInstance): string[] {
-  const w = (pick: (r: Row) => string): number => rows.reduce((m, r) => Math.max(m, displayWidth(pick(r))), 0);
-  const label = w((r) => r.label);
-  const range = w((r) => r.range);
-  const count = w((r) => r.count);
-  const tokens = w((r) => r.tokens);
-  return rows.map((r) => {
-    const fixed = `${r.marker} ${padEndTo(r.label, label)}  ${padEndTo(r.range, range)}  ${padStartTo(r.count, count)}  ${padStartTo(r.tokens, tokens)}  `;
-    const left = width - displayWidth(fixed);
-    const text = left > 0 ? previewOf(r.text, left) : '';
-    return emitLine([{ text: fixed + text, tone: r.tone }], width, color);
-  });
-}
-
-/** `1 msg`, `3 msgs`. */
-export function countLabel(n: number): string {
-  return `${formatCount(n)} msg${n === 1 ? '' : 's'}`;
-}
-
-/** `1,234 tok`, or `? tok` for a group the decision did not count. */
-export function tokensLabel(tokens: number | null): string {
-  return `${tokens === null ? '?' : formatCount(tokens)} tok`;
-}
-
-/** `#4`, or `#4-9` (inclusive) for several messages. */
-export function rangeLabel(start: number, end: number): string {
-  return end - start <= 1 ? `#${start}` : `#${start}-${end - 1}`;
-}
-
-/** The range column of a group held outside the message list (instructions in a request's `system`). */
-export const OUTSIDE_LABEL = 'outside';
-
-/** `2 turns`, `1 step`. */
-function plural(n: number, word: string): string {
-  return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
-}
-
-/** A message's text for a preview: its text parts, or what it carries instead. */
-export function messageText(content: Content): string {
-  const text = content.texts.join('\n');
-  if (text.trim() !== '') return text;
-  const extras: string[] = [];
-  if (content.images > 0) extras.push(content.images === 1 ? '<image>' : `<${content.images} images>`);
-  for (const f of content.files) extras.push(`<file: ${f ?? 'unnamed'}>`);
-  return extras.join(' ');
-}
-
-/** Tool names in order of first call, repeated ones with a count: `search, read_file ×2`. */
-export function toolNames(names: readonly string[]): string {
-  const counts = new Map<string, number>();
-  for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
-  return [...counts].map(([n, c]) => `${n === '' ? '(unnamed)' : n}${c > 1 ? ` ×${c}` : ''}`).join(', ');
-}
-
-/** A step's preview: the tools its assistant message calls, how many results came back, and its text. */
-export function stepText(messages: readonly Message[], indices: readonly number[]): string {
-  const first = indices[0];
-  if (first === undefined) return '';
-  const head = contentOf(messages[first] as Message);
-  let results = 0;
-  for (const i of indices) results += contentOf(messages[i] as Message).results.length;
-  const calls = head.toolCalls.map((c) => c.name);
-  const text = messageText(head).trim();
-  const parts: string[] = [];
-  if (calls.length > 0 || results > 0) {
-    const names = calls.length > 0 ? toolNames(calls) : 'no call';
-    parts.push(`${names} → ${results === 0 ? 'no result' : plural(results, 'result')}`);
-  }
-  if (text !== '') parts.push(text);
-  return parts.length > 0 ? parts.join(' · ') : '(empty)';
-}
-
-/** The preview of a group: the opening message's text, or a step summary. */
-export function groupText(messages: readonly Message[], group: Group): string {
-  if (group.kind === 'step') return stepText(messages, group.indices);
-  const first = group.indices[0];
-  if (first === undefined) return '';
-  const message = messages[first] as Message;
-  const text = messageText(contentOf(message));
-  if (group.kind === 'orphan') return `${message.role}: ${text === '' ? '(empty)' : text}`;
-  return text === '' ? '(empty)' : text;
-}
-
-/** Labels groups `system`, `turn 3`, `task`, `step 2`, `orphan`, `note`, numbering turns and steps from 1. */
-export function groupLabels(groups: readonly Group[]): string[] {
-  let turn = 0;
-  let step = 0;
-  return groups.map((g) => (g.kind === 'turn' ? `turn ${++turn}` : g.kind === 'step' ? `step ${++step}` : g.kind));
 }
 
 /** Why a message in no group goes, in words. */
@@ -319,31 +160,6 @@ interface BarPart {
   readonly tokens: number;
 }
 
-/**
- * Splits `cells` columns among parts in proportion to their tokens: each part ends at its cumulative share of
- * `scale`, rounded, so the bar is proportional as a whole and a boundary is never more than half a column off (a
- * part too small for half a column gets none; the legend still names it).
- * @returns the columns of each part; together at most `cells`
- */
-export function allocate(tokens: readonly number[], scale: number, cells: number): number[] {
-  if (scale <= 0 || cells <= 0) return tokens.map(() => 0);
-  let sum = 0;
-  let previous = 0;
-  return tokens.map((t) => {
-    sum += Math.max(t, 0);
-    const boundary = Math.min(cells, Math.round((sum / scale) * cells));
-    const columns = boundary - previous;
-    previous = boundary;
-    return columns;
-  });
-}
-
-/** The column the target mark stands before: its true position, and when the target is met never inside the kept part. */
-export function markColumn(target: number, scale: number, cells: number, keptColumns: number, met: boolean): number {
-  const at = scale <= 0 ? 0 : Math.min(cells, Math.max(0, Math.round((target / scale) * cells)));
-  return met ? Math.max(at, keptColumns) : at;
-}
-
 /** Where the bar's marker stands, and what the legend calls it. */
 interface BarMarker {
   readonly at: number;
@@ -428,40 +244,6 @@ function budgetLines(
   return [emitLine(merge(pieces), width, color), ...flowItems(legend, width, color)];
 }
 
-/** Places items side by side, two spaces apart, starting a new line when the next one does not fit. */
-export function flowItems(items: readonly (readonly Piece[])[], width: number, color: ChalkInstance): string[] {
-  const lines: string[] = [];
-  let line: Piece[] = [];
-  let used = 0;
-  for (const item of items) {
-    const w = item.reduce((a, p) => a + displayWidth(p.text), 0);
-    if (line.length > 0 && used + 2 + w > width) {
-      lines.push(emitLine(line, width, color));
-      line = [];
-      used = 0;
-    }
-    if (line.length > 0) {
-      line.push({ text: '  ' });
-      used += 2;
-    }
-    line.push(...item);
-    used += w;
-  }
-  if (line.length > 0) lines.push(emitLine(line, width, color));
-  return lines;
-}
-
-/** Joins neighbouring pieces of the same tone, so a bar is a few colour codes, not one per column. */
-function merge(pieces: readonly Piece[]): Piece[] {
-  const out: Piece[] = [];
-  for (const p of pieces) {
-    const last = out[out.length - 1];
-    if (last !== undefined && last.tone === p.tone) out[out.length - 1] = { text: last.text + p.text, tone: p.tone };
-    else out.push(p);
-  }
-  return out;
-}
-
 /** The closing lines: what went, then whether the target is met (and if not, why), wrapped to the width. */
 function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunView, width: number): string[] {
   const { plan } = c;
@@ -508,42 +290,6 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
     ...(inventory !== null && plan.changed ? inventoryLines(inventory, view, width) : []),
     ...wrapToWidth(verdict, width, '  ').map((l) => emitLine([{ text: l, tone }], width, view.color)),
   ];
-}
-
-/** What the kinds of identifiers are called, one and several. */
-const KIND_NAMES: Readonly<Record<IdentifierKind, readonly [string, string]>> = {
-  path: ['path', 'paths'],
-  url: ['URL', 'URLs'],
-  hash: ['hash', 'hashes'],
-  uuid: ['UUID', 'UUIDs'],
-  error: ['error', 'errors'],
-  symbol: ['symbol', 'symbols'],
-};
-
-/** `3 paths`, `1 URL`. */
-function kindCount(n: number, kind: IdentifierKind): string {
-  const [one, many] = KIND_NAMES[kind];
-  return `${formatCount(n)} ${n === 1 ? one : many}`;
-}
-
-/**
- * `forgets 12 identifiers: 7 paths (src/auth/login.ts, …), 3 URLs (https://a.example/x, …), 2 errors (ENOENT, TypeError);
- * 4 recoverable from the store`: each kind with its first identifier (both when there are two).
- */
-export function forgetsText(inventory: Inventory): string {
-  const { forgotten, recoverable } = inventory;
-  const kinds: string[] = [];
-  for (const kind of IDENTIFIER_KINDS) {
-    const of = forgotten.filter((id) => id.kind === kind);
-    if (of.length === 0) continue;
-    const shown = of.slice(0, of.length === 2 ? 2 : 1).map((id) => escapeControls(id.value));
-    kinds.push(`${kindCount(of.length, kind)} (${shown.join(', ')}${of.length > 2 ? ', …' : ''})`);
-  }
-  const head =
-    forgotten.length === 0
-      ? 'forgets no identifiers'
-      : `forgets ${plural(forgotten.length, 'identifier')}: ${kinds.join(', ')}`;
-  return recoverable.length === 0 ? head : `${head}; ${formatCount(recoverable.length)} recoverable from the store`;
 }
 
 /** The forgets line, wrapped; with --verbose every identifier after it: `- path src/a.ts #3`, `~` for recoverable ones. */

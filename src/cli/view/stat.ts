@@ -1,6 +1,6 @@
-import { escapeForLine } from '../errors.js';
-import type { FileRecord } from './report.js';
-import { changeText, formatCount } from './summary.js';
+import { escapeForLine } from '../../errors.js';
+import type { FileRecord } from '../report.js';
+import { changeText, formatCount } from '../result-line.js';
 import { displayWidth, padEndTo, padStartTo } from './text-width.js';
 
 /**

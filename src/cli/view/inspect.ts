@@ -1,26 +1,14 @@
 import type { ChalkInstance } from 'chalk';
-import type { Group } from '../core/compact.js';
-import { PROVIDER_NAMES, providerOf } from '../lint/rules.js';
-import type { Problem } from '../lint/types.js';
-import type { GroupRow, InspectedConversation, Inspection } from '../outcome/inspection.js';
-import type { ItemSpan } from '../outcome/outcome.js';
-import {
-  countLabel,
-  emitLine,
-  flowItems,
-  groupLabels,
-  groupText,
-  layoutRows,
-  OUTSIDE_LABEL,
-  rangeLabel,
-  tokensLabel,
-  type Piece,
-  type Row,
-  type Tone,
-} from './dry-run.js';
-import { DOCUMENT_VERSION } from './plan-json.js';
-import type { RecordError } from './report.js';
-import { formatCount } from './summary.js';
+import type { Group } from '../../core/compact.js';
+import { PROVIDER_NAMES, providerOf } from '../../lint/rules.js';
+import type { Problem } from '../../lint/types.js';
+import type { GroupRow, InspectedConversation, Inspection } from '../../outcome/inspection.js';
+import type { ItemSpan } from '../../outcome/outcome.js';
+import { countLabel, groupLabels, groupText, OUTSIDE_LABEL, rangeLabel, tokensLabel } from './labels.js';
+import { emitLine, flowItems, layoutRows, type Piece, type Row, type Tone } from './layout.js';
+import { DOCUMENT_VERSION } from '../plan-json.js';
+import type { RecordError } from '../report.js';
+import { formatCount } from '../result-line.js';
 import { cutStartToWidth, escapeControls, wrapToWidth } from './text-width.js';
 
 /**
