@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { InputError, UsageError } from '../errors.js';
 import { ChangedError, describeFsError, realTarget, writeFileAtomic, type WriteOptions } from '../io/files.js';
-import { ConfinedFolders } from '../io/folders.js';
 import { readStreamBounded } from '../io/lines.js';
 import {
   expandInputs,
@@ -18,6 +16,8 @@ import {
 } from '../io/expand.js';
 import { defaultCacheDir } from '../io/model/index.js';
 import { BackupDir } from './backup.js';
+import { OutDir } from './out-dir.js';
+import { PER_WORKER, WorkerPool } from './worker-pool.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
 import { checkReportPath, reportTarget } from './json-output.js';
@@ -42,6 +42,7 @@ import {
   NO_USAGE,
   usageLine,
   type SummarizingCompactor,
+  type SummaryUsage,
 } from '../summarize-run.js';
 import { summarySourceFor } from './summary-source.js';
 import {
@@ -49,11 +50,9 @@ import {
   processFile,
   processFileAsync,
   runOptionsFor,
-  type FromWorker,
   type Job,
   type JobResult,
   type JobSettings,
-  type WorkerInit,
 } from './worker.js';
 
 /**
@@ -64,16 +63,6 @@ import {
  * on archives of any size.
  */
 
-/**
- * The worker's module: beside this one when built (the bundle's `worker.js` entry in dist/bin, or dist/cli/worker.js
- * compiled); the compiled copy when this runs from its TypeScript source (tests).
- */
-const WORKER_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../dist/cli/worker.js', import.meta.url)
-  : new URL('./worker.js', import.meta.url);
-
-/** Jobs a worker holds at once: one running, one waiting, so it never idles between files. */
-const PER_WORKER = 2;
 /** Files written at once (each write is a temporary file, a flush and a rename). */
 const WRITES_IN_FLIGHT = 8;
 
@@ -85,127 +74,6 @@ const WRITES_IN_FLIGHT = 8;
 export function shardOf(relative: string, count: number): number {
   const digest = createHash('sha256').update(relative, 'utf8').digest();
   return Number(digest.readBigUInt64BE(0) % BigInt(count)) + 1;
-}
-
-/** A job that went to a worker and is not back yet. */
-interface Pending {
-  readonly job: Job;
-  readonly resolve: (result: JobResult) => void;
-  readonly reject: (error: Error) => void;
-}
-
-interface PoolWorker {
-  readonly worker: Worker;
-  ready: boolean;
-  readonly running: Map<number, Pending>;
-}
-
-/** A fixed set of worker threads, each loading the tokenizer once and taking jobs as it frees up. */
-class WorkerPool {
-  private readonly workers: PoolWorker[] = [];
-  private readonly queue: Pending[] = [];
-  private respawns = 0;
-  /** How many of the pool's first workers have been started. */
-  private started = 1;
-  private fatal: Error | null = null;
-  private closed = false;
-
-  constructor(
-    private readonly size: number,
-    private readonly init: WorkerInit,
-    private readonly target: number,
-  ) {
-    // One at a time: a worker loading its modules opens dozens of files at once, and several together can pass a low
-    // open-file limit (`ulimit -n 64`). The next starts as soon as the previous has its modules, so the encodings
-    // still load side by side.
-    this.workers.push(this.spawn());
-  }
-
-  /** Runs a job; resolves with its result (a failed record when its worker died), never rejects unless no worker can start. */
-  run(job: Job): Promise<JobResult> {
-    if (this.fatal !== null) return Promise.reject(this.fatal);
-    return new Promise<JobResult>((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
-      this.pump();
-    });
-  }
-
-  /** Stops every worker. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all(this.workers.map((w) => w.worker.terminate()));
-  }
-
-  private spawn(): PoolWorker {
-    const worker = new Worker(WORKER_URL, { workerData: this.init });
-    const slot: PoolWorker = { worker, ready: false, running: new Map() };
-    worker.on('message', (message: FromWorker) => {
-      if (message.type === 'loaded') {
-        if (!this.closed && this.fatal === null && this.started < this.size) {
-          this.started++;
-          this.workers.push(this.spawn());
-        }
-      } else if (message.type === 'ready') {
-        slot.ready = true;
-      } else {
-        const pending = slot.running.get(message.result.index);
-        slot.running.delete(message.result.index);
-        pending?.resolve(message.result);
-      }
-      this.pump();
-    });
-    const lost = (reason: string): void => {
-      if (this.closed || !this.workers.includes(slot)) return;
-      this.workers.splice(this.workers.indexOf(slot), 1);
-      // A worker takes its jobs in order, so the oldest one it held is the one it died on: that file fails; the
-      // ones waiting behind it go back to the queue, so the outcome does not depend on which worker held them.
-      const [culprit, ...waiting] = slot.running.values();
-      slot.running.clear();
-      this.queue.unshift(...waiting);
-      if (culprit !== undefined) {
-        const record = failedRecord(
-          culprit.job.display,
-          new Error(`the worker thread stopped: ${reason}`),
-          this.target,
-        );
-        culprit.resolve({
-          index: culprit.job.index,
-          record,
-          line: `swc: ${record.error?.message}`,
-          diff: null,
-          bytes: null,
-        });
-      }
-      // A worker that cannot start (a low open-file or memory limit) leaves the work to those that did.
-      if (!slot.ready && this.workers.length > 0) {
-        this.pump();
-        return;
-      }
-      if (!slot.ready || this.respawns >= this.size + 16) {
-        // A worker that cannot even start (or keeps dying) will not do better next time: stop the run.
-        this.fatal = new Error(`cannot start a worker thread: ${reason}`);
-        for (const pending of this.queue.splice(0)) pending.reject(this.fatal);
-        for (const other of this.workers) for (const pending of other.running.values()) pending.reject(this.fatal);
-        return;
-      }
-      this.respawns++;
-      this.workers.push(this.spawn());
-      this.pump();
-    };
-    worker.on('error', (error) => lost(error.message));
-    worker.on('exit', (code) => lost(`exited with code ${code}`));
-    return slot;
-  }
-
-  private pump(): void {
-    for (const slot of this.workers) {
-      while (slot.ready && slot.running.size < PER_WORKER && this.queue.length > 0) {
-        const pending = this.queue.shift() as Pending;
-        slot.running.set(pending.job.index, pending);
-        slot.worker.postMessage({ type: 'job', job: pending.job });
-      }
-    }
-  }
 }
 
 /** What the run is doing with results. */
@@ -242,102 +110,6 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
         }
       : {}),
   };
-}
-
-/** A checked place for a result under the out-dir. */
-interface Destination {
-  readonly path: string;
-  /** The real folder it is in, which must still be so right before the rename. */
-  readonly realDir: string;
-}
-
-/**
- * Places results under the out-dir without ever leaving it: every directory on the way is created one level at
- * a time, and one that is a symbolic link must lead back inside; an existing symbolic link is never written through.
- * A destination that is an input (by inode, so links and hard links count) is never replaced; one that exists with
- * other content is replaced only with --force.
- */
-class OutDir {
-  private readonly folders: ConfinedFolders;
-  private constructor(
-    readonly root: string,
-    realRoot: string,
-    private readonly base: string,
-    private readonly inputs: ReadonlySet<string>,
-    private readonly force: boolean,
-  ) {
-    this.folders = new ConfinedFolders(root, realRoot, 'the out-dir');
-  }
-
-  static async open(dir: string, base: string, files: readonly InputFile[], force: boolean): Promise<OutDir> {
-    try {
-      await fs.mkdir(dir, { recursive: true });
-    } catch (error) {
-      throw new UsageError(`cannot create the out-dir ${dir}: ${describeFsError(await mkdirError(dir, error))}`);
-    }
-    const realRoot = await fs.realpath(dir);
-    const realBase = await fs.realpath(base).catch(() => base);
-    if (realRoot === realBase)
-      throw new UsageError(
-        "--out-dir is the inputs' base directory itself, so it would overwrite them: use --in-place for that, or another directory",
-      );
-    const stats = await Promise.all(files.map((f) => fs.stat(f.real).catch(() => null)));
-    const inputs = new Set(stats.flatMap((st) => (st === null ? [] : [inodeKey(st)])));
-    return new OutDir(path.resolve(dir), realRoot, base, inputs, force);
-  }
-
-  /**
-   * The checked place a file's result goes to, or null when the same result is already there.
-   * @throws InputError when writing there would overwrite an input or a file that is not this result
-   */
-  async destination(file: InputFile, bytes: Uint8Array): Promise<Destination | null> {
-    const rel = path.relative(this.base, file.absolute);
-    if (rel === '' || !isInside(this.base, file.absolute))
-      throw new InputError('is outside the base directory; refusing to write outside the out-dir', file.display);
-    const dest = path.join(this.root, rel);
-    if (!isInside(this.root, dest) || dest === this.root)
-      throw new InputError('would land outside the out-dir; refusing', file.display);
-    const realDir = await this.folders.ensure(path.dirname(dest), file.display);
-    const stat = await fs.lstat(dest).catch(() => null);
-    if (stat === null) return { path: dest, realDir };
-    if (stat.isSymbolicLink())
-      throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
-    if (stat.isDirectory()) throw new InputError(`${dest} is a directory`, file.display);
-    // A FIFO or device there is never written into, even with --force: only regular files are replaced.
-    if (!stat.isFile()) throw new InputError(`${dest} is not a regular file; refusing to write into it`, file.display);
-    if (this.inputs.has(inodeKey(stat)))
-      throw new InputError(`its out-dir path ${dest} is one of the inputs; refusing to overwrite it`, file.display);
-    if (stat.isFile() && stat.size === bytes.length && (await fs.readFile(dest)).equals(bytes)) return null;
-    if (!this.force)
-      throw new InputError(
-        `${dest} already exists with other content; refusing to replace it (add --force to replace files in the out-dir)`,
-        file.display,
-      );
-    return { path: dest, realDir };
-  }
-}
-
-/**
- * Why a directory could not be made: a recursive mkdir can report a missing parent where the real cause is that the
- * nearest existing ancestor refuses a new entry (a read-only file system), so that one step is tried alone.
- */
-async function mkdirError(dir: string, error: unknown): Promise<unknown> {
-  if ((error as NodeJS.ErrnoException | undefined)?.code !== 'ENOENT') return error;
-  let child = dir;
-  let parent = path.dirname(dir);
-  while (parent !== child && (await fs.stat(parent).catch(() => null)) === null) {
-    child = parent;
-    parent = path.dirname(parent);
-  }
-  return fs.mkdir(child).then(
-    () => error,
-    (cause: unknown) => cause,
-  );
-}
-
-/** A file's device and inode: the same for every path (link, hard link) that leads to it. */
-function inodeKey(stat: { dev: number; ino: number }): string {
-  return `${stat.dev}:${stat.ino}`;
 }
 
 /** Files to process and how to get each one's result. */
@@ -476,7 +248,6 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const work = await findWork(settings, io);
   if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store));
   const json = reportTarget(settings, work.report);
-  const mode = modeOf(settings);
   const outDir =
     settings.outDir !== undefined && !settings.dryRun
       ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force)
@@ -486,9 +257,85 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     settings.backupDir !== undefined && settings.inPlace && !settings.dryRun
       ? await BackupDir.open(path.resolve(io.cwd, settings.backupDir), work.base)
       : null;
-  const reporters = reportersFor(settings, mode, json, single);
+  const reporters = reportersFor(settings, modeOf(settings), json, single);
   const store = await offloadStore(settings, io);
-  const jobSettings: JobSettings = {
+  const jobSettings = jobSettingsOf({ settings, io, work, store, outDir, reporters, plan: json !== null, single });
+  const runner = await jobRunner(settings, io, work.files, jobSettings);
+  const commit = committer({ settings, files: work.files, base: work.base, store, outDir, backups });
+  const context: RunContext = {
+    settings,
+    io,
+    single,
+    json,
+    reportSettings: reportSettings(settings, jobSettings.tokenizer),
+    say: report,
+    shown: { diffs: 0 },
+  };
+  const records: FileRecord[] = [];
+  /** Reports one committed file, in order. */
+  const emit = async (result: JobResult): Promise<void> => {
+    // Every record of a report has a plan key; a failed file's is null.
+    const record =
+      jobSettings.plan && result.record.plan === undefined ? { ...result.record, plan: null } : result.record;
+    records.push(record);
+    for (const name of reporters) await (REPORTERS[name] as Reporter).file?.(result, record, records.length, context);
+  };
+  const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet || json?.kind === 'stderr'));
+  try {
+    await inSortedOrder(
+      work.files,
+      runner,
+      (result) => commit(skipUnrecognized(settings, single, result)),
+      emit,
+      progress,
+    );
+  } finally {
+    progress.stop();
+    await runner.close();
+  }
+  const { summary } = runner;
+  const usage = runner.usage();
+  if (summary !== null && !settings.quiet) report(usageLine(usage, summary.summarizer === null, summary.summaryTokens));
+  const totals = totalsOf(records);
+  // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
+  const failedCalls = summary === null || summary.summarizer === null ? 0 : usage.failed;
+  let code: number =
+    totals.failed > 0
+      ? EXIT.error
+      : failedCalls > 0
+        ? EXIT.summaryFailed
+        : settings.check && totals.compacted > 0
+          ? EXIT.changesNeeded
+          : EXIT.ok;
+  const shard =
+    settings.shard === null
+      ? null
+      : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
+  const end: RunEnd = { records, totals, seconds: (performance.now() - started) / 1000, shard };
+  for (const name of reporters) {
+    const written = (await (REPORTERS[name] as Reporter).end?.(end, context)) ?? true;
+    if (!written) code = EXIT.error;
+  }
+  return code;
+}
+
+/** What a batch's jobs are made with. */
+interface JobContext {
+  readonly settings: CompactSettings;
+  readonly io: CliIo;
+  readonly work: Work;
+  readonly store: Awaited<ReturnType<typeof offloadStore>>;
+  readonly outDir: OutDir | null;
+  readonly reporters: ReturnType<typeof reportersFor>;
+  /** Whether a JSON plan or report is made. */
+  readonly plan: boolean;
+  readonly single: boolean;
+}
+
+/** The settings every job of the run is decided with, in this thread or a worker's. */
+function jobSettingsOf(c: JobContext): JobSettings {
+  const { settings, io, work, store, outDir, reporters, plan, single } = c;
+  return {
     tokenizer: settings.tokenizer,
     counter: settings.counter,
     target: settings.target,
@@ -506,7 +353,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     conversationKey: settings.conversationKey,
     conversationPath: settings.conversationPath,
     // The diff shows every group's count; the --stat lines need only the file's figures.
-    exhaustive: json !== null || (settings.dryRun && !settings.stat),
+    exhaustive: plan || (settings.dryRun && !settings.stat),
     exact: settings.exact,
     diff: reporters.includes('dry-run')
       ? {
@@ -515,16 +362,34 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
           verbose: settings.verbose,
         }
       : null,
-    plan: json !== null,
+    plan,
     bytes: settings.dryRun || settings.check ? 'none' : settings.inPlace ? 'changed' : 'all',
     everyLine: single,
     // The tokens before are counted for the outputs that show them; errors alone do not.
     figures: reporters.some((name) => name !== 'errors' && name !== 'check-paths'),
     // What a compaction forgets is shown by dry runs (diff and --stat) and plans; a plain run never works it out.
-    inventory: settings.dryRun || json !== null,
+    inventory: settings.dryRun || plan,
   };
+}
 
-  const files = work.files;
+/** Runs a batch's jobs: in worker threads, or in this thread (standard input, summarize). */
+interface JobRunner {
+  run(index: number): Promise<JobResult>;
+  readonly workers: number;
+  /** Where summaries come from, with summarize; null otherwise. */
+  readonly summary: Awaited<ReturnType<typeof summarySourceFor>>;
+  /** What the model calls cost so far. */
+  usage(): SummaryUsage;
+  close(): Promise<void>;
+}
+
+/** The runner of a batch's jobs, its pool started (none for standard input or summarize). */
+async function jobRunner(
+  settings: CompactSettings,
+  io: CliIo,
+  files: readonly InputFile[],
+  jobSettings: JobSettings,
+): Promise<JobRunner> {
   const stdin = files[0]?.absolute === '-';
   // Summarize runs in this thread: its files wait on the model, and their calls share one limiter (--concurrency).
   const summary = await summarySourceFor(settings, io, io.summarizer);
@@ -536,10 +401,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
   let compactor: FileCompactor | null = stdin ? await compactorFor(jobSettings) : null;
   const inThisThread = async (): Promise<FileCompactor> => (compactor ??= await compactorFor(jobSettings));
-  const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet || json?.kind === 'stderr'));
-  const records: FileRecord[] = [];
-
-  const runJob = async (index: number): Promise<JobResult> => {
+  const run = async (index: number): Promise<JobResult> => {
     const file = files[index] as InputFile;
     if (summarizing !== null) {
       const job: Job =
@@ -566,19 +428,65 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     // A pool none of whose workers could start (a low open-file or memory limit) leaves the work to this thread.
     return (pool as WorkerPool).run(job).catch(async () => processFile(job, jobSettings, await inThisThread()));
   };
+  return { run, workers, summary, usage: () => usage, close: async () => pool?.close() };
+}
 
-  /**
-   * With --skip-unrecognized, a file in which no conversation was found is skipped, not failed: counted apart, and
-   * given a line only by --verbose or a run on that one file.
-   */
-  const skipUnrecognized = (result: JobResult): JobResult => {
-    if (!settings.skipUnrecognized || !isUnrecognized(result.record)) return result;
-    const record = skippedRecord(result.record);
-    return { ...result, record, line: (single || settings.verbose) && !settings.quiet ? skippedLine(record) : null };
-  };
+/**
+ * Runs every file's job, a bounded number ahead, and commits and reports the results strictly in sorted order: writes
+ * start in that order, a few overlap, and they are reported in the same order.
+ */
+async function inSortedOrder(
+  files: readonly InputFile[],
+  runner: JobRunner,
+  commit: (result: JobResult) => Promise<JobResult>,
+  emit: (result: JobResult) => Promise<void>,
+  progress: Awaited<ReturnType<typeof createProgress>>,
+): Promise<void> {
+  const inFlight: Array<Promise<JobResult> | undefined> = new Array(files.length);
+  const lookahead = Math.max(32, runner.workers * PER_WORKER * 4);
+  const writing: Array<Promise<JobResult>> = [];
+  let dispatched = 0;
+  for (let i = 0; i < files.length; i++) {
+    while (dispatched < files.length && dispatched < i + lookahead) {
+      const job = runner.run(dispatched);
+      // Only a pool that cannot start rejects; the first rejection awaited stops the run, the rest are moot.
+      job.catch(() => undefined);
+      inFlight[dispatched] = job;
+      dispatched++;
+    }
+    progress.update(i, files.length, (files[i] as InputFile).display);
+    const result = await (inFlight[i] as Promise<JobResult>);
+    inFlight[i] = undefined;
+    writing.push(commit(result));
+    while (writing.length >= WRITES_IN_FLIGHT) await emit(await (writing.shift() as Promise<JobResult>));
+  }
+  while (writing.length > 0) await emit(await (writing.shift() as Promise<JobResult>));
+}
 
-  /** Writes a result where it belongs; a write that fails turns the record into a failure, the original intact. */
-  const commit = async (result: JobResult): Promise<JobResult> => {
+/**
+ * With --skip-unrecognized, a file in which no conversation was found is skipped, not failed: counted apart, and
+ * given a line only by --verbose or a run on that one file.
+ */
+function skipUnrecognized(settings: CompactSettings, single: boolean, result: JobResult): JobResult {
+  if (!settings.skipUnrecognized || !isUnrecognized(result.record)) return result;
+  const record = skippedRecord(result.record);
+  return { ...result, record, line: (single || settings.verbose) && !settings.quiet ? skippedLine(record) : null };
+}
+
+/** Where a batch writes its results. */
+interface Destinations {
+  readonly settings: CompactSettings;
+  readonly files: readonly InputFile[];
+  readonly base: string;
+  readonly store: Awaited<ReturnType<typeof offloadStore>>;
+  readonly outDir: OutDir | null;
+  readonly backups: BackupDir | null;
+}
+
+/** Writes a result where it belongs; a write that fails turns the record into a failure, the original intact. */
+function committer(d: Destinations): (result: JobResult) => Promise<JobResult> {
+  const { settings, files, store, outDir, backups } = d;
+  return async (result) => {
     const file = files[result.index] as InputFile;
     if (result.record.status === 'failed' || result.record.status === 'skipped' || result.bytes === null) return result;
     try {
@@ -598,7 +506,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
           ...result,
           record: {
             ...result.record,
-            written: nameUnder(settings.outDir as string, path.relative(work.base, file.absolute)),
+            written: nameUnder(settings.outDir as string, path.relative(d.base, file.absolute)),
           },
         };
       }
@@ -618,73 +526,6 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       return { ...result, record, line: `swc: ${record.error?.message}`, diff: null };
     }
   };
-
-  const context: RunContext = {
-    settings,
-    io,
-    single,
-    json,
-    reportSettings: reportSettings(settings, jobSettings.tokenizer),
-    say: report,
-    shown: { diffs: 0 },
-  };
-  /** Reports one committed file, in order. */
-  const emit = async (result: JobResult): Promise<void> => {
-    // Every record of a report has a plan key; a failed file's is null.
-    const record =
-      jobSettings.plan && result.record.plan === undefined ? { ...result.record, plan: null } : result.record;
-    records.push(record);
-    for (const name of reporters) await (REPORTERS[name] as Reporter).file?.(result, record, records.length, context);
-  };
-
-  try {
-    const inFlight: Array<Promise<JobResult> | undefined> = new Array(files.length);
-    const lookahead = Math.max(32, workers * PER_WORKER * 4);
-    const writing: Array<Promise<JobResult>> = [];
-    let dispatched = 0;
-    for (let i = 0; i < files.length; i++) {
-      while (dispatched < files.length && dispatched < i + lookahead) {
-        const job = runJob(dispatched);
-        // Only a pool that cannot start rejects; the first rejection awaited stops the run, the rest are moot.
-        job.catch(() => undefined);
-        inFlight[dispatched] = job;
-        dispatched++;
-      }
-      progress.update(i, files.length, (files[i] as InputFile).display);
-      const result = await (inFlight[i] as Promise<JobResult>);
-      inFlight[i] = undefined;
-      // Writes start in sorted order; a few overlap, and they are reported in the same order.
-      writing.push(commit(skipUnrecognized(result)));
-      while (writing.length >= WRITES_IN_FLIGHT) await emit(await (writing.shift() as Promise<JobResult>));
-    }
-    while (writing.length > 0) await emit(await (writing.shift() as Promise<JobResult>));
-  } finally {
-    progress.stop();
-    await pool?.close();
-  }
-
-  if (summary !== null && !settings.quiet) report(usageLine(usage, summary.summarizer === null, summary.summaryTokens));
-  const totals = totalsOf(records);
-  // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
-  const failedCalls = summary === null || summary.summarizer === null ? 0 : usage.failed;
-  let code: number =
-    totals.failed > 0
-      ? EXIT.error
-      : failedCalls > 0
-        ? EXIT.summaryFailed
-        : settings.check && totals.compacted > 0
-          ? EXIT.changesNeeded
-          : EXIT.ok;
-  const shard =
-    settings.shard === null
-      ? null
-      : `${settings.shard.index}/${settings.shard.count} (${work.files.length} of ${work.total} files)`;
-  const end: RunEnd = { records, totals, seconds: (performance.now() - started) / 1000, shard };
-  for (const name of reporters) {
-    const written = (await (REPORTERS[name] as Reporter).end?.(end, context)) ?? true;
-    if (!written) code = EXIT.error;
-  }
-  return code;
 }
 
 /** Writes atomically, turning a file-system error into the file's InputError. */

@@ -278,22 +278,7 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       });
     }
   }
-  const summaries: PlanSummary[] = parts.flatMap((p) =>
-    (p.c.summarized?.rounds ?? []).map((r, round) => ({
-      ...(several ? { conversation: p.k } : {}),
-      round,
-      tier: r.tier,
-      items: itemsOfAll(p.c.normalized.itemsOf, r.replaced),
-      summarizedMessages: r.summarized,
-      promptTokens: r.promptTokens,
-      tokensBefore: r.tokensBefore,
-      tokensAfter: r.tokensAfter,
-      kept: (p.c.output ?? []).some((e) => 'summary' in e && e.summary === round),
-      identifiers: r.identifiers,
-      identifiersKept: r.retention === null ? null : r.retention.kept,
-      retention: r.retention === null ? null : r.retention.fraction,
-    })),
-  );
+  const summaries = planSummaries(parts, several);
   const withSummaries = result.conversations.some((c) => c.summarized !== undefined) ? { summaries } : {};
   const sumOf = (f: (p: (typeof parts)[number]) => number): number => parts.reduce((a, p) => a + f(p), 0);
   const removedTokens = parts.every((p) => p.totals.removed.tokens !== null)
@@ -355,6 +340,26 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       missReason: p.totals.miss,
     })),
   };
+}
+
+/** Every summarize round of the file's conversations, in order, as the plan lists them. */
+function planSummaries(parts: readonly ReturnType<typeof conversationSummary>[], several: boolean): PlanSummary[] {
+  return parts.flatMap((p) =>
+    (p.c.summarized?.rounds ?? []).map((r, round) => ({
+      ...(several ? { conversation: p.k } : {}),
+      round,
+      tier: r.tier,
+      items: itemsOfAll(p.c.normalized.itemsOf, r.replaced),
+      summarizedMessages: r.summarized,
+      promptTokens: r.promptTokens,
+      tokensBefore: r.tokensBefore,
+      tokensAfter: r.tokensAfter,
+      kept: (p.c.output ?? []).some((e) => 'summary' in e && e.summary === round),
+      identifiers: r.identifiers,
+      identifiersKept: r.retention === null ? null : r.retention.kept,
+      retention: r.retention === null ? null : r.retention.fraction,
+    })),
+  );
 }
 
 /** The forgotten and recoverable identifiers of a file's conversations, when the outcome worked them out. */

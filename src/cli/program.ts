@@ -79,8 +79,7 @@ function examplesText(command: keyof typeof HELP_EXAMPLES): string {
  * @returns the exit code (the caller sets process.exitCode; nothing here calls process.exit)
  */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  let code: number = EXIT.ok;
-  let debug = argv.includes('--debug');
+  const state: RunState = { code: EXIT.ok, debug: argv.includes('--debug') };
   const err = (line: string): void => {
     io.stderr.write(`${line}\n`);
   };
@@ -95,15 +94,76 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       writeErr: (s) => void io.stderr.write(s),
       outputError: (s, write) => write(`swc: ${oneLine(s)}\n`),
     });
+  addCompact(program, state, io, err);
+  addInspect(program, state, io, err);
+  addRestore(program, state, io, err);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    return failureCode(error, state.debug, err);
+  }
+  return state.code;
+}
 
+/** What a run's command sets: its exit code, and whether --debug was given. */
+interface RunState {
+  code: number;
+  debug: boolean;
+}
+
+/** The exit code of a run that threw, its error printed as one line (a stack only with --debug for unknown ones). */
+function failureCode(error: unknown, debug: boolean, err: (line: string) => void): number {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message (help and version exit with 0).
+    return error.exitCode === 0 ? EXIT.ok : EXIT.error;
+  }
+  if (isKnownError(error)) {
+    err(`swc: ${error instanceof UsageError ? 'error: ' : ''}${error.message}`);
+    return EXIT.error;
+  }
+  const start = cannotStart(error);
+  if (start !== null) {
+    err(`swc: ${start.message}`);
+    return EXIT.error;
+  }
+  err(`swc: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+  if (debug && error instanceof Error && error.stack) err(error.stack);
+  else err('Run again with --debug for the stack trace, and please report it.');
+  return EXIT.error;
+}
+
+/** `swc compact`: its options in the order help lists them, and its action. */
+function addCompact(program: Command, state: RunState, io: CliIo, err: (line: string) => void): void {
   const noteFlags = new Set<string>();
-  program
+  const command = program
     .command('compact')
     .description('compact transcripts to a token target, writing them in the format they came in')
     .argument(
       '<inputs...>',
       "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input",
-    )
+    );
+  addCompactionOptions(command);
+  addReadingOptions(command);
+  addOutputOptions(command);
+  command
+    // --note and --no-note set one value, the last one winning; given together they are a mistake, not a choice.
+    .on('option:note', () => noteFlags.add('--note'))
+    .on('option:no-note', () => noteFlags.add('--no-note'))
+    .addHelpText('after', examplesText('compact'))
+    .action(async (inputs: string[], flags: CompactFlags) => {
+      state.debug = flags.debug === true;
+      if (noteFlags.size > 1)
+        throw new UsageError(
+          '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently',
+        );
+      const settings = resolveSettings(inputs, flags);
+      state.code = await runCompact(settings, io, err);
+    });
+}
+
+/** compact's options of the budget, the strategies and the note. */
+function addCompactionOptions(command: Command): void {
+  command
     .option('-t, --target <tokens>', 'the token budget to compact to (required, unless --context-window)')
     .option('--context-window <tokens>', 'compact by thresholds of this context window instead of a fixed --target')
     .option(
@@ -161,7 +221,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       'with summarize: a summary that keeps less than this share (0 to 1, or 80%) of the identifiers it replaces counts as a failed call',
     )
     .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
-    .option('--no-note', 'remove silently, without an omission note')
+    .option('--no-note', 'remove silently, without an omission note');
+}
+
+/** How a file is read and counted: the options compact and inspect share. */
+function addReadingOptions(command: Command): void {
+  command
     // A default with a description is shown bare, `(default: o200k_base)`, like every other default here.
     .addOption(
       new Option('--tokenizer <name>', 'how tokens are counted')
@@ -183,7 +248,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option(
       '--conversation-path <pointer>',
       'a JSON Pointer to the conversation, in the file or in each record: /input_data/serialized_data/gpt-4o/messages',
-    )
+    );
+}
+
+/** compact's options of where results go, what is shown, and how the run goes. */
+function addOutputOptions(command: Command): void {
+  command
     .option('-o, --output <file>', 'write the result to this file, - for stdout (default: -)')
     .option('--in-place', 'rewrite each input file atomically (only when it changes)')
     .option(
@@ -231,49 +301,20 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
     .option('-q, --quiet', 'print nothing but errors')
     .option('--no-color', 'never use colour')
-    .option('--debug', 'show stack traces for unexpected errors')
-    // --note and --no-note set one value, the last one winning; given together they are a mistake, not a choice.
-    .on('option:note', () => noteFlags.add('--note'))
-    .on('option:no-note', () => noteFlags.add('--no-note'))
-    .addHelpText('after', examplesText('compact'))
-    .action(async (inputs: string[], flags: CompactFlags) => {
-      debug = flags.debug === true;
-      if (noteFlags.size > 1)
-        throw new UsageError(
-          '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently',
-        );
-      const settings = resolveSettings(inputs, flags);
-      code = await runCompact(settings, io, err);
-    });
+    .option('--debug', 'show stack traces for unexpected errors');
+}
 
-  program
+/** `swc inspect`. */
+function addInspect(program: Command, state: RunState, io: CliIo, err: (line: string) => void): void {
+  const command = program
     .command('inspect')
     .description('show the structure and token cost of transcripts and the problems a provider would reject them for')
     .argument(
       '<inputs...>',
       "transcript files (JSON or JSONL), directories, quoted glob patterns ('archive/**/*.jsonl'), or - for standard input",
-    )
-    .addOption(
-      new Option('--tokenizer <name>', 'how tokens are counted')
-        .choices([...TOKENIZERS])
-        .default('o200k_base', 'o200k_base'),
-    )
-    .addOption(
-      new Option('-f, --format <name>', 'transcript format')
-        .choices(['auto', ...formatNames()])
-        .default('auto', 'auto'),
-    )
-    .option('--chars-per-token <x>', 'with --tokenizer approx: characters per token, decimals allowed (default: 4)')
-    .option('--tokens-per-image <n>', 'tokens an image costs (default: 85)')
-    .option('--tokens-per-file <n>', 'tokens a file attachment costs (default: 1,000)')
-    .option(
-      '--conversation-key <key>',
-      'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)',
-    )
-    .option(
-      '--conversation-path <pointer>',
-      'a JSON Pointer to the conversation, in the file or in each record: /input_data/serialized_data/gpt-4o/messages',
-    )
+    );
+  addReadingOptions(command);
+  command
     .option(
       '--json',
       "print the same as one JSON document: the file's (one named file) or the run's, with every file and the totals",
@@ -289,11 +330,14 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--debug', 'show stack traces for unexpected errors')
     .addHelpText('after', examplesText('inspect'))
     .action(async (inputs: string[], flags: InspectFlags) => {
-      debug = flags.debug === true;
+      state.debug = flags.debug === true;
       const { runInspect } = await loadInspect();
-      code = await runInspect(inputs, flags, io, err);
+      state.code = await runInspect(inputs, flags, io, err);
     });
+}
 
+/** `swc restore`. */
+function addRestore(program: Command, state: RunState, io: CliIo, err: (line: string) => void): void {
   program
     .command('restore')
     .description(
@@ -321,31 +365,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--debug', 'show stack traces for unexpected errors')
     .addHelpText('after', examplesText('restore'))
     .action(async (input: string, flags: RestoreFlags & { debug?: boolean }) => {
-      debug = flags.debug === true;
+      state.debug = flags.debug === true;
       const { runRestore } = await loadRestore();
-      code = await runRestore(input, flags, io, err);
+      state.code = await runRestore(input, flags, io, err);
     });
-
-  try {
-    await program.parseAsync([...argv], { from: 'user' });
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      // Commander has already printed its message (help and version exit with 0).
-      return error.exitCode === 0 ? EXIT.ok : EXIT.error;
-    }
-    if (isKnownError(error)) {
-      err(`swc: ${error instanceof UsageError ? 'error: ' : ''}${error.message}`);
-      return EXIT.error;
-    }
-    const start = cannotStart(error);
-    if (start !== null) {
-      err(`swc: ${start.message}`);
-      return EXIT.error;
-    }
-    err(`swc: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
-    if (debug && error instanceof Error && error.stack) err(error.stack);
-    else err('Run again with --debug for the stack trace, and please report it.');
-    return EXIT.error;
-  }
-  return code;
 }
