@@ -70,11 +70,59 @@ export function createBpeCounter(
   costs: FlatCosts = { tokensPerImage: TOKENS_PER_IMAGE, tokensPerFile: TOKENS_PER_FILE },
 ): TokenCounter {
   const { tokensPerImage, tokensPerFile } = costs;
-  const linked = new WeakMap<Rendered, number>();
-  const plain = new WeakMap<Rendered, number>();
-  // Lower bounds left by counts that stopped at a limit inside a text, and where to go on from (when the counter can).
-  const linkedAtLeast = new WeakMap<Rendered, Bound>();
-  const plainAtLeast = new WeakMap<Rendered, Bound>();
+  const { count, countWithin } = textCounter(encoding, pieces);
+  const within = messageCounter(count, countWithin, pieces !== null, encoding.encodeGenerator !== undefined);
+  const tailCount = tailCounter(count);
+  return {
+    name,
+    measure(messages, limit) {
+      const at = elementReader(messages);
+      const last = messages.length - 1;
+      let total = 0;
+      for (let i = last; i >= 0; i--) {
+        const r = at(i);
+        const flat = r.images * tokensPerImage + r.files * tokensPerFile;
+        total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
+        if (limit !== undefined && total > limit) return total;
+      }
+      return total;
+    },
+    measureApart(messages, apart, limit) {
+      const at = elementReader(messages);
+      // A message apart costs, in the group, its count alone plus what its joining newline adds (nothing as the
+      // last): only that newline is counted, on a short tail of its text. Those come first, since a newline is not
+      // known never to lower a count; every other message then only adds.
+      const last = messages.length - 1;
+      let total = 0;
+      for (const k of apart) {
+        if (k < last && k >= 0) total += tailNewlineCost(at(k).text, tailCount);
+      }
+      for (let i = last; i >= 0; i--) {
+        if (apart.has(i)) continue;
+        const r = at(i);
+        const flat = r.images * tokensPerImage + r.files * tokensPerFile;
+        total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
+        if (limit !== undefined && total > limit) return total;
+      }
+      return total;
+    },
+  };
+}
+
+/** Counts of one text: whole (`count`), or until they pass a room (`countWithin`); from where a count stopped. */
+interface TextCounter {
+  count(text: string, from?: Resume): number;
+  countWithin(text: string, room: number, from?: Resume): PieceCount;
+}
+
+/**
+ * Counts texts through the encoding's pieces when they are at hand, else through its public API, and empties its
+ * merge cache before it fills (see CACHE_CHECK_CHARS).
+ * @param encoding the encoding
+ * @param pieces its piece counter, or null
+ * @returns the two ways of counting a text, as plain functions (called directly on the hot path)
+ */
+function textCounter(encoding: Encoding, pieces: PieceCounter | null): TextCounter {
   const generator = encoding.encodeGenerator?.bind(encoding);
   let counted = 0;
   /** Empties the merge cache before it fills (see CACHE_CHECK_CHARS). */
@@ -109,14 +157,37 @@ export function createBpeCounter(
     }
     return { tokens, exact: true };
   };
+  return { count, countWithin };
+}
+
+/**
+ * Each message's count as the last of its group (plain) or before another (linked), remembered per rendered message,
+ * with the lower bounds left by counts that stopped at a room inside a text and where to go on from.
+ * @param count counts a text whole
+ * @param countWithin counts a text until it passes a room
+ * @param hasPieces whether the encoding's pieces are at hand (a count can then always stop at a room)
+ * @param hasGenerator whether the encoding has the public generator (to stop inside long texts without pieces)
+ * @returns a message's count, or (given a room) some number above the room that the exact count is at least
+ */
+function messageCounter(
+  count: TextCounter['count'],
+  countWithin: TextCounter['countWithin'],
+  hasPieces: boolean,
+  hasGenerator: boolean,
+): (r: Rendered, isLast: boolean, room: number | undefined) => number {
+  const linked = new WeakMap<Rendered, number>();
+  const plain = new WeakMap<Rendered, number>();
+  // Lower bounds left by counts that stopped at a limit inside a text, and where to go on from (when the counter can).
+  const linkedAtLeast = new WeakMap<Rendered, Bound>();
+  const plainAtLeast = new WeakMap<Rendered, Bound>();
   /**
    * Whether to count with the room: always when the encoding's pieces are at hand (it costs nothing extra);
    * through the public generator only for a long text that most likely passes it.
    */
   const canStop = (r: Rendered, room: number | undefined): room is number =>
     room !== undefined &&
-    (pieces !== null ||
-      (generator !== undefined &&
+    (hasPieces ||
+      (hasGenerator &&
         r.text.length >= PIECEWISE_MIN_LENGTH &&
         r.text.length > (Math.max(room, 0) + 1) * PIECEWISE_CHARS_PER_TOKEN));
   /** A message's count as the last of its group (plain) or before another (linked), or some number above `room`. */
@@ -157,6 +228,15 @@ export function createBpeCounter(
     }
     return n;
   };
+  return within;
+}
+
+/**
+ * Counts the short tails `tailNewlineCost` looks at, remembering them.
+ * @param count counts a text whole
+ * @returns the counter of tails
+ */
+function tailCounter(count: TextCounter['count']): (t: string) => number {
   // The ends tailNewlineCost counts repeat (`"}`, `.`, `)`): their counts are remembered, a few thousand at most.
   const tails = new Map<string, number>();
   const tailCount = (t: string): number => {
@@ -169,40 +249,7 @@ export function createBpeCounter(
     }
     return n;
   };
-  return {
-    name,
-    measure(messages, limit) {
-      const at = elementReader(messages);
-      const last = messages.length - 1;
-      let total = 0;
-      for (let i = last; i >= 0; i--) {
-        const r = at(i);
-        const flat = r.images * tokensPerImage + r.files * tokensPerFile;
-        total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
-        if (limit !== undefined && total > limit) return total;
-      }
-      return total;
-    },
-    measureApart(messages, apart, limit) {
-      const at = elementReader(messages);
-      // A message apart costs, in the group, its count alone plus what its joining newline adds (nothing as the
-      // last): only that newline is counted, on a short tail of its text. Those come first, since a newline is not
-      // known never to lower a count; every other message then only adds.
-      const last = messages.length - 1;
-      let total = 0;
-      for (const k of apart) {
-        if (k < last && k >= 0) total += tailNewlineCost(at(k).text, tailCount);
-      }
-      for (let i = last; i >= 0; i--) {
-        if (apart.has(i)) continue;
-        const r = at(i);
-        const flat = r.images * tokensPerImage + r.files * tokensPerFile;
-        total += within(r, i === last, limit === undefined ? undefined : limit - total - flat) + flat;
-        if (limit !== undefined && total > limit) return total;
-      }
-      return total;
-    },
-  };
+  return tailCount;
 }
 
 /**
