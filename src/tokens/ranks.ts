@@ -182,9 +182,6 @@ export function createRankCounter(table: RankTable): PieceCounter {
   let starts = new Int32Array(256);
   let pairs = new Int32Array(256);
   const cache = new Map<string, number>();
-  // Where no piece starts, the search moves on one code point, as a global search does. Counters of one table share
-  // its pattern: each sets lastIndex before every test(), and a count runs to its end without yielding.
-  const sticky = table.pattern;
 
   /**
    * Writes the UTF-8 bytes of `text[start..end)` to `scratch`; returns their length, negated when the piece has a
@@ -261,39 +258,58 @@ export function createRankCounter(table: RankTable): PieceCounter {
   };
 
   return {
-    count(text: string, room?: number, from?: Resume): PieceCount {
-      let tokens = from?.tokens ?? 0;
-      let at = from?.at ?? 0;
-      if (room !== undefined && tokens > room) return { tokens, exact: false, resume: { at, tokens } };
-      while (at < text.length) {
-        sticky.lastIndex = at;
-        if (!sticky.test(text)) {
-          // No piece starts here (the encodings' patterns leave no gaps, but a global search would move on).
-          const c = text.charCodeAt(at);
-          const pair =
-            c >= 0xd800 && c <= 0xdbff && at + 1 < text.length && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00;
-          at += pair ? 2 : 1;
-          continue;
-        }
-        const end = sticky.lastIndex;
-        if (end - at <= LONG_PIECE) {
-          tokens += countPiece(text, at, end);
-        } else {
-          const bytes = encoder.encode(text.slice(at, end));
-          const least = Math.ceil(bytes.length / table.longest);
-          if (room !== undefined && tokens + least > room)
-            return { tokens: tokens + least, exact: false, resume: { at, tokens } };
-          tokens += countMerges(bytes, (b) => {
-            const r = table.rankOf(b, 0, b.length);
-            return r === NONE ? undefined : r;
-          });
-        }
-        at = end;
-        if (room !== undefined && tokens > room) return { tokens, exact: false, resume: { at, tokens } };
-      }
-      return { tokens, exact: true };
-    },
+    count: (text: string, room?: number, from?: Resume): PieceCount => countPieces(table, countPiece, text, room, from),
     // The cache empties itself when full, at no cost: nothing for the caller to manage.
     cacheRoom: () => Infinity,
   };
+}
+
+/**
+ * Counts a text piece by piece with the table's pattern, until the count passes `room` when one is given.
+ * @param table the rank table (its pattern finds the pieces; a long piece is merged against it directly)
+ * @param countPiece counts a short piece
+ * @param text the text
+ * @param room stop once the count passes it
+ * @param from where an earlier count of this text stopped
+ * @returns the count, exact or (when it stopped) above `room`, with where to go on from
+ */
+function countPieces(
+  table: RankTable,
+  countPiece: (text: string, start: number, end: number) => number,
+  text: string,
+  room: number | undefined,
+  from: Resume | undefined,
+): PieceCount {
+  // Counters of one table share its pattern: each sets lastIndex before every test(), and a count runs to its end
+  // without yielding.
+  const sticky = table.pattern;
+  let tokens = from?.tokens ?? 0;
+  let at = from?.at ?? 0;
+  if (room !== undefined && tokens > room) return { tokens, exact: false, resume: { at, tokens } };
+  while (at < text.length) {
+    sticky.lastIndex = at;
+    if (!sticky.test(text)) {
+      // No piece starts here (the encodings' patterns leave no gaps, but a global search would move on).
+      const c = text.charCodeAt(at);
+      const pair = c >= 0xd800 && c <= 0xdbff && at + 1 < text.length && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00;
+      at += pair ? 2 : 1;
+      continue;
+    }
+    const end = sticky.lastIndex;
+    if (end - at <= LONG_PIECE) {
+      tokens += countPiece(text, at, end);
+    } else {
+      const bytes = encoder.encode(text.slice(at, end));
+      const least = Math.ceil(bytes.length / table.longest);
+      if (room !== undefined && tokens + least > room)
+        return { tokens: tokens + least, exact: false, resume: { at, tokens } };
+      tokens += countMerges(bytes, (b) => {
+        const r = table.rankOf(b, 0, b.length);
+        return r === NONE ? undefined : r;
+      });
+    }
+    at = end;
+    if (room !== undefined && tokens > room) return { tokens, exact: false, resume: { at, tokens } };
+  }
+  return { tokens, exact: true };
 }
