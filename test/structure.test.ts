@@ -124,6 +124,18 @@ describe('the structure of src/', () => {
     expect(offenders).toEqual([]);
   });
 
+  test('the core is pure: it imports only the core (no node: module, no package, no tokenizer)', () => {
+    const inCore = (f: string): boolean => rel(f).startsWith(`core${path.sep}`);
+    const offenders: string[] = [];
+    for (const [f, imports] of graph) {
+      if (!inCore(f)) continue;
+      for (const i of imports) if (!inCore(i.target)) offenders.push(`${rel(f)} imports ${rel(i.target)}`);
+      const bare = /^\s*(?:import|export)\s(?:[^'";]*?\sfrom\s+)?['"]([^.'"][^'"]*)['"]/gm;
+      for (const m of readFileSync(f, 'utf8').matchAll(bare)) offenders.push(`${rel(f)} imports ${m[1] as string}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
   test('outside the formats, itemsOf is read through itemsReader (indexing a lazy one is a proxy trap per message)', () => {
     const offenders = files
       .filter((f) => !rel(f).startsWith(`formats${path.sep}`))
