@@ -3,8 +3,7 @@ import { InputError } from '../errors.js';
 import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
 import { itemsReader, makeSummaryItem } from '../formats/types.js';
 import { inventoryOf, type LocatedIdentifier } from '../outcome/forgotten.js';
-import { noteBeforeItem, writtenItems } from '../outcome/outcome.js';
-import type { OutputEntry, SummarizedConversation } from '../pipeline/index.js';
+import { finishedWrite, type OutputEntry, type SummarizedConversation } from '../pipeline/index.js';
 
 /** What a compaction forgets, worked out on first call: removed messages and the results pruning replaced. */
 export function forgottenOf(
@@ -102,24 +101,9 @@ export function assemble<M>(
   createNote: ((text: string) => M) | undefined,
 ): M[] {
   const raws = pruned.size === 0 ? input.raws : input.raws.map((raw, k) => pruned.get(k) ?? raw);
-  const order = writtenItems(plan, normalized);
-  const noteBefore = noteBeforeItem(plan, normalized);
-  let note: unknown =
-    plan.noteText === null
-      ? null
-      : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: input.items });
-  let edited: ReadonlyMap<number, string> | undefined;
-  if (adapter.finish !== undefined) {
-    const done = adapter.finish({
-      items: input.items,
-      raws,
-      kept: order,
-      noteBefore: plan.noteText === null ? null : noteBefore,
-      note,
-    });
-    if (done.note !== undefined) note = done.note;
-    edited = done.raws;
-  }
+  const written = finishedWrite(adapter, input.items, raws, normalized, plan);
+  const { order, noteBefore, edited } = written;
+  let note = written.note;
   if (createNote !== undefined && plan.noteText !== null) note = createNote(plan.noteText);
   const out: M[] = [];
   let noteWritten = plan.noteText === null;

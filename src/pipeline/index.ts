@@ -28,4 +28,4 @@ export {
   type PrunedItems,
   type StoreFile,
 } from './types.js';
-export { outputBytes, writeSlot } from './write.js';
+export { finishedWrite, outputBytes, writeSlot, type FinishedWrite } from './write.js';

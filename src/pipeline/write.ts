@@ -32,25 +32,7 @@ export function writeSlot(
       : lazyList(slot.raws.length, (k) => pruned.get(k) ?? rawAt(k));
   if (output !== undefined)
     return writeEntries(slot, adapter, normalized, raws, output.entries, output.summaries, finals);
-  const order = writtenItems(plan, normalized);
-  const noteBefore = noteBeforeItem(plan, normalized);
-  let noteValue: unknown =
-    plan.noteText === null
-      ? null
-      : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items: slot.items });
-  let edited: ReadonlyMap<number, string> | undefined;
-  if (adapter.finish !== undefined) {
-    // Formats whose items link to each other relink what was kept and chain the note in.
-    const done = adapter.finish({
-      items: slot.items,
-      raws,
-      kept: order,
-      noteBefore: plan.noteText === null ? null : noteBefore,
-      note: noteValue,
-    });
-    if (done.note !== undefined) noteValue = done.note;
-    edited = done.raws;
-  }
+  const { order, noteBefore, note: noteValue, edited } = finishedWrite(adapter, slot.items, raws, normalized, plan);
   const parts: string[] = [];
   let noteWritten = plan.noteText === null;
   const note = (): void => {
@@ -65,6 +47,47 @@ export function writeSlot(
   }
   if (!noteWritten) note();
   return slot.write(parts);
+}
+
+/** What writing a plan's kept items needs, worked out once for files and for the library's lists alike. */
+export interface FinishedWrite {
+  /** The items written, in order. */
+  readonly order: readonly number[];
+  /** The item the note is written before (Infinity: after the last one). */
+  readonly noteBefore: number;
+  /** The note as the format writes it (null without one). */
+  readonly note: unknown;
+  /** New text for kept items whose references the format relinked. */
+  readonly edited: ReadonlyMap<number, string> | undefined;
+}
+
+/**
+ * The items a plan writes, in order, and its note as the format makes it; a format whose items link to each other
+ * (Claude Code's `parentUuid`) relinks what was kept and chains the note in.
+ * @param raws the items' texts, pruned ones with their placeholders
+ */
+export function finishedWrite(
+  adapter: FormatAdapter,
+  items: readonly unknown[],
+  raws: readonly string[],
+  normalized: Normalized,
+  plan: Plan,
+): FinishedWrite {
+  const order = writtenItems(plan, normalized);
+  const noteBefore = noteBeforeItem(plan, normalized);
+  const note: unknown =
+    plan.noteText === null
+      ? null
+      : adapter.makeNote({ text: plan.noteText, removed: plan.removedCount, kept: plan.keptCount, items });
+  if (adapter.finish === undefined) return { order, noteBefore, note, edited: undefined };
+  const done = adapter.finish({
+    items,
+    raws,
+    kept: order,
+    noteBefore: plan.noteText === null ? null : noteBefore,
+    note,
+  });
+  return { order, noteBefore, note: done.note !== undefined ? done.note : note, edited: done.raws };
 }
 
 /**
