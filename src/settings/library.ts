@@ -31,18 +31,25 @@ import { LIBRARY } from './surface.js';
 
 const fail = (message: string): never => LIBRARY.fail(message);
 
-/** The formats the library reads; `auto` tells them apart as the command line does. */
-export type MessageFormat =
-  | 'auto'
-  | 'openai'
-  | 'anthropic'
-  | 'responses'
-  | 'gemini'
-  | 'haystack'
-  | 'langchain'
-  | 'claude-code'
-  | 'sharegpt'
-  | 'ai-sdk';
+/**
+ * The formats the library reads; `auto` tells them apart as the command line does. The list is the format registry's
+ * names (`test/settings/message-format.test.ts` compares them), kept here as literals so the type can be read.
+ */
+export const MESSAGE_FORMATS = [
+  'auto',
+  'openai',
+  'anthropic',
+  'responses',
+  'gemini',
+  'haystack',
+  'langchain',
+  'claude-code',
+  'sharegpt',
+  'ai-sdk',
+] as const;
+
+/** One of {@link MESSAGE_FORMATS}. */
+export type MessageFormat = (typeof MESSAGE_FORMATS)[number];
 
 /** Settings of a compactor. Give `target`, or `contextWindow` (with `compactAt`/`compactTo`). */
 export interface CompactorOptions<M = unknown> {
