@@ -35,23 +35,21 @@ function isMade(message: Message, index: number, notes: ReadonlySet<number>): bo
 
 /**
  * The notes of a literal template (one without `{num_removed}`), found by their exact text (`Message.exactNote`)
- * where the window writes a note: in the run of user messages right after the leading instructions, before its
- * second real user message (a note follows the instructions when history went, or the task right after them when
- * steps went). Such a text is never the current task: when every real user message would be a note, the latest of
- * them is the task.
+ * where the window writes a note: in the run of user messages right after the leading instructions (a note follows
+ * the instructions when history went; when steps went, all history went with them, so the note follows the task run
+ * of `taskRun`, which is all user messages, right after the instructions). Such a text is never the current task: when
+ * every real user message would be a note, the latest of them is the task.
  * @param messages the conversation
  * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
  * @returns the indices of those notes, ascending
  */
 export function notesByText(messages: readonly Message[], systemEnd: number): ReadonlySet<number> {
   let found: number[] | null = null;
-  let real = 0;
   for (let i = systemEnd; i < messages.length; i++) {
     const m = messages[i] as Message;
     if (m.compaction !== undefined) continue;
     if (m.role !== 'user') break;
     if (m.exactNote === true) (found ??= []).push(i);
-    else if (++real > 1) break;
   }
   if (found === null) return NO_NOTES;
   // Never the current task: with none of the others a real user message, the latest is the task.

@@ -533,6 +533,39 @@ describe('a note used as written (a template without {num_removed})', () => {
     ).toBeLessThanOrEqual(1);
   });
 
+  it('is folded after a task of several user messages, so a second run with the same template changes nothing', () => {
+    // Two user messages with no reply between are kept together as the task; the note that follows them after the
+    // steps went stands past the first real user message of the run.
+    const call = (id: string) => ({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id, type: 'function', function: { name: 'search', arguments: '{}' } }],
+    });
+    const text = jsonl([
+      { role: 'user', content: '#1 alpha' },
+      { role: 'user', content: '#2 alpha' },
+      call('c1'),
+      { role: 'tool', tool_call_id: 'c1', content: '#4 result of search' },
+      call('c2'),
+      { role: 'tool', tool_call_id: 'c2', content: '#6 result of search' },
+    ]);
+    const once = compactSource(decodeSource(Buffer.from(text, 'utf8'), 't.jsonl'), {
+      target: 1,
+      minKeepSteps: 0,
+      note: LITERAL,
+      counter: createApproxCounter(),
+    });
+    expect(once.output.trimEnd().split('\n').slice(-1)).toEqual([literalLine]);
+    const twice = compactSource(decodeSource(Buffer.from(once.output, 'utf8'), 't.jsonl'), {
+      target: 1,
+      minKeepSteps: 0,
+      note: LITERAL,
+      counter: createApproxCounter(),
+    });
+    expect(twice.conversations[0]?.normalized.messages.map((m) => m.exactNote === true)).toEqual([false, false, true]);
+    expect({ changed: twice.changed, output: twice.output }).toEqual({ changed: false, output: once.output });
+  });
+
   it('is never the current task: a user who writes that text as the only request keeps it', () => {
     const text = jsonl([
       { role: 'system', content: 'sys' },
