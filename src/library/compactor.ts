@@ -1,4 +1,5 @@
 import type { Plan } from '../core/compact.js';
+import { lazyList } from '../core/lazy-list.js';
 import type { SummaryAnswer, SummaryRequest } from '../core/summarize.js';
 import type { TokenCounter } from '../core/types.js';
 import { InputError, OptionsError } from '../errors.js';
@@ -151,7 +152,8 @@ function readMessages(
   // Array.from visits holes too (as undefined), so a sparse array is refused like any other non-message.
   const converted = Array.from(messages as readonly unknown[], (m, k) => asJson(m, k));
   const items = converted.map((c) => c.item);
-  const raws = converted.map((c) => c.raw);
+  // Written only for the messages rendered or rewritten (see AsJson).
+  const raws = lazyList(converted.length, (k) => (converted[k] as AsJson).raw());
   const { adapter, container } = formatOf(items, checked.adapter, system);
   const input: ConversationInput = {
     file: 'messages',

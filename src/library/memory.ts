@@ -3,14 +3,19 @@ import type { Rendered, TokenCounter } from '../core/types.js';
 import { InputError } from '../errors.js';
 import { binaryAsText } from '../settings/library.js';
 
-/** A message as the adapters read it: its JSON text and that text parsed, as a file of the messages would give them. */
+/**
+ * A message as the adapters read it: the value a file of the messages would give when parsed (`item`) and its JSON
+ * text (`raw`). A message that is plain JSON data is its own item, so nothing is written or parsed for it until its
+ * text is asked for (when it is rendered for counting, or written pruned), and then once.
+ */
 export interface AsJson {
-  readonly raw: string;
   readonly item: unknown;
+  /** The message's JSON text, written when first asked for. */
+  raw(): string;
 }
 
-/** A message's JSON and that JSON parsed, or the InputError that names the message. */
-export function toJson(message: unknown, k: number): AsJson {
+/** A message's JSON text, or the InputError that names the message. */
+function jsonText(message: unknown, k: number): string {
   let raw: string | undefined;
   try {
     raw = JSON.stringify(message, binaryAsText);
@@ -24,64 +29,116 @@ export function toJson(message: unknown, k: number): AsJson {
     );
   }
   if (raw === undefined) throw new InputError(`expected a message, found ${typeof message}`, `messages[${k}]`);
-  return { raw, item: JSON.parse(raw) as unknown };
+  return raw;
+}
+
+/** A message read through its JSON: written and parsed now (a message that is not plain JSON data). */
+class Written implements AsJson {
+  readonly item: unknown;
+  constructor(private readonly text: string) {
+    this.item = JSON.parse(text) as unknown;
+  }
+  raw(): string {
+    return this.text;
+  }
+}
+
+/** A plain message: its own item, its text written when first asked for. */
+class Plain implements AsJson {
+  private text: string | undefined;
+  constructor(readonly item: object) {}
+  raw(): string {
+    return (this.text ??= JSON.stringify(this.item));
+  }
+}
+
+/** A message's JSON and that JSON parsed, or the InputError that names the message. */
+export function toJson(message: unknown, k: number): AsJson {
+  return new Written(jsonText(message, k));
 }
 
 /**
- * Each message object's JSON, made once and made again only when the object changed since. A caller may edit a message
- * in place between calls (a string replaced, a part pushed, a key added or removed): the cache keeps, beside each JSON,
- * the object's shape (every object, array and value it holds, by identity, with its keys in order and its lengths) and
- * uses the JSON only while the object still has that shape. What the shape cannot vouch for is written again on every
- * call: an object with `toJSON`, or of a class (a `Date`, a `Map`), or too deep to walk.
+ * Each message object as JSON, read once and read again only when the object changed since. A caller may edit a
+ * message in place between calls (a string replaced, a part pushed, a key added or removed): the cache keeps, beside
+ * each message, its shape (every object, array and value it holds, by identity, with its keys in order and its
+ * lengths) and uses what it read only while the object still has that shape. What the shape cannot vouch for is read
+ * again on every call: an object with `toJSON`, or of a class (a `Date`, a `Map`), or too deep to walk. A message
+ * that is plain JSON data (plain objects and arrays of strings, finite numbers, booleans and null) is its own item;
+ * any other (binary data, `undefined` or a function inside, NaN, -0) is written as JSON and parsed back, as a file
+ * of it would be read.
  */
 export class JsonCache {
   private readonly known = new WeakMap<object, { readonly json: AsJson; readonly shape: readonly unknown[] | null }>();
 
-  /** The message's JSON, from the cache while the object has the shape it had when its JSON was made. */
+  /** The message as JSON, from the cache while the object has the shape it had when it was read. */
   of(message: unknown, k: number): AsJson {
     if (typeof message !== 'object' || message === null) return toJson(message, k);
     const entry = this.known.get(message);
     if (entry !== undefined && entry.shape !== null && hasShape(message, entry.shape)) return entry.json;
-    const json = toJson(message, k);
-    this.known.set(message, { json, shape: shapeOf(message) });
+    const walk = shapeOf(message);
+    const json = walk?.plain === true ? new Plain(message) : toJson(message, k);
+    this.known.set(message, { json, shape: walk === null ? null : walk.shape });
     return json;
   }
 }
 
-/** The shape of a value that JSON.stringify just wrote, or null when its shape cannot vouch for its JSON. */
-function shapeOf(value: unknown): unknown[] | null {
-  const out: unknown[] = [];
+/** A value's shape, and whether it is plain JSON data; null when its shape cannot vouch for its JSON. */
+function shapeOf(value: unknown): { shape: unknown[]; plain: boolean } | null {
+  const walk = { shape: [] as unknown[], plain: true };
   try {
-    return record(value, out) ? out : null;
+    return record(value, walk) ? walk : null;
   } catch (error) {
     if (error instanceof RangeError) return null;
     throw error;
   }
 }
 
-/** Appends a value's shape to `out` (preorder); false for a value whose JSON its shape does not determine. */
-function record(value: unknown, out: unknown[]): boolean {
+/** Whether JSON writes a primitive as a parse of it reads back (not `undefined`, a function, a symbol, NaN or -0). */
+function isPlainPrimitive(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    default:
+      return value === null;
+  }
+}
+
+/**
+ * Appends a value's shape to `walk.shape` (preorder), clearing `walk.plain` at what JSON would not give back as it is;
+ * false for a value whose JSON its shape does not determine.
+ */
+function record(value: unknown, walk: { shape: unknown[]; plain: boolean }): boolean {
+  const out = walk.shape;
   out.push(value);
-  if (typeof value !== 'object' || value === null) return true;
+  if (typeof value !== 'object' || value === null) {
+    if (!isPlainPrimitive(value)) walk.plain = false;
+    return true;
+  }
   // Binary data is written as its length alone (see binaryAsText).
   if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
     out.push(value.byteLength);
+    walk.plain = false;
     return true;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (Array.isArray(value)) {
     if (proto !== Array.prototype) return false;
     out.push(value.length);
-    for (let i = 0; i < value.length; i++) if (!record(value[i], out)) return false;
+    for (let i = 0; i < value.length; i++) if (!record(value[i], walk)) return false;
     return true;
   }
   if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function')
     return false;
+  // A null-prototype object reads back as a plain one; JSON writes both alike.
+  if (proto === null) walk.plain = false;
   const keys = Object.keys(value);
   out.push(keys.length);
   for (const key of keys) {
     out.push(key);
-    if (!record((value as Record<string, unknown>)[key], out)) return false;
+    if (!record((value as Record<string, unknown>)[key], walk)) return false;
   }
   return true;
 }

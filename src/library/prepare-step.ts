@@ -86,7 +86,7 @@ class KeptViews {
   /** A message's JSON, made again when the message was changed in place since (see JsonCache). */
   private jsonOf(message: unknown): string | undefined {
     if (typeof message !== 'object' || message === null) return JSON.stringify(message, binaryAsText);
-    return this.json.of(message, 0).raw;
+    return this.json.of(message, 0).raw();
   }
 }
 
