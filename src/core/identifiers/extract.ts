@@ -360,10 +360,14 @@ function classify(raw: string, visit: (id: Identifier) => void): void {
     // name does not start `_*`); other leading `_` wait for the `_` that closes them.
     while (start < end) {
       const c = raw.charCodeAt(start);
-      const next = raw.charCodeAt(start + 1);
-      if (c === 0x5f ? next !== 0x2a && next !== 0x7e : !isLeading(c) || (c === 0x7e && next === 0x2f)) break;
-      if (c === 0x7e) opened++;
-      else if (c === 0x5f) underscores++;
+      if (c === 0x5f) {
+        const next = raw.charCodeAt(start + 1);
+        if (next !== 0x2a && next !== 0x7e) break;
+        underscores++;
+      } else if (c === 0x7e) {
+        if (raw.charCodeAt(start + 1) === 0x2f) break;
+        opened++;
+      } else if (!isLeading(c)) break;
       start++;
     }
     while (end > start && isTrailing(raw.charCodeAt(end - 1))) end--;

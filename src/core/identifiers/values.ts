@@ -216,9 +216,8 @@ function hasSeparatorAfter(word: string, at: number): boolean {
 
 /** An absolute POSIX path: two parts or more, a file name, a folder with its slash, or a known top folder. */
 function isAbsolutePath(w: string, trailing: boolean): boolean {
-  const parts = w.slice(1).split('/');
-  if (parts.length >= 2) return true;
-  const only = parts[0] as string;
+  if (w.indexOf('/', 1) > 0) return true;
+  const only = w.slice(1);
   return hasExtension(only) || (trailing && only.length >= 2) || KNOWN_ROOTS.has(only);
 }
 
