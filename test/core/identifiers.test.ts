@@ -2,8 +2,14 @@ import { describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { identifiersIn, type Identifier, type IdentifierKind } from '../../src/core/identifiers/index.js';
-import { retentionOf } from '../../src/core/identifiers/index.js';
+import {
+  identifiersIn,
+  retentionFailure,
+  retentionOf,
+  type Identifier,
+  type IdentifierKind,
+} from '../../src/core/identifiers/index.js';
+import { textContent } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
 
 const values = (text: string, kind?: IdentifierKind): string[] =>
@@ -204,8 +210,9 @@ describe('words end at Unicode quotes, punctuation and invisible characters', ()
     ['文件：src/auth/login.ts！'],
     ['x\u3000src/auth/login.ts\u3000y'],
     ['src/auth/login.ts\u200b'],
+    ['\u200bsrc/auth/login.ts\u200b'],
     ['\u2060src/auth/login.ts\ufeff'],
-    ['\u00a0src/auth/login.ts\u00a0'],
+    ['\ufeffsrc/auth/login.ts'],
   ])('finds the path in %s', (text) => {
     expect(values(text, 'path')).toEqual(['src/auth/login.ts']);
   });
@@ -214,13 +221,35 @@ describe('words end at Unicode quotes, punctuation and invisible characters', ()
     ['_src/auth/login.ts_', 'src/auth/login.ts'],
     ['__src/auth/login.ts__', 'src/auth/login.ts'],
     ['*src/auth/login.ts*', 'src/auth/login.ts'],
+    ['**src/auth/login.ts**', 'src/auth/login.ts'],
     ['**_src/auth/login.ts_**', 'src/auth/login.ts'],
+    ['_src/auth/login.ts_, then', 'src/auth/login.ts'],
+    ['_see src/auth/login.ts_', 'src/auth/login.ts'],
     ['~~src/auth/login.ts~~', 'src/auth/login.ts'],
+    ['~~dropped src/auth/login.ts~~', 'src/auth/login.ts'],
+    ['~~_src/auth/login.ts_~~', 'src/auth/login.ts'],
+    ['~~~/notes.md~~', '~/notes.md'],
     ['_src/auth/login.ts._', 'src/auth/login.ts'],
+    ['_src/_app.tsx_', 'src/_app.tsx'],
+    ['_/etc/hosts_', '/etc/hosts'],
+    ['**_/etc/hosts_**', '/etc/hosts'],
+    ['_a/_b.ts_', 'a/_b.ts'],
+    ['~~/etc/hosts~~', '/etc/hosts'],
+    ['_~~/etc/hosts~~_', '/etc/hosts'],
+    ['_*_a/b.ts*_', '_a/b.ts'],
+    ['_*_a/_b.ts*_', '_a/_b.ts'],
+  ])('trims markdown emphasis and strikethrough: %s', (text, path) => {
+    expect(values(text, 'path')).toEqual([path]);
+  });
+
+  it.each([
     ['src/__tests__/a.ts', 'src/__tests__/a.ts'],
     ['see src/__tests__', 'src/__tests__'],
+    ['__tests__/a.ts', '__tests__/a.ts'],
+    ['_config.yml', '_config.yml'],
     ['src/my-file.ts', 'src/my-file.ts'],
-  ])('trims markdown emphasis and strikethrough: %s', (text, path) => {
+    ['an editor’s backup src/a.ts~', 'src/a.ts~'],
+  ])('keeps an underscore, tilde or hyphen that is the name’s own: %s', (text, path) => {
     expect(values(text, 'path')).toEqual([path]);
   });
 
@@ -228,25 +257,55 @@ describe('words end at Unicode quotes, punctuation and invisible characters', ()
     ['src/auth/login.ts#L10', 'src/auth/login.ts'],
     ['src/auth/login.ts#L10-L20', 'src/auth/login.ts'],
     ['(src/auth/login.ts#L10)', 'src/auth/login.ts'],
-  ])('names the file of a line anchor: %s', (text, path) => {
+    ['“src/auth/login.ts#L10”', 'src/auth/login.ts'],
+    ['README.md#usage', 'README.md'],
+    ['C:\\Users\\me\\a.ts#L3', 'C:\\Users\\me\\a.ts'],
+    ['C:\\Users\\me\\C#\\Program.cs', 'C:\\Users\\me\\C#\\Program.cs'],
+  ])('drops an anchor, which names a place in the file: %s', (text, path) => {
     expect(values(text, 'path')).toEqual([path]);
+  });
+
+  it('takes a `#` with nothing after it for part of the name (Emacs’s #notes.txt#)', () => {
+    expect(values('edit #notes.txt# later')).toEqual([]);
+  });
+
+  it('takes a `#` with a separator after it for part of a folder’s name, not an anchor', () => {
+    expect(values('see docs/C#/intro.md')).not.toContain('docs/C');
   });
 
   it.each([
     ['_https://a.example/x_', 'https://a.example/x'],
     ['~~https://a.example/x~~', 'https://a.example/x'],
     ['“https://a.example/x”', 'https://a.example/x'],
+    ['see https://a.example/x。', 'https://a.example/x'],
+    ['https://a.example/x\u200b', 'https://a.example/x'],
     ['https://a.example/x_y', 'https://a.example/x_y'],
+    ['https://a.example/~me', 'https://a.example/~me'],
     ['https://en.wikipedia.org/wiki/1990–91_season', 'https://en.wikipedia.org/wiki/1990–91_season'],
+    ['«https://de.wikipedia.org/wiki/Stra%C3%9Fe»', 'https://de.wikipedia.org/wiki/Stra%C3%9Fe'],
+    ['https://ja.wikipedia.org/wiki/東京・大阪', 'https://ja.wikipedia.org/wiki/東京・大阪'],
   ])('keeps what is a URL’s own and trims what wraps it: %s', (text, url) => {
     expect(values(text, 'url')).toEqual([url]);
   });
 
-  it('keeps a backup file’s one tilde, which opens nothing', () => {
-    expect(values('edit notes.txt~ later')).not.toContain('notes.txt');
-  });
+  /** A path from parts of ASCII and other letters, digits, `_` and `-`, with an extension; as extraction writes it. */
+  const letter = fc.constantFrom(...'abcxyzABZ019éü中文яß'.split(''));
+  const inner = fc.constantFrom(...'abz09éü中я_-'.split(''));
+  const part = fc
+    .tuple(fc.constantFrom('', '_'), letter, fc.array(inner, { maxLength: 6 }), letter)
+    .map(([lead, first, middle, last]) => `${lead}${first}${middle.join('')}${last}`);
+  const pathArb = fc
+    .tuple(
+      fc.constantFrom('', '/', '~/', '../'),
+      fc.array(part, { minLength: 1, maxLength: 3 }),
+      part,
+      fc.constantFrom('ts', 'py', 'md', 'json', 'rs'),
+    )
+    .map(([root, dirs, name, ext]) => `${root}${dirs.join('/')}/${name}.${ext}`);
+  /** What may follow a path and names a place in it, not another file. */
+  const place = fc.constantFrom('', '', '#L10', '#L10-L20', ':12', ':12:5');
 
-  const wrappers: ReadonlyArray<readonly [string, string]> = [
+  const pairs: ReadonlyArray<readonly [string, string]> = [
     ['“', '”'],
     ['‘', '’'],
     ['«', '»'],
@@ -256,62 +315,83 @@ describe('words end at Unicode quotes, punctuation and invisible characters', ()
     ['『', '』'],
     ['【', '】'],
     ['（', '）'],
+    ['(', ')'],
+    ['"', '"'],
+    ['`', '`'],
     ['_', '_'],
+    ['*', '*'],
     ['**', '**'],
     ['~~', '~~'],
-    ['', '…'],
-    ['', '—'],
-    ['', '。'],
-    ['', '，'],
-    ['', '：'],
     ['\u200b', '\u200b'],
     ['\u3000', '\u3000'],
+    ['\u00a0', '\u00a0'],
     ['\ufeff', '\u2060'],
   ];
-  const part = fc.stringMatching(/^[a-z][a-z0-9]{1,7}$/);
-  const pathArb = fc
-    .tuple(fc.array(part, { minLength: 1, maxLength: 3 }), part, fc.constantFrom('ts', 'py', 'md', 'json', 'rs'))
-    .map(([dirs, name, ext]) => `${dirs.join('/')}/${name}.${ext}`);
+  /**
+   * Punctuation that follows what it ends. It goes outside the wrappers: an `_` written after it (`_src/a.ts。_`) is a
+   * word of its own, which closes nothing in the path's word.
+   */
+  const ending = fc.constantFrom('', '…', '—', '。', '、', '，', '：', '！', '.', ',', ';', '?');
+  /** One to three wrappers, the first innermost. */
+  const wrapper = fc
+    .array(fc.constantFrom(...pairs), { minLength: 1, maxLength: 3 })
+    .map((layers) => layers.reduce(([l, r], [ol, or]) => [`${ol}${l}`, `${r}${or}`], ['', '']));
+  const prose = fc.constantFrom('', 'see', 'then', 'voir', 'siehe', '参见', 'см.', 'l’app', 'don’t');
 
-  it('finds a path wrapped in any of them as it finds it between spaces (property)', () => {
+  it('finds a wrapped path as it finds it between spaces (property)', () => {
     fc.assert(
-      fc.property(pathArb, fc.constantFrom(...wrappers), (p, [left, right]) => {
-        const plain = identifiersIn(`see ${p} now`);
+      fc.property(pathArb, place, wrapper, ending, prose, prose, (p, at, [left, right], end, before, after) => {
+        const plain = identifiersIn(` ${p} `);
         expect(plain).toEqual([one('path', p)]);
-        expect(identifiersIn(`see ${left}${p}${right} now`)).toEqual(plain);
+        expect(identifiersIn(`${before} ${left}${p}${at}${right}${end} ${after}`)).toEqual(plain);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  const said = (text: string): Message => ({ role: 'user', content: textContent(text) });
+
+  it('lets a summary that quotes and marks up what it keeps keep it (retention)', () => {
+    const replaced: Message[] = [
+      said('read src/auth/login.ts, docs/api.md, src/a.ts and src/b.ts, see https://a.example/x'),
+      {
+        role: 'tool',
+        content: {
+          texts: [],
+          toolCalls: [],
+          results: [{ name: 'read', text: 'src/c.ts:12 src/d.ts', error: false, images: 0, files: 0 }],
+          images: 0,
+          files: [],
+        },
+      },
+    ];
+    const summary =
+      'Read «src/auth/login.ts» and “docs/api.md”; fixed _src/a.ts_ (src/b.ts#L10-L20), dropped ~~src/c.ts~~, kept ' +
+      '「src/d.ts」 and _https://a.example/x_\u200b.';
+    const retention = retentionOf(replaced, summary);
+    expect(retention.lost).toEqual([]);
+    expect(retention.fraction).toBe(1);
+    expect(retentionFailure(retention, 1)).toBeNull();
+  });
+
+  it('gives a text of wrapped paths full retention of itself (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(pathArb, place, wrapper, ending), { minLength: 1, maxLength: 6 }), (parts) => {
+        const text = parts.map(([p, at, [l, r], end]) => `${l}${p}${at}${r}${end}`).join(' and ');
+        const r = retentionOf([said(text)], text);
+        expect(r.total).toBe(new Set(parts.map(([p]) => p)).size);
+        expect(r.fraction).toBe(1);
       }),
     );
   });
 
-  it('lets a summary that quotes typographically keep what it names (retention)', () => {
-    const replaced: Message = {
-      role: 'tool',
-      content: {
-        texts: [],
-        toolCalls: [],
-        results: [{ name: 'read', text: 'read src/auth/login.ts and docs/api.md', error: false, images: 0, files: 0 }],
-        images: 0,
-        files: [],
-      },
-    } as Message;
-    expect(retentionOf([replaced], 'Read «src/auth/login.ts» and “docs/api.md”.').fraction).toBe(1);
-  });
-
-  it('gives a text full retention of itself (property)', () => {
+  it('gives any text full retention of itself (property)', () => {
+    const piece = fc.oneof(fc.string({ unit: 'binary' }), pathArb, fc.constantFrom(...pairs.flat(), '…', '。', '#L1'));
     fc.assert(
-      fc.property(
-        fc.array(fc.tuple(pathArb, fc.constantFrom(...wrappers)), { minLength: 1, maxLength: 6 }),
-        (parts) => {
-          const text = parts.map(([p, [l, r]]) => `${l}${p}${r}`).join(' and ');
-          const message = {
-            role: 'user',
-            content: { texts: [text], toolCalls: [], results: [], images: 0, files: [] },
-          } as Message;
-          const r = retentionOf([message], text);
-          expect(r.total).toBe(new Set(parts.map(([p]) => p)).size);
-          expect(r.fraction).toBe(1);
-        },
-      ),
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join('');
+        expect(retentionOf([said(text)], text).fraction).toBe(1);
+      }),
     );
   });
 });
@@ -335,9 +415,58 @@ describe('the extraction', () => {
     ['almost HTTP statuses', 'HTTP '.repeat(200_000)],
     ['Windows separators', `C:${'\\\\'.repeat(500_000)}`],
     ['words of 2,000 path characters', `${'a/b.'.repeat(500)} `.repeat(500)],
+    ['paths closed by alternating marks', `a/${'x'.repeat(1000)}${'_*'.repeat(500)} `.repeat(500)],
+    ['paths wrapped in long runs of underscores', `a/${'_'.repeat(1000)}x${'_*'.repeat(500)} `.repeat(333)],
+    ['URLs in long runs of underscores', `${'_'.repeat(1000)}https://a.example/${'_'.repeat(1000)} `.repeat(500)],
   ])('reads %s (1 MB) in linear time', (_name, text) => {
     // A backtracking pattern would take minutes on these; the test's time-out is the bound.
     expect(() => identifiersIn(text)).not.toThrow();
+  });
+
+  /**
+   * How many characters the extraction reads out of its text: the loops that cut and trim words read one code unit at
+   * a time through `charCodeAt`, so counting its calls counts their work, whatever the machine's speed.
+   */
+  function readsOf(text: string): number {
+    const charCodeAt = Object.getOwnPropertyDescriptor(String.prototype, 'charCodeAt') as PropertyDescriptor;
+    const read = String.prototype.charCodeAt;
+    let reads = 0;
+    Object.defineProperty(String.prototype, 'charCodeAt', {
+      ...charCodeAt,
+      value(this: string, index: number): number {
+        reads++;
+        return read.call(this, index);
+      },
+    });
+    try {
+      identifiersIn(text);
+    } finally {
+      Object.defineProperty(String.prototype, 'charCodeAt', charCodeAt);
+    }
+    return reads;
+  }
+
+  // Words longer than 2,048 characters are passed over whole, so a word just under that is the longest one read: the
+  // reads per character must not grow with the word's length up to there (a round of trimming per mark would make
+  // them grow with it, a thousandfold for these words).
+  it.each([
+    ['nothing but alternating marks', (n: number) => '_*'.repeat(n / 2)],
+    ['a path closed by alternating marks', (n: number) => `a/${'x'.repeat(n / 2)}${'_*'.repeat(n / 4)}`],
+    ['a path in runs of underscores', (n: number) => `a/${'_'.repeat(n / 2)}x${'_*'.repeat(n / 4)}`],
+    ['a path in layers of every mark', (n: number) => `${'_*~'.repeat(n / 6)}a/b.ts${'~*_'.repeat(n / 6)}`],
+    ['a home path in tildes', (n: number) => `${'~'.repeat(n / 2)}/a/b.ts${'~*'.repeat(n / 4)}`],
+    ['a URL in runs of underscores', (n: number) => `${'_'.repeat(n / 2)}https://a.example/${'_'.repeat(n / 2)}`],
+  ])('reads %s a bounded number of times per character, however long the word', (_name, word) => {
+    const perCharacter = (n: number): number => {
+      const text = `${word(n)} `.repeat(Math.ceil(60_000 / n));
+      return readsOf(text) / text.length;
+    };
+    const short = perCharacter(60);
+    const long = perCharacter(2040);
+    // Cutting the text into words reads each character once: a count below that would mean the counting is off.
+    expect(short).toBeGreaterThanOrEqual(1);
+    expect(long).toBeLessThan(20);
+    expect(long).toBeLessThan(2 * short);
   });
 });
 

@@ -341,18 +341,33 @@ function isTrailing(c: number): boolean {
   return c === 0x2e || c === 0x2c || c === 0x3a || c === 0x3b || c === 0x21 || c === 0x3f || c === 0x2a;
 }
 
+/** Rounds of trimming a word gets at most: each takes one closing run of `_` or `~` (`**_~~a.ts~~_**` needs two). */
+const MAX_WRAPS = 6;
+
 /** One word, its wrapping punctuation and markdown emphasis trimmed, as the one identifier it is, if any. */
 function classify(raw: string, visit: (id: Identifier) => void): void {
   let start = 0;
   let end = raw.length;
-  let tildes = 0;
-  // Trimmed until nothing more comes off (`**_a.ts_**`, `_a.ts._`): every round but the last takes a character.
-  while (end > start) {
-    // `~` starts home paths: only trimmed when no slash follows.
+  // `~` opened and closed so far, over all the layers.
+  let opened = 0;
+  let closed = 0;
+  // `_` trimmed as opening emphasis that no `_` has closed yet.
+  let underscores = 0;
+  // Trimmed until nothing more comes off (`**_a.ts_**`, `_a.ts._`), one layer of marks a round. Each round reads the
+  // word a few times, so the rounds are bounded: a word of nothing but alternating marks stays linear to read.
+  for (let round = 0; round < MAX_WRAPS && end > start; round++) {
+    // `~` starts home paths: only trimmed when no slash follows. An `_` right before `*` or `~` opens emphasis (a
+    // name does not start `_*`); other leading `_` wait for the `_` that closes them.
     while (start < end) {
       const c = raw.charCodeAt(start);
-      if (!isLeading(c) || (c === 0x7e && raw.charCodeAt(start + 1) === 0x2f)) break;
-      if (c === 0x7e) tildes++;
+      if (c === 0x5f) {
+        const next = raw.charCodeAt(start + 1);
+        if (next !== 0x2a && next !== 0x7e) break;
+        underscores++;
+      } else if (c === 0x7e) {
+        if (raw.charCodeAt(start + 1) === 0x2f) break;
+        opened++;
+      } else if (!isLeading(c)) break;
       start++;
     }
     while (end > start && isTrailing(raw.charCodeAt(end - 1))) end--;
@@ -360,12 +375,20 @@ function classify(raw: string, visit: (id: Identifier) => void): void {
     if (last === 0x7e) {
       // `~~a.ts~~` is struck through; one `~` that opened nothing is an editor's backup file (`a.ts~`).
       const closing = runBefore(raw, start, end, 0x7e);
-      if (tildes === 0 && closing < 2) break;
+      if (opened === 0 && closing < 2) break;
       end -= closing;
+      closed += closing;
+      // As many `~` close as opened: `~~/etc/hosts~~` is `/etc/hosts` struck through, `~~~/notes~~` is `~/notes`.
+      if (opened < closed && raw.charCodeAt(start) === 0x7e && raw.charCodeAt(start + 1) === 0x2f) {
+        opened++;
+        start++;
+      }
     } else if (last === 0x5f) {
       const closing = closingUnderscores(raw, start, end);
       if (closing === 0) break;
-      start += Math.min(closing, openingUnderscores(raw, start, end));
+      const owed = Math.min(closing, underscores);
+      underscores -= owed;
+      start += Math.min(closing - owed, openingUnderscores(raw, start, end));
       end -= closing;
     } else break;
   }
@@ -425,9 +448,10 @@ function lastSeparator(text: string, start: number, end: number): number {
 }
 
 /**
- * How many `_` at the end of a word close markdown emphasis (`_a.ts_`, `see src/a.ts_`): all of them, except those of
- * a last folder or file whose name is wrapped in them (`src/__tests__` keeps its `__`). A word of one part keeps none of
- * its own: `__init__` alone names nothing, whatever is trimmed.
+ * How many `_` at the end of a word close markdown emphasis (`_a.ts_`, `see src/a.ts_`, `_src/_app.tsx_`): all of
+ * them, except those of a last folder whose name is wrapped in them (`src/__tests__` keeps its `__`). A name with an
+ * extension does not end in `_`, so after one every `_` closes. A word of one part keeps none of its own: `__init__`
+ * alone names nothing, whatever is trimmed.
  */
 function closingUnderscores(text: string, start: number, end: number): number {
   const trailing = runBefore(text, start, end, 0x5f);
@@ -435,18 +459,20 @@ function closingUnderscores(text: string, start: number, end: number): number {
   const slash = lastSeparator(text, start, end);
   if (slash < 0) return trailing;
   const own = runAt(text, slash + 1, end, 0x5f);
-  return own > 0 && trailing >= own ? trailing - own : trailing;
+  if (own === 0 || trailing < own || text.lastIndexOf('.', end - trailing - 1) > slash) return trailing;
+  return trailing - own;
 }
 
 /**
- * How many `_` at the start of a word may open emphasis: all of them, except those of a first folder wrapped in them
- * (`__tests__/a.ts`). Only as many as close it are trimmed, so `_config.yml` keeps its `_`.
+ * How many `_` at the start of a word may open emphasis (`_src/a.ts_`, `_/etc/hosts_`): all of them, except those of a
+ * first folder wrapped in them (`__tests__/a.ts`). Only as many as close it are trimmed, so `_config.yml` keeps its `_`.
  */
 function openingUnderscores(text: string, start: number, end: number): number {
   const leading = runAt(text, start, end, 0x5f);
   if (leading === 0) return 0;
   const slash = firstSeparator(text, start, end);
-  if (slash < 0) return leading;
+  // No folder, or one of nothing but the marks (`_/etc/hosts_`): every `_` may open.
+  if (slash < 0 || slash === start + leading) return leading;
   return leading - Math.min(leading, runBefore(text, start, slash, 0x5f));
 }
 

@@ -173,8 +173,8 @@ const PATH_CHARS = /^[\p{L}\p{N}\p{M}_.\-~/+@]+$/u;
 
 /**
  * The path a word is, normalised, or null. A `:line` or `:line:col` suffix is dropped (`src/a.ts:12:5` is
- * `src/a.ts`), and so is a `#` anchor (`src/a.ts#L10-L20`, `README.md#usage`), a leading `./` and a trailing `/` too; a Windows path keeps its backslashes (doubled ones from JSON
- * text made single) and gets its drive letter in capitals.
+ * `src/a.ts`), and so is a `#` anchor (`src/a.ts#L10-L20`, `README.md#usage`), a leading `./` and a trailing `/`;
+ * a Windows path keeps its backslashes (doubled ones from JSON text made single) and gets its drive letter in capitals.
  */
 export function pathOf(word: string): string | null {
   if (word.length > 1024) return null;
@@ -182,8 +182,9 @@ export function pathOf(word: string): string | null {
   const at = w.search(/:\d/);
   if (at > 1) w = w.slice(0, at);
   // An anchor names a place in the file, as a line number does: `src/a.ts#L10` and `README.md#usage` name the file.
+  // A `#` with nothing after it (Emacs's `#a.ts#`) or a separator after it (a folder `C#\`) is not an anchor.
   const anchor = w.indexOf('#');
-  if (anchor > 0) w = w.slice(0, anchor);
+  if (anchor > 0 && anchor < w.length - 1 && !hasSeparatorAfter(w, anchor)) w = w.slice(0, anchor);
   if (isWindowsStart(w, 0)) return windowsPath(w);
   if (!PATH_CHARS.test(w) || w.startsWith('@') || w.includes('//') || !/\p{L}/u.test(w)) return null;
   const dotted = w.startsWith('./');
@@ -204,11 +205,19 @@ export function pathOf(word: string): string | null {
   return trailing && parts.length >= 2 ? w : null;
 }
 
+/** Whether a separator (`/` or `\`) comes after position `at` of a word. */
+function hasSeparatorAfter(word: string, at: number): boolean {
+  for (let k = at + 1; k < word.length; k++) {
+    const c = word.charCodeAt(k);
+    if (c === 0x2f || c === 0x5c) return true;
+  }
+  return false;
+}
+
 /** An absolute POSIX path: two parts or more, a file name, a folder with its slash, or a known top folder. */
 function isAbsolutePath(w: string, trailing: boolean): boolean {
-  const parts = w.slice(1).split('/');
-  if (parts.length >= 2) return true;
-  const only = parts[0] as string;
+  if (w.indexOf('/', 1) > 0) return true;
+  const only = w.slice(1);
   return hasExtension(only) || (trailing && only.length >= 2) || KNOWN_ROOTS.has(only);
 }
 
