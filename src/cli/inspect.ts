@@ -5,6 +5,7 @@ import type { SourceText } from '../io/source.js';
 import { createInspector } from '../pipeline/index.js';
 import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
 import { colorFor } from './color.js';
+import { colorWhen } from './options.js';
 import { EXIT } from './exit-codes.js';
 import { hasErrors, type Inspected } from './view/inspect.js';
 import { recordError } from './report.js';
@@ -40,7 +41,7 @@ export interface InspectFlags {
   jsonLines?: boolean;
   ignore?: string[];
   quiet?: boolean;
-  color?: boolean;
+  color?: string | boolean;
   debug?: boolean;
 }
 
@@ -134,8 +135,7 @@ export async function runInspect(
   const single = await isSingleInput(inputs, io);
   const ctx: InspectContext = {
     io,
-    // Commander sets `color` to true unless --no-color is given: only `false` is a request.
-    color: colorFor(io.stdout, io.env, flags.color === false ? false : undefined),
+    color: colorFor(io.stdout, io.env, colorWhen(flags.color)),
     width: io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80,
     quiet: flags.quiet === true,
     single,

@@ -39,3 +39,16 @@ export function parseTokens(name: string, raw: string, min: number): number {
   if (value < min) throw new UsageError(`${name} must be at least ${min}, got ${value}`);
   return value;
 }
+
+/** `--color WHEN`, as ripgrep and git spell it; `--no-color` is `never`. */
+export const COLOR_WHEN = ['always', 'never', 'auto'] as const;
+export type ColorWhen = (typeof COLOR_WHEN)[number];
+
+/**
+ * What the command line asked of colour: commander's `color` is the `--color` value, `false` after `--no-color` (the
+ * last of the two wins), or undefined when neither was given.
+ */
+export function colorWhen(flag: string | boolean | undefined): ColorWhen {
+  if (flag === false) return 'never';
+  return flag === 'always' || flag === 'never' ? flag : 'auto';
+}

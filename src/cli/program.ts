@@ -10,6 +10,7 @@ import type { RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { cannotStart, loadLazily } from './lazy.js';
+import { COLOR_WHEN } from './options.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -299,9 +300,18 @@ function addOutputOptions(command: Command): void {
     )
     .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
-    .option('-q, --quiet', 'print nothing but errors')
-    .option('--no-color', 'never use colour')
-    .option('--debug', 'show stack traces for unexpected errors');
+    .option('-q, --quiet', 'print nothing but errors');
+  addColorOptions(command);
+  command.option('--debug', 'show stack traces for unexpected errors');
+}
+
+/** `--color WHEN` and `--no-color`: the last one given wins; either beats NO_COLOR and FORCE_COLOR. */
+function addColorOptions(command: Command): void {
+  command
+    .addOption(
+      new Option('--color <when>', 'when to colour the output (default: auto, only in a terminal)').choices(COLOR_WHEN),
+    )
+    .option('--no-color', 'never use colour (--color never)');
 }
 
 /** `swc inspect`. */
@@ -325,8 +335,9 @@ function addInspect(program: Command, state: RunState, io: CliIo, err: (line: st
       'leave out files matching this glob pattern (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option('-q, --quiet', 'print only the problems (one line each) and errors')
-    .option('--no-color', 'never use colour')
+    .option('-q, --quiet', 'print only the problems (one line each) and errors');
+  addColorOptions(command);
+  command
     .option('--debug', 'show stack traces for unexpected errors')
     .addHelpText('after', examplesText('inspect'))
     .action(async (inputs: string[], flags: InspectFlags) => {

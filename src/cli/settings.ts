@@ -27,7 +27,7 @@ import {
   type TokenizerName,
 } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
-import { parseTokens, parseWhole } from './options.js';
+import { colorWhen, parseTokens, parseWhole, type ColorWhen } from './options.js';
 import { parseRetention } from '../outcome/forgotten.js';
 import { parsePointer, PointerSyntaxError } from '../io/json-pointer.js';
 
@@ -72,7 +72,7 @@ export interface CompactFlags {
   verbose?: boolean;
   quiet?: boolean;
   debug?: boolean;
-  color?: boolean;
+  color?: string | boolean;
   summaryTokens?: string;
   summaryInstruction?: string;
   baseUrl?: string;
@@ -183,8 +183,8 @@ export interface CompactSettings {
   /** --dry-run --verbose: files that would not change are shown too. */
   readonly verbose: boolean;
   readonly quiet: boolean;
-  /** --no-color (false), or nothing said (undefined). */
-  readonly color: boolean | undefined;
+  /** `--color` (`--no-color` is `never`; nothing said is `auto`). */
+  readonly color: ColorWhen;
   /** With --strategy summarize: its settings; null otherwise. */
   readonly summarize: SummarizeSettings | null;
 }
@@ -283,7 +283,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     stat: flags.stat === true,
     verbose: flags.verbose === true,
     quiet: flags.quiet === true,
-    color: flags.color === false ? false : undefined,
+    color: colorWhen(flags.color),
     summarize: summarizeSettingsOf(flags, strategy.strategies),
   };
   checkBatchOnly(settings);
