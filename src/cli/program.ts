@@ -10,7 +10,7 @@ import type { RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { cannotStart, loadLazily } from './lazy.js';
-import { COLOR_WHEN } from './options.js';
+import { COLOR_WHEN, countFlag } from './options.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -61,7 +61,7 @@ export const HELP_EXAMPLES: Readonly<
   ],
   inspect: [
     ['swc inspect log.jsonl', 'structure, tokens per turn and step, and problems'],
-    ['swc inspect archive -q', 'one line per error, nothing for files without one (exit 1 if any)'],
+    ['swc inspect archive -q', 'one line per error and the total, nothing for files without one (exit 1 if any)'],
   ],
   restore: [
     ['swc restore small.jsonl --offload-dir store -o full.jsonl', 'put back what --strategy offload moved to store'],
@@ -300,7 +300,7 @@ function addOutputOptions(command: Command): void {
     )
     .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
-    .option('-q, --quiet', 'print nothing but errors');
+    .option('-q, --quiet', 'print only errors and the closing total of several files; -qq: only errors', countFlag);
   addColorOptions(command);
   command.option('--debug', 'show stack traces for unexpected errors');
 }
@@ -335,7 +335,11 @@ function addInspect(program: Command, state: RunState, io: CliIo, err: (line: st
       'leave out files matching this glob pattern (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option('-q, --quiet', 'print only the problems (one line each) and errors');
+    .option(
+      '-q, --quiet',
+      'print only the errors found (one line each) and the total of several files; -qq: no total',
+      countFlag,
+    );
   addColorOptions(command);
   command
     .option('--debug', 'show stack traces for unexpected errors')
@@ -372,7 +376,7 @@ function addRestore(program: Command, state: RunState, io: CliIo, err: (line: st
       '--conversation-path <pointer>',
       'a JSON Pointer to the conversation, in the file or in each record (default: as the store recorded it)',
     )
-    .option('-q, --quiet', 'print nothing but errors')
+    .option('-q, --quiet', 'print nothing but errors', countFlag)
     .option('--debug', 'show stack traces for unexpected errors')
     .addHelpText('after', examplesText('restore'))
     .action(async (input: string, flags: RestoreFlags & { debug?: boolean }) => {

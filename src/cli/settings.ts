@@ -27,7 +27,7 @@ import {
   type TokenizerName,
 } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
-import { colorWhen, parseTokens, parseWhole, type ColorWhen } from './options.js';
+import { colorWhen, parseTokens, parseWhole, quietLevel, type ColorWhen, type QuietLevel } from './options.js';
 import { parseRetention } from '../outcome/forgotten.js';
 import { parsePointer, PointerSyntaxError } from '../io/json-pointer.js';
 
@@ -70,7 +70,8 @@ export interface CompactFlags {
   exact?: boolean;
   stat?: boolean;
   verbose?: boolean;
-  quiet?: boolean;
+  /** How many times -q was given. */
+  quiet?: number;
   debug?: boolean;
   color?: string | boolean;
   summaryTokens?: string;
@@ -182,7 +183,8 @@ export interface CompactSettings {
   readonly stat: boolean;
   /** --dry-run --verbose: files that would not change are shown too. */
   readonly verbose: boolean;
-  readonly quiet: boolean;
+  /** `-q`: 1, only the closing line and errors; `-qq`: 2, only errors; 0 without. */
+  readonly quiet: QuietLevel;
   /** `--color` (`--no-color` is `never`; nothing said is `auto`). */
   readonly color: ColorWhen;
   /** With --strategy summarize: its settings; null otherwise. */
@@ -282,7 +284,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     exact: flags.exact === true,
     stat: flags.stat === true,
     verbose: flags.verbose === true,
-    quiet: flags.quiet === true,
+    quiet: quietLevel(flags.quiet),
     color: colorWhen(flags.color),
     summarize: summarizeSettingsOf(flags, strategy.strategies),
   };
