@@ -101,6 +101,7 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
     format: settings.format,
     shard: settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count}`,
     ...(counter !== null ? { counter } : {}),
+    ...(settings.config !== null ? { config: settings.config } : {}),
     ...(settings.strategies.join(',') !== 'window'
       ? {
           strategies: settings.strategies,
@@ -343,6 +344,7 @@ function jobSettingsOf(c: JobContext): JobSettings {
     target: settings.target,
     window: settings.window,
     minKeepSteps: settings.minKeepSteps,
+    config: settings.config,
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,

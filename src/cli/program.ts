@@ -4,7 +4,14 @@ import { isKnownError, UsageError } from '../errors.js';
 import { formatNames } from '../pipeline/index.js';
 import { TOKENIZERS } from '../tokens/index.js';
 import { runCompact } from './compact.js';
-import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, resolveSettings, type CompactFlags } from './settings.js';
+import { blameConfig, CONFIG_FILE, loadConfig, PACKAGE_KEY, withConfig } from './config.js';
+import {
+  DEFAULT_COMPACT_AT,
+  DEFAULT_COMPACT_TO,
+  resolveSettings,
+  type CompactFlags,
+  type CompactSettings,
+} from './settings.js';
 import type { InspectFlags } from './inspect.js';
 import type { RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
@@ -151,13 +158,26 @@ function addCompact(program: Command, state: RunState, io: CliIo, err: (line: st
     .on('option:note', () => noteFlags.add('--note'))
     .on('option:no-note', () => noteFlags.add('--no-note'))
     .addHelpText('after', examplesText('compact'))
-    .action(async (inputs: string[], flags: CompactFlags) => {
+    .action(async (inputs: string[], flags: CompactFlags, self: Command) => {
       state.debug = flags.debug === true;
       if (noteFlags.size > 1)
         throw new UsageError(
           '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently',
         );
-      const settings = resolveSettings(inputs, flags);
+      const config = loadConfig(flags.config, io.cwd);
+      const stream =
+        inputs.length === 1 &&
+        flags.inPlace !== true &&
+        flags.outDir === undefined &&
+        flags.check !== true &&
+        flags.dryRun !== true;
+      const merged = withConfig(flags, givenOn(self), config, { command: 'compact', stream });
+      let settings: CompactSettings;
+      try {
+        settings = resolveSettings(inputs, merged.flags, config?.file ?? null);
+      } catch (error) {
+        throw blameConfig(error, config, merged.used);
+      }
       state.code = await runCompact(settings, io, err);
     });
 }
@@ -302,7 +322,23 @@ function addOutputOptions(command: Command): void {
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
     .option('-q, --quiet', 'print only errors and the closing total of several files; -qq: only errors', countFlag);
   addColorOptions(command);
+  addConfigOptions(command);
   command.option('--debug', 'show stack traces for unexpected errors');
+}
+
+/** Whether commander took an option's value from the command line, not from a default. */
+function givenOn(command: Command): (key: string) => boolean {
+  return (key) => command.getOptionValueSource(key) === 'cli';
+}
+
+/** `--config FILE` and `--no-config`: the settings file, found from the working directory upward by default. */
+function addConfigOptions(command: Command): void {
+  command
+    .option(
+      '--config <file>',
+      `read settings from this file (default: ${CONFIG_FILE}, or package.json's "${PACKAGE_KEY}", here or above)`,
+    )
+    .option('--no-config', 'read no settings file');
 }
 
 /** `--color WHEN` and `--no-color`: the last one given wins; either beats NO_COLOR and FORCE_COLOR. */
@@ -341,13 +377,20 @@ function addInspect(program: Command, state: RunState, io: CliIo, err: (line: st
       countFlag,
     );
   addColorOptions(command);
+  addConfigOptions(command);
   command
     .option('--debug', 'show stack traces for unexpected errors')
     .addHelpText('after', examplesText('inspect'))
-    .action(async (inputs: string[], flags: InspectFlags) => {
+    .action(async (inputs: string[], flags: InspectFlags & { config?: string | boolean }, self: Command) => {
       state.debug = flags.debug === true;
+      const config = loadConfig(flags.config, io.cwd);
+      const merged = withConfig(flags, givenOn(self), config, { command: 'inspect', stream: false });
       const { runInspect } = await loadInspect();
-      state.code = await runInspect(inputs, flags, io, err);
+      try {
+        state.code = await runInspect(inputs, merged.flags, io, err);
+      } catch (error) {
+        throw blameConfig(error, config, merged.used);
+      }
     });
 }
 

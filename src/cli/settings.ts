@@ -72,6 +72,8 @@ export interface CompactFlags {
   verbose?: boolean;
   /** How many times -q was given. */
   quiet?: number;
+  /** `--config FILE`, or false for `--no-config`. */
+  config?: string | boolean;
   debug?: boolean;
   color?: string | boolean;
   summaryTokens?: string;
@@ -189,6 +191,8 @@ export interface CompactSettings {
   readonly color: ColorWhen;
   /** With --strategy summarize: its settings; null otherwise. */
   readonly summarize: SummarizeSettings | null;
+  /** The settings file the run read (as outputs name it), or null. */
+  readonly config: string | null;
 }
 
 /** The defaults as the command line shows and parses them. */
@@ -256,8 +260,16 @@ export function isStreamRun(settings: CompactSettings): boolean {
   );
 }
 
-/** Checks flags and turns them into settings; every problem is a UsageError that says what to do. */
-export function resolveSettings(inputs: readonly string[], flags: CompactFlags): CompactSettings {
+/**
+ * Checks flags and turns them into settings; every problem is a UsageError that says what to do.
+ * @param flags the command line's, with a settings file's under them (see config.ts)
+ * @param config the settings file they came with, as outputs name it
+ */
+export function resolveSettings(
+  inputs: readonly string[],
+  flags: CompactFlags,
+  config: string | null = null,
+): CompactSettings {
   const budget = budgetOf(flags);
   const strategy = strategySettingsOf(flags, budget.minKeepSteps);
   const tokenizer = checkTokenizer(CLI, flags.tokenizer ?? DEFAULT_TOKENIZER);
@@ -287,6 +299,7 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     quiet: quietLevel(flags.quiet),
     color: colorWhen(flags.color),
     summarize: summarizeSettingsOf(flags, strategy.strategies),
+    config,
   };
   checkBatchOnly(settings);
   return settings;

@@ -240,6 +240,7 @@ async function finishStream(
       minTokens: settings.minTokens,
       placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
       offloadOver: settings.offloadOver,
+      config: settings.config,
     });
     await emitJson(json, plan, io);
   }

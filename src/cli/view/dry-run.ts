@@ -52,6 +52,8 @@ export interface DryRunView {
   readonly window?: WindowSettings | null;
   /** List every identifier the compaction forgets or leaves recoverable, one a line (--verbose). */
   readonly verbose?: boolean;
+  /** The settings file the run read, named in the header so a surprising setting can be traced; null without one. */
+  readonly config?: string | null;
 }
 
 /** Why a message in no group goes, in words. */
@@ -380,6 +382,7 @@ function settingsItems(result: FileResult, view: DryRunView): string[] {
     ...budget,
     `min_keep_steps ${view.minKeepSteps}`,
     view.note === null ? 'no note' : 'note on',
+    ...(view.config != null ? [`config ${escapeControls(view.config)}`] : []),
   ];
 }
 
