@@ -81,3 +81,10 @@ export function countFlag(_value: unknown, previous: number | undefined): number
 export function showsTotals(quiet: QuietLevel, single: boolean): boolean {
   return quiet === 0 || (quiet === 1 && !single);
 }
+
+/** The shells `swc completion` writes a script for. */
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export type Shell = (typeof SHELLS)[number];
+
+/** The names the package installs the program under (package.json's `bin`); completion scripts complete both. */
+export const PROGRAMS = ['swc', 'transcript-compact'] as const;

@@ -1,7 +1,7 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import { isKnownError, UsageError } from '../errors.js';
-import { formatNames } from '../pipeline/index.js';
+import { formatNames, STRATEGIES } from '../pipeline/index.js';
 import { TOKENIZERS } from '../tokens/index.js';
 import { runCompact } from './compact.js';
 import { blameConfig, CONFIG_FILE, loadConfig, PACKAGE_KEY, withConfig } from './config.js';
@@ -15,9 +15,9 @@ import {
 import type { InspectFlags } from './inspect.js';
 import type { RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './io.js';
+import { writeAll, type CliIo } from './io.js';
 import { cannotStart, loadLazily } from './lazy.js';
-import { COLOR_WHEN, countFlag } from './options.js';
+import { COLOR_WHEN, countFlag, SHELLS, type Shell } from './options.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -105,6 +105,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   addCompact(program, state, io, err);
   addInspect(program, state, io, err);
   addRestore(program, state, io, err);
+  addCompletion(program, io);
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
@@ -196,9 +197,14 @@ function addCompactionOptions(command: Command): void {
       `with --context-window: compact them to this share of it (default: ${DEFAULT_COMPACT_TO})`,
     )
     .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept (default: 1)')
-    .option(
-      '--strategy <list>',
-      "window (sliding window), prune (tool-result pruning), offload (results to files), summarize (a model's summary), or a comma-separated chain applied in order, e.g. prune,window (default: window)",
+    .addOption(
+      listOption(
+        new Option(
+          '--strategy <list>',
+          "window (sliding window), prune (tool-result pruning), offload (results to files), summarize (a model's summary), or a comma-separated chain applied in order, e.g. prune,window (default: window)",
+        ),
+        STRATEGIES,
+      ),
     )
     .option('--min-tokens <n>', 'with prune: only replace tool results of more than this many tokens (default: 200)')
     .option(
@@ -324,6 +330,34 @@ function addOutputOptions(command: Command): void {
   addColorOptions(command);
   addConfigOptions(command);
   command.option('--debug', 'show stack traces for unexpected errors');
+}
+
+/**
+ * Options whose value is a comma-separated list of these names, for the completion scripts (commander's `choices`
+ * would refuse a chain; the names are checked with the other settings).
+ */
+const LIST_CHOICES = new WeakMap<Option, readonly string[]>();
+
+/** Records an option's list of names (see LIST_CHOICES). */
+function listOption(option: Option, names: readonly string[]): Option {
+  LIST_CHOICES.set(option, names);
+  return option;
+}
+
+/** `swc completion bash|zsh|fish`: the script, from the program's own definitions. */
+function addCompletion(program: Command, io: CliIo): void {
+  program
+    .command('completion')
+    .description('print a shell completion script for bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'the shell the script is for').choices(SHELLS))
+    .addHelpText(
+      'after',
+      `\nLoad it:\n  bash: source <(swc completion bash)        (in ~/.bashrc)\n  zsh:  source <(swc completion zsh)         (in ~/.zshrc, after compinit)\n  fish: swc completion fish > ~/.config/fish/completions/swc.fish\n`,
+    )
+    .action(async (shell: Shell) => {
+      const { completionScript } = await loadLazily(() => import('./completion.js'));
+      await writeAll(io.stdout, completionScript(program, shell, LIST_CHOICES));
+    });
 }
 
 /** Whether commander took an option's value from the command line, not from a default. */
