@@ -274,14 +274,25 @@ export async function createSummarizingCompactor(
 export function usageLine(usage: SummaryUsage, simulated: boolean, summaryTokens: number): string {
   const n = (x: number): string => x.toLocaleString('en-US');
   if (simulated) {
+    if (usage.simulated === 0) return 'summarize: would make no model call (nothing was sent)';
     return `summarize: would make ${n(usage.simulated)} model call${usage.simulated === 1 ? '' : 's'} sending ${n(usage.promptTokens)} prompt tokens (each summary assumed ${n(summaryTokens)} tokens; nothing was sent)`;
   }
+  if (usage.calls === 0) return 'summarize: no model call was needed';
   // What every successful round's summary kept of the identifiers it replaced (one a later round replaced counts too).
   const kept =
     usage.identifiers === 0
       ? ''
       : `; the summaries keep ${n(usage.identifiersKept)} of ${n(usage.identifiers)} identifiers they replace (${Math.round((usage.identifiersKept / usage.identifiers) * 1000) / 10}%)`;
-  return `summarize: ${n(usage.calls)} model call${usage.calls === 1 ? '' : 's'} (${n(usage.cached)} from the cache${usage.failed > 0 ? `, ${n(usage.failed)} failed` : ''}), ${n(usage.input)} input and ${n(usage.output)} output tokens${kept}`;
+  // Only the counts that are not zero: `(2 from the cache, 1 failed)`, or nothing in parentheses.
+  const how = [
+    ...(usage.cached > 0 ? [`${n(usage.cached)} from the cache`] : []),
+    ...(usage.failed > 0 ? [`${n(usage.failed)} failed`] : []),
+  ];
+  const tokens = [
+    ...(usage.input > 0 ? [`${n(usage.input)} input`] : []),
+    ...(usage.output > 0 ? [`${n(usage.output)} output`] : []),
+  ];
+  return `summarize: ${n(usage.calls)} model call${usage.calls === 1 ? '' : 's'}${how.length === 0 ? '' : ` (${how.join(', ')})`}${tokens.length === 0 ? '' : `, ${tokens.join(' and ')} tokens`}${kept}`;
 }
 
 /**

@@ -20,6 +20,7 @@ import { OutDir } from './out-dir.js';
 import { PER_WORKER, WorkerPool } from './worker-pool.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
+import { showsTotals } from './options.js';
 import { checkReportPath, reportTarget } from './json-output.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
 import type { CliIo } from './io.js';
@@ -100,6 +101,7 @@ function reportSettings(settings: CompactSettings, tokenizer: string): ReportSet
     format: settings.format,
     shard: settings.shard === null ? null : `${settings.shard.index}/${settings.shard.count}`,
     ...(counter !== null ? { counter } : {}),
+    ...(settings.config !== null ? { config: settings.config } : {}),
     ...(settings.strategies.join(',') !== 'window'
       ? {
           strategies: settings.strategies,
@@ -246,7 +248,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const started = performance.now();
   const single = await isSingleFile(settings, io);
   const work = await findWork(settings, io);
-  if (!settings.quiet) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store));
+  if (settings.quiet === 0) for (const store of work.skippedStores ?? []) report(skippedStoreLine(store));
   const json = reportTarget(settings, work.report);
   const outDir =
     settings.outDir !== undefined && !settings.dryRun
@@ -280,7 +282,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
     records.push(record);
     for (const name of reporters) await (REPORTERS[name] as Reporter).file?.(result, record, records.length, context);
   };
-  const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet || json?.kind === 'stderr'));
+  const progress = await createProgress(io, isSpinnerWanted(io, settings.quiet > 0 || json?.kind === 'stderr'));
   try {
     await inSortedOrder(
       work.files,
@@ -295,7 +297,8 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   }
   const { summary } = runner;
   const usage = runner.usage();
-  if (summary !== null && !settings.quiet) report(usageLine(usage, summary.summarizer === null, summary.summaryTokens));
+  if (summary !== null && showsTotals(settings.quiet, single))
+    report(usageLine(usage, summary.summarizer === null, summary.summaryTokens));
   const totals = totalsOf(records);
   // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
   const failedCalls = summary === null || summary.summarizer === null ? 0 : usage.failed;
@@ -341,6 +344,7 @@ function jobSettingsOf(c: JobContext): JobSettings {
     target: settings.target,
     window: settings.window,
     minKeepSteps: settings.minKeepSteps,
+    config: settings.config,
     strategies: settings.strategies,
     minTokens: settings.minTokens,
     placeholder: settings.placeholder,
@@ -470,7 +474,7 @@ async function inSortedOrder(
 function skipUnrecognized(settings: CompactSettings, single: boolean, result: JobResult): JobResult {
   if (!settings.skipUnrecognized || !isUnrecognized(result.record)) return result;
   const record = skippedRecord(result.record);
-  return { ...result, record, line: (single || settings.verbose) && !settings.quiet ? skippedLine(record) : null };
+  return { ...result, record, line: (single || settings.verbose) && settings.quiet === 0 ? skippedLine(record) : null };
 }
 
 /** Where a batch writes its results. */

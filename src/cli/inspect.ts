@@ -5,6 +5,7 @@ import type { SourceText } from '../io/source.js';
 import { createInspector } from '../pipeline/index.js';
 import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
 import { colorFor } from './color.js';
+import { colorWhen, quietLevel } from './options.js';
 import { EXIT } from './exit-codes.js';
 import { hasErrors, type Inspected } from './view/inspect.js';
 import { recordError } from './report.js';
@@ -39,8 +40,9 @@ export interface InspectFlags {
   json?: boolean;
   jsonLines?: boolean;
   ignore?: string[];
-  quiet?: boolean;
-  color?: boolean;
+  /** How many times -q was given. */
+  quiet?: number;
+  color?: string | boolean;
   debug?: boolean;
 }
 
@@ -82,7 +84,7 @@ async function findTargets(
   // Loaded here, not at the top: every command imports this module, and fast-glob is slow to load.
   const { expandInputs, skippedStoreLine, unreadableFolderError } = await import('../io/expand.js');
   const { files, skippedStores } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
-  if (flags.quiet !== true) for (const store of skippedStores) report(skippedStoreLine(store));
+  if (quietLevel(flags.quiet) === 0) for (const store of skippedStores) report(skippedStoreLine(store));
   const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
   return files.map((f) =>
     f.unreadable !== undefined
@@ -132,17 +134,17 @@ export async function runInspect(
     conversationPath,
   });
   const single = await isSingleInput(inputs, io);
+  const quiet = quietLevel(flags.quiet);
   const ctx: InspectContext = {
     io,
-    // Commander sets `color` to true unless --no-color is given: only `false` is a request.
-    color: colorFor(io.stdout, io.env, flags.color === false ? false : undefined),
+    color: colorFor(io.stdout, io.env, colorWhen(flags.color)),
     width: io.stdout.isTTY && typeof io.stdout.columns === 'number' && io.stdout.columns > 0 ? io.stdout.columns : 80,
-    quiet: flags.quiet === true,
+    quiet,
     single,
     tokenizer: inspector.tokenizer,
     shown: { files: 0 },
   };
-  const reporters = inspectReportersFor(flags, single).map((name) => INSPECT_REPORTERS[name] as InspectReporter);
+  const reporters = inspectReportersFor(flags, quiet, single).map((name) => INSPECT_REPORTERS[name] as InspectReporter);
   const found: Inspected[] = [];
   let code: number = EXIT.ok;
   for (const target of targets) {

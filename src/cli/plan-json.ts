@@ -30,6 +30,8 @@ export interface PlanSettings {
   readonly minTokens?: number;
   readonly placeholder?: string;
   readonly offloadOver?: number;
+  /** The settings file the run read, or null. */
+  readonly config?: string | null;
 }
 
 /** One group in the JSON plan. */
@@ -123,6 +125,8 @@ export interface PlanDocumentSettings {
   readonly minTokens?: number;
   readonly placeholder?: string;
   readonly offloadOver?: number;
+  /** The settings file the run read, only when it read one. */
+  readonly config?: string;
 }
 
 /** The version every JSON document of swc carries; it changes when a field changes meaning or goes away. */
@@ -228,6 +232,7 @@ function documentSettings(settings: PlanSettings): PlanDocumentSettings {
     note: settings.note,
     format: settings.format,
     ...(settings.counter != null ? { counter: settings.counter } : {}),
+    ...(settings.config != null ? { config: settings.config } : {}),
     ...(settings.strategies !== undefined && settings.strategies.join(',') !== 'window'
       ? {
           strategies: settings.strategies,

@@ -1,15 +1,23 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import { isKnownError, UsageError } from '../errors.js';
-import { formatNames } from '../pipeline/index.js';
+import { formatNames, STRATEGIES } from '../pipeline/index.js';
 import { TOKENIZERS } from '../tokens/index.js';
 import { runCompact } from './compact.js';
-import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO, resolveSettings, type CompactFlags } from './settings.js';
+import { blameConfig, CONFIG_FILE, loadConfig, PACKAGE_KEY, withConfig } from './config.js';
+import {
+  DEFAULT_COMPACT_AT,
+  DEFAULT_COMPACT_TO,
+  resolveSettings,
+  type CompactFlags,
+  type CompactSettings,
+} from './settings.js';
 import type { InspectFlags } from './inspect.js';
 import type { RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
-import type { CliIo } from './io.js';
+import { writeAll, type CliIo } from './io.js';
 import { cannotStart, loadLazily } from './lazy.js';
+import { COLOR_WHEN, countFlag, SHELLS, type Shell } from './options.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -60,7 +68,7 @@ export const HELP_EXAMPLES: Readonly<
   ],
   inspect: [
     ['swc inspect log.jsonl', 'structure, tokens per turn and step, and problems'],
-    ['swc inspect archive -q', 'one line per error, nothing for files without one (exit 1 if any)'],
+    ['swc inspect archive -q', 'one line per error and the total, nothing for files without one (exit 1 if any)'],
   ],
   restore: [
     ['swc restore small.jsonl --offload-dir store -o full.jsonl', 'put back what --strategy offload moved to store'],
@@ -97,6 +105,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   addCompact(program, state, io, err);
   addInspect(program, state, io, err);
   addRestore(program, state, io, err);
+  addCompletion(program, io);
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
@@ -150,13 +159,26 @@ function addCompact(program: Command, state: RunState, io: CliIo, err: (line: st
     .on('option:note', () => noteFlags.add('--note'))
     .on('option:no-note', () => noteFlags.add('--no-note'))
     .addHelpText('after', examplesText('compact'))
-    .action(async (inputs: string[], flags: CompactFlags) => {
+    .action(async (inputs: string[], flags: CompactFlags, self: Command) => {
       state.debug = flags.debug === true;
       if (noteFlags.size > 1)
         throw new UsageError(
           '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently',
         );
-      const settings = resolveSettings(inputs, flags);
+      const config = loadConfig(flags.config, io.cwd);
+      const stream =
+        inputs.length === 1 &&
+        flags.inPlace !== true &&
+        flags.outDir === undefined &&
+        flags.check !== true &&
+        flags.dryRun !== true;
+      const merged = withConfig(flags, givenOn(self), config, { command: 'compact', stream });
+      let settings: CompactSettings;
+      try {
+        settings = resolveSettings(inputs, merged.flags, config?.file ?? null);
+      } catch (error) {
+        throw blameConfig(error, config, merged.used);
+      }
       state.code = await runCompact(settings, io, err);
     });
 }
@@ -175,9 +197,14 @@ function addCompactionOptions(command: Command): void {
       `with --context-window: compact them to this share of it (default: ${DEFAULT_COMPACT_TO})`,
     )
     .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept (default: 1)')
-    .option(
-      '--strategy <list>',
-      "window (sliding window), prune (tool-result pruning), offload (results to files), summarize (a model's summary), or a comma-separated chain applied in order, e.g. prune,window (default: window)",
+    .addOption(
+      listOption(
+        new Option(
+          '--strategy <list>',
+          "window (sliding window), prune (tool-result pruning), offload (results to files), summarize (a model's summary), or a comma-separated chain applied in order, e.g. prune,window (default: window)",
+        ),
+        STRATEGIES,
+      ),
     )
     .option('--min-tokens <n>', 'with prune: only replace tool results of more than this many tokens (default: 200)')
     .option(
@@ -299,9 +326,62 @@ function addOutputOptions(command: Command): void {
     )
     .option('-j, --jobs <n>', 'worker threads for many files (default: the number of CPUs)')
     .option('--shard <i/n>', 'process only shard i of n (by a hash of each path), to split an archive across CI jobs')
-    .option('-q, --quiet', 'print nothing but errors')
-    .option('--no-color', 'never use colour')
-    .option('--debug', 'show stack traces for unexpected errors');
+    .option('-q, --quiet', 'print only errors and the closing total of several files; -qq: only errors', countFlag);
+  addColorOptions(command);
+  addConfigOptions(command);
+  command.option('--debug', 'show stack traces for unexpected errors');
+}
+
+/**
+ * Options whose value is a comma-separated list of these names, for the completion scripts (commander's `choices`
+ * would refuse a chain; the names are checked with the other settings).
+ */
+const LIST_CHOICES = new WeakMap<Option, readonly string[]>();
+
+/** Records an option's list of names (see LIST_CHOICES). */
+function listOption(option: Option, names: readonly string[]): Option {
+  LIST_CHOICES.set(option, names);
+  return option;
+}
+
+/** `swc completion bash|zsh|fish`: the script, from the program's own definitions. */
+function addCompletion(program: Command, io: CliIo): void {
+  program
+    .command('completion')
+    .description('print a shell completion script for bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'the shell the script is for').choices(SHELLS))
+    .addHelpText(
+      'after',
+      `\nLoad it:\n  bash: source <(swc completion bash)        (in ~/.bashrc)\n  zsh:  source <(swc completion zsh)         (in ~/.zshrc, after compinit)\n  fish: swc completion fish > ~/.config/fish/completions/swc.fish\n`,
+    )
+    .action(async (shell: Shell) => {
+      const { completionScript } = await loadLazily(() => import('./completion.js'));
+      await writeAll(io.stdout, completionScript(program, shell, LIST_CHOICES));
+    });
+}
+
+/** Whether commander took an option's value from the command line, not from a default. */
+function givenOn(command: Command): (key: string) => boolean {
+  return (key) => command.getOptionValueSource(key) === 'cli';
+}
+
+/** `--config FILE` and `--no-config`: the settings file, found from the working directory upward by default. */
+function addConfigOptions(command: Command): void {
+  command
+    .option(
+      '--config <file>',
+      `read settings from this file (default: ${CONFIG_FILE}, or package.json's "${PACKAGE_KEY}", here or above)`,
+    )
+    .option('--no-config', 'read no settings file');
+}
+
+/** `--color WHEN` and `--no-color`: the last one given wins; either beats NO_COLOR and FORCE_COLOR. */
+function addColorOptions(command: Command): void {
+  command
+    .addOption(
+      new Option('--color <when>', 'when to colour the output (default: auto, only in a terminal)').choices(COLOR_WHEN),
+    )
+    .option('--no-color', 'never use colour (--color never)');
 }
 
 /** `swc inspect`. */
@@ -325,14 +405,26 @@ function addInspect(program: Command, state: RunState, io: CliIo, err: (line: st
       'leave out files matching this glob pattern (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option('-q, --quiet', 'print only the problems (one line each) and errors')
-    .option('--no-color', 'never use colour')
+    .option(
+      '-q, --quiet',
+      'print only the errors found (one line each) and the total of several files; -qq: no total',
+      countFlag,
+    );
+  addColorOptions(command);
+  addConfigOptions(command);
+  command
     .option('--debug', 'show stack traces for unexpected errors')
     .addHelpText('after', examplesText('inspect'))
-    .action(async (inputs: string[], flags: InspectFlags) => {
+    .action(async (inputs: string[], flags: InspectFlags & { config?: string | boolean }, self: Command) => {
       state.debug = flags.debug === true;
+      const config = loadConfig(flags.config, io.cwd);
+      const merged = withConfig(flags, givenOn(self), config, { command: 'inspect', stream: false });
       const { runInspect } = await loadInspect();
-      state.code = await runInspect(inputs, flags, io, err);
+      try {
+        state.code = await runInspect(inputs, merged.flags, io, err);
+      } catch (error) {
+        throw blameConfig(error, config, merged.used);
+      }
     });
 }
 
@@ -361,7 +453,7 @@ function addRestore(program: Command, state: RunState, io: CliIo, err: (line: st
       '--conversation-path <pointer>',
       'a JSON Pointer to the conversation, in the file or in each record (default: as the store recorded it)',
     )
-    .option('-q, --quiet', 'print nothing but errors')
+    .option('-q, --quiet', 'print nothing but errors', countFlag)
     .option('--debug', 'show stack traces for unexpected errors')
     .addHelpText('after', examplesText('restore'))
     .action(async (input: string, flags: RestoreFlags & { debug?: boolean }) => {

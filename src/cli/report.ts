@@ -78,6 +78,8 @@ export interface ReportSettings {
   readonly minTokens?: number;
   readonly placeholder?: string;
   readonly offloadOver?: number;
+  /** The settings file the run read, only when it read one. */
+  readonly config?: string;
 }
 
 /** Totals of a run. */

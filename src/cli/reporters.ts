@@ -22,6 +22,7 @@ import {
   type ReportSettings,
   type Totals,
 } from './report.js';
+import { showsTotals, type QuietLevel } from './options.js';
 import type { CompactSettings } from './settings.js';
 import { isStatShown, renderStat } from './view/stat.js';
 import type { JobResult } from './worker.js';
@@ -144,7 +145,8 @@ export type ReporterName = keyof typeof REPORTERS;
 
 /**
  * The reporters a run's settings call for, in the order they write. With the JSON on stderr the errors live in it
- * (a single file's plan cannot hold one, so its error is still printed); --quiet keeps only errors.
+ * (a single file's plan cannot hold one, so its error is still printed); -q keeps only errors and a batch's total, -qq
+ * only errors.
  */
 export function reportersFor(
   settings: CompactSettings,
@@ -152,7 +154,7 @@ export function reportersFor(
   json: ReportTarget,
   single: boolean,
 ): ReporterName[] {
-  const human = !settings.quiet && json?.kind !== 'stderr';
+  const human = settings.quiet === 0 && json?.kind !== 'stderr';
   const names: ReporterName[] = [];
   if (json?.kind !== 'stderr' || single) names.push('errors');
   if (human && (mode === 'in-place' || mode === 'out-dir' || (single && mode === 'check'))) names.push('file-lines');
@@ -161,7 +163,7 @@ export function reportersFor(
   if (settings.check && !settings.dryRun && json?.kind !== 'stdout') names.push('check-paths');
   if (json !== null) names.push('json');
   // One named file has said all in its own line (or its view); a batch ends with the summary.
-  if (human && !single) names.push('summary');
+  if (!single && json?.kind !== 'stderr' && showsTotals(settings.quiet, single)) names.push('summary');
   return names;
 }
 
@@ -171,7 +173,8 @@ export interface InspectContext {
   readonly color: ChalkInstance;
   /** Terminal columns for the text; problem lines are never cut. */
   readonly width: number;
-  readonly quiet: boolean;
+  /** -q: only the errors' lines and the total; -qq: only the errors' lines. */
+  readonly quiet: QuietLevel;
   /** The command named one file (or -): its JSON is that file's document, and no total closes the text. */
   readonly single: boolean;
   readonly tokenizer: string;
@@ -187,9 +190,9 @@ export interface InspectReporter {
   end?(found: readonly Inspected[], ctx: InspectContext): Promise<void>;
 }
 
-/** Whether a file is shown: it was read, and with --quiet it has errors (what fails the run). */
+/** Whether a file is shown: it was read, and with -q it has errors (what fails the run). */
 function isInspectShown(found: Inspected, ctx: InspectContext): found is Extract<Inspected, { inspection: unknown }> {
-  return 'inspection' in found && (!ctx.quiet || hasErrors(found.inspection));
+  return 'inspection' in found && (ctx.quiet === 0 || hasErrors(found.inspection));
 }
 
 /** Every reporter of `swc inspect`, by name. */
@@ -203,10 +206,12 @@ export const INSPECT_REPORTERS = {
       ctx.shown.files++;
     },
   },
-  /** `--quiet`: each error on one line. */
+  /** `-q`: each error on one line. */
   problems: {
     async file(found, ctx) {
-      if (isInspectShown(found, ctx)) await writeAll(ctx.io.stdout, renderProblems(found.inspection, ctx.color));
+      if (!isInspectShown(found, ctx)) return;
+      await writeAll(ctx.io.stdout, renderProblems(found.inspection, ctx.color));
+      ctx.shown.files++;
     },
   },
   /** `--json-lines`: each file's document on one line, as it is done. */
@@ -249,11 +254,12 @@ export type InspectReporterName = keyof typeof INSPECT_REPORTERS;
 
 /** The reporters an inspect run's flags call for, in the order they write. */
 export function inspectReportersFor(
-  flags: { json?: boolean; jsonLines?: boolean; quiet?: boolean },
+  flags: { json?: boolean; jsonLines?: boolean },
+  quiet: QuietLevel,
   single: boolean,
 ): InspectReporterName[] {
   if (flags.json === true) return ['json'];
   if (flags.jsonLines === true) return ['json-lines'];
-  if (flags.quiet === true) return ['problems'];
-  return single ? ['text'] : ['text', 'total'];
+  const total = !single && showsTotals(quiet, single) ? (['total'] as const) : [];
+  return [quiet > 0 ? 'problems' : 'text', ...total];
 }

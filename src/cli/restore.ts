@@ -18,6 +18,7 @@ import { encodeOutput, type SourceText } from '../io/source.js';
 import { restoreSource, type RestoreResult, type StoreReader, type StoreRecordFile } from '../pipeline/index.js';
 import { writeAll, type CliIo } from './io.js';
 import { STORE_MARKER } from './offload.js';
+import { quietLevel } from './options.js';
 import { checkConversationPath } from './settings.js';
 
 /** Options of `swc restore` as commander hands them over. */
@@ -25,7 +26,8 @@ export interface RestoreFlags {
   offloadDir?: string;
   output?: string;
   inPlace?: boolean;
-  quiet?: boolean;
+  /** How many times -q was given: once is enough to print nothing but errors. */
+  quiet?: number;
   format?: string;
   conversationKey?: string;
   conversationPath?: string;
@@ -94,7 +96,7 @@ export async function runRestore(
     } else {
       await writeAll(io.stdout, data);
     }
-    if (flags.quiet !== true)
+    if (quietLevel(flags.quiet) === 0)
       err(
         `swc: ${input}: ${result.restored === 0 ? 'nothing to restore' : `restored ${result.restored} item${result.restored === 1 ? '' : 's'}`}`,
       );

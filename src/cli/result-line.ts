@@ -127,6 +127,30 @@ export function missText(miss: Miss, context: MissContext): string {
   }
 }
 
+/**
+ * What a compaction did to a file's messages, naming only what happened: `removed 54 of 62 messages, pruned 1 tool
+ * result`, `offloaded 5 tool results` (no `removed 0 of 24 messages` beside it), and `kept all 24 messages` when none
+ * of them is more than zero.
+ * @param lookOnly nothing is written: `would remove`, `would prune`, `would offload`
+ */
+export function doneText(
+  counts: { removed: number; total: number; pruned: number; offloaded: number },
+  lookOnly: boolean,
+): string {
+  const verb = (done: string, would: string): string => (lookOnly ? `would ${would}` : done);
+  const results = (n: number): string => `${formatCount(n)} tool result${n === 1 ? '' : 's'}`;
+  const parts = [
+    ...(counts.removed > 0
+      ? [`${verb('removed', 'remove')} ${formatCount(counts.removed)} of ${formatCount(counts.total)} messages`]
+      : []),
+    ...(counts.pruned > 0 ? [`${verb('pruned', 'prune')} ${results(counts.pruned)}`] : []),
+    ...(counts.offloaded > 0 ? [`${verb('offloaded', 'offload')} ${results(counts.offloaded)}`] : []),
+  ];
+  if (parts.length > 0) return parts.join(', ');
+  const all = counts.total === 1 ? 'the one message' : `all ${formatCount(counts.total)} messages`;
+  return `${verb('kept', 'keep')} ${all}`;
+}
+
 /** What the outcome line needs besides the result. */
 export interface LineContext {
   readonly tokenizer: string;
@@ -173,18 +197,11 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
   const met = cs.filter((c) => c.plan.targetMet).length;
   const prunedCount = sum((c) => c.pruned?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
   const offloadedCount = sum((c) => c.offloaded?.reduce((a, p) => a + p.tools.length, 0) ?? 0);
-  const pruned =
-    (prunedCount === 0
-      ? ''
-      : `, ${context.lookOnly === true ? 'would prune' : 'pruned'} ${formatCount(prunedCount)} tool result${prunedCount === 1 ? '' : 's'}`) +
-    (offloadedCount === 0
-      ? ''
-      : `, ${context.lookOnly === true ? 'would offload' : 'offloaded'} ${formatCount(offloadedCount)} tool result${offloadedCount === 1 ? '' : 's'}`);
   if (!result.changed && met === cs.length && !every) return null;
   const name = escapeForLine(path);
   const target = formatCount(context.target);
-  const [removedVerb, compactedWord] =
-    context.lookOnly === true ? ['would remove', 'would be compacted'] : ['removed', 'compacted'];
+  const compactedWord = context.lookOnly === true ? 'would be compacted' : 'compacted';
+  const done = doneText({ removed, total, pruned: prunedCount, offloaded: offloadedCount }, context.lookOnly === true);
   const firstMiss = cs.find((c) => !c.plan.targetMet);
   const reason = firstMiss === undefined ? null : missReason(firstMiss);
   if (result.records || cs.length > 1) {
@@ -193,7 +210,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
       `swc: ${name}: ${formatCount(cs.length)} conversations, ${formatCount(result.changedConversations)} ${compactedWord}, ` +
       `${formatCount(cs.length - result.changedConversations)} unchanged; ` +
       `${tokensText(result, context.tokenizer)}; ` +
-      `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages${pruned}; target ${target} met in ` +
+      `${done}; target ${target} met in ` +
       (met === cs.length ? 'every conversation' : `${formatCount(met)} of ${formatCount(cs.length)}${where}`)
     );
   }
@@ -203,10 +220,7 @@ export function outcomeLine(result: FileResult, path: string, context: LineConte
     const why = only === undefined ? 'nothing to compact' : unchangedWhy(only, context);
     return `swc: ${name}: unchanged, ${formatCount(after)} tokens (${context.tokenizer}), ${why}${firstMiss === undefined ? '' : `; ${verdict}`}`;
   }
-  return (
-    `swc: ${name}: ${tokensText(result, context.tokenizer)}, ` +
-    `${removedVerb} ${formatCount(removed)} of ${formatCount(total)} messages${pruned}; ${verdict}`
-  );
+  return `swc: ${name}: ${tokensText(result, context.tokenizer)}, ` + `${done}; ${verdict}`;
 }
 
 /** The one-line summary of a file's compaction for stderr (a run on one file to stdout or --output). */

@@ -27,7 +27,7 @@ import {
   type TokenizerName,
 } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
-import { parseTokens, parseWhole } from './options.js';
+import { colorWhen, parseTokens, parseWhole, quietLevel, type ColorWhen, type QuietLevel } from './options.js';
 import { parseRetention } from '../outcome/forgotten.js';
 import { parsePointer, PointerSyntaxError } from '../io/json-pointer.js';
 
@@ -70,9 +70,12 @@ export interface CompactFlags {
   exact?: boolean;
   stat?: boolean;
   verbose?: boolean;
-  quiet?: boolean;
+  /** How many times -q was given. */
+  quiet?: number;
+  /** `--config FILE`, or false for `--no-config`. */
+  config?: string | boolean;
   debug?: boolean;
-  color?: boolean;
+  color?: string | boolean;
   summaryTokens?: string;
   summaryInstruction?: string;
   baseUrl?: string;
@@ -182,11 +185,14 @@ export interface CompactSettings {
   readonly stat: boolean;
   /** --dry-run --verbose: files that would not change are shown too. */
   readonly verbose: boolean;
-  readonly quiet: boolean;
-  /** --no-color (false), or nothing said (undefined). */
-  readonly color: boolean | undefined;
+  /** `-q`: 1, only the closing line and errors; `-qq`: 2, only errors; 0 without. */
+  readonly quiet: QuietLevel;
+  /** `--color` (`--no-color` is `never`; nothing said is `auto`). */
+  readonly color: ColorWhen;
   /** With --strategy summarize: its settings; null otherwise. */
   readonly summarize: SummarizeSettings | null;
+  /** The settings file the run read (as outputs name it), or null. */
+  readonly config: string | null;
 }
 
 /** The defaults as the command line shows and parses them. */
@@ -254,8 +260,16 @@ export function isStreamRun(settings: CompactSettings): boolean {
   );
 }
 
-/** Checks flags and turns them into settings; every problem is a UsageError that says what to do. */
-export function resolveSettings(inputs: readonly string[], flags: CompactFlags): CompactSettings {
+/**
+ * Checks flags and turns them into settings; every problem is a UsageError that says what to do.
+ * @param flags the command line's, with a settings file's under them (see config.ts)
+ * @param config the settings file they came with, as outputs name it
+ */
+export function resolveSettings(
+  inputs: readonly string[],
+  flags: CompactFlags,
+  config: string | null = null,
+): CompactSettings {
   const budget = budgetOf(flags);
   const strategy = strategySettingsOf(flags, budget.minKeepSteps);
   const tokenizer = checkTokenizer(CLI, flags.tokenizer ?? DEFAULT_TOKENIZER);
@@ -282,9 +296,10 @@ export function resolveSettings(inputs: readonly string[], flags: CompactFlags):
     exact: flags.exact === true,
     stat: flags.stat === true,
     verbose: flags.verbose === true,
-    quiet: flags.quiet === true,
-    color: flags.color === false ? false : undefined,
+    quiet: quietLevel(flags.quiet),
+    color: colorWhen(flags.color),
     summarize: summarizeSettingsOf(flags, strategy.strategies),
+    config,
   };
   checkBatchOnly(settings);
   return settings;

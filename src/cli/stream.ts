@@ -46,7 +46,7 @@ function loadPlan(): Promise<typeof import('./plan-json.js')> {
   return loadLazily(() => import('./plan-json.js'));
 }
 
-/** The one-line account of a result loads only when it is printed (not with --quiet). */
+/** The one-line account of a result loads only when it is printed (not with -q, which a run on one file needs no total for). */
 function loadSummaryLine(): Promise<typeof import('./result-line.js')> {
   return loadLazily(() => import('./result-line.js'));
 }
@@ -92,12 +92,12 @@ async function summarizeInput(
   try {
     const done = await summarizing.compactAsync(source, home === undefined ? undefined : { home });
     for (const warning of done.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
-    if (!settings.quiet) report(usageLine(done.usage, summary.summarizer === null, summary.summaryTokens));
+    if (settings.quiet === 0) report(usageLine(done.usage, summary.summarizer === null, summary.summaryTokens));
     // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
     return { result: done.result, failedCalls: summary.summarizer === null ? 0 : done.usage.failed };
   } catch (error) {
     source.release?.();
-    if (error instanceof StrictSummaryError && !settings.quiet)
+    if (error instanceof StrictSummaryError && settings.quiet === 0)
       report(usageLine(error.usage, summary.summarizer === null, summary.summaryTokens));
     throw error;
   }
@@ -220,7 +220,7 @@ async function finishStream(
 ): Promise<void> {
   await deliver(input, out, result, settings, io);
   const { window } = settings;
-  if (!settings.quiet && json?.kind !== 'stderr') {
+  if (settings.quiet === 0 && json?.kind !== 'stderr') {
     const { describeOutcome } = await loadSummaryLine();
     report(
       describeOutcome(result, { tokenizer, target: settings.target, minKeepSteps: settings.minKeepSteps, window }),
@@ -240,6 +240,7 @@ async function finishStream(
       minTokens: settings.minTokens,
       placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
       offloadOver: settings.offloadOver,
+      config: settings.config,
     });
     await emitJson(json, plan, io);
   }

@@ -40,7 +40,9 @@ export interface JobSettings
       CompactSettings,
       'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'
     >,
-    Partial<Pick<CompactSettings, 'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder'>> {
+    Partial<
+      Pick<CompactSettings, 'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder' | 'config'>
+    > {
   /**
    * Offloading: the store directory (absolute) and threshold; the working directory and the out-dir (its root and the
    * inputs' base), which give the folder each result is written to, that pointers are relative to.
@@ -250,6 +252,7 @@ function describeResult(
       minTokens: settings.minTokens ?? 200,
       placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
       offloadOver: settings.offload?.over ?? 8000,
+      config: settings.config,
     });
     record = { ...record, plan };
   }
@@ -265,6 +268,7 @@ function describeResult(
           color: new Chalk({ level: settings.diff.level }),
           window,
           verbose: settings.diff.verbose === true,
+          config: settings.config,
         });
   let bytes: Uint8Array | null = null;
   if (settings.bytes === 'all' || (settings.bytes === 'changed' && result.changed)) {

@@ -1,7 +1,7 @@
 import { hookThresholds } from '../core/hook.js';
 import { noteTemplateProblem } from '../core/note.js';
 import type { WindowThresholds } from '../pipeline/index.js';
-import { STRATEGIES, type StrategyName } from '../pipeline/index.js';
+import { formatNames, STRATEGIES, type StrategyName } from '../pipeline/index.js';
 import { TOKENIZERS, isTokenizerName, type TokenizerName } from '../tokens/index.js';
 import type { Surface } from './surface.js';
 
@@ -139,6 +139,13 @@ export function checkNote(s: Surface, note: string): void {
   const problem = noteTemplateProblem(note);
   if (problem !== null)
     s.fail(`${s.name('note')} ${problem} (as in '[{num_removed} earlier messages were removed.]'), or ${s.noNote}`);
+}
+
+/** The format named, checked: `auto`, or a format of the registry. */
+export function checkFormat(s: Surface, format: unknown): string {
+  if (format !== 'auto' && !formatNames().includes(format as string))
+    s.fail(`unknown format ${shown(format)} (choose one of: auto, ${formatNames().join(', ')})`);
+  return format as string;
 }
 
 /** The tokenizer named, checked. */

@@ -48,3 +48,18 @@ export const LIBRARY: Surface = {
     throw new OptionsError(message);
   },
 };
+
+/**
+ * A settings file (transcript-compact.config.json, package.json's "transcript-compact"): keys named as the library
+ * names its options, and a UsageError (exit 2); the file is named by whoever reads it (see src/cli/config.ts).
+ */
+export const CONFIG: Surface = {
+  name: (option) => option,
+  ask: (option) => option,
+  strategy: (name) => `strategy ${name}`,
+  chainHint: ', as a list or comma-separated',
+  noNote: 'null for none',
+  fail(message): never {
+    throw new UsageError(message);
+  },
+};

@@ -265,7 +265,7 @@ describe('swc compact --check', () => {
 
   it('exits 0 with an empty list when nothing needs compaction', async () => {
     const dir = archive();
-    const run = await runSwc(['compact', 'archive/a', '--check', '-t', '1000000', ...APPROX, '--quiet'], { cwd: dir });
+    const run = await runSwc(['compact', 'archive/a', '--check', '-t', '1000000', ...APPROX, '-qq'], { cwd: dir });
     expect(run).toEqual({ status: 0, stdout: '', stderr: '' });
   });
 });
@@ -349,7 +349,7 @@ describe('swc compact reports', () => {
         ...APPROX,
         '--report',
         'report.json',
-        '-q',
+        '-qq',
       ],
       { cwd: dir },
     );
@@ -425,12 +425,16 @@ describe('swc compact reports', () => {
     expect(report.summary).toMatchObject({ files: 2, compacted: 1, unchanged: 1, failed: 0 });
   });
 
-  it('prints only errors with --quiet', async () => {
+  it('prints only errors and the closing total with -q, and only errors with -qq', async () => {
     const dir = tree({ 'tree/a.jsonl': BIG, 'tree/bad.jsonl': '{"role": \n' });
     const run = await runSwc(['compact', 'tree', '--in-place', '-t', '350', ...APPROX, '--quiet'], { cwd: dir });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^swc: tree\/bad\.jsonl:1:\d+: [^\n]+\n$/);
+    expect(run.stderr).toMatch(/^swc: tree\/bad\.jsonl:1:\d+: [^\n]+\nswc: 2 files scanned: 1 compacted, [^\n]+\n$/);
+    const quieter = await runSwc(['compact', 'tree', '--in-place', '-t', '350', ...APPROX, '-qq'], { cwd: dir });
+    expect(quieter.status).toBe(2);
+    expect(quieter.stdout).toBe('');
+    expect(quieter.stderr).toMatch(/^swc: tree\/bad\.jsonl:1:\d+: [^\n]+\n$/);
   });
 });
 

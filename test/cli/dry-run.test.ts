@@ -122,9 +122,7 @@ describe('the dry-run diff', () => {
     expect(out).toMatchSnapshot();
     expect(out).toContain('\n- turn 1  #1-2   2 msgs  20 tok  first question\n');
     expect(out).toContain('\n+ note    @1      1 msg  10 tok  [2 earlier messages were removed');
-    expect(out.endsWith('removed 2 messages (20 tokens) in 1 turn and 0 steps\ntarget 110 met (110 tokens)\n')).toBe(
-      true,
-    );
+    expect(out.endsWith('removed 2 messages (20 tokens) in 1 turn\ntarget 110 met (110 tokens)\n')).toBe(true);
   });
 
   it('shows each step with its tool names, repeated ones counted, and its results', () => {
@@ -139,7 +137,7 @@ describe('the dry-run diff', () => {
     const lines = out.split('\n');
     const task = lines.findIndex((l) => l.startsWith('  task'));
     expect(lines[task + 1]).toMatch(/^\+ note {4}@2 /);
-    expect(out).toContain('removed 4 messages (40 tokens) in 0 turns and 2 steps\ntarget 50 met (50 tokens)\n');
+    expect(out).toContain('removed 4 messages (40 tokens) in 2 steps\ntarget 50 met (50 tokens)\n');
   });
 
   it('says min_keep_steps held steps larger than the budget when it misses the target for them', () => {
@@ -196,7 +194,7 @@ describe('the dry-run diff', () => {
     expect(out).toContain('\n- turn 1  #2-4  2 msgs  20 tok  first question\n');
     expect(out).toContain('\n- orphan  #4     1 msg  10 tok  earlier note, the new note replaces it · user: …\n');
     expect(out).toContain('\n- orphan  #8     1 msg  10 tok  after the task, in no step · system: a stray sy…\n');
-    expect(out).toContain('removed 5 messages (50 tokens) in 1 turn, 0 steps and 3 other messages\n');
+    expect(out).toContain('removed 5 messages (50 tokens) in 1 turn and 3 other messages\n');
   });
 
   it('shows one section per conversation for a file that holds several', () => {
@@ -249,7 +247,7 @@ describe('the dry-run diff in item positions and window terms', () => {
         '',
         `budget [${'█'.repeat(7)}${'▒'.repeat(21)}${'▞'.repeat(7)}│${'░'.repeat(35)}]`,
         '█ protected 10  ▒ steps 30  ▞ note 10  ░ removed 50  │ target 50',
-        'removed 7 messages (50 tokens) in 1 turn and 0 steps',
+        'removed 7 messages (50 tokens) in 1 turn',
         'target 50 met (50 tokens)',
         '',
       ].join('\n'),

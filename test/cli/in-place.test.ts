@@ -145,7 +145,7 @@ describe('swc compact --in-place', () => {
     const before = readTree(pristine);
     const done = path.join(root, 'done');
     cpSync(pristine, done, { recursive: true });
-    expect(await runSwc(['compact', '.', ...ARGS, '--quiet'], { cwd: done })).toEqual({
+    expect(await runSwc(['compact', '.', ...ARGS, '-qq'], { cwd: done })).toEqual({
       status: 0,
       stdout: '',
       stderr: '',

@@ -1078,7 +1078,7 @@ describe('swc inspect inputs (command line)', () => {
   const session = 'tree/b/session.jsonl:4:1  #1  missing-result  tool call "toolu_02" (Read) has no result\n';
 
   it('searches a directory for .json and .jsonl files, in sorted order, leaving out node_modules', async () => {
-    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree'], { NO_COLOR: '1' }, dir)).toEqual({
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-qq', 'tree'], { NO_COLOR: '1' }, dir)).toEqual({
       status: 1,
       stdout: missing + orphan + session,
       stderr: '',
@@ -1087,7 +1087,7 @@ describe('swc inspect inputs (command line)', () => {
 
   it('leaves out what --ignore matches', async () => {
     const r = await swc(
-      ['inspect', '--tokenizer', 'approx', '-q', 'tree', '--ignore', 'tree/b/**', '--ignore', '**/clean.json'],
+      ['inspect', '--tokenizer', 'approx', '-qq', 'tree', '--ignore', 'tree/b/**', '--ignore', '**/clean.json'],
       { NO_COLOR: '1' },
       dir,
     );
@@ -1095,7 +1095,7 @@ describe('swc inspect inputs (command line)', () => {
   });
 
   it('expands a quoted glob pattern itself', async () => {
-    expect(await swc(['inspect', '--tokenizer', 'approx', '-q', 'tree/**/*.jsonl'], { NO_COLOR: '1' }, dir)).toEqual({
+    expect(await swc(['inspect', '--tokenizer', 'approx', '-qq', 'tree/**/*.jsonl'], { NO_COLOR: '1' }, dir)).toEqual({
       status: 1,
       stdout: session,
       stderr: '',

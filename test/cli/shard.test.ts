@@ -38,7 +38,7 @@ async function shardFiles(
       'compact',
       ...inputs,
       '--check',
-      '-q',
+      '-qq',
       '-t',
       '1000000',
       '--tokenizer',

@@ -167,7 +167,7 @@ describe('a batch with files that hold no conversation', () => {
     expect(lines.map((l) => /^swc: skipped (.*?)(:\d+)*: /.exec(l)?.[1])).toEqual(SKIPPED);
     expect(r.stderr).toContain('swc: skipped archive/more/state.json:1:1: no message list found: ');
     const quiet = await runSwc(
-      ['compact', 'archive', '--dry-run', '--verbose', '-q', ...APPROX, '--skip-unrecognized'],
+      ['compact', 'archive', '--dry-run', '--verbose', '-qq', ...APPROX, '--skip-unrecognized'],
       { cwd: dir },
     );
     expect(quiet.stderr).toBe('');

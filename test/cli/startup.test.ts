@@ -23,6 +23,7 @@ const NOT_ON_THE_PLAIN_ROAD = [
   'cli/inspect.js',
   'cli/view/inspect.js',
   'cli/restore.js',
+  'cli/completion.js',
   'cli/batch.js',
   'cli/reporters.js',
   'cli/report.js',

@@ -208,7 +208,7 @@ describe('--strategy on the command line', () => {
   it('says in the summary how many results were pruned', async () => {
     const r = await compactStdin(FILE, '--strategy', 'prune', '-t', '1500');
     expect(r.stderr).toBe(
-      'swc: <stdin>: 2,028 → 1,047 tokens (−48%, approx), removed 0 of 5 messages, pruned 1 tool result; target 1,500 met\n',
+      'swc: <stdin>: 2,028 → 1,047 tokens (−48%, approx), pruned 1 tool result; target 1,500 met\n',
     );
   });
 
@@ -249,7 +249,7 @@ describe('--strategy on the command line', () => {
     expect(out).toHaveLength(5);
     expect((out[2] as { content: string }).content).toBe(PLACEHOLDER.replace('{tool_name}', 'search'));
     expect(r.stderr).toBe(
-      'swc: <stdin>: 2,028 → 1,047 tokens (−48%, approx), removed 0 of 5 messages, pruned 1 tool result; target 300 not met: pruning brought it below the compact-at threshold, where the window leaves a conversation alone\n',
+      'swc: <stdin>: 2,028 → 1,047 tokens (−48%, approx), pruned 1 tool result; target 300 not met: pruning brought it below the compact-at threshold, where the window leaves a conversation alone\n',
     );
   });
 
@@ -280,7 +280,7 @@ describe('--strategy on the command line', () => {
     const run = await runSwc([...args, '--in-place'], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stderr).toContain(
-      'swc: a.json: 2,028 → 1,047 tokens (−48%, approx), removed 0 of 5 messages, pruned 1 tool result; target 1,500 met',
+      'swc: a.json: 2,028 → 1,047 tokens (−48%, approx), pruned 1 tool result; target 1,500 met',
     );
     const written = JSON.parse(readFileSync(path.join(dir, 'b.json'), 'utf8')) as { content: string }[];
     expect(written[2]?.content).toBe(PLACEHOLDER.replace('{tool_name}', 'search'));

@@ -76,9 +76,7 @@ describe('summarize against a local OpenAI-compatible server', () => {
     expect(server.requests).toHaveLength(12);
     expect(server.maxInFlight).toBe(2);
     expect(server.requests.every((r) => r.authorization === 'key' && r.path.endsWith('/chat/completions'))).toBe(true);
-    expect(first.stderr).toMatch(
-      /summarize: 12 model calls \(0 from the cache\), [\d,]+ input and [\d,]+ output tokens/,
-    );
+    expect(first.stderr).toMatch(/summarize: 12 model calls, [\d,]+ input and [\d,]+ output tokens/);
     expect(readdirSync(path.join(dir, 'out')).sort()).toEqual([
       't0.json',
       't1.json',
@@ -96,7 +94,7 @@ describe('summarize against a local OpenAI-compatible server', () => {
     const again = await runSwc([...args.slice(0, 3), 'out2', ...args.slice(4)], { cwd: dir, env });
     expect(again.status).toBe(0);
     expect(server.requests).toHaveLength(0);
-    expect(again.stderr).toMatch(/summarize: 12 model calls \(12 from the cache\), 0 input and 0 output tokens/);
+    expect(again.stderr).toMatch(/summarize: 12 model calls \(12 from the cache\)\n/);
     expect(readFileSync(path.join(dir, 'out2', 't3.json'), 'utf8')).toBe(
       readFileSync(path.join(dir, 'out', 't3.json'), 'utf8'),
     );

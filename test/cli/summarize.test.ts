@@ -340,7 +340,7 @@ describe('summarize on the command line', () => {
     expect(summaries).toEqual([
       { summary: '<conversation_summary>\nsummary 0\n</conversation_summary>', summarized: 2 },
     ]);
-    expect(run.stderr).toMatch(/summarize: 2 model calls \(0 from the cache, 1 failed\)/);
+    expect(run.stderr).toMatch(/summarize: 2 model calls \(1 failed\)/);
   });
 
   it('with --strict fails the file and writes nothing when a round fails', async () => {
@@ -464,7 +464,7 @@ describe('summarize on the command line', () => {
       status: 3,
       written: true,
     });
-    expect(command.stderr).toMatch(/summarize: 1 model call \(0 from the cache, 1 failed\)/);
+    expect(command.stderr).toMatch(/summarize: 1 model call \(1 failed\)/);
     // An endpoint where nothing listens: a port just closed.
     const { createServer } = await import('node:net');
     const server = createServer();

@@ -52,6 +52,8 @@ export interface DryRunView {
   readonly window?: WindowSettings | null;
   /** List every identifier the compaction forgets or leaves recoverable, one a line (--verbose). */
   readonly verbose?: boolean;
+  /** The settings file the run read, named in the header so a surprising setting can be traced; null without one. */
+  readonly config?: string | null;
 }
 
 /** Why a message in no group goes, in words. */
@@ -263,24 +265,7 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
   if (!plan.changed) {
     first = plan.unchanged === 'only-notes' ? 'nothing removed: only earlier notes would go' : 'nothing removed';
   } else {
-    const r = totals.removed;
-    const where = [plural(r.turns, 'turn'), plural(r.steps, 'step')];
-    if (r.orphans > 0) where.push(plural(r.orphans, 'other message'));
-    const tokens = r.tokens === null ? '' : ` (${formatCount(r.tokens)} tokens)`;
-    const list =
-      where.length === 2 ? where.join(' and ') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
-    first = `removed ${plural(r.messages, 'message')}${tokens} in ${list}`;
-    const pruned = (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0);
-    if (pruned > 0) {
-      const saved = (c.pruned ?? []).reduce((a, p) => a + p.tokensBefore - p.tokensAfter, 0);
-      const phrase = `pruned ${plural(pruned, 'tool result')} (${formatCount(saved)} tokens saved)`;
-      first = r.messages === 0 ? phrase : `${first}; ${phrase}`;
-    }
-    const offloaded = (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0);
-    if (offloaded > 0) {
-      const phrase = `offloaded ${plural(offloaded, 'tool result')} to the store`;
-      first = r.messages === 0 && pruned === 0 ? phrase : `${first}; ${phrase}`;
-    }
+    first = changedText(c, totals.removed);
   }
   const tone: Tone = plan.targetMet ? 'good' : 'bad';
   const inventory = c.outcome.inventory;
@@ -290,6 +275,38 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
     ...(inventory !== null && plan.changed ? inventoryLines(inventory, view, width) : []),
     ...wrapToWidth(verdict, width, '  ').map((l) => emitLine([{ text: l, tone }], width, view.color)),
   ];
+}
+
+/**
+ * What a change removes, prunes and offloads, naming only the parts that happened: `removed 9 messages (1,210 tokens)
+ * in 8 steps; pruned 2 tool results (900 tokens saved)`, never `in 0 turns`.
+ */
+function changedText(c: ConversationResult, r: PlanTotals['removed']): string {
+  const phrases: string[] = [];
+  if (r.messages > 0) {
+    const where = [
+      ...(r.turns > 0 ? [plural(r.turns, 'turn')] : []),
+      ...(r.steps > 0 ? [plural(r.steps, 'step')] : []),
+      ...(r.orphans > 0 ? [plural(r.orphans, 'other message')] : []),
+    ];
+    const tokens = r.tokens === null ? '' : ` (${formatCount(r.tokens)} tokens)`;
+    phrases.push(
+      `removed ${plural(r.messages, 'message')}${tokens}${where.length === 0 ? '' : ` in ${listText(where)}`}`,
+    );
+  }
+  const pruned = (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0);
+  if (pruned > 0) {
+    const saved = (c.pruned ?? []).reduce((a, p) => a + p.tokensBefore - p.tokensAfter, 0);
+    phrases.push(`pruned ${plural(pruned, 'tool result')} (${formatCount(saved)} tokens saved)`);
+  }
+  const offloaded = (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0);
+  if (offloaded > 0) phrases.push(`offloaded ${plural(offloaded, 'tool result')} to the store`);
+  return phrases.length === 0 ? 'nothing removed' : phrases.join('; ');
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listText(items: readonly string[]): string {
+  return items.length <= 2 ? items.join(' and ') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
 /** The forgets line, wrapped; with --verbose every identifier after it: `- path src/a.ts #3`, `~` for recoverable ones. */
@@ -319,9 +336,11 @@ function summaryRoundLines(c: ConversationResult, width: number, view: DryRunVie
     const prompt = r.promptTokens === null ? '' : `, a call of ${formatCount(r.promptTokens)} prompt tokens`;
     // A simulated summary keeps nothing worth counting: the line says what a real one would have to keep.
     const names =
-      r.retention === null
-        ? ` (naming ${plural(r.identifiers, 'identifier')})`
-        : ` (its summary keeps ${formatCount(r.retention.kept)} of ${plural(r.identifiers, 'identifier')})`;
+      r.identifiers === 0
+        ? ''
+        : r.retention === null
+          ? ` (naming ${plural(r.identifiers, 'identifier')})`
+          : ` (its summary keeps ${formatCount(r.retention.kept)} of ${plural(r.identifiers, 'identifier')})`;
     const text = `round ${k + 1} (${r.tier.replaceAll('_', ' ')}): a summary would replace ${span}${names}${prompt}`;
     return wrapToWidth(text, width, '  ').map((l) => emitLine([{ text: l }], width, view.color));
   });
@@ -363,6 +382,7 @@ function settingsItems(result: FileResult, view: DryRunView): string[] {
     ...budget,
     `min_keep_steps ${view.minKeepSteps}`,
     view.note === null ? 'no note' : 'note on',
+    ...(view.config != null ? [`config ${escapeControls(view.config)}`] : []),
   ];
 }
 
@@ -531,7 +551,7 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
       emitLine(
         [
           {
-            text: `removed ${plural(removed, 'message')}; target met in ${formatCount(met)} of ${formatCount(all.length)}`,
+            text: `${removed === 0 ? 'nothing removed' : `removed ${plural(removed, 'message')}`}; target met in ${formatCount(met)} of ${formatCount(all.length)}`,
             tone: met === all.length ? 'good' : 'bad',
           },
         ],

@@ -1,0 +1,472 @@
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+import { parsePointer, PointerSyntaxError } from '../io/json-pointer.js';
+import { parseRetention } from '../outcome/forgotten.js';
+import {
+  checkBudget,
+  checkFormat,
+  checkNote,
+  checkPlaceholder,
+  checkStrategies,
+  checkTokenizer,
+  CONFIG,
+  shown,
+} from '../settings/index.js';
+import { parseCounterOptions } from '../tokens/index.js';
+import { parseTokens, parseWhole } from './options.js';
+import { parseFraction } from './settings.js';
+
+/**
+ * Settings kept in a file, as prettier and eslint keep theirs: `transcript-compact.config.json`, or the
+ * `"transcript-compact"` key of a package.json, found from the working directory upward to the repository root.
+ * Keys are named as the library names its options (`target`, `minKeepSteps`, `contextWindow`…); each value is checked
+ * by the rules the command line follows (src/settings/rules.ts and the flags' own parsers), and the command line
+ * overrides the file.
+ */
+
+/** The settings file's own name. */
+export const CONFIG_FILE = 'transcript-compact.config.json';
+/** The key of package.json that holds the settings. */
+export const PACKAGE_KEY = 'transcript-compact';
+
+/** The commands that read the file, each taking the keys that mean something to it. */
+export type ConfigCommand = 'compact' | 'inspect';
+
+/** What a setting needs to apply; without it a file's setting is left unused (a flag's would be refused). */
+type Need =
+  | { readonly strategy: 'prune' | 'offload' | 'summarize' }
+  | { readonly tokenizer: 'approx' }
+  | { readonly batch: true };
+
+/** How a key's value is read, turned into what the flag would hold. */
+type Reader = (value: unknown, key: string, dir: string, cwd: string) => string | boolean;
+
+/** One key a file may set. */
+interface KeySpec {
+  readonly read: Reader;
+  readonly commands: readonly ConfigCommand[];
+  readonly needs?: Need;
+}
+
+/** A token count: 8000, or as the flag takes it, "8k". */
+const tokens =
+  (min: number): Reader =>
+  (value, key) => {
+    const text = numberText(value, key, 'a number of tokens (8000, or "8k")');
+    parseTokens(key, text, min);
+    return text;
+  };
+
+/** A whole number. */
+const whole =
+  (min: number): Reader =>
+  (value, key) => {
+    const text = numberText(value, key, 'a whole number');
+    parseWhole(key, text, min);
+    return text;
+  };
+
+/** A share of the context window: 0.7, or "70%". Its range is checked with the window's other settings. */
+const share: Reader = (value, key) => {
+  const text = numberText(value, key, 'a fraction such as 0.7 or "70%"');
+  parseFraction(key, text);
+  return text;
+};
+
+/** A name or a list of names (`strategy`): a list is the comma-separated chain. */
+const strategy: Reader = (value, key) => {
+  if (typeof value === 'string') {
+    checkStrategies(
+      CONFIG,
+      value.split(',').map((name) => name.trim()),
+      value,
+    );
+    return value;
+  }
+  if (!Array.isArray(value))
+    CONFIG.fail(`${key} must be a name or a list of names (window, prune, offload, summarize), got ${shown(value)}`);
+  return checkStrategies(CONFIG, value as unknown[], '').join(',');
+};
+
+/** A non-empty string. */
+const text: Reader = (value, key) => {
+  if (typeof value !== 'string' || value === '') CONFIG.fail(`${key} must be a non-empty string, got ${shown(value)}`);
+  return value as string;
+};
+
+/** A folder, relative to the file that names it (as eslint and prettier resolve theirs). */
+const folder: Reader = (value, key, dir, cwd) => {
+  const name = text(value, key, dir, cwd) as string;
+  const absolute = path.resolve(dir, name);
+  return path.isAbsolute(name) ? name : path.relative(cwd, absolute) || '.';
+};
+
+/** true or false. */
+const flag: Reader = (value, key) => {
+  if (typeof value !== 'boolean') CONFIG.fail(`${key} must be true or false, got ${shown(value)}`);
+  return value as boolean;
+};
+
+/** The keys a file may set, each with the commands it means something to and what it needs to apply. */
+const KEYS: Readonly<Record<string, KeySpec>> = {
+  target: { read: tokens(1), commands: ['compact'] },
+  contextWindow: { read: tokens(1), commands: ['compact'] },
+  compactAt: { read: share, commands: ['compact'] },
+  compactTo: { read: share, commands: ['compact'] },
+  minKeepSteps: { read: whole(0), commands: ['compact'] },
+  strategy: { read: strategy, commands: ['compact'] },
+  minTokens: { read: tokens(0), commands: ['compact'], needs: { strategy: 'prune' } },
+  placeholder: {
+    read: (value, key, dir, cwd) => {
+      const template = typeof value === 'string' ? value : (text(value, key, dir, cwd) as string);
+      checkPlaceholder(CONFIG, template);
+      return template;
+    },
+    commands: ['compact'],
+    needs: { strategy: 'prune' },
+  },
+  offloadDir: { read: folder, commands: ['compact'], needs: { strategy: 'offload' } },
+  offloadOver: { read: tokens(1), commands: ['compact'], needs: { strategy: 'offload' } },
+  note: {
+    read: (value, key) => {
+      if (value === null || value === '') return false;
+      if (typeof value !== 'string')
+        CONFIG.fail(`${key} must be a template ({num_removed} is filled in), or null for none, got ${shown(value)}`);
+      checkNote(CONFIG, value as string);
+      return value as string;
+    },
+    commands: ['compact'],
+  },
+  tokenizer: { read: (value) => checkTokenizer(CONFIG, value), commands: ['compact', 'inspect'] },
+  format: { read: (value) => checkFormat(CONFIG, value), commands: ['compact', 'inspect'] },
+  charsPerToken: {
+    read: (value, key) => {
+      const rate = numberText(value, key, 'a positive number');
+      parseCounterOptions({ charsPerToken: rate }, 'approx');
+      return rate;
+    },
+    commands: ['compact', 'inspect'],
+    needs: { tokenizer: 'approx' },
+  },
+  tokensPerImage: { read: tokens(0), commands: ['compact', 'inspect'] },
+  tokensPerFile: { read: tokens(0), commands: ['compact', 'inspect'] },
+  conversationKey: { read: text, commands: ['compact', 'inspect'] },
+  conversationPath: {
+    read: (value, key, dir, cwd) => {
+      const pointer = text(value, key, dir, cwd) as string;
+      try {
+        parsePointer(pointer);
+      } catch (error) {
+        if (error instanceof PointerSyntaxError) CONFIG.fail(`${key}: ${error.message}`);
+        throw error;
+      }
+      return pointer;
+    },
+    commands: ['compact', 'inspect'],
+  },
+  summaryTokens: { read: tokens(1), commands: ['compact'], needs: { strategy: 'summarize' } },
+  model: { read: text, commands: ['compact'], needs: { strategy: 'summarize' } },
+  concurrency: { read: whole(1), commands: ['compact'], needs: { strategy: 'summarize' } },
+  cacheDir: { read: folder, commands: ['compact'], needs: { strategy: 'summarize' } },
+  cache: { read: flag, commands: ['compact'], needs: { strategy: 'summarize' } },
+  strict: { read: flag, commands: ['compact'], needs: { strategy: 'summarize' } },
+  minRetention: {
+    read: (value, key) => {
+      const fraction = numberText(value, key, 'a fraction from 0 to 1 or a percentage');
+      try {
+        parseRetention(fraction);
+      } catch (error) {
+        if (error instanceof RangeError) CONFIG.fail(error.message);
+        throw error;
+      }
+      return fraction;
+    },
+    commands: ['compact'],
+    needs: { strategy: 'summarize' },
+  },
+  exact: { read: flag, commands: ['compact'] },
+  skipUnrecognized: { read: flag, commands: ['compact'], needs: { batch: true } },
+};
+
+/**
+ * Keys a file may not set, and what to do instead: a command to run and an endpoint that receives the transcripts and
+ * $OPENAI_API_KEY (a file in a cloned repository must not choose those), what one run does, and the library's own.
+ */
+const REFUSED: Readonly<Record<string, string>> = {
+  summarizeCommand: 'give --summarize-command on the command line: a file never chooses a command to run',
+  baseUrl:
+    'give --base-url on the command line: a file never chooses where the transcripts and $OPENAI_API_KEY are sent',
+  summaryInstruction: 'give --summary-instruction FILE on the command line (the library takes the text itself)',
+  ignore: 'give --ignore on the command line (its patterns are matched from the working directory)',
+  ...Object.fromEntries(
+    [
+      'output',
+      'inPlace',
+      'outDir',
+      'backupDir',
+      'force',
+      'base',
+      'check',
+      'dryRun',
+      'stat',
+      'verbose',
+      'json',
+      'report',
+      'jobs',
+      'shard',
+      'quiet',
+      'color',
+      'debug',
+    ].map((key) => [key, `give ${flagOf(key)} on the command line (it says what one run does)`]),
+  ),
+  ...Object.fromEntries(
+    ['createNote', 'counter', 'system', 'tools', 'summarize'].map((key) => [
+      key,
+      "it is an option of the library's functions (a function, or the request's own data)",
+    ]),
+  ),
+};
+
+/** A command line's flags that displace a file's other ways of saying the same thing. */
+const DISPLACES: Readonly<Record<string, readonly string[]>> = {
+  target: ['contextWindow', 'compactAt', 'compactTo'],
+  contextWindow: ['target'],
+  conversationKey: ['conversationPath'],
+  conversationPath: ['conversationKey'],
+  cache: ['cacheDir'],
+  cacheDir: ['cache'],
+  summarizeCommand: ['model'],
+};
+
+/** `minKeepSteps` as a flag: `--min-keep-steps`. */
+function flagOf(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/** A number, or a string as the flag takes it, as text. */
+function numberText(value: unknown, key: string, what: string): string {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'string') return value;
+  return CONFIG.fail(`${key} must be ${what}, got ${shown(value)}`);
+}
+
+/** A settings file, read and checked. */
+export interface LoadedConfig {
+  /** The file as outputs name it: as --config gave it, or relative to the working directory. */
+  readonly file: string;
+  /** Each key's value as its flag would hold it (folders made relative to the working directory). */
+  readonly flags: Readonly<Record<string, string | boolean>>;
+}
+
+/** Whether a path is a regular file (following links). */
+function isFile(file: string): boolean {
+  return statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+}
+
+/** Reads a JSON file, or says in one line why it is not JSON. */
+function readJson(file: string, shownName: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`${shownName}: cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  try {
+    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
+  } catch (error) {
+    throw new UsageError(`${shownName}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/** The settings a package.json holds under "transcript-compact", or undefined when it holds none. */
+function packageSettings(file: string, shownName: string): unknown {
+  const manifest = readJson(file, shownName);
+  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) return undefined;
+  return (manifest as Record<string, unknown>)[PACKAGE_KEY];
+}
+
+/**
+ * The settings file the working directory is under: in each folder from it upward, `transcript-compact.config.json`
+ * or a package.json with a "transcript-compact" key, both in one folder being a mistake; the search stops after the
+ * repository root (the folder holding `.git`) or the file system's root.
+ * @returns the file's absolute path and its settings, or null when there is none
+ */
+export function findConfig(cwd: string): { file: string; settings: unknown; inPackage: boolean } | null {
+  for (let dir = path.resolve(cwd); ;) {
+    const own = path.join(dir, CONFIG_FILE);
+    const manifest = path.join(dir, 'package.json');
+    const shownManifest = path.relative(cwd, manifest) || 'package.json';
+    const inManifest = isFile(manifest) ? packageSettings(manifest, shownManifest) : undefined;
+    if (isFile(own)) {
+      if (inManifest !== undefined)
+        throw new UsageError(
+          `${path.relative(cwd, own)} and ${shownManifest} ("${PACKAGE_KEY}") both hold settings: keep one of them`,
+        );
+      return { file: own, settings: readJson(own, path.relative(cwd, own)), inPackage: false };
+    }
+    if (inManifest !== undefined) return { file: manifest, settings: inManifest, inPackage: true };
+    const parent = path.dirname(dir);
+    if (statSync(path.join(dir, '.git'), { throwIfNoEntry: false }) !== undefined || parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/**
+ * The settings file of a run: `--config FILE` (a package.json is read at its "transcript-compact" key), none with
+ * `--no-config`, else the one `findConfig` finds.
+ * @param option commander's `config`: the file, false for --no-config, undefined when neither was given
+ * @throws UsageError naming the file (and the key) for a file that cannot be read, is not JSON, or sets a key it may
+ *   not or a value no flag would take
+ */
+export function loadConfig(option: string | boolean | undefined, cwd: string): LoadedConfig | null {
+  if (option === false) return null;
+  let found: { file: string; settings: unknown; inPackage: boolean } | null;
+  let shownName: string;
+  if (typeof option === 'string') {
+    const file = path.resolve(cwd, option);
+    if (!isFile(file)) throw new UsageError(`--config ${option}: no such file`);
+    const inPackage = path.basename(file) === 'package.json';
+    const settings = inPackage ? packageSettings(file, option) : readJson(file, option);
+    if (settings === undefined) throw new UsageError(`--config ${option}: it has no "${PACKAGE_KEY}" key`);
+    found = { file, settings, inPackage };
+    shownName = option;
+  } else {
+    found = findConfig(cwd);
+    if (found === null) return null;
+    shownName = path.relative(cwd, found.file) || path.basename(found.file);
+  }
+  const where = found.inPackage ? `${shownName} ("${PACKAGE_KEY}")` : shownName;
+  return { file: shownName, flags: checkedSettings(found.settings, where, path.dirname(found.file), cwd) };
+}
+
+/** Every key of a file's settings, checked, as the flags would hold them; each problem names the file and the key. */
+function checkedSettings(
+  settings: unknown,
+  where: string,
+  dir: string,
+  cwd: string,
+): Readonly<Record<string, string | boolean>> {
+  try {
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings))
+      CONFIG.fail(`the settings must be an object such as { "target": 8000 }, got ${shown(settings)}`);
+    const out: Record<string, string | boolean> = {};
+    for (const [key, value] of Object.entries(settings as Record<string, unknown>)) {
+      const spec = KEYS[key];
+      if (spec === undefined) CONFIG.fail(unknownKey(key));
+      out[key] = (spec as KeySpec).read(value, key, dir, cwd);
+    }
+    const given = (key: string): boolean => key in out;
+    if (given('target') && given('contextWindow'))
+      checkBudget(CONFIG, { target: true, contextWindow: true, compactAt: false, compactTo: false });
+    if (given('conversationKey') && given('conversationPath'))
+      CONFIG.fail('conversationKey and conversationPath both say where the conversation is: keep one');
+    return out;
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(`${where}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Why a key is not one a file may set, with the key it was likely meant to be. */
+function unknownKey(key: string): string {
+  const refused = REFUSED[key];
+  if (refused !== undefined) return `${key} cannot be set in a settings file: ${refused}`;
+  const like = closestKey(key);
+  return `unknown key ${JSON.stringify(key)} (${like === undefined ? `keys: ${Object.keys(KEYS).join(', ')}` : `did you mean ${like}?`})`;
+}
+
+/**
+ * The key a misspelt one was likely meant to be: the same letters in another case or with dashes (`context-window`),
+ * or one or two letters off (`targte`), as commander suggests flags.
+ */
+function closestKey(key: string): string | undefined {
+  const plain = (name: string): string => name.toLowerCase().replace(/[-_]/g, '');
+  const known = Object.keys(KEYS);
+  const same = known.find((name) => plain(name) === plain(key));
+  if (same !== undefined) return same;
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(plain(name), plain(key));
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+/** Letters inserted, deleted, changed or two of them swapped to turn one word into the other. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i] as number[];
+      const up = d[i - 1] as number[];
+      row[j] = Math.min(
+        (up[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (up[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
+/** How a run is made, as far as a file's settings depend on it. */
+export interface RunShape {
+  readonly command: ConfigCommand;
+  /** The run writes one input to stdout or --output (batch-only settings do not apply). */
+  readonly stream: boolean;
+}
+
+/**
+ * The flags with a file's settings under them: a key the command line gave, or displaced by a flag that says the
+ * same thing another way (`--target` for the file's `contextWindow`), is the command line's; a key that needs what
+ * the run does not do (`minTokens` without `prune`, `charsPerToken` without `approx`, `skipUnrecognized` on one
+ * file) is left unused.
+ * @param given whether commander took the key from the command line (not a default)
+ * @returns the merged flags, and the file's keys that went into them
+ */
+export function withConfig<F extends object>(
+  flags: F,
+  given: (key: string) => boolean,
+  config: LoadedConfig | null,
+  run: RunShape,
+): { flags: F; used: string[] } {
+  if (config === null) return { flags, used: [] };
+  const displaced = new Set(Object.keys(DISPLACES).flatMap((key) => (given(key) ? (DISPLACES[key] ?? []) : [])));
+  const merged: Record<string, unknown> = { ...(flags as Record<string, unknown>) };
+  const used: string[] = [];
+  for (const [key, value] of Object.entries(config.flags)) {
+    const spec = KEYS[key] as KeySpec;
+    if (!spec.commands.includes(run.command) || given(key) || displaced.has(key)) continue;
+    merged[key] = value;
+    used.push(key);
+  }
+  // Decided on the merged flags: the command line's --strategy or --tokenizer may be what a setting needs, or not.
+  const unused = used.filter((key) => !isNeedMet(KEYS[key]?.needs, merged, run));
+  for (const key of unused) merged[key] = (flags as Record<string, unknown>)[key];
+  return { flags: merged as F, used: used.filter((key) => !unused.includes(key)) };
+}
+
+/** Whether the run does what a file's setting needs: its strategy in the chain, the approx counter, a batch. */
+function isNeedMet(need: Need | undefined, flags: Record<string, unknown>, run: RunShape): boolean {
+  if (need === undefined) return true;
+  if ('batch' in need) return !run.stream;
+  if ('tokenizer' in need) return (flags.tokenizer ?? 'o200k_base') === need.tokenizer;
+  const chain = typeof flags.strategy === 'string' ? flags.strategy.split(',').map((name) => name.trim()) : ['window'];
+  return chain.includes(need.strategy);
+}
+
+/**
+ * A usage error of the merged settings, saying which of the file's keys it involves: the error names flags, and a
+ * user who typed none of them needs to know the file set them.
+ */
+export function blameConfig(error: unknown, config: LoadedConfig | null, used: readonly string[]): unknown {
+  if (!(error instanceof UsageError) || config === null) return error;
+  const involved = used.filter((key) => new RegExp(`${flagOf(key)}(?![\\w-])`).test(error.message));
+  if (involved.length === 0) return error;
+  return new UsageError(`${error.message} (${involved.join(', ')} set in ${config.file})`);
+}
