@@ -274,7 +274,7 @@ describe("a batch run decides as Haystack's SlidingWindowCompactor for every fil
                 '-k',
                 String(minKeepSteps),
                 ...noteArgs(note),
-                '-q',
+                '-qq',
               ],
               { cwd: tmp.dir },
             );
