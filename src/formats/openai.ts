@@ -336,6 +336,74 @@ function answeredName(item: Record<string, unknown>, callNames: ReadonlyMap<stri
   return undefined;
 }
 
+/**
+ * The items of `input` from `messages.length` on normalized after `messages`, the items before them read already with
+ * `callNames` the ids of their calls; with a continuation for a longer input (`Normalized.more`).
+ */
+function normalizedFrom(
+  input: ConversationInput,
+  noteTemplate: string | null,
+  callNames: Map<string, string>,
+  messages: Message[],
+): Normalized {
+  // Raw texts are read when a message is rendered, not before: a source held as lines decodes them on demand.
+  const raws = input.raws;
+  for (let k = messages.length; k < input.items.length; k++)
+    messages.push(chatMessage(input, raws, k, noteTemplate, callNames));
+  let continued = false;
+  return {
+    messages: messages.slice(),
+    itemsOf: oneItemEach(messages.length),
+    more(next) {
+      if (continued) throw new Error('a normalization is continued once');
+      continued = true;
+      return normalizedFrom(next, noteTemplate, callNames, messages);
+    },
+  };
+}
+
+/** Item `k` as a message, the ids of the calls before it in `callNames` (its own calls added). */
+function chatMessage(
+  input: ConversationInput,
+  raws: readonly string[],
+  k: number,
+  noteTemplate: string | null,
+  callNames: Map<string, string>,
+): Message {
+  const raw = input.items[k];
+  const item = checkMessage(input, k, raw);
+  const roleName = own(item, 'role') as string;
+  const role = ROLES[roleName] as Role;
+  const calls = own(item, 'tool_calls');
+  if (Array.isArray(calls)) {
+    for (const call of calls) {
+      const id = own(call, 'id');
+      const fn = own(call, 'function') ?? own(call, 'custom');
+      if (typeof id === 'string' && isRecord(fn) && typeof own(fn, 'name') === 'string')
+        callNames.set(id, own(fn, 'name') as string);
+    }
+  }
+  const text = own(item, 'content');
+  const marks =
+    role === 'user' && typeof text === 'string'
+      ? noteMarks(text, noteTemplate, hasOnlyKeys(item, NOTE_KEYS))
+      : NO_MARKS;
+  const legacyName = own(item, 'name');
+  const ownName = typeof legacyName === 'string' ? legacyName : '';
+  // The name of the call this result answers, looked up now: ids may be reused later in the file.
+  const resultName = role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames) ?? ownName);
+  return new ChatMessage(
+    role,
+    marks.compaction,
+    marks.couldBeNote === true,
+    marks.exactNote === true,
+    raws,
+    k,
+    resultName,
+    input.items,
+  );
+}
+
 /** The keys of a note as `makeNote` writes it: a user message with any other is none. */
 const NOTE_KEYS = ['role', 'content'];
 
@@ -348,44 +416,7 @@ export const openai: FormatAdapter = {
     return items.length > 0 && items.every(isOpenAiMessage);
   },
   normalize(input, noteTemplate): Normalized {
-    const callNames = new Map<string, string>();
-    // Raw texts are read when a message is rendered, not before: a source held as lines decodes them on demand.
-    const raws = input.raws;
-    const messages: Message[] = input.items.map((raw, k) => {
-      const item = checkMessage(input, k, raw);
-      const roleName = own(item, 'role') as string;
-      const role = ROLES[roleName] as Role;
-      const calls = own(item, 'tool_calls');
-      if (Array.isArray(calls)) {
-        for (const call of calls) {
-          const id = own(call, 'id');
-          const fn = own(call, 'function') ?? own(call, 'custom');
-          if (typeof id === 'string' && isRecord(fn) && typeof own(fn, 'name') === 'string')
-            callNames.set(id, own(fn, 'name') as string);
-        }
-      }
-      const text = own(item, 'content');
-      const marks =
-        role === 'user' && typeof text === 'string'
-          ? noteMarks(text, noteTemplate, hasOnlyKeys(item, NOTE_KEYS))
-          : NO_MARKS;
-      const legacyName = own(item, 'name');
-      const ownName = typeof legacyName === 'string' ? legacyName : '';
-      // The name of the call this result answers, looked up now: ids may be reused later in the file.
-      const resultName =
-        role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames) ?? ownName);
-      return new ChatMessage(
-        role,
-        marks.compaction,
-        marks.couldBeNote === true,
-        marks.exactNote === true,
-        raws,
-        k,
-        resultName,
-        input.items,
-      );
-    });
-    return { messages, itemsOf: oneItemEach(messages.length) };
+    return normalizedFrom(input, noteTemplate, new Map(), []);
   },
   makeNote({ text }) {
     return { role: 'user', content: text };

@@ -26,6 +26,12 @@ export interface Normalized {
    * holds a sub-agent's lines, which it does not render). Default: `itemsOf`.
    */
   readonly contentItemsOf?: readonly (readonly number[])[];
+  /**
+   * Optional: the normalization of a longer input whose first items are the ones this was made from, unchanged (the
+   * same values, in the same `items` array grown in place, read with the same note template), continued from where
+   * this one ended instead of reading those items again. Callable once: the continuation carries on its state.
+   */
+  readonly more?: (input: ConversationInput) => Normalized;
 }
 
 /** What a note is made from. */

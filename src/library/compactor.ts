@@ -1,10 +1,9 @@
 import type { Plan } from '../core/compact.js';
-import { lazyList } from '../core/lazy-list.js';
 import type { SummaryAnswer, SummaryRequest } from '../core/summarize.js';
 import type { TokenCounter } from '../core/types.js';
 import { InputError, OptionsError } from '../errors.js';
 import { FORMATS, findFormat } from '../formats/registry.js';
-import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
+import type { FormatAdapter } from '../formats/types.js';
 import type { LocatedIdentifier } from '../outcome/forgotten.js';
 import { chooseFormat, decideChain, EXACT_COUNT_UP_TO, type ChainOptions } from '../pipeline/index.js';
 import { shown } from '../settings/index.js';
@@ -19,7 +18,8 @@ import { withReplies } from '../summarize-run.js';
 import { createCounter } from '../tokens/index.js';
 import { assemble, assembleEntries, forgottenOf } from './assemble.js';
 import { isWithin, withEstimatedBefore } from './figures.js';
-import { JsonCache, RenderedMemory, type AsJson } from './memory.js';
+import { RenderedMemory } from './memory.js';
+import { MessageMirror } from './mirror.js';
 import type { CompactedMessages, Compactor } from './types.js';
 
 /**
@@ -54,17 +54,19 @@ export async function compactMessages<M>(
 }
 
 function compactorWith(counter: TokenCounter, options: CompactorOptions, checked: Checked): Compactor {
-  // Each message object's JSON, made again only when the caller changed the object since (see JsonCache).
-  const json = new JsonCache();
+  // The conversation read last, read again only where the caller changed it since (see MessageMirror).
+  const mirror = new MessageMirror({
+    formatOf: (items) => formatOf(items, checked.adapter, options.system),
+    noteTemplate: checked.template,
+  });
   const memory = new RenderedMemory();
   const remembering = memory.counter(counter);
-  const asJson = (message: unknown, k: number): AsJson => json.of(message, k);
   /** One compaction, its summary replies (if any) taken from `answer`. */
   const compactWith = <M>(
     messages: readonly M[],
     answer: ((request: SummaryRequest) => SummaryAnswer) | null,
   ): CompactedMessages<M> => {
-    const read = readMessages(messages, asJson, checked, options.system);
+    const read = mirror.read(messages);
     memory.nextCall();
     // The chain `swc compact --strategy` runs, on the same items: pruned ones come back as the format writes them.
     const chain = decideChain(
@@ -131,40 +133,6 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       return done.value;
     },
   };
-}
-
-/**
- * The messages as the adapters read them: each message's JSON (made once per object), the format, and the
- * normalized conversation.
- * @throws InputError for something other than an array, and for a message the format refuses
- */
-function readMessages(
-  messages: unknown,
-  asJson: (message: unknown, k: number) => AsJson,
-  checked: Checked,
-  system: unknown,
-): { input: ConversationInput; adapter: FormatAdapter; normalized: Normalized } {
-  if (!Array.isArray(messages))
-    throw new InputError(
-      `expected an array of messages, found ${messages === null ? 'null' : typeof messages}`,
-      'messages',
-    );
-  // Array.from visits holes too (as undefined), so a sparse array is refused like any other non-message.
-  const converted = Array.from(messages as readonly unknown[], (m, k) => asJson(m, k));
-  const items = converted.map((c) => c.item);
-  // Written only for the messages rendered or rewritten (see AsJson).
-  const raws = lazyList(converted.length, (k) => (converted[k] as AsJson).raw());
-  const { adapter, container } = formatOf(items, checked.adapter, system);
-  const input: ConversationInput = {
-    file: 'messages',
-    items,
-    raws,
-    container,
-    fail(item, reason): never {
-      throw new InputError(reason, `messages[${item}]`);
-    },
-  };
-  return { input, adapter, normalized: adapter.normalize(input, checked.template) };
 }
 
 /** The chain's settings for the options checked, counting with `counter`, its summaries from `answer`. */

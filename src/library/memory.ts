@@ -68,18 +68,35 @@ export function toJson(message: unknown, k: number): AsJson {
  * of it would be read.
  */
 export class JsonCache {
-  private readonly known = new WeakMap<object, { readonly json: AsJson; readonly shape: readonly unknown[] | null }>();
+  private readonly known = new WeakMap<object, JsonEntry>();
 
   /** The message as JSON, from the cache while the object has the shape it had when it was read. */
   of(message: unknown, k: number): AsJson {
-    if (typeof message !== 'object' || message === null) return toJson(message, k);
+    return this.entryOf(message, k).json;
+  }
+
+  /** As `of`, with the shape the JSON was read at (see `stillHolds`). */
+  entryOf(message: unknown, k: number): JsonEntry {
+    if (typeof message !== 'object' || message === null) return { json: toJson(message, k), shape: null };
     const entry = this.known.get(message);
-    if (entry !== undefined && entry.shape !== null && hasShape(message, entry.shape)) return entry.json;
+    if (entry !== undefined && stillHolds(message, entry)) return entry;
     const walk = shapeOf(message);
     const json = walk?.plain === true ? new Plain(message) : toJson(message, k);
-    this.known.set(message, { json, shape: walk === null ? null : walk.shape });
-    return json;
+    const made = { json, shape: walk === null ? null : walk.shape };
+    this.known.set(message, made);
+    return made;
   }
+}
+
+/** A message's JSON and the shape it was read at (null: read again on every call). */
+export interface JsonEntry {
+  readonly json: AsJson;
+  readonly shape: readonly unknown[] | null;
+}
+
+/** Whether the JSON read for `message` still holds: the object has kept the shape it had then. */
+export function stillHolds(message: unknown, entry: JsonEntry): boolean {
+  return entry.shape !== null && hasShape(message, entry.shape);
 }
 
 /** A value's shape, and whether it is plain JSON data; null when its shape cannot vouch for its JSON. */

@@ -43,16 +43,25 @@ function message(kind: number, seed: number): Msg {
   }
 }
 
-/** Appends a step (a call and its result), a user turn, or a text reply. */
+/** Appends a step (a call and its result), a call alone (answered by a later `answer`), a user turn, or a text reply. */
 function grown(seed: number): Msg[] {
-  const k = seed % 4;
+  const k = seed % 5;
   if (k === 0) return [message(0, seed)];
   if (k === 1) return [message(1, seed)];
+  if (k === 4) return [message(2, seed)];
   return [message(2, seed), message(3, seed)];
+}
+
+/** A result answering the newest call in the list, pushed in a later step than the call, as an agent's tool runs. */
+function answer(list: readonly Msg[], seed: number): Msg[] {
+  const last = [...list].reverse().find((m) => Array.isArray(m.tool_calls));
+  const call = (last?.tool_calls as { id: string }[] | undefined)?.[0];
+  return call === undefined ? [] : [{ role: 'tool', tool_call_id: call.id, content: text(10 + (seed % 40), seed) }];
 }
 
 type Op =
   | { kind: 'append'; seed: number; fresh: boolean }
+  | { kind: 'answer'; seed: number; fresh: boolean }
   | { kind: 'replace'; at: number; seed: number }
   | { kind: 'edit'; at: number; seed: number; field: 'content' | 'role' | 'args' | 'call' | 'key' }
   | { kind: 'delete'; at: number }
@@ -60,6 +69,7 @@ type Op =
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), seed: fc.nat(), fresh: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('answer' as const), seed: fc.nat(), fresh: fc.boolean() }) },
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), seed: fc.nat() }),
@@ -85,6 +95,10 @@ function apply(list: Msg[], op: Op): Msg[] {
     case 'append':
       if (op.fresh) return [...list, ...grown(op.seed)];
       list.push(...grown(op.seed));
+      return list;
+    case 'answer':
+      if (op.fresh) return [...list, ...answer(list, op.seed)];
+      list.push(...answer(list, op.seed));
       return list;
     case 'replace':
       if (list.length > 0) list[i] = message(op.seed % 5, op.seed);
