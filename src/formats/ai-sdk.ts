@@ -16,6 +16,7 @@ import {
   type PairedResult,
   type Pairing,
   type PruneWrite,
+  detectedBy,
 } from './types.js';
 import { elementSpans, memberSpan, stringMember, writeResults, type ResultSlot } from './raw-edit.js';
 import type { Span } from '../io/json-layout.js';
@@ -336,9 +337,7 @@ function aiSdkPairing(input: ConversationInput): Pairing {
 export const aiSdk: FormatAdapter = {
   name: 'ai-sdk',
   listKeys: ['messages'],
-  detect(items) {
-    return items.length > 0 && items.every((i) => isUiMessage(i) || isModelMessage(i)) && items.some(isMarked);
-  },
+  ...detectedBy([{ each: (i) => isUiMessage(i) || isModelMessage(i), some: isMarked }]),
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
     builder.instructions(input.container === null ? [] : instructionTexts(own(input.container, 'system')));

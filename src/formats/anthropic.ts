@@ -16,6 +16,7 @@ import {
   type PairedCall,
   type PairedResult,
   type Pairing,
+  detectedBy,
 } from './types.js';
 import { elementSpans, memberSpan, stringMember, writeResults, type ResultSlot } from './raw-edit.js';
 import type { Span } from '../io/json-layout.js';
@@ -313,13 +314,10 @@ function anthropicPairing(input: ConversationInput): Pairing {
 export const anthropic: FormatAdapter = {
   name: 'anthropic',
   listKeys: ['messages'],
-  detect(items, container) {
-    return (
-      items.length > 0 &&
-      items.every(isAnthropicShaped) &&
-      (items.some(hasAnthropicBlock) || hasAnthropicContainer(container))
-    );
-  },
+  ...detectedBy([
+    { each: isAnthropicShaped, some: hasAnthropicBlock },
+    { each: isAnthropicShaped, container: hasAnthropicContainer },
+  ]),
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
     builder.instructions(input.container === null ? [] : instructionTexts(own(input.container, 'system')));

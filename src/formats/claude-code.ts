@@ -19,6 +19,7 @@ import {
   type PairedResult,
   type Pairing,
   type PruneWrite,
+  detectedBy,
 } from './types.js';
 import { memberSpan, setMember, writeResults } from './raw-edit.js';
 
@@ -498,13 +499,7 @@ export const claudeCode: FormatAdapter = {
   name: 'claude-code',
   readsTextStarting: [INTERRUPTION, CAVEAT, LOCAL_ECHO, COMMAND],
   listKeys: ['messages'],
-  detect(items) {
-    return (
-      items.length > 0 &&
-      items.every(isLine) &&
-      items.some((item) => isSessionMessageLine(item as Record<string, unknown>))
-    );
-  },
+  ...detectedBy([{ each: isLine, some: (item) => isSessionMessageLine(item as Record<string, unknown>) }]),
   normalize(input, noteTemplate): Normalized {
     const { items, raws } = input;
     const callNames = toolNames(items);

@@ -15,6 +15,7 @@ import {
   type PairedCall,
   type PairedResult,
   type Pairing,
+  detectedBy,
 } from './types.js';
 import { elementSpans, isObjectAt, keysAt, memberSpan, valueAt, writeResults, type ResultSlot } from './raw-edit.js';
 import type { Span } from '../io/json-layout.js';
@@ -264,11 +265,7 @@ function geminiPairing(input: ConversationInput): Pairing {
 export const gemini: FormatAdapter = {
   name: 'gemini',
   listKeys: ['contents', 'events'],
-  detect(items) {
-    if (items.length === 0) return false;
-    if (items.every(isGeminiContent)) return true;
-    return items.every(isAdkEvent) && items.some((i) => contentOfItem(i) !== null);
-  },
+  ...detectedBy([{ each: isGeminiContent }, { each: isAdkEvent, some: (i) => contentOfItem(i) !== null }]),
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
     builder.instructions(instructionTexts(systemInstruction(input.container)));

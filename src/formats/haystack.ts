@@ -13,6 +13,7 @@ import {
   type Normalized,
   type Pairing,
   oneItemEach,
+  detectedBy,
 } from './types.js';
 import { elementSpans, isObjectAt, memberSpan, setMember, writeResults } from './raw-edit.js';
 
@@ -181,9 +182,7 @@ function haystackPairing(input: ConversationInput): Pairing {
 export const haystack: FormatAdapter = {
   name: 'haystack',
   listKeys: ['messages'],
-  detect(items) {
-    return items.length > 0 && items.every(isHaystackMessage);
-  },
+  ...detectedBy([{ each: isHaystackMessage }]),
   normalize(input: ConversationInput): Normalized {
     const messages: Message[] = input.items.map((item, k) => {
       if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);

@@ -15,6 +15,7 @@ import {
   type PairedResult,
   type Pairing,
   oneItemEach,
+  detectedBy,
 } from './types.js';
 import { memberSpan, writeResults } from './raw-edit.js';
 
@@ -311,9 +312,7 @@ const HUMAN_DEFAULTS: Record<string, unknown> = {
 export const langchain: FormatAdapter = {
   name: 'langchain',
   listKeys: ['messages'],
-  detect(items) {
-    return items.length > 0 && items.every((item) => typeOf(item) !== null);
-  },
+  ...detectedBy([{ each: (item) => typeOf(item) !== null }]),
   normalize(input, noteTemplate): Normalized {
     const callNames = new Map<string, string>();
     const messages: Message[] = input.items.map((item, k) => {

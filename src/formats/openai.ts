@@ -14,6 +14,7 @@ import {
   type Normalized,
   type Pairing,
   oneItemEach,
+  detectedBy,
 } from './types.js';
 import { writeResults } from './raw-edit.js';
 
@@ -412,9 +413,7 @@ export const openai: FormatAdapter = {
   listKeys: ['messages'],
   // A tool (or legacy function) message's string content is its result's text (`ChatMessage.sketch`).
   sketchesIn: (record) => record.role === 'tool' || record.role === 'function',
-  detect(items) {
-    return items.length > 0 && items.every(isOpenAiMessage);
-  },
+  ...detectedBy([{ each: isOpenAiMessage }]),
   normalize(input, noteTemplate): Normalized {
     return normalizedFrom(input, noteTemplate, new Map(), []);
   },

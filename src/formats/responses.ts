@@ -15,6 +15,7 @@ import {
   type PairedCall,
   type PairedResult,
   type Pairing,
+  detectedBy,
 } from './types.js';
 import { writeResults } from './raw-edit.js';
 
@@ -312,16 +313,16 @@ function responsesPairing(input: ConversationInput): Pairing {
 export const responses: FormatAdapter = {
   name: 'responses',
   listKeys: ['input'],
-  detect(items, container) {
+  ...detectedBy([
     // OpenAI is asked first, and only Responses keeps its list under `input`: there messages are enough; a bare
     // list must show something only Responses writes.
-    if (items.length === 0 || !items.every(isPlausibleItem)) return false;
-    return (
-      items.some(isResponsesMarked) ||
-      (container !== null &&
-        items.some((i) => typeof i === 'string' || own(i as Record<string, unknown>, 'role') !== undefined))
-    );
-  },
+    { each: isPlausibleItem, some: isResponsesMarked },
+    {
+      each: isPlausibleItem,
+      some: (i) => typeof i === 'string' || own(i as Record<string, unknown>, 'role') !== undefined,
+      container: (container) => container !== null,
+    },
+  ]),
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
     builder.instructions(input.container === null ? [] : instructionTexts(own(input.container, 'instructions')));

@@ -13,6 +13,7 @@ import {
   type PairedCall,
   type PairedResult,
   type Pairing,
+  detectedBy,
 } from './types.js';
 import { memberSpan, writeResults } from './raw-edit.js';
 
@@ -216,16 +217,15 @@ function sharegptPairing(input: ConversationInput): Pairing {
 export const sharegpt: FormatAdapter = {
   name: 'sharegpt',
   listKeys: ['conversations', 'messages'],
-  detect(items) {
-    if (items.length === 0) return false;
-    if (items.every(isClassic)) return true;
-    if (!items.every(isRoleShaped)) return false;
-    return items.some(
-      (item) =>
+  ...detectedBy([
+    { each: isClassic },
+    {
+      each: isRoleShaped,
+      some: (item) =>
         SHAREGPT_ONLY.has(own(item as Record<string, unknown>, 'role') as string) ||
         Array.isArray(own(item as Record<string, unknown>, 'content')),
-    );
-  },
+    },
+  ]),
   normalize(input, noteTemplate): Normalized {
     const messages: Message[] = [];
     const itemsOf: number[][] = [];

@@ -107,8 +107,10 @@ export interface FormatAdapter {
    * test without reading their texts again. Formats without it have their texts read again when those decide.
    */
   readonly sketchesIn?: (record: Readonly<Record<string, unknown>>) => boolean;
-  /** Whether these items (and container) are in this format. */
+  /** Whether these items (and container) are in this format: some rule of `detection` holds (see `detectedBy`). */
   detect(items: readonly unknown[], container: Readonly<Record<string, unknown>> | null): boolean;
+  /** The ways a list can be in this format, any one enough. */
+  readonly detection: readonly DetectionRule[];
   /** @param noteTemplate the active note template, to recognise earlier notes in formats without metadata */
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized;
   /** The note as a value of this format. */
@@ -133,6 +135,32 @@ export interface FormatAdapter {
    * differs (call ids, error flags and every other byte stay). Without it, a format's results cannot be pruned.
    */
   writePruned?(request: PruneWrite): ReadonlyMap<number, string>;
+}
+
+/**
+ * One way a list can be in a format: every item passes `each`, some item passes `some` (when given), and the object
+ * around the list passes `container` (when given). Rules of this form can be checked for a list that grows, item by
+ * item, without reading the items before again (a warm compactor's detection does).
+ */
+export interface DetectionRule {
+  readonly each: (item: unknown) => boolean;
+  readonly some?: (item: unknown) => boolean;
+  readonly container?: (container: Readonly<Record<string, unknown>> | null) => boolean;
+}
+
+/** A format's detection by its rules: a non-empty list of which some rule holds. */
+export function detectedBy(detection: readonly DetectionRule[]): Pick<FormatAdapter, 'detect' | 'detection'> {
+  return {
+    detection,
+    detect: (items, container) =>
+      items.length > 0 &&
+      detection.some(
+        (rule) =>
+          (rule.container === undefined || rule.container(container)) &&
+          items.every(rule.each) &&
+          (rule.some === undefined || items.some(rule.some)),
+      ),
+  };
 }
 
 /** One tool call as `pairing` reports it. */

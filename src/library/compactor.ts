@@ -57,6 +57,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
   // The conversation read last, read again only where the caller changed it since (see MessageMirror).
   const mirror = new MessageMirror({
     formatOf: (items) => formatOf(items, checked.adapter, options.system),
+    detects: checked.adapter === null && options.system === undefined,
     noteTemplate: checked.template,
   });
   const memory = new RenderedMemory();

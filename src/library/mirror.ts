@@ -1,6 +1,7 @@
 import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
 import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
+import { GrowingDetection } from '../pipeline/index.js';
 import { JsonCache, stillHolds, type AsJson, type JsonEntry } from './memory.js';
 
 /** The messages as the adapters read them, the format they were read in, and the normalized conversation. */
@@ -14,6 +15,8 @@ export interface ReadMessages {
 export interface MirrorReading {
   /** The adapter for these items, and the container their instructions are handed in. */
   formatOf(items: readonly unknown[]): { adapter: FormatAdapter; container: Record<string, unknown> | null };
+  /** Whether `formatOf` detects the format of a bare list (no format named, no instructions beside it). */
+  readonly detects: boolean;
   readonly noteTemplate: string | null;
 }
 
@@ -25,6 +28,7 @@ export interface MirrorReading {
  * objects first, as the AI SDK hands them over), a format that can continue its normalization (`Normalized.more`)
  * reads the new messages alone. Anything else (a message replaced, edited in place, deleted or moved) normalizes the
  * whole conversation again, its messages' JSON still taken from the cache while their objects keep their shapes.
+ * Detection goes the same way: a list that only grew has its new messages read against each format's rules.
  */
 export class MessageMirror {
   private readonly cache = new JsonCache();
@@ -32,6 +36,7 @@ export class MessageMirror {
   private entries: JsonEntry[] = [];
   private items: unknown[] = [];
   private last: { readonly adapter: FormatAdapter; readonly normalized: Normalized } | null = null;
+  private detection: GrowingDetection | null = null;
 
   constructor(private readonly reading: MirrorReading) {}
 
@@ -76,7 +81,7 @@ export class MessageMirror {
     const read = this.entries;
     // Written only for the messages rendered or rewritten (see AsJson).
     const raws = lazyList(n, (k) => ((read[k] as JsonEntry).json as AsJson).raw());
-    const { adapter, container } = this.reading.formatOf(this.items);
+    const { adapter, container } = this.formatOf(extends_);
     const input: ConversationInput = {
       file: 'messages',
       items: this.items,
@@ -91,6 +96,15 @@ export class MessageMirror {
     const normalized = more !== undefined ? more(input) : adapter.normalize(input, this.reading.noteTemplate);
     this.last = { adapter, normalized };
     return { input, adapter, normalized };
+  }
+
+  /** The format of the items read, detected from the new ones alone when the list only grew. */
+  private formatOf(extends_: boolean): { adapter: FormatAdapter; container: Record<string, unknown> | null } {
+    if (!this.reading.detects) return this.reading.formatOf(this.items);
+    if (!extends_ || this.detection === null) this.detection = new GrowingDetection(null);
+    const found = this.detection.formatOf(this.items);
+    // No format takes the whole list: detection proper says why, or finds the format of a partly broken one.
+    return found === undefined ? this.reading.formatOf(this.items) : { adapter: found, container: null };
   }
 
   /** How many messages, from the first, are the objects read last time at the same index, with the same shapes. */
@@ -112,5 +126,6 @@ export class MessageMirror {
     this.entries = [];
     this.items = [];
     this.last = null;
+    this.detection = null;
   }
 }

@@ -11,6 +11,50 @@ import type { SourceText } from '../io/source.js';
 /** What choosing a format reads of a slot (the library hands in a list of its own). */
 export type SlotShape = Pick<Slot, 'where' | 'items' | 'container' | 'key' | 'record'>;
 
+/**
+ * Auto-detection of a bare list (no key) that grows: which format `chooseFormat` would find for the list read so far,
+ * each new item read once against every format's rules (`FormatAdapter.detection`). A list it finds no format for is
+ * left to `chooseFormat`, which says why (or takes a partly broken list).
+ */
+export class GrowingDetection {
+  private seen = 0;
+  /** Per format, per rule: whether every item so far passed `each`, and whether some passed `some`. */
+  private readonly state: { each: boolean; some: boolean }[][];
+
+  constructor(container: Readonly<Record<string, unknown>> | null) {
+    this.state = FORMATS.map((f) =>
+      f.detection.map((rule) => ({
+        each: rule.container === undefined || rule.container(container),
+        some: rule.some === undefined,
+      })),
+    );
+  }
+
+  /**
+   * The format of `items`, whose first items are those read before (the same values), or undefined for none.
+   * @param items the list, grown since the last call
+   */
+  formatOf(items: readonly unknown[]): FormatAdapter | undefined {
+    const n = items.length;
+    FORMATS.forEach((f, i) => {
+      const states = this.state[i] as { each: boolean; some: boolean }[];
+      f.detection.forEach((rule, r) => {
+        const st = states[r] as { each: boolean; some: boolean };
+        for (let k = this.seen; k < n && st.each; k++) {
+          const item = items[k];
+          if (!rule.each(item)) st.each = false;
+          else if (!st.some && (rule.some as (item: unknown) => boolean)(item)) st.some = true;
+        }
+      });
+    });
+    this.seen = n;
+    if (n === 0) return undefined;
+    return FORMATS.find((_, i) =>
+      (this.state[i] as { each: boolean; some: boolean }[]).some((st) => st.each && st.some),
+    );
+  }
+}
+
 /** Picks the adapter: the one named, or the first whose shape matches every item. */
 export function chooseFormat(slot: SlotShape, format: string | undefined, file: string): FormatAdapter {
   if (format !== undefined && format !== 'auto') {

@@ -5,7 +5,7 @@ export { DEFAULT_PLACEHOLDER } from '../core/prune.js';
 export { formatNames } from '../formats/registry.js';
 export { decide, planWithThresholds, type Decided } from './chain.js';
 export { compactSource, createFileCompactor, decideChain, type FileCompactor, type RunOptions } from './compact.js';
-export { chooseFormat, normalizeSlot, toolsText, type SlotShape } from './detect.js';
+export { chooseFormat, GrowingDetection, normalizeSlot, toolsText, type SlotShape } from './detect.js';
 export { createInspector, inspectSource, type FileInspector, type InspectOptions } from './inspect.js';
 export { restoreSource, type RestoreOptions, type RestoreResult, type StoreReader } from './restore.js';
 export { STRATEGIES, STEPS, type StrategyName } from './steps/index.js';
