@@ -19,6 +19,10 @@
  *                                    each), one swc compactor (createCompactor, o200k) compacts the whole history
  *   loop-langchain <file.jsonl> <steps> <target>
  *                                    the same loop with LangChain.js trimMessages (counts cached per message)
+ *   steps <file.jsonl> <sizes> <target>
+ *                                    a warm step at each history size (comma-separated): one swc compactor
+ *                                    (approximate counter) and a drop-oldest loop with counts cached per message
+ *                                    object, one message pushed per step, interleaved; prints the medians as JSON
  *
  * bench.ts compiles this file to plain JavaScript with imports of ../src pointed at the built ../dist.
  */
@@ -247,6 +251,63 @@ async function loopLangchain(file: string, steps: number, target: number): Promi
   return sent;
 }
 
+/**
+ * Warm steps at each history size: the history is the file's first `size - STEP_COUNT` messages, then one message is
+ * pushed per step and compacted again. One swc compactor, and a drop-oldest loop with each message object's count
+ * cached (the first messages dropped until the rest fits), both with the same character-based count; five rounds,
+ * interleaved, the median step of each round, the median of the rounds. Returns `{swc, dropOldest}`: ms by size.
+ */
+async function steps(file: string, sizes: readonly number[], target: number): Promise<string> {
+  const { createCompactor } = await import('../src/library/index.js');
+  const all = chatLines(file, Math.max(...sizes));
+  const STEP_COUNT = 15;
+  const dropOldest = (): { compact(h: readonly unknown[]): unknown[] } => {
+    const counts = new WeakMap<object, number>();
+    const count = (m: object): number => {
+      let c = counts.get(m);
+      if (c === undefined) counts.set(m, (c = Math.ceil(JSON.stringify(m).length / 4)));
+      return c;
+    };
+    return {
+      compact(h) {
+        let total = 0;
+        for (const m of h) total += count(m as object);
+        let i = 0;
+        while (total > target && i < h.length) total -= count(h[i++] as object);
+        return h.slice(i);
+      },
+    };
+  };
+  const makers = {
+    swc: async () => createCompactor({ format: 'openai', target, tokenizer: 'approx' }),
+    dropOldest: async () => dropOldest(),
+  };
+  const medians: Record<string, Record<number, number[]>> = { swc: {}, dropOldest: {} };
+  const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
+  for (let round = 0; round < 5; round++)
+    for (const size of sizes)
+      for (const [name, make] of Object.entries(makers)) {
+        const compactor = await make();
+        const history = all.slice(0, size - STEP_COUNT);
+        compactor.compact(history);
+        const times: number[] = [];
+        for (let k = 0; k < STEP_COUNT; k++) {
+          history.push(all[size - STEP_COUNT + k] as ChatLine);
+          const t = process.hrtime.bigint();
+          compactor.compact(history);
+          times.push(Number(process.hrtime.bigint() - t) / 1e6);
+        }
+        ((medians[name] as Record<number, number[]>)[size] ??= []).push(median(times));
+      }
+  const out = Object.fromEntries(
+    Object.entries(medians).map(([name, bySize]) => [
+      name,
+      Object.fromEntries(Object.entries(bySize).map(([size, xs]) => [size, median(xs)])),
+    ]),
+  );
+  return JSON.stringify(out);
+}
+
 /** A dry run's work on one file, as `swc compact --dry-run` does it for each file, with or without the inventory. */
 async function dryRun(file: string, target: number, inventory: boolean): Promise<number> {
   const { compactorFor, processFile } = await import('../src/cli/worker.js');
@@ -271,7 +332,7 @@ async function dryRun(file: string, target: number, inventory: boolean): Promise
 }
 
 const [mode, a, b, c] = process.argv.slice(2);
-let result: number;
+let result: number | string;
 switch (mode) {
   case 'floor':
     result = floor(a as string);
@@ -293,6 +354,9 @@ switch (mode) {
     break;
   case 'loop-langchain':
     result = await loopLangchain(a as string, Number(b), Number(c));
+    break;
+  case 'steps':
+    result = await steps(a as string, (b as string).split(',').map(Number), Number(c));
     break;
   case 'halves':
     result = await halves(a as string, b as string, c as string);

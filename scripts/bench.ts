@@ -472,6 +472,15 @@ if (LANGCHAIN) {
   runRows([loopLangchain], 1);
 }
 
+// A warm step against the size of the history: one swc compactor and a drop-oldest loop with cached counts,
+// interleaved in one process, at each size the largest corpus holds.
+const stepCorpus = sizes[sizes.length - 1] as Corpus;
+const stepSizes = [1_000, 10_000, 100_000].filter((n) => n <= stepCorpus.messages);
+process.stderr.write('warm steps:\n');
+const stepMedians = JSON.parse(
+  runNode([child, 'steps', stepCorpus.file, stepSizes.join(','), String(TARGET)]).stdout.trim(),
+) as { swc: Record<string, number>; dropOldest: Record<string, number> };
+
 // A target close to the total: everything is counted; compared with gpt-tokenizer counting the same text raw.
 const near = sizes.find((c) => c.messages === 10_000) as Corpus;
 const renderedText = path.join(OUT, `${near.name}.rendered.txt`);
@@ -633,6 +642,13 @@ lines.push(
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push(...deepRows.map(tableRow));
 lines.push('');
+lines.push(
+  `| (7) warm step, one message pushed (median of 5 rounds of 15 steps) | ${stepSizes.map((n) => n.toLocaleString('en-US')).join(' / ')} msgs of ${stepCorpus.name} |`,
+  '|---|---|',
+  `| swc createCompactor().compact, approximate counter | ${stepSizes.map((n) => `${(stepMedians.swc[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
+  `| drop-oldest loop, counts cached per message object | ${stepSizes.map((n) => `${(stepMedians.dropOldest[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
+);
+lines.push('');
 lines.push('| ratio | input | value |');
 lines.push('|---|---|---|');
 for (const s of perSize) {
@@ -712,6 +728,14 @@ if (LANGCHAIN) {
       ? ratio(median(finished.map((x) => x.wall)), wallOf(loopSwc))
       : `> ${ratio(LOOP_LIMIT_S, wallOf(loopSwc))} (stopped at ${LOOP_LIMIT_S} s)`;
   lines.push(`| (6′)/(6) agent loop: LangChain trimMessages ÷ swc compactor | ${loopLabel} | ${value} |`);
+}
+{
+  const [small, big] = [stepSizes[stepSizes.length - 2], stepSizes[stepSizes.length - 1]] as [number, number];
+  const swcAt = (n: number): number => stepMedians.swc[n] ?? NaN;
+  lines.push(
+    `| (7) swc warm step at ${big.toLocaleString('en-US')} ÷ at ${small.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(swcAt(big), swcAt(small))} |`,
+    `| (7) swc warm step ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(swcAt(big), stepMedians.dropOldest[big] ?? NaN)} |`,
+  );
 }
 if (summaries !== null) {
   lines.push('', '| summaries | input | wall time | calls |', '|---|---|---|---|', ...summaries.rows);
