@@ -337,6 +337,31 @@ describe('the replay page as a string', () => {
     expect(RUN.policies.find((p) => p.strategy === 'window')?.compactions.length).toBeGreaterThan(2);
   });
 
+  it('draws a run without a call (no assistant message) as empty lines, and a long one with every point', () => {
+    const empty = replayPage({
+      ...RUN,
+      recorded: null,
+      policies: RUN.policies.map((p) => ({ ...p, calls: [], compactions: [] })),
+    });
+    expect([...empty.matchAll(/data-points="(\d+)" points=""/g)]).toHaveLength(RUN.policies.length);
+    expect(empty.includes('<g class="mark')).toBe(false);
+    const long = runOf(
+      'runs/long.jsonl',
+      Array.from({ length: 5000 }, (_, i) => 50 + (i % 40)),
+      ['none', 'window'],
+    );
+    const page = replayPage(long);
+    const counts = [...page.matchAll(/data-points="(\d+)" points="([^"]*)"/g)].map((m) => [
+      Number(m[1]),
+      m[2]?.split(' ').length,
+    ]);
+    expect(counts).toEqual([
+      [5000, 5000],
+      [5000, 5000],
+    ]);
+    expect(page.match(/<g class="mark /g)).toHaveLength(long.policies[1]?.compactions.length ?? -1);
+  });
+
   it('is self-contained: no external script, style, font, image or link', () => {
     for (const page of [html, replayPage(RUNS)]) {
       // The data is escaped, so every tag is the page's own: none may load anything.

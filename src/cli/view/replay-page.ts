@@ -81,7 +81,10 @@ function percent(fraction: number): string {
 
 /** The plot's scale: a top a little above the highest of window and peaks, and its ticks. */
 function plotScale(run: ReplayRun): { top: number; ticks: number[] } {
-  const peak = run.policies.reduce((m, p) => Math.max(m, p.peakTokens, ...p.compactions.map((c) => c.before)), 0);
+  const peak = run.policies.reduce(
+    (m, p) => p.compactions.reduce((n, c) => Math.max(n, c.before), Math.max(m, p.peakTokens)),
+    0,
+  );
   const highest = Math.max(run.contextWindow, peak, 1);
   const step = tickStep(highest * 1.05, 5);
   const top = Math.ceil((highest * 1.05) / step) * step;
