@@ -1,16 +1,12 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { hookThresholds } from '../core/hook.js';
 import { InputError, UsageError } from '../errors.js';
-import { readLayout } from '../io/layout.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
-import { slotsWithAdapters } from '../pipeline/detect.js';
 import { DEFAULT_PRICES, findPrices, PRICE_MODELS, pricesOf } from '../replay/prices.js';
-import { replaySource, type ReplaySettings } from '../replay/run.js';
+import { createFileReplayer, type FileReplayOptions } from '../replay/file.js';
 import { totalsOf } from '../replay/figures.js';
 import type { ReplayPrices, ReplayRun, ReplayRuns } from '../replay/types.js';
-import { createCounter } from '../tokens/index.js';
 import { colorFor } from './color.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
@@ -164,15 +160,17 @@ export async function runReplay(
   const maxLost = flags.maxLost === undefined ? null : parseWhole('--max-lost', flags.maxLost, 0);
   const prices = await pricesFrom(flags.prices, io);
   const window = base.window as NonNullable<CompactSettings['window']>;
-  const { trigger, target } = hookThresholds(window.tokens, window.compactAt.value, window.compactTo.value);
-  const counter = await createCounter(base.tokenizer, base.counter);
   const summary = summarizing === undefined ? null : await summaryOf(summarizing, flags, io);
-  const settings: ReplaySettings = {
+  const options: FileReplayOptions = {
+    tokenizer: base.tokenizer,
+    counterOptions: base.counter,
+    format: base.format,
+    conversationKey: base.conversationKey,
+    conversationPath: base.conversationPath,
+    strategies: policies,
     contextWindow: window.tokens,
     compactAt: window.compactAt.value,
     compactTo: window.compactTo.value,
-    trigger,
-    target,
     minKeepSteps: base.minKeepSteps,
     ...(base.note === undefined ? {} : { note: base.note }),
     ...(pruning === undefined ? {} : { minTokens: pruning.minTokens }),
@@ -182,16 +180,16 @@ export async function runReplay(
       : { summaryTokens: summarizing.summarize.summaryTokens }),
     ...(summary?.instruction === undefined ? {} : { summaryInstruction: summary.instruction }),
     ...(summary?.minRetention === undefined ? {} : { minRetention: summary.minRetention }),
-    counter,
     prices,
     summarizer: summary?.summarizer ?? null,
   };
+  const replayer = await createFileReplayer(options);
   let code: number = EXIT.ok;
   const runs: ReplayRun[] = [];
   for (const t of await findTargets(inputs, flags, io)) {
     try {
       const source = await readTarget(t, io);
-      runs.push(...(await replayFile(source, base, policies, settings)));
+      runs.push(...(await replayer.replay(source)));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       report(`swc: ${recordError(t.shown, error).message}`);
@@ -222,27 +220,4 @@ async function summaryOf(
     io.summarizer !== undefined ||
     (s !== null && (s.command !== undefined || s.baseUrl !== undefined || (io.env.OPENAI_BASE_URL ?? '') !== ''));
   return summarySourceFor({ ...settings, dryRun: flags.dryRun === true || !named }, io, io.summarizer);
-}
-
-/** Every conversation of a file replayed (a file of many records holds one run per record). */
-async function replayFile(
-  source: SourceText,
-  settings: CompactSettings,
-  policies: readonly string[],
-  replaySettings: ReplaySettings,
-): Promise<ReplayRun[]> {
-  const layout = readLayout(source, undefined, {
-    conversationKey: settings.conversationKey,
-    conversationPath: settings.conversationPath,
-  });
-  const formats: string[] = [];
-  const runs: ReplayRun[] = [];
-  const many = layout.slots.length > 1;
-  for (const { slot, adapter } of slotsWithAdapters(layout, settings.format, source.file, formats)) {
-    const file = many ? `${source.file} (${slot.where})` : source.file;
-    runs.push(
-      await replaySource({ file, adapter, items: slot.items, container: slot.container }, policies, replaySettings),
-    );
-  }
-  return runs;
 }
