@@ -52,7 +52,7 @@ export async function replay(messages: readonly unknown[], options: ReplayOption
   let checked: ReturnType<typeof checkOptions> | null = null;
   for (const s of strategies) {
     if (typeof s !== 'string') throw new OptionsError(`strategies holds ${String(s)}, not a policy name`);
-    const c = checkOptions({ ...rest, strategy: s === 'none' ? 'window' : s });
+    const c = checkOptions(policyOptions(rest, s));
     checked ??= c;
   }
   const first = checked as ReturnType<typeof checkOptions>;
@@ -89,6 +89,28 @@ export async function replay(messages: readonly unknown[], options: ReplayOption
   const container =
     options.system === undefined ? null : { [INSTRUCTIONS[key] ?? 'system']: options.system as unknown };
   return replaySource({ file: 'messages', adapter, items, container }, strategies, settings);
+}
+
+/** The options one policy is checked with: another policy's strategy settings left out, `none` as the window. */
+function policyOptions(options: Omit<ReplayOptions, 'strategies' | 'prices'>, policy: string): CompactorOptions {
+  const uses = (name: string): boolean => policy.split(',').some((x) => x.trim() === name);
+  const {
+    minTokens,
+    placeholder,
+    summarize,
+    summaryTokens,
+    summaryInstruction,
+    minRetention,
+    contextWindow,
+    ...shared
+  } = options;
+  return {
+    ...shared,
+    contextWindow,
+    strategy: policy === 'none' ? 'window' : policy,
+    ...(uses('prune') ? { minTokens, placeholder } : {}),
+    ...(uses('summarize') ? { summarize, summaryTokens, summaryInstruction, minRetention } : {}),
+  };
 }
 
 /** The price model named or given. */

@@ -101,13 +101,13 @@ export interface RefCall {
 
 /**
  * A replay of a recorded run: the history starts as the messages before the first assistant message; for each
- * assistant message the hook runs on the history (counting everything, `context_tokens` 0), what would be sent is
- * recorded, then that message and every following non-assistant message are appended. `compactor` null is the run
- * without compaction.
+ * assistant message the hooks run on the history in order, each its own `CompactionHook` (counting everything,
+ * `context_tokens` 0), what would be sent is recorded, then that message and every following non-assistant message
+ * are appended. No compactors is the run without compaction.
  */
 export function replayReference(
   run: readonly HMessage[],
-  compactor: HCompactor | null,
+  compactors: readonly HCompactor[],
   count: HCounter,
   settings: HookSettings,
 ): RefCall[] {
@@ -118,10 +118,10 @@ export function replayReference(
   const calls: RefCall[] = [];
   while (at < run.length) {
     let compacted = false;
-    if (compactor !== null) {
+    for (const compactor of compactors) {
       const state = runHook({ messages: history, contextTokens: 0 }, compactor, count, settings);
       history = state.messages;
-      compacted = state.compacted;
+      compacted ||= state.compacted;
     }
     calls.push({ message: at, compacted, tokens: count(history), sent: history });
     let end = at + 1;
