@@ -12,6 +12,7 @@ import type { Compactor } from '../library/types.js';
 import { INSTRUCTION_KEYS } from '../settings/library.js';
 import { prefixCache } from './cache.js';
 import { policyFigures } from './figures.js';
+import { recordedUsage } from './recorded.js';
 import type {
   ReplayCall,
   ReplayCompaction,
@@ -110,7 +111,7 @@ export async function replaySource(
     trigger: settings.trigger,
     target: settings.target,
     prices: settings.prices,
-    recorded: null,
+    recorded: recordedUsage(source.adapter.name, source.items),
     policies,
     notes: REPLAY_NOTES,
   };

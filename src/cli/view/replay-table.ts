@@ -110,6 +110,15 @@ function lostLines(run: ReplayRun, color: ChalkInstance, shown = 5): string[] {
   return out;
 }
 
+/** The run as the file recorded it, beside the replays. */
+function recordedLines(run: ReplayRun): string[] {
+  const r = run.recorded;
+  if (r === null) return [];
+  return [
+    `as recorded: ${n(r.calls)} calls, ${n(r.inputTokens)} input tokens (${n(r.cacheReadTokens)} cache read, ${n(r.cacheWriteTokens)} cache write), ${n(r.outputTokens)} output (the provider's own counts)`,
+  ];
+}
+
 /** One run's block: a heading, the table, what was lost and needed again. */
 export function renderReplayRun(run: ReplayRun, color: ChalkInstance): string {
   const calls = run.policies[0]?.calls.length ?? 0;
@@ -121,6 +130,7 @@ export function renderReplayRun(run: ReplayRun, color: ChalkInstance): string {
       run.policies.map((p) => policyRow(p, run, color)),
       color,
     ),
+    ...recordedLines(run),
     ...lostLines(run, color),
   ]
     .join('\n')
