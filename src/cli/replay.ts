@@ -76,6 +76,17 @@ function settingsOf(inputs: readonly string[], flags: ReplayFlags, strategy: str
   return resolveSettings(inputs, own);
 }
 
+/**
+ * Refuses a strategy's setting that no policy uses (`--min-tokens` without a policy that prunes), in compact's words:
+ * the settings are checked once against every strategy some policy names.
+ */
+function checkUsed(inputs: readonly string[], flags: ReplayFlags, policies: readonly string[]): void {
+  const names = new Set(policies.flatMap((p) => (p === 'none' ? [] : p.split(',').map((x) => x.trim()))));
+  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, ...shared } = flags;
+  if (flags.contextWindow === undefined) return;
+  resolveSettings(inputs, { ...shared, strategy: names.size === 0 ? 'window' : [...names].join(','), dryRun: true });
+}
+
 /** The price model: a built-in's name, or a JSON file of one's own. */
 async function pricesFrom(given: string | undefined, io: CliIo): Promise<ReplayPrices> {
   if (given === undefined) return DEFAULT_PRICES;
@@ -153,6 +164,7 @@ export async function runReplay(
 ): Promise<number> {
   if (inputs.length === 0) throw new UsageError('no input given (a file, a directory, a quoted glob pattern, or -)');
   const policies = policiesOf(flags);
+  checkUsed(inputs, flags, policies);
   const checked = policies.map((p) => settingsOf(inputs, flags, p));
   const base = checked[0] as CompactSettings;
   const summarizing = checked.find((s) => s.summarize !== null);
