@@ -82,11 +82,11 @@ export const HELP_EXAMPLES: Readonly<
   ],
   replay: [
     [
-      'swc replay run.jsonl --context-window 200k --strategy none --strategy window --strategy prune,window',
+      'swc replay log.jsonl --context-window 20k --strategy none --strategy window --strategy prune,window',
       'what each policy would have done to a recorded run: calls, compactions, cache, cost, what was lost',
     ],
     [
-      "swc replay 'runs/**/*.jsonl' --context-window 128k --fail-on-overflow --max-lost 0 -q",
+      "swc replay 'archive/**/*.jsonl' --context-window 20k --fail-on-overflow --max-lost 0",
       'exit 1 if a policy overflows the window or loses an identifier the agent needed again',
     ],
   ],
