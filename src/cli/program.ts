@@ -15,7 +15,6 @@ import {
 import type { InspectFlags } from './inspect.js';
 import type { ReplayFlags } from './replay.js';
 import type { RestoreFlags } from './restore.js';
-import { PRICE_MODELS } from '../replay/prices.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { cannotStart, loadLazily } from './lazy.js';
@@ -24,8 +23,11 @@ import { COLOR_WHEN, countFlag, SHELLS, type Shell } from './options.js';
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
 
-/** The built-in price models' names, for replay's help. */
-const PRICE_MODEL_NAMES = PRICE_MODELS.map((p) => p.name);
+/**
+ * The built-in price models' names (src/replay/prices.ts), for replay's help; written out so that no other command
+ * loads the price models (test/replay/cli.test.ts compares them).
+ */
+export const PRICE_MODEL_NAMES = ['anthropic-sonnet', 'openai-gpt-4.1'] as const;
 
 /** Commander's error text as one line: `error: unknown option '--x' (did you mean --y?)`. */
 function oneLine(text: string): string {

@@ -5,6 +5,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { PRICE_MODEL_NAMES } from '../../src/cli/program.js';
+import { DEFAULT_PRICES, PRICE_MODELS } from '../../src/replay/prices.js';
 import type { ReplayRun, ReplayRuns } from '../../src/replay/types.js';
 import { writeCase } from '../differential/harness.js';
 import { tempDir } from '../helpers/cli.js';
@@ -146,6 +148,15 @@ describe('swc replay', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(message);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('names every built-in price model in its help, the default first', async () => {
+    expect([...PRICE_MODEL_NAMES]).toEqual(PRICE_MODELS.map((p) => p.name));
+    expect(PRICE_MODELS[0]).toBe(DEFAULT_PRICES);
+    const help = (await runSwc(['replay', '--help'], { cwd: runDir() })).stdout;
+    expect(help.replace(/\s+/g, ' ')).toContain(
+      `the price model: ${PRICE_MODEL_NAMES.join(', ')} (default: anthropic-sonnet)`,
+    );
   });
 
   it('refuses a price file that is not a price model, naming the key', async () => {
