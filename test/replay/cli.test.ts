@@ -3,13 +3,13 @@
  * --fail-on-overflow and --max-lost, the price models, and the errors it refuses with.
  */
 import { describe, expect, it } from '@jest/globals';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PRICE_MODEL_NAMES } from '../../src/cli/program.js';
 import { DEFAULT_PRICES, PRICE_MODELS } from '../../src/replay/prices.js';
 import type { ReplayRun, ReplayRuns } from '../../src/replay/types.js';
 import { writeCase } from '../differential/harness.js';
-import { tempDir } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
 import type { Conversation } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
@@ -177,5 +177,15 @@ describe('swc replay', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/broken\.json:1:\d+: /);
     expect((JSON.parse(r.stdout) as ReplayRuns).runs.map((x) => path.basename(x.file))).toEqual(['run.json']);
+  });
+
+  it("prints docs/replay.md's worked example as the page shows it", async () => {
+    const page = readFileSync(path.join(ROOT, 'docs/replay.md'), 'utf8');
+    const block = /<!-- example -->\n```console\n\$ swc (.*)\n([\s\S]*?)\n```/.exec(page);
+    expect(block).not.toBeNull();
+    const [, command, output] = block as unknown as [string, string, string];
+    const r = await runSwc(command.split(' '), { cwd: ROOT });
+    expect(r.status).toBe(0);
+    expect(r.stdout.trimEnd()).toBe(output);
   });
 });
