@@ -1,3 +1,4 @@
+import type { Rendered } from '../core/types.js';
 import type { ReplayCost, ReplayPrices } from './types.js';
 
 /**
@@ -8,8 +9,8 @@ import type { ReplayCost, ReplayPrices } from './types.js';
 
 /**
  * What a prefix cache would have read and written for one call.
- * @param sent the rendered texts of the history sent, in order
- * @param previous the previous call's sent texts followed by its reply's, or null for the first call
+ * @param sent the history sent, rendered (or its texts), in order
+ * @param previous the previous call's sent history followed by its reply, or null for the first call
  * @param prefixTokens the tokens of the first `n` sent messages
  * @param tokens the tokens of the whole history sent
  * @param prices the price model (its minimum cacheable prefix)
@@ -17,8 +18,8 @@ import type { ReplayCost, ReplayPrices } from './types.js';
  *   request reaches the minimum, else 0
  */
 export function prefixCache(
-  sent: readonly string[],
-  previous: readonly string[] | null,
+  sent: readonly (string | Rendered)[],
+  previous: readonly (string | Rendered)[] | null,
   prefixTokens: (n: number) => number,
   tokens: number,
   prices: Pick<ReplayPrices, 'minCacheablePrefix'>,
@@ -30,12 +31,20 @@ export function prefixCache(
   return { read, write };
 }
 
-/** How many leading elements two lists share. */
-export function commonPrefix(a: readonly string[], b: readonly string[]): number {
+/** How many leading messages two lists share: the same rendered object, or the same text. */
+export function commonPrefix(a: readonly (string | Rendered)[], b: readonly (string | Rendered)[]): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
-  while (i < n && a[i] === b[i]) i++;
+  while (i < n && isSame(a[i] as string | Rendered, b[i] as string | Rendered)) i++;
   return i;
+}
+
+/** Whether two rendered messages read the same (an image or file placeholder counts as its text says). */
+function isSame(a: string | Rendered, b: string | Rendered): boolean {
+  if (a === b) return true;
+  if (typeof a === 'string' || typeof b === 'string')
+    return (typeof a === 'string' ? a : a.text) === (typeof b === 'string' ? b : b.text);
+  return a.text === b.text && a.images === b.images && a.files === b.files;
 }
 
 /**

@@ -7,7 +7,6 @@ import type { Message, Rendered, TokenCounter } from '../core/types.js';
 import { InputError } from '../errors.js';
 import { itemsReader, type FormatAdapter, type Normalized } from '../formats/types.js';
 import { createCompactor } from '../library/compactor.js';
-import { RenderedMemory } from '../library/memory.js';
 import type { Compactor } from '../library/types.js';
 import { INSTRUCTION_KEYS } from '../settings/library.js';
 import { prefixCache } from './cache.js';
@@ -82,6 +81,8 @@ interface Script {
   readonly namedAt: ReadonlyMap<string, readonly number[]>;
   /** Each original item's index, by identity. */
   readonly indexOf: ReadonlyMap<unknown, number>;
+  /** Each call's reply, rendered as the whole run reads it. */
+  readonly replies: readonly Rendered[];
 }
 
 /**
@@ -120,12 +121,12 @@ export async function replaySource(
 /** The calls of a conversation and where each identifier is named. */
 function scriptOf(source: ReplaySource, whole: Normalized): Script {
   const itemsAt = itemsReader(whole.itemsOf);
-  const starts = new Set<number>();
+  const starts = new Map<number, Message>();
   const namedAt = new Map<string, number[]>();
   whole.messages.forEach((message, m) => {
     const first = itemsAt(m)[0];
     if (first === undefined) return;
-    if (message.role === 'assistant') starts.add(first);
+    if (message.role === 'assistant' && !starts.has(first)) starts.set(first, message);
     identifiersOfMessage(message, (id) => {
       const key = identifierKey(id);
       const at = namedAt.get(key);
@@ -135,7 +136,9 @@ function scriptOf(source: ReplaySource, whole: Normalized): Script {
   });
   const indexOf = new Map<unknown, number>();
   source.items.forEach((item, i) => indexOf.set(item, i));
-  return { starts: [...starts].sort((a, b) => a - b), namedAt, indexOf };
+  const ordered = [...starts.keys()].sort((a, b) => a - b);
+  const replies = ordered.map((at) => renderMessage(starts.get(at) as Message));
+  return { starts: ordered, namedAt, indexOf, replies };
 }
 
 /** Reads items as the adapter does (errors name the item in the file, as every command names them). */
@@ -209,9 +212,29 @@ async function compactorFor(
   });
 }
 
-/** The history's messages as the hook counts them, rendered through a memory so unchanged ones count once. */
-function renderedOf(normalized: Normalized): Rendered[] {
-  return normalized.messages.map((m) => renderMessage(m));
+/**
+ * Renders histories as the hook counts them, each message once: a message read from the same item objects as one
+ * rendered before (kept items stay the same objects from call to call) is the same rendered object, so the counter's
+ * own cache counts it once and prefixes compare by identity.
+ */
+class RenderCache {
+  private readonly known = new WeakMap<object, { readonly items: readonly unknown[]; readonly rendered: Rendered }>();
+
+  /** The rendered messages of a normalized list of items. */
+  render(normalized: Normalized, items: readonly unknown[]): Rendered[] {
+    const itemsAt = itemsReader(normalized.itemsOf);
+    return normalized.messages.map((message, k) => {
+      const own = itemsAt(k).map((i) => items[i]);
+      const first = own[0];
+      const key = typeof first === 'object' && first !== null ? first : null;
+      const hit = key === null ? undefined : this.known.get(key);
+      if (hit !== undefined && hit.items.length === own.length && hit.items.every((x, i) => x === own[i]))
+        return hit.rendered;
+      const rendered = renderMessage(message);
+      if (key !== null) this.known.set(key, { items: own, rendered });
+      return rendered;
+    });
+  }
 }
 
 /** What one policy's loop gathers. */
@@ -231,31 +254,32 @@ async function replayPolicy(
 ): Promise<ReplayPolicy> {
   const use: SummaryUse = { calls: 0, promptTokens: 0, replyTokens: 0 };
   const compactor = strategy === 'none' ? null : await compactorFor(source, strategy, settings, use);
-  const memory = new RenderedMemory();
-  const counter = memory.counter(settings.counter);
+  const renders = new RenderCache();
+  const counter = settings.counter;
+  const renderedOf = (normalized: Normalized, list: readonly unknown[]): Rendered[] => renders.render(normalized, list);
   const template = noteTemplate(settings.note);
   const measure = (rendered: readonly Rendered[]): number => (rendered.length === 0 ? 0 : counter.measure(rendered));
   const { starts } = script;
   const items = source.items;
   const gathered: Gathered = { calls: [], compactions: [], lost: [], removedUsers: [] };
   let history: unknown[] = items.slice(0, starts[0] ?? items.length);
-  let previous: string[] | null = null;
+  let previous: Rendered[] | null = null;
   for (let call = 0; call < starts.length; call++) {
-    memory.nextCall();
     const start = starts[call] as number;
     const end = starts[call + 1] ?? items.length;
     const before = normalizeItems(source, history, template);
     let sent = before;
     let compacted = false;
-    if (compactor !== null) {
+    const beforeTokens = measure(renderedOf(before, history));
+    // Below the trigger the hook never calls its compactor (Haystack's `_target_tokens` returns None).
+    if (compactor !== null && beforeTokens >= settings.trigger) {
       const done = await compactor.compactAsync(history);
       if (done.changed) {
         compacted = true;
-        const beforeTokens = measure(renderedOf(before));
         const was = history;
         history = done.messages;
         sent = normalizeItems(source, history, template);
-        const afterTokens = measure(renderedOf(sent));
+        const afterTokens = measure(renderedOf(sent, history));
         gathered.compactions.push({
           call,
           before: beforeTokens,
@@ -266,13 +290,11 @@ async function replayPolicy(
         noteLost(done.forgotten, script, call, start, gathered);
       }
     }
-    const rendered = renderedOf(sent);
+    const rendered = renderedOf(sent, history);
     const tokens = measure(rendered);
-    const texts = rendered.map((r) => r.text);
-    const reply = normalizeItems(source, items.slice(start, start + 1), template);
-    const replyRendered = renderedOf(reply);
-    const output = measure(replyRendered);
-    const cached = prefixCache(texts, previous, (n) => measure(rendered.slice(0, n)), tokens, settings.prices);
+    const reply = script.replies[call] as Rendered;
+    const output = measure([reply]);
+    const cached = prefixCache(rendered, previous, (n) => measure(rendered.slice(0, n)), tokens, settings.prices);
     gathered.calls.push({
       message: start,
       compacted,
@@ -282,7 +304,7 @@ async function replayPolicy(
       output,
       overflow: tokens > settings.contextWindow,
     });
-    previous = [...texts, ...replyRendered.map((r) => r.text)];
+    previous = [...rendered, reply];
     history = [...history, ...items.slice(start, end)];
   }
   return policyFigures(strategy, gathered, use, settings.prices);
