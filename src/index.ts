@@ -62,3 +62,18 @@ export type {
   MessageFormat,
   PrepareStepInput,
 } from './library/index.js';
+export { replay, PRICE_MODELS } from './replay/index.js';
+export type {
+  ReplayCall,
+  ReplayCompaction,
+  ReplayCost,
+  ReplayLost,
+  ReplayOptions,
+  ReplayPolicy,
+  ReplayPrices,
+  ReplayRecorded,
+  ReplayRemovedUser,
+  ReplayRun,
+  ReplayRuns,
+  ReplayTotal,
+} from './replay/index.js';

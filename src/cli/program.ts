@@ -13,6 +13,7 @@ import {
   type CompactSettings,
 } from './settings.js';
 import type { InspectFlags } from './inspect.js';
+import type { ReplayFlags } from './replay.js';
 import type { RestoreFlags } from './restore.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
@@ -21,6 +22,12 @@ import { COLOR_WHEN, countFlag, SHELLS, type Shell } from './options.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
+
+/**
+ * The built-in price models' names (src/replay/prices.ts), for replay's help; written out so that no other command
+ * loads the price models (test/replay/cli.test.ts compares them).
+ */
+export const PRICE_MODEL_NAMES = ['anthropic-sonnet', 'openai-gpt-4.1'] as const;
 
 /** Commander's error text as one line: `error: unknown option '--x' (did you mean --y?)`. */
 function oneLine(text: string): string {
@@ -35,6 +42,11 @@ function loadInspect(): Promise<typeof import('./inspect.js')> {
   return loadLazily(() => import('./inspect.js'));
 }
 
+/** replay's modules (the replay, its table) load only for `swc replay`. */
+function loadReplay(): Promise<typeof import('./replay.js')> {
+  return loadLazily(() => import('./replay.js'));
+}
+
 /** restore's module loads only for `swc restore`. */
 function loadRestore(): Promise<typeof import('./restore.js')> {
   return loadLazily(() => import('./restore.js'));
@@ -47,7 +59,7 @@ function percentOf(fraction: string): string {
 
 /** Examples closing each command's help: a command line and what it does. test/cli/help-examples runs every one. */
 export const HELP_EXAMPLES: Readonly<
-  Record<'compact' | 'inspect' | 'restore', readonly (readonly [string, string])[]>
+  Record<'compact' | 'inspect' | 'replay' | 'restore', readonly (readonly [string, string])[]>
 > = {
   compact: [
     ['swc compact log.jsonl -t 8k -o small.jsonl', 'compact one file to 8,000 tokens, in the format it came in'],
@@ -69,6 +81,16 @@ export const HELP_EXAMPLES: Readonly<
   inspect: [
     ['swc inspect log.jsonl', 'structure, tokens per turn and step, and problems'],
     ['swc inspect archive -q', 'one line per error and the total, nothing for files without one (exit 1 if any)'],
+  ],
+  replay: [
+    [
+      'swc replay log.jsonl --context-window 20k --strategy none --strategy window --strategy prune,window',
+      'what each policy would have done to a recorded run: calls, compactions, cache, cost, what was lost',
+    ],
+    [
+      "swc replay 'archive/**/*.jsonl' --context-window 20k --fail-on-overflow --max-lost 0",
+      'exit 1 if a policy overflows the window or loses an identifier the agent needed again',
+    ],
   ],
   restore: [
     ['swc restore small.jsonl --offload-dir store -o full.jsonl', 'put back what --strategy offload moved to store'],
@@ -104,6 +126,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     });
   addCompact(program, state, io, err);
   addInspect(program, state, io, err);
+  addReplay(program, state, io, err);
   addRestore(program, state, io, err);
   addCompletion(program, io);
   try {
@@ -425,6 +448,100 @@ function addInspect(program: Command, state: RunState, io: CliIo, err: (line: st
       } catch (error) {
         throw blameConfig(error, config, merged.used);
       }
+    });
+}
+
+/** `swc replay`. */
+function addReplay(program: Command, state: RunState, io: CliIo, err: (line: string) => void): void {
+  const noteFlags = new Set<string>();
+  const command = program
+    .command('replay')
+    .description(
+      "replay recorded agent runs as if Haystack's CompactionHook ran before every LLM call, and compare policies",
+    )
+    .argument(
+      '<runs...>',
+      "transcript files (JSON or JSONL), directories, quoted glob patterns ('runs/**/*.jsonl'), or - for standard input",
+    )
+    .option('--context-window <tokens>', "the model's context window the hook compacts for (required)")
+    .option(
+      '--compact-at <fraction>',
+      `compact once the history reaches this share of the window (default: ${DEFAULT_COMPACT_AT})`,
+    )
+    .option('--compact-to <fraction>', `compact it to this share of the window (default: ${DEFAULT_COMPACT_TO})`)
+    .option('-k, --min-keep-steps <n>', 'newest steps of the current task always kept (default: 1)')
+    .addOption(
+      listOption(
+        new Option(
+          '--strategy <policy>',
+          'a policy to replay, repeatable: none (never compacts), window, prune, summarize, or a chain such as prune,window (default: window)',
+        ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]),
+        ['none', ...STRATEGIES.filter((s) => s !== 'offload')],
+      ),
+    )
+    .option('--min-tokens <n>', 'with prune: only replace tool results of more than this many tokens (default: 200)')
+    .option(
+      '--placeholder <template>',
+      "with prune: the text left in place of a result; {tool_name} becomes the tool's name",
+    )
+    .option(
+      '--summary-tokens <n>',
+      'with summarize: the size a summary is assumed to have without a model (default: 1,024)',
+    )
+    .option('--summary-instruction <file>', "with summarize: the summary prompt's instruction, read from a file")
+    .option(
+      '--base-url <url>',
+      'with summarize: an OpenAI-compatible endpoint that writes the summaries (default: $OPENAI_BASE_URL)',
+    )
+    .option('--model <name>', 'with summarize: the model the endpoint writes summaries with')
+    .option('--summarize-command <cmd>', 'with summarize: a shell command that writes a summary (the prompt on stdin)')
+    .option('--concurrency <n>', 'with summarize: summary calls in flight at once (default: 4)')
+    .option(
+      '--cache-dir <dir>',
+      'with summarize: where summaries are cached (default: $XDG_CACHE_HOME/swc or ~/.cache/swc)',
+    )
+    .option('--no-cache', 'with summarize: neither read nor write the summary cache')
+    .option(
+      '--min-retention <f>',
+      'with summarize: a summary keeping less than this share of the identifiers it replaces fails',
+    )
+    .option(
+      '--dry-run',
+      'with summarize: call no model, assume summaries of --summary-tokens (also the default without a model)',
+    )
+    .option('--note <template>', 'omission note text; {num_removed} becomes the number of removed messages')
+    .option('--no-note', 'remove silently, without an omission note');
+  addReadingOptions(command);
+  command
+    .option(
+      '--prices <model|file>',
+      `the price model: ${PRICE_MODEL_NAMES.join(', ')} (default: ${PRICE_MODEL_NAMES[0]}), or a JSON file of your own`,
+    )
+    .option('--json', 'print the replay as JSON (one run: its document; several: every run and the totals)')
+    .option('--fail-on-overflow', 'exit 1 if a compacting policy sends more than the window in some call')
+    .option(
+      '--max-lost <n>',
+      'exit 1 if a compacting policy loses more than n identifiers that a later message names again',
+    )
+    .option(
+      '--ignore <pattern>',
+      'leave out files matching this glob pattern (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    );
+  addColorOptions(command);
+  command
+    .option('--debug', 'show stack traces for unexpected errors')
+    .on('option:note', () => noteFlags.add('--note'))
+    .on('option:no-note', () => noteFlags.add('--no-note'))
+    .addHelpText('after', examplesText('replay'))
+    .action(async (inputs: string[], flags: ReplayFlags) => {
+      state.debug = flags.debug === true;
+      if (noteFlags.size > 1)
+        throw new UsageError(
+          '--note and --no-note cannot be used together: give a note template, or --no-note to remove silently',
+        );
+      const { runReplay } = await loadReplay();
+      state.code = await runReplay(inputs, flags, io, err);
     });
 }
 

@@ -14,7 +14,7 @@ import { runSwc } from '../helpers/run-in-process.js';
  * bash completes partial words with it. A shell that is not installed is skipped with a message.
  */
 
-const COMMANDS = ['compact', 'inspect', 'restore', 'completion'] as const;
+const COMMANDS = ['compact', 'inspect', 'replay', 'restore', 'completion'] as const;
 
 /** Whether a shell can be run here. */
 function has(shell: string): boolean {
@@ -126,6 +126,7 @@ describe('bash completes with the script', () => {
       expect(await offered(dir, 'swc', 'compact', '--tokenizer', '')).toEqual([...TOKENIZERS]);
       expect(await offered(dir, 'swc', 'compact', '-f', 'cl')).toEqual(['claude-code']);
       expect(await offered(dir, 'swc', 'compact', '--strategy', 'prune,w')).toEqual(['prune,window']);
+      expect(await offered(dir, 'swc', 'replay', '--strategy', 'n')).toEqual(['none']);
       expect(await offered(dir, 'swc', 'inspect', '--color', '=', 'n')).toEqual(['never']);
       expect(await offered(dir, 'transcript-compact', 'completion', 'f')).toEqual(['fish']);
       expect((await offered(dir, 'swc', 'compact', 'arch')).sort()).toEqual(['archive', 'archive.jsonl']);

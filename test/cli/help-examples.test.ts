@@ -29,7 +29,7 @@ function project(): string {
 
 describe('the help examples', () => {
   it("are shown by each command's help", async () => {
-    for (const command of ['compact', 'inspect', 'restore'] as const) {
+    for (const command of ['compact', 'inspect', 'replay', 'restore'] as const) {
       const help = (await runSwc([command, '--help'], { cwd: os.tmpdir() })).stdout;
       expect(help).toContain('Examples:');
       for (const [line, what] of HELP_EXAMPLES[command]) {
@@ -56,6 +56,14 @@ describe('the help examples', () => {
       expect(readFileSync(path.join(dir, 'backup', 'a.jsonl'))).toEqual(readFileSync(SAMPLE));
       expect(readFileSync(path.join(dir, 'backup', '2026', 'b.jsonl'))).toEqual(readFileSync(SAMPLE));
     }
+  });
+
+  it.each(HELP_EXAMPLES.replay.map(([line]) => [line]))('%s runs without a usage error', async (line) => {
+    const r = await runSwc(words(line).slice(1), { cwd: project() });
+    expect(r.stderr).toBe('');
+    // 0, or 1 for a policy that fails the run; 2 would be a mistake in the example.
+    expect([0, 1]).toContain(r.status);
+    expect(r.stdout).toMatch(/^policy +calls/m);
   });
 
   it('say the defaults the command has: the --check example lists a file from the share of the window it names', async () => {

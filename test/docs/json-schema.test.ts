@@ -18,10 +18,12 @@ function schema(name: string): Record<string, unknown> {
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
 ajv.addSchema(schema('plan.schema.json')).addSchema(schema('report.schema.json'));
 ajv.addSchema(schema('inspection.schema.json')).addSchema(schema('inspect-run.schema.json'));
+ajv.addSchema(schema('replay.schema.json'));
 const validatePlan = ajv.getSchema('plan.schema.json') as ValidateFunction;
 const validateReport = ajv.getSchema('report.schema.json') as ValidateFunction;
 const validateInspection = ajv.getSchema('inspection.schema.json') as ValidateFunction;
 const validateInspectRun = ajv.getSchema('inspect-run.schema.json') as ValidateFunction;
+const validateReplay = ajv.getSchema('replay.schema.json') as ValidateFunction;
 
 /** The schema's complaints about a document, one line each (empty when it is valid). */
 function problems(validate: ValidateFunction, document: unknown): string[] {
@@ -175,5 +177,34 @@ describe('docs/schema/inspection.schema.json and inspect-run.schema.json', () =>
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(problems(validateInspection, JSON.parse(line))).toEqual([]);
+  });
+});
+
+describe('docs/schema/replay.schema.json', () => {
+  const SWEAGENT = 'fixtures/real/openai-chat/sweagent-marshmallow-1867-function_calling_replace.traj.json';
+  const POLICIES = ['--strategy', 'none', '--strategy', 'window', '--strategy', 'prune,window', '--strategy', 'summarize'];
+
+  it('describes the replay of one run under every kind of policy, with compactions and lost identifiers', async () => {
+    const r = await runSwc(['replay', SWEAGENT, '--context-window', '6k', '--json', ...POLICIES], { cwd: ROOT });
+    expect(r.stderr).toBe('');
+    const run = JSON.parse(r.stdout) as { policies: Array<{ compactions: unknown[]; lost: unknown[] }> };
+    expect(run.policies.some((p) => p.compactions.length > 0 && p.lost.length > 0)).toBe(true);
+    expect(problems(validateReplay, run)).toEqual([]);
+    expect(validateReplay({ ...run, surprise: 1 })).toBe(false);
+  });
+
+  it('describes the runs and totals of a folder, a recorded Claude Code session and a file of many records included', async () => {
+    const dir = tempDir([
+      path.join(ROOT, SWEAGENT),
+      path.join(ROOT, 'fixtures/real/claude-code/claude-reliability-coverage-test-fix.jsonl'),
+      path.join(ROOT, 'fixtures/multi/records.json'),
+    ]);
+    const r = await runSwc(['replay', '.', '--context-window', '4k', '--json', '--strategy', 'none', '--strategy', 'prune,window'], { cwd: dir });
+    expect(r.stderr).toBe('');
+    const runs = JSON.parse(r.stdout) as { runs: Array<{ recorded: unknown }>; totals: unknown[] };
+    expect(runs.runs.length).toBeGreaterThan(2);
+    expect(runs.runs.some((x) => x.recorded !== null)).toBe(true);
+    expect(runs.totals).toHaveLength(2);
+    expect(problems(validateReplay, runs)).toEqual([]);
   });
 });

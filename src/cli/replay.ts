@@ -1,0 +1,235 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { InputError, UsageError } from '../errors.js';
+import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
+import type { SourceText } from '../io/source.js';
+import { DEFAULT_PRICES, findPrices, PRICE_MODELS, pricesOf } from '../replay/prices.js';
+import { createFileReplayer, type FileReplayOptions } from '../replay/file.js';
+import { totalsOf } from '../replay/figures.js';
+import type { ReplayPrices, ReplayRun, ReplayRuns } from '../replay/types.js';
+import { colorFor } from './color.js';
+import { EXIT } from './exit-codes.js';
+import { writeAll, type CliIo } from './io.js';
+import { colorWhen, parseWhole } from './options.js';
+import { recordError } from './report.js';
+import { resolveSettings, type CompactFlags, type CompactSettings } from './settings.js';
+import { summarySourceFor } from './summary-source.js';
+import { renderReplay } from './view/replay-table.js';
+
+/**
+ * `swc replay`: recorded agent runs replayed as if Haystack's `CompactionHook` had run before every LLM call, once
+ * per policy (src/replay/), shown as a table or written as JSON. Its compaction settings are `swc compact`'s, read
+ * and checked by the same rules (settings.ts).
+ */
+
+/** Options of `swc replay` as commander hands them over. */
+export interface ReplayFlags extends Omit<CompactFlags, 'strategy'> {
+  /** Each `--strategy` given, in order. */
+  strategy?: string[];
+  prices?: string;
+  failOnOverflow?: boolean;
+  maxLost?: string;
+}
+
+/** The policies as given (`window` alone when none is), each checked as `swc compact --strategy` checks a chain. */
+function policiesOf(flags: ReplayFlags): string[] {
+  const given = flags.strategy ?? ['window'];
+  const seen = new Set<string>();
+  for (const s of given) {
+    if (seen.has(s)) throw new UsageError(`--strategy ${s} is given twice: each policy is replayed once`);
+    seen.add(s);
+    if (s !== 'none' && s.split(',').some((x) => x.trim() === 'offload'))
+      throw new UsageError(
+        `--strategy ${s}: a replay never writes files, and offloading writes each result to one; replay prune instead (a pointer costs about what a placeholder does)`,
+      );
+  }
+  return given;
+}
+
+/** The compaction settings of one policy, checked by `swc compact`'s rules (`none` is checked as the window). */
+function settingsOf(inputs: readonly string[], flags: ReplayFlags, strategy: string): CompactSettings {
+  if (flags.contextWindow === undefined)
+    throw new UsageError('--context-window <tokens> is required (the model context window the hook compacts for)');
+  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, ...shared } = flags;
+  const uses = (name: string): boolean => strategy.split(',').some((x) => x.trim() === name);
+  // Settings of a strategy this policy does not use are another policy's: they are left out here.
+  const own: CompactFlags = {
+    ...shared,
+    ...(uses('prune') ? {} : { minTokens: undefined, placeholder: undefined }),
+    ...(uses('summarize')
+      ? {}
+      : {
+          summaryTokens: undefined,
+          summaryInstruction: undefined,
+          baseUrl: undefined,
+          model: undefined,
+          summarizeCommand: undefined,
+          concurrency: undefined,
+          cacheDir: undefined,
+          cache: undefined,
+          strict: undefined,
+          minRetention: undefined,
+        }),
+    strategy: strategy === 'none' ? 'window' : strategy,
+    dryRun: true,
+  };
+  return resolveSettings(inputs, own);
+}
+
+/**
+ * Refuses a strategy's setting that no policy uses (`--min-tokens` without a policy that prunes), in compact's words:
+ * the settings are checked once against every strategy some policy names.
+ */
+function checkUsed(inputs: readonly string[], flags: ReplayFlags, policies: readonly string[]): void {
+  const names = new Set(policies.flatMap((p) => (p === 'none' ? [] : p.split(',').map((x) => x.trim()))));
+  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, ...shared } = flags;
+  if (flags.contextWindow === undefined) return;
+  resolveSettings(inputs, { ...shared, strategy: names.size === 0 ? 'window' : [...names].join(','), dryRun: true });
+}
+
+/** The price model: a built-in's name, or a JSON file of one's own. */
+async function pricesFrom(given: string | undefined, io: CliIo): Promise<ReplayPrices> {
+  if (given === undefined) return DEFAULT_PRICES;
+  const builtIn = findPrices(given);
+  if (builtIn !== undefined) return builtIn;
+  let text: string;
+  try {
+    text = await fs.readFile(path.resolve(io.cwd, given), 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `--prices ${given}: neither a built-in price model (${PRICE_MODELS.map((p) => p.name).join(', ')}) nor a readable file (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--prices ${given}: not JSON (${(error as Error).message})`);
+  }
+  const read = pricesOf(value, given);
+  if (typeof read === 'string') throw new UsageError(`--prices ${read}`);
+  return read;
+}
+
+/** One file to replay: where it is, and the name to show for it. */
+interface Target {
+  readonly file: string;
+  readonly shown: string;
+  readonly unreadable?: InputError;
+}
+
+/** The files the inputs stand for, expanded as `swc compact` expands them, sorted. */
+async function findTargets(inputs: readonly string[], flags: ReplayFlags, io: CliIo): Promise<Target[]> {
+  if (inputs.includes('-')) {
+    if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
+    return [{ file: '-', shown: '<stdin>' }];
+  }
+  const { expandInputs, unreadableFolderError } = await import('../io/expand.js');
+  const { files } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
+  const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
+  return files.map((f) =>
+    f.unreadable !== undefined
+      ? { file: f.absolute, shown: f.display, unreadable: unreadableFolderError(f) }
+      : { file: f.absolute, shown: typed.get(f.absolute) ?? f.display },
+  );
+}
+
+/** Reads one input as every command does. */
+async function readTarget(target: Target, io: CliIo): Promise<SourceText> {
+  if (target.unreadable !== undefined) throw target.unreadable;
+  return target.file === '-'
+    ? sourceFromBytes(await readStreamBounded(io.stdin, target.shown), target.shown)
+    : readSourceFile(target.file, target.shown);
+}
+
+/** Whether a policy fails the run: it overflows with --fail-on-overflow, or loses more than --max-lost. */
+function failsRun(run: ReplayRun, failOnOverflow: boolean, maxLost: number | null): boolean {
+  return run.policies.some(
+    (p) =>
+      p.strategy !== 'none' && ((failOnOverflow && p.overflows > 0) || (maxLost !== null && p.lost.length > maxLost)),
+  );
+}
+
+/**
+ * Runs `swc replay`.
+ * @returns 0; 1 when a compacting policy overflows (with --fail-on-overflow) or loses more than --max-lost
+ *   identifiers that were needed again, in some run; 2 when an input could not be read (the highest wins)
+ * @throws UsageError for a bad flag, or an input that matches no file
+ */
+export async function runReplay(
+  inputs: readonly string[],
+  flags: ReplayFlags,
+  io: CliIo,
+  report: (line: string) => void,
+): Promise<number> {
+  if (inputs.length === 0) throw new UsageError('no input given (a file, a directory, a quoted glob pattern, or -)');
+  const policies = policiesOf(flags);
+  checkUsed(inputs, flags, policies);
+  const checked = policies.map((p) => settingsOf(inputs, flags, p));
+  const base = checked[0] as CompactSettings;
+  const summarizing = checked.find((s) => s.summarize !== null);
+  const pruning = checked.find((s) => s.strategies.includes('prune'));
+  const maxLost = flags.maxLost === undefined ? null : parseWhole('--max-lost', flags.maxLost, 0);
+  const prices = await pricesFrom(flags.prices, io);
+  const window = base.window as NonNullable<CompactSettings['window']>;
+  const summary = summarizing === undefined ? null : await summaryOf(summarizing, flags, io);
+  const options: FileReplayOptions = {
+    tokenizer: base.tokenizer,
+    counterOptions: base.counter,
+    format: base.format,
+    conversationKey: base.conversationKey,
+    conversationPath: base.conversationPath,
+    strategies: policies,
+    contextWindow: window.tokens,
+    compactAt: window.compactAt.value,
+    compactTo: window.compactTo.value,
+    minKeepSteps: base.minKeepSteps,
+    ...(base.note === undefined ? {} : { note: base.note }),
+    ...(pruning === undefined ? {} : { minTokens: pruning.minTokens }),
+    ...(pruning?.placeholder === undefined ? {} : { placeholder: pruning.placeholder }),
+    ...(summarizing?.summarize === undefined || summarizing.summarize === null
+      ? {}
+      : { summaryTokens: summarizing.summarize.summaryTokens }),
+    ...(summary?.instruction === undefined ? {} : { summaryInstruction: summary.instruction }),
+    ...(summary?.minRetention === undefined ? {} : { minRetention: summary.minRetention }),
+    prices,
+    summarizer: summary?.summarizer ?? null,
+  };
+  const replayer = await createFileReplayer(options);
+  let code: number = EXIT.ok;
+  const runs: ReplayRun[] = [];
+  for (const t of await findTargets(inputs, flags, io)) {
+    try {
+      const source = await readTarget(t, io);
+      runs.push(...(await replayer.replay(source)));
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      report(`swc: ${recordError(t.shown, error).message}`);
+      code = EXIT.error;
+    }
+  }
+  const single = runs.length === 1 && inputs.length === 1 && code === EXIT.ok;
+  const document: ReplayRun | ReplayRuns = single ? (runs[0] as ReplayRun) : { runs, totals: totalsOf(runs) };
+  if (flags.json === true) await writeAll(io.stdout, `${JSON.stringify(document, null, 2)}\n`);
+  else if (runs.length > 0)
+    await writeAll(io.stdout, renderReplay(document, colorFor(io.stdout, io.env, colorWhen(flags.color))));
+  if (code === EXIT.ok && runs.some((r) => failsRun(r, flags.failOnOverflow === true, maxLost)))
+    code = EXIT.changesNeeded;
+  return code;
+}
+
+/**
+ * Where summaries come from: the model given, or none (summaries of --summary-tokens assumed, nothing called) with
+ * --dry-run or when no model is named.
+ */
+async function summaryOf(
+  settings: CompactSettings,
+  flags: ReplayFlags,
+  io: CliIo,
+): Promise<Awaited<ReturnType<typeof summarySourceFor>>> {
+  const s = settings.summarize;
+  const named =
+    io.summarizer !== undefined ||
+    (s !== null && (s.command !== undefined || s.baseUrl !== undefined || (io.env.OPENAI_BASE_URL ?? '') !== ''));
+  return summarySourceFor({ ...settings, dryRun: flags.dryRun === true || !named }, io, io.summarizer);
+}

@@ -1,0 +1,347 @@
+import { noteTemplate } from '../core/compact.js';
+import { identifierKey, identifiersOfMessage } from '../core/identifiers/index.js';
+import { lazyList } from '../core/lazy-list.js';
+import { renderMessage } from '../core/render.js';
+import { simulatedReply, type Summarizer } from '../core/summarize.js';
+import type { Message, Rendered, TokenCounter } from '../core/types.js';
+import { InputError } from '../errors.js';
+import { itemsReader, type FormatAdapter, type Normalized } from '../formats/types.js';
+import { createCompactor } from '../library/compactor.js';
+import type { Compactor } from '../library/types.js';
+import { INSTRUCTION_KEYS } from '../settings/library.js';
+import { prefixCache } from './cache.js';
+import { policyFigures } from './figures.js';
+import { recordedUsage } from './recorded.js';
+import type {
+  ReplayCall,
+  ReplayCompaction,
+  ReplayLost,
+  ReplayPolicy,
+  ReplayPrices,
+  ReplayRemovedUser,
+  ReplayRun,
+} from './types.js';
+
+/**
+ * A recorded run replayed as if Haystack's `CompactionHook` had run before every LLM call: each assistant message is
+ * the reply of one call; the history starts as the messages before the first one; before each call the hook compacts
+ * the history (counting every message, as the hook does when the model reports no usage), the history as sent is
+ * recorded, then the reply and the messages up to the next reply are appended. One warm compactor per policy is kept
+ * across the calls, so a long run costs what its new messages cost.
+ */
+
+/** One conversation to replay: its items as the file holds them, the adapter that reads them, the list's container. */
+export interface ReplaySource {
+  readonly file: string;
+  readonly adapter: FormatAdapter;
+  readonly items: readonly unknown[];
+  readonly container: Readonly<Record<string, unknown>> | null;
+}
+
+/** The settings every policy of a replay shares. */
+export interface ReplaySettings {
+  readonly contextWindow: number;
+  readonly compactAt: number;
+  readonly compactTo: number;
+  /** The trigger and target as `hookThresholds` works them out. */
+  readonly trigger: number;
+  readonly target: number;
+  readonly minKeepSteps?: number;
+  /** undefined: the default note; null: none. */
+  readonly note?: string | null;
+  readonly minTokens?: number;
+  readonly placeholder?: string;
+  readonly summaryTokens?: number;
+  readonly summaryInstruction?: string;
+  readonly minRetention?: number;
+  readonly counter: TokenCounter;
+  readonly prices: ReplayPrices;
+  /** Writes summaries; null plans with simulated summaries of `summaryTokens` (nothing is called). */
+  readonly summarizer: Summarizer | null;
+}
+
+/** What the replay cannot know, said with every result. */
+export const REPLAY_NOTES: readonly string[] = [
+  'Replies are taken as recorded: a model given a shorter history may have answered otherwise, so later calls of a compacting policy are what the recorded run would have sent, not what a new run would send.',
+  'Tokens are counted as the hook counts them when the model reports no usage: every message of the history, no tool schemas, no provider overhead.',
+];
+
+/** Summarize's own calls of one policy. */
+interface SummaryUse {
+  calls: number;
+  promptTokens: number;
+  replyTokens: number;
+}
+
+/** One conversation's calls: where each reply starts among the items, and what each message names. */
+interface Script {
+  /** The first item of each assistant message, ascending. */
+  readonly starts: readonly number[];
+  /** For each identifier key, the items (first item of a message) naming it, ascending. */
+  readonly namedAt: ReadonlyMap<string, readonly number[]>;
+  /** Each original item's index, by identity. */
+  readonly indexOf: ReadonlyMap<unknown, number>;
+  /** Each call's reply, rendered as the whole run reads it. */
+  readonly replies: readonly Rendered[];
+}
+
+/**
+ * Replays one conversation under each policy.
+ * @param source the conversation's items, adapter and container
+ * @param strategies the policies as given: `none`, or a strategy chain (`window`, `prune,window`)
+ * @param settings the thresholds, the compaction options, the counter, the prices and the summarizer
+ * @throws InputError for a message the format refuses
+ */
+export async function replaySource(
+  source: ReplaySource,
+  strategies: readonly string[],
+  settings: ReplaySettings,
+): Promise<ReplayRun> {
+  const template = noteTemplate(settings.note);
+  const whole = normalizeItems(source, source.items, template);
+  const script = scriptOf(source, whole);
+  const policies: ReplayPolicy[] = [];
+  for (const strategy of strategies) policies.push(await replayPolicy(source, script, strategy, settings));
+  return {
+    file: source.file,
+    format: source.adapter.name,
+    tokenizer: settings.counter.name,
+    contextWindow: settings.contextWindow,
+    compactAt: settings.compactAt,
+    compactTo: settings.compactTo,
+    trigger: settings.trigger,
+    target: settings.target,
+    prices: settings.prices,
+    recorded: recordedUsage(source.adapter.name, source.items),
+    policies,
+    notes: REPLAY_NOTES,
+  };
+}
+
+/** The calls of a conversation and where each identifier is named. */
+function scriptOf(source: ReplaySource, whole: Normalized): Script {
+  const itemsAt = itemsReader(whole.itemsOf);
+  const starts = new Map<number, Message>();
+  const namedAt = new Map<string, number[]>();
+  whole.messages.forEach((message, m) => {
+    const first = itemsAt(m)[0];
+    if (first === undefined) return;
+    if (message.role === 'assistant' && !starts.has(first)) starts.set(first, message);
+    identifiersOfMessage(message, (id) => {
+      const key = identifierKey(id);
+      const at = namedAt.get(key);
+      if (at === undefined) namedAt.set(key, [first]);
+      else if (at[at.length - 1] !== first) at.push(first);
+    });
+  });
+  const indexOf = new Map<unknown, number>();
+  source.items.forEach((item, i) => indexOf.set(item, i));
+  const ordered = [...starts.keys()].sort((a, b) => a - b);
+  const replies = ordered.map((at) => renderMessage(starts.get(at) as Message));
+  return { starts: ordered, namedAt, indexOf, replies };
+}
+
+/** Reads items as the adapter does (errors name the item in the file, as every command names them). */
+function normalizeItems(source: ReplaySource, items: readonly unknown[], template: string | null): Normalized {
+  return source.adapter.normalize(
+    {
+      file: source.file,
+      items,
+      raws: lazyList(items.length, (k) => JSON.stringify(items[k]) ?? 'null'),
+      container: source.container,
+      fail(item, reason): never {
+        throw new InputError(`message ${item + 1}: ${reason}`, source.file);
+      },
+    },
+    template,
+  );
+}
+
+/** The instructions a format holds beside its list, as the library is handed them. */
+function systemOf(source: ReplaySource): unknown {
+  const key = INSTRUCTION_KEYS[source.adapter.name];
+  if (key === undefined || source.container === null) return undefined;
+  return Object.prototype.hasOwnProperty.call(source.container, key) ? source.container[key] : undefined;
+}
+
+/** A warm compactor for one policy, its summaries counted into `use`. */
+async function compactorFor(
+  source: ReplaySource,
+  strategy: string,
+  settings: ReplaySettings,
+  use: SummaryUse,
+): Promise<Compactor> {
+  const counter = settings.counter;
+  const summaryTokens = settings.summaryTokens;
+  const summarizer = settings.summarizer;
+  const system = systemOf(source);
+  return createCompactor({
+    format: source.adapter.name as never,
+    contextWindow: settings.contextWindow,
+    compactAt: settings.compactAt,
+    compactTo: settings.compactTo,
+    strategy,
+    counter,
+    ...(system === undefined ? {} : { system }),
+    ...(settings.note === undefined ? {} : { note: settings.note }),
+    ...(settings.minKeepSteps === undefined ? {} : { minKeepSteps: settings.minKeepSteps }),
+    ...(settings.minTokens === undefined || !strategy.includes('prune') ? {} : { minTokens: settings.minTokens }),
+    ...(settings.placeholder === undefined || !strategy.includes('prune') ? {} : { placeholder: settings.placeholder }),
+    ...(strategy.includes('summarize')
+      ? {
+          ...(summaryTokens === undefined ? {} : { summaryTokens }),
+          ...(settings.summaryInstruction === undefined ? {} : { summaryInstruction: settings.summaryInstruction }),
+          ...(settings.minRetention === undefined ? {} : { minRetention: settings.minRetention }),
+          summarize: async (request: { readonly system: string; readonly user: string }): Promise<string> => {
+            use.calls++;
+            use.promptTokens += counter.measure([
+              { text: request.system, images: 0, files: 0 },
+              { text: request.user, images: 0, files: 0 },
+            ]);
+            if (summarizer === null) {
+              const text = simulatedReply(counter, summaryTokens ?? 1024);
+              use.replyTokens += counter.measure([{ text, images: 0, files: 0 }]);
+              return text;
+            }
+            const reply = await summarizer(request);
+            use.replyTokens += reply.usage?.output ?? counter.measure([{ text: reply.text, images: 0, files: 0 }]);
+            return reply.text;
+          },
+        }
+      : {}),
+  });
+}
+
+/**
+ * Renders histories as the hook counts them, each message once: a message read from the same item objects as one
+ * rendered before (kept items stay the same objects from call to call) is the same rendered object, so the counter's
+ * own cache counts it once and prefixes compare by identity.
+ */
+class RenderCache {
+  private readonly known = new WeakMap<object, { readonly items: readonly unknown[]; readonly rendered: Rendered }>();
+
+  /** The rendered messages of a normalized list of items. */
+  render(normalized: Normalized, items: readonly unknown[]): Rendered[] {
+    const itemsAt = itemsReader(normalized.itemsOf);
+    return normalized.messages.map((message, k) => {
+      const own = itemsAt(k).map((i) => items[i]);
+      const first = own[0];
+      const key = typeof first === 'object' && first !== null ? first : null;
+      const hit = key === null ? undefined : this.known.get(key);
+      if (hit !== undefined && hit.items.length === own.length && hit.items.every((x, i) => x === own[i]))
+        return hit.rendered;
+      const rendered = renderMessage(message);
+      if (key !== null) this.known.set(key, { items: own, rendered });
+      return rendered;
+    });
+  }
+}
+
+/** What one policy's loop gathers. */
+interface Gathered {
+  readonly calls: ReplayCall[];
+  readonly compactions: ReplayCompaction[];
+  readonly lost: ReplayLost[];
+  readonly removedUsers: ReplayRemovedUser[];
+}
+
+/** Replays the conversation under one policy. */
+async function replayPolicy(
+  source: ReplaySource,
+  script: Script,
+  strategy: string,
+  settings: ReplaySettings,
+): Promise<ReplayPolicy> {
+  const use: SummaryUse = { calls: 0, promptTokens: 0, replyTokens: 0 };
+  const compactor = strategy === 'none' ? null : await compactorFor(source, strategy, settings, use);
+  const renders = new RenderCache();
+  const counter = settings.counter;
+  const renderedOf = (normalized: Normalized, list: readonly unknown[]): Rendered[] => renders.render(normalized, list);
+  const template = noteTemplate(settings.note);
+  const measure = (rendered: readonly Rendered[]): number => (rendered.length === 0 ? 0 : counter.measure(rendered));
+  const { starts } = script;
+  const items = source.items;
+  const gathered: Gathered = { calls: [], compactions: [], lost: [], removedUsers: [] };
+  let history: unknown[] = items.slice(0, starts[0] ?? items.length);
+  let previous: Rendered[] | null = null;
+  for (let call = 0; call < starts.length; call++) {
+    const start = starts[call] as number;
+    const end = starts[call + 1] ?? items.length;
+    const before = normalizeItems(source, history, template);
+    let sent = before;
+    let compacted = false;
+    const beforeTokens = measure(renderedOf(before, history));
+    // Below the trigger the hook never calls its compactor (Haystack's `_target_tokens` returns None).
+    if (compactor !== null && beforeTokens >= settings.trigger) {
+      const done = await compactor.compactAsync(history);
+      if (done.changed) {
+        compacted = true;
+        const was = history;
+        history = done.messages;
+        sent = normalizeItems(source, history, template);
+        const afterTokens = measure(renderedOf(sent, history));
+        gathered.compactions.push({
+          call,
+          before: beforeTokens,
+          after: afterTokens,
+          removed: done.plan.removed.length,
+        });
+        noteRemovedUsers(before, done.plan.removed, was, script, call, gathered);
+        noteLost(done.forgotten, script, call, start, gathered);
+      }
+    }
+    const rendered = renderedOf(sent, history);
+    const tokens = measure(rendered);
+    const reply = script.replies[call] as Rendered;
+    const output = measure([reply]);
+    const cached = prefixCache(rendered, previous, (n) => measure(rendered.slice(0, n)), tokens, settings.prices);
+    gathered.calls.push({
+      message: start,
+      compacted,
+      tokens,
+      cacheRead: cached.read,
+      cacheWrite: cached.write,
+      output,
+      overflow: tokens > settings.contextWindow,
+    });
+    previous = [...rendered, reply];
+    history = [...history, ...items.slice(start, end)];
+  }
+  return policyFigures(strategy, gathered, use, settings.prices);
+}
+
+/** The user messages a compaction removed (not notes or summaries), by their index in the file. */
+function noteRemovedUsers(
+  before: Normalized,
+  removed: readonly number[],
+  history: readonly unknown[],
+  script: Script,
+  call: number,
+  gathered: Gathered,
+): void {
+  const itemsAt = itemsReader(before.itemsOf);
+  for (const m of removed) {
+    const message = before.messages[m] as Message | undefined;
+    if (message === undefined || message.role !== 'user' || message.compaction !== undefined) continue;
+    const first = itemsAt(m)[0];
+    const index = first === undefined ? undefined : script.indexOf.get(history[first]);
+    if (index === undefined) continue;
+    gathered.removedUsers.push({ message: index, call, preview: renderMessage(message).text.slice(0, 120) });
+  }
+}
+
+/** Identifiers a compaction forgot that a message from the call's reply on names again. */
+function noteLost(
+  forgotten: readonly { readonly kind: string; readonly value: string }[],
+  script: Script,
+  call: number,
+  from: number,
+  gathered: Gathered,
+): void {
+  for (const id of forgotten) {
+    const at = script.namedAt.get(identifierKey(id as never));
+    const neededAt = at?.find((i) => i >= from);
+    if (neededAt === undefined) continue;
+    gathered.lost.push({ identifier: id.value, kind: id.kind, leftAt: call, neededAt });
+  }
+}
