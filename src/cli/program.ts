@@ -518,6 +518,10 @@ function addReplay(program: Command, state: RunState, io: CliIo, err: (line: str
       `the price model: ${PRICE_MODEL_NAMES.join(', ')} (default: ${PRICE_MODEL_NAMES[0]}), or a JSON file of your own`,
     )
     .option('--json', 'print the replay as JSON (one run: its document; several: every run and the totals)')
+    .option(
+      '--report <file.html>',
+      'write a self-contained HTML page of the replay: context per call, compactions, cost, what was lost',
+    )
     .option('--fail-on-overflow', 'exit 1 if a compacting policy sends more than the window in some call')
     .option(
       '--max-lost <n>',

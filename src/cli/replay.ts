@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
+import { describeFsError, realTarget, writeFileAtomic } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
 import { DEFAULT_PRICES, findPrices, PRICE_MODELS, pricesOf } from '../replay/prices.js';
@@ -10,6 +11,7 @@ import type { ReplayPrices, ReplayRun, ReplayRuns } from '../replay/types.js';
 import { colorFor } from './color.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
+import { standardStream } from './json-output.js';
 import { colorWhen, parseWhole } from './options.js';
 import { recordError } from './report.js';
 import { resolveSettings, type CompactFlags, type CompactSettings } from './settings.js';
@@ -50,7 +52,7 @@ function policiesOf(flags: ReplayFlags): string[] {
 function settingsOf(inputs: readonly string[], flags: ReplayFlags, strategy: string): CompactSettings {
   if (flags.contextWindow === undefined)
     throw new UsageError('--context-window <tokens> is required (the model context window the hook compacts for)');
-  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, ...shared } = flags;
+  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, report: _r, ...shared } = flags;
   const uses = (name: string): boolean => strategy.split(',').some((x) => x.trim() === name);
   // Settings of a strategy this policy does not use are another policy's: they are left out here.
   const own: CompactFlags = {
@@ -82,7 +84,7 @@ function settingsOf(inputs: readonly string[], flags: ReplayFlags, strategy: str
  */
 function checkUsed(inputs: readonly string[], flags: ReplayFlags, policies: readonly string[]): void {
   const names = new Set(policies.flatMap((p) => (p === 'none' ? [] : p.split(',').map((x) => x.trim()))));
-  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, ...shared } = flags;
+  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, report: _r, ...shared } = flags;
   if (flags.contextWindow === undefined) return;
   resolveSettings(inputs, { ...shared, strategy: names.size === 0 ? 'window' : [...names].join(','), dryRun: true });
 }
@@ -142,6 +144,45 @@ async function readTarget(target: Target, io: CliIo): Promise<SourceText> {
     : readSourceFile(target.file, target.shown);
 }
 
+/**
+ * Where the HTML report goes, resolved once, before any run: a standard stream (written into as the stream swc
+ * holds), or a file's real path, which must not be one of the runs replayed.
+ * @throws UsageError for a report on standard output beside --json, and for a report that is also an input
+ */
+async function reportPathOf(
+  flags: ReplayFlags,
+  targets: readonly Target[],
+  io: CliIo,
+): Promise<{ kind: 'stdout' | 'stderr' } | { kind: 'file'; file: string; shown: string } | null> {
+  const given = flags.report;
+  if (given === undefined) return null;
+  const stream = standardStream(given);
+  if (stream === 'stdout' && flags.json === true)
+    throw new UsageError(`--report ${given} and --json would both go to standard output: name a file for the report`);
+  if (stream !== null) return { kind: stream };
+  const file = await realTarget(path.resolve(io.cwd, given));
+  for (const t of targets)
+    if (t.file !== '-' && (await realTarget(t.file)) === file)
+      throw new UsageError(`--report ${given} is also a run to replay (${t.shown}); give the report another path`);
+  return { kind: 'file', file, shown: given };
+}
+
+/** Writes the HTML report; a file is replaced atomically, never written through a link. */
+async function writeReport(
+  target: NonNullable<Awaited<ReturnType<typeof reportPathOf>>>,
+  document: ReplayRun | ReplayRuns,
+  io: CliIo,
+): Promise<void> {
+  const { replayPage } = await import('./view/replay-page.js');
+  const page = replayPage(document);
+  if (target.kind !== 'file') return writeAll(target.kind === 'stdout' ? io.stdout : io.stderr, page);
+  try {
+    await writeFileAtomic(target.file, Buffer.from(page, 'utf8'), { realDir: path.dirname(target.file) });
+  } catch (error) {
+    throw new InputError(`cannot write the report: ${describeFsError(error)}`, target.shown);
+  }
+}
+
 /** Whether a policy fails the run: it overflows with --fail-on-overflow, or loses more than --max-lost. */
 function failsRun(run: ReplayRun, failOnOverflow: boolean, maxLost: number | null): boolean {
   return run.policies.some(
@@ -198,7 +239,9 @@ export async function runReplay(
   const replayer = await createFileReplayer(options);
   let code: number = EXIT.ok;
   const runs: ReplayRun[] = [];
-  for (const t of await findTargets(inputs, flags, io)) {
+  const targets = await findTargets(inputs, flags, io);
+  const reportTo = await reportPathOf(flags, targets, io);
+  for (const t of targets) {
     try {
       const source = await readTarget(t, io);
       runs.push(...(await replayer.replay(source)));
@@ -210,8 +253,11 @@ export async function runReplay(
   }
   const single = runs.length === 1 && inputs.length === 1 && code === EXIT.ok;
   const document: ReplayRun | ReplayRuns = single ? (runs[0] as ReplayRun) : { runs, totals: totalsOf(runs) };
+  if (reportTo !== null && runs.length > 0) await writeReport(reportTo, document, io);
   if (flags.json === true) await writeAll(io.stdout, `${JSON.stringify(document, null, 2)}\n`);
-  else if (runs.length > 0)
+  else if (reportTo?.kind === 'stdout') {
+    // The page is standard output.
+  } else if (runs.length > 0)
     await writeAll(io.stdout, renderReplay(document, colorFor(io.stdout, io.env, colorWhen(flags.color))));
   if (code === EXIT.ok && runs.some((r) => failsRun(r, flags.failOnOverflow === true, maxLost)))
     code = EXIT.changesNeeded;

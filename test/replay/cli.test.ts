@@ -3,7 +3,7 @@
  * --fail-on-overflow and --max-lost, the price models, and the errors it refuses with.
  */
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PRICE_MODEL_NAMES } from '../../src/cli/program.js';
 import { DEFAULT_PRICES, PRICE_MODELS } from '../../src/replay/prices.js';
@@ -187,5 +187,54 @@ describe('swc replay', () => {
     const r = await runSwc(command.split(' '), { cwd: ROOT });
     expect(r.status).toBe(0);
     expect(r.stdout.trimEnd()).toBe(output);
+  });
+});
+
+describe('swc replay --report', () => {
+  const args = ['run.json', '--context-window', '1800', '--strategy', 'none', '--strategy', 'window'];
+  /** The report a page embeds (see replay-page.ts: one JSON block, `<` written as \u003c). */
+  const embedded = (page: string): unknown => {
+    const m = /<script type="application\/json" id="replay-data">([\s\S]*?)<\/script>/.exec(page);
+    if (m === null) throw new Error('no replay-data block in the page');
+    return JSON.parse(m[1] as string) as unknown;
+  };
+
+  it('writes the page of the replay that --json prints, beside the table', async () => {
+    const dir = runDir();
+    const json = await replay([...args, '--json'], dir);
+    const r = await replay([...args, '--report', 'out.html'], dir);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^policy +calls/m);
+    const page = readFileSync(path.join(dir, 'out.html'), 'utf8');
+    expect(page.startsWith('<!doctype html>') || page.startsWith('<!DOCTYPE html>')).toBe(true);
+    expect(embedded(page)).toEqual(JSON.parse(json.stdout));
+  });
+
+  it('writes the page to standard output for -, instead of the table', async () => {
+    const r = await replay([...args, '--report', '-']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toMatch(/^policy +calls/m);
+    expect((embedded(r.stdout) as ReplayRun).policies.map((p) => p.strategy)).toEqual(['none', 'window']);
+  });
+
+  it('refuses a report that is a run to replay, and leaves it as it was', async () => {
+    const dir = runDir();
+    const before = readFileSync(path.join(dir, 'run.json'), 'utf8');
+    const r = await replay([...args, '--report', 'run.json'], dir);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--report run.json is also a run to replay');
+    expect(readFileSync(path.join(dir, 'run.json'), 'utf8')).toBe(before);
+    // Through a link to it, too: the report's path is resolved before anything is read.
+    symlinkSync(path.join(dir, 'run.json'), path.join(dir, 'link.html'));
+    const linked = await replay([...args, '--report', 'link.html'], dir);
+    expect(linked.status).toBe(2);
+    expect(linked.stderr).toContain('--report link.html is also a run to replay');
+    expect(readFileSync(path.join(dir, 'run.json'), 'utf8')).toBe(before);
+  });
+
+  it('refuses a page on standard output beside --json', async () => {
+    const r = await replay([...args, '--json', '--report', '-']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('would both go to standard output');
   });
 });
