@@ -59,6 +59,10 @@ export type {
   CompactedMessages,
   Compactor,
   CompactorOptions,
+  CreateNote,
   MessageFormat,
   PrepareStepInput,
+  SummarizeCallback,
 } from './library/index.js';
+export type { SummaryFailure, SummaryRequest, SummaryTier } from './core/summarize.js';
+export type { PlacedSummary, SummarizedConversation, SummaryRound } from './pipeline/index.js';
