@@ -59,8 +59,10 @@ export type {
   CompactedMessages,
   Compactor,
   CompactorOptions,
+  CreateNote,
   MessageFormat,
   PrepareStepInput,
+  SummarizeCallback,
 } from './library/index.js';
 export { replay, PRICE_MODELS } from './replay/index.js';
 export type {
@@ -77,3 +79,5 @@ export type {
   ReplayRuns,
   ReplayTotal,
 } from './replay/index.js';
+export type { SummaryFailure, SummaryRequest, SummaryTier } from './core/summarize.js';
+export type { PlacedSummary, SummarizedConversation, SummaryRound } from './pipeline/index.js';

@@ -114,6 +114,7 @@ export async function runInspect(
   flags: InspectFlags,
   io: CliIo,
   report: (line: string) => void,
+  config: string | null = null,
 ): Promise<number> {
   const tokenizer = flags.tokenizer ?? 'o200k_base';
   if (!isTokenizerName(tokenizer))
@@ -142,6 +143,7 @@ export async function runInspect(
     quiet,
     single,
     tokenizer: inspector.tokenizer,
+    config,
     shown: { files: 0 },
   };
   const reporters = inspectReportersFor(flags, quiet, single).map((name) => INSPECT_REPORTERS[name] as InspectReporter);

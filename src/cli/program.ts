@@ -444,7 +444,7 @@ function addInspect(program: Command, state: RunState, io: CliIo, err: (line: st
       const merged = withConfig(flags, givenOn(self), config, { command: 'inspect', stream: false });
       const { runInspect } = await loadInspect();
       try {
-        state.code = await runInspect(inputs, merged.flags, io, err);
+        state.code = await runInspect(inputs, merged.flags, io, err, config?.file ?? null);
       } catch (error) {
         throw blameConfig(error, config, merged.used);
       }

@@ -178,6 +178,8 @@ export interface InspectContext {
   /** The command named one file (or -): its JSON is that file's document, and no total closes the text. */
   readonly single: boolean;
   readonly tokenizer: string;
+  /** The settings file the run read, as outputs name it, or null: the JSON documents say which it was. */
+  readonly config: string | null;
   /** What has been shown so far (texts of files are a blank line apart). */
   readonly shown: { files: number };
 }
@@ -193,6 +195,13 @@ export interface InspectReporter {
 /** Whether a file is shown: it was read, and with -q it has errors (what fails the run). */
 function isInspectShown(found: Inspected, ctx: InspectContext): found is Extract<Inspected, { inspection: unknown }> {
   return 'inspection' in found && (ctx.quiet === 0 || hasErrors(found.inspection));
+}
+
+/** An inspect document with the settings file the run read after its `version`, as a plan records it; else as it is. */
+function withConfig<D extends { version: number }>(doc: D, ctx: InspectContext): D {
+  if (ctx.config === null) return doc;
+  const { version, ...rest } = doc;
+  return { version, config: ctx.config, ...rest } as unknown as D;
 }
 
 /** Every reporter of `swc inspect`, by name. */
@@ -218,7 +227,7 @@ export const INSPECT_REPORTERS = {
   'json-lines': {
     async file(found, ctx) {
       if (isInspectShown(found, ctx))
-        await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(found.inspection))}\n`);
+        await writeAll(ctx.io.stdout, `${JSON.stringify(withConfig(inspectDocument(found.inspection), ctx))}\n`);
     },
   },
   /** `--json`: one document, the named file's or the run's. */
@@ -226,9 +235,15 @@ export const INSPECT_REPORTERS = {
     async end(found, ctx) {
       const only = found[0];
       if (!ctx.single)
-        await writeAll(ctx.io.stdout, `${JSON.stringify(inspectRunDocument(ctx.tokenizer, found), null, 2)}\n`);
+        await writeAll(
+          ctx.io.stdout,
+          `${JSON.stringify(withConfig(inspectRunDocument(ctx.tokenizer, found), ctx), null, 2)}\n`,
+        );
       else if (only !== undefined && 'inspection' in only)
-        await writeAll(ctx.io.stdout, `${JSON.stringify(inspectDocument(only.inspection), null, 2)}\n`);
+        await writeAll(
+          ctx.io.stdout,
+          `${JSON.stringify(withConfig(inspectDocument(only.inspection), ctx), null, 2)}\n`,
+        );
     },
   },
   /** The closing total of a run over several files: `total: 3 files, 2 errors, 5 warnings, 12,345 tokens`. */

@@ -9,7 +9,9 @@ import type { Message, Rendered, TokenCounter } from './types.js';
 
 /** What one summary call is given: Haystack's prompt, as two texts. */
 export interface SummaryRequest {
+  /** The instruction: what a summary must hold and how it reads. */
   readonly system: string;
+  /** The transcript of the messages the summary replaces. */
   readonly user: string;
 }
 

@@ -44,11 +44,13 @@ export async function createCompactor(options: CompactorOptions): Promise<Compac
  * Compacts a conversation once (a loop should keep one `createCompactor` instead: it loads the tokenizer once
  * and remembers what it counted).
  * @param messages the messages as the SDK holds them; never modified
- * @param options the budget, the format and the counter
+ * @param options the budget, the format and the counter; `createNote` must build a message of the messages' type
+ * @returns the messages' own type: it is taken from `messages` alone (`NoInfer`), so options typed as plain
+ * `CompactorOptions` cannot widen it
  */
 export async function compactMessages<M>(
   messages: readonly M[],
-  options: CompactorOptions<M>,
+  options: CompactorOptions<NoInfer<M>>,
 ): Promise<CompactedMessages<M>> {
   return (await createCompactor(options)).compactAsync(messages);
 }

@@ -17,6 +17,7 @@ export type {
   StepReport,
   SummarizedConversation,
   SummarizeSettings,
+  SummaryRound,
   WindowThresholds,
 } from './steps/step.js';
 export { STORE_RECORD_VERSION, storeHash, type StoreRecord, type StoreRecordFile } from './store.js';

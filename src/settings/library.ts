@@ -1,6 +1,7 @@
 import { noteTemplate } from '../core/compact.js';
 import { parseJson } from '../core/json/value.js';
 import { renderArguments } from '../core/json/python.js';
+import type { SummaryRequest } from '../core/summarize.js';
 import { DEFAULT_SUMMARY_INSTRUCTION } from '../core/summary-instruction.js';
 import type { TokenCounter } from '../core/types.js';
 import { findFormat, formatNames } from '../formats/registry.js';
@@ -51,8 +52,26 @@ export const MESSAGE_FORMATS = [
 /** One of {@link MESSAGE_FORMATS}. */
 export type MessageFormat = (typeof MESSAGE_FORMATS)[number];
 
-/** Settings of a compactor. Give `target`, or `contextWindow` (with `compactAt`/`compactTo`). */
-export interface CompactorOptions<M = unknown> {
+/** The `createNote` option: builds the note message (a LangChain `HumanMessage`, say) from the note's text. */
+export type CreateNote<M> = (text: string) => M;
+
+/**
+ * The `summarize` option: given the prompt's instruction (`system`) and the transcript it replaces (`user`), resolves
+ * to the summary's text.
+ */
+export type SummarizeCallback = (request: SummaryRequest) => Promise<string>;
+
+/**
+ * Settings of a compactor. Give `target`, or `contextWindow` (with `compactAt`/`compactTo`).
+ *
+ * `M` is the type of the note `createNote` builds. The entry points take the element type from the messages alone
+ * (`compactMessages<M>` returns `CompactedMessages<M>`), and check `createNote` against it. `CompactorOptions`
+ * without it fits messages of any type, so that options named before the messages are known need no type argument;
+ * its `createNote` is then not checked (`any`, not `unknown`: options built for no type in particular must fit a
+ * call whose messages are of one).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above: the default must fit every message type
+export interface CompactorOptions<M = any> {
   /** The messages' format (default `auto`). */
   readonly format?: MessageFormat;
   /** The token budget: compact whenever the conversation is larger. */
@@ -77,7 +96,7 @@ export interface CompactorOptions<M = unknown> {
   /** The note template; `null` or `''` removes silently. Default: the standard note. */
   readonly note?: string | null;
   /** Builds the note yourself (a LangChain `HumanMessage`, say) from its text, instead of the format's plain object. */
-  readonly createNote?: (text: string) => M;
+  readonly createNote?: CreateNote<M>;
   /** The tokenizer (default `o200k_base`). */
   readonly tokenizer?: TokenizerName;
   /** Characters per token (`approx` only), tokens per image, tokens per file: Haystack's 4, 85 and 1000 by default. */
@@ -101,7 +120,7 @@ export interface CompactorOptions<M = unknown> {
    * and transcript, returns the summary text (the AI SDK's `generateText`, say). Setting it without `strategy` makes
    * the strategy `summarize`. A call that throws ends the rounds, the last good result kept (see `strict`).
    */
-  readonly summarize?: (request: { readonly system: string; readonly user: string }) => Promise<string>;
+  readonly summarize?: SummarizeCallback;
   /** Summarize: about how long a summary comes out, for planning (default 1024). */
   readonly summaryTokens?: number;
   /** Summarize: the prompt's instruction (default swc's own). */

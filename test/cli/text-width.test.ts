@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import stringWidth from 'string-width';
 import {
-  codePointWidth,
   cutStartToWidth,
   cutToWidth,
   displayWidth,
@@ -49,12 +50,53 @@ describe('display width', () => {
 
   it('counts East Asian ambiguous characters such as × and → as one column', () => {
     expect(displayWidth('search ×2 → 1')).toBe(13);
-    expect(codePointWidth(0xd7)).toBe(1);
+    expect(displayWidth('\u00d7')).toBe(1);
   });
 
   it('counts control characters as nothing (they are escaped before printing)', () => {
-    expect(codePointWidth(0x1b)).toBe(0);
-    expect(codePointWidth(0x85)).toBe(0);
+    expect(displayWidth('\u001b')).toBe(0);
+    expect(displayWidth('\u0085')).toBe(0);
+  });
+
+  it('counts colour codes as nothing', () => {
+    expect(displayWidth('\u001b[31m東京\u001b[39m ok')).toBe(7);
+  });
+
+  it('counts as string-width does, but for a pictograph with the text selector, which takes one column', () => {
+    const pieces = [
+      'a',
+      ' ',
+      '東',
+      'ｱ',
+      'ﾞ',
+      'e\u0301',
+      '\u0301',
+      '😊',
+      '👨‍👩‍👧',
+      '🇯🇵',
+      '1️⃣',
+      '☔',
+      '\ufe0f',
+      '\u200d',
+      '☰',
+      '\u1100\u1161',
+      '×',
+      '\u001b[1m',
+    ];
+    const textForm = ['☔\ufe0e', '☺\ufe0e', '✈\ufe0e'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ unit: 'grapheme' }))),
+        fc.array(fc.constantFrom(...textForm)),
+        (parts, texts) => {
+          const plain = parts.join('');
+          expect(displayWidth(plain)).toBe(stringWidth(plain));
+          // Each text-form pictograph, put between spaces, adds one column to what the rest takes.
+          const mixed = [plain, ...texts].join(' ');
+          expect(displayWidth(mixed)).toBe(stringWidth(plain) + texts.length * 2);
+        },
+      ),
+    );
   });
 });
 

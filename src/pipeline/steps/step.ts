@@ -164,25 +164,28 @@ export interface PlacedSummary {
 
 /** What summarizing did to one conversation: every round in order, the summaries the output holds, a failure. */
 export interface SummarizedConversation {
-  readonly rounds: readonly {
-    readonly tier: SummaryTier;
-    readonly request: SummaryRequest;
-    /** The input messages it stands for, ascending. */
-    readonly replaced: readonly number[];
-    /** How many messages of the list it saw it replaced (Haystack's `summarized_messages`). */
-    readonly summarized: number;
-    readonly text: string;
-    readonly tokensBefore: number;
-    readonly tokensAfter: number;
-    /** The prompt's tokens (system and user texts), measured for plans and dry runs only; else null. */
-    readonly promptTokens: number | null;
-    /** How many identifiers the replaced messages name. */
-    readonly identifiers: number;
-    /** How many of them the summary keeps (src/core/identifiers/retention.ts); null for a simulated summary (dry runs, plans). */
-    readonly retention: Retention | null;
-  }[];
+  readonly rounds: readonly SummaryRound[];
   readonly summaries: readonly PlacedSummary[];
   readonly failure: SummaryFailure | null;
+}
+
+/** One round of summarizing: the tier it drew from, its prompt, what it replaced and the summary it wrote. */
+export interface SummaryRound {
+  readonly tier: SummaryTier;
+  readonly request: SummaryRequest;
+  /** The input messages it stands for, ascending. */
+  readonly replaced: readonly number[];
+  /** How many messages of the list it saw it replaced (Haystack's `summarized_messages`). */
+  readonly summarized: number;
+  readonly text: string;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  /** The prompt's tokens (system and user texts), measured for plans and dry runs only; else null. */
+  readonly promptTokens: number | null;
+  /** How many identifiers the replaced messages name. */
+  readonly identifiers: number;
+  /** How many of them the summary keeps (src/core/identifiers/retention.ts); null for a simulated summary (dry runs, plans). */
+  readonly retention: Retention | null;
 }
 
 /** One strategy's result in a chain: the pruning made, with message indices in the input conversation. */
