@@ -115,7 +115,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const structure = analyze(messages);
   const { systemEnd, task } = structure;
 
-  const whole = meter.measure(range(0, n), exhaustive ? undefined : target);
+  const whole = meter.measureAll(exhaustive ? undefined : target);
   const protectedIdx = [...range(0, systemEnd), ...structure.taskRun];
   const { turnGroups, stepGroups } = groupsOf(messages, structure);
   const p: Planning = { messages, meter, structure, turnGroups, stepGroups, exhaustive };
@@ -133,12 +133,19 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
     minKeepSteps,
   );
 
-  const keptSet = new Set<number>(protectedIdx);
-  for (const g of turnGroups.slice(firstTurn)) for (const i of g) keptSet.add(i);
-  for (const g of stepGroups.slice(firstStep)) for (const i of g) keptSet.add(i);
-  const kept: number[] = [];
-  const removed: number[] = [];
-  for (let i = 0; i < n; i++) (keptSet.has(i) ? kept : removed).push(i);
+  const keptMarks = new Uint8Array(n);
+  for (const i of protectedIdx) keptMarks[i] = 1;
+  for (let g = firstTurn; g < turnGroups.length; g++) for (const i of turnGroups[g] as number[]) keptMarks[i] = 1;
+  for (let g = firstStep; g < stepGroups.length; g++) for (const i of stepGroups[g] as number[]) keptMarks[i] = 1;
+  let keptN = 0;
+  for (let i = 0; i < n; i++) keptN += keptMarks[i] as number;
+  // Sized first: pushing a hundred thousand indices one by one costs more than the rest of the plan.
+  const kept = new Array<number>(keptN);
+  const removed = new Array<number>(n - keptN);
+  for (let i = 0, k = 0, r = 0; i < n; i++) {
+    if (keptMarks[i] === 1) kept[k++] = i;
+    else removed[r++] = i;
+  }
 
   if (removed.length === 0) return unchangedPlan(p, whole, target, 'nothing-removed');
   if (template !== null && removed.every((i) => isEarlierNoteAt(messages, i, structure)))
@@ -154,7 +161,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   if (noteText !== null && noteIndex !== null) outRendered.splice(noteIndex, 0, renderMessage(noteMessage(noteText)));
   const tokensAfter = meter.measureRendered(outRendered);
 
-  const groups = describeGroups(p, (i) => keptSet.has(i), {
+  const groups = describeGroups(p, (i) => keptMarks[i] === 1, {
     turnCounts,
     stepCounts,
     protectedTokens,

@@ -4,19 +4,19 @@ import type { Message, Rendered, TokenCounter } from './types.js';
 
 /** Renders each message at most once and measures groups of them. */
 export class Meter {
-  private readonly rendered: Array<Rendered | undefined>;
+  // A map, not an array of the conversation's length: a decision renders the newest messages and few others, and
+  // a long array made for each decision costs more than the renderings it holds.
+  private readonly rendered = new Map<number, Rendered>();
   constructor(
     private readonly messages: readonly Message[],
     private readonly counter: TokenCounter,
-  ) {
-    this.rendered = new Array<Rendered | undefined>(messages.length);
-  }
+  ) {}
 
   render(i: number): Rendered {
-    let r = this.rendered[i];
+    let r = this.rendered.get(i);
     if (r === undefined) {
       r = renderMessage(this.messages[i] as Message);
-      this.rendered[i] = r;
+      this.rendered.set(i, r);
     }
     return r;
   }
@@ -28,6 +28,12 @@ export class Meter {
       lazyList(indices.length, (k) => this.render(indices[k] as number)),
       limit,
     );
+  }
+
+  /** `measure` of every message, oldest first. */
+  measureAll(limit?: number): number {
+    const n = this.messages.length;
+    return n === 0 ? 0 : this.counter.measure(lazyList(n, (k) => this.render(k)), limit);
   }
 
   measureRendered(items: readonly Rendered[]): number {

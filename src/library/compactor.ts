@@ -61,6 +61,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
     formatOf: (items) => formatOf(items, checked.adapter, options.system),
     detects: checked.adapter === null && options.system === undefined,
     noteTemplate: checked.template,
+    assumeUnchanged: checked.assumeUnchanged,
   });
   const memory = new RenderedMemory();
   const remembering = memory.counter(counter);

@@ -18,6 +18,8 @@ export interface MirrorReading {
   /** Whether `formatOf` detects the format of a bare list (no format named, no instructions beside it). */
   readonly detects: boolean;
   readonly noteTemplate: string | null;
+  /** Take each message read before as unchanged while it is the same object (no shape check; `assumeUnchanged`). */
+  readonly assumeUnchanged: boolean;
 }
 
 /**
@@ -29,16 +31,19 @@ export interface MirrorReading {
  * reads the new messages alone. Anything else (a message replaced, edited in place, deleted or moved) normalizes the
  * whole conversation again, its messages' JSON still taken from the cache while their objects keep their shapes.
  * Detection goes the same way: a list that only grew has its new messages read against each format's rules.
+ * With `assumeUnchanged`, a message is the same while it is the same object: its shape is not walked again.
  */
 export class MessageMirror {
-  private readonly cache = new JsonCache();
+  private readonly cache: JsonCache;
   private objects: unknown[] = [];
   private entries: JsonEntry[] = [];
   private items: unknown[] = [];
   private last: { readonly adapter: FormatAdapter; readonly normalized: Normalized } | null = null;
   private detection: GrowingDetection | null = null;
 
-  constructor(private readonly reading: MirrorReading) {}
+  constructor(private readonly reading: MirrorReading) {
+    this.cache = new JsonCache(reading.assumeUnchanged);
+  }
 
   /**
    * Reads the messages of one call.
@@ -112,6 +117,10 @@ export class MessageMirror {
     const { objects, entries } = this;
     const m = Math.min(messages.length, objects.length);
     let k = 0;
+    if (this.reading.assumeUnchanged) {
+      while (k < m && messages[k] === objects[k]) k++;
+      return k;
+    }
     while (k < m) {
       const message = messages[k];
       if (message !== objects[k] || !stillHolds(message, entries[k] as JsonEntry)) break;

@@ -132,6 +132,14 @@ export interface CompactorOptions<M = any> {
    * summary must keep; one that keeps less counts as a failed call (the last good result stands; see `strict`).
    */
   readonly minRetention?: number;
+  /**
+   * A warm compactor's promise (like git's `--assume-unchanged`): a message object it has read is never edited in
+   * place afterwards. Appended, replaced, deleted and moved messages are still noticed (by identity); an edit in
+   * place is not (the compactor may decide on what the message held when it was read, or on a mix), so a caller that
+   * edits a message should hand a new object instead. Saves walking every message's contents on every call (default
+   * false: each message's shape is checked again, and edits in place are seen).
+   */
+  readonly assumeUnchanged?: boolean;
 }
 
 /** Where each format keeps instructions held outside its list. */
@@ -153,6 +161,8 @@ export interface Checked {
   readonly template: string | null;
   readonly adapter: FormatAdapter | null;
   readonly strategies: readonly StrategyName[];
+  /** Messages read once are taken as unchanged while they are the same objects (see `assumeUnchanged`). */
+  readonly assumeUnchanged: boolean;
   readonly minTokens: number | undefined;
   readonly placeholder: string | undefined;
   readonly summaryTokens: number;
@@ -190,6 +200,7 @@ const OPTION_NAMES: readonly string[] = Object.keys({
   summaryInstruction: true,
   strict: true,
   minRetention: true,
+  assumeUnchanged: true,
 } satisfies Record<keyof CompactorOptions, true>);
 
 /**
@@ -308,9 +319,12 @@ export function checkOptions(given: unknown): Checked {
   if (options.createNote !== undefined && typeof options.createNote !== 'function') {
     fail(`createNote must be a function that builds the note message from its text, got ${shown(options.createNote)}`);
   }
+  if (options.assumeUnchanged !== undefined && typeof options.assumeUnchanged !== 'boolean')
+    fail(`assumeUnchanged must be true or false, got ${shown(options.assumeUnchanged)}`);
   const counterOptions = counterOptionsOf(options, tokenizer);
   const window = windowOf(options);
   return {
+    assumeUnchanged: options.assumeUnchanged === true,
     tokenizer,
     counterOptions,
     target: window !== null ? window.target : targetOf(options.target),

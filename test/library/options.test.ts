@@ -99,6 +99,7 @@ const BAD: ReadonlyArray<readonly [keyof CompactorOptions, unknown, Record<strin
     /^minRetention must be a share from 0 to 1, got "80%"/,
   ],
   ['minRetention', 0.5, { target: 10 }, /^minRetention only applies with strategy summarize/],
+  ['assumeUnchanged', 'yes', { target: 10 }, /^assumeUnchanged must be true or false, got "yes"/],
 ];
 
 /** Every option of CompactorOptions, written out here (not read from src/): a new option does not compile without a place here, and then fails without a row above. */
@@ -126,6 +127,7 @@ const EVERY_OPTION = Object.keys({
   summaryInstruction: true,
   strict: true,
   minRetention: true,
+  assumeUnchanged: true,
 } satisfies Record<keyof CompactorOptions, true>);
 
 /** What each entry point does with options: createCompactor and compactMessages reject, swcPrepareStep throws at once. */

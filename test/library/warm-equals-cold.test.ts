@@ -185,4 +185,28 @@ describe('a warm compactor', () => {
       { numRuns: 150 },
     );
   });
+
+  it('with assumeUnchanged, decides as a cold call after any appends, replacements, deletions and swaps', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...POLICIES),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 12 }),
+        fc.array(
+          opArb.filter((op) => op.kind !== 'edit'),
+          { minLength: 1, maxLength: 25 },
+        ),
+        async (policy, start, ops) => {
+          const warm = await createCompactor({ ...policy, assumeUnchanged: true });
+          let list: Msg[] = [message(4, 1), message(0, 2), ...start.flatMap((s) => grown(s))];
+          for (const op of [{ kind: 'append', seed: 0, fresh: false } as Op, ...ops]) {
+            list = apply(list, op);
+            const cold = await createCompactor(policy);
+            const copy = structuredClone(list);
+            expect(outcomeOf(() => warm.compact(list))).toEqual(outcomeOf(() => cold.compact(copy)));
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
 });
