@@ -33,7 +33,12 @@ export class Meter {
   /** `measure` of every message, oldest first. */
   measureAll(limit?: number): number {
     const n = this.messages.length;
-    return n === 0 ? 0 : this.counter.measure(lazyList(n, (k) => this.render(k)), limit);
+    return n === 0
+      ? 0
+      : this.counter.measure(
+          lazyList(n, (k) => this.render(k)),
+          limit,
+        );
   }
 
   measureRendered(items: readonly Rendered[]): number {
