@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
-import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
 import type { SourceText } from '../io/source.js';
 import { createInspector } from '../pipeline/index.js';
 import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
@@ -12,6 +11,7 @@ import { recordError } from './report.js';
 import { INSPECT_REPORTERS, inspectReportersFor, type InspectContext, type InspectReporter } from './reporters.js';
 import { checkConversationPath, counterOptionsOf } from './settings.js';
 import type { CliIo } from './io.js';
+import { findTargets, readTarget } from './targets.js';
 
 /**
  * `swc inspect`: the structure and token cost of a transcript, and its problems: errors, which the provider of its
@@ -44,53 +44,6 @@ export interface InspectFlags {
   quiet?: number;
   color?: string | boolean;
   debug?: boolean;
-}
-
-/** One file to inspect: where it is, and the name to show for it. */
-interface Target {
-  readonly file: string;
-  readonly shown: string;
-  /** For a folder the search could not read: the error it fails with, as an unreadable file does. */
-  readonly unreadable?: InputError;
-}
-
-/**
- * Reads one input as compacting does: a file through `readSourceFile` (JSONL line by line, so a file past one
- * JavaScript string's size works), standard input whole and bounded, since it cannot be read twice.
- */
-async function readTarget(target: Target, io: CliIo): Promise<SourceText> {
-  if (target.unreadable !== undefined) throw target.unreadable;
-  return target.file === '-'
-    ? sourceFromBytes(await readStreamBounded(io.stdin, target.shown), target.shown)
-    : readSourceFile(target.file, target.shown);
-}
-
-/**
- * The files the inputs stand for, expanded as `swc compact` expands them (directories, glob patterns,
- * `--ignore`), sorted; a file named outright keeps the name it was typed with.
- */
-async function findTargets(
-  inputs: readonly string[],
-  flags: InspectFlags,
-  io: CliIo,
-  report: (line: string) => void,
-): Promise<Target[]> {
-  if (inputs.includes('-')) {
-    if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
-    if ((flags.ignore ?? []).length > 0)
-      throw new UsageError('--ignore needs files; standard input is a single stream');
-    return [{ file: '-', shown: '<stdin>' }];
-  }
-  // Loaded here, not at the top: every command imports this module, and fast-glob is slow to load.
-  const { expandInputs, skippedStoreLine, unreadableFolderError } = await import('../io/expand.js');
-  const { files, skippedStores } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
-  if (quietLevel(flags.quiet) === 0) for (const store of skippedStores) report(skippedStoreLine(store));
-  const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
-  return files.map((f) =>
-    f.unreadable !== undefined
-      ? { file: f.absolute, shown: f.display, unreadable: unreadableFolderError(f) }
-      : { file: f.absolute, shown: typed.get(f.absolute) ?? f.display },
-  );
 }
 
 /** Whether the command named one file (or -): its JSON is then that file's document, as for `swc compact`. */
@@ -126,7 +79,7 @@ export async function runInspect(
   const counterOptions = counterOptionsOf(flags, tokenizer);
   if (inputs.length === 0) throw new UsageError('no input given (a file path, or - for standard input)');
   const conversationPath = checkConversationPath(flags);
-  const targets = await findTargets(inputs, flags, io, report);
+  const targets = await findTargets(inputs, flags.ignore ?? [], io, quietLevel(flags.quiet) === 0 ? report : null);
   const inspector = await createInspector({
     tokenizer,
     counterOptions,

@@ -2,8 +2,6 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.js';
 import { describeFsError, realTarget, writeFileAtomic } from '../io/files.js';
-import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
-import type { SourceText } from '../io/source.js';
 import { DEFAULT_PRICES, findPrices, PRICE_MODELS, pricesOf } from '../replay/prices.js';
 import { createFileReplayer, type FileReplayOptions } from '../replay/file.js';
 import { totalsOf } from '../replay/figures.js';
@@ -12,10 +10,11 @@ import { colorFor } from './color.js';
 import { EXIT } from './exit-codes.js';
 import { writeAll, type CliIo } from './io.js';
 import { standardStream } from './json-output.js';
-import { colorWhen, parseWhole } from './options.js';
+import { colorWhen, parseWhole, quietLevel } from './options.js';
 import { recordError } from './report.js';
 import { resolveSettings, type CompactFlags, type CompactSettings } from './settings.js';
 import { summarySourceFor } from './summary-source.js';
+import { findTargets, readTarget, type Target } from './targets.js';
 import { renderReplay } from './view/replay-table.js';
 
 /**
@@ -113,37 +112,6 @@ async function pricesFrom(given: string | undefined, io: CliIo): Promise<ReplayP
   return read;
 }
 
-/** One file to replay: where it is, and the name to show for it. */
-interface Target {
-  readonly file: string;
-  readonly shown: string;
-  readonly unreadable?: InputError;
-}
-
-/** The files the inputs stand for, expanded as `swc compact` expands them, sorted. */
-async function findTargets(inputs: readonly string[], flags: ReplayFlags, io: CliIo): Promise<Target[]> {
-  if (inputs.includes('-')) {
-    if (inputs.length > 1) throw new UsageError('- (standard input) cannot be mixed with other inputs');
-    return [{ file: '-', shown: '<stdin>' }];
-  }
-  const { expandInputs, unreadableFolderError } = await import('../io/expand.js');
-  const { files } = await expandInputs(inputs, { cwd: io.cwd, ignore: flags.ignore ?? [] });
-  const typed = new Map(inputs.map((input) => [path.resolve(io.cwd, input), input]));
-  return files.map((f) =>
-    f.unreadable !== undefined
-      ? { file: f.absolute, shown: f.display, unreadable: unreadableFolderError(f) }
-      : { file: f.absolute, shown: typed.get(f.absolute) ?? f.display },
-  );
-}
-
-/** Reads one input as every command does. */
-async function readTarget(target: Target, io: CliIo): Promise<SourceText> {
-  if (target.unreadable !== undefined) throw target.unreadable;
-  return target.file === '-'
-    ? sourceFromBytes(await readStreamBounded(io.stdin, target.shown), target.shown)
-    : readSourceFile(target.file, target.shown);
-}
-
 /**
  * Where the HTML report goes, resolved once, before any run: a standard stream (written into as the stream swc
  * holds), or a file's real path, which must not be one of the runs replayed.
@@ -239,7 +207,7 @@ export async function runReplay(
   const replayer = await createFileReplayer(options);
   let code: number = EXIT.ok;
   const runs: ReplayRun[] = [];
-  const targets = await findTargets(inputs, flags, io);
+  const targets = await findTargets(inputs, flags.ignore ?? [], io, quietLevel(flags.quiet) === 0 ? report : null);
   const reportTo = await reportPathOf(flags, targets, io);
   for (const t of targets) {
     try {

@@ -164,47 +164,35 @@ const POLICIES: ReadonlyArray<CompactorOptions> = [
   { format: 'openai', contextWindow: 1000, compactAt: 0.5, compactTo: 0.3, tokenizer: 'approx' },
 ];
 
+/** Any sequence of `ops` leaves a warm compactor (made with `warmOptions` beside the policy) deciding as a cold one. */
+function decidesAsCold(ops: fc.Arbitrary<Op>, warmOptions: Partial<CompactorOptions>): fc.IAsyncProperty<unknown> {
+  return fc.asyncProperty(
+    fc.constantFrom(...POLICIES),
+    fc.array(fc.nat(), { minLength: 1, maxLength: 12 }),
+    fc.array(ops, { minLength: 1, maxLength: 25 }),
+    async (policy, start, sequence) => {
+      const warm = await createCompactor({ ...policy, ...warmOptions });
+      let list: Msg[] = [message(4, 1), message(0, 2), ...start.flatMap((s) => grown(s))];
+      for (const op of [{ kind: 'append', seed: 0, fresh: false } as Op, ...sequence]) {
+        list = apply(list, op);
+        const cold = await createCompactor(policy);
+        const copy = structuredClone(list);
+        expect(outcomeOf(() => warm.compact(list))).toEqual(outcomeOf(() => cold.compact(copy)));
+      }
+    },
+  );
+}
+
 describe('a warm compactor', () => {
   it('decides as a cold call after any appends, replacements, edits in place, deletions and swaps', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...POLICIES),
-        fc.array(fc.nat(), { minLength: 1, maxLength: 12 }),
-        fc.array(opArb, { minLength: 1, maxLength: 25 }),
-        async (policy, start, ops) => {
-          const warm = await createCompactor(policy);
-          let list: Msg[] = [message(4, 1), message(0, 2), ...start.flatMap((s) => grown(s))];
-          for (const op of [{ kind: 'append', seed: 0, fresh: false } as Op, ...ops]) {
-            list = apply(list, op);
-            const cold = await createCompactor(policy);
-            const copy = structuredClone(list);
-            expect(outcomeOf(() => warm.compact(list))).toEqual(outcomeOf(() => cold.compact(copy)));
-          }
-        },
-      ),
-      { numRuns: 150 },
-    );
+    await fc.assert(decidesAsCold(opArb, {}), { numRuns: 150 });
   });
 
   it('with assumeUnchanged, decides as a cold call after any appends, replacements, deletions and swaps', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...POLICIES),
-        fc.array(fc.nat(), { minLength: 1, maxLength: 12 }),
-        fc.array(
-          opArb.filter((op) => op.kind !== 'edit'),
-          { minLength: 1, maxLength: 25 },
-        ),
-        async (policy, start, ops) => {
-          const warm = await createCompactor({ ...policy, assumeUnchanged: true });
-          let list: Msg[] = [message(4, 1), message(0, 2), ...start.flatMap((s) => grown(s))];
-          for (const op of [{ kind: 'append', seed: 0, fresh: false } as Op, ...ops]) {
-            list = apply(list, op);
-            const cold = await createCompactor(policy);
-            const copy = structuredClone(list);
-            expect(outcomeOf(() => warm.compact(list))).toEqual(outcomeOf(() => cold.compact(copy)));
-          }
-        },
+      decidesAsCold(
+        opArb.filter((op) => op.kind !== 'edit'),
+        { assumeUnchanged: true },
       ),
       { numRuns: 150 },
     );
