@@ -161,14 +161,16 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   if (noteText !== null && noteIndex !== null) outRendered.splice(noteIndex, 0, renderMessage(noteMessage(noteText)));
   const tokensAfter = meter.measureRendered(outRendered);
 
-  const groups = describeGroups(p, (i) => keptMarks[i] === 1, {
-    turnCounts,
-    stepCounts,
-    protectedTokens,
-    noteIndex,
-    noteText,
-    noteAfterTask: firstStep > 0 && task !== null,
-  });
+  const groups = once(() =>
+    describeGroups(p, (i) => keptMarks[i] === 1, {
+      turnCounts,
+      stepCounts,
+      protectedTokens,
+      noteIndex,
+      noteText,
+      noteAfterTask: firstStep > 0 && task !== null,
+    }),
+  );
   return {
     changed: true,
     unchanged: null,
@@ -183,9 +185,27 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
     tokensAfter,
     targetMet: tokensAfter <= target,
     protectedTokens,
-    groups,
+    // Listed when read: a warm step that only wants the messages never lays out the whole conversation.
+    get groups(): readonly Group[] {
+      return groups();
+    },
     heldByMinKeepSteps,
   };
+}
+
+/** A value made on first use and kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | null = null;
+  return () => (made ??= { value: make() }).value;
+}
+
+/**
+ * A plan with some fields replaced, its other fields copied as they are (a field listed when read stays so; a spread
+ * would list it now).
+ */
+export function withFields(plan: Plan, fields: Partial<Plan>): Plan {
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(plan)) as Plan;
+  return Object.defineProperties(copy, Object.getOwnPropertyDescriptors(fields)) as Plan;
 }
 
 /** A conversation as a plan sees it: its messages, their meter, its structure and its groups of message indices. */
@@ -255,8 +275,7 @@ export function keepEverything(messages: readonly Message[], counter: TokenCount
     stepGroups,
     exhaustive: false,
   };
-  const plan = unchangedPlan(p, 0, Number.MAX_SAFE_INTEGER, 'fits');
-  return { ...plan, tokensBeforeExact: false };
+  return withFields(unchangedPlan(p, 0, Number.MAX_SAFE_INTEGER, 'fits'), { tokensBeforeExact: false });
 }
 
 /** The plan of a conversation left as it is, with its groups; `whole` is what the decision counted of it. */
@@ -265,7 +284,17 @@ function unchangedPlan(p: Planning, whole: number, target: number, why: Unchange
   const protectedIdx = [...range(0, structure.systemEnd), ...structure.taskRun];
   const exact = exhaustive || whole <= target;
   // An unchanged conversation is measured whole: the output is the input.
-  const tokens = exact ? whole : meter.measure(range(0, messages.length));
+  const tokens = exact ? whole : meter.measureAll();
+  const groups = once(() =>
+    describeGroups(p, () => true, {
+      turnCounts: new Map(),
+      stepCounts: new Map(),
+      protectedTokens: null,
+      noteIndex: null,
+      noteText: null,
+      noteAfterTask: false,
+    }),
+  );
   return {
     changed: false,
     unchanged: why,
@@ -280,14 +309,9 @@ function unchangedPlan(p: Planning, whole: number, target: number, why: Unchange
     tokensAfter: tokens,
     targetMet: tokens <= target,
     protectedTokens: exhaustive ? meter.measure(protectedIdx) : null,
-    groups: describeGroups(p, () => true, {
-      turnCounts: new Map(),
-      stepCounts: new Map(),
-      protectedTokens: null,
-      noteIndex: null,
-      noteText: null,
-      noteAfterTask: false,
-    }),
+    get groups(): readonly Group[] {
+      return groups();
+    },
     heldByMinKeepSteps: false,
   };
 }

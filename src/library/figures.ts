@@ -1,4 +1,4 @@
-import type { Plan } from '../core/compact.js';
+import { withFields, type Plan } from '../core/compact.js';
 import { lazyList } from '../core/lazy-list.js';
 import { renderMessage } from '../core/render.js';
 import type { Message, TokenCounter } from '../core/types.js';
@@ -19,8 +19,7 @@ export function withEstimatedBefore(
   let tokensBefore: number | null = null;
   let exact: boolean | null = null;
   const { messages } = normalized;
-  return {
-    ...plan,
+  return withFields(plan, {
     // Counted exactly up to the size the command line counts exactly (EXACT_COUNT_UP_TO), estimated above.
     get tokensBeforeExact(): boolean {
       exact ??= small();
@@ -44,7 +43,7 @@ export function withEstimatedBefore(
       }
       return tokensBefore;
     },
-  };
+  });
 }
 
 /** Whether texts add up to at most `limit` characters. */
