@@ -152,9 +152,10 @@ function langchainUsage(items: readonly unknown[]): ReplayRecorded | null {
 
 /**
  * What the file recorded of its calls' usage, for the formats that record it: Claude Code sessions, Gemini ADK
- * sessions and LangChain messages. The other formats' files are request bodies or message lists that hold no
- * response, so no usage: a Responses `input` holds input items (a response object is not one), an AI SDK message
- * has no usage field (a UI message's `metadata` is the app's own).
+ * sessions and LangChain messages. Request bodies and a Responses `input` hold what was sent and no response (a
+ * response object is not a Responses input item); an AI SDK message has no usage field (a UI message's `metadata`
+ * is the app's own); a Haystack message's `meta.usage` is what its generator copied from its provider, in that
+ * provider's field names, so it is not read.
  * @param format the adapter's name
  * @param items the conversation's items as the file holds them
  * @param container the object around the list (an ADK session), or null for a bare list
