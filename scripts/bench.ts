@@ -92,6 +92,33 @@ function jsonCorpus(c: Corpus): Corpus {
   return { name: `${c.name}-json`, file, bytes: statSync(file).size, messages: c.messages };
 }
 
+/**
+ * A recorded agent run of exactly `calls` LLM calls: the lines of a corpus up to its `calls`-th assistant message
+ * (each assistant message is the reply of one call), made again whenever the corpus is.
+ */
+function runOfCalls(c: Corpus, calls: number): Corpus & { readonly calls: number } {
+  const file = path.join(BENCH, `${c.name}-${calls}-calls.jsonl`);
+  const stamp = `${file}.stamp`;
+  const want = readFileSync(`${c.file}.stamp`, 'utf8');
+  if (!existsSync(file) || !existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
+    process.stderr.write(`writing ${path.relative(ROOT, file)}…\n`);
+    const kept: string[] = [];
+    let replies = 0;
+    for (const line of readFileSync(c.file, 'utf8').split('\n')) {
+      if (line === '' || replies === calls) break;
+      kept.push(line);
+      if ((JSON.parse(line) as { role?: unknown }).role === 'assistant') replies++;
+    }
+    if (replies < calls) throw new Error(`${c.file} holds ${replies} assistant messages, fewer than ${calls}`);
+    writeFileSync(file, `${kept.join('\n')}\n`);
+    writeFileSync(stamp, want);
+  }
+  const messages = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '').length;
+  return { name: `${c.name}-${calls}-calls`, file, bytes: statSync(file).size, messages, calls };
+}
+
 /** A tree of many small transcripts for the --jobs comparison. */
 async function tree(count: number): Promise<{ dir: string; bytes: number }> {
   const dir = path.join(BENCH, `tree-${count}`);
@@ -353,6 +380,45 @@ function freshMemoryCost(): number {
   return median(times);
 }
 const memoryCost = freshMemoryCost();
+
+// `swc replay` of a 1,000-call run under four policies against one cold compaction of the same file, in the same
+// run. `offload` is refused by a replay (it writes no files), so summarize, planned with assumed summaries
+// (`--dry-run`: no model is called), is the fourth policy beside the window and pruning. Measured first, so a run
+// stopped once its ratio is printed has it.
+const REPLAY_CALLS = 1_000;
+const REPLAY_WINDOW = '100k';
+const REPLAY_POLICIES = ['none', 'window', 'prune,window', 'summarize'];
+/** A replay takes seconds: a few runs are enough beside the others. */
+const REPLAY_RUNS = Math.min(RUNS, 3);
+const replayRun = runOfCalls(sizes.find((c) => c.messages === 10_000) as Corpus, REPLAY_CALLS);
+const replayLabel = `${REPLAY_CALLS.toLocaleString('en-US')} calls, ${label(replayRun)} (of ${replayRun.name.replace(/-\d+-calls$/, '')})`;
+const replayRow = row(
+  `(8) swc replay --context-window ${REPLAY_WINDOW}, four policies (${REPLAY_POLICIES.join(', ')})`,
+  replayLabel,
+  [
+    SWC,
+    'replay',
+    replayRun.file,
+    '--context-window',
+    REPLAY_WINDOW,
+    ...REPLAY_POLICIES.flatMap((p) => ['--strategy', p]),
+    '--dry-run',
+  ],
+);
+const replayCompactRow = row(`(8′) swc compact --context-window ${REPLAY_WINDOW}, one cold compaction`, replayLabel, [
+  SWC,
+  'compact',
+  '--context-window',
+  REPLAY_WINDOW,
+  '-q',
+  '-o',
+  outFile(`${replayRun.name}-swc`),
+  replayRun.file,
+]);
+process.stderr.write(`replay of ${replayRun.name}:\n`);
+runRows([replayRow, replayCompactRow], REPLAY_RUNS);
+const replayRatio = `| (8)/(8′) replay of ${REPLAY_CALLS.toLocaleString('en-US')} calls under four policies ÷ one cold compaction | ${replayLabel} | ${ratio(wallOf(replayRow), wallOf(replayCompactRow))} (${((wallOf(replayRow) * 1000) / (REPLAY_CALLS * REPLAY_POLICIES.length)).toFixed(2)} ms a call and policy) |`;
+process.stderr.write(`  ${replayRatio}\n`);
 for (const s of perSize) {
   process.stderr.write(`${s.corpus.name}:\n`);
   const big = s.corpus.bytes >= 50 * MB;
@@ -615,7 +681,7 @@ const cpu = os.cpus();
 const lines: string[] = [];
 const loads = (l: number[]): string => l.map((x) => x.toFixed(2)).join(', ');
 lines.push(
-  `Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; touching 100 MiB of fresh memory ${memoryCost.toFixed(0)} ms; ${RUNS} runs (${SLOW_RUNS} for count-everything at 100 MB and LangChain past 1k messages), medians (min–max); peak memory is the peak resident set of the whole process${TIME !== null ? ' (GNU time)' : ''}.`,
+  `Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}; ${new Date().toISOString().slice(0, 10)}; load average (1, 5, 15 min) ${loads(loadAtStart)} at the start, ${loads(os.loadavg())} at the end; touching 100 MiB of fresh memory ${memoryCost.toFixed(0)} ms; ${RUNS} runs (${SLOW_RUNS} for count-everything at 100 MB and LangChain past 1k messages, ${REPLAY_RUNS} for the replay rows (8)), medians (min–max); peak memory is the peak resident set of the whole process${TIME !== null ? ' (GNU time)' : ''}.`,
 );
 lines.push('');
 lines.push('| what | input | wall time | peak memory | runs |');
@@ -641,6 +707,7 @@ lines.push(
 );
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push(...deepRows.map(tableRow));
+lines.push(tableRow(replayRow), tableRow(replayCompactRow));
 lines.push('');
 lines.push(
   `| (7) warm step, one message pushed (median of 5 rounds of 15 steps) | ${stepSizes.map((n) => n.toLocaleString('en-US')).join(' / ')} msgs of ${stepCorpus.name} |`,
@@ -737,6 +804,7 @@ if (LANGCHAIN) {
     `| (7) swc warm step ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(swcAt(big), stepMedians.dropOldest[big] ?? NaN)} |`,
   );
 }
+lines.push(replayRatio);
 if (summaries !== null) {
   lines.push('', '| summaries | input | wall time | calls |', '|---|---|---|---|', ...summaries.rows);
   lines.push('', '| ratio | input | value |', '|---|---|---|', ...summaries.ratios);

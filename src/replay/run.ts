@@ -112,7 +112,7 @@ export async function replaySource(
     trigger: settings.trigger,
     target: settings.target,
     prices: settings.prices,
-    recorded: recordedUsage(source.adapter.name, source.items),
+    recorded: recordedUsage(source.adapter.name, source.items, source.container),
     policies,
     notes: REPLAY_NOTES,
   };

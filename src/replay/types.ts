@@ -99,7 +99,7 @@ export interface ReplayPrices {
   readonly source: string;
 }
 
-/** The run as the file recorded it, where it records real usage (Claude Code sessions, Responses runs). */
+/** The run as the file recorded it, where it records real usage (Claude Code, Gemini ADK and LangChain files). */
 export interface ReplayRecorded {
   readonly calls: number;
   readonly inputTokens: number;
