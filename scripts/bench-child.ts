@@ -255,7 +255,8 @@ async function loopLangchain(file: string, steps: number, target: number): Promi
  * Warm steps at each history size: the history is the file's first `size - STEP_COUNT` messages, then one message is
  * pushed per step and compacted again. One swc compactor, and a drop-oldest loop with each message object's count
  * cached (the first messages dropped until the rest fits), both with the same character-based count; five rounds,
- * interleaved, the median step of each round, the median of the rounds. Returns `{swc, dropOldest}`: ms by size.
+ * interleaved, the median step of each round, the median of the rounds. Returns `{swc, swcAssumeUnchanged,
+ * dropOldest}`: ms by size (the second with `assumeUnchanged`).
  */
 async function steps(file: string, sizes: readonly number[], target: number): Promise<string> {
   const { createCompactor } = await import('../src/library/index.js');
@@ -280,9 +281,11 @@ async function steps(file: string, sizes: readonly number[], target: number): Pr
   };
   const makers = {
     swc: async () => createCompactor({ format: 'openai', target, tokenizer: 'approx' }),
+    swcAssumeUnchanged: async () =>
+      createCompactor({ format: 'openai', target, tokenizer: 'approx', assumeUnchanged: true }),
     dropOldest: async () => dropOldest(),
   };
-  const medians: Record<string, Record<number, number[]>> = { swc: {}, dropOldest: {} };
+  const medians: Record<string, Record<number, number[]>> = { swc: {}, swcAssumeUnchanged: {}, dropOldest: {} };
   const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
   for (let round = 0; round < 5; round++)
     for (const size of sizes)

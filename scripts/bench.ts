@@ -545,7 +545,7 @@ const stepSizes = [1_000, 10_000, 100_000].filter((n) => n <= stepCorpus.message
 process.stderr.write('warm steps:\n');
 const stepMedians = JSON.parse(
   runNode([child, 'steps', stepCorpus.file, stepSizes.join(','), String(TARGET)]).stdout.trim(),
-) as { swc: Record<string, number>; dropOldest: Record<string, number> };
+) as { swc: Record<string, number>; swcAssumeUnchanged: Record<string, number>; dropOldest: Record<string, number> };
 
 // A target close to the total: everything is counted; compared with gpt-tokenizer counting the same text raw.
 const near = sizes.find((c) => c.messages === 10_000) as Corpus;
@@ -713,6 +713,7 @@ lines.push(
   `| (7) warm step, one message pushed (median of 5 rounds of 15 steps) | ${stepSizes.map((n) => n.toLocaleString('en-US')).join(' / ')} msgs of ${stepCorpus.name} |`,
   '|---|---|',
   `| swc createCompactor().compact, approximate counter | ${stepSizes.map((n) => `${(stepMedians.swc[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
+  `| swc createCompactor({ assumeUnchanged: true }).compact | ${stepSizes.map((n) => `${(stepMedians.swcAssumeUnchanged[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
   `| drop-oldest loop, counts cached per message object | ${stepSizes.map((n) => `${(stepMedians.dropOldest[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
 );
 lines.push('');
@@ -802,6 +803,8 @@ if (LANGCHAIN) {
   lines.push(
     `| (7) swc warm step at ${big.toLocaleString('en-US')} ÷ at ${small.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(swcAt(big), swcAt(small))} |`,
     `| (7) swc warm step ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(swcAt(big), stepMedians.dropOldest[big] ?? NaN)} |`,
+    `| (7) swc warm step, assumeUnchanged, at ${big.toLocaleString('en-US')} ÷ at ${small.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(stepMedians.swcAssumeUnchanged[big] ?? NaN, stepMedians.swcAssumeUnchanged[small] ?? NaN)} |`,
+    `| (7) swc warm step, assumeUnchanged, ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(stepMedians.swcAssumeUnchanged[big] ?? NaN, stepMedians.dropOldest[big] ?? NaN)} |`,
   );
 }
 lines.push(replayRatio);
