@@ -34,10 +34,15 @@ import type { CompactedMessages, Compactor } from './types.js';
  * @throws OptionsError for options that contradict each other or are out of range
  */
 export async function createCompactor(options: CompactorOptions): Promise<Compactor> {
+  return compactorOf(options, false);
+}
+
+/** A compactor for the options; `once`: for one call, so it records nothing for the next (see JsonCache). */
+async function compactorOf(options: CompactorOptions, once: boolean): Promise<Compactor> {
   const checked = checkOptions(options);
   const settings = optionsObject(options);
   const counter = settings.counter ?? (await createCounter(checked.tokenizer, checked.counterOptions));
-  return compactorWith(counter, settings, checked);
+  return compactorWith(counter, settings, checked, once);
 }
 
 /**
@@ -52,16 +57,17 @@ export async function compactMessages<M>(
   messages: readonly M[],
   options: CompactorOptions<NoInfer<M>>,
 ): Promise<CompactedMessages<M>> {
-  return (await createCompactor(options)).compactAsync(messages);
+  return (await compactorOf(options, true)).compactAsync(messages);
 }
 
-function compactorWith(counter: TokenCounter, options: CompactorOptions, checked: Checked): Compactor {
+function compactorWith(counter: TokenCounter, options: CompactorOptions, checked: Checked, once: boolean): Compactor {
   // The conversation read last, read again only where the caller changed it since (see MessageMirror).
   const mirror = new MessageMirror({
     formatOf: (items) => formatOf(items, checked.adapter, options.system),
     detects: checked.adapter === null && options.system === undefined,
     noteTemplate: checked.template,
     assumeUnchanged: checked.assumeUnchanged,
+    once,
   });
   const memory = new RenderedMemory();
   const remembering = memory.counter(counter);

@@ -70,8 +70,15 @@ export function toJson(message: unknown, k: number): AsJson {
 export class JsonCache {
   private readonly known = new WeakMap<object, JsonEntry>();
 
-  /** @param trusted take an object read before as unchanged, its shape not checked again (`assumeUnchanged`) */
-  constructor(private readonly trusted = false) {}
+  /**
+   * @param trusted take an object read before as unchanged, its shape not checked again (`assumeUnchanged`)
+   * @param once each message is read once and never again (`compactMessages`): nothing is remembered, so no shape
+   * is recorded; a message is only walked to see whether it is plain JSON data
+   */
+  constructor(
+    private readonly trusted = false,
+    private readonly once = false,
+  ) {}
 
   /** The message as JSON, from the cache while the object has the shape it had when it was read. */
   of(message: unknown, k: number): AsJson {
@@ -81,6 +88,7 @@ export class JsonCache {
   /** As `of`, with the shape the JSON was read at (see `stillHolds`). */
   entryOf(message: unknown, k: number): JsonEntry {
     if (typeof message !== 'object' || message === null) return { json: toJson(message, k), shape: null };
+    if (this.once) return { json: isPlainData(message) ? new Plain(message) : toJson(message, k), shape: null };
     const entry = this.known.get(message);
     if (entry !== undefined && (this.trusted || stillHolds(message, entry))) return entry;
     const walk = shapeOf(message);
@@ -103,7 +111,7 @@ export function stillHolds(message: unknown, entry: JsonEntry): boolean {
 }
 
 /** A value's shape, and whether it is plain JSON data; null when its shape cannot vouch for its JSON. */
-function shapeOf(value: unknown): { shape: unknown[]; plain: boolean } | null {
+export function shapeOf(value: unknown): { shape: unknown[]; plain: boolean } | null {
   const walk = { shape: [] as unknown[], plain: true };
   try {
     return record(value, walk) ? walk : null;
@@ -111,6 +119,34 @@ function shapeOf(value: unknown): { shape: unknown[]; plain: boolean } | null {
     if (error instanceof RangeError) return null;
     throw error;
   }
+}
+
+/**
+ * Whether a value is plain JSON data, as `shapeOf` would find it (`plain`), without recording its shape. Too deep to
+ * walk is not plain: it is then written as JSON, which says why it cannot be.
+ */
+export function isPlainData(value: unknown): boolean {
+  try {
+    return plainAt(value);
+  } catch (error) {
+    if (error instanceof RangeError) return false;
+    throw error;
+  }
+}
+
+/** The walk of `isPlainData`: `record`'s tests, in its order, stopping at the first value that is not plain. */
+function plainAt(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return isPlainPrimitive(value);
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype) return false;
+    for (let i = 0; i < value.length; i++) if (!plainAt(value[i])) return false;
+    return true;
+  }
+  if (proto !== Object.prototype || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  for (const key in value) if (!plainAt((value as Record<string, unknown>)[key])) return false;
+  return true;
 }
 
 /** Whether JSON writes a primitive as a parse of it reads back (not `undefined`, a function, a symbol, NaN or -0). */

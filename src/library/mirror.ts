@@ -20,6 +20,8 @@ export interface MirrorReading {
   readonly noteTemplate: string | null;
   /** Take each message read before as unchanged while it is the same object (no shape check; `assumeUnchanged`). */
   readonly assumeUnchanged: boolean;
+  /** The messages are compacted once (`compactMessages`): no shape is recorded for a later call (see JsonCache). */
+  readonly once?: boolean;
 }
 
 /**
@@ -42,7 +44,7 @@ export class MessageMirror {
   private detection: GrowingDetection | null = null;
 
   constructor(private readonly reading: MirrorReading) {
-    this.cache = new JsonCache(reading.assumeUnchanged);
+    this.cache = new JsonCache(reading.assumeUnchanged, reading.once === true);
   }
 
   /**

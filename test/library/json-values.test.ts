@@ -7,6 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { compactMessages } from '../../src/library/index.js';
+import { isPlainData, shapeOf } from '../../src/library/memory.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource } from '../../src/pipeline/index.js';
 import { binaryAsText } from '../../src/settings/library.js';
@@ -97,5 +98,31 @@ describe('messages holding values JSON writes otherwise', () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it('are told from plain data alike by a one-call read and by the shape a warm compactor records', () => {
+    // compactMessages reads each message once and records no shape; a compactor records one. Both must take the
+    // same messages as their own items, whatever odd values sit how deep.
+    const odd = oddArb.map((v) => ({ v }));
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue(),
+        odd.map((x) => x.v),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ maxLength: 4 }), tie('node'), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(isPlainData(v)).toBe(shapeOf(v)?.plain === true);
+      }),
+      { numRuns: 2000 },
+    );
+    const deep: unknown[] = [];
+    let at = deep;
+    for (let k = 0; k < 200_000; k++) at.push((at = []));
+    expect(isPlainData(deep)).toBe(false);
+    expect(shapeOf(deep)).toBeNull();
   });
 });
