@@ -118,13 +118,13 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const whole = meter.measureAll(exhaustive ? undefined : target);
   const protectedIdx = [...range(0, systemEnd), ...structure.taskRun];
   const { turnGroups, stepGroups } = groupsOf(messages, structure);
-  const p: Planning = { messages, meter, structure, turnGroups, stepGroups, exhaustive };
+  const p: Planning = { messages, size: n, meter, structure, turnGroups, stepGroups, exhaustive };
 
   if (whole <= target) return unchangedPlan(p, whole, target, 'fits');
 
   const protectedTokens = meter.measure(protectedIdx);
   const budget = target - protectedTokens;
-  const allSteps = stepGroups.flat();
+  const allSteps = structure.steps.flatMap(([s, e]) => range(s, e));
   const stepsTokens = meter.measure(allSteps, exhaustive ? undefined : Math.max(budget, 0));
   const { firstTurn, firstStep, turnCounts, stepCounts, heldByMinKeepSteps } = cutOf(
     p,
@@ -141,17 +141,20 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   for (let i = 0; i < n; i++) keptN += keptMarks[i] as number;
   // Sized first: pushing a hundred thousand indices one by one costs more than the rest of the plan.
   const kept = new Array<number>(keptN);
-  const removed = new Array<number>(n - keptN);
-  for (let i = 0, k = 0, r = 0; i < n; i++) {
+  // The removed ones are weighed and tested here, and listed only when read (see `removed` below).
+  let removedCount = 0;
+  let onlyNotes = template !== null;
+  for (let i = 0, k = 0; i < n; i++) {
     if (keptMarks[i] === 1) kept[k++] = i;
-    else removed[r++] = i;
+    else {
+      removedCount += (messages[i] as Message).weight ?? 1;
+      if (onlyNotes && !isEarlierNoteAt(messages, i, structure)) onlyNotes = false;
+    }
   }
 
-  if (removed.length === 0) return unchangedPlan(p, whole, target, 'nothing-removed');
-  if (template !== null && removed.every((i) => isEarlierNoteAt(messages, i, structure)))
-    return unchangedPlan(p, whole, target, 'only-notes');
+  if (keptN === n) return unchangedPlan(p, whole, target, 'nothing-removed');
+  if (onlyNotes) return unchangedPlan(p, whole, target, 'only-notes');
 
-  const removedCount = weightOf(messages, removed);
   const noteText = template === null ? null : formatNote(template, removedCount);
   const keptTurnCount = turnGroups.slice(firstTurn).reduce((a, g) => a + g.length, 0);
   // The note stands where the removed messages were: after the task when steps went, else after the instructions.
@@ -161,8 +164,15 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   if (noteText !== null && noteIndex !== null) outRendered.splice(noteIndex, 0, renderMessage(noteMessage(noteText)));
   const tokensAfter = meter.measureRendered(outRendered);
 
+  // A warm step's loop reads only the kept messages: the removed ones (most of a long conversation) are listed once
+  // asked for.
+  const removed = once(() => {
+    const out = new Array<number>(n - keptN);
+    for (let i = 0, r = 0; i < n; i++) if (keptMarks[i] !== 1) out[r++] = i;
+    return out;
+  });
   const groups = once(() =>
-    describeGroups(p, (i) => keptMarks[i] === 1, {
+    describeGroups(asMade(p), (i) => keptMarks[i] === 1, {
       turnCounts,
       stepCounts,
       protectedTokens,
@@ -175,7 +185,9 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
     changed: true,
     unchanged: null,
     kept,
-    removed,
+    get removed(): readonly number[] {
+      return removed();
+    },
     removedCount,
     keptCount: weightOf(messages, kept),
     noteIndex,
@@ -211,10 +223,12 @@ export function withFields(plan: Plan, fields: Partial<Plan>): Plan {
 /** A conversation as a plan sees it: its messages, their meter, its structure and its groups of message indices. */
 interface Planning {
   readonly messages: readonly Message[];
+  /** How many messages the plan was made on: a warm compactor's list may grow after (see `asMade`). */
+  readonly size: number;
   readonly meter: Meter;
   readonly structure: Structure;
-  readonly turnGroups: number[][];
-  readonly stepGroups: number[][];
+  readonly turnGroups: ReadonlyArray<readonly number[]>;
+  readonly stepGroups: ReadonlyArray<readonly number[]>;
   /** Count every group, even those the decision does not need. */
   readonly exhaustive: boolean;
 }
@@ -269,6 +283,7 @@ export function keepEverything(messages: readonly Message[], counter: TokenCount
   const { turnGroups, stepGroups } = groupsOf(messages, structure);
   const p: Planning = {
     messages,
+    size: messages.length,
     meter: new Meter(messages, counter),
     structure,
     turnGroups,
@@ -276,6 +291,14 @@ export function keepEverything(messages: readonly Message[], counter: TokenCount
     exhaustive: false,
   };
   return withFields(unchangedPlan(p, 0, Number.MAX_SAFE_INTEGER, 'fits'), { tokensBeforeExact: false });
+}
+
+/**
+ * The conversation as the plan was made on it, for what is worked out when first read: a warm compactor hands the
+ * plan its own list, which later calls only append to, so the messages the plan saw are its first `size`.
+ */
+function asMade(p: Planning): Planning {
+  return p.messages.length === p.size ? p : { ...p, messages: p.messages.slice(0, p.size) };
 }
 
 /** The plan of a conversation left as it is, with its groups; `whole` is what the decision counted of it. */
@@ -286,7 +309,7 @@ function unchangedPlan(p: Planning, whole: number, target: number, why: Unchange
   // An unchanged conversation is measured whole: the output is the input.
   const tokens = exact ? whole : meter.measureAll();
   const groups = once(() =>
-    describeGroups(p, () => true, {
+    describeGroups(asMade(p), () => true, {
       turnCounts: new Map(),
       stepCounts: new Map(),
       protectedTokens: null,

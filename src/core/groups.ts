@@ -1,3 +1,4 @@
+import { lazyList } from './lazy-list.js';
 import { range } from './meter.js';
 import { SLIDING_WINDOW, type Message } from './types.js';
 
@@ -163,9 +164,18 @@ export function analyze(messages: readonly Message[]): Structure {
 export function groupsOf(
   messages: readonly Message[],
   structure: Structure,
-): { turnGroups: number[][]; stepGroups: number[][] } {
+): { turnGroups: ReadonlyArray<readonly number[]>; stepGroups: ReadonlyArray<readonly number[]> } {
+  // Listed when read: the window reads the newest groups until its budget is spent, so a long conversation's older
+  // groups are never listed (a dry run's description reads them all).
+  const { turns, steps } = structure;
   return {
-    turnGroups: structure.turns.map(([s, e]) => range(s, e).filter((i) => !isEarlierNoteAt(messages, i, structure))),
-    stepGroups: structure.steps.map(([s, e]) => range(s, e)),
+    turnGroups: lazyList(turns.length, (k) => {
+      const [s, e] = turns[k] as readonly [number, number];
+      return range(s, e).filter((i) => !isEarlierNoteAt(messages, i, structure));
+    }),
+    stepGroups: lazyList(steps.length, (k) => {
+      const [s, e] = steps[k] as readonly [number, number];
+      return range(s, e);
+    }),
   };
 }

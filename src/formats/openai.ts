@@ -351,10 +351,18 @@ function normalizedFrom(
   const raws = input.raws;
   for (let k = messages.length; k < input.items.length; k++)
     messages.push(chatMessage(input, raws, k, noteTemplate, callNames));
+  // The list is handed over as it is, and copied only once a continuation has grown it (which only appends): a warm
+  // step does not copy the whole conversation, and an earlier result still reads the messages it was made of.
+  const n = messages.length;
   let continued = false;
+  let own: Message[] | null = null;
   return {
-    messages: messages.slice(),
-    itemsOf: oneItemEach(messages.length),
+    get messages(): Message[] {
+      if (!continued) return messages;
+      own ??= messages.slice(0, n);
+      return own;
+    },
+    itemsOf: oneItemEach(n),
     more(next) {
       if (continued) throw new Error('a normalization is continued once');
       continued = true;

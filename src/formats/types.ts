@@ -16,6 +16,10 @@ export interface ConversationInput {
 
 /** A conversation in the core's terms, with the link back to the items each message came from. */
 export interface Normalized {
+  /**
+   * The messages. A normalization that can be continued (`more`) may hand over the list it continues: read this
+   * property when the messages are needed rather than keeping the array, which a continuation grows.
+   */
   readonly messages: Message[];
   /** For each message, the indices of the items it stands for (empty for instructions held outside the list). */
   readonly itemsOf: readonly (readonly number[])[];

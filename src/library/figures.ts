@@ -18,7 +18,6 @@ export function withEstimatedBefore(
   if (plan.tokensBeforeExact) return plan;
   let tokensBefore: number | null = null;
   let exact: boolean | null = null;
-  const { messages } = normalized;
   return withFields(plan, {
     // Counted exactly up to the size the command line counts exactly (EXACT_COUNT_UP_TO), estimated above.
     get tokensBeforeExact(): boolean {
@@ -27,6 +26,8 @@ export function withEstimatedBefore(
     },
     get tokensBefore(): number {
       if (tokensBefore === null && this.tokensBeforeExact) {
+        // Read now, not when the plan was made: a warm compactor's list may have grown since (see Normalized).
+        const { messages } = normalized;
         tokensBefore = counter.measure(lazyList(messages.length, (k) => renderMessage(messages[k] as Message)));
       }
       if (tokensBefore === null) {
