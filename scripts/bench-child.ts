@@ -23,6 +23,12 @@
  *                                    a warm step at each history size (comma-separated): one swc compactor
  *                                    (approximate counter) and a drop-oldest loop with counts cached per message
  *                                    object, one message pushed per step, interleaved; prints the medians as JSON
+ *   cold <file.jsonl> <sizes> <target>
+ *                                    one call at each history size (comma-separated) on fresh copies of the
+ *                                    messages: swc compactMessages (approximate counter), the drop-oldest loop with
+ *                                    a new count cache, and LangChain.js trimMessages with a cached approximate
+ *                                    counter (up to 10,000 messages); interleaved after one warm-up call each;
+ *                                    prints the medians and the kept lengths as JSON
  *
  * bench.ts compiles this file to plain JavaScript with imports of ../src pointed at the built ../dist.
  */
@@ -251,6 +257,33 @@ async function loopLangchain(file: string, steps: number, target: number): Promi
   return sent;
 }
 
+/** The middle of an odd number of timings (five rounds). */
+function median(xs: readonly number[]): number {
+  return [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
+}
+
+/**
+ * The simplest compactor an agent writes: the first messages dropped until the rest fits, each message object's
+ * count (its JSON's length / 4) cached, so a warm step counts only what is new.
+ */
+function dropOldest(target: number): { compact(h: readonly unknown[]): unknown[] } {
+  const counts = new WeakMap<object, number>();
+  const count = (m: object): number => {
+    let c = counts.get(m);
+    if (c === undefined) counts.set(m, (c = Math.ceil(JSON.stringify(m).length / 4)));
+    return c;
+  };
+  return {
+    compact(h) {
+      let total = 0;
+      for (const m of h) total += count(m as object);
+      let i = 0;
+      while (total > target && i < h.length) total -= count(h[i++] as object);
+      return h.slice(i);
+    },
+  };
+}
+
 /**
  * Warm steps at each history size: the history is the file's first `size - STEP_COUNT` messages, then one message is
  * pushed per step and compacted again. One swc compactor, and a drop-oldest loop with each message object's count
@@ -262,31 +295,13 @@ async function steps(file: string, sizes: readonly number[], target: number): Pr
   const { createCompactor } = await import('../src/library/index.js');
   const all = chatLines(file, Math.max(...sizes));
   const STEP_COUNT = 15;
-  const dropOldest = (): { compact(h: readonly unknown[]): unknown[] } => {
-    const counts = new WeakMap<object, number>();
-    const count = (m: object): number => {
-      let c = counts.get(m);
-      if (c === undefined) counts.set(m, (c = Math.ceil(JSON.stringify(m).length / 4)));
-      return c;
-    };
-    return {
-      compact(h) {
-        let total = 0;
-        for (const m of h) total += count(m as object);
-        let i = 0;
-        while (total > target && i < h.length) total -= count(h[i++] as object);
-        return h.slice(i);
-      },
-    };
-  };
   const makers = {
     swc: async () => createCompactor({ format: 'openai', target, tokenizer: 'approx' }),
     swcAssumeUnchanged: async () =>
       createCompactor({ format: 'openai', target, tokenizer: 'approx', assumeUnchanged: true }),
-    dropOldest: async () => dropOldest(),
+    dropOldest: async () => dropOldest(target),
   };
   const medians: Record<string, Record<number, number[]>> = { swc: {}, swcAssumeUnchanged: {}, dropOldest: {} };
-  const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
   for (let round = 0; round < 5; round++)
     for (const size of sizes)
       for (const [name, make] of Object.entries(makers)) {
@@ -308,6 +323,95 @@ async function steps(file: string, sizes: readonly number[], target: number): Pr
       Object.fromEntries(Object.entries(bySize).map(([size, xs]) => [size, median(xs)])),
     ]),
   );
+  return JSON.stringify(out);
+}
+
+/** LangChain's trimMessages is quadratic in the history: past this many messages one call takes too long. */
+const COLD_LANGCHAIN_MAX = 10_000;
+
+/**
+ * One call at each history size, as a caller holding its messages makes it: `compactMessages` (its compactor made
+ * inside), the drop-oldest loop with a new count cache, LangChain's trimMessages with a new cached counter (the
+ * character count / 4 of the text the o200k modes count, so no tokenizer is timed). Every call gets its own deep
+ * copy of the messages, made before its timer starts (for LangChain, converted from it), so no call finds counts
+ * keyed on objects another call saw. One untimed warm-up call per contender and size (the process is warm, as a
+ * second call in an agent's process is), then five rounds interleaved round by round, size by size. Returns
+ * `{swc, dropOldest, langchain, kept}`: median ms by size (LangChain null past COLD_LANGCHAIN_MAX) and the
+ * messages each kept (the rules differ: swc keeps whole turns and steps, the loop single messages).
+ */
+async function cold(file: string, sizes: readonly number[], target: number): Promise<string> {
+  const { compactMessages } = await import('../src/library/index.js');
+  const lc = await import('@langchain/core/messages');
+  const { trimMessages, isAIMessage } = lc;
+  type Base = import('@langchain/core/messages').BaseMessage;
+  const all = chatLines(file, Math.max(...sizes));
+  const copies = (size: number): ChatLine[] => all.slice(0, size).map((m) => structuredClone(m));
+  const langchainCall = (size: number): (() => Promise<number>) => {
+    const history = copies(size).map((m) => toLangchain(m, lc));
+    const counts = new WeakMap<Base, number>();
+    const tokensOf = (m: Base): number => {
+      let n = counts.get(m);
+      if (n === undefined) {
+        const calls = isAIMessage(m) ? (m.tool_calls ?? []) : [];
+        const content = typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+        const text =
+          calls.length === 0
+            ? content
+            : `${content}\n${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join('\n')}`;
+        counts.set(m, (n = Math.ceil(text.length / 4)));
+      }
+      return n;
+    };
+    return async () =>
+      (
+        await trimMessages(history, {
+          maxTokens: target,
+          strategy: 'last',
+          includeSystem: true,
+          startOn: 'human',
+          tokenCounter: (list: Base[]) => list.reduce((sum, m) => sum + tokensOf(m), 0),
+        })
+      ).length;
+  };
+  /** Each contender's call on fresh copies, set up untimed; null where it does not run. */
+  const contenders: Record<string, (size: number) => (() => Promise<number>) | null> = {
+    swc: (size) => {
+      const history = copies(size);
+      return async () =>
+        (await compactMessages(history, { format: 'openai', target, tokenizer: 'approx' })).messages.length;
+    },
+    dropOldest: (size) => {
+      const history = copies(size);
+      const loop = dropOldest(target);
+      return async () => loop.compact(history).length;
+    },
+    langchain: (size) => (size <= COLD_LANGCHAIN_MAX ? langchainCall(size) : null),
+  };
+  const times: Record<string, Record<number, number[]>> = {};
+  const kept: Record<string, Record<number, number | null>> = {};
+  for (const size of sizes)
+    for (const [name, setUp] of Object.entries(contenders)) {
+      const call = setUp(size);
+      (kept[name] ??= {})[size] = call === null ? null : await call();
+    }
+  for (let round = 0; round < 5; round++)
+    for (const size of sizes)
+      for (const [name, setUp] of Object.entries(contenders)) {
+        const call = setUp(size);
+        if (call === null) continue;
+        // The copies of earlier calls are garbage: collected here (with --expose-gc), not inside this call's time.
+        (globalThis as { gc?: () => void }).gc?.();
+        const t = process.hrtime.bigint();
+        await call();
+        ((times[name] ??= {})[size] ??= []).push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+  const out: Record<string, unknown> = Object.fromEntries(
+    Object.keys(contenders).map((name) => [
+      name,
+      Object.fromEntries(sizes.map((size) => [size, times[name]?.[size] ? median(times[name][size]) : null])),
+    ]),
+  );
+  out.kept = kept;
   return JSON.stringify(out);
 }
 
@@ -360,6 +464,9 @@ switch (mode) {
     break;
   case 'steps':
     result = await steps(a as string, (b as string).split(',').map(Number), Number(c));
+    break;
+  case 'cold':
+    result = await cold(a as string, (b as string).split(',').map(Number), Number(c));
     break;
   case 'halves':
     result = await halves(a as string, b as string, c as string);

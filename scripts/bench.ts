@@ -547,6 +547,18 @@ const stepMedians = JSON.parse(
   runNode([child, 'steps', stepCorpus.file, stepSizes.join(','), String(TARGET)]).stdout.trim(),
 ) as { swc: Record<string, number>; swcAssumeUnchanged: Record<string, number>; dropOldest: Record<string, number> };
 
+// One call at each of those sizes on fresh copies of the messages, in a warm process: swc compactMessages, the
+// drop-oldest loop and LangChain trimMessages with cached counts, interleaved in one process.
+process.stderr.write('one call in process:\n');
+const coldMedians = JSON.parse(
+  runNode(['--expose-gc', child, 'cold', stepCorpus.file, stepSizes.join(','), String(TARGET)]).stdout.trim(),
+) as {
+  swc: Record<string, number | null>;
+  dropOldest: Record<string, number | null>;
+  langchain: Record<string, number | null>;
+  kept: Record<string, Record<string, number | null> | undefined>;
+};
+
 // A target close to the total: everything is counted; compared with gpt-tokenizer counting the same text raw.
 const near = sizes.find((c) => c.messages === 10_000) as Corpus;
 const renderedText = path.join(OUT, `${near.name}.rendered.txt`);
@@ -717,6 +729,21 @@ lines.push(
   `| drop-oldest loop, counts cached per message object | ${stepSizes.map((n) => `${(stepMedians.dropOldest[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
 );
 lines.push('');
+{
+  /** A median and the messages kept, or a dash where the contender did not run. */
+  const cell = (name: 'swc' | 'dropOldest' | 'langchain', n: number): string => {
+    const ms = coldMedians[name][n];
+    return ms === null || ms === undefined ? '–' : `${ms.toFixed(2)} ms (${coldMedians.kept[name]?.[n]} kept)`;
+  };
+  lines.push(
+    `| (9) one call in process, fresh copies (median of 5, after one warm-up) | ${stepSizes.map((n) => n.toLocaleString('en-US')).join(' / ')} msgs of ${stepCorpus.name} |`,
+    '|---|---|',
+    `| swc compactMessages, approximate counter | ${stepSizes.map((n) => cell('swc', n)).join(' / ')} |`,
+    `| drop-oldest loop, a new count cache per call | ${stepSizes.map((n) => cell('dropOldest', n)).join(' / ')} |`,
+    `| LangChain trimMessages, counts (characters ÷ 4) cached per message | ${stepSizes.map((n) => cell('langchain', n)).join(' / ')} |`,
+  );
+}
+lines.push('');
 lines.push('| ratio | input | value |');
 lines.push('|---|---|---|');
 for (const s of perSize) {
@@ -805,6 +832,17 @@ if (LANGCHAIN) {
     `| (7) swc warm step ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(swcAt(big), stepMedians.dropOldest[big] ?? NaN)} |`,
     `| (7) swc warm step, assumeUnchanged, at ${big.toLocaleString('en-US')} ÷ at ${small.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(stepMedians.swcAssumeUnchanged[big] ?? NaN, stepMedians.swcAssumeUnchanged[small] ?? NaN)} |`,
     `| (7) swc warm step, assumeUnchanged, ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(stepMedians.swcAssumeUnchanged[big] ?? NaN, stepMedians.dropOldest[big] ?? NaN)} |`,
+  );
+}
+for (const n of stepSizes)
+  lines.push(
+    `| (9) drop-oldest ÷ swc compactMessages at ${n.toLocaleString('en-US')} | ${stepCorpus.name} | ${ratio(coldMedians.dropOldest[n] ?? NaN, coldMedians.swc[n] ?? NaN)} |`,
+  );
+for (const n of stepSizes) {
+  const trimmed = coldMedians.langchain[n];
+  if (trimmed === null || trimmed === undefined) continue;
+  lines.push(
+    `| (9) LangChain trimMessages (cached) ÷ swc compactMessages at ${n.toLocaleString('en-US')} | ${stepCorpus.name} | ${ratio(trimmed, coldMedians.swc[n] ?? NaN)} |`,
   );
 }
 lines.push(replayRatio);
