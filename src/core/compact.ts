@@ -1,5 +1,6 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md (in the repository root).
 import { analyze, groupsOf, isEarlierNoteAt, type Structure } from './groups.js';
+import { knownOf } from './growing.js';
 import { Meter, range, weightOf } from './meter.js';
 import { DEFAULT_NOTE_TEMPLATE, formatNote, noteMessage } from './note.js';
 import { renderMessage } from './render.js';
@@ -133,24 +134,12 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
     minKeepSteps,
   );
 
-  const keptMarks = new Uint8Array(n);
-  for (const i of protectedIdx) keptMarks[i] = 1;
-  for (let g = firstTurn; g < turnGroups.length; g++) for (const i of turnGroups[g] as number[]) keptMarks[i] = 1;
-  for (let g = firstStep; g < stepGroups.length; g++) for (const i of stepGroups[g] as number[]) keptMarks[i] = 1;
-  let keptN = 0;
-  for (let i = 0; i < n; i++) keptN += keptMarks[i] as number;
-  // Sized first: pushing a hundred thousand indices one by one costs more than the rest of the plan.
-  const kept = new Array<number>(keptN);
-  // The removed ones are weighed and tested here, and listed only when read (see `removed` below).
-  let removedCount = 0;
-  let onlyNotes = template !== null;
-  for (let i = 0, k = 0; i < n; i++) {
-    if (keptMarks[i] === 1) kept[k++] = i;
-    else {
-      removedCount += (messages[i] as Message).weight ?? 1;
-      if (onlyNotes && !isEarlierNoteAt(messages, i, structure)) onlyNotes = false;
-    }
-  }
+  const kept = keptIndices(structure, turnGroups, stepGroups, firstTurn, firstStep);
+  const keptN = kept.length;
+  const keptCount = weightOf(messages, kept);
+  // The removed ones are weighed as the whole less what stays, and listed only when read (see `removed` below).
+  const removedCount = (knownOf(messages)?.weight ?? weightOf(messages, range(0, n))) - keptCount;
+  const onlyNotes = template !== null && removedAreNotes(messages, kept, structure);
 
   if (keptN === n) return unchangedPlan(p, whole, target, 'nothing-removed');
   if (onlyNotes) return unchangedPlan(p, whole, target, 'only-notes');
@@ -166,13 +155,19 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
 
   // A warm step's loop reads only the kept messages: the removed ones (most of a long conversation) are listed once
   // asked for.
+  const keptMarks = once(() => {
+    const marks = new Uint8Array(n);
+    for (const i of kept) marks[i] = 1;
+    return marks;
+  });
   const removed = once(() => {
+    const marks = keptMarks();
     const out = new Array<number>(n - keptN);
-    for (let i = 0, r = 0; i < n; i++) if (keptMarks[i] !== 1) out[r++] = i;
+    for (let i = 0, r = 0; i < n; i++) if (marks[i] !== 1) out[r++] = i;
     return out;
   });
   const groups = once(() =>
-    describeGroups(asMade(p), (i) => keptMarks[i] === 1, {
+    describeGroups(asMade(p), (i) => keptMarks()[i] === 1, {
       turnCounts,
       stepCounts,
       protectedTokens,
@@ -189,7 +184,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
       return removed();
     },
     removedCount,
-    keptCount: weightOf(messages, kept),
+    keptCount,
     noteIndex,
     noteText,
     tokensBefore: whole,
@@ -203,6 +198,33 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
     },
     heldByMinKeepSteps,
   };
+}
+
+/**
+ * The input indices the window keeps, ascending: the instructions, the newest turns from `firstTurn`, the task and
+ * the newest steps from `firstStep` (which is their order in the conversation). Read from the groups kept alone.
+ */
+function keptIndices(
+  structure: Structure,
+  turnGroups: ReadonlyArray<readonly number[]>,
+  stepGroups: ReadonlyArray<readonly number[]>,
+  firstTurn: number,
+  firstStep: number,
+): number[] {
+  const kept = range(0, structure.systemEnd);
+  for (let g = firstTurn; g < turnGroups.length; g++) for (const i of turnGroups[g] as readonly number[]) kept.push(i);
+  for (const i of structure.taskRun) kept.push(i);
+  for (let g = firstStep; g < stepGroups.length; g++) for (const i of stepGroups[g] as readonly number[]) kept.push(i);
+  return kept;
+}
+
+/** Whether every message not in `kept` (ascending) is an earlier note: read up to the first that is not. */
+function removedAreNotes(messages: readonly Message[], kept: readonly number[], structure: Structure): boolean {
+  for (let i = 0, k = 0; i < messages.length; i++) {
+    if (k < kept.length && kept[k] === i) k++;
+    else if (!isEarlierNoteAt(messages, i, structure)) return false;
+  }
+  return true;
 }
 
 /** A value made on first use and kept. */

@@ -1,3 +1,4 @@
+import { knownOf, lowerBound } from './growing.js';
 import { lazyList } from './lazy-list.js';
 import { range } from './meter.js';
 import { SLIDING_WINDOW, type Message } from './types.js';
@@ -149,15 +150,51 @@ export interface Structure {
   readonly notes: ReadonlySet<number>;
 }
 
-/** Cuts a conversation into leading instructions, historical turns, the task and its steps. */
+/**
+ * Cuts a conversation into leading instructions, historical turns, the task and its steps. For a list that only grows
+ * (`growsOnly`), the turns and the task come from its user messages known already, not from reading every message.
+ */
 export function analyze(messages: readonly Message[]): Structure {
+  const known = knownOf(messages);
   const systemEnd = leadingSystemEnd(messages);
   const notes = notesByText(messages, systemEnd);
-  const task = taskIndex(messages, notes);
+  const task = known === null ? taskIndex(messages, notes) : latestAmong(known.users, notes);
   const run = task === null ? [] : taskRun(messages, task, systemEnd, notes);
   const steps = stepSpans(messages, task === null ? systemEnd : task + 1);
-  const turns = turnSpans(messages, systemEnd, run[0] ?? systemEnd, notes);
+  const end = run[0] ?? systemEnd;
+  const turns =
+    known === null ? turnSpans(messages, systemEnd, end, notes) : turnsAmong(known.users, systemEnd, end, notes);
   return { systemEnd, task, taskRun: run, turns, steps, notes };
+}
+
+/** `taskIndex` from the list's unmarked user messages: the latest that is not a note found by its text. */
+function latestAmong(users: readonly number[], notes: ReadonlySet<number>): number | null {
+  for (let k = users.length - 1; k >= 0; k--) if (!notes.has(users[k] as number)) return users[k] as number;
+  return null;
+}
+
+/**
+ * `turnSpans` from the list's unmarked user messages, listed when read. Notes found by their text stand in the run of
+ * user messages right after the instructions (see `notesByText`): the starts up to the last of them are listed, the
+ * rest are the known ones as they are.
+ */
+function turnsAmong(
+  users: readonly number[],
+  start: number,
+  end: number,
+  notes: ReadonlySet<number>,
+): ReadonlyArray<readonly [number, number]> {
+  let from = lowerBound(users, start);
+  const to = lowerBound(users, end);
+  const head: number[] = [];
+  if (notes.size > 0) {
+    const lastNote = Math.max(...notes);
+    for (; from < to && (users[from] as number) <= lastNote; from++)
+      if (!notes.has(users[from] as number)) head.push(users[from] as number);
+  }
+  const count = head.length + to - from;
+  const startOf = (k: number): number => (k < head.length ? head[k] : users[from + k - head.length]) as number;
+  return lazyList(count, (k) => [startOf(k), k + 1 < count ? startOf(k + 1) : end] as const);
 }
 
 /** The message indices of each turn (earlier notes left out: they are never kept as history) and of each step. */

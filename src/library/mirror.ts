@@ -1,3 +1,4 @@
+import { growsOnly } from '../core/growing.js';
 import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
 import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
@@ -102,6 +103,8 @@ export class MessageMirror {
     const more = extends_ && last !== null && last.adapter === adapter ? last.normalized.more : undefined;
     const normalized = more !== undefined ? more(input) : adapter.normalize(input, this.reading.noteTemplate);
     this.last = { adapter, normalized };
+    // Its list is the mirror's own, which later calls only append to (a continuation) or leave (a new one).
+    growsOnly(normalized.messages);
     return { input, adapter, normalized };
   }
 

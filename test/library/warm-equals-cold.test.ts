@@ -59,8 +59,22 @@ function answer(list: readonly Msg[], seed: number): Msg[] {
   return call === undefined ? [] : [{ role: 'tool', tool_call_id: call.id, content: text(10 + (seed % 40), seed) }];
 }
 
+/** A note template without `{num_removed}`: its notes are told by their text where a note can stand. */
+const LITERAL_NOTE = 'Older messages went.';
+
+/** A note an earlier compaction left, fed back as the caller's history: the default template's, or a literal one's. */
+function note(seed: number): Msg {
+  const content =
+    seed % 2 === 0
+      ? `[${seed % 90} earlier messages were removed from this conversation to free up context and cannot be recovered.]`
+      : LITERAL_NOTE;
+  return { role: 'user', content };
+}
+
 type Op =
   | { kind: 'append'; seed: number; fresh: boolean }
+  | { kind: 'note'; seed: number; fresh: boolean }
+  | { kind: 'compacted'; at: number; seed: number }
   | { kind: 'answer'; seed: number; fresh: boolean }
   | { kind: 'replace'; at: number; seed: number }
   | { kind: 'edit'; at: number; seed: number; field: 'content' | 'role' | 'args' | 'call' | 'key' }
@@ -70,6 +84,11 @@ type Op =
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), seed: fc.nat(), fresh: fc.boolean() }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('answer' as const), seed: fc.nat(), fresh: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('note' as const), seed: fc.nat(), fresh: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('compacted' as const), at: fc.nat(), seed: fc.nat() }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), seed: fc.nat() }),
@@ -87,7 +106,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('swap' as const), at: fc.nat() }) },
 );
 
-/** Applies an op the way a caller would: in place on `list`, or as a fresh array sharing its objects. */
+/**
+ * Applies an op the way a caller would: in place on `list`, or as a fresh array sharing its objects (an agent that
+ * feeds a compaction's result back as its history among them).
+ */
 function apply(list: Msg[], op: Op): Msg[] {
   const at = list.length === 0 ? 0 : ((op as { at?: number }).at ?? 0);
   const i = list.length === 0 ? 0 : at % list.length;
@@ -96,6 +118,13 @@ function apply(list: Msg[], op: Op): Msg[] {
       if (op.fresh) return [...list, ...grown(op.seed)];
       list.push(...grown(op.seed));
       return list;
+    case 'note':
+      if (op.fresh) return [...list, note(op.seed)];
+      list.push(note(op.seed));
+      return list;
+    case 'compacted':
+      // What a compaction hands back, fed in again as the history: the first message, a note, the newest messages.
+      return list.length === 0 ? list : [list[0] as Msg, note(op.seed), ...list.slice(1 + i)];
     case 'answer':
       if (op.fresh) return [...list, ...answer(list, op.seed)];
       list.push(...answer(list, op.seed));
@@ -162,6 +191,7 @@ const POLICIES: ReadonlyArray<CompactorOptions> = [
   { format: 'openai', target: 500, tokenizer: 'approx', minKeepSteps: 2, note: 'Trimmed {num_removed}.' },
   { target: 400, tokenizer: 'approx', strategy: ['prune', 'window'], minTokens: 20 },
   { format: 'openai', contextWindow: 1000, compactAt: 0.5, compactTo: 0.3, tokenizer: 'approx' },
+  { format: 'openai', target: 350, tokenizer: 'approx', minKeepSteps: 0, note: LITERAL_NOTE },
 ];
 
 /**
@@ -211,7 +241,7 @@ function decidesAsCold(
 }
 
 describe('a warm compactor', () => {
-  it('decides as a cold call after any appends, replacements, edits in place, deletions and swaps', async () => {
+  it('decides as a cold call after any appends (earlier notes among them), replacements, edits in place, deletions and swaps', async () => {
     await fc.assert(decidesAsCold(opArb, {}), { numRuns: 150 });
   });
 
