@@ -1,5 +1,5 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md (in the repository root).
-import { analyze, groupsOf, isEarlierNoteAt, type Structure } from './groups.js';
+import { analyze, groupsOf, isEarlierNoteAt, stepMessages, type Structure } from './groups.js';
 import { knownOf } from './growing.js';
 import { Meter, range, weightOf } from './meter.js';
 import { DEFAULT_NOTE_TEMPLATE, formatNote, noteMessage } from './note.js';
@@ -125,7 +125,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
 
   const protectedTokens = meter.measure(protectedIdx);
   const budget = target - protectedTokens;
-  const allSteps = structure.steps.flatMap(([s, e]) => range(s, e));
+  const allSteps = stepMessages(messages, structure);
   const stepsTokens = meter.measure(allSteps, exhaustive ? undefined : Math.max(budget, 0));
   const { firstTurn, firstStep, turnCounts, stepCounts, heldByMinKeepSteps } = cutOf(
     p,

@@ -1,4 +1,4 @@
-import { knownOf, lowerBound } from './growing.js';
+import { knownOf, lowerBound, type Known } from './growing.js';
 import { lazyList } from './lazy-list.js';
 import { range } from './meter.js';
 import { SLIDING_WINDOW, type Message } from './types.js';
@@ -160,7 +160,8 @@ export function analyze(messages: readonly Message[]): Structure {
   const notes = notesByText(messages, systemEnd);
   const task = known === null ? taskIndex(messages, notes) : latestAmong(known.users, notes);
   const run = task === null ? [] : taskRun(messages, task, systemEnd, notes);
-  const steps = stepSpans(messages, task === null ? systemEnd : task + 1);
+  const stepsFrom = task === null ? systemEnd : task + 1;
+  const steps = known === null ? stepSpans(messages, stepsFrom) : stepsAmong(messages, known, stepsFrom);
   const end = run[0] ?? systemEnd;
   const turns =
     known === null ? turnSpans(messages, systemEnd, end, notes) : turnsAmong(known.users, systemEnd, end, notes);
@@ -171,6 +172,50 @@ export function analyze(messages: readonly Message[]): Structure {
 function latestAmong(users: readonly number[], notes: ReadonlySet<number>): number | null {
   for (let k = users.length - 1; k >= 0; k--) if (!notes.has(users[k] as number)) return users[k] as number;
   return null;
+}
+
+/** `stepSpans` from the list's assistant messages, listed when read (each step's end found then). */
+function stepsAmong(
+  messages: readonly Message[],
+  known: Known,
+  start: number,
+): ReadonlyArray<readonly [number, number]> {
+  const { assistants } = known;
+  // The list may grow after: the steps are those of its messages now.
+  const n = messages.length;
+  const from = lowerBound(assistants, start);
+  return lazyList(assistants.length - from, (k) => {
+    const s = assistants[from + k] as number;
+    let e = s + 1;
+    while (e < n && messages[e]?.role === 'tool') e++;
+    return [s, e] as const;
+  });
+}
+
+/**
+ * The indices of every message of the structure's steps, ascending. For a list that only grows, listed when read:
+ * every message from the first step on but those no step holds (known from earlier calls).
+ */
+export function stepMessages(messages: readonly Message[], structure: Structure): readonly number[] {
+  const first = structure.steps[0];
+  if (first === undefined) return [];
+  const known = knownOf(messages);
+  if (known === null) return structure.steps.flatMap(([s, e]) => range(s, e));
+  const from = first[0];
+  const outside = known.outsideSteps;
+  const j0 = lowerBound(outside, from);
+  const strays = outside.length - j0;
+  return lazyList(messages.length - from - strays, (k) => {
+    // The k-th message from `from` in a step comes after every message outside that has at most k in steps before it.
+    let lo = j0;
+    let hi = outside.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((outside[mid] as number) - from - (mid - j0) <= k) lo = mid + 1;
+      else hi = mid;
+    }
+    return from + k + (lo - j0);
+  });
 }
 
 /**

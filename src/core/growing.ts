@@ -1,17 +1,31 @@
 import type { Message } from './types.js';
 
 // What the structure of a conversation that only grows keeps from one call to the next. A warm compactor hands the
-// core the same normalized list on every step, with the new messages appended: the real user messages (where turns
-// begin, and the task) and the total weight of what came before are known already, so a step reads the new messages
-// alone, not the whole history again.
+// core the same normalized list on every step, with the new messages appended: where turns and steps begin, the task,
+// and the total weight of what came before are known already, so a step reads the new messages alone, not the whole
+// history again.
+
+/** What is known of a list, up to its length when asked: each list ascending, its first elements never changing. */
+export interface Known {
+  /** The user messages no compaction marked: where turns begin, and the candidates for the task. */
+  readonly users: readonly number[];
+  /** The assistant messages: where steps begin (see `stepSpans`). */
+  readonly assistants: readonly number[];
+  /** The messages no step holds wherever steps are looked for: neither an assistant nor a tool of the run after one. */
+  readonly outsideSteps: readonly number[];
+  /** Total weight (`Message.weight`, 1 by default). */
+  readonly weight: number;
+}
 
 /** What is known of a list's first `scanned` messages. */
 class GrowingIndex {
-  /** Indices of the user messages no compaction marked (turn starts and task candidates), ascending. */
   readonly users: number[] = [];
-  /** Total weight of the first `scanned` messages (`Message.weight`, 1 by default). */
+  readonly assistants: number[] = [];
+  readonly outsideSteps: number[] = [];
   weight = 0;
   scanned = 0;
+  /** Whether the latest message that is not a tool is an assistant: a tool appended next is in its step. */
+  private stepping = false;
   /** The last message scanned: a list found without it at its place was not only appended to. */
   private last: Message | undefined = undefined;
 
@@ -22,6 +36,10 @@ class GrowingIndex {
     for (let i = scanned; i < messages.length; i++) {
       const m = messages[i] as Message;
       if (m.role === 'user' && m.compaction === undefined) this.users.push(i);
+      if (m.role === 'assistant') this.assistants.push(i);
+      if (m.role !== 'tool') this.stepping = m.role === 'assistant';
+      else if (!this.stepping) this.outsideSteps.push(i);
+      if (m.role !== 'assistant' && m.role !== 'tool') this.outsideSteps.push(i);
       this.weight += m.weight ?? 1;
     }
     this.scanned = messages.length;
@@ -46,12 +64,13 @@ export function growsOnly(list: readonly Message[]): void {
  * for one found changed other than by appending: it is then forgotten). `users` may grow after (later calls append
  * to it), its first elements never change.
  */
-export function knownOf(
-  messages: readonly Message[],
-): { readonly users: readonly number[]; readonly weight: number } | null {
+export function knownOf(messages: readonly Message[]): Known | null {
   const index = GROWING.get(messages);
   if (index === undefined) return null;
-  if (index.extend(messages)) return { users: index.users, weight: index.weight };
+  if (index.extend(messages)) {
+    const { users, assistants, outsideSteps, weight } = index;
+    return { users, assistants, outsideSteps, weight };
+  }
   GROWING.delete(messages);
   return null;
 }

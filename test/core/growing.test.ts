@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { planCompaction } from '../../src/core/compact.js';
-import { analyze } from '../../src/core/groups.js';
+import { analyze, stepMessages } from '../../src/core/groups.js';
 import { growsOnly, knownOf, lowerBound } from '../../src/core/growing.js';
 import type { Message, Role } from '../../src/core/types.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
@@ -39,6 +39,7 @@ function structureOf(messages: readonly Message[]): unknown {
   const s = analyze(messages);
   return {
     ...s,
+    stepMessages: [...stepMessages(messages, s)],
     turns: Array.from(s.turns, (t) => [...t]),
     steps: Array.from(s.steps, (t) => [...t]),
     notes: [...s.notes],
