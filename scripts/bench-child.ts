@@ -19,10 +19,12 @@
  *                                    each), one swc compactor (createCompactor, o200k) compacts the whole history
  *   loop-langchain <file.jsonl> <steps> <target>
  *                                    the same loop with LangChain.js trimMessages (counts cached per message)
- *   steps <file.jsonl> <sizes> <target>
+ *   steps <file.jsonl> <sizes> <target> [one-task]
  *                                    a warm step at each history size (comma-separated): one swc compactor
  *                                    (approximate counter) and a drop-oldest loop with counts cached per message
  *                                    object, one message pushed per step, interleaved; prints the medians as JSON
+ *                                    (with "one-task": the file's user messages after the first made assistant
+ *                                    replies, so the history is one task of many steps, as a coding agent's)
  *   cold <file.jsonl> <sizes> <target>
  *                                    one call at each history size (comma-separated) on fresh copies of the
  *                                    messages: swc compactMessages (approximate counter), the drop-oldest loop with
@@ -291,9 +293,10 @@ function dropOldest(target: number): { compact(h: readonly unknown[]): unknown[]
  * interleaved, the median step of each round, the median of the rounds. Returns `{swc, swcAssumeUnchanged,
  * dropOldest}`: ms by size (the second with `assumeUnchanged`).
  */
-async function steps(file: string, sizes: readonly number[], target: number): Promise<string> {
+async function steps(file: string, sizes: readonly number[], target: number, oneTask: boolean): Promise<string> {
   const { createCompactor } = await import('../src/library/index.js');
-  const all = chatLines(file, Math.max(...sizes));
+  const lines = chatLines(file, Math.max(...sizes));
+  const all = oneTask ? oneTaskOf(lines) : lines;
   const STEP_COUNT = 15;
   const makers = {
     swc: async () => createCompactor({ format: 'openai', target, tokenizer: 'approx' }),
@@ -324,6 +327,12 @@ async function steps(file: string, sizes: readonly number[], target: number): Pr
     ]),
   );
   return JSON.stringify(out);
+}
+
+/** The lines with every user message after the first an assistant's reply: one task of many steps. */
+function oneTaskOf(lines: readonly ChatLine[]): ChatLine[] {
+  const first = lines.findIndex((m) => m.role === 'user');
+  return lines.map((m, k) => (m.role === 'user' && k !== first ? { ...m, role: 'assistant' } : m));
 }
 
 /** LangChain's trimMessages is quadratic in the history: past this many messages one call takes too long. */
@@ -438,7 +447,7 @@ async function dryRun(file: string, target: number, inventory: boolean): Promise
   return result.diff?.length ?? 0;
 }
 
-const [mode, a, b, c] = process.argv.slice(2);
+const [mode, a, b, c, d] = process.argv.slice(2);
 let result: number | string;
 switch (mode) {
   case 'floor':
@@ -463,7 +472,7 @@ switch (mode) {
     result = await loopLangchain(a as string, Number(b), Number(c));
     break;
   case 'steps':
-    result = await steps(a as string, (b as string).split(',').map(Number), Number(c));
+    result = await steps(a as string, (b as string).split(',').map(Number), Number(c), d === 'one-task');
     break;
   case 'cold':
     result = await cold(a as string, (b as string).split(',').map(Number), Number(c));

@@ -542,10 +542,21 @@ if (LANGCHAIN) {
 // interleaved in one process, at each size the largest corpus holds.
 const stepCorpus = sizes[sizes.length - 1] as Corpus;
 const stepSizes = [1_000, 10_000, 100_000].filter((n) => n <= stepCorpus.messages);
+/** The medians of the warm steps, by contender and size. */
+type StepMedians = {
+  swc: Record<string, number>;
+  swcAssumeUnchanged: Record<string, number>;
+  dropOldest: Record<string, number>;
+};
 process.stderr.write('warm steps:\n');
 const stepMedians = JSON.parse(
   runNode([child, 'steps', stepCorpus.file, stepSizes.join(','), String(TARGET)]).stdout.trim(),
-) as { swc: Record<string, number>; swcAssumeUnchanged: Record<string, number>; dropOldest: Record<string, number> };
+) as StepMedians;
+// The same history as one task of many steps (a coding agent's): its steps, not its turns, are what the window cuts.
+process.stderr.write('warm steps, one task:\n');
+const oneTaskMedians = JSON.parse(
+  runNode([child, 'steps', stepCorpus.file, stepSizes.join(','), String(TARGET), 'one-task']).stdout.trim(),
+) as StepMedians;
 
 // One call at each of those sizes on fresh copies of the messages, in a warm process: swc compactMessages, the
 // drop-oldest loop and LangChain trimMessages with cached counts, interleaved in one process.
@@ -721,13 +732,23 @@ lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push(...deepRows.map(tableRow));
 lines.push(tableRow(replayRow), tableRow(replayCompactRow));
 lines.push('');
-lines.push(
-  `| (7) warm step, one message pushed (median of 5 rounds of 15 steps) | ${stepSizes.map((n) => n.toLocaleString('en-US')).join(' / ')} msgs of ${stepCorpus.name} |`,
-  '|---|---|',
-  `| swc createCompactor().compact, approximate counter | ${stepSizes.map((n) => `${(stepMedians.swc[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
-  `| swc createCompactor({ assumeUnchanged: true }).compact | ${stepSizes.map((n) => `${(stepMedians.swcAssumeUnchanged[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
-  `| drop-oldest loop, counts cached per message object | ${stepSizes.map((n) => `${(stepMedians.dropOldest[n] ?? NaN).toFixed(2)} ms`).join(' / ')} |`,
-);
+{
+  const cells = (xs: Record<string, number>): string =>
+    stepSizes.map((n) => `${(xs[n] ?? NaN).toFixed(2)} ms`).join(' / ');
+  lines.push(
+    `| (7) warm step, one message pushed (median of 5 rounds of 15 steps) | ${stepSizes.map((n) => n.toLocaleString('en-US')).join(' / ')} msgs of ${stepCorpus.name} |`,
+    '|---|---|',
+  );
+  for (const [medians, shape] of [
+    [stepMedians, ''],
+    [oneTaskMedians, ', one task'],
+  ] as const)
+    lines.push(
+      `| swc createCompactor().compact, approximate counter${shape} | ${cells(medians.swc)} |`,
+      `| swc createCompactor({ assumeUnchanged: true }).compact${shape} | ${cells(medians.swcAssumeUnchanged)} |`,
+      `| drop-oldest loop, counts cached per message object${shape} | ${cells(medians.dropOldest)} |`,
+    );
+}
 lines.push('');
 {
   /** A median and the messages kept, or a dash where the contender did not run. */
@@ -832,6 +853,8 @@ if (LANGCHAIN) {
     `| (7) swc warm step ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(swcAt(big), stepMedians.dropOldest[big] ?? NaN)} |`,
     `| (7) swc warm step, assumeUnchanged, at ${big.toLocaleString('en-US')} ÷ at ${small.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(stepMedians.swcAssumeUnchanged[big] ?? NaN, stepMedians.swcAssumeUnchanged[small] ?? NaN)} |`,
     `| (7) swc warm step, assumeUnchanged, ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(stepMedians.swcAssumeUnchanged[big] ?? NaN, stepMedians.dropOldest[big] ?? NaN)} |`,
+    `| (7) swc warm step, assumeUnchanged, one task, at ${big.toLocaleString('en-US')} ÷ at ${small.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(oneTaskMedians.swcAssumeUnchanged[big] ?? NaN, oneTaskMedians.swcAssumeUnchanged[small] ?? NaN)} |`,
+    `| (7) swc warm step, assumeUnchanged, one task, ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(oneTaskMedians.swcAssumeUnchanged[big] ?? NaN, oneTaskMedians.dropOldest[big] ?? NaN)} |`,
   );
 }
 for (const n of stepSizes)
