@@ -276,22 +276,43 @@ function openaiPairing(input: ConversationInput): Pairing {
  * message: a long file's messages then share one method instead of each holding a function and its scope.
  */
 class ChatMessage implements Message {
+  /** Its role, its two note flags and its compaction mark, in one small integer (see `packedMarks`). */
+  private readonly bits: number;
+
   constructor(
-    readonly role: Role,
-    readonly compaction: string | undefined,
-    readonly couldBeNote: boolean,
-    readonly exactNote: boolean,
-    private readonly raws: readonly string[],
+    role: Role,
+    compaction: string | undefined,
+    couldBeNote: boolean,
+    exactNote: boolean,
+    /** The raw texts and the items of its normalization, shared by its messages. */
+    private readonly from: ChatItems,
     private readonly index: number,
     /** For a tool result: the name of the call it answers. */
     private readonly resultName: string,
-    /** The items as read (slim, when the file was read slim). */
-    private readonly items: readonly unknown[],
-  ) {}
+  ) {
+    this.bits = packedMarks(role, compaction, couldBeNote, exactNote);
+  }
+
+  get role(): Role {
+    return ROLES_BY_CODE[this.bits & 3] as Role;
+  }
+
+  get compaction(): string | undefined {
+    const code = this.bits >>> 4;
+    return code === 0 ? undefined : COMPACTIONS[code - 1];
+  }
+
+  get couldBeNote(): boolean {
+    return (this.bits & 4) !== 0;
+  }
+
+  get exactNote(): boolean {
+    return (this.bits & 8) !== 0;
+  }
 
   sketch(): readonly ResultSketch[] | undefined {
     if (this.role !== 'tool') return undefined;
-    const item = this.items[this.index];
+    const item = this.from.items[this.index];
     const text = isRecord(item) ? own(item, 'content') : undefined;
     if (typeof text !== 'string') return undefined;
     // A string content is the result's text (`resultParts`): its sketch if it was replaced, else itself.
@@ -303,7 +324,7 @@ class ChatMessage implements Message {
   }
 
   content(): Content {
-    const value = parseForRendering(this.raws[this.index] as string);
+    const value = parseForRendering(this.from.raws[this.index] as string);
     const obj = isJsonObject(value) ? value : {};
     if (this.role === 'tool') {
       const { text, images, files } = resultParts(obj.content);
@@ -322,6 +343,31 @@ class ChatMessage implements Message {
     const { texts, images, files, attachments } = partsText(obj.content, '\n');
     return { texts, toolCalls: this.role === 'assistant' ? callsOf(obj) : [], results: [], images, files, attachments };
   }
+}
+
+/** What the messages of one normalization share: the items' raw texts and the items as read (slim, from a big file). */
+interface ChatItems {
+  readonly raws: readonly string[];
+  readonly items: readonly unknown[];
+}
+
+const ROLES_BY_CODE: readonly Role[] = ['system', 'user', 'assistant', 'tool'];
+
+/** The compaction marks met so far, numbered from 1 in `packedMarks` (a handful: the strategies' names). */
+const COMPACTIONS: string[] = [];
+
+/**
+ * A message's role (bits 0-1), `couldBeNote` (bit 2), `exactNote` (bit 3) and compaction mark (its number in
+ * `COMPACTIONS` from bit 4, 0 for none) as one small integer: a message of a long file then holds four fields, not
+ * eight (a million messages: 32 MB less).
+ */
+function packedMarks(role: Role, compaction: string | undefined, couldBeNote: boolean, exactNote: boolean): number {
+  let code = 0;
+  if (compaction !== undefined) {
+    code = COMPACTIONS.indexOf(compaction) + 1;
+    if (code === 0) code = COMPACTIONS.push(compaction);
+  }
+  return ROLES_BY_CODE.indexOf(role) | (couldBeNote ? 4 : 0) | (exactNote ? 8 : 0) | (code << 4);
 }
 
 /** The marks of a message that is no user's text (shared: a long file has many). */
@@ -348,9 +394,9 @@ function normalizedFrom(
   messages: Message[],
 ): Normalized {
   // Raw texts are read when a message is rendered, not before: a source held as lines decodes them on demand.
-  const raws = input.raws;
+  const from: ChatItems = { raws: input.raws, items: input.items };
   for (let k = messages.length; k < input.items.length; k++)
-    messages.push(chatMessage(input, raws, k, noteTemplate, callNames));
+    messages.push(chatMessage(input, from, k, noteTemplate, callNames));
   // The list is handed over as it is, and copied only once a continuation has grown it (which only appends): a warm
   // step does not copy the whole conversation, and an earlier result still reads the messages it was made of.
   const n = messages.length;
@@ -374,7 +420,7 @@ function normalizedFrom(
 /** Item `k` as a message, the ids of the calls before it in `callNames` (its own calls added). */
 function chatMessage(
   input: ConversationInput,
-  raws: readonly string[],
+  from: ChatItems,
   k: number,
   noteTemplate: string | null,
   callNames: Map<string, string>,
@@ -406,10 +452,9 @@ function chatMessage(
     marks.compaction,
     marks.couldBeNote === true,
     marks.exactNote === true,
-    raws,
+    from,
     k,
     resultName,
-    input.items,
   );
 }
 

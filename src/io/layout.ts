@@ -301,7 +301,9 @@ function isRecordLine(value: unknown, keys: readonly string[]): boolean {
 function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const items: unknown[] = [];
   const offsets: number[] = [];
-  const lineNos: number[] = [];
+  // Each item's line number: its index + 1 until a blank line has come, so the list is made only once one has.
+  let lineNos: number[] | null = null;
+  const lineNoOf = (k: number): number => (lineNos === null ? k + 1 : (lineNos[k] as number));
   const slimming = options.slimming;
   // A source that has the whole text keeps each line's text as a slice of it; one held as lines decodes a line
   // again when it is read (kept lines when writing, messages when rendering), so parsed-only history costs nothing.
@@ -323,23 +325,23 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     } catch (error) {
       throw jsonlLineError(source, lineNo, body, error);
     }
+    if (lineNos === null && lineNo !== items.length + 1) lineNos = offsets.map((_, k) => k + 1);
+    lineNos?.push(lineNo);
     items.push(slimming === undefined ? item : slimItem(item, slimming));
     if (!held) sliced.push(line);
     offsets.push(pos);
-    lineNos.push(lineNo);
   });
   // Read only now: a big file is read while its lines are parsed, and has its lines once that is done.
   const lines = held ? (source as LineSource).lines : null;
   const lineAt = lines === null ? null : elementReader(lines);
-  const raws: readonly string[] =
-    lineAt === null ? sliced : lazyList(lineNos.length, (k) => lineAt((lineNos[k] as number) - 1));
+  const raws: readonly string[] = lineAt === null ? sliced : lazyList(items.length, (k) => lineAt(lineNoOf(k) - 1));
   if (options.conversationPath !== undefined) {
     // With a pointer, every line is a record holding its conversation where the pointer leads.
     const tokens = pointerTokens(options.conversationPath, source);
     const slots = offsets.map((offset, k) => {
       const raw = raws[k] as string;
       const start = offset + (raw.length - raw.trimStart().length);
-      return pointerSlot(source, start, tokens, `line ${lineNos[k] as number}`, k, slimming);
+      return pointerSlot(source, start, tokens, `line ${lineNoOf(k)}`, k, slimming);
     });
     return { framing: 'jsonl', source, slots };
   }
@@ -349,7 +351,7 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     const slots = offsets.map((offset, k) => {
       const raw = raws[k] as string;
       const start = offset + (raw.length - raw.trimStart().length);
-      return recordSlot(source, start, recordKeys, k, `line ${lineNos[k] as number}`, slimming);
+      return recordSlot(source, start, recordKeys, k, `line ${lineNoOf(k)}`, slimming);
     });
     return { framing: 'jsonl', source, slots };
   }

@@ -1,7 +1,9 @@
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
+import { lowerBound } from '../core/growing.js';
 import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
+import { Uint32Column } from './column.js';
 import { describeFsError } from './files.js';
 import { changedWhileCompacted } from './read-errors.js';
 import { lineColumn, type SourceText } from './source.js';
@@ -93,15 +95,17 @@ export function positionOf(source: SourceText, offset: number): { line: number; 
  * worded and placed by the one function that owns them.
  */
 export class LineSplitter {
-  /** The blocks, and for each line the block it is in and where it starts and ends (before its "\n"). */
+  /** The blocks, and for each line where it starts and ends (before its "\n") in its block. */
   readonly blocks: Buffer[] = [];
-  /** Where in the file each block starts. */
+  /** Where in the file each block starts, and its first line. */
   readonly blockStarts: number[] = [];
-  readonly blockOf: number[] = [];
+  readonly blockLines: number[] = [];
   /** The bytes pushed so far. */
   size = 0;
-  readonly starts: number[] = [];
-  readonly ends: number[] = [];
+  readonly starts = new Uint32Column();
+  readonly ends = new Uint32Column();
+  /** Whether the last line is the empty piece after a final line break (in no block). */
+  emptyLast = false;
   /** A big file's one block buffer, once read: reading lines back takes it over, its pages already mapped. */
   spare: Buffer | null = null;
   bom = false;
@@ -133,12 +137,12 @@ export class LineSplitter {
     }
     if (!this.content) this.content = hasContent(block, pos);
     this.size += block.length;
-    const index = this.blockStarts.push(fileOffset) - 1;
+    this.blockStarts.push(fileOffset);
+    this.blockLines.push(this.starts.length);
     if (this.holds) this.blocks.push(block);
     const firstLine = this.starts.length === 0;
     for (;;) {
       const nl = block.indexOf(0x0a, pos);
-      this.blockOf.push(index);
       this.starts.push(pos);
       if (nl === -1) {
         this.ends.push(block.length);
@@ -161,7 +165,7 @@ export class LineSplitter {
     if (this.failed || !this.content) return false;
     // The empty piece after a final line break, as "a\n".split("\n") has it.
     if (this.finalNewline) {
-      this.blockOf.push(-1);
+      this.emptyLast = true;
       this.starts.push(0);
       this.ends.push(0);
     }
@@ -191,15 +195,16 @@ export interface Origin {
 
 /** Builds a LineSource from split blocks. */
 export function lineSource(file: string, splitter: LineSplitter, origin?: Origin): LineSource {
-  const { blockOf, starts, ends, blockStarts } = splitter;
+  const { starts, ends, blockStarts, blockLines } = splitter;
   const blocks: Buffer[] | null = splitter.holds ? splitter.blocks : null;
   const reader = origin === undefined ? null : new FileLines(file, origin, splitter.spare);
+  const last = starts.length - 1;
   const line = (k: number): string => {
-    const b = blockOf[k] as number;
-    if (b === -1) return '';
-    if (blocks !== null) return (blocks[b] as Buffer).toString('utf8', starts[k], ends[k]);
+    if (k === last && splitter.emptyLast) return '';
+    const b = lowerBound(blockLines, k + 1) - 1;
+    if (blocks !== null) return (blocks[b] as Buffer).toString('utf8', starts.at(k), ends.at(k));
     const at = blockStarts[b] as number;
-    return (reader as FileLines).read(at + (starts[k] as number), at + (ends[k] as number));
+    return (reader as FileLines).read(at + starts.at(k), at + ends.at(k));
   };
   const lines = lazyList(starts.length, line);
   const eol = starts.length > 1 && splitter.firstLineCr ? '\r\n' : '\n';

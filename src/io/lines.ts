@@ -450,7 +450,7 @@ function readBlocks(
 function visitNewLines(splitter: LineSplitter, block: Buffer, visiting: Visiting): void {
   const { starts, ends } = splitter;
   for (let k = visiting.next; k < starts.length; k++) {
-    const line = block.toString('utf8', starts[k] as number, ends[k] as number);
+    const line = block.toString('utf8', starts.at(k), ends.at(k));
     if (!visiting.failed) {
       try {
         visiting.visit(line, k + 1, visiting.offset);

@@ -183,6 +183,25 @@ describe('a JSONL file read as lines', () => {
     expect(errorOf(() => readLayout(withoutText(sourceFromBytes(content, 'chat.jsonl') as LineSource)))).toBe(expected);
   });
 
+  it('names each record line by its number in the file, blank lines counted, held or read again', () => {
+    const record = (n: number): string => JSON.stringify({ id: n, messages: [{ role: 'user', content: `q${n}` }] });
+    const content = bytes(`${record(1)}\n\n  \n${record(2)}\n${record(3)}\n`);
+    const file = tempFile('records.jsonl', content);
+    for (const source of [decodeSource(content, 'records.jsonl'), readSourceFile(file, 'records.jsonl', 0, 64)]) {
+      const layout = readLayout(source);
+      expect(layout.slots.map((slot) => slot.where)).toEqual([
+        'line 1 "messages"',
+        'line 4 "messages"',
+        'line 5 "messages"',
+      ]);
+      expect(layout.slots.map((slot) => slot.raws[0])).toEqual([
+        '{"role":"user","content":"q1"}',
+        '{"role":"user","content":"q2"}',
+        '{"role":"user","content":"q3"}',
+      ]);
+    }
+  });
+
   it('finds the line and column of an offset in its lines', () => {
     const content = bytes(`${line('user', 'a😀b')}\r\n\n${line('assistant', 'ü')}`);
     const source = sourceFromBytes(content, 'chat.jsonl');
