@@ -137,8 +137,10 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const kept = keptIndices(structure, turnGroups, stepGroups, firstTurn, firstStep);
   const keptN = kept.length;
   const keptCount = weightOf(messages, kept);
-  // The removed ones are weighed as the whole less what stays, and listed only when read (see `removed` below).
-  const removedCount = (knownOf(messages)?.weight ?? weightOf(messages, range(0, n))) - keptCount;
+  // The removed ones are weighed as the whole less what stays where the whole is known, and listed only when read
+  // (see `removed` below).
+  const totalWeight = knownOf(messages)?.weight ?? null;
+  const removedCount = totalWeight === null ? removedWeight(messages, kept) : totalWeight - keptCount;
   const onlyNotes = template !== null && removedAreNotes(messages, kept, structure);
 
   if (keptN === n) return unchangedPlan(p, whole, target, 'nothing-removed');
@@ -216,6 +218,16 @@ function keptIndices(
   for (const i of structure.taskRun) kept.push(i);
   for (let g = firstStep; g < stepGroups.length; g++) for (const i of stepGroups[g] as readonly number[]) kept.push(i);
   return kept;
+}
+
+/** Total weight of the messages not in `kept` (ascending), added in order. */
+function removedWeight(messages: readonly Message[], kept: readonly number[]): number {
+  let total = 0;
+  for (let i = 0, k = 0; i < messages.length; i++) {
+    if (k < kept.length && kept[k] === i) k++;
+    else total += (messages[i] as Message).weight ?? 1;
+  }
+  return total;
 }
 
 /** Whether every message not in `kept` (ascending) is an earlier note: read up to the first that is not. */

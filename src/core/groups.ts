@@ -233,7 +233,9 @@ function turnsAmong(
   const to = lowerBound(users, end);
   const head: number[] = [];
   if (notes.size > 0) {
-    const lastNote = Math.max(...notes);
+    // A loop, not a spread: a run of notes can be longer than a call takes arguments.
+    let lastNote = -1;
+    for (const i of notes) if (i > lastNote) lastNote = i;
     for (; from < to && (users[from] as number) <= lastNote; from++)
       if (!notes.has(users[from] as number)) head.push(users[from] as number);
   }

@@ -13,8 +13,11 @@ export interface Known {
   readonly assistants: readonly number[];
   /** The messages no step holds wherever steps are looked for: neither an assistant nor a tool of the run after one. */
   readonly outsideSteps: readonly number[];
-  /** Total weight (`Message.weight`, 1 by default). */
-  readonly weight: number;
+  /**
+   * Total weight (`Message.weight`, 1 by default), or null when some weight is not a whole number: a sum of fractions
+   * less a part of it need not be that part's complement to the last bit, so the removed are then weighed one by one.
+   */
+  readonly weight: number | null;
 }
 
 /** What is known of a list's first `scanned` messages. */
@@ -22,7 +25,7 @@ class GrowingIndex {
   readonly users: number[] = [];
   readonly assistants: number[] = [];
   readonly outsideSteps: number[] = [];
-  weight = 0;
+  weight: number | null = 0;
   scanned = 0;
   /** Whether the latest message that is not a tool is an assistant: a tool appended next is in its step. */
   private stepping = false;
@@ -40,7 +43,8 @@ class GrowingIndex {
       if (m.role !== 'tool') this.stepping = m.role === 'assistant';
       else if (!this.stepping) this.outsideSteps.push(i);
       if (m.role !== 'assistant' && m.role !== 'tool') this.outsideSteps.push(i);
-      this.weight += m.weight ?? 1;
+      const w = m.weight ?? 1;
+      this.weight = this.weight === null || !Number.isInteger(w) ? null : this.weight + w;
     }
     this.scanned = messages.length;
     this.last = messages[messages.length - 1];

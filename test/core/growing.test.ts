@@ -19,7 +19,7 @@ const messageArb: fc.Arbitrary<Message> = fc
     role: fc.constantFrom<Role>('system', 'user', 'user', 'assistant', 'assistant', 'tool', 'tool'),
     mark: fc.constantFrom('none', 'none', 'none', 'none', 'window', 'pruned', 'exact', 'could'),
     words: fc.nat({ max: 40 }),
-    weight: fc.constantFrom(undefined, undefined, undefined, 0, 2, 5),
+    weight: fc.constantFrom(undefined, undefined, undefined, 0, 2, 5, 0.1, 0.7),
   })
   .map(({ role, mark, words, weight }) => {
     const text = mark === 'exact' ? TEMPLATE : `${role} ${'word '.repeat(words)}`;
@@ -90,6 +90,19 @@ describe('a list that only grows', () => {
     list.push(m('user'));
     expect(knownOf(list)).toBeNull();
     expect(analyze(list).task).toBe(2);
+  });
+
+  it('takes a run of notes longer than a call takes arguments, as a copy of it', () => {
+    const m = (role: Role, exactNote = false): Message => ({
+      role,
+      ...(exactNote ? { exactNote } : {}),
+      content: { texts: [exactNote ? TEMPLATE : role], toolCalls: [], results: [], images: 0, files: [] },
+    });
+    const list = [m('system'), ...Array.from({ length: 150_000 }, () => m('user', true)), m('user'), m('assistant')];
+    growsOnly(list);
+    const copy = [...list];
+    expect(structureOf(list)).toEqual(structureOf(copy));
+    expect(planOf(list, 50, 1, TEMPLATE)).toEqual(planOf(copy, 50, 1, TEMPLATE));
   });
 
   it('finds the first element at least a value in an ascending list', () => {
