@@ -21,8 +21,9 @@
  *                                    the same loop with LangChain.js trimMessages (counts cached per message)
  *   steps <file.jsonl> <sizes> <target> [one-task]
  *                                    a warm step at each history size (comma-separated): one swc compactor
- *                                    (approximate counter) and a drop-oldest loop with counts cached per message
- *                                    object, one message pushed per step, interleaved; prints the medians as JSON
+ *                                    (approximate counter), a drop-oldest loop with counts cached per message
+ *                                    object and swcPrepareStep, one message pushed per step, interleaved; prints
+ *                                    the medians as JSON
  *                                    (with "one-task": the file's user messages after the first made assistant
  *                                    replies, so the history is one task of many steps, as a coding agent's)
  *   cold <file.jsonl> <sizes> <target>
@@ -294,28 +295,40 @@ function dropOldest(target: number): { compact(h: readonly unknown[]): unknown[]
  * dropOldest}`: ms by size (the second with `assumeUnchanged`).
  */
 async function steps(file: string, sizes: readonly number[], target: number, oneTask: boolean): Promise<string> {
-  const { createCompactor } = await import('../src/library/index.js');
+  const { createCompactor, swcPrepareStep } = await import('../src/library/index.js');
   const lines = chatLines(file, Math.max(...sizes));
   const all = oneTask ? oneTaskOf(lines) : lines;
   const STEP_COUNT = 15;
-  const makers = {
+  const makers: Record<string, () => Promise<{ compact(h: readonly unknown[]): unknown }>> = {
     swc: async () => createCompactor({ format: 'openai', target, tokenizer: 'approx' }),
     swcAssumeUnchanged: async () =>
       createCompactor({ format: 'openai', target, tokenizer: 'approx', assumeUnchanged: true }),
     dropOldest: async () => dropOldest(target),
+    // The AI SDK's hook on the same messages: it sends the view it kept with the new messages appended.
+    prepareStep: async () => {
+      const prepare = swcPrepareStep({ format: 'openai', target, tokenizer: 'approx' });
+      return { compact: (h) => prepare({ messages: h }) };
+    },
   };
-  const medians: Record<string, Record<number, number[]>> = { swc: {}, swcAssumeUnchanged: {}, dropOldest: {} };
+  const medians: Record<string, Record<number, number[]>> = {
+    swc: {},
+    swcAssumeUnchanged: {},
+    dropOldest: {},
+    prepareStep: {},
+  };
   for (let round = 0; round < 5; round++)
     for (const size of sizes)
       for (const [name, make] of Object.entries(makers)) {
         const compactor = await make();
         const history = all.slice(0, size - STEP_COUNT);
-        compactor.compact(history);
+        await compactor.compact(history);
         const times: number[] = [];
         for (let k = 0; k < STEP_COUNT; k++) {
           history.push(all[size - STEP_COUNT + k] as ChatLine);
           const t = process.hrtime.bigint();
-          compactor.compact(history);
+          // Awaited only where it is a promise (the hook's), so the others' steps take no extra turn.
+          const done = compactor.compact(history);
+          if (done instanceof Promise) await done;
           times.push(Number(process.hrtime.bigint() - t) / 1e6);
         }
         ((medians[name] as Record<number, number[]>)[size] ??= []).push(median(times));

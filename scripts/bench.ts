@@ -547,6 +547,7 @@ type StepMedians = {
   swc: Record<string, number>;
   swcAssumeUnchanged: Record<string, number>;
   dropOldest: Record<string, number>;
+  prepareStep: Record<string, number>;
 };
 process.stderr.write('warm steps:\n');
 const stepMedians = JSON.parse(
@@ -747,6 +748,7 @@ lines.push('');
       `| swc createCompactor().compact, approximate counter${shape} | ${cells(medians.swc)} |`,
       `| swc createCompactor({ assumeUnchanged: true }).compact${shape} | ${cells(medians.swcAssumeUnchanged)} |`,
       `| drop-oldest loop, counts cached per message object${shape} | ${cells(medians.dropOldest)} |`,
+      `| swcPrepareStep (OpenAI messages), its kept view${shape} | ${cells(medians.prepareStep)} |`,
     );
 }
 lines.push('');
@@ -855,6 +857,7 @@ if (LANGCHAIN) {
     `| (7) swc warm step, assumeUnchanged, ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(stepMedians.swcAssumeUnchanged[big] ?? NaN, stepMedians.dropOldest[big] ?? NaN)} |`,
     `| (7) swc warm step, assumeUnchanged, one task, at ${big.toLocaleString('en-US')} ÷ at ${small.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(oneTaskMedians.swcAssumeUnchanged[big] ?? NaN, oneTaskMedians.swcAssumeUnchanged[small] ?? NaN)} |`,
     `| (7) swc warm step, assumeUnchanged, one task, ÷ drop-oldest loop, at ${big.toLocaleString('en-US')} msgs | ${stepCorpus.name} | ${ratio(oneTaskMedians.swcAssumeUnchanged[big] ?? NaN, oneTaskMedians.dropOldest[big] ?? NaN)} |`,
+    `| (7) swcPrepareStep step at ${big.toLocaleString('en-US')} ÷ at ${small.toLocaleString('en-US')} msgs: turns / one task | ${stepCorpus.name} | ${ratio(stepMedians.prepareStep[big] ?? NaN, stepMedians.prepareStep[small] ?? NaN)} / ${ratio(oneTaskMedians.prepareStep[big] ?? NaN, oneTaskMedians.prepareStep[small] ?? NaN)} |`,
   );
 }
 for (const n of stepSizes)

@@ -1,6 +1,7 @@
 import { binaryAsText, optionsObject, checkOptions, type CompactorOptions } from '../settings/library.js';
 import { createCompactor } from './compactor.js';
 import { JsonCache } from './memory.js';
+import { samePrefix } from './mirror.js';
 import type { Compactor, PrepareStepInput } from './types.js';
 
 /**
@@ -26,19 +27,27 @@ export function swcPrepareStep(
     compactor ??= createCompactor(settings);
     const history = step.messages;
     // Not an array: compact refuses it with its InputError.
-    const view = Array.isArray(history) ? views.viewOf(history) : null;
+    const viewed = Array.isArray(history) ? views.viewOf(history) : null;
+    const view = viewed === null ? null : viewed.messages;
     const result = await (await compactor).compactAsync(view ?? history);
     const sent = result.changed ? result.messages : view;
     if (sent === null) return undefined;
-    views.keep(history, sent);
+    views.keep(history, sent, viewed);
     return { messages: [...sent] };
   };
 }
 
-/** A history a step was handed, and the messages it was sent instead. */
+/** A history a step was handed (a copy, the views' own), and the messages it was sent instead. */
 interface KeptView {
-  readonly history: readonly unknown[];
+  readonly history: unknown[];
   readonly sent: readonly unknown[];
+}
+
+/** A kept view with a history's new messages appended, the view it came from, and how long that view's history was. */
+interface Viewed<M> {
+  readonly messages: M[];
+  readonly from: KeptView;
+  readonly length: number;
 }
 
 /**
@@ -52,23 +61,35 @@ class KeptViews {
   private readonly json = new JsonCache();
 
   /** The kept view with the history's new messages appended, or null when no kept view's history it extends. */
-  viewOf<M>(history: readonly M[]): M[] | null {
-    const at = this.views.findIndex((v) => this.extends(history, v.history));
-    if (at === -1) return null;
-    const { history: before, sent } = this.views[at] as KeptView;
-    return [...(sent as readonly M[]), ...history.slice(before.length)];
+  viewOf<M>(history: readonly M[]): Viewed<M> | null {
+    const from = this.views.find((v) => this.extends(history, v.history));
+    if (from === undefined) return null;
+    const length = from.history.length;
+    return { messages: [...(from.sent as readonly M[]), ...history.slice(length)], from, length };
   }
 
-  /** Remembers what a history was sent instead (copies of both: the caller's arrays may change). */
-  keep(history: readonly unknown[], sent: readonly unknown[]): void {
-    const kept = { history: [...history], sent: [...sent] };
-    this.views = [kept, ...this.views.filter((v) => !this.extends(history, v.history))].slice(0, KEPT_VIEWS);
+  /**
+   * Remembers what a history was sent instead (copies of both: the caller's arrays may change). The history of the
+   * view it extended (`viewed`) is grown by its new messages rather than copied again whole, a step costing what it
+   * adds, unless another step has kept a view of it since (two requests of one conversation at once).
+   */
+  keep(history: readonly unknown[], sent: readonly unknown[], viewed: Viewed<unknown> | null): void {
+    const grows = viewed !== null && this.views.includes(viewed.from) && viewed.from.history.length === viewed.length;
+    const copy: unknown[] = grows ? viewed.from.history : [];
+    for (let k = copy.length; k < history.length; k++) copy.push(history[k]);
+    const kept = { history: copy, sent: sent.slice() };
+    const others = this.views.filter((v) => v !== viewed?.from && !this.extends(history, v.history));
+    this.views = [kept, ...others].slice(0, KEPT_VIEWS);
   }
 
   /** Whether a history begins with every message of an earlier one. */
   private extends(history: readonly unknown[], earlier: readonly unknown[]): boolean {
-    if (history.length < earlier.length) return false;
-    for (let k = 0; k < earlier.length; k++) if (!this.same(history[k], earlier[k])) return false;
+    const m = earlier.length;
+    if (history.length < m) return false;
+    // The same objects, mostly (the AI SDK hands the messages it was given back): compared by identity until one is
+    // not, that one by its JSON, and on.
+    for (let k = samePrefix(history, earlier, m); k < m; k = samePrefix(history, earlier, m, k + 1))
+      if (!this.same(history[k], earlier[k])) return false;
     return true;
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { OptionsError } from '../../src/errors.js';
-import { swcPrepareStep } from '../../src/library/index.js';
+import { compactMessages, swcPrepareStep } from '../../src/library/index.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 
 // The AI SDK's types, as far as `prepareStep` goes (the SDK is not a dependency; these mirror `ai` 5's
@@ -153,6 +154,69 @@ describe('swcPrepareStep', () => {
     }
     // Each conversation cuts every fourth step or so; interleaving adds no cut.
     expect(changes).toBeLessThanOrEqual(2 * 7);
+  });
+
+  it('sends what a plain model of its kept views sends, over any steps of a few conversations, some at once', async () => {
+    const options = { target: 300, tokenizer: 'approx', system: 'Be brief.' } as const;
+    type Op = { conversation: number; grow: number; rebuilt: boolean; together: 'no' | 'after' | 'beside' };
+    const opArb: fc.Arbitrary<Op> = fc.record({
+      conversation: fc.nat({ max: 2 }),
+      grow: fc.nat({ max: 3 }),
+      rebuilt: fc.boolean(),
+      together: fc.constantFrom('no' as const, 'after' as const, 'beside' as const),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 14 }), async (ops) => {
+        const prepare = swcPrepareStep(options);
+        // The model: every view's history copied whole, a history's view found by JSON, compacted by a cold call.
+        let views: Array<{ history: string[]; sent: ModelMessage[] }> = [];
+        const json = (m: ModelMessage): string => JSON.stringify(m);
+        const extendsIt = (h: readonly ModelMessage[], e: readonly string[]): boolean =>
+          h.length >= e.length && e.every((x, k) => json(h[k] as ModelMessage) === x);
+        const modelView = (h: readonly ModelMessage[]): ModelMessage[] | null => {
+          const v = views.find((x) => extendsIt(h, x.history));
+          return v === undefined ? null : [...v.sent, ...h.slice(v.history.length)];
+        };
+        const modelKeep = (h: readonly ModelMessage[], sent: readonly ModelMessage[]): void => {
+          views = [{ history: h.map(json), sent: [...sent] }, ...views.filter((x) => !extendsIt(h, x.history))].slice(
+            0,
+            8,
+          );
+        };
+        const histories: ModelMessage[][] = [[], [], []];
+        let n = 0;
+        for (let i = 0; i < ops.length; i++) {
+          const op = ops[i] as Op;
+          const grown = (h: ModelMessage[]): ModelMessage[] => {
+            const next = [...h];
+            if (next.length === 0) next.push({ role: 'user', content: `task ${op.conversation}` });
+            for (let g = 0; g < op.grow; g++) next.push(...step(n++));
+            return op.rebuilt ? (JSON.parse(JSON.stringify(next)) as ModelMessage[]) : next;
+          };
+          const before = histories[op.conversation] as ModelMessage[];
+          const first = grown(before);
+          // Two requests of one conversation at once, the second after the first or beside it (from the same
+          // history, other steps): both find the views as they were before either is kept.
+          const second = op.together === 'after' ? grown(first) : op.together === 'beside' ? grown(before) : null;
+          const batch = second === null ? [first] : [first, second];
+          histories[op.conversation] = second ?? first;
+          const expected: Array<ModelMessage[] | undefined> = [];
+          const seen = batch.map((h) => modelView(h));
+          for (const [k, h] of batch.entries()) {
+            const view = seen[k] ?? null;
+            const result = await compactMessages(view ?? h, { ...options, format: 'ai-sdk' });
+            const sent = result.changed ? result.messages : view;
+            if (sent !== null) modelKeep(h, sent);
+            expected.push(sent === null ? undefined : JSON.parse(JSON.stringify(sent)));
+          }
+          const got = await Promise.all(batch.map((h) => prepare({ messages: h, stepNumber: i })));
+          expect(got.map((r) => (r === undefined ? undefined : JSON.parse(JSON.stringify(r.messages))))).toEqual(
+            expected,
+          );
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('refuses bad options when it is made, not at the first step', () => {
