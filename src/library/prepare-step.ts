@@ -48,6 +48,8 @@ interface Viewed<M> {
   readonly messages: M[];
   readonly from: KeptView;
   readonly length: number;
+  /** The history's messages after the view's: what grows its history when the step is kept. */
+  readonly added: readonly M[];
 }
 
 /**
@@ -65,7 +67,8 @@ class KeptViews {
     const from = this.views.find((v) => this.extends(history, v.history));
     if (from === undefined) return null;
     const length = from.history.length;
-    return { messages: [...(from.sent as readonly M[]), ...history.slice(length)], from, length };
+    const added = history.slice(length);
+    return { messages: [...(from.sent as readonly M[]), ...added], from, length, added };
   }
 
   /**
@@ -75,8 +78,9 @@ class KeptViews {
    */
   keep(history: readonly unknown[], sent: readonly unknown[], viewed: Viewed<unknown> | null): void {
     const grows = viewed !== null && this.views.includes(viewed.from) && viewed.from.history.length === viewed.length;
-    const copy: unknown[] = grows ? viewed.from.history : [];
-    for (let k = copy.length; k < history.length; k++) copy.push(history[k]);
+    // Grown by the messages the view was sent with, as they were then.
+    const copy: unknown[] = grows ? viewed.from.history : history.slice();
+    if (grows) for (const message of viewed.added) copy.push(message);
     const kept = { history: copy, sent: sent.slice() };
     const others = this.views.filter((v) => v !== viewed?.from && !this.extends(history, v.history));
     this.views = [kept, ...others].slice(0, KEPT_VIEWS);
