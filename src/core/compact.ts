@@ -137,11 +137,10 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const kept = keptIndices(structure, turnGroups, stepGroups, firstTurn, firstStep);
   const keptN = kept.length;
   const keptCount = weightOf(messages, kept);
-  // The removed ones are weighed as the whole less what stays where the whole is known, and listed only when read
-  // (see `removed` below).
-  const totalWeight = knownOf(messages)?.weight ?? null;
-  const removedCount = totalWeight === null ? removedWeight(messages, kept) : totalWeight - keptCount;
-  const onlyNotes = template !== null && removedAreNotes(messages, kept, structure);
+  // The removed ones are weighed here and listed only when read (see `removed` below).
+  const removedCount = removedWeight(messages, kept, keptCount);
+  // Read up to the first removed message that is not an earlier note.
+  const onlyNotes = template !== null && everyRemoved(n, kept, (i) => isEarlierNoteAt(messages, i, structure));
 
   if (keptN === n) return unchangedPlan(p, whole, target, 'nothing-removed');
   if (onlyNotes) return unchangedPlan(p, whole, target, 'only-notes');
@@ -157,27 +156,27 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
 
   // A warm step's loop reads only the kept messages: the removed ones (most of a long conversation) are listed once
   // asked for.
-  const keptMarks = once(() => {
-    const marks = new Uint8Array(n);
-    for (const i of kept) marks[i] = 1;
-    return marks;
-  });
   const removed = once(() => {
-    const marks = keptMarks();
     const out = new Array<number>(n - keptN);
-    for (let i = 0, r = 0; i < n; i++) if (marks[i] !== 1) out[r++] = i;
+    let r = 0;
+    everyRemoved(n, kept, (i) => {
+      out[r++] = i;
+      return true;
+    });
     return out;
   });
-  const groups = once(() =>
-    describeGroups(asMade(p), (i) => keptMarks()[i] === 1, {
+  const groups = once(() => {
+    const marks = new Uint8Array(n);
+    for (const i of kept) marks[i] = 1;
+    return describeGroups(asMade(p), (i) => marks[i] === 1, {
       turnCounts,
       stepCounts,
       protectedTokens,
       noteIndex,
       noteText,
       noteAfterTask: firstStep > 0 && task !== null,
-    }),
-  );
+    });
+  });
   return {
     changed: true,
     unchanged: null,
@@ -220,21 +219,29 @@ function keptIndices(
   return kept;
 }
 
-/** Total weight of the messages not in `kept` (ascending), added in order. */
-function removedWeight(messages: readonly Message[], kept: readonly number[]): number {
+/**
+ * Total weight of the messages not in `kept` (ascending, weighing `keptCount`): the whole less what stays where the
+ * whole is known (`knownOf`), else added up in order.
+ */
+function removedWeight(messages: readonly Message[], kept: readonly number[], keptCount: number): number {
+  const whole = knownOf(messages)?.weight ?? null;
+  if (whole !== null) return whole - keptCount;
   let total = 0;
-  for (let i = 0, k = 0; i < messages.length; i++) {
-    if (k < kept.length && kept[k] === i) k++;
-    else total += (messages[i] as Message).weight ?? 1;
-  }
+  everyRemoved(messages.length, kept, (i) => {
+    total += (messages[i] as Message).weight ?? 1;
+    return true;
+  });
   return total;
 }
 
-/** Whether every message not in `kept` (ascending) is an earlier note: read up to the first that is not. */
-function removedAreNotes(messages: readonly Message[], kept: readonly number[], structure: Structure): boolean {
-  for (let i = 0, k = 0; i < messages.length; i++) {
+/**
+ * Whether `test` holds for every index below `n` not in `kept` (ascending), asked in order and up to the first for
+ * which it does not.
+ */
+function everyRemoved(n: number, kept: readonly number[], test: (index: number) => boolean): boolean {
+  for (let i = 0, k = 0; i < n; i++) {
     if (k < kept.length && kept[k] === i) k++;
-    else if (!isEarlierNoteAt(messages, i, structure)) return false;
+    else if (!test(i)) return false;
   }
   return true;
 }

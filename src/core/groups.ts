@@ -1,6 +1,7 @@
-import { knownOf, lowerBound, type Known } from './growing.js';
+import { knownOf, type Known } from './growing.js';
 import { lazyList } from './lazy-list.js';
 import { range } from './meter.js';
+import { lowerBound, partitionPoint } from './sorted.js';
 import { SLIDING_WINDOW, type Message } from './types.js';
 
 // How a conversation falls into groups, for every strategy (Haystack's compaction `utils.py`): the leading
@@ -207,14 +208,8 @@ export function stepMessages(messages: readonly Message[], structure: Structure)
   const strays = outside.length - j0;
   return lazyList(messages.length - from - strays, (k) => {
     // The k-th message from `from` in a step comes after every message outside that has at most k in steps before it.
-    let lo = j0;
-    let hi = outside.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((outside[mid] as number) - from - (mid - j0) <= k) lo = mid + 1;
-      else hi = mid;
-    }
-    return from + k + (lo - j0);
+    const j = partitionPoint(j0, outside.length, (m) => (outside[m] as number) - from - (m - j0) > k);
+    return from + k + (j - j0);
   });
 }
 

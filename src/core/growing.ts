@@ -21,7 +21,7 @@ export interface Known {
 }
 
 /** What is known of a list's first `scanned` messages. */
-class GrowingIndex {
+class GrowingIndex implements Known {
   readonly users: number[] = [];
   readonly assistants: number[] = [];
   readonly outsideSteps: number[] = [];
@@ -65,28 +65,13 @@ export function growsOnly(list: readonly Message[]): void {
 
 /**
  * What is known of a list marked by `growsOnly`, read up to its current length, or null for any other list (and
- * for one found changed other than by appending: it is then forgotten). `users` may grow after (later calls append
- * to it), its first elements never change.
+ * for one found changed other than by appending: it is then forgotten). It is read as it is now: a later call
+ * appends to its lists (their first elements never change) and adds to its weight.
  */
 export function knownOf(messages: readonly Message[]): Known | null {
   const index = GROWING.get(messages);
   if (index === undefined) return null;
-  if (index.extend(messages)) {
-    const { users, assistants, outsideSteps, weight } = index;
-    return { users, assistants, outsideSteps, weight };
-  }
+  if (index.extend(messages)) return index;
   GROWING.delete(messages);
   return null;
-}
-
-/** The position of the first element of an ascending list that is at least `value`. */
-export function lowerBound(sorted: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

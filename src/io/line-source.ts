@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
-import { lowerBound } from '../core/growing.js';
+import { lowerBound } from '../core/sorted.js';
 import { lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
 import { Uint32Column } from './column.js';

@@ -78,9 +78,12 @@ class KeptViews {
    */
   keep(history: readonly unknown[], sent: readonly unknown[], viewed: Viewed<unknown> | null): void {
     const grows = viewed !== null && this.views.includes(viewed.from) && viewed.from.history.length === viewed.length;
-    // Grown by the messages the view was sent with, as they were then.
-    const copy: unknown[] = grows ? viewed.from.history : history.slice();
-    if (grows) for (const message of viewed.added) copy.push(message);
+    let copy: unknown[];
+    if (grows) {
+      // Grown by the messages the view was sent with, as they were then.
+      copy = viewed.from.history;
+      for (const message of viewed.added) copy.push(message);
+    } else copy = history.slice();
     const kept = { history: copy, sent: sent.slice() };
     const others = this.views.filter((v) => v !== viewed?.from && !this.extends(history, v.history));
     this.views = [kept, ...others].slice(0, KEPT_VIEWS);

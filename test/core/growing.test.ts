@@ -7,7 +7,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { planCompaction } from '../../src/core/compact.js';
 import { analyze, stepMessages } from '../../src/core/groups.js';
-import { growsOnly, knownOf, lowerBound } from '../../src/core/growing.js';
+import { growsOnly, knownOf } from '../../src/core/growing.js';
+import { lowerBound } from '../../src/core/sorted.js';
 import type { Message, Role } from '../../src/core/types.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 
