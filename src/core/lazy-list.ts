@@ -120,3 +120,34 @@ function arrayIndex(key: string): number {
   const k = Number(key);
   return Number.isInteger(k) && String(k) === key ? k : -1;
 }
+
+/**
+ * A read-only list over something that grows or changes behind it: its length and each element read through on every
+ * access, nothing kept (an element that is an object may be a new one on each read). It is what a stream of items is
+ * normalized through, a block at a time, without the list holding the items read before.
+ * @param length the number of elements now
+ * @param read element `k` now, for `k` below the length
+ */
+export function liveList<T>(length: () => number, read: (k: number) => T): readonly T[] {
+  return new Proxy([] as T[], {
+    get(target, key, receiver) {
+      if (key === 'length') return length();
+      if (typeof key === 'string') {
+        const k = arrayIndex(key);
+        if (k !== -1) return k < length() ? read(k) : undefined;
+      }
+      if (key === PRODUCER) return read;
+      return Reflect.get(target, key, receiver);
+    },
+    has(target, key) {
+      if (typeof key === 'string') {
+        const k = arrayIndex(key);
+        if (k !== -1) return k < length();
+      }
+      return Reflect.has(target, key);
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+  });
+}

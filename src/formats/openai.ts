@@ -1,3 +1,4 @@
+import { elementReader } from '../core/lazy-list.js';
 import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
@@ -395,8 +396,10 @@ function normalizedFrom(
 ): Normalized {
   // Raw texts are read when a message is rendered, not before: a source held as lines decodes them on demand.
   const from: ChatItems = { raws: input.raws, items: input.items };
-  for (let k = messages.length; k < input.items.length; k++)
-    messages.push(chatMessage(input, from, k, noteTemplate, callNames));
+  // Through the list's reader, its length read once: a file's stream of items (pipeline/stream.ts) has no trap per item.
+  const at = elementReader(input.items);
+  for (let k = messages.length, end = input.items.length; k < end; k++)
+    messages.push(chatMessage(input, at(k), from, k, noteTemplate, callNames));
   // The list is handed over as it is, and copied only once a continuation has grown it (which only appends): a warm
   // step does not copy the whole conversation, and an earlier result still reads the messages it was made of.
   const n = messages.length;
@@ -417,15 +420,15 @@ function normalizedFrom(
   };
 }
 
-/** Item `k` as a message, the ids of the calls before it in `callNames` (its own calls added). */
+/** Item `k` (`raw`) as a message, the ids of the calls before it in `callNames` (its own calls added). */
 function chatMessage(
   input: ConversationInput,
+  raw: unknown,
   from: ChatItems,
   k: number,
   noteTemplate: string | null,
   callNames: Map<string, string>,
 ): Message {
-  const raw = input.items[k];
   const item = checkMessage(input, k, raw);
   const roleName = own(item, 'role') as string;
   const role = ROLES[roleName] as Role;

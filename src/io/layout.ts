@@ -44,6 +44,24 @@ export interface LayoutOptions {
    * from each record of a top-level list when its first token is not a list index, and from each line of JSONL.
    */
   readonly conversationPath?: string | undefined;
+  /** Takes a JSONL file's items as they are parsed, so that the layout need not keep them (see `ItemSink`). */
+  readonly sink?: ItemSink | undefined;
+}
+
+/**
+ * Takes the items of a JSONL file's lines as they are parsed, a block at a time, so that the layout need not keep
+ * them all: the compactor normalizes each block as it comes (pipeline/stream.ts), and the slot's items are then
+ * parsed again from their lines when read. Offered only lines that hold one conversation (not records, not under a
+ * conversation path).
+ */
+export interface ItemSink {
+  /** How many items a block holds (the last may hold fewer). */
+  readonly blockSize: number;
+  /**
+   * Items `from`… as parsed (slim). For the first block (`from` 0), whether the sink takes the file's items: if not,
+   * the layout keeps them as usual and offers no more. Once it took the first, it is handed every block.
+   */
+  take(block: readonly unknown[], from: number): boolean;
 }
 
 /** The keys to try for a record's conversation: the one named first, then the usual ones. */
@@ -310,6 +328,24 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const held = isLineSource(source);
   const sliced: string[] = [];
   let length = 0;
+  const recordKeys = conversationKeys(options);
+  const sink = options.conversationPath === undefined ? options.sink : undefined;
+  /** Items parsed and not yet offered to the sink (null once it refused them, or without one). */
+  let pending: unknown[] | null = sink === undefined ? null : [];
+  let streamed = false;
+  const offer = (): void => {
+    const block = pending;
+    if (sink === undefined || block === null || block.length === 0) return;
+    if (streamed) sink.take(block, offsets.length - block.length);
+    else if (!isRecordLine(block[0], recordKeys) && sink.take(block, 0)) streamed = true;
+    else {
+      // Refused: the items are kept, as without a sink.
+      for (const item of block) items.push(item);
+      pending = null;
+      return;
+    }
+    pending = [];
+  };
   forEachLine(source, (line, lineNo, pos) => {
     length = pos + line.length;
     const body = line.endsWith('\r') ? line.slice(0, -1) : line;
@@ -325,16 +361,20 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     } catch (error) {
       throw jsonlLineError(source, lineNo, body, error);
     }
-    if (lineNos === null && lineNo !== items.length + 1) lineNos = offsets.map((_, k) => k + 1);
+    if (lineNos === null && lineNo !== offsets.length + 1) lineNos = offsets.map((_, k) => k + 1);
     lineNos?.push(lineNo);
-    items.push(slimming === undefined ? item : slimItem(item, slimming));
+    const read = slimming === undefined ? item : slimItem(item, slimming);
     if (!held) sliced.push(line);
     offsets.push(pos);
+    if (pending === null) items.push(read);
+    else if (pending.push(read) === (sink as ItemSink).blockSize) offer();
   });
+  offer();
   // Read only now: a big file is read while its lines are parsed, and has its lines once that is done.
   const lines = held ? (source as LineSource).lines : null;
   const lineAt = lines === null ? null : elementReader(lines);
-  const raws: readonly string[] = lineAt === null ? sliced : lazyList(items.length, (k) => lineAt(lineNoOf(k) - 1));
+  const count = offsets.length;
+  const raws: readonly string[] = lineAt === null ? sliced : lazyList(count, (k) => lineAt(lineNoOf(k) - 1));
   if (options.conversationPath !== undefined) {
     // With a pointer, every line is a record holding its conversation where the pointer leads.
     const tokens = pointerTokens(options.conversationPath, source);
@@ -345,8 +385,7 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     });
     return { framing: 'jsonl', source, slots };
   }
-  const recordKeys = conversationKeys(options);
-  if (isRecordLine(items[0], recordKeys)) {
+  if (!streamed && isRecordLine(items[0], recordKeys)) {
     // One record per line: each line's list is a conversation of its own.
     const slots = offsets.map((offset, k) => {
       const raw = raws[k] as string;
@@ -364,7 +403,8 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     slots: [
       {
         where: 'the lines',
-        items,
+        // Streamed items were not kept: each is parsed again from its line when read (its text only if it is read).
+        items: streamed ? lazyList(count, (k) => reparsed(raws, k, slimming)) : items,
         raws,
         container: null,
         key: null,
@@ -382,6 +422,12 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
       },
     ],
   };
+}
+
+/** Item `k` of a file's lines parsed again from its text, slimmed as the layout slimmed it (its depth checked then). */
+function reparsed(raws: readonly string[], k: number, slimming: Slimming | undefined): unknown {
+  const item: unknown = JSON.parse(raws[k] as string);
+  return slimming === undefined ? item : slimItem(item, slimming);
 }
 
 /** Rebuilds the file's text with some slots rewritten, every byte outside their regions as it was. */

@@ -5,7 +5,7 @@ import type { Plan } from '../core/compact.js';
 import { InputError } from '../errors.js';
 import { isSketchedRecord, isTellingText } from '../formats/registry.js';
 import type { FormatAdapter, Normalized } from '../formats/types.js';
-import { readLayout, rebuild, type Layout, type Slot } from '../io/layout.js';
+import { readLayout, rebuild, type ItemSink, type Layout, type Slot } from '../io/layout.js';
 import { isLineSource } from '../io/lines.js';
 import { SLIM_LONGER_THAN } from '../io/slim.js';
 import type { SourceText } from '../io/source.js';
@@ -15,6 +15,7 @@ import { decide, type Decided } from './chain.js';
 import { normalizeSlot, slotsWithAdapters, toolsText } from './detect.js';
 import { narrowedTo, offloadRaws, offloadedItems, prunedItems, prunedRaws } from './edits.js';
 import type { StrategyName } from './steps/index.js';
+import { StreamedRead } from './stream.js';
 import type { ChainOptions, OutputEntry, SummarizedConversation } from './steps/step.js';
 import { referenceMaker, storeFiles } from './store.js';
 import {
@@ -68,14 +69,18 @@ export async function createFileCompactor(options: RunOptions): Promise<FileComp
  */
 export function compactSource(source: SourceText, options: FileOptions): FileResult {
   const template = noteTemplate(options.note);
-  const layout = readForCompaction(source, options, template);
+  const stream =
+    options.streamBlock === 0 ? null : new StreamedRead(source.file, options.format, template, options.streamBlock);
+  const layout = readForCompaction(source, options, template, stream ?? undefined);
+  const streamed = stream?.finish(source, layout) ?? null;
   const replacements = new Map<Slot, string>();
   const conversations: ConversationResult[] = [];
   const stored: StoreFile[] = [];
   const settings = outcomeSettingsOf(source, options);
   const formats: string[] = [];
-  for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats)) {
-    const done = compactSlot({ source, layout, slot, adapter, options, template, settings });
+  for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats, streamed)) {
+    const read = streamed?.slot === slot ? streamed.normalized : normalizeSlot(source, slot, adapter, template);
+    const done = compactSlot({ source, layout, slot, adapter, read, options, template, settings });
     conversations.push(done.conversation);
     if (done.written !== null) {
       replacements.set(slot, done.written);
@@ -102,7 +107,12 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
 }
 
 /** A file's layout read for compacting: long strings left out of the items (slim), but what decisions read of them. */
-function readForCompaction(source: SourceText, options: FileOptions, template: string | null): Layout {
+function readForCompaction(
+  source: SourceText,
+  options: FileOptions,
+  template: string | null,
+  sink: ItemSink | undefined,
+): Layout {
   const longerThan = options.slimLongerThan ?? SLIM_LONGER_THAN;
   // Pruning and offloading decide by sketches of the texts left out (their lengths and ends).
   const sketch =
@@ -121,6 +131,7 @@ function readForCompaction(source: SourceText, options: FileOptions, template: s
     conversationKey: options.conversationKey,
     conversationPath: options.conversationPath,
     slimming,
+    sink,
   });
 }
 
@@ -146,6 +157,8 @@ interface SlotTask {
   readonly layout: Layout;
   readonly slot: Slot;
   readonly adapter: FormatAdapter;
+  /** The slot normalized (while its lines were parsed, or after). */
+  readonly read: Normalized;
   readonly options: FileOptions;
   readonly template: string | null;
   readonly settings: OutcomeSettings;
@@ -161,8 +174,7 @@ function compactSlot(task: SlotTask): {
   written: string | null;
   stored: readonly StoreFile[];
 } {
-  const { source, layout, slot, adapter, options, template } = task;
-  const read = normalizeSlot(source, slot, adapter, template);
+  const { source, layout, slot, adapter, read, options, template } = task;
   const strategies = options.strategies ?? ['window'];
   const decided = decide(
     read.messages,

@@ -1,3 +1,4 @@
+import { elementReader } from '../core/lazy-list.js';
 import { parseJson } from '../core/json/value.js';
 import { renderArguments } from '../core/json/python.js';
 import { InputError, NoConversationError } from '../errors.js';
@@ -36,12 +37,14 @@ export class GrowingDetection {
    */
   formatOf(items: readonly unknown[]): FormatAdapter | undefined {
     const n = items.length;
+    // Through the list's reader: a stream's list (see stream.ts) is then read without a proxy trap per item.
+    const at = elementReader(items);
     FORMATS.forEach((f, i) => {
       const states = this.state[i] as { each: boolean; some: boolean }[];
       f.detection.forEach((rule, r) => {
         const st = states[r] as { each: boolean; some: boolean };
         for (let k = this.seen; k < n && st.each; k++) {
-          const item = items[k];
+          const item = at(k);
           if (!rule.each(item)) st.each = false;
           else if (!st.some && (rule.some as (item: unknown) => boolean)(item)) st.some = true;
         }
@@ -166,16 +169,18 @@ function adapterOf(
 /**
  * Each slot of a layout with its adapter, chosen as the slot is reached (so a file's errors come in slot order), and
  * the names of the formats met so far, in order, as a file's result names them.
+ * @param known a slot whose format was found already (while its lines were read, see stream.ts)
  */
 export function* slotsWithAdapters(
   layout: Layout,
   format: string | undefined,
   file: string,
   names: string[],
+  known: { readonly slot: Slot; readonly adapter: FormatAdapter } | null = null,
 ): Generator<{ slot: Slot; adapter: FormatAdapter }> {
   let previous: FormatAdapter | null = null;
   for (const slot of layout.slots) {
-    const adapter = adapterOf(slot, previous, format, file);
+    const adapter: FormatAdapter = known?.slot === slot ? known.adapter : adapterOf(slot, previous, format, file);
     previous = adapter;
     if (!names.includes(adapter.name)) names.push(adapter.name);
     yield { slot, adapter };

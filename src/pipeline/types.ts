@@ -21,6 +21,11 @@ export interface FileOptions extends ChainOptions {
    */
   readonly slimLongerThan?: number;
   /**
+   * How many items of a JSONL file are normalized at a time while its lines are parsed (see pipeline/stream.ts).
+   * Default STREAM_BLOCK; tests make it small, to cross many blocks, or 0, to keep every item instead.
+   */
+  readonly streamBlock?: number;
+  /**
    * Count the tokens before exactly in every file (`--exact`). Without it they are counted exactly in files up to
    * EXACT_COUNT_UP_TO characters and estimated above, where the decision stopped counting early.
    */
