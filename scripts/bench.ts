@@ -4,7 +4,7 @@
  * Prints a markdown table of medians (min–max) and the ratios the speed issue sets targets for.
  *
  * Options: --runs N (default 5), --slow-runs N (count-everything at 50 MB and more, LangChain past 1k messages;
- * default 3), --quick (no 50/100 MB files),
+ * default 3), --quick (no 50/100 MB files), --gb (the peak memory of the window and prune,window on a 1 GB file, (10)),
  * --no-langchain (also leaves out the agent loop's LangChain row), --swc <bin> (another build's bin/swc.js),
  * --summaries (summary calls on the 1,000-file tree against a local server at 200 ms a call: concurrency 1 vs 8 and
  * a cached second pass, through the model layer and, when the build has the flags, `swc compact --strategy summarize`;
@@ -476,6 +476,42 @@ const jsonRow = row(
 process.stderr.write(`prune,window, offload,window and whole JSON on ${largest.corpus.name}:\n`);
 runRows([pruneRow, offloadRow, plainRow, jsonRow, largest.swc, largest.floor], RUNS);
 
+// (10) With --gb: the peak memory of the window and of prune,window on a 1 GB JSONL file (the speed issue's goal is at
+// most 250 MiB for each), beside the line-by-line floor's. About two minutes, and a 1 GB file in .bench/.
+const gigabyte = flag('--gb') ? await corpus('chat-1gb', 1000 * MB, 1_000_000) : null;
+const gbRows =
+  gigabyte === null
+    ? []
+    : [
+        row('(10) swc compact --target 8000', label(gigabyte), [
+          SWC,
+          'compact',
+          '--target',
+          String(TARGET),
+          '-q',
+          '-o',
+          outFile(`${gigabyte.name}-swc`),
+          gigabyte.file,
+        ]),
+        row('(10p) swc compact --target 8000 --strategy prune,window', label(gigabyte), [
+          SWC,
+          'compact',
+          '--target',
+          String(TARGET),
+          '--strategy',
+          'prune,window',
+          '-q',
+          '-o',
+          outFile(`${gigabyte.name}-prune`),
+          gigabyte.file,
+        ]),
+        row('(10′) floor: read by line + JSON.parse', label(gigabyte), [child, 'floor-lines', gigabyte.file]),
+      ];
+if (gigabyte !== null) {
+  process.stderr.write(`memory at ${gigabyte.name}:\n`);
+  runRows(gbRows, SLOW_RUNS);
+}
+
 // The dry run's inventory of what the compaction forgets: the same dry run of the largest file with it and without.
 const dryInventory = row('(1d) dry run, with the inventory of what it forgets', label(largest.corpus), [
   child,
@@ -716,6 +752,7 @@ for (const s of perSize) {
 }
 if (doubling) lines.push(tableRow(doubling.swc50), tableRow(doubling.floor50), tableRow(doubling.floorLines50));
 lines.push(tableRow(pruneRow), tableRow(offloadRow), tableRow(plainRow), tableRow(jsonRow));
+for (const r of gbRows) lines.push(tableRow(r));
 lines.push(tableRow(dryInventory), tableRow(dryBare));
 lines.push(
   tableRow(nearSwc),
@@ -787,6 +824,13 @@ for (const s of perSize) {
     lines.push(
       `| (1s)/(1) the window with its summary line ÷ with -q | ${label(s.corpus)} | ${ratio(wallOf(plainRow), wallOf(s.swc))} (÷ (2) alone: ${ratio(wallOf(plainRow), wallOf(s.floor))}) |`,
     );
+    if (gigabyte !== null) {
+      const mib = (r: Row): string => `${(rssOf(r) / 1.048576).toFixed(0)} MiB`;
+      const [gbWindow, gbPrune] = gbRows as [Row, Row];
+      lines.push(
+        `| (10) peak memory at 1 GB: window / prune,window (goal: at most 250 MiB each) | ${label(gigabyte)} | ${mib(gbWindow)} / ${mib(gbPrune)} |`,
+      );
+    }
     lines.push(
       `| peak memory: prune,window / offload,window ÷ the window's | ${label(s.corpus)} | ${ratio(rssOf(pruneRow), rssOf(s.swc))} / ${ratio(rssOf(offloadRow), rssOf(s.swc))} |`,
     );
