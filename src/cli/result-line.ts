@@ -164,7 +164,7 @@ export interface LineContext {
 
 /** Why a conversation misses its target, phrased, or null when it meets it. */
 export function missReason(c: ConversationResult): string | null {
-  const { miss } = c.outcome.totals;
+  const { miss } = c.outcome;
   return miss === null ? null : missText(miss, c.outcome.missContext);
 }
 

@@ -329,23 +329,7 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const sliced: string[] = [];
   let length = 0;
   const recordKeys = conversationKeys(options);
-  const sink = options.conversationPath === undefined ? options.sink : undefined;
-  /** Items parsed and not yet offered to the sink (null once it refused them, or without one). */
-  let pending: unknown[] | null = sink === undefined ? null : [];
-  let streamed = false;
-  const offer = (): void => {
-    const block = pending;
-    if (sink === undefined || block === null || block.length === 0) return;
-    if (streamed) sink.take(block, offsets.length - block.length);
-    else if (!isRecordLine(block[0], recordKeys) && sink.take(block, 0)) streamed = true;
-    else {
-      // Refused: the items are kept, as without a sink.
-      for (const item of block) items.push(item);
-      pending = null;
-      return;
-    }
-    pending = [];
-  };
+  const offers = new Offers(options.conversationPath === undefined ? options.sink : undefined, recordKeys, items);
   forEachLine(source, (line, lineNo, pos) => {
     length = pos + line.length;
     const body = line.endsWith('\r') ? line.slice(0, -1) : line;
@@ -366,10 +350,10 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     const read = slimming === undefined ? item : slimItem(item, slimming);
     if (!held) sliced.push(line);
     offsets.push(pos);
-    if (pending === null) items.push(read);
-    else if (pending.push(read) === (sink as ItemSink).blockSize) offer();
+    offers.add(read);
   });
-  offer();
+  offers.end();
+  const streamed = offers.streamed;
   // Read only now: a big file is read while its lines are parsed, and has its lines once that is done.
   const lines = held ? (source as LineSource).lines : null;
   const lineAt = lines === null ? null : elementReader(lines);
@@ -422,6 +406,45 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
       },
     ],
   };
+}
+
+/** The items of a file's lines as they are parsed: offered to a sink a block at a time, or kept in `items`. */
+class Offers {
+  /** Items parsed and not yet offered (null once the sink refused them, or without one). */
+  private pending: unknown[] | null;
+  private count = 0;
+  /** Whether the sink took the items (then none is kept). */
+  streamed = false;
+
+  constructor(
+    private readonly sink: ItemSink | undefined,
+    private readonly recordKeys: readonly string[],
+    private readonly items: unknown[],
+  ) {
+    this.pending = sink === undefined ? null : [];
+  }
+
+  add(item: unknown): void {
+    this.count++;
+    if (this.pending === null) this.items.push(item);
+    else if (this.pending.push(item) === (this.sink as ItemSink).blockSize) this.end();
+  }
+
+  /** Offers the items parsed since the last block (also at the end of the file). */
+  end(): void {
+    const block = this.pending;
+    const sink = this.sink;
+    if (sink === undefined || block === null || block.length === 0) return;
+    if (this.streamed) sink.take(block, this.count - block.length);
+    else if (!isRecordLine(block[0], this.recordKeys) && sink.take(block, 0)) this.streamed = true;
+    else {
+      // Refused: the items are kept, as without a sink.
+      for (const item of block) this.items.push(item);
+      this.pending = null;
+      return;
+    }
+    this.pending = [];
+  }
 }
 
 /** Item `k` of a file's lines parsed again from its text, slimmed as the layout slimmed it (its depth checked then). */

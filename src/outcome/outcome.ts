@@ -102,6 +102,8 @@ export interface ConversationOutcome {
   readonly orphans: readonly (OrphanKind | null)[];
   readonly counts: MessageCounts;
   readonly totals: PlanTotals;
+  /** Why the target was missed, or null when it was met: `totals.miss`, without listing the groups to get it. */
+  readonly miss: Miss | null;
   /** The note's place in the written list and its text, or null without a note. */
   readonly note: PlanNote | null;
   readonly missContext: MissContext;
@@ -167,20 +169,40 @@ export interface OutcomeSettings {
  */
 export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOutcome {
   const index = notePlacement(c.plan, c.normalized);
-  const totals = planTotals(c, settings);
+  const note = noteTokens(c.plan, settings.counter);
+  const counts = messageCounts(c);
   let before: TokenFigure | null = null;
+  let miss: Miss | null | undefined;
+  // Listed from the plan's groups, which a summary line does not need: a long file's groups are a list of their own
+  // (about 50 MB at a million messages), so they are laid out only for the outputs that show them.
+  let totals: PlanTotals | undefined;
+  let orphans: readonly (OrphanKind | null)[] | undefined;
+  let missContext: MissContext | undefined;
   let inventory: Inventory | null | undefined;
   return {
     // Worked out the first time an output reads it: counting the rest of a conversation costs as much as deciding.
     get before(): TokenFigure {
-      before ??= beforeFigure(c, settings, totals.noteTokens);
+      before ??= beforeFigure(c, settings, note);
       return before;
     },
-    orphans: orphanKinds(c),
-    counts: messageCounts(c),
-    totals,
+    get orphans(): readonly (OrphanKind | null)[] {
+      orphans ??= orphanKinds(c);
+      return orphans;
+    },
+    counts,
+    get miss(): Miss | null {
+      if (miss === undefined) miss = missOf(c, settings, note);
+      return miss;
+    },
+    get totals(): PlanTotals {
+      totals ??= planTotals(c, counts, note, this.miss);
+      return totals;
+    },
     note: c.plan.noteText !== null && index !== null ? { index, text: c.plan.noteText } : outputNote(c),
-    missContext: missContextOf(c, settings.minKeepSteps),
+    get missContext(): MissContext {
+      missContext ??= missContextOf(c, settings.minKeepSteps);
+      return missContext;
+    },
     belowThreshold: isBelowThreshold(c, settings.window),
     // Worked out when first read, and only when asked for: it reads every removed message's text.
     get inventory(): Inventory | null {
@@ -266,7 +288,8 @@ export function countOf(
  */
 function messageCounts(c: Planned): MessageCounts {
   const { messages, itemsOf } = c.normalized;
-  const all = messages.map((_, i) => i);
+  // Every index, as a list that holds none of them (a long file's would be another 8 bytes a message).
+  const all = lazyList(messages.length, (i) => i);
   const before = countOf(messages, all, itemsOf);
   const removed = countOf(messages, c.plan.removed, itemsOf);
   if (c.output !== undefined) {
@@ -388,13 +411,11 @@ function noteTokens(plan: Plan, counter: TokenCounter): number | null {
 }
 
 /** Totals of one conversation's plan and, when it misses its target, why. */
-function planTotals(c: Planned, settings: OutcomeSettings): PlanTotals {
+function planTotals(c: Planned, counts: MessageCounts, note: number | null, miss: Miss | null): PlanTotals {
   const { plan } = c;
   const groups = plan.groups;
   const of = (kind: GroupKind, kept: boolean): Group[] => groups.filter((g) => g.kind === kind && g.kept === kept);
   const removedGroups = groups.filter((g) => !g.kept && g.kind !== 'note');
-  const note = noteTokens(plan, settings.counter);
-  const counts = messageCounts(c);
   return {
     messagesBefore: counts.before,
     messagesAfter: counts.after,
@@ -410,7 +431,7 @@ function planTotals(c: Planned, settings: OutcomeSettings): PlanTotals {
       steps: of('step', false).length,
       orphans: of('orphan', false).length,
     },
-    miss: missOf(c, settings, note),
+    miss,
   };
 }
 
