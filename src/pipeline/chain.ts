@@ -107,8 +107,11 @@ function runChain(
     target,
     referenceOf,
     current: input,
-    origin: input.map((_, i) => i),
-    final: input.slice(),
+    // Every message at its own index until a step moves them: a list that holds none of the indices.
+    origin: lazyList(input.length, (i) => i),
+    // Not written to: `writableFinal` copies it first.
+    final: input as Message[],
+    finalOwned: false,
     windowPlan: null,
     windowSaw: undefined,
     pruning: [],

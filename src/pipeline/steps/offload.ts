@@ -8,6 +8,7 @@ import {
   type OffloadedResult,
   type Step,
   type StepReport,
+  writableFinal,
 } from './step.js';
 
 /**
@@ -48,7 +49,7 @@ export const offloadStep: Step = {
         new Map([...results].map(([k, r]) => [k, () => r.text])),
       );
       next[index] = message;
-      run.final[run.origin[index] as number] = message;
+      writableFinal(run)[run.origin[index] as number] = message;
       // Counted only for the messages an output shows (those kept).
       const alone = (m: Message): (() => number) => {
         let n: number | undefined;

@@ -1,6 +1,6 @@
 import { planPruning } from '../../core/prune.js';
 import type { Message } from '../../core/types.js';
-import type { ChainRun, Step, StepReport } from './step.js';
+import { writableFinal, type ChainRun, type Step, type StepReport } from './step.js';
 
 /**
  * Tool-result pruning (Haystack's `ToolResultPruningCompactor`): replaces the older steps' large results with a
@@ -21,10 +21,16 @@ export const pruneStep: Step = {
     const report = { under, before: p.tokensBefore, beforeExact: p.tokensBeforeExact, after: () => p.tokensAfter };
     if (!p.changed) return report;
     run.pruning.push({ plan: p, origin: run.origin });
-    // A plan made without counting the candidates works each out when its message is read.
-    for (const index of p.lazy?.candidates ?? p.pruned.map((r) => r.index)) {
-      const at = run.origin[index];
-      if (at !== null && at !== undefined) run.final[at] = p.messages[index] as Message;
+    if (run.final === current) {
+      // No step moved a message yet (the chain's list is the one pruned): the plan's list is the final one as it is.
+      run.final = p.messages as Message[];
+      run.finalOwned = false;
+    } else {
+      // A plan made without counting the candidates works each out when its message is read.
+      for (const index of p.lazy?.candidates ?? p.pruned.map((r) => r.index)) {
+        const at = run.origin[index];
+        if (at !== null && at !== undefined) writableFinal(run)[at] = p.messages[index] as Message;
+      }
     }
     run.current = p.messages;
     return report;

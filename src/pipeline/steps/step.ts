@@ -76,19 +76,36 @@ export interface ChainRun {
   /** The conversation the previous step left. */
   current: readonly Message[];
   /** For each message of `current`, its index in the input (null for one the chain made). */
-  origin: (number | null)[];
-  /** The input's messages, each replaced by what pruning or offloading made of it. */
-  readonly final: Message[];
+  origin: readonly (number | null)[];
+  /**
+   * The input's messages, each replaced by what pruning or offloading made of it. Shared with another list until
+   * written (see `writableFinal`): the input, a pruning plan's list, the window's view.
+   */
+  final: Message[];
+  /** Whether `final` is the chain's own list, which it may write to. */
+  finalOwned: boolean;
   /** The sliding window's plan, made on the list it saw; null until the window ran. */
   windowPlan: Plan | null;
   /** The list the window's plan was made on, in input indices (`final` as it was when the window ran). */
-  windowSaw: Message[] | undefined;
+  windowSaw: readonly Message[] | undefined;
   readonly pruning: ChainPruning[];
   readonly offloads: ChainOffload[];
   /** What summarizing did; null until it ran. */
   summarizing: SummarizedConversation | null;
   /** The messages the chain made, by identity. */
   readonly inserted: Map<Message, Inserted>;
+}
+
+/**
+ * The chain's `final` list to write to: copied first while another holds it too. A long conversation's chain then makes
+ * no copy of it for steps that only read it (8 bytes a message each: the input's, the window's view).
+ */
+export function writableFinal(run: ChainRun): Message[] {
+  if (!run.finalOwned) {
+    run.final = run.final.slice();
+    run.finalOwned = true;
+  }
+  return run.final;
 }
 
 /**

@@ -12,7 +12,8 @@ export const windowStep: Step = {
     if (run.windowPlan !== null) throw new RangeError('the sliding window can be applied once in a chain');
     const { current, counter, gate, options } = run;
     // Until the window, every strategy keeps the input's indices.
-    run.windowSaw = run.final.slice();
+    run.windowSaw = run.final;
+    run.finalOwned = false;
     const settings = {
       minKeepSteps: options.minKeepSteps,
       note: run.template,
