@@ -1,0 +1,599 @@
+/**
+ * A JSONL file normalized while its lines are parsed (pipeline/stream.ts) is compacted exactly as when every item is
+ * kept (`streamBlock: 0`): the same bytes, plans, figures and messages, or the same error, for random OpenAI chats in
+ * memory and read again from disk, a format that changes after the first block, a refused message before a broken
+ * line, formats that cannot continue, a format named, records and a conversation path; and whether the stream took
+ * the file is checked too, so that each comparison compares something.
+ */
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { InputError } from '../../src/errors.js';
+import type { Message } from '../../src/core/types.js';
+import type { Normalized } from '../../src/formats/types.js';
+import { readSourceFile, sourceFromBytes } from '../../src/io/lines.js';
+import { decodeSource, type SourceText } from '../../src/io/source.js';
+import { compactSource, type FileOptions, type FileResult, type StrategyName } from '../../src/pipeline/index.js';
+import { StreamedRead } from '../../src/pipeline/stream.js';
+import { createApproxCounter } from '../../src/tokens/approx.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
+import { conversationArb, noteArb, openaiCodec, type ConvMessage } from '../helpers/conversation-arbitraries.js';
+import { FORMAT_NAMES, randomConversation, writeAs } from '../helpers/convert.js';
+import { fileBytes, writeLine, type FileStyle, type JsonNode } from '../helpers/json-text.js';
+
+const counter = createApproxCounter();
+/** The block sizes the stream is tried with: tiny ones cross a block at every line; undefined is the default. */
+const BLOCKS: readonly (number | undefined)[] = [1, 2, 3, 7, undefined];
+const CHAINS: readonly (readonly StrategyName[])[] = [
+  ['window'],
+  ['prune', 'window'],
+  ['offload', 'window'],
+  ['prune', 'offload', 'window'],
+];
+/** Offloading only names its store's files here (compactSource writes nothing). */
+const STORE = path.join(ROOT, 'never-written-store');
+
+// Spied on, not changed: they tell whether the stream took a file, and whether it gave up.
+const taking = jest.spyOn(StreamedRead.prototype, 'take');
+const finishing = jest.spyOn(StreamedRead.prototype, 'finish');
+afterAll(() => void jest.restoreAllMocks());
+
+/** What a message is to a decision and to every output: its marks, its content and what pruning reads of it. */
+function messageShown(m: Message): unknown {
+  return {
+    role: m.role,
+    compaction: m.compaction,
+    couldBeNote: m.couldBeNote,
+    exactNote: m.exactNote,
+    weight: m.weight,
+    content: typeof m.content === 'function' ? m.content() : m.content,
+    sketch: m.sketch?.(),
+  };
+}
+
+function normalizedShown(n: Normalized): unknown {
+  return { messages: n.messages.map(messageShown), itemsOf: n.itemsOf, pinned: n.pinned };
+}
+
+/** Everything a result shows: bytes, store files, and each conversation's decision, figures and messages. */
+function resultShown(result: FileResult): unknown {
+  return {
+    output: result.output,
+    changed: result.changed,
+    format: result.format,
+    records: result.records,
+    conversationCount: result.conversationCount,
+    changedConversations: result.changedConversations,
+    stored: result.stored,
+    conversations: result.conversations.map((c) => ({
+      where: c.slot.where,
+      items: c.slot.items.length,
+      plan: c.plan,
+      target: c.target,
+      pruned: c.pruned,
+      offloaded: c.offloaded,
+      outcome: c.outcome,
+      normalized: normalizedShown(c.normalized),
+    })),
+  };
+}
+
+/** An error as a reader sees it: its class, its one line, where it points. */
+function errorShown(error: unknown): unknown {
+  if (!(error instanceof Error)) return { thrown: String(error) };
+  const at = error instanceof InputError ? { line: error.line, column: error.column } : {};
+  return { error: error.constructor.name, message: error.message, ...at };
+}
+
+interface Run {
+  readonly shown: unknown;
+  /** Whether the layout offered the stream any items. */
+  readonly offered: boolean;
+  /** Whether the stream took the file's first block (it normalized it, and offered to continue). */
+  readonly started: boolean;
+  /** Whether the slot was compacted from what the stream read (it did not give up). */
+  readonly streamed: boolean;
+  readonly failed: boolean;
+}
+
+/** Compacts a fresh source, noting what the stream did with it. */
+function compactRun(make: () => SourceText, options: FileOptions): Run {
+  taking.mockClear();
+  finishing.mockClear();
+  let shown: unknown;
+  let failed = false;
+  try {
+    shown = resultShown(compactSource(make(), options));
+  } catch (error) {
+    shown = errorShown(error);
+    failed = true;
+  }
+  const first = taking.mock.calls.findIndex(([, from]) => from === 0);
+  const started = first !== -1 && taking.mock.results[first]?.value === true;
+  const streamed = finishing.mock.results.some((r) => r.type === 'return' && r.value !== null);
+  return { shown, offered: taking.mock.calls.length > 0, started, streamed, failed };
+}
+
+/** Compacts without the stream and with each block size (`runs`, in BLOCKS' order), expecting the same of each. */
+function compareRoads(label: unknown, make: () => SourceText, options: FileOptions): { base: Run; runs: Run[] } {
+  const base = compactRun(make, { ...options, streamBlock: 0 });
+  expect(base.offered || base.streamed).toBe(false);
+  const runs = BLOCKS.map((streamBlock) => {
+    const run = compactRun(make, { ...options, streamBlock });
+    expect({ label, streamBlock, shown: run.shown }).toEqual({ label, streamBlock, shown: base.shown });
+    return run;
+  });
+  return { base, runs };
+}
+
+/** A file of JSONL text, written once and read again from disk at each compaction (lines not held). */
+function fileRoad(text: string | Buffer, name: string, readBlock = 64): () => SourceText {
+  const file = path.join(tempDir(), name);
+  writeFileSync(file, text);
+  return () => readSourceFile(file, name, 0, readBlock);
+}
+
+/** The same bytes as a file held in memory (standard input's road), decoded afresh at each compaction. */
+function bytesRoad(bytes: Buffer | string, name: string): () => SourceText {
+  return () => sourceFromBytes(Buffer.from(bytes), name);
+}
+
+/**
+ * Items one per line with the style's line ending, and blank lines: `blanks[k]` (cycled) before item k, '' for none,
+ * '-' for an empty line, else that whitespace; an empty line before the end too when some blank is a tab.
+ */
+function jsonlText(items: readonly JsonNode[], style: FileStyle, blanks: readonly string[]): string {
+  const lines: string[] = [];
+  items.forEach((item, k) => {
+    const blank = blanks[k % Math.max(blanks.length, 1)] ?? '';
+    if (blank !== '') lines.push(blank === '-' ? '' : blank);
+    lines.push(writeLine(item, style));
+  });
+  if (blanks.includes('\t')) lines.push('');
+  return lines.join(style.eol) + (style.finalNewline ? style.eol : '');
+}
+
+/** Tool results made long enough to be pruned and offloaded, by how many times each repeats its text. */
+function withLongResults(messages: readonly ConvMessage[], repeats: readonly number[]): ConvMessage[] {
+  let k = 0;
+  return messages.map((m) =>
+    m.role === 'tool' ? { ...m, text: `${m.text} `.repeat(1 + (repeats[k++ % repeats.length] ?? 0) * 9) } : m,
+  );
+}
+
+const styleArb: fc.Arbitrary<FileStyle> = fc.record({
+  unit: fc.constant(null),
+  itemIndent: fc.constant(null),
+  colon: fc.constantFrom(': ', ':'),
+  comma: fc.constantFrom(', ', ','),
+  eol: fc.constantFrom<'\n' | '\r\n'>('\n', '\r\n'),
+  finalNewline: fc.boolean(),
+  bom: fc.boolean(),
+});
+
+const optionsArb: fc.Arbitrary<FileOptions> = fc
+  .record({
+    strategies: fc.constantFrom(...CHAINS),
+    target: fc.constantFrom(1, 40, 150, 600, 1e9),
+    minKeepSteps: fc.constantFrom(1, 1, 2, 0),
+    minTokens: fc.constantFrom(0, 5, 60),
+    slimLongerThan: fc.constantFrom<number | undefined>(undefined, 0, 24, Infinity),
+    note: noteArb,
+    inventory: fc.boolean(),
+    over: fc.constantFrom(5, 60),
+  })
+  // Pruning and offloading refuse to take the newest step's results (min_keep_steps 0); the window alone may.
+  .map(({ over, minKeepSteps, ...rest }) => ({
+    ...rest,
+    minKeepSteps: rest.strategies.length === 1 ? minKeepSteps : Math.max(minKeepSteps, 1),
+    counter,
+    offload: { dir: STORE, over, home: ROOT },
+  }));
+
+/** One line of a message, as JSON text. */
+const line = (value: unknown): string => JSON.stringify(value);
+
+/** A plain conversation of `n` OpenAI messages every format that reads `{role, content}` also takes. */
+function plainLines(n: number, from = 0): string[] {
+  return Array.from({ length: n }, (_, i) => {
+    const k = i + from;
+    const role = k === 0 ? 'system' : k % 2 === 1 ? 'user' : 'assistant';
+    return line({ role, content: k === 0 ? 'You are terse.' : `message ${k} ${'word '.repeat(i % 9)}` });
+  });
+}
+
+/** Lines that, met after plain messages, make OpenAI detection fail and another format (or none) fit. */
+const SWITCHES: Readonly<Record<string, readonly string[]>> = {
+  anthropic: [
+    line({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'run', input: { a: 1 } }] }),
+    line({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'done' }] }),
+  ],
+  sharegpt: [line({ role: 'human', content: 'a ShareGPT speaker' })],
+  responses: [
+    line({ type: 'function_call', call_id: 'c1', name: 'run', arguments: '{}' }),
+    line({ type: 'function_call_output', call_id: 'c1', output: 'ran' }),
+  ],
+  gemini: [line({ role: 'model', parts: [{ text: 'a Gemini content' }] })],
+  number: ['42'],
+  null: ['null'],
+  list: ['[]'],
+  empty: ['{}'],
+  objectContent: [line({ role: 'user', content: { text: 'an object' } })],
+  numberRole: [line({ role: 7, content: 'x' })],
+  claudeCode: [line({ type: 'user', uuid: 'u1', message: { role: 'user', content: 'hi' } })],
+};
+
+/** Messages OpenAI detection takes but its normalization refuses. */
+const REFUSED: readonly string[] = [
+  line({ role: 'robot', content: 'an unknown role' }),
+  line({ role: 'assistant', content: null, tool_calls: 'not a list' }),
+  line({ role: 'assistant', content: null, tool_calls: [1] }),
+  '{"role": "__proto__", "content": "a role no object has of its own"}',
+];
+
+/** Lines the layout refuses: a cut line, a missing comma, a value nested deeper than it reads. */
+const BROKEN: readonly string[] = ['{"role": "user", "content": ', '{"role": "user" "content": "x"}', '['.repeat(5000)];
+
+describe('a JSONL file normalized while its lines are parsed', () => {
+  it('compacts random OpenAI chats as keeping every item does: held as lines, as one text, read again from disk', () => {
+    let streamed = 0;
+    fc.assert(
+      fc.property(
+        conversationArb,
+        fc.array(fc.nat(3), { minLength: 1, maxLength: 5 }),
+        styleArb,
+        fc.array(fc.constantFrom('', '', '', '-', '  ', '\t'), { maxLength: 6 }),
+        optionsArb,
+        fc.constantFrom(7, 64, 4096),
+        (messages, repeats, style, blanks, options, readBlock) => {
+          const { items } = openaiCodec.encode(withLongResults(messages, repeats));
+          const bytes = fileBytes(jsonlText(items, style, blanks), style);
+          for (const [road, make] of [
+            ['bytes', bytesRoad(bytes, 'chat.jsonl')],
+            ['file', fileRoad(bytes, 'chat.jsonl', readBlock)],
+            ['text', () => decodeSource(bytes, 'chat.jsonl')],
+          ] as const) {
+            const { base, runs } = compareRoads(road, make, options);
+            // Every message is OpenAI's and its own: the stream reads the whole file, in every block size.
+            expect({ road, streamed: runs.map((r) => r.streamed) }).toEqual({ road, streamed: BLOCKS.map(() => true) });
+            if (!base.failed) streamed++;
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+    expect(streamed).toBeGreaterThan(45);
+  });
+
+  it('compacts random conversations of every format, written as JSONL, as keeping every item does', () => {
+    for (let seed = 1; seed <= 8; seed++) {
+      for (const format of FORMAT_NAMES) {
+        const written = writeAs(format, randomConversation(seed), { jsonl: true });
+        const options: FileOptions = {
+          counter,
+          target: [1, 60, 400, 1e9][seed % 4] as number,
+          strategies: CHAINS[seed % CHAINS.length],
+          minKeepSteps: 1,
+          offload: { dir: STORE, over: 20, home: ROOT },
+          slimLongerThan: seed % 2 === 0 ? 0 : undefined,
+        };
+        const { base, runs } = compareRoads({ seed, format }, bytesRoad(written.text, written.name), options);
+        // Only OpenAI chat continues a normalization: any other format is read the old way.
+        const streams = (base.shown as { format?: string }).format === 'openai';
+        const label = `seed ${seed}, ${format}`;
+        expect({ label, streamed: runs.map((r) => r.streamed) }).toEqual({
+          label,
+          streamed: BLOCKS.map(() => streams),
+        });
+      }
+    }
+  });
+
+  it('compacts every JSONL fixture as keeping every item does, streaming only the OpenAI ones', () => {
+    const folder = path.join(ROOT, 'fixtures');
+    const files = readdirSync(folder, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => path.join(folder, f))
+      .sort();
+    expect(files.length).toBeGreaterThan(15);
+    const formats = new Set<string>();
+    for (const file of files) {
+      const name = path.relative(ROOT, file);
+      const bytes = readFileSync(file);
+      // The long real transcripts once, the short fixtures with a chain as well.
+      const chains: FileOptions[] = [{ counter, target: 500 }];
+      if (bytes.length < 100_000)
+        chains.push({ counter, target: 3000, strategies: ['prune', 'window'], minTokens: 20 });
+      for (const options of chains) {
+        const { base, runs } = compareRoads(name, bytesRoad(bytes, path.basename(file)), options);
+        const { format = 'error', records = false } = base.shown as { format?: string; records?: boolean };
+        formats.add(format);
+        // One OpenAI conversation is read by the stream in every block size; anything else never is.
+        const streams = format === 'openai' && !records;
+        expect({ name, streamed: runs.map((r) => r.streamed) }).toEqual({ name, streamed: BLOCKS.map(() => streams) });
+      }
+    }
+    expect([...formats].sort()).toEqual(expect.arrayContaining(['anthropic', 'claude-code', 'openai', 'responses']));
+  });
+});
+
+describe('a format that changes after the first block', () => {
+  it.each(Object.keys(SWITCHES).map((k) => [k]))('gives up and reads the file again: %s', (kind) => {
+    const lines = [...plainLines(9), ...(SWITCHES[kind] as string[]), ...plainLines(4, 9)];
+    const text = `${lines.join('\n')}\n`;
+    for (const make of [bytesRoad(text, 'switch.jsonl'), fileRoad(text, 'switch.jsonl')]) {
+      const { runs } = compareRoads(kind, make, { counter, target: 60 });
+      // The first block (up to 7 lines) was OpenAI's: the stream took it, and gave up when the format changed.
+      expect(runs.slice(0, 4).map((r) => [r.started, r.streamed])).toEqual(BLOCKS.slice(0, 4).map(() => [true, false]));
+      // The default block holds the whole file: detected whole, never OpenAI's.
+      expect(runs[4]?.streamed).toBe(false);
+    }
+  });
+
+  it('gives up for a format that changes and changes back, which the old road reads as OpenAI chat', () => {
+    // A prompt-caching mark makes the plain messages Anthropic's; a tool call makes them OpenAI's again.
+    const cached = line({
+      role: 'user',
+      content: [{ type: 'text', text: 'cached', cache_control: { type: 'ephemeral' } }],
+    });
+    const call = line({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c9', type: 'function', function: { name: 'run', arguments: '{}' } }],
+    });
+    const result = line({ role: 'tool', tool_call_id: 'c9', content: `ran ${'fine '.repeat(30)}` });
+    const lines = [...plainLines(9), cached, ...plainLines(6, 9), call, result, ...plainLines(3, 15)];
+    const { base, runs } = compareRoads('and back', bytesRoad(lines.join('\n'), 'back.jsonl'), {
+      counter,
+      target: 60,
+      strategies: ['prune', 'window'],
+    });
+    expect(base.shown).toMatchObject({ format: 'openai', changed: true });
+    // A block that ended in the Anthropic stretch gave up; the default block holds the whole file, OpenAI's at its end.
+    expect(runs.map((r) => [r.started, r.streamed])).toEqual([
+      ...BLOCKS.slice(0, 4).map(() => [true, false]),
+      [true, true],
+    ]);
+  });
+
+  it('decides and refuses as the old road wherever the change comes, for random conversations', () => {
+    let gaveUp = 0;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 14 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.constantFrom(...Object.keys(SWITCHES)),
+        fc.constantFrom('\n', '\r\n'),
+        fc.constantFrom(1, 150, 1e9),
+        (before, after, kind, eol, target) => {
+          const lines = [...plainLines(before), ...(SWITCHES[kind] as string[]), ...plainLines(after, before)];
+          const text = lines.join(eol);
+          const { runs } = compareRoads({ kind, before, after }, bytesRoad(text, 'switch.jsonl'), {
+            counter,
+            target,
+            strategies: ['prune', 'window'],
+          });
+          gaveUp += runs.filter((r) => r.started && !r.streamed).length;
+          expect(runs.some((r) => r.streamed)).toBe(false);
+        },
+      ),
+      { numRuns: 80 },
+    );
+    expect(gaveUp).toBeGreaterThan(60);
+  });
+});
+
+describe('a message the format refuses in a later block', () => {
+  it.each(REFUSED.map((r, k) => [k, r] as const))('is reported as the old road reports it (%i)', (_, refused) => {
+    const lines = [...plainLines(8), refused, ...plainLines(5, 8)];
+    const text = `${lines.join('\n')}\n`;
+    for (const make of [bytesRoad(text, 'refused.jsonl'), fileRoad(text, 'refused.jsonl')]) {
+      const { base, runs } = compareRoads(refused, make, { counter, target: 60 });
+      expect(base.shown).toMatchObject({ error: 'InputError', message: expect.stringContaining('message 9: ') });
+      expect(runs.slice(0, 4).every((r) => r.started)).toBe(true);
+    }
+  });
+
+  it.each(BROKEN.map((b, k) => [k, b] as const))(
+    'gives way to a broken line after it, which the old road reports first (%i)',
+    (_, broken) => {
+      for (const refused of REFUSED) {
+        // The refusal in the first block of 7 and in a later one, the broken line after both.
+        for (const at of [2, 9]) {
+          const lines = [...plainLines(at), refused, ...plainLines(4, at), broken, ...plainLines(2, at + 4)];
+          const text = `${lines.join('\r\n')}\r\n`;
+          for (const make of [bytesRoad(text, 'broken.jsonl'), fileRoad(text, 'broken.jsonl')]) {
+            const { base } = compareRoads({ refused, at, broken: broken.slice(0, 40) }, make, { counter, target: 60 });
+            expect(base.shown).toMatchObject({ error: 'InputError', line: at + 6 });
+          }
+        }
+      }
+    },
+  );
+
+  it('is reported in order for random places of the refusal and of a broken line', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 12 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.constantFrom(...REFUSED),
+        fc.option(fc.constantFrom(...BROKEN)),
+        fc.boolean(),
+        (at, gap, refused, broken, twice) => {
+          const lines = [...plainLines(at), refused, ...plainLines(gap, at)];
+          if (twice) lines.push(REFUSED[0] as string);
+          if (broken !== null) lines.push(broken, ...plainLines(2, at + gap));
+          const text = lines.join('\n');
+          const { base } = compareRoads({ at, gap, refused, broken }, bytesRoad(text, 'r.jsonl'), {
+            counter,
+            target: 40,
+          });
+          expect(base.failed).toBe(true);
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+});
+
+describe('lines drawn from every format, broken ones among them', () => {
+  /** The first lines of every JSONL fixture, and every line above that changes the format or is refused or broken. */
+  function linePool(): string[] {
+    const lines: string[] = [];
+    for (const dir of ['anthropic', 'claude-code', 'multi', 'responses', 'inspect', 'bad', '.']) {
+      const folder = path.join(ROOT, 'fixtures', dir);
+      for (const name of readdirSync(folder)
+        .filter((n) => n.endsWith('.jsonl'))
+        .sort())
+        lines.push(...readFileSync(path.join(folder, name), 'utf8').split('\n').slice(0, 12));
+    }
+    return [...lines, ...Object.values(SWITCHES).flat(), ...REFUSED, ...BROKEN.slice(0, 2)];
+  }
+  const pool = linePool();
+  const openaiLines = readFileSync(path.join(ROOT, 'fixtures/sample.jsonl'), 'utf8').split('\n').filter(Boolean);
+
+  it('compacts or refuses a file that begins as OpenAI chat as the old road does', () => {
+    let gaveUp = 0;
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat(openaiLines.length - 1), { minLength: 1, maxLength: 9 }),
+        // After it, any line of the pool (or of the chat again, as -1 - its index).
+        fc.array(
+          fc.oneof(
+            fc.nat(pool.length - 1),
+            fc.nat(openaiLines.length - 1).map((k) => -1 - k),
+          ),
+          { maxLength: 10 },
+        ),
+        fc.constantFrom(1, 400, 1e9),
+        (head, tail, target) => {
+          const lines = [
+            ...head.map((k) => openaiLines[k] as string),
+            ...tail.map((k) => (k < 0 ? openaiLines[-1 - k] : pool[k]) as string),
+          ];
+          const { runs } = compareRoads(lines, bytesRoad(lines.join('\n'), 'drawn.jsonl'), { counter, target });
+          gaveUp += runs.filter((r) => r.started && !r.streamed).length;
+        },
+      ),
+      { numRuns: 100 },
+    );
+    expect(gaveUp).toBeGreaterThan(30);
+  });
+});
+
+describe('a file past the default block', () => {
+  /** A long OpenAI chat whose calls and results fall on both sides of block boundaries. */
+  function longChat(steps: number): string[] {
+    const lines = [line({ role: 'system', content: 'Work carefully.' }), line({ role: 'user', content: 'Fix it.' })];
+    for (let k = 0; lines.length < steps; k++) {
+      const calls = Array.from({ length: 1 + (k % 3) }, (_, c) => ({
+        id: `call_${k}_${c}`,
+        type: 'function',
+        function: { name: ['read', 'grep', 'test'][c], arguments: line({ step: k }) },
+      }));
+      lines.push(line({ role: 'assistant', content: k % 4 === 0 ? null : `step ${k}`, tool_calls: calls }));
+      for (const c of calls)
+        lines.push(line({ role: 'tool', tool_call_id: c.id, content: `result ${k} ${'output '.repeat(k % 40)}` }));
+      if (k % 25 === 24) lines.push(line({ role: 'user', content: `Now part ${k}.` }));
+    }
+    return lines;
+  }
+
+  it('streams it whole and compacts it as keeping every item does, compressed too', () => {
+    const text = `${longChat(1060).join('\n')}\n`;
+    for (const [make, chains] of [
+      [bytesRoad(text, 'long.jsonl'), [CHAINS[3]]],
+      [fileRoad(text, 'long.jsonl', 1 << 12), [CHAINS[0]]],
+      [bytesRoad(gzipSync(text), 'long.jsonl.gz'), [CHAINS[0]]],
+    ] as const) {
+      for (const strategies of chains) {
+        const options: FileOptions = {
+          counter,
+          target: 4000,
+          strategies,
+          minKeepSteps: 1,
+          minTokens: 10,
+          offload: { dir: STORE, over: 40, home: ROOT },
+        };
+        const { runs } = compareRoads(strategies, make, options);
+        expect(runs.every((r) => r.streamed)).toBe(true);
+      }
+    }
+  });
+
+  it('gives up past the first default block, for a change of format or a refused message', () => {
+    const lines = longChat(1060);
+    for (const late of [SWITCHES.anthropic?.[0], SWITCHES.number?.[0], REFUSED[0], REFUSED[1]]) {
+      const text = [...lines.slice(0, 1040), late, ...lines.slice(1040)].join('\n');
+      const { base, runs } = compareRoads(late, bytesRoad(text, 'late.jsonl'), { counter, target: 3000 });
+      expect(base.failed).toBe(true);
+      expect(runs.map((r) => [r.started, r.streamed])).toEqual(BLOCKS.map(() => [true, false]));
+    }
+  });
+});
+
+describe('a format named', () => {
+  const chat = `${plainLines(12).join('\n')}\n`;
+  const anthropic = readFileSync(path.join(ROOT, 'fixtures/anthropic/messages.jsonl'));
+
+  it.each([['openai'], ['auto'], ['anthropic'], ['sharegpt'], ['opnai'], ['OpenAI']])(
+    'compacts or refuses as the old road: --format %s',
+    (format) => {
+      for (const [name, bytes] of [
+        ['chat.jsonl', chat],
+        ['messages.jsonl', anthropic],
+      ] as const) {
+        for (const make of [bytesRoad(bytes, name), fileRoad(bytes, name)]) {
+          const { base, runs } = compareRoads({ format, name }, make, { counter, target: 40, format });
+          if (format === 'openai') expect(runs.every((r) => r.streamed)).toBe(true);
+          const unknown = { error: 'InputError', message: expect.stringContaining('unknown format') };
+          if (format === 'opnai' || format === 'OpenAI') expect(base.shown).toMatchObject(unknown);
+        }
+      }
+    },
+  );
+
+  it('still refuses a later message it cannot read, and the broken line after it first', () => {
+    const lines = [...plainLines(9), REFUSED[0] as string, ...plainLines(3, 9)];
+    for (const tail of [[], [BROKEN[0] as string]]) {
+      const text = [...lines, ...tail].join('\n');
+      const { base } = compareRoads(tail, bytesRoad(text, 'named.jsonl'), { counter, target: 40, format: 'openai' });
+      expect(base.failed).toBe(true);
+    }
+  });
+});
+
+describe('records per line and a conversation path', () => {
+  /** One record a line, each with its own conversation under `key` (nested under `data` with `nested`). */
+  function recordLines(count: number, key: string, nested: boolean): string {
+    return Array.from({ length: count }, (_, r) => {
+      const messages = plainLines(3 + (r % 4)).map((l) => JSON.parse(l) as unknown);
+      const record = { id: `run-${r}`, [key]: messages };
+      return line(nested ? { data: record } : record);
+    }).join('\n');
+  }
+
+  it.each([
+    ['messages records', recordLines(9, 'messages', false), {}],
+    ['a --conversation-key', recordLines(9, 'turns', false), { conversationKey: 'turns' }],
+    ['a --conversation-path', recordLines(9, 'messages', true), { conversationPath: '/data/messages' }],
+    ['a --conversation-path into plain messages', plainLines(9).join('\n'), { conversationPath: '/messages' }],
+    ['a --conversation-path to the content', plainLines(9).join('\n'), { conversationPath: '/content' }],
+  ] as const)('are read as before, never offered to the stream: %s', (_, text, extra) => {
+    for (const target of [1, 1e9]) {
+      for (const make of [bytesRoad(text, 'records.jsonl'), fileRoad(text, 'records.jsonl')]) {
+        const { runs } = compareRoads({ extra, target }, make, { counter, target, ...extra });
+        expect(runs.map((r) => r.offered)).toEqual(BLOCKS.map(() => false));
+      }
+    }
+  });
+
+  it('takes a file whose first line is a message for one conversation, refusing a later record in it as before', () => {
+    const text = [...plainLines(8), recordLines(1, 'messages', false), ...plainLines(2, 8)].join('\n');
+    const { base, runs } = compareRoads('late record', bytesRoad(text, 'mixed.jsonl'), { counter, target: 40 });
+    expect(base.shown).toMatchObject({ message: 'mixed.jsonl:9:1: message 9: no "role"' });
+    expect(runs.slice(0, 4).every((r) => r.started && !r.streamed)).toBe(true);
+  });
+});
