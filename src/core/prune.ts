@@ -1,3 +1,4 @@
+import { AscendingSet } from './sorted.js';
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
 import { stepSpans } from './groups.js';
 import { lazyList } from './lazy-list.js';
@@ -308,7 +309,8 @@ function planWithoutCounting(
     };
   }
   const candidates = candidatePositions(messages, minKeepSteps);
-  const apart = new Set(candidates);
+  // A byte a message, not a Set's dozen bytes a candidate (nearly half a long agent run's messages are results).
+  const apart = new AscendingSet(candidates, n);
   // The candidates' texts are read once here, and not kept: only the few a window reads are wanted again. The bound
   // needs only each one's end (from its last letter or digit), which a sketch gives without reading the text.
   const endOf = (i: number): Rendered => {
