@@ -427,20 +427,19 @@ for (const s of perSize) {
   if (big) runRows([s.everything], SLOW_RUNS);
 }
 
+/** `swc compact --target 8000 [--strategy …] -q` of a corpus, written to its output named `what`. */
+function quietCompact(c: Corpus, what: string, strategy?: string): string[] {
+  const chain = strategy === undefined ? [] : ['--strategy', strategy];
+  return [SWC, 'compact', '--target', String(TARGET), ...chain, '-q', '-o', outFile(`${c.name}-${what}`), c.file];
+}
+
 // Pruning then the window, on the largest file: pruning counts each result it considers once, until the target.
 const largest = perSize[perSize.length - 1] as SizeRows;
-const pruneRow = row('(1p) swc compact --target 8000 --strategy prune,window', label(largest.corpus), [
-  SWC,
-  'compact',
-  '--target',
-  String(TARGET),
-  '--strategy',
-  'prune,window',
-  '-q',
-  '-o',
-  outFile(`${largest.corpus.name}-prune`),
-  largest.corpus.file,
-]);
+const pruneRow = row(
+  '(1p) swc compact --target 8000 --strategy prune,window',
+  label(largest.corpus),
+  quietCompact(largest.corpus, 'prune', 'prune,window'),
+);
 const offloadRow = row('(1o) swc compact --target 8000 --strategy offload,window', label(largest.corpus), [
   SWC,
   'compact',
@@ -483,28 +482,12 @@ const gbRows =
   gigabyte === null
     ? []
     : [
-        row('(10) swc compact --target 8000', label(gigabyte), [
-          SWC,
-          'compact',
-          '--target',
-          String(TARGET),
-          '-q',
-          '-o',
-          outFile(`${gigabyte.name}-swc`),
-          gigabyte.file,
-        ]),
-        row('(10p) swc compact --target 8000 --strategy prune,window', label(gigabyte), [
-          SWC,
-          'compact',
-          '--target',
-          String(TARGET),
-          '--strategy',
-          'prune,window',
-          '-q',
-          '-o',
-          outFile(`${gigabyte.name}-prune`),
-          gigabyte.file,
-        ]),
+        row('(10) swc compact --target 8000', label(gigabyte), quietCompact(gigabyte, 'swc')),
+        row(
+          '(10p) swc compact --target 8000 --strategy prune,window',
+          label(gigabyte),
+          quietCompact(gigabyte, 'prune', 'prune,window'),
+        ),
         row('(10′) floor: read by line + JSON.parse', label(gigabyte), [child, 'floor-lines', gigabyte.file]),
       ];
 if (gigabyte !== null) {
