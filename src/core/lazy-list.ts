@@ -121,6 +121,11 @@ function arrayIndex(key: string): number {
   return Number.isInteger(k) && String(k) === key ? k : -1;
 }
 
+/** The indices 0 to `length` - 1 as a list that holds none of them (a long conversation's would take 8 bytes each). */
+export function indexList(length: number): readonly number[] {
+  return lazyList(length, (i) => i);
+}
+
 /**
  * A read-only list over something that grows or changes behind it: its length and each element read through on every
  * access, nothing kept (an element that is an object may be a new one on each read). It is what a stream of items is

@@ -1,7 +1,7 @@
-import { AscendingSet } from './sorted.js';
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
 import { stepSpans } from './groups.js';
 import { lazyList } from './lazy-list.js';
+import { AscendingSet } from './sorted.js';
 import { templatePieces } from './note.js';
 import { isPointerText } from './pointer.js';
 import { contentOf, marksOf, renderMessage } from './render.js';

@@ -1,7 +1,7 @@
 import type { Group, GroupKind, Plan } from '../core/compact.js';
 import { analyze, isEarlierNoteAt } from '../core/groups.js';
 import { renderMessage, textContent } from '../core/render.js';
-import { lazyList } from '../core/lazy-list.js';
+import { indexList, lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import { itemsReader, type Normalized } from '../formats/types.js';
 import { inventoryOf, type Inventory } from './forgotten.js';
@@ -288,8 +288,7 @@ export function countOf(
  */
 function messageCounts(c: Planned): MessageCounts {
   const { messages, itemsOf } = c.normalized;
-  // Every index, as a list that holds none of them (a long file's would be another 8 bytes a message).
-  const all = lazyList(messages.length, (i) => i);
+  const all = indexList(messages.length);
   const before = countOf(messages, all, itemsOf);
   const removed = countOf(messages, c.plan.removed, itemsOf);
   if (c.output !== undefined) {

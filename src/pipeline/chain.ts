@@ -1,5 +1,5 @@
 import { keepEverything, planCompaction, type Plan } from '../core/compact.js';
-import { elementReader, lazyList } from '../core/lazy-list.js';
+import { elementReader, indexList, lazyList } from '../core/lazy-list.js';
 import { renderMessage } from '../core/render.js';
 import type { Message, Rendered, TokenCounter } from '../core/types.js';
 import { STEPS, type StrategyName } from './steps/index.js';
@@ -107,8 +107,8 @@ function runChain(
     target,
     referenceOf,
     current: input,
-    // Every message at its own index until a step moves them: a list that holds none of the indices.
-    origin: lazyList(input.length, (i) => i),
+    // Every message at its own index until a step moves them.
+    origin: indexList(input.length),
     // Not written to: `writableFinal` copies it first.
     final: input as Message[],
     finalOwned: false,

@@ -99,8 +99,9 @@ export class StreamedRead implements ItemSink {
     this.real = conversationInput(source, slot);
     this.readItem = elementReader(slot.items);
     this.block = [];
+    // The format was checked after every block, the last one included.
+    if (this.failed || this.count !== slot.items.length) return null;
     const adapter = this.adapter as FormatAdapter;
-    if (this.failed || this.count !== slot.items.length || this.found() !== adapter) return null;
     // Without its continuation, which holds what only a longer input would need (the call names read so far).
     const { more: _more, ...normalized } = this.normalized;
     this.normalized = null;
