@@ -156,3 +156,15 @@ export function liveList<T>(length: () => number, read: (k: number) => T): reado
     deleteProperty: () => false,
   });
 }
+
+/**
+ * `base` with `over`'s properties in place of its own, each getter of either left a getter. A spread (`{ ...base }`)
+ * would call them, working out every lazy field (a plan's groups, its removed indices) that no reader may want.
+ * The getters must not read `this`: they are moved to a new object.
+ */
+export function overlay<T extends object>(base: T, over: Partial<T>): T {
+  return Object.defineProperties(
+    {},
+    { ...Object.getOwnPropertyDescriptors(base), ...Object.getOwnPropertyDescriptors(over) },
+  ) as T;
+}

@@ -155,16 +155,35 @@ export function resultSteps(messages: readonly Message[]): Array<[number, number
 
 /**
  * The input positions of the tool-result messages of the newest `minKeepSteps` tool-calling steps. Steps are looked
- * for from the start of the conversation; a step without results does not count.
+ * for from the start of the conversation; a step without results does not count. Without `withResults`, the steps are
+ * read from the end: a step's results are a run of tool messages right after an assistant message (as `stepSpans`
+ * cuts them), so only the newest steps are looked at, not a list of every step made.
  */
 export function protectedResults(
   messages: readonly Message[],
   minKeepSteps: number,
-  withResults: ReadonlyArray<readonly [number, number]> = resultSteps(messages),
+  withResults?: ReadonlyArray<readonly [number, number]>,
 ): Set<number> {
   const kept = new Set<number>();
-  for (const [start, end] of withResults.slice(Math.max(withResults.length - minKeepSteps, 0))) {
-    for (let i = start + 1; i < end; i++) kept.add(i);
+  if (withResults !== undefined) {
+    for (const [start, end] of withResults.slice(Math.max(withResults.length - minKeepSteps, 0))) {
+      for (let i = start + 1; i < end; i++) kept.add(i);
+    }
+    return kept;
+  }
+  let steps = 0;
+  for (let i = messages.length - 1; i >= 0 && steps < minKeepSteps;) {
+    if ((messages[i] as Message).role !== 'tool') {
+      i--;
+      continue;
+    }
+    let first = i;
+    while (first > 0 && (messages[first - 1] as Message).role === 'tool') first--;
+    if (first > 0 && (messages[first - 1] as Message).role === 'assistant') {
+      for (let j = first; j <= i; j++) kept.add(j);
+      steps++;
+    }
+    i = first - 1;
   }
   return kept;
 }
@@ -330,8 +349,8 @@ function planWithoutCounting(
   let out: readonly Message[] = messages;
   if (changed) {
     const list = messages.slice();
-    const resolve = (i: number): Message => decide(i)?.message ?? (messages[i] as Message);
-    for (const i of candidates) list[i] = new DeferredMessage(messages[i] as Message, resolve, i);
+    const StandIn = deferredMessages(messages, (i) => decide(i)?.message ?? (messages[i] as Message));
+    for (const i of candidates) list[i] = new StandIn(i);
     out = list;
   }
   const outRendered = lazyList(n, (i) =>
@@ -401,35 +420,43 @@ function candidateDecider(
   };
 }
 
+/** A message read as a plan resolves it, made by `deferredMessages`. */
+type Deferred = new (index: number) => Message;
+
 /**
- * A message read as `resolve(index)` gives it (a class, so that the many candidates of a long file share their
- * getters), whose role and marks are its original's (pruning keeps them): walking a
- * conversation's structure reads only those, and its content and compaction mark are worked out when read.
+ * The class of one plan's stand-ins: a message whose role and marks are its original's (pruning keeps them), so that
+ * walking a conversation's structure reads only those, and whose content and compaction mark are `resolve(index)`'s,
+ * worked out when read. A class per plan, so that a stand-in holds its index alone (32 bytes; a long run's
+ * candidates are nearly half its messages) and every stand-in shares the getters.
  */
-class DeferredMessage implements Message {
-  readonly role: Message['role'];
-  declare readonly weight?: number;
-  declare readonly couldBeNote?: boolean;
-  declare readonly exactNote?: boolean;
+function deferredMessages(messages: readonly Message[], resolve: (index: number) => Message): Deferred {
+  return class implements Message {
+    constructor(private readonly index: number) {}
 
-  constructor(
-    original: Message,
-    private readonly resolve: (index: number) => Message,
-    private readonly index: number,
-  ) {
-    this.role = original.role;
-    if (original.weight !== undefined) (this as { weight?: number }).weight = original.weight;
-    if (original.couldBeNote !== undefined) (this as { couldBeNote?: boolean }).couldBeNote = original.couldBeNote;
-    if (original.exactNote !== undefined) (this as { exactNote?: boolean }).exactNote = original.exactNote;
-  }
+    get role(): Message['role'] {
+      return (messages[this.index] as Message).role;
+    }
 
-  get compaction(): string | undefined {
-    return this.resolve(this.index).compaction;
-  }
+    get weight(): number | undefined {
+      return (messages[this.index] as Message).weight;
+    }
 
-  get content(): Content {
-    return contentOf(this.resolve(this.index));
-  }
+    get couldBeNote(): boolean | undefined {
+      return (messages[this.index] as Message).couldBeNote;
+    }
+
+    get exactNote(): boolean | undefined {
+      return (messages[this.index] as Message).exactNote;
+    }
+
+    get compaction(): string | undefined {
+      return resolve(this.index).compaction;
+    }
+
+    get content(): Content {
+      return contentOf(resolve(this.index));
+    }
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { keepEverything, planCompaction, type Plan } from '../core/compact.js';
-import { elementReader, indexList, lazyList } from '../core/lazy-list.js';
+import { elementReader, indexList, lazyList, overlay } from '../core/lazy-list.js';
 import { renderMessage } from '../core/render.js';
 import type { Message, Rendered, TokenCounter } from '../core/types.js';
 import { STEPS, type StrategyName } from './steps/index.js';
@@ -169,8 +169,9 @@ function finishChain(run: ChainRun, figures: Figures, toolTokens: number): Decid
   // Measured when an output asks (pruning alone keeps every message: its count after is the whole output's).
   let after: number | undefined;
   const afterOf = (): number => (after ??= figures.tokensAfter());
-  const plan: Plan = {
-    ...base,
+  // Laid over the base's own properties, not spread: a spread would call its getters, listing every group and every
+  // removed index of a long conversation that no output may read.
+  const plan: Plan = overlay(base, {
     changed,
     unchanged: changed ? null : base.unchanged,
     tokensBefore: figures.tokensBefore ?? base.tokensBefore,
@@ -181,7 +182,7 @@ function finishChain(run: ChainRun, figures: Figures, toolTokens: number): Decid
     get targetMet(): boolean {
       return afterOf() <= planned;
     },
-  };
+  });
   const decided: Decided = {
     plan,
     target: planned,
@@ -223,8 +224,7 @@ function summarizedDecision(run: ChainRun, decided: Decided, done: SummarizedCon
   const kept = final.map((_, i) => i).filter((i) => keptSet.has(i));
   const removed = final.map((_, i) => i).filter((i) => !keptSet.has(i));
   const weight = (list: readonly number[]): number => list.reduce((a, i) => a + ((final[i] as Message).weight ?? 1), 0);
-  const summarizedPlan: Plan = {
-    ...decided.plan,
+  const summarizedPlan: Plan = overlay(decided.plan, {
     changed: true,
     unchanged: null,
     kept,
@@ -237,7 +237,7 @@ function summarizedDecision(run: ChainRun, decided: Decided, done: SummarizedCon
       ...g,
       kept: g.indices.every((i) => keptSet.has(i)),
     })),
-  };
+  });
   return { ...decided, plan: summarizedPlan, summarized: { ...done, summaries }, output };
 }
 

@@ -13,6 +13,8 @@ import {
   fillPlaceholder,
   isPlaceholderText,
   planPruning,
+  protectedResults,
+  resultSteps,
   TOOL_RESULT_PRUNING,
 } from '../../src/core/prune.js';
 import { contentOf, textContent } from '../../src/core/render.js';
@@ -415,6 +417,23 @@ describe('planPruning against an independent model of the rules', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('the newest steps read from the end', () => {
+  it('protects the results that the steps listed from the start name', () => {
+    // Roles alone decide where steps are: tools after a user or at the start belong to no step.
+    const roleArb = fc.constantFrom<Message['role']>('system', 'user', 'assistant', 'tool', 'tool', 'tool');
+    fc.assert(
+      fc.property(fc.array(roleArb, { maxLength: 40 }), fc.integer({ min: 1, max: 6 }), (roles, minKeepSteps) => {
+        const messages = roles.map((role): Message => ({ role, content: textContent('x') }));
+        const fromStart = protectedResults(messages, minKeepSteps, resultSteps(messages));
+        expect([...protectedResults(messages, minKeepSteps)].sort((a, b) => a - b)).toEqual(
+          [...fromStart].sort((a, b) => a - b),
+        );
+      }),
+      { numRuns: 500 },
     );
   });
 });
