@@ -376,21 +376,54 @@ const NO_MARKS: { readonly compaction?: string; readonly couldBeNote?: boolean; 
   Object.freeze({});
 
 /** The name of the first call a result answers whose name is known. */
-function answeredName(item: Record<string, unknown>, callNames: CallNames): string | undefined {
+function answeredName(
+  item: Record<string, unknown>,
+  callNames: CallNames,
+  items: ItemReader,
+  k: number,
+): string | undefined {
   for (const id of answeredIds(item)) {
-    const name = callNames.get(id);
+    const name = callNames.get(id, items, k);
     if (name !== undefined) return name;
   }
   return undefined;
 }
 
+/** Reads item `k` of the input being normalized. */
+type ItemReader = (k: number) => unknown;
+
+/** Sets each call of an item, by its id and name, in order (those without both are no call a result can name). */
+function eachCall(item: unknown, into: CallNames): void {
+  const calls = isRecord(item) ? own(item, 'tool_calls') : undefined;
+  if (!Array.isArray(calls)) return;
+  for (const call of calls) {
+    const id = own(call, 'id');
+    const fn = own(call, 'function') ?? own(call, 'custom');
+    if (typeof id === 'string' && isRecord(fn) && typeof own(fn, 'name') === 'string')
+      into.set(id, own(fn, 'name') as string);
+  }
+}
+
+/** Calls held before the older of them are let go (and as many again): a result answers a call just before it. */
+export const CALL_GENERATION = 1024;
+
 /**
- * The name of each call id read so far, each distinct name held once: a long file names a few tools a great many
- * times, and each result keeps the name of the call it answers (a million messages: about 8 MB less).
+ * The name of each call id read so far, each distinct name held once (a long file names a few tools a great many
+ * times). Only the latest calls are held, in two generations of `generation` ids: a result answers a call of the
+ * assistant message just before it, and a million messages' ids took about 30 MB while a file was read. An id not
+ * found among them, once older calls were let go, may be one of those: every call before the result is then read
+ * again from the items, once, and from then on all are held. (A file's stream of items cannot read an earlier block:
+ * it gives up, and the file is read with its items kept, as without a stream.)
  */
-class CallNames {
-  private readonly byId = new Map<string, string>();
+export class CallNames {
+  private recent = new Map<string, string>();
+  private older = new Map<string, string>();
+  /** Set once calls were let go; then every call is held (`all`) after the first id not found. */
+  private forgot = false;
+  private all: Map<string, string> | null = null;
   private readonly names = new Map<string, string>();
+
+  constructor(private readonly generation: number = CALL_GENERATION) {}
 
   set(id: string, name: string): void {
     let held = this.names.get(name);
@@ -398,12 +431,41 @@ class CallNames {
       this.names.set(name, name);
       held = name;
     }
-    this.byId.set(id, held);
+    if (this.all !== null) {
+      this.all.set(id, held);
+      return;
+    }
+    if (this.recent.size >= this.generation) {
+      this.forgot ||= this.older.size > 0;
+      this.older = this.recent;
+      this.recent = new Map();
+    }
+    this.recent.set(id, held);
   }
 
-  get(id: string): string | undefined {
-    return this.byId.get(id);
+  /**
+   * The name of the latest call with this id read before item `k` was done with (its own calls included).
+   * @param items reads the items, for the calls let go
+   */
+  get(id: string, items: ItemReader, k: number): string | undefined {
+    if (this.all !== null) return this.all.get(id);
+    const name = this.recent.get(id) ?? this.older.get(id);
+    if (name !== undefined || !this.forgot) return name;
+    const all = new Map<string, string>();
+    this.all = all;
+    this.recent = new Map();
+    this.older = new Map();
+    for (let j = 0; j <= k; j++) eachCall(items(j), this);
+    return all.get(id);
   }
+}
+
+/**
+ * OpenAI chat items normalized with `callNames` (empty) to name each result's call: the adapter's `normalize`, with
+ * the generations of calls held open to choice (tests hold one or two ids, so that a short list lets calls go).
+ */
+export function normalizeChat(input: ConversationInput, noteTemplate: string | null, callNames: CallNames): Normalized {
+  return normalizedFrom(input, noteTemplate, callNames, []);
 }
 
 /**
@@ -421,7 +483,7 @@ function normalizedFrom(
   // Through the list's reader, its length read once: a file's stream of items (pipeline/stream.ts) has no trap per item.
   const at = elementReader(input.items);
   for (let k = messages.length, end = input.items.length; k < end; k++)
-    messages.push(chatMessage(input, at(k), from, k, noteTemplate, callNames));
+    messages.push(chatMessage(input, at, from, k, noteTemplate, callNames));
   // The list is handed over as it is, and copied only once a continuation has grown it (which only appends): a warm
   // step does not copy the whole conversation, and an earlier result still reads the messages it was made of.
   const n = messages.length;
@@ -442,27 +504,19 @@ function normalizedFrom(
   };
 }
 
-/** Item `k` (`raw`) as a message, the ids of the calls before it in `callNames` (its own calls added). */
+/** Item `k` (read by `items`) as a message, the ids of the calls before it in `callNames` (its own calls added). */
 function chatMessage(
   input: ConversationInput,
-  raw: unknown,
+  items: ItemReader,
   from: ChatItems,
   k: number,
   noteTemplate: string | null,
   callNames: CallNames,
 ): Message {
-  const item = checkMessage(input, k, raw);
+  const item = checkMessage(input, k, items(k));
   const roleName = own(item, 'role') as string;
   const role = ROLES[roleName] as Role;
-  const calls = own(item, 'tool_calls');
-  if (Array.isArray(calls)) {
-    for (const call of calls) {
-      const id = own(call, 'id');
-      const fn = own(call, 'function') ?? own(call, 'custom');
-      if (typeof id === 'string' && isRecord(fn) && typeof own(fn, 'name') === 'string')
-        callNames.set(id, own(fn, 'name') as string);
-    }
-  }
+  eachCall(item, callNames);
   const text = own(item, 'content');
   const marks =
     role === 'user' && typeof text === 'string'
@@ -471,7 +525,8 @@ function chatMessage(
   const legacyName = own(item, 'name');
   const ownName = typeof legacyName === 'string' ? legacyName : '';
   // The name of the call this result answers, looked up now: ids may be reused later in the file.
-  const resultName = role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames) ?? ownName);
+  const resultName =
+    role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames, items, k) ?? ownName);
   return new ChatMessage(
     role,
     marks.compaction,
@@ -493,7 +548,7 @@ export const openai: FormatAdapter = {
   sketchesIn: (record) => record.role === 'tool' || record.role === 'function',
   ...detectedBy([{ each: isOpenAiMessage }]),
   normalize(input, noteTemplate): Normalized {
-    return normalizedFrom(input, noteTemplate, new CallNames(), []);
+    return normalizeChat(input, noteTemplate, new CallNames());
   },
   makeNote({ text }) {
     return { role: 'user', content: text };

@@ -11,8 +11,9 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { InputError } from '../../src/errors.js';
-import type { Message } from '../../src/core/types.js';
+import type { Content, Message } from '../../src/core/types.js';
 import type { Normalized } from '../../src/formats/types.js';
+import { CALL_GENERATION } from '../../src/formats/openai.js';
 import { readSourceFile, sourceFromBytes } from '../../src/io/lines.js';
 import { decodeSource, type SourceText } from '../../src/io/source.js';
 import { compactSource, type FileOptions, type FileResult, type StrategyName } from '../../src/pipeline/index.js';
@@ -531,6 +532,36 @@ describe('a file past the default block', () => {
       expect(base.failed).toBe(true);
       expect(runs.map((r) => [r.started, r.streamed])).toEqual(BLOCKS.map(() => [true, false]));
     }
+  });
+});
+
+describe('a result that answers a call the stream let go', () => {
+  it('gives up, and names the result after its call as the old road does', () => {
+    // More calls than the two generations a normalization holds (CALL_GENERATION each), then a result answering the
+    // first: its call is found by reading the earlier items again, which a stream cannot.
+    const calls = 2 * CALL_GENERATION + 1;
+    const lines = [line({ role: 'user', content: 'Go.' })];
+    for (let k = 0; k < calls; k++) {
+      const name = k === 0 ? 'first_tool' : 'later_tool';
+      lines.push(
+        line({
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `c${k}`, type: 'function', function: { name, arguments: '{}' } }],
+        }),
+      );
+      lines.push(line({ role: 'tool', tool_call_id: `c${k}`, content: `result ${k}` }));
+    }
+    lines.push(line({ role: 'tool', tool_call_id: 'c0', content: 'the first, late' }));
+    const { base, runs } = compareRoads('late', bytesRoad(`${lines.join('\n')}\n`, 'late.jsonl'), {
+      counter,
+      target: 200,
+    });
+    expect(base.failed).toBe(false);
+    expect(runs.map((r) => [r.started, r.streamed])).toEqual(BLOCKS.map(() => [true, false]));
+    const shown = base.shown as { conversations: Array<{ normalized: { messages: Array<{ content: Content }> } }> };
+    const last = shown.conversations[0]?.normalized.messages.at(-1);
+    expect(last?.content.results.map((r) => [r.name, r.text])).toEqual([['first_tool', 'the first, late']]);
   });
 });
 
