@@ -277,8 +277,11 @@ function openaiPairing(input: ConversationInput): Pairing {
  * message: a long file's messages then share one method instead of each holding a function and its scope.
  */
 class ChatMessage implements Message {
-  /** Its role, its two note flags and its compaction mark, in one small integer (see `packedMarks`). */
-  private readonly bits: number;
+  /**
+   * Its index in the items (from bit 8) and its marks (bits 0-7, see `packedMarks`), in one number: a small integer
+   * up to 8 million messages, so a message holds three fields (a million messages: 8 MB less than four).
+   */
+  private readonly packed: number;
 
   constructor(
     role: Role,
@@ -287,28 +290,32 @@ class ChatMessage implements Message {
     exactNote: boolean,
     /** The raw texts and the items of its normalization, shared by its messages. */
     private readonly from: ChatItems,
-    private readonly index: number,
+    index: number,
     /** For a tool result: the name of the call it answers. */
     private readonly resultName: string,
   ) {
-    this.bits = packedMarks(role, compaction, couldBeNote, exactNote);
+    this.packed = index * 256 + packedMarks(role, compaction, couldBeNote, exactNote);
+  }
+
+  private get index(): number {
+    return (this.packed - (this.packed & 255)) / 256;
   }
 
   get role(): Role {
-    return ROLES_BY_CODE[this.bits & 3] as Role;
+    return ROLES_BY_CODE[this.packed & 3] as Role;
   }
 
   get compaction(): string | undefined {
-    const code = this.bits >>> 4;
+    const code = (this.packed & 255) >>> 4;
     return code === 0 ? undefined : COMPACTIONS[code - 1];
   }
 
   get couldBeNote(): boolean {
-    return (this.bits & 4) !== 0;
+    return (this.packed & 4) !== 0;
   }
 
   get exactNote(): boolean {
-    return (this.bits & 8) !== 0;
+    return (this.packed & 8) !== 0;
   }
 
   sketch(): readonly ResultSketch[] | undefined {
@@ -359,14 +366,16 @@ const COMPACTIONS: string[] = [];
 
 /**
  * A message's role (bits 0-1), `couldBeNote` (bit 2), `exactNote` (bit 3) and compaction mark (its number in
- * `COMPACTIONS` from bit 4, 0 for none) as one small integer: a message of a long file then holds four fields, not
- * eight (a million messages: 32 MB less).
+ * `COMPACTIONS` in bits 4-7, 0 for none) as one small integer: a message of a long file then holds one field for
+ * them, not four (a million messages: 32 MB less).
  */
 function packedMarks(role: Role, compaction: string | undefined, couldBeNote: boolean, exactNote: boolean): number {
   let code = 0;
   if (compaction !== undefined) {
     code = COMPACTIONS.indexOf(compaction) + 1;
     if (code === 0) code = COMPACTIONS.push(compaction);
+    // Notes are the only messages marked, by the window's or the summary's name: a sixteenth mark is a bug here.
+    if (code > 15) throw new Error(`internal: more than 15 compaction marks (${COMPACTIONS.join(', ')})`);
   }
   return ROLES_BY_CODE.indexOf(role) | (couldBeNote ? 4 : 0) | (exactNote ? 8 : 0) | (code << 4);
 }
