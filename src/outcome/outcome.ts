@@ -538,7 +538,12 @@ export function estimateBefore(c: Planned, noteTokens: number | null): number {
   const replaced = input === undefined ? [] : plan.kept.filter((m) => input[m] !== normalized.messages[m]);
   const isReplaced = new Set(replaced);
   const keptLength = lengthOf(replaced.length === 0 ? plan.kept : plan.kept.filter((m) => !isReplaced.has(m)));
-  const removedLength = lengthOf(plan.removed) + lengthOf(replaced);
+  // The kept and the removed are every message: the removed weigh the whole less the kept, so a long file's
+  // removed indices (nearly all of them) are never listed.
+  let wholeLength = 0;
+  for (let m = 0; m < normalized.messages.length; m++)
+    for (const item of itemsAt(m)) wholeLength += c.itemLength?.(item) ?? 0;
+  const removedLength = wholeLength - keptLength;
   const rate = keptLength > 0 && keptTokens > 0 ? keptTokens / keptLength : 1 / FALLBACK_CHARS_PER_TOKEN;
   return Math.max(plan.tokensBefore, keptTokens + Math.round(removedLength * rate));
 }

@@ -139,6 +139,13 @@ describe('files too big to count exactly at little cost', () => {
     expect(c?.outcome.before.exact).toBe(false);
     const estimate = estimateBefore(c!, c!.outcome.totals.noteTokens);
     expect(estimate).toBe(c?.outcome.before.tokens);
+    // The kept items' tokens per character of their lines, times the removed lines' characters (each with its line
+    // ending), as the docs say.
+    const lineLength = (m: number): number => (c!.slot.raws[m] as string).length + 1;
+    const sum = (indices: readonly number[]): number => indices.reduce((a, m) => a + lineLength(m), 0);
+    const keptTokens = c!.plan.tokensAfter - (c!.outcome.totals.noteTokens ?? 0);
+    const rate = keptTokens / sum(c!.plan.kept);
+    expect(estimate).toBe(Math.max(c!.plan.tokensBefore, keptTokens + Math.round(sum(c!.plan.removed) * rate)));
     expect(estimate).toBeGreaterThanOrEqual(c!.plan.tokensBefore);
     expect(estimate).toBeGreaterThanOrEqual(c!.plan.tokensAfter - (c!.outcome.totals.noteTokens ?? 0));
   });
