@@ -14,6 +14,7 @@ import { isIndexToken } from './json-pointer.js';
 import { detectStyle, writeJson } from './json-style.js';
 import { elementReader, lazyList } from '../core/lazy-list.js';
 import { forEachLine, isLineSource, type LineSource } from './lines.js';
+import { OffsetColumn } from './column.js';
 import { slimItem, type Slimming } from './slim.js';
 import { innerName } from './compressed.js';
 import { messageListPath, pointerSlot, pointerTokens } from './conversation-path.js';
@@ -318,7 +319,7 @@ function isRecordLine(value: unknown, keys: readonly string[]): boolean {
 
 function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const items: unknown[] = [];
-  const offsets: number[] = [];
+  const offsets = new OffsetColumn();
   // Each item's line number: its index + 1 until a blank line has come, so the list is made only once one has.
   let lineNos: number[] | null = null;
   const lineNoOf = (k: number): number => (lineNos === null ? k + 1 : (lineNos[k] as number));
@@ -345,7 +346,8 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     } catch (error) {
       throw jsonlLineError(source, lineNo, body, error);
     }
-    if (lineNos === null && lineNo !== offsets.length + 1) lineNos = offsets.map((_, k) => k + 1);
+    if (lineNos === null && lineNo !== offsets.length + 1)
+      lineNos = Array.from({ length: offsets.length }, (_, k) => k + 1);
     lineNos?.push(lineNo);
     const read = slimming === undefined ? item : slimItem(item, slimming);
     if (!held) sliced.push(line);
@@ -358,22 +360,23 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const lines = held ? (source as LineSource).lines : null;
   const lineAt = lines === null ? null : elementReader(lines);
   const count = offsets.length;
+  const offsetList = lazyList(count, (k) => offsets.at(k));
   const raws: readonly string[] = lineAt === null ? sliced : lazyList(count, (k) => lineAt(lineNoOf(k) - 1));
   if (options.conversationPath !== undefined) {
     // With a pointer, every line is a record holding its conversation where the pointer leads.
     const tokens = pointerTokens(options.conversationPath, source);
-    const slots = offsets.map((offset, k) => {
+    const slots = Array.from({ length: count }, (_, k) => {
       const raw = raws[k] as string;
-      const start = offset + (raw.length - raw.trimStart().length);
+      const start = offsets.at(k) + (raw.length - raw.trimStart().length);
       return pointerSlot(source, start, tokens, `line ${lineNoOf(k)}`, k, slimming);
     });
     return { framing: 'jsonl', source, slots };
   }
   if (!streamed && isRecordLine(items[0], recordKeys)) {
     // One record per line: each line's list is a conversation of its own.
-    const slots = offsets.map((offset, k) => {
+    const slots = Array.from({ length: count }, (_, k) => {
       const raw = raws[k] as string;
-      const start = offset + (raw.length - raw.trimStart().length);
+      const start = offsets.at(k) + (raw.length - raw.trimStart().length);
       return recordSlot(source, start, recordKeys, k, `line ${lineNoOf(k)}`, slimming);
     });
     return { framing: 'jsonl', source, slots };
@@ -392,7 +395,7 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
         raws,
         container: null,
         key: null,
-        offsets,
+        offsets: offsetList,
         region: { start: 0, end: length },
         wholeFile: true,
         write(parts) {

@@ -2,6 +2,7 @@ import { noteTemplate } from '../core/compact.js';
 import { isEarlierNoteText } from '../core/note.js';
 import { isSummaryText } from '../core/summarize.js';
 import type { Plan } from '../core/compact.js';
+import { elementReader } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
 import { isSketchedRecord, isTellingText } from '../formats/registry.js';
 import type { FormatAdapter, Normalized } from '../formats/types.js';
@@ -254,10 +255,12 @@ function isTextAtMost(source: SourceText, limit: number): boolean {
 
 /** The length of each item of a slot in the file's text: from its offset to the next item's (or the slot's end). */
 function itemLengths(slot: Slot): (item: number) => number {
+  // Through the list's reader: a summary line reads every item's length, and a big file's offsets are a lazy list.
+  const at = elementReader(slot.offsets);
+  const n = slot.offsets.length;
   return (item) => {
-    const start = slot.offsets[item];
-    if (start === undefined) return 0;
-    return Math.max((slot.offsets[item + 1] ?? slot.region.end) - start, 0);
+    if (!(item >= 0 && item < n)) return 0;
+    return Math.max((item + 1 < n ? at(item + 1) : slot.region.end) - at(item), 0);
   };
 }
 
