@@ -276,10 +276,18 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
 /** The results that may be pruned as far as the messages' marks tell (their texts unread): a superset of those pruned. */
 function candidatePositions(messages: readonly Message[], minKeepSteps: number): number[] {
   const kept = protectedResults(messages, minKeepSteps);
-  const out: number[] = [];
+  const isCandidate = (m: Message, i: number): boolean =>
+    m.role === 'tool' && !kept.has(i) && m.compaction === undefined && m.offloaded !== true && m.fixed !== true;
+  // Counted first, then listed into a list of that size: nearly half a long run's messages are candidates, and a
+  // list pushed to leaves each smaller one it outgrew behind.
+  let count = 0;
   messages.forEach((m, i) => {
-    if (m.role === 'tool' && !kept.has(i) && m.compaction === undefined && m.offloaded !== true && m.fixed !== true)
-      out.push(i);
+    if (isCandidate(m, i)) count++;
+  });
+  const out = new Array<number>(count);
+  let k = 0;
+  messages.forEach((m, i) => {
+    if (isCandidate(m, i)) out[k++] = i;
   });
   return out;
 }
