@@ -1,7 +1,7 @@
 import type { Group, GroupKind, Plan } from '../core/compact.js';
 import { analyze, isEarlierNoteAt } from '../core/groups.js';
 import { renderMessage, textContent } from '../core/render.js';
-import { indexList, lazyList } from '../core/lazy-list.js';
+import { elementReader, indexList, lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import { itemsReader, type Normalized } from '../formats/types.js';
 import { inventoryOf, type Inventory } from './forgotten.js';
@@ -290,7 +290,11 @@ function messageCounts(c: Planned): MessageCounts {
   const { messages, itemsOf } = c.normalized;
   const all = indexList(messages.length);
   const before = countOf(messages, all, itemsOf);
-  const removed = countOf(messages, c.plan.removed, itemsOf);
+  // Kept and removed are every message: with whole weights the removed are the whole less the kept, so a long
+  // file's removed indices (nearly all of them) are never listed. A sum of fractions is added up as it is listed.
+  const removed = wholeWeights(messages)
+    ? before - countOf(messages, c.plan.kept, itemsOf)
+    : countOf(messages, c.plan.removed, itemsOf);
   if (c.output !== undefined) {
     // What the file holds: the kept input messages, each summary and the note.
     const kept = countOf(
@@ -301,6 +305,13 @@ function messageCounts(c: Planned): MessageCounts {
     return { before, after: kept + c.output.filter((e) => !('input' in e)).length, removed: before - kept };
   }
   return { before, after: before - removed + (c.plan.noteText !== null ? 1 : 0), removed };
+}
+
+/** Whether every message weighs a whole number of items (read through the list's reader: it may be lazy). */
+function wholeWeights(messages: readonly Message[]): boolean {
+  const at = elementReader(messages);
+  for (let i = 0; i < messages.length; i++) if (!Number.isInteger(at(i).weight ?? 1)) return false;
+  return true;
 }
 
 /** The window's note in a summarizing chain's output: its text and the index of its item in the written list. */
