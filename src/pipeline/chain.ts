@@ -196,7 +196,9 @@ function finishChain(run: ChainRun, figures: Figures, toolTokens: number): Decid
   };
   const done = run.summarizing;
   if (done === null) return decided;
-  if (!done.rounds.length || !run.current.some((m) => run.inserted.has(m))) return { ...decided, summarized: done };
+  // Without a round, the list the window saw is the input's. With one, it is the summarized list even when the window
+  // then dropped every summary and note: its plan's indices are that list's, so they are mapped back to the input's.
+  if (!done.rounds.length) return { ...decided, summarized: done };
   return summarizedDecision(run, decided, done, windowPlan === null ? base : planOfInput());
 }
 

@@ -247,6 +247,15 @@ const LONG: Conversation = [
   { role: 'tool', callId: 'c2', name: 'search', text: 'second result '.repeat(40) },
 ];
 
+/** The system prompt and twelve turns whose summary a window at a tight target drops (with no note, nothing inserted stays). */
+const TWELVE_TURNS = [
+  { role: 'system', content: 'You are an agent.' },
+  ...Array.from({ length: 12 }, (_, k) => [
+    { role: 'user', content: `Question ${k}: why does it fail ${'x '.repeat(20)}` },
+    { role: 'assistant', content: `Answer ${k}: ${'the cache was stale. '.repeat(6)}` },
+  ]).flat(),
+];
+
 describe('summarize on the command line', () => {
   it('never calls the model in a dry run or a check, and previews the calls and prompt tokens', async () => {
     for (const flag of ['--dry-run', '--check']) {
@@ -574,6 +583,51 @@ describe('summarize on the command line', () => {
     }
   });
 
+  it('writes the input messages the window kept when it drops the summary too, and counts them', async () => {
+    // With no note, a window after summarize that keeps neither the summary nor a note keeps only input messages,
+    // chosen on the summarized list: they must be mapped back to the input's (they once were written by the
+    // summarized list's positions, the oldest turns instead of the newest).
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const lines = TWELVE_TURNS.map((m) => JSON.stringify(m));
+    writeFileSync(path.join(dir, 'a.jsonl'), `${lines.join('\n')}\n`);
+    const run = await runSwc(
+      [
+        'compact',
+        'a.jsonl',
+        '-o',
+        'out.jsonl',
+        '-t',
+        '20',
+        '--tokenizer',
+        'approx',
+        '--strategy',
+        'summarize,window',
+        '--no-note',
+        '--summarize-command',
+        'echo "The agent found a stale cache."',
+        '--no-cache',
+        '--json',
+      ],
+      { cwd: dir },
+    );
+    expect(run.status).toBe(0);
+    expect(readFileSync(path.join(dir, 'out.jsonl'), 'utf8')).toBe(`${[lines[0], lines[23], lines[24]].join('\n')}\n`);
+    const plan = JSON.parse(run.stdout) as {
+      messagesBefore: number;
+      messagesAfter: number;
+      removed: { messages: number; turns: number };
+      groups: { start: number; end: number; kept: boolean }[];
+    };
+    expect([plan.messagesBefore, plan.messagesAfter, plan.removed.messages, plan.removed.turns]).toEqual([
+      25, 3, 22, 11,
+    ]);
+    expect(plan.groups.filter((g) => g.kept).map((g) => [g.start, g.end])).toEqual([
+      [0, 1],
+      [23, 24],
+      [24, 25],
+    ]);
+  });
+
   it('refuses summarize without a model source, and summarize flags without summarize', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
@@ -607,6 +661,20 @@ describe('summarize in the library', () => {
       '<conversation_summary>\ngist\n</conversation_summary>',
     ]);
     expect(result.messages[0]).toBe(messages[0]);
+  });
+
+  it('returns the newest messages the window kept when it drops the summary too', async () => {
+    const result = await compactMessages(TWELVE_TURNS, {
+      format: 'openai',
+      target: 20,
+      tokenizer: 'approx',
+      strategy: ['summarize', 'window'],
+      note: null,
+      summarize: async () => 'The agent found a stale cache.',
+    });
+    expect(result.summarized?.rounds).toHaveLength(1);
+    expect(result.messages).toEqual([TWELVE_TURNS[0], TWELVE_TURNS[23], TWELVE_TURNS[24]]);
+    expect(result.messages[1]).toBe(TWELVE_TURNS[23]);
   });
 
   it('with strict throws at a failed call; without it keeps the last good round', async () => {
