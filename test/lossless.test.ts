@@ -130,6 +130,15 @@ describe('a compacted OpenAI JSONL file', () => {
     const input = [compactS, ...ITEMS.slice(1)].join('\n');
     expect(await compactText('chat.jsonl', input, TARGET)).toBe([compactS, note, T, A2, R2, A3].join('\n'));
   });
+
+  it('writes an empty file, not a blank line, when no line is left', async () => {
+    // No instructions, no task and no note: a window of one token keeps nothing.
+    const answers = [A1, A3].join('\n');
+    expect(await compactText('chat.jsonl', `${answers}\n`, 1, ['--no-note', '-k', '0'])).toBe('');
+    expect(await compactText('chat.jsonl', `${answers.replace('\n', '\r\n')}\r\n`, 1, ['--no-note', '-k', '0'])).toBe(
+      '',
+    );
+  });
 });
 
 // A Haystack `to_dict()` dump, indented by two spaces as Python's json.dump(indent=2) writes it.

@@ -399,7 +399,9 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
         region: { start: 0, end: length },
         wholeFile: true,
         write(parts) {
-          // Line endings are the file's own; a line's text is kept exactly.
+          // Line endings are the file's own; a line's text is kept exactly. No line left is an empty file, not a
+          // blank line.
+          if (parts.length === 0) return '';
           const lines = parts.map((p) => (p.endsWith('\r') ? p.slice(0, -1) : p));
           return lines.join(source.eol) + (finalNewline ? source.eol : '');
         },

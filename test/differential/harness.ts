@@ -291,41 +291,66 @@ export function writeCase(format: FormatName, conversation: Conversation, jsonl:
  * which came back rewritten (a pruned result, found by the call ids it names). Items are matched to the input in
  * order; after a window that changed the list no earlier note is kept (it is folded into the new note), so a new note
  * that reads as an earlier one is still the note.
+ *
+ * Equal items (two user messages that both say "ok") can be matched more than one way. Their bytes are the same, so
+ * which of them a writer kept is not a property of the output: with `expected`, the matching that reads as it is
+ * taken when there is one; otherwise (and without it) each item takes its first match.
  */
 export function readBack(
   input: WrittenCase,
   outputItems: readonly unknown[],
   windowed = true,
+  expected?: readonly (number | 'NOTE')[],
 ): { sequence: (number | 'NOTE')[]; rewritten: number[] } {
   const keys = input.items.map((i) => JSON.stringify(i));
-  const sequence: (number | 'NOTE')[] = input.view.items.flatMap((own, v) => (own.length === 0 ? [v] : []));
-  const rewritten = new Set<number>();
+  const outKeys = outputItems.map((item) => JSON.stringify(item));
   const viewAt = (i: number): number => input.view.viewOfItem[i] as number;
-  let from = 0;
-  for (const item of outputItems) {
-    const key = JSON.stringify(item);
-    let at = -1;
-    for (let i = from; i < keys.length && at === -1; i++) {
-      if (keys[i] === key && !(windowed && input.view.messages[viewAt(i)]?.meta.compaction === 'sliding_window'))
-        at = i;
-    }
-    for (let i = from; i < keys.length && at === -1; i++) {
+  const isEarlierNote = (i: number): boolean =>
+    windowed && input.view.messages[viewAt(i)]?.meta.compaction === 'sliding_window';
+  /** The input items an output item can be, in order: equal ones, else results that name its calls, else none. */
+  const candidates = (key: string, from: number): { at: number; rewritten: boolean }[] => {
+    const equal: { at: number; rewritten: boolean }[] = [];
+    for (let i = from; i < keys.length; i++)
+      if (keys[i] === key && !isEarlierNote(i)) equal.push({ at: i, rewritten: false });
+    if (equal.length > 0) return equal;
+    for (let i = from; i < keys.length; i++) {
       const ids = (input.view.messages[viewAt(i)] as HMessage).results
         .map((r) => r.id)
         .filter((id): id is string => id !== null);
-      if (ids.length > 0 && ids.every((id) => key.includes(JSON.stringify(id)))) {
-        at = i;
-        rewritten.add(viewAt(i));
-      }
+      if (ids.length > 0 && ids.every((id) => key.includes(JSON.stringify(id)))) return [{ at: i, rewritten: true }];
     }
-    if (at === -1) {
-      sequence.push('NOTE');
-      continue;
+    return [];
+  };
+  const start: (number | 'NOTE')[] = input.view.items.flatMap((own, v) => (own.length === 0 ? [v] : []));
+  const isPrefix = (sequence: readonly (number | 'NOTE')[]): boolean =>
+    expected === undefined || sequence.every((s, k) => expected[k] === s);
+  /** Matches output items from `k` on; with `expected`, only along matchings whose sequence stays a prefix of it. */
+  const match = (
+    k: number,
+    from: number,
+    sequence: (number | 'NOTE')[],
+    rewritten: readonly number[],
+    strict: boolean,
+  ): { sequence: (number | 'NOTE')[]; rewritten: number[] } | null => {
+    if (strict && !isPrefix(sequence)) return null;
+    if (k === outKeys.length) {
+      if (strict && sequence.length !== (expected as readonly unknown[]).length) return null;
+      return { sequence, rewritten: [...new Set(rewritten)].sort((a, b) => a - b) };
     }
-    from = at + 1;
-    if (sequence[sequence.length - 1] !== viewAt(at)) sequence.push(viewAt(at));
-  }
-  return { sequence, rewritten: [...rewritten].sort((a, b) => a - b) };
+    const options = candidates(outKeys[k] as string, from);
+    if (options.length === 0) return match(k + 1, from, [...sequence, 'NOTE'], rewritten, strict);
+    for (const { at, rewritten: isRewritten } of strict ? options : options.slice(0, 1)) {
+      const v = viewAt(at);
+      const next = sequence[sequence.length - 1] === v ? sequence : [...sequence, v];
+      const found = match(k + 1, at + 1, next, isRewritten ? [...rewritten, v] : rewritten, strict);
+      if (found !== null) return found;
+    }
+    return null;
+  };
+  return (
+    (expected === undefined ? null : match(0, 0, start, [], true)) ??
+    (match(0, 0, start, [], false) as { sequence: (number | 'NOTE')[]; rewritten: number[] })
+  );
 }
 
 /**

@@ -133,9 +133,6 @@ describe("swc compact --strategy prune decides as Haystack's ToolResultPruningCo
             return;
           }
           if (ref.pruned.length > 0) pruning++;
-          const read = readBack(c, itemsOfOutput(k.format, output, k.jsonl), ref.window !== null);
-          const keptPruned = ref.window === null ? ref.pruned : ref.pruned.filter((v) => ref.window?.kept.includes(v));
-          expect({ ...label, pruned: read.rewritten }).toEqual({ ...label, pruned: keptPruned });
           let expectedSequence: (number | 'NOTE')[] = c.view.messages.map((_, v) => v);
           let final: HMessage[] = ref.afterPrune;
           if (ref.window !== null) {
@@ -144,6 +141,9 @@ describe("swc compact --strategy prune decides as Haystack's ToolResultPruningCo
             if (ref.window.noteIndex !== null) expectedSequence.splice(ref.window.noteIndex, 0, 'NOTE');
             final = applyWindow(ref.afterPrune, { ...ref.window, noteText: text });
           }
+          const read = readBack(c, itemsOfOutput(k.format, output, k.jsonl), ref.window !== null, expectedSequence);
+          const keptPruned = ref.window === null ? ref.pruned : ref.pruned.filter((v) => ref.window?.kept.includes(v));
+          expect({ ...label, pruned: read.rewritten }).toEqual({ ...label, pruned: keptPruned });
           expect({ ...label, sequence: read.sequence }).toEqual({ ...label, sequence: expectedSequence });
           expect({ ...label, before: report.tokensBefore, after: report.tokensAfter }).toEqual({
             ...label,

@@ -164,7 +164,7 @@ describe("swc compact decides as Haystack's SlidingWindowCompactor", () => {
           const noteText = template === null ? null : noteTextOf(c, ref.removed, template);
           const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
           if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
-          const { sequence } = readBack(c, itemsOfOutput(k.format, output, k.jsonl));
+          const { sequence } = readBack(c, itemsOfOutput(k.format, output, k.jsonl), true, expectedSequence);
           expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
           expect({ ...label, note: report.note?.text ?? null }).toEqual({ ...label, note: noteText });
           const after = count(withNote(c.view.messages, ref, noteText));
@@ -293,7 +293,7 @@ describe("a batch run decides as Haystack's SlidingWindowCompactor for every fil
               if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
               expect({
                 ...label,
-                sequence: readBack(w.c, itemsOfOutput(w.k.format, output, w.k.jsonl)).sequence,
+                sequence: readBack(w.c, itemsOfOutput(w.k.format, output, w.k.jsonl), true, expectedSequence).sequence,
               }).toEqual({ ...label, sequence: expectedSequence });
             }
           },
