@@ -1,4 +1,4 @@
-import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import { joinResultParts, type ResultPart } from '../core/render.js';
@@ -8,6 +8,7 @@ import { describe } from './openai.js';
 import {
   hasOnlyKeys,
   isRecord,
+  itemValue,
   own,
   type ConversationInput,
   type FormatAdapter,
@@ -347,8 +348,7 @@ export const aiSdk: FormatAdapter = {
       collectCallNames(item, names);
       const role = own(item, 'role') as 'system' | 'user' | 'assistant' | 'tool';
       let read: { main: Content; results: ToolResult[] } | null = null;
-      const content = (): { main: Content; results: ToolResult[] } =>
-        (read ??= contentOf(parseJson(input.raws[k] as string), names));
+      const content = (): { main: Content; results: ToolResult[] } => (read ??= contentOf(itemValue(input, k), names));
       const results = holdsResults(item);
       if (role === 'tool' || (results && role !== 'assistant')) {
         builder.add({ role: 'tool', content: () => ({ ...content().main, results: content().results }), items: [k] });

@@ -1,5 +1,5 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments } from '../core/json/python.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
@@ -8,6 +8,7 @@ import { describe } from './openai.js';
 import {
   hasOnlyKeys,
   isRecord,
+  itemValue,
   own,
   type ConversationInput,
   type FormatAdapter,
@@ -335,7 +336,7 @@ export const anthropic: FormatAdapter = {
       builder.add({
         role: asTool ? 'tool' : (own(item, 'role') as 'user' | 'assistant' | 'system'),
         ...marks,
-        content: () => anthropicContent(parseJson(input.raws[k] as string), asTool, names),
+        content: () => anthropicContent(itemValue(input, k), asTool, names),
         items: [k],
       });
     });

@@ -1,5 +1,5 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments } from '../core/json/python.js';
 import type { Content, Role, ToolCall, ToolResult } from '../core/types.js';
@@ -7,6 +7,7 @@ import { ConversationBuilder, instructionTexts } from './conversation-builder.js
 import { describe } from './openai.js';
 import {
   isRecord,
+  itemValue,
   own,
   type ConversationInput,
   type FormatAdapter,
@@ -304,7 +305,7 @@ export const gemini: FormatAdapter = {
         ...(withMedia ? { fixed: true } : {}),
         ...noteMarks(text, noteTemplate),
         content: () => {
-          const value = parseJson(input.raws[k] as string);
+          const value = itemValue(input, k);
           return geminiContent(wrapped && isJsonObject(value) ? (value.content ?? null) : value, role, names);
         },
         items: [k],

@@ -1,11 +1,12 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, JsonNumber, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
+import { isJsonObject, JsonNumber, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { compareCodePoints, pythonNumber, renderArguments } from '../core/json/python.js';
 import { SUMMARIZATION } from '../core/summarize.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
 import {
   isRecord,
+  itemValue,
   own,
   type ConversationInput,
   type FormatAdapter,
@@ -201,7 +202,7 @@ export const haystack: FormatAdapter = {
         role,
         compaction: compactionOf(item),
         ...offloaded,
-        content: () => contentOf(parseJson(input.raws[k] as string)),
+        content: () => contentOf(itemValue(input, k)),
       };
     });
     return { messages, itemsOf: oneItemEach(messages.length) };

@@ -1,11 +1,12 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
 import {
   isRecord,
+  itemValue,
   own,
   type ConversationInput,
   type FormatAdapter,
@@ -331,7 +332,7 @@ export const langchain: FormatAdapter = {
       const callId = own(fields, 'tool_call_id');
       const calledAs = typeof callId === 'string' ? callNames.get(callId) : undefined;
       const content = (): Content => {
-        const value = parseJson(input.raws[k] as string);
+        const value = itemValue(input, k);
         const f = isJsonObject(value) ? fieldsOf(value) : {};
         if (role === 'tool') {
           const name = typeof f.name === 'string' && f.name !== '' ? f.name : (calledAs ?? '');

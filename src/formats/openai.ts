@@ -1,6 +1,6 @@
 import { elementReader } from '../core/lazy-list.js';
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
+import { isJsonObject, jsonValueOf, parseJson, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import type { Content, Message, ResultSketch, Role, ToolCall, ToolResult } from '../core/types.js';
@@ -150,6 +150,16 @@ function resultParts(
 function parseForRendering(raw: string): JsonValue {
   const value = JSON.parse(raw) as JsonValue;
   return hasObjectArguments(value) ? parseJson(raw) : value;
+}
+
+/**
+ * A whole item (`ConversationInput.whole`) as `parseForRendering` reads its text: the item itself, which is what
+ * `JSON.parse` would give, unless its numbers' spelling matters; the text is then written only if the item cannot be
+ * read losslessly as it is (see `jsonValueOf`).
+ */
+function wholeForRendering(item: unknown, raw: () => string): JsonValue {
+  if (!hasObjectArguments(item as JsonValue)) return item as JsonValue;
+  return jsonValueOf(item) ?? parseJson(raw());
 }
 
 /** Whether a message has a tool call whose arguments are not a string (so their numbers' spelling matters). */
@@ -332,7 +342,9 @@ class ChatMessage implements Message {
   }
 
   content(): Content {
-    const value = parseForRendering(this.from.raws[this.index] as string);
+    const value = this.from.whole
+      ? wholeForRendering(this.from.items[this.index], () => this.from.raws[this.index] as string)
+      : parseForRendering(this.from.raws[this.index] as string);
     const obj = isJsonObject(value) ? value : {};
     if (this.role === 'tool') {
       const { text, images, files } = resultParts(obj.content);
@@ -353,10 +365,14 @@ class ChatMessage implements Message {
   }
 }
 
-/** What the messages of one normalization share: the items' raw texts and the items as read (slim, from a big file). */
+/**
+ * What the messages of one normalization share: the items' raw texts and the items as read (slim, from a big file;
+ * `whole`: the library's messages themselves).
+ */
 interface ChatItems {
   readonly raws: readonly string[];
   readonly items: readonly unknown[];
+  readonly whole: boolean;
 }
 
 const ROLES_BY_CODE: readonly Role[] = ['system', 'user', 'assistant', 'tool'];
@@ -488,7 +504,7 @@ function normalizedFrom(
   messages: Message[],
 ): Normalized {
   // Raw texts are read when a message is rendered, not before: a source held as lines decodes them on demand.
-  const from: ChatItems = { raws: input.raws, items: input.items };
+  const from: ChatItems = { raws: input.raws, items: input.items, whole: input.whole === true };
   // Through the list's reader, its length read once: a file's stream of items (pipeline/stream.ts) has no trap per item.
   const at = elementReader(input.items);
   for (let k = messages.length, end = input.items.length; k < end; k++)

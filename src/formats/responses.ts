@@ -1,5 +1,5 @@
 import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, parseJson, type JsonValue } from '../core/json/value.js';
+import { isJsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
@@ -7,6 +7,7 @@ import { ConversationBuilder, instructionTexts, type Entry } from './conversatio
 import { describe } from './openai.js';
 import {
   isRecord,
+  itemValue,
   own,
   type ConversationInput,
   type FormatAdapter,
@@ -203,13 +204,12 @@ function outputOf(item: JsonValue, name: string): ToolResult {
 }
 
 /** The content of a core message made of several assistant-side items. */
-function assistantContent(raws: readonly string[]): Content {
+function assistantContent(values: readonly JsonValue[]): Content {
   const texts: string[] = [];
   const toolCalls: ToolCall[] = [];
   let images = 0;
   const files: (string | null)[] = [];
-  for (const raw of raws) {
-    const item = parseJson(raw);
+  for (const item of values) {
     if (!isJsonObject(item)) continue;
     const kind = kindOf(item);
     if (kind === 'message') {
@@ -327,7 +327,6 @@ export const responses: FormatAdapter = {
     const builder = new ConversationBuilder();
     builder.instructions(input.container === null ? [] : instructionTexts(own(input.container, 'instructions')));
     const names = new Map<string, string>();
-    const raws = input.raws;
     const outputAt = outputPositions(input.items);
     let group: Group | null = null;
     // The last assistant group: calls of it still waiting for outputs pull later assistant items into it.
@@ -346,7 +345,7 @@ export const responses: FormatAdapter = {
       g.added = true;
       builder.add({
         role: 'assistant',
-        content: () => assistantContent(g.items.map((i) => raws[i] as string)),
+        content: () => assistantContent(g.items.map((i) => itemValue(input, i))),
         items: g.items,
       });
     };
@@ -405,7 +404,7 @@ export const responses: FormatAdapter = {
           last = null;
           break;
       }
-      builder.add(entryOf(kind, item, k, raws, names, noteTemplate));
+      builder.add(entryOf(kind, item, k, input, names, noteTemplate));
     });
     close();
     return builder.finish();
@@ -433,7 +432,7 @@ export const responses: FormatAdapter = {
  * @param kind the item's kind: 'output', 'user' or 'system'
  * @param item the item, parsed
  * @param k its position in the list
- * @param raws the items' texts
+ * @param input the conversation the item is read from
  * @param names each call id's tool name, as far as the list has been read
  * @param noteTemplate the active note template, or null
  */
@@ -441,7 +440,7 @@ function entryOf(
   kind: Kind,
   item: unknown,
   k: number,
-  raws: readonly string[],
+  input: Pick<ConversationInput, 'items' | 'raws' | 'whole'>,
   names: ReadonlyMap<string, string>,
   noteTemplate: string | null,
 ): Entry {
@@ -453,7 +452,7 @@ function entryOf(
       content: () => ({
         texts: [],
         toolCalls: [],
-        results: [outputOf(parseJson(raws[k] as string), id === undefined ? '' : (names.get(id) ?? ''))],
+        results: [outputOf(itemValue(input, k), id === undefined ? '' : (names.get(id) ?? ''))],
         images: 0,
         files: [],
       }),
@@ -465,7 +464,7 @@ function entryOf(
     role: kind === 'user' ? 'user' : 'system',
     ...noteMarks(text, noteTemplate),
     content: () => {
-      const value = parseJson(raws[k] as string);
+      const value = itemValue(input, k);
       const parts = messageParts(typeof value === 'string' ? value : isJsonObject(value) ? value.content : undefined);
       return { texts: parts.texts, toolCalls: [], results: [], images: parts.images, files: parts.files };
     },

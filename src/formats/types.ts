@@ -1,5 +1,6 @@
-import type { Message } from '../core/types.js';
+import { jsonValueOf, parseJson, type JsonValue } from '../core/json/value.js';
 import { elementReader, lazyList } from '../core/lazy-list.js';
+import type { Message } from '../core/types.js';
 
 /** One conversation as an adapter receives it: parsed items, their raw text, and the object around them. */
 export interface ConversationInput {
@@ -8,6 +9,11 @@ export interface ConversationInput {
   readonly items: readonly unknown[];
   /** Each item's exact text in the input. */
   readonly raws: readonly string[];
+  /**
+   * Whether each item is the whole value its text is the JSON of (the library's messages), not a slimmed copy of a
+   * big file's line: the lossless reading of an item is then made from the value (`itemValue`), its text unwritten.
+   */
+  readonly whole?: boolean;
   /** The object that holds the item list (request body, record), or null for a bare list or JSONL. */
   readonly container: Readonly<Record<string, unknown>> | null;
   /** Throws an InputError that points at an item. */
@@ -36,6 +42,14 @@ export interface Normalized {
    * this one ended instead of reading those items again. Callable once: the continuation carries on its state.
    */
   readonly more?: (input: ConversationInput) => Normalized;
+}
+
+/**
+ * Item `k` read losslessly, as `parseJson` reads its text: from the item itself where it is whole (no text written
+ * and parsed again), from its text otherwise.
+ */
+export function itemValue(input: Pick<ConversationInput, 'items' | 'raws' | 'whole'>, k: number): JsonValue {
+  return (input.whole === true ? jsonValueOf(input.items[k]) : undefined) ?? parseJson(input.raws[k] as string);
 }
 
 /** What a note is made from. */

@@ -92,6 +92,7 @@ export class MessageMirror {
     const { adapter, container } = this.formatOf(extends_);
     const input: ConversationInput = {
       file: 'messages',
+      whole: true,
       items: this.items,
       raws,
       container,

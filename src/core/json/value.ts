@@ -269,6 +269,54 @@ export function parseJson(text: string, start = 0, end = text.length): JsonValue
   return result;
 }
 
+/**
+ * A value as `parseJson` reads the JSON text that `JSON.stringify` writes for it, made without writing or reading that
+ * text: numbers with the lexeme JSON writes, objects without a prototype, keys in order. For values that JSON writes
+ * as they are (what `JSON.parse` gives, or plain data: plain objects and arrays of strings, finite numbers other than
+ * -0, booleans and null); anything else gives undefined, and so does a value nested deeper than the reader takes or
+ * the stack allows: the text's reader then has the last word (and the error that names why).
+ */
+export function jsonValueOf(value: unknown): JsonValue | undefined {
+  try {
+    return valueAt(value, 0);
+  } catch (error) {
+    if (error instanceof RangeError || error === NOT_PLAIN) return undefined;
+    throw error;
+  }
+}
+
+const NOT_PLAIN = new Error('not plain JSON data');
+
+/** `jsonValueOf` at a depth: throws NOT_PLAIN at what JSON would not write as it is or past MAX_JSON_DEPTH. */
+function valueAt(value: unknown, depth: number): JsonValue {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value) || Object.is(value, -0)) throw NOT_PLAIN;
+      return new JsonNumber(String(value));
+    case 'object':
+      break;
+    default:
+      throw NOT_PLAIN;
+  }
+  if (value === null) return null;
+  if (depth >= MAX_JSON_DEPTH) throw NOT_PLAIN;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) throw NOT_PLAIN;
+    const out = new Array<JsonValue>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = valueAt(value[i], depth + 1);
+    return out;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    throw NOT_PLAIN;
+  const out = Object.create(null) as JsonObject;
+  for (const key of Object.keys(value)) out[key] = valueAt((value as Record<string, unknown>)[key], depth + 1);
+  return out;
+}
+
 /** A member's key and its colon, from the key's opening quote: the key and where its value starts. */
 function readKey(text: string, pos: number, end: number): [string, number] {
   if (text.charCodeAt(pos) !== 0x22) throw new JsonSyntaxError('expected a key string', pos);
