@@ -59,6 +59,11 @@ export interface ItemSink {
   /** How many items a block holds (the last may hold fewer). */
   readonly blockSize: number;
   /**
+   * Up to how many items the layout keeps while it offers them, as it does without a sink: a file of more keeps none
+   * (each is parsed again from its line when read), one of at most this many keeps them all.
+   */
+  readonly keepUpTo: number;
+  /**
    * Items `from`… as parsed (slim). For the first block (`from` 0), whether the sink takes the file's items: if not,
    * the layout keeps them as usual and offers no more. Once it took the first, it is handed every block.
    */
@@ -330,7 +335,12 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   const sliced: string[] = [];
   let length = 0;
   const recordKeys = conversationKeys(options);
-  const offers = new Offers(options.conversationPath === undefined ? options.sink : undefined, recordKeys, items);
+  const offers = new Offers(
+    options.conversationPath === undefined ? options.sink : undefined,
+    recordKeys,
+    items,
+    held ? (source as LineSource).byteLength : source.text.length,
+  );
   forEachLine(source, (line, lineNo, pos) => {
     length = pos + line.length;
     const body = line.endsWith('\r') ? line.slice(0, -1) : line;
@@ -352,7 +362,7 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     const read = slimming === undefined ? item : slimItem(item, slimming);
     if (!held) sliced.push(line);
     offsets.push(pos);
-    offers.add(read);
+    offers.add(read, length + 1);
   });
   offers.end();
   const streamed = offers.streamed;
@@ -390,8 +400,8 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
     slots: [
       {
         where: 'the lines',
-        // Streamed items were not kept: each is parsed again from its line when read (its text only if it is read).
-        items: streamed ? lazyList(count, (k) => reparsed(raws, k, slimming)) : items,
+        // Streamed items past the sink's `keepUpTo` were not kept: each is parsed again from its line when read.
+        items: streamed && !offers.kept ? lazyList(count, (k) => reparsed(raws, k, slimming)) : items,
         raws,
         container: null,
         key: null,
@@ -413,26 +423,54 @@ function jsonlLayout(source: SourceText, options: LayoutOptions): Layout {
   };
 }
 
-/** The items of a file's lines as they are parsed: offered to a sink a block at a time, or kept in `items`. */
+/**
+ * The items of a file's lines as they are parsed: offered to a sink a block at a time, or kept in `items`; a sink
+ * that took them has them kept too while there are at most its `keepUpTo`.
+ */
 class Offers {
   /** Items parsed and not yet offered (null once the sink refused them, or without one). */
   private pending: unknown[] | null;
   private count = 0;
-  /** Whether the sink took the items (then none is kept). */
+  /** Whether the sink took the items. */
   streamed = false;
+  /** Whether the items are all in `items` (false once a sink took more than its `keepUpTo`). */
+  kept = true;
+  /** Where the last line offered ends. */
+  private reached = 0;
 
+  /**
+   * @param size the file's length (in bytes or characters: a measure of how far its lines reach), if known
+   */
   constructor(
     private readonly sink: ItemSink | undefined,
     private readonly recordKeys: readonly string[],
     private readonly items: unknown[],
+    private readonly size: number | undefined,
   ) {
     this.pending = sink === undefined ? null : [];
   }
 
-  add(item: unknown): void {
+  /** Takes an item parsed from the line whose line break ends at `end`. */
+  add(item: unknown, end: number): void {
     this.count++;
-    if (this.pending === null) this.items.push(item);
-    else if (this.pending.push(item) === (this.sink as ItemSink).blockSize) this.end();
+    this.reached = end;
+    if (this.pending === null) {
+      this.items.push(item);
+      return;
+    }
+    if (this.streamed) this.keep(item);
+    if (this.pending.push(item) === (this.sink as ItemSink).blockSize) this.end();
+  }
+
+  /** Keeps an item the sink took, while they are few enough; past that, lets go of every one kept. */
+  private keep(item: unknown): void {
+    if (!this.kept) return;
+    if (this.items.length < (this.sink as ItemSink).keepUpTo) {
+      this.items.push(item);
+      return;
+    }
+    this.kept = false;
+    this.items.length = 0;
   }
 
   /** Offers the items parsed since the last block (also at the end of the file). */
@@ -441,8 +479,15 @@ class Offers {
     const sink = this.sink;
     if (sink === undefined || block === null || block.length === 0) return;
     if (this.streamed) sink.take(block, this.count - block.length);
-    else if (!isRecordLine(block[0], this.recordKeys) && sink.take(block, 0)) this.streamed = true;
-    else {
+    else if (!isRecordLine(block[0], this.recordKeys) && sink.take(block, 0)) {
+      this.streamed = true;
+      // A file whose length promises more items than are kept, at the rate of its first block, keeps none: items
+      // kept and let go of part way would stay in memory as garbage while the rest is read.
+      const size = this.size;
+      if (size !== undefined && this.reached > 0 && (size / this.reached) * this.count > sink.keepUpTo)
+        this.kept = false;
+      for (const item of block) this.keep(item);
+    } else {
       // Refused: the items are kept, as without a sink.
       for (const item of block) this.items.push(item);
       this.pending = null;

@@ -71,7 +71,9 @@ export async function createFileCompactor(options: RunOptions): Promise<FileComp
 export function compactSource(source: SourceText, options: FileOptions): FileResult {
   const template = noteTemplate(options.note);
   const stream =
-    options.streamBlock === 0 ? null : new StreamedRead(source.file, options.format, template, options.streamBlock);
+    options.streamBlock === 0
+      ? null
+      : new StreamedRead(source.file, options.format, template, options.streamBlock, options.keepStreamedItems);
   const layout = readForCompaction(source, options, template, stream ?? undefined);
   const streamed = stream?.finish(source, layout) ?? null;
   const replacements = new Map<Slot, string>();

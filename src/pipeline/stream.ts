@@ -21,6 +21,14 @@ import { conversationInput, GrowingDetection } from './detect.js';
 /** Items a block holds: the larger, the fewer continuations; the smaller, the less held while one is read. */
 export const STREAM_BLOCK = 1024;
 
+/**
+ * Up to how many items a streamed file still has kept parsed, as a file read without a stream has: the decisions that
+ * read items again (pruning's and offloading's sketch of every tool result) then find them in hand, where parsing
+ * each again from its line would cost about a third of a `prune,window` run. A parsed slim item takes about 160 bytes
+ * beside its message, so these take about 32 MB; a file of more keeps none, and memory follows what is kept.
+ */
+export const KEEP_STREAMED_ITEMS = 200_000;
+
 /** Thrown when a block's normalization reads outside the block, or refuses an item: the stream gives up. */
 class OutsideTheBlock extends Error {}
 
@@ -64,12 +72,14 @@ export class StreamedRead implements ItemSink {
    * @param file the file's name, as messages show it
    * @param format the format asked for, or undefined / 'auto' to detect it
    * @param template the note template the slot is normalized with
+   * @param keepUpTo up to how many items the layout keeps while it streams them (see KEEP_STREAMED_ITEMS)
    */
   constructor(
     private readonly file: string,
     private readonly format: string | undefined,
     private readonly template: string | null,
     readonly blockSize: number = STREAM_BLOCK,
+    readonly keepUpTo: number = KEEP_STREAMED_ITEMS,
   ) {}
 
   take(block: readonly unknown[], from: number): boolean {

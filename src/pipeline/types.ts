@@ -26,6 +26,11 @@ export interface FileOptions extends ChainOptions {
    */
   readonly streamBlock?: number;
   /**
+   * Up to how many items a streamed JSONL file keeps parsed (default KEEP_STREAMED_ITEMS); a file of more keeps none
+   * and parses an item again from its line when a decision reads it. Tests make it 0, to take that road.
+   */
+  readonly keepStreamedItems?: number;
+  /**
    * Count the tokens before exactly in every file (`--exact`). Without it they are counted exactly in files up to
    * EXACT_COUNT_UP_TO characters and estimated above, where the decision stopped counting early.
    */

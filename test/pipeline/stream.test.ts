@@ -16,6 +16,7 @@ import type { Normalized } from '../../src/formats/types.js';
 import { CALL_GENERATION } from '../../src/formats/openai.js';
 import { readSourceFile, sourceFromBytes } from '../../src/io/lines.js';
 import { decodeSource, type SourceText } from '../../src/io/source.js';
+import { readLayout, type ItemSink, type Slot } from '../../src/io/layout.js';
 import { compactSource, type FileOptions, type FileResult, type StrategyName } from '../../src/pipeline/index.js';
 import { StreamedRead } from '../../src/pipeline/stream.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
@@ -27,6 +28,11 @@ import { fileBytes, writeLine, type FileStyle, type JsonNode } from '../helpers/
 const counter = createApproxCounter();
 /** The block sizes the stream is tried with: tiny ones cross a block at every line; undefined is the default. */
 const BLOCKS: readonly (number | undefined)[] = [1, 2, 3, 7, undefined];
+/**
+ * Up to how many items each block size is tried keeping parsed: none (each parsed again from its line when read), a
+ * few (let go of part way through most files), and the default (every item of these files).
+ */
+const KEEPS: readonly (number | undefined)[] = [0, 3, undefined];
 const CHAINS: readonly (readonly StrategyName[])[] = [
   ['window'],
   ['prune', 'window'],
@@ -117,14 +123,28 @@ function compactRun(make: () => SourceText, options: FileOptions): Run {
   return { shown, offered: taking.mock.calls.length > 0, started, streamed, failed };
 }
 
-/** Compacts without the stream and with each block size (`runs`, in BLOCKS' order), expecting the same of each. */
+/**
+ * Compacts without the stream and with each block size (`runs`, in BLOCKS' order), each keeping as many items as
+ * KEEPS says, expecting the same of each; the stream must take and give up alike whatever it keeps.
+ */
 function compareRoads(label: unknown, make: () => SourceText, options: FileOptions): { base: Run; runs: Run[] } {
   const base = compactRun(make, { ...options, streamBlock: 0 });
   expect(base.offered || base.streamed).toBe(false);
   const runs = BLOCKS.map((streamBlock) => {
-    const run = compactRun(make, { ...options, streamBlock });
-    expect({ label, streamBlock, shown: run.shown }).toEqual({ label, streamBlock, shown: base.shown });
-    return run;
+    const [first, ...others] = KEEPS.map((keepStreamedItems) => {
+      const run = compactRun(make, { ...options, streamBlock, keepStreamedItems });
+      expect({ label, streamBlock, keepStreamedItems, shown: run.shown }).toEqual({
+        label,
+        streamBlock,
+        keepStreamedItems,
+        shown: base.shown,
+      });
+      return run;
+    });
+    const road = (r: Run): unknown => [r.offered, r.started, r.streamed];
+    for (const other of others)
+      expect({ label, streamBlock, road: road(other) }).toEqual({ label, streamBlock, road: road(first as Run) });
+    return first as Run;
   });
   return { base, runs };
 }
@@ -626,5 +646,57 @@ describe('records per line and a conversation path', () => {
     const { base, runs } = compareRoads('late record', bytesRoad(text, 'mixed.jsonl'), { counter, target: 40 });
     expect(base.shown).toMatchObject({ message: 'mixed.jsonl:9:1: message 9: no "role"' });
     expect(runs.slice(0, 4).every((r) => r.started && !r.streamed)).toBe(true);
+  });
+});
+
+describe('the items a streamed file keeps', () => {
+  /** A sink that takes every block and notes each item it was handed. */
+  const sinkOf = (blockSize: number, keepUpTo: number): { handed: unknown[]; sink: ItemSink } => {
+    const handed: unknown[] = [];
+    return {
+      handed,
+      sink: {
+        blockSize,
+        keepUpTo,
+        take(block) {
+          handed.push(...block);
+          return true;
+        },
+      },
+    };
+  };
+  /** Ten lines of one length, so that the first block's rate tells the whole file's count exactly. */
+  const even = `${Array.from({ length: 10 }, (_, k) => line({ role: 'user', content: `message ${k}` })).join('\n')}\n`;
+  /** Three long lines, then seven short ones: the first block's rate promises fewer items than the file holds. */
+  const uneven = `${[
+    ...Array.from({ length: 3 }, (_, k) => line({ role: 'user', content: `${k} ${'long '.repeat(60)}` })),
+    ...Array.from({ length: 7 }, (_, k) => line({ role: 'assistant', content: `short ${k}` })),
+  ].join('\n')}\n`;
+  const slotOf = (text: string, sink: ItemSink): Slot =>
+    readLayout(decodeSource(Buffer.from(text), 'kept.jsonl'), 'jsonl', { sink }).slots[0] as Slot;
+
+  it.each([
+    [3, 10],
+    [3, 11],
+    [4, 100],
+  ])('are the very items parsed, in blocks of %i keeping up to %i of 10', (blockSize, keepUpTo) => {
+    const { handed, sink } = sinkOf(blockSize, keepUpTo);
+    const slot = slotOf(even, sink);
+    expect(handed).toHaveLength(10);
+    // The same objects: nothing is parsed again.
+    slot.items.forEach((item, k) => expect(item).toBe(handed[k]));
+  });
+
+  it.each([
+    ['none kept', even, 3, 0],
+    ['more promised by the first block than kept', even, 3, 9],
+    ['more promised by the first line than kept', even, 1, 4],
+    ['more than kept, though the first block promised fewer', uneven, 3, 5],
+  ])('are parsed again from their lines: %s', (_, text, blockSize, keepUpTo) => {
+    const { handed, sink } = sinkOf(blockSize, keepUpTo);
+    const slot = slotOf(text, sink);
+    expect(handed).toHaveLength(10);
+    expect([...slot.items]).toEqual(handed);
+    slot.items.forEach((item, k) => expect(item).not.toBe(handed[k]));
   });
 });
