@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { HELP_EXAMPLES } from '../../src/cli/program.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 /** Every example the help shows runs as written, on a project laid out as the examples assume. */
@@ -18,7 +18,7 @@ function words(line: string): string[] {
 }
 
 function project(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-help-'));
+  const dir = tempDir();
   copyFileSync(SAMPLE, path.join(dir, 'log.jsonl'));
   writeFileSync(path.join(dir, 'log.jsonl.gz'), gzipSync(readFileSync(SAMPLE)));
   mkdirSync(path.join(dir, 'archive', '2026'), { recursive: true });

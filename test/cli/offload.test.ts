@@ -6,7 +6,6 @@ import { describe, expect, it } from '@jest/globals';
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -14,16 +13,16 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { codePoints, parsePointer, planOffload, pointerText, portableName, storeKey } from '../../src/core/offload.js';
 import { textContent } from '../../src/core/render.js';
 import type { Content, Message } from '../../src/core/types.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { tempDir } from '../helpers/cli.js';
 
 const REAL = path.join(process.cwd(), 'fixtures', 'real');
-const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'swc-offload-'));
+const fresh = (): string => tempDir();
 /** The hash a store name holds: the first 16 hex digits of the SHA-256 of the file's bytes. */
 const storeHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
 

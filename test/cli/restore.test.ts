@@ -7,7 +7,6 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -16,7 +15,6 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -25,8 +23,9 @@ import { sourceFromBytes } from '../../src/io/lines.js';
 import { InputError } from '../../src/errors.js';
 import { restoreSource, type StoreReader } from '../../src/index.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { tempDir } from '../helpers/cli.js';
 
-const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'swc-restore-'));
+const fresh = (): string => tempDir();
 /** The hash a store name holds: the first 16 hex digits of the SHA-256 of the file's bytes. */
 const storeHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
 const OFFLOAD = ['-t', '100', '--tokenizer', 'approx', '--strategy', 'offload', '--offload-over', '1000'];

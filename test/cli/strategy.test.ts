@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -17,8 +17,9 @@ import {
 } from '../helpers/conversation-arbitraries.js';
 import { BARE, obj, PRETTY_2 } from '../helpers/json-text.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { tempDir } from '../helpers/cli.js';
 
-const CWD = mkdtempSync(path.join(tmpdir(), 'swc-strategy-'));
+const CWD = tempDir();
 const PLACEHOLDER = '[Tool result removed to free up context. Call `{tool_name}` again if you need it.]';
 
 /** The text the approximate counter sees, as the issue states Haystack renders it (arguments are always `{}` here). */
@@ -262,7 +263,7 @@ describe('--strategy on the command line', () => {
   });
 
   it('prunes in batch runs too, on worker threads, and the report records it', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'swc-strategy-batch-'));
+    const dir = tempDir();
     for (const name of ['a.json', 'b.json', 'c.json']) writeFileSync(path.join(dir, name), FILE);
     const args = ['compact', '.', '--tokenizer', 'approx', '-t', '1500', '--strategy', 'prune', '-j', '2'];
     const check = await runSwc([...args, '--check', '--json'], { cwd: dir });

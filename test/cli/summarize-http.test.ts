@@ -5,13 +5,13 @@
  * by the next run; summarize in chains.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SummaryReply, SummaryRequest } from '../../src/core/summarize.js';
 import { FORMAT_NAMES, writeAs, type Conversation } from '../helpers/convert.js';
 import { startOpenAiServer, type OpenAiServer } from '../helpers/openai-server.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { tempDir } from '../helpers/cli.js';
 
 /** History and two steps, so a tight target needs two rounds. */
 function conversation(n: number): Conversation {
@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 function tree(files: number): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-http-'));
+  const dir = tempDir();
   mkdirSync(path.join(dir, 'in'));
   for (let n = 0; n < files; n++)
     writeFileSync(path.join(dir, 'in', `t${n}.json`), writeAs('openai', conversation(n)).text);
@@ -143,7 +143,7 @@ describe('summaries in every format', () => {
   it.each([...FORMAT_NAMES])(
     'writes summaries as a %s file writes a user message, and the next run folds them in',
     async (format) => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-fmt-'));
+      const dir = tempDir();
       const written = writeAs(format, conversation(1));
       writeFileSync(path.join(dir, written.name), written.text);
       const first = fake();
@@ -198,7 +198,7 @@ describe('summaries in every format', () => {
 
 describe('summarize in chains', () => {
   it('prune,summarize shows the model the pruned placeholders', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-chain-'));
+    const dir = tempDir();
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', conversation(2)).text);
     const model = fake();
     const run = await runSwc(
@@ -227,7 +227,7 @@ describe('summarize in chains', () => {
   });
 
   it('summarize,window lets the window drop what summarizing left over the target, its note written in their place', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-chain-'));
+    const dir = tempDir();
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', conversation(3)).text);
     const model = fake();
     const run = await runSwc(

@@ -4,12 +4,11 @@
  * does (the last result stands with a warning; --strict fails the file). The model is a shell script.
  */
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { compactMessages } from '../../src/library/index.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 /** An old turn naming a path, an error, a URL and a commit; then the current task, which stays. */
@@ -27,7 +26,7 @@ const MESSAGES = [
 const SUMMARY = 'The TypeError is in src/auth/login.ts.';
 
 function folder(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-retain-'));
+  const dir = tempDir();
   writeFileSync(path.join(dir, 'a.json'), JSON.stringify({ messages: MESSAGES }, null, 2));
   writeFileSync(path.join(dir, 'model.sh'), `cat >/dev/null\nprintf '%s' '${SUMMARY}'\n`);
   return dir;

@@ -7,8 +7,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseJson } from '../../src/core/json/value.js';
 import { renderArguments } from '../../src/core/json/python.js';
@@ -20,7 +19,7 @@ import { keptIndices, randomConversation, writeAs, type Conversation, type Forma
 import { runSwc } from '../helpers/run-in-process.js';
 import { compactMessages, createCompactor, swcPrepareStep } from '../../src/library/index.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
 import { compact as reference, type Count, type Out, type RMessage } from '../reference/summarization.js';
 
 const counter = await createCounter('approx');
@@ -121,7 +120,7 @@ async function compactFile(
   args: string[],
   model: ReturnType<typeof fakeModel>,
 ): Promise<{ status: number; stderr: string; input: unknown[]; output: unknown[] | null }> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+  const dir = tempDir();
   const written = writeAs(format, conversation);
   writeFileSync(path.join(dir, written.name), written.text);
   const run = await runSwc(
@@ -260,7 +259,7 @@ describe('summarize on the command line', () => {
   it('never calls the model in a dry run or a check, and previews the calls and prompt tokens', async () => {
     for (const flag of ['--dry-run', '--check']) {
       const model = fakeModel();
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+      const dir = tempDir();
       const written = writeAs('openai', LONG);
       writeFileSync(path.join(dir, written.name), written.text);
       const run = await runSwc(
@@ -288,7 +287,7 @@ describe('summarize on the command line', () => {
 
   it('lists each round of a dry run in the JSON plan, with the items it would replace and its prompt tokens, as the schema says', async () => {
     const model = fakeModel();
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const dir = tempDir();
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
     const run = await runSwc(
       [
@@ -379,7 +378,7 @@ describe('summarize on the command line', () => {
     const model = fakeModel();
     const first = await compactFile('openai', LONG, ['-t', '60', '--summary-tokens', '10'], model);
     expect(first.status).toBe(0);
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const dir = tempDir();
     const grown = [
       ...(first.output as unknown[]),
       { role: 'user', content: 'next task' },
@@ -413,7 +412,7 @@ describe('summarize on the command line', () => {
   });
 
   it('runs --summarize-command through the shell: the prompt on stdin, the instruction in SWC_SUMMARY_INSTRUCTION', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const dir = tempDir();
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
     writeFileSync(path.join(dir, 'rules.md'), 'Keep paths.');
     // The summary names the instruction and the first line of the prompt it was given.
@@ -450,7 +449,7 @@ describe('summarize on the command line', () => {
   });
 
   it('exits 3 when a call fails, whatever the model source, and still writes the last good result', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const dir = tempDir();
     const text = writeAs('openai', LONG).text;
     writeFileSync(path.join(dir, 'a.json'), text);
     const base = [
@@ -517,7 +516,7 @@ describe('summarize on the command line', () => {
   });
 
   it('counts the summaries among the messages after: the plan, the report and the file agree', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const dir = tempDir();
     writeFileSync(path.join(dir, 'a.jsonl'), readFileSync(path.join(ROOT, 'fixtures/sample.jsonl')));
     for (const [strategy, target] of [
       ['summarize', '2000'],
@@ -587,7 +586,7 @@ describe('summarize on the command line', () => {
     // With no note, a window after summarize that keeps neither the summary nor a note keeps only input messages,
     // chosen on the summarized list: they must be mapped back to the input's (they once were written by the
     // summarized list's positions, the oldest turns instead of the newest).
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const dir = tempDir();
     const lines = TWELVE_TURNS.map((m) => JSON.stringify(m));
     writeFileSync(path.join(dir, 'a.jsonl'), `${lines.join('\n')}\n`);
     const run = await runSwc(
@@ -629,7 +628,7 @@ describe('summarize on the command line', () => {
   });
 
   it('refuses summarize without a model source, and summarize flags without summarize', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-summ-'));
+    const dir = tempDir();
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', LONG).text);
     const none = await runSwc(['compact', 'a.json', '-t', '60', '--strategy', 'summarize'], {
       cwd: dir,

@@ -1,10 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { BIN } from '../helpers/cli.js';
+import { BIN, tempDir } from '../helpers/cli.js';
 
 /**
  * A compressed input past 32 MiB of text is decompressed into a temporary folder; an interrupt must remove it, as it
@@ -32,8 +31,8 @@ describe('an interrupted run of a big compressed file', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     'leaves no decompressed spool behind after %s',
     async (signal) => {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'swc-spool-test-'));
-      const tmp = mkdtempSync(path.join(os.tmpdir(), 'swc-tmpdir-'));
+      const dir = tempDir();
+      const tmp = tempDir();
       const input = bigGzip(dir);
       const child = spawn(
         process.execPath,

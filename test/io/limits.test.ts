@@ -4,8 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, writeFileSync, writeSync, ftruncateSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, writeFileSync, writeSync, ftruncateSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import {
@@ -16,6 +15,7 @@ import {
   sourceFromBytes,
   type ReadLimits,
 } from '../../src/io/lines.js';
+import { tempDir } from '../helpers/cli.js';
 
 const line = (role: string, content: string): string => JSON.stringify({ role, content });
 const jsonlOf = (count: number): string =>
@@ -23,7 +23,7 @@ const jsonlOf = (count: number): string =>
 const jsonOf = (count: number): string => `[\n${jsonlOf(count).trimEnd().split('\n').join(',\n')}\n]\n`;
 
 function tempFile(name: string, content: string): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'swc-limits-')), name);
+  const file = path.join(tempDir(), name);
   writeFileSync(file, content);
   return file;
 }
@@ -46,7 +46,7 @@ const small = (limits: Partial<ReadLimits>): ReadLimits => ({ json: JSON_LIMIT, 
 
 /** A named pipe and a shell that writes `command`'s output into it (started before the pipe is opened to read). */
 function fifoFedBy(command: string): { fifo: string; writer: ChildProcess; done: Promise<void> } {
-  const fifo = path.join(mkdtempSync(path.join(tmpdir(), 'swc-limits-')), 'pipe');
+  const fifo = path.join(tempDir(), 'pipe');
   expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
   const writer = spawn('sh', ['-c', `${command} > "${fifo}"`], { stdio: 'ignore' });
   // The writer may end with a broken pipe once the reader stops: only its end matters.
@@ -125,7 +125,7 @@ describe('standard input read with readStreamBounded', () => {
 
 /** A sparse file of `size` bytes that starts with `[`: the size of a big JSON file without writing one. */
 function sparseJson(size: number): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'swc-limits-')), 'big.json');
+  const file = path.join(tempDir(), 'big.json');
   const fd = openSync(file, 'w');
   writeSync(fd, '[');
   ftruncateSync(fd, size);

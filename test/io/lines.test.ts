@@ -3,8 +3,7 @@
  * and the same layout and output, without ever building the whole text.
  */
 import { describe, expect, it, jest } from '@jest/globals';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readLayout, rebuild, type Slot } from '../../src/io/layout.js';
@@ -12,6 +11,7 @@ import { isLineSource, positionOf, readSourceFile, sourceFromBytes, type LineSou
 import { decodeSource, lineColumn, type SourceText } from '../../src/io/source.js';
 import { compactSource, outputBytes } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
+import { tempDir } from '../helpers/cli.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
@@ -20,7 +20,7 @@ const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 function tempFile(name: string, content: Uint8Array): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'swc-lines-')), name);
+  const file = path.join(tempDir(), name);
   writeFileSync(file, content);
   return file;
 }
@@ -169,7 +169,7 @@ describe('a JSONL file read as lines', () => {
   });
 
   it('says why a file cannot be read, as the command line words it', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'swc-lines-'));
+    const dir = tempDir();
     expect(errorOf(() => readSourceFile(path.join(dir, 'missing.jsonl'), 'missing.jsonl'))).toBe(
       'missing.jsonl: cannot read: no such file',
     );

@@ -1,9 +1,6 @@
 // The library's `strategy` option against `swc compact --strategy` on the same messages written as a JSON file.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { planCompaction } from '../../src/core/compact.js';
 import { DEFAULT_PLACEHOLDER } from '../../src/core/prune.js';
 import { OptionsError } from '../../src/errors.js';
@@ -19,8 +16,9 @@ import {
 } from '../helpers/convert.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { tempDir } from '../helpers/cli.js';
 
-const CWD = mkdtempSync(path.join(tmpdir(), 'swc-lib-strategy-'));
+const CWD = tempDir();
 
 /** The instructions a request body holds beside its list, whatever its format calls them. */
 function instructionsOf(container: Record<string, unknown> | null): unknown {

@@ -3,8 +3,7 @@
  * text), the same formats and failures, and problems placed in the file however it is held.
  */
 import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isLineSource, readSourceFile } from '../../src/io/lines.js';
@@ -12,11 +11,12 @@ import { decodeSource, lineColumn, type SourceText } from '../../src/io/source.j
 import type { Inspection } from '../../src/outcome/inspection.js';
 import { compactSource, createInspector, inspectSource } from '../../src/pipeline/index.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
+import { tempDir } from '../helpers/cli.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 function tempFile(name: string, text: string): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'swc-inspector-')), name);
+  const file = path.join(tempDir(), name);
   writeFileSync(file, text);
   return file;
 }
