@@ -1,6 +1,7 @@
 import type { Plan } from '../core/compact.js';
 import { OFFLOADED_META_KEY } from '../core/offload.js';
 import type { PrunedMessage, PrunePlan } from '../core/prune.js';
+import { elementReader } from '../core/lazy-list.js';
 import { contentOf } from '../core/render.js';
 import type { Message } from '../core/types.js';
 import { itemsReader, type FormatAdapter, type Normalized } from '../formats/types.js';
@@ -110,8 +111,10 @@ export function offloadRaws(
  * are worked out.
  */
 function keptPrunings(p: PrunePlan, origin: readonly (number | null)[], kept: ReadonlySet<number>): PrunedMessage[] {
+  // Through the list's producer: a chain's origin is a lazy list, and a candidate is looked up for every tool result.
+  const originAt = elementReader(origin);
   const isKept = (index: number): boolean => {
-    const at = origin[index];
+    const at = originAt(index);
     return at !== null && at !== undefined && kept.has(at);
   };
   const lazy = p.lazy;
@@ -125,8 +128,9 @@ export function prunedItems(pruning: readonly ChainPruning[], normalized: Normal
   const itemsAt = itemsReader(normalized.itemsOf);
   const out: PrunedItems[] = [];
   for (const { plan: p, origin } of pruning) {
+    const originAt = elementReader(origin);
     for (const r of keptPrunings(p, origin, kept)) {
-      const message = origin[r.index] as number;
+      const message = originAt(r.index) as number;
       const items = itemsAt(message);
       if (items.length === 0) continue;
       out.push({
@@ -158,7 +162,8 @@ export function prunedRaws(
   const texts = new Map<number, readonly string[]>();
   const wanted = new Set(pruned.map((r) => r.message));
   for (const { plan: p, origin } of pruning) {
-    for (const r of keptPrunings(p, origin, wanted)) texts.set(origin[r.index] as number, r.texts);
+    const originAt = elementReader(origin);
+    for (const r of keptPrunings(p, origin, wanted)) texts.set(originAt(r.index) as number, r.texts);
   }
   for (const r of pruned) {
     // The count before is read only by formats that record it (Haystack's meta `original_tokens`).

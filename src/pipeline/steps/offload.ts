@@ -1,3 +1,4 @@
+import { elementReader } from '../../core/lazy-list.js';
 import { offloadedMessage, planOffload, pointerText } from '../../core/offload.js';
 import { renderMessage } from '../../core/render.js';
 import type { Message } from '../../core/types.js';
@@ -31,8 +32,10 @@ export const offloadStep: Step = {
     });
     if (candidates.length === 0) return measured;
     const byMessage = new Map<number, Map<number, OffloadedResult>>();
+    // Through the list's producer: the origin is a lazy list, and a candidate is looked up for every long result.
+    const originAt = elementReader(run.origin);
     for (const c of candidates) {
-      const at = run.origin[c.index];
+      const at = originAt(c.index);
       if (at === null || at === undefined) continue;
       const entry = byMessage.get(c.index) ?? new Map<number, OffloadedResult>();
       entry.set(
@@ -49,7 +52,7 @@ export const offloadStep: Step = {
         new Map([...results].map(([k, r]) => [k, () => r.text])),
       );
       next[index] = message;
-      writableFinal(run)[run.origin[index] as number] = message;
+      writableFinal(run)[originAt(index) as number] = message;
       // Counted only for the messages an output shows (those kept).
       const alone = (m: Message): (() => number) => {
         let n: number | undefined;
@@ -58,7 +61,7 @@ export const offloadStep: Step = {
       const before = alone(current[index] as Message);
       const after = alone(message);
       run.offloads.push({
-        message: run.origin[index] as number,
+        message: originAt(index) as number,
         results,
         get tokensBefore(): number {
           return before();

@@ -1,3 +1,4 @@
+import { elementReader } from '../../core/lazy-list.js';
 import { planPruning } from '../../core/prune.js';
 import type { Message } from '../../core/types.js';
 import { writableFinal, type ChainRun, type Step, type StepReport } from './step.js';
@@ -27,8 +28,9 @@ export const pruneStep: Step = {
       run.finalOwned = false;
     } else {
       // A plan made without counting the candidates works each out when its message is read.
+      const originAt = elementReader(run.origin);
       for (const index of p.lazy?.candidates ?? p.pruned.map((r) => r.index)) {
-        const at = run.origin[index];
+        const at = originAt(index);
         if (at !== null && at !== undefined) writableFinal(run)[at] = p.messages[index] as Message;
       }
     }
