@@ -255,6 +255,8 @@ export class FileLines {
   private window: Buffer = Buffer.alloc(0);
   private buffer: Buffer;
   private windowStart = 0;
+  /** How much the next window reads: doubled by each read next to the last window, up to WINDOW. */
+  private span = FIRST_WINDOW;
 
   /** @param buffer a buffer to read windows into (the one the file was read in), if any */
   constructor(
@@ -267,10 +269,15 @@ export class FileLines {
 
   /** The decoded bytes from `start` to `end` of the file. */
   read(start: number, end: number): string {
-    if (start < this.windowStart || end > this.windowStart + this.window.length) {
+    const windowEnd = this.windowStart + this.window.length;
+    if (start < this.windowStart || end > windowEnd) {
+      // A run of lines (read in order to write them, newest first to count them) reads ever bigger windows; a line
+      // read far from the last window (a result pruning reads, scattered over the file) reads a small one.
+      const near = this.window.length > 0 && start <= windowEnd + this.span && end >= this.windowStart - this.span;
+      this.span = near ? Math.min(this.span * 2, WINDOW) : FIRST_WINDOW;
       // Reading on from the window: the next window starts at the line; reading back: it ends at the line.
-      const from = start >= this.windowStart ? start : Math.max(0, Math.min(start, end - WINDOW));
-      const to = Math.min(Math.max(end, from + WINDOW), this.origin.stat.size);
+      const from = start >= this.windowStart ? start : Math.max(0, Math.min(start, end - this.span));
+      const to = Math.min(Math.max(end, from + this.span), this.origin.stat.size);
       if (this.buffer.length < to - from) this.buffer = Buffer.allocUnsafeSlow(Math.max(to - from, WINDOW));
       // The old window goes first: its bytes are overwritten, and a failed read must leave no stale window.
       this.window = Buffer.alloc(0);
@@ -312,8 +319,14 @@ export class FileLines {
   }
 }
 
-/** How much of a file is read at once when lines are read again. */
+/** How much of a file is read at once when lines are read again, at most. */
 export const WINDOW = 4 << 20;
+
+/**
+ * How much of a file a line read far from the last one reads. Pruning reads a few results' lines scattered over the
+ * file: at 4 MiB each, 37 of them took 20 ms of a 1.3 s `prune,window` run at 100 MB.
+ */
+const FIRST_WINDOW = 64 << 10;
 
 /** Whether a file is still the one that was read: same inode, size and times. */
 export function sameFile(now: Stats, then: Stats): boolean {

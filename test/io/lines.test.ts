@@ -3,6 +3,7 @@
  * and the same layout and output, without ever building the whole text.
  */
 import { describe, expect, it, jest } from '@jest/globals';
+import fc from 'fast-check';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +31,6 @@ function whole(source: SourceText): { text: string; bom: boolean; eol: string } 
   return { text: source.text, bom: source.bom, eol: source.eol };
 }
 
-/** The error a function throws, as its message. */
 /** Text as UTF-32, little- or big-endian (Node has no UTF-32 encoder). */
 function utf32(text: string, order: 'le' | 'be'): Buffer {
   const points = [...text].map((c) => c.codePointAt(0) as number);
@@ -39,6 +39,7 @@ function utf32(text: string, order: 'le' | 'be'): Buffer {
   return out;
 }
 
+/** The error a function throws, as its message. */
 function errorOf(run: () => unknown): string {
   try {
     run();
@@ -277,6 +278,32 @@ describe('a big JSONL file, read once while its lines are parsed', () => {
       expect(fromFile.slots.map(shape)).toEqual(fromText.slots.map(shape));
       expect(whole(source)).toEqual(whole(decodeSource(content, 'big.jsonl')));
     }
+  });
+
+  // Every 40th line longer than the first window a line read far from the last one reads (64 KiB).
+  const withLong = lines.map((l, i) => (i % 40 === 7 ? line('tool', `${'é'.repeat(50_000)}${i}`) : l));
+  it.each([
+    ['LF', bytes(`${withLong.join('\n')}\n`)],
+    ['CRLF, a byte-order mark', Buffer.concat([BOM, bytes(withLong.join('\r\n'))])],
+  ])('reads its lines again in any order: runs onward and back, and lines far apart (%s)', (_name, content) => {
+    const file = tempFile('again.jsonl', content);
+    const expected = readLayout(decodeSource(content, 'again.jsonl')).slots.flatMap((slot) => [...slot.raws]);
+    // Runs of lines, each onward or back from a line anywhere: the windows a run reads grow, one far away is small.
+    const runs = fc.array(
+      fc.record({ at: fc.nat(expected.length - 1), length: fc.integer({ min: 1, max: 80 }), back: fc.boolean() }),
+      { minLength: 1, maxLength: 12 },
+    );
+    fc.assert(
+      fc.property(runs, (rs) => {
+        const slot = readLayout(readBig(file, 'again.jsonl')).slots[0] as Slot;
+        for (const { at, length, back } of rs)
+          for (let i = 0; i < length; i++) {
+            const k = back ? at - i : at + i;
+            if (k >= 0 && k < expected.length) expect(slot.raws[k]).toBe(expected[k]);
+          }
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('reports a problem of the file (invalid UTF-8, a NUL byte) before a line that is not JSON above it', () => {
