@@ -107,10 +107,14 @@ export function offloadRaws(
 }
 
 /**
- * The messages a pruning replaced whose input index is among `kept`: of a plan made without counting, only those
- * are worked out.
+ * The messages a pruning replaced whose input index is among `kept`, each with that index: of a plan made without
+ * counting, only those are worked out.
  */
-function keptPrunings(p: PrunePlan, origin: readonly (number | null)[], kept: ReadonlySet<number>): PrunedMessage[] {
+function keptPrunings(
+  p: PrunePlan,
+  origin: readonly (number | null)[],
+  kept: ReadonlySet<number>,
+): { message: number; pruned: PrunedMessage }[] {
   // Through the list's producer: a chain's origin is a lazy list, and a candidate is looked up for every tool result.
   const originAt = elementReader(origin);
   const isKept = (index: number): boolean => {
@@ -118,8 +122,11 @@ function keptPrunings(p: PrunePlan, origin: readonly (number | null)[], kept: Re
     return at !== null && at !== undefined && kept.has(at);
   };
   const lazy = p.lazy;
-  if (lazy === undefined) return p.pruned.filter((r) => isKept(r.index));
-  return lazy.candidates.filter(isKept).flatMap((index) => lazy.prunedAt(index) ?? []);
+  const pruned =
+    lazy === undefined
+      ? p.pruned.filter((r) => isKept(r.index))
+      : lazy.candidates.filter(isKept).flatMap((index) => lazy.prunedAt(index) ?? []);
+  return pruned.map((r) => ({ message: originAt(r.index) as number, pruned: r }));
 }
 
 /** The pruned messages the output holds, in the file's item positions. */
@@ -128,9 +135,7 @@ export function prunedItems(pruning: readonly ChainPruning[], normalized: Normal
   const itemsAt = itemsReader(normalized.itemsOf);
   const out: PrunedItems[] = [];
   for (const { plan: p, origin } of pruning) {
-    const originAt = elementReader(origin);
-    for (const r of keptPrunings(p, origin, kept)) {
-      const message = originAt(r.index) as number;
+    for (const { message, pruned: r } of keptPrunings(p, origin, kept)) {
       const items = itemsAt(message);
       if (items.length === 0) continue;
       out.push({
@@ -162,8 +167,7 @@ export function prunedRaws(
   const texts = new Map<number, readonly string[]>();
   const wanted = new Set(pruned.map((r) => r.message));
   for (const { plan: p, origin } of pruning) {
-    const originAt = elementReader(origin);
-    for (const r of keptPrunings(p, origin, wanted)) texts.set(originAt(r.index) as number, r.texts);
+    for (const { message, pruned: r } of keptPrunings(p, origin, wanted)) texts.set(message, r.texts);
   }
   for (const r of pruned) {
     // The count before is read only by formats that record it (Haystack's meta `original_tokens`).
