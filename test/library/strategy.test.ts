@@ -61,7 +61,9 @@ const settingsArb = (seed: number): fc.Arbitrary<Settings> => {
     exhaustive: true,
   }).tokensBefore;
   return fc.record({
-    target: fc.integer({ min: Math.max(1, Math.floor(whole / 5)), max: Math.max(1, Math.ceil(whole * 1.1)) }),
+    // At least 2: a context window of twice the target must leave compactTo (0.4) of it a token or more, or both
+    // sides refuse the options.
+    target: fc.integer({ min: Math.max(2, Math.floor(whole / 5)), max: Math.max(2, Math.ceil(whole * 1.1)) }),
     windowed: fc.boolean(),
     minKeepSteps: fc.constantFrom(1, 1, 2, 3),
     minTokens: fc.constantFrom(0, 5, 20, 200),
