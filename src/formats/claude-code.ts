@@ -6,18 +6,16 @@ import { renderArguments } from '../core/json/python.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { findMember, objectMembers } from '../io/json-layout.js';
 import { describe } from './openai.js';
-import { blockPairing, serverResultIds, toolResultSlots } from './anthropic.js';
+import { toolResultSlots } from './anthropic.js';
+import { blocksOf, hasToolResult, isLine, messageOf, stringField } from './claude-code-lines.js';
+import { claudeCodePairing } from './claude-code-pairing.js';
 import {
   isRecord,
   own,
-  type ConversationInput,
   type FinishRequest,
   type Finished,
   type FormatAdapter,
   type Normalized,
-  type PairedCall,
-  type PairedResult,
-  type Pairing,
   type PruneWrite,
   detectedBy,
 } from './types.js';
@@ -69,10 +67,6 @@ const COPIED = new Set(['userType', 'cwd', 'sessionId', 'version', 'gitBranch', 
 /** A fixed namespace, so a note's name-based uuid depends only on where it is chained in. */
 const NOTE_NAMESPACE = Buffer.from('6f1d4a52c2e94f5e9b0a3c7d8e21f4b6', 'hex');
 
-function isLine(item: unknown): item is Record<string, unknown> {
-  return isRecord(item) && typeof own(item, 'type') === 'string';
-}
-
 /** A user or assistant event with a message, the kind of line only session logs have. */
 function isSessionMessageLine(item: Record<string, unknown>): boolean {
   const type = own(item, 'type');
@@ -85,19 +79,10 @@ function isSessionMessageLine(item: Record<string, unknown>): boolean {
   );
 }
 
-function messageOf(item: Record<string, unknown>): Record<string, unknown> | null {
-  const message = own(item, 'message');
-  return isRecord(message) ? message : null;
-}
-
-function blocksOf(item: Record<string, unknown>): unknown[] | string | null {
-  const content = messageOf(item) === null ? undefined : own(messageOf(item) as Record<string, unknown>, 'content');
-  return typeof content === 'string' || Array.isArray(content) ? content : null;
-}
-
-function hasToolResult(item: Record<string, unknown>): boolean {
+/** Whether a results line holds text blocks beside its results, which a pruned result's placeholder would not replace. */
+function hasTextBeside(item: Record<string, unknown>): boolean {
   const blocks = blocksOf(item);
-  return Array.isArray(blocks) && blocks.some((b) => isRecord(b) && own(b, 'type') === 'tool_result');
+  return Array.isArray(blocks) && blocks.some((b) => isRecord(b) && own(b, 'type') === 'text');
 }
 
 /** The text a user line shows, its text blocks joined. */
@@ -249,12 +234,6 @@ function nameUuid(name: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-function stringField(item: unknown, key: string): string | null {
-  if (!isRecord(item)) return null;
-  const value = own(item, key);
-  return typeof value === 'string' ? value : null;
-}
-
 /** A line of the main chain: it has an id and is no sub-agent's. */
 function isChainLine(item: unknown): item is Record<string, unknown> {
   return isRecord(item) && typeof own(item, 'uuid') === 'string' && own(item, 'isSidechain') !== true;
@@ -403,98 +382,6 @@ function finishSession({ items, raws, kept, noteBefore, note }: FinishRequest): 
   return noteValue === undefined ? { raws: edited } : { raws: edited, note: noteValue };
 }
 
-/** A user or assistant line with a message: a line the model saw (or, on a sidechain, a sub-agent saw). */
-function isMessageLine(item: unknown): item is Record<string, unknown> {
-  return (
-    isLine(item) && (own(item, 'type') === 'user' || own(item, 'type') === 'assistant') && messageOf(item) !== null
-  );
-}
-
-/** The id of the message an assistant line is part of (split lines share it), else the line's own place. */
-function messageKey(line: Record<string, unknown>, k: number): string {
-  const id = own(messageOf(line) as Record<string, unknown>, 'id');
-  return typeof id === 'string' ? `message ${id}` : `line ${k}`;
-}
-
-/**
- * The sub-agent message a sidechain line's calls or results belong to, as a pairing `turn`: an assistant
- * line's own message; for a user line, the assistant line up its `parentUuid` chain, passing only lines
- * holding other results and lines that are no messages. Results whose chain reaches anything else (a prompt,
- * the main chain, a missing parent) get a turn of their own, which no call has.
- */
-function sidechainTurn(items: readonly unknown[], k: number, indexOf: ReadonlyMap<string, number>): string {
-  const line = items[k] as Record<string, unknown>;
-  if (own(line, 'type') === 'assistant') return `side ${messageKey(line, k)}`;
-  const seen = new Set<number>();
-  let parent = stringField(line, 'parentUuid');
-  while (parent !== null) {
-    const p = indexOf.get(parent);
-    if (p === undefined || seen.has(p)) break;
-    seen.add(p);
-    const above = items[p] as Record<string, unknown>;
-    if (isMessageLine(above)) {
-      if (own(above, 'isSidechain') !== true) break;
-      if (own(above, 'type') === 'assistant') return `side ${messageKey(above, p)}`;
-      if (!hasToolResult(above)) break;
-    }
-    parent = stringField(above, 'parentUuid');
-  }
-  return `side result at line ${k}`;
-}
-
-/**
- * Tool calls and results with their ids, and lines that are no events, for `swc inspect`. Main-chain lines
- * pair as `normalize` groups them (split assistant lines are one message, attached lines sit in it);
- * sidechain lines pair among themselves along their `parentUuid` chain. A server tool call left unanswered
- * in the session's last message is still running and left out.
- */
-function claudeCodePairing(input: ConversationInput): Pairing {
-  const { items } = input;
-  const calls: PairedCall[] = [];
-  const results: PairedResult[] = [];
-  const problems: { item: number; text: string }[] = [];
-  const unknownRoles: { item: number; role: string | null }[] = [];
-  const indexOf = new Map<string, number>();
-  const answered = new Set<string | null>();
-  items.forEach((item, k) => {
-    const uuid = stringField(item, 'uuid');
-    if (uuid !== null && !indexOf.has(uuid)) indexOf.set(uuid, k);
-    const blocks = isMessageLine(item) ? blocksOf(item) : null;
-    if (Array.isArray(blocks)) for (const id of serverResultIds(blocks)) answered.add(id);
-  });
-  // The session's last message: the trailing message lines that share one assistant message id.
-  let lastStart = items.length;
-  let lastKey: string | null = null;
-  for (let k = items.length - 1; k >= 0; k--) {
-    const item = items[k];
-    if (!isMessageLine(item)) continue;
-    const key = own(item, 'type') === 'assistant' ? messageKey(item, k) : `line ${k}`;
-    if (lastKey !== null && key !== lastKey) break;
-    lastKey = key;
-    lastStart = k;
-  }
-  items.forEach((item, k) => {
-    if (!isLine(item)) {
-      unknownRoles.push({ item: k, role: null });
-      return;
-    }
-    const blocks = isMessageLine(item) ? blocksOf(item) : null;
-    if (!Array.isArray(blocks)) return;
-    const side = own(item, 'isSidechain') === true;
-    const found = blockPairing(
-      blocks,
-      own(item, 'type') as 'user' | 'assistant',
-      k,
-      (id) => k >= lastStart && !answered.has(id),
-      side ? sidechainTurn(items, k, indexOf) : undefined,
-    );
-    calls.push(...found.calls);
-    results.push(...found.results);
-    problems.push(...found.problems);
-  });
-  return { calls, results, unknownRoles, problems };
-}
-
 export const claudeCode: FormatAdapter = {
   name: 'claude-code',
   readsTextStarting: [INTERRUPTION, CAVEAT, LOCAL_ECHO, COMMAND],
@@ -508,6 +395,8 @@ export const claudeCode: FormatAdapter = {
     const itemsOf: number[][] = [];
     const counted: number[][] = [];
     const pinned: number[] = [];
+    /** The messages pruning must leave alone: their lines hold text that no `tool_result` block holds. */
+    const fixed = new Set<number>();
     /** Assistant messages of the current turn by `message.id`: their split lines join them. */
     const byId = new Map<string, number>();
     let owner = -1;
@@ -534,8 +423,15 @@ export const claudeCode: FormatAdapter = {
           open('assistant', k);
           if (typeof id === 'string') byId.set(id, owner);
         }
-      } else if (kind === 'tool') open('tool', k);
-      else if (kind === 'user') {
+      } else if (kind === 'tool') {
+        open('tool', k);
+        if (hasTextBeside(item)) fixed.add(owner);
+      } else if (kind === 'attached' && roles[owner] === 'tool' && !fixed.has(owner)) {
+        // Text attached after results (a skill's body, a compact summary) is a message of its own that pruning
+        // leaves alone: the writer replaces only `tool_result` blocks, so the decision may count only them.
+        open('tool', k);
+        fixed.add(owner);
+      } else if (kind === 'user') {
         byId.clear();
         const text = userText(item);
         open('user', k, noteMarks(text === '' ? null : text, noteTemplate));
@@ -557,6 +453,7 @@ export const claudeCode: FormatAdapter = {
         role,
         ...marks[m],
         weight: Math.max(lines, 1),
+        ...(fixed.has(m) ? { fixed: true } : {}),
         content: () =>
           contentOf(
             role,

@@ -138,7 +138,8 @@ describe('Claude Code sessions: what a message is', () => {
     expect(normalized.itemsOf).toEqual([
       [3],
       [4],
-      [5, 6],
+      [5],
+      [6],
       [7],
       [8],
       [9],
@@ -154,6 +155,7 @@ describe('Claude Code sessions: what a message is', () => {
       'user',
       'assistant',
       'tool',
+      'tool',
       'user',
       'assistant',
       'tool',
@@ -164,25 +166,27 @@ describe('Claude Code sessions: what a message is', () => {
       'user',
       'assistant',
     ]);
+    // The interruption after a result is a results message of its own that pruning leaves alone.
+    expect(normalized.messages.map((m) => m.fixed === true)).toEqual(roles.map((_, m) => m === 3));
     const structure = analyze(normalized.messages);
     // The /review prompt command is the task; the two typed requests before it start the turns.
-    expect(structure.task).toBe(10);
+    expect(structure.task).toBe(11);
     expect(structure.turns).toEqual([
-      [0, 3],
-      [3, 10],
+      [0, 4],
+      [4, 11],
     ]);
     // The meta expansion of /review counts as part of the task, the hook feedback as part of the message before it.
-    expect(renderMessage(normalized.messages[10]!).text).toBe(
+    expect(renderMessage(normalized.messages[11]!).text).toBe(
       '[user] <command-message>review is running…</command-message>\n<command-name>/review</command-name>\n' +
         'Review the changes on this branch and list anything that needs fixing before merge.',
     );
-    expect(renderMessage(normalized.messages[6]!).text).toBe(
+    expect(renderMessage(normalized.messages[7]!).text).toBe(
       '[assistant] The parser tests pass now.\nStop hook feedback:\nRun the linter before finishing.',
     );
     expect(renderMessage(normalized.messages[2]!).text).toBe(
-      "[tool:Bash (error)] The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.\n" +
-        '[tool:] [Request interrupted by user for tool use]',
+      "[tool:Bash (error)] The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.",
     );
+    expect(renderMessage(normalized.messages[3]!).text).toBe('[tool:] [Request interrupted by user for tool use]');
   });
 
   it("keeps a sub-agent's lines with the Task call they sit under, and counts them as removed messages", () => {
