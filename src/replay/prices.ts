@@ -45,8 +45,14 @@ export function findPrices(name: string): ReplayPrices | undefined {
 const PRICE_KEYS = ['input', 'cacheRead', 'cacheWrite', 'output'] as const;
 
 /**
- * A price model read from JSON: `input`, `cacheRead`, `cacheWrite` and `output` per million tokens (numbers of at
- * least 0) and `minCacheablePrefix` (a whole number of tokens) are required; `name`, `currency` and `source` are
+ * The highest price per million tokens: a cost of any whole count of tokens up to 2^53 - 1 at it stays below 1e298,
+ * so the sum of billions of such costs is still a finite number (a price of 1e308 would cost `Infinity`).
+ */
+export const MAX_PRICE = 1e288;
+
+/**
+ * A price model read from JSON: `input`, `cacheRead`, `cacheWrite` and `output` per million tokens (numbers from 0 to
+ * `MAX_PRICE`) and `minCacheablePrefix` (a whole number of tokens) are required; `name`, `currency` and `source` are
  * optional strings.
  * @param value the parsed JSON
  * @param where how errors name it
@@ -61,8 +67,8 @@ export function pricesOf(value: unknown, where: string): ReplayPrices | string {
   if (stray !== undefined) return `${where}: unknown key "${stray}" (expected ${[...known].join(', ')})`;
   for (const key of PRICE_KEYS) {
     const x = v[key];
-    if (typeof x !== 'number' || !Number.isFinite(x) || x < 0)
-      return `${where}: "${key}" must be a price per million tokens (a number of at least 0)`;
+    if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || x > MAX_PRICE)
+      return `${where}: "${key}" must be a price per million tokens (a number from 0 to ${MAX_PRICE}), not ${typeof x === 'number' ? String(x) : (JSON.stringify(x) ?? typeof x)}`;
   }
   const min = v.minCacheablePrefix;
   if (typeof min !== 'number' || !Number.isSafeInteger(min) || min < 0)

@@ -1,3 +1,4 @@
+import { InputError } from '../errors.js';
 import type { ReplayRecorded } from './types.js';
 
 /**
@@ -5,6 +6,10 @@ import type { ReplayRecorded } from './types.js';
  * call's usage into the same four figures: `input` is everything the call sent (uncached input, cache reads and,
  * where the provider reports them, cache writes), as a replay's calls count it; `cacheRead` and `cacheWrite` are
  * parts of it; `output` is everything the call was billed as output for.
+ *
+ * A count the file holds must be a whole number of tokens from 0 to 2^53 - 1 (absent or null counts 0): anything else
+ * (a fraction, a negative count, 1e308, a string) is refused with an InputError naming the item and the field, rather
+ * than clamped, since a replay's figures and costs would be made of it; so are sums past 2^53 - 1.
  */
 
 type Usage = Readonly<Record<string, unknown>>;
@@ -20,34 +25,67 @@ interface CallUsage {
 const isObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** A token count under the first of `keys` that holds one; a missing or malformed count is 0. */
-const tokens = (usage: Usage, ...keys: string[]): number => {
+/** Says which count of which item is not a count: `(field, value)` of the item being read. */
+type Refuse = (field: string, value: unknown) => never;
+
+/** A token count under the first of `keys` present (not null); absent, it is 0; anything but a whole count is refused. */
+const tokens = (usage: Usage, refuse: Refuse, ...keys: string[]): number => {
   for (const key of keys) {
     const v = usage[key];
-    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v;
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+    return refuse(key, v);
   }
   return 0;
 };
 
+/** How a refused value reads in an error: a number or a (short) string as it is, any other value by its type. */
+function shownValue(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : typeof value;
+}
+
+/**
+ * A refusal for item `item`'s counts under `path` (`message.usage`), as an InputError naming the file, the item (from
+ * 1, as every command names messages) and the field.
+ */
+function refuser(file: string, where: string, path: string): Refuse {
+  return (field, value) => {
+    throw new InputError(
+      `${where}: ${path}.${field} is ${shownValue(value)}, not a whole number of tokens (0 to 2^53 - 1)`,
+      file,
+    );
+  };
+}
+
 /** The object under the first of `keys` that holds one. */
-const objectAt = (value: Usage, ...keys: string[]): Usage | null => {
+const objectAt = (value: Usage, ...keys: string[]): Usage | null => entryAt(value, ...keys)?.[1] ?? null;
+
+/** The first of `keys` that holds an object, and that object. */
+const entryAt = (value: Usage, ...keys: string[]): readonly [string, Usage] | null => {
   for (const key of keys) {
     const v = value[key];
-    if (isObject(v)) return v;
+    if (isObject(v)) return [key, v];
   }
   return null;
 };
 
-/** The calls' figures summed, or null when the file recorded no call's usage. */
-function sumCalls(calls: readonly CallUsage[]): ReplayRecorded | null {
+/** The calls' figures summed, or null when the file recorded no call's usage; a sum past 2^53 - 1 is refused. */
+function sumCalls(calls: readonly CallUsage[], file: string): ReplayRecorded | null {
   if (calls.length === 0) return null;
-  const sum = (pick: (c: CallUsage) => number): number => calls.reduce((total, c) => total + pick(c), 0);
+  const sum = (pick: (c: CallUsage) => number, name: string): number => {
+    const total = calls.reduce((t, c) => t + pick(c), 0);
+    if (!Number.isSafeInteger(total))
+      throw new InputError(`the recorded ${name} tokens add up past 2^53 - 1, more than any run sends`, file);
+    return total;
+  };
   return {
     calls: calls.length,
-    inputTokens: sum((c) => c.input),
-    cacheReadTokens: sum((c) => c.cacheRead),
-    cacheWriteTokens: sum((c) => c.cacheWrite),
-    outputTokens: sum((c) => c.output),
+    inputTokens: sum((c) => c.input, 'input'),
+    cacheReadTokens: sum((c) => c.cacheRead, 'cache read'),
+    cacheWriteTokens: sum((c) => c.cacheWrite, 'cache write'),
+    outputTokens: sum((c) => c.output, 'output'),
   };
 }
 
@@ -56,25 +94,29 @@ function sumCalls(calls: readonly CallUsage[]): ReplayRecorded | null {
  * `isSidechain`, are other calls' and left out); one reply split over several lines repeats its `message.id`, and
  * its last line is taken. `input_tokens` is the uncached part: reads and writes are added to it.
  */
-function claudeCodeUsage(items: readonly unknown[]): ReplayRecorded | null {
-  const byCall = new Map<string, Usage>();
+function claudeCodeUsage(items: readonly unknown[], file: string): ReplayRecorded | null {
+  const byCall = new Map<string, { readonly usage: Usage; readonly refuse: Refuse }>();
   items.forEach((item, i) => {
     if (!isObject(item) || item.type !== 'assistant' || item.isSidechain === true) return;
     const message = item.message;
     if (!isObject(message) || !isObject(message.usage)) return;
-    byCall.set(typeof message.id === 'string' ? message.id : `line ${i}`, message.usage);
+    byCall.set(typeof message.id === 'string' ? message.id : `line ${i}`, {
+      usage: message.usage,
+      refuse: refuser(file, `message ${i + 1}`, 'message.usage'),
+    });
   });
   return sumCalls(
-    [...byCall.values()].map((usage) => {
-      const cacheRead = tokens(usage, 'cache_read_input_tokens');
-      const cacheWrite = tokens(usage, 'cache_creation_input_tokens');
+    [...byCall.values()].map(({ usage, refuse }) => {
+      const cacheRead = tokens(usage, refuse, 'cache_read_input_tokens');
+      const cacheWrite = tokens(usage, refuse, 'cache_creation_input_tokens');
       return {
-        input: tokens(usage, 'input_tokens') + cacheRead + cacheWrite,
+        input: tokens(usage, refuse, 'input_tokens') + cacheRead + cacheWrite,
         cacheRead,
         cacheWrite,
-        output: tokens(usage, 'output_tokens'),
+        output: tokens(usage, refuse, 'output_tokens'),
       };
     }),
+    file,
   );
 }
 
@@ -87,14 +129,14 @@ function claudeCodeUsage(items: readonly unknown[]): ReplayRecorded | null {
  * `toolUsePromptTokenCount` (what a server-side tool such as search fed the model) is not counted: the call did not
  * send it.
  */
-function geminiCall(usage: Usage): CallUsage {
+function geminiCall(usage: Usage, refuse: Refuse): CallUsage {
   return {
-    input: tokens(usage, 'promptTokenCount', 'prompt_token_count'),
-    cacheRead: tokens(usage, 'cachedContentTokenCount', 'cached_content_token_count'),
+    input: tokens(usage, refuse, 'promptTokenCount', 'prompt_token_count'),
+    cacheRead: tokens(usage, refuse, 'cachedContentTokenCount', 'cached_content_token_count'),
     cacheWrite: 0,
     output:
-      tokens(usage, 'candidatesTokenCount', 'candidates_token_count') +
-      tokens(usage, 'thoughtsTokenCount', 'thoughts_token_count'),
+      tokens(usage, refuse, 'candidatesTokenCount', 'candidates_token_count') +
+      tokens(usage, refuse, 'thoughtsTokenCount', 'thoughts_token_count'),
   };
 }
 
@@ -108,23 +150,25 @@ function geminiCall(usage: Usage): CallUsage {
 function geminiUsage(
   items: readonly unknown[],
   container: Readonly<Record<string, unknown>> | null,
+  file: string,
 ): ReplayRecorded | null {
   const fromEvents: CallUsage[] = [];
-  for (const item of items) {
-    if (!isObject(item) || typeof item.author !== 'string' || item.partial === true) continue;
-    const usage = objectAt(item, 'usageMetadata', 'usage_metadata');
-    if (usage !== null) fromEvents.push(geminiCall(usage));
-  }
-  if (fromEvents.length > 0) return sumCalls(fromEvents);
+  items.forEach((item, i) => {
+    if (!isObject(item) || typeof item.author !== 'string' || item.partial === true) return;
+    const found = entryAt(item, 'usageMetadata', 'usage_metadata');
+    if (found !== null) fromEvents.push(geminiCall(found[1], refuser(file, `message ${i + 1}`, found[0])));
+  });
+  if (fromEvents.length > 0) return sumCalls(fromEvents, file);
   const logs = container?.event_logs;
   if (!Array.isArray(logs)) return null;
   const fromLogs: CallUsage[] = [];
-  for (const log of logs) {
-    const response = isObject(log) ? objectAt(log, 'model_response', 'modelResponse') : null;
-    const usage = response === null ? null : objectAt(response, 'usage_metadata', 'usageMetadata');
-    if (usage !== null) fromLogs.push(geminiCall(usage));
-  }
-  return sumCalls(fromLogs);
+  logs.forEach((log, i) => {
+    const response = isObject(log) ? entryAt(log, 'model_response', 'modelResponse') : null;
+    const found = response === null ? null : entryAt(response[1], 'usage_metadata', 'usageMetadata');
+    if (response !== null && found !== null)
+      fromLogs.push(geminiCall(found[1], refuser(file, `event_logs[${i}]`, `${response[0]}.${found[0]}`)));
+  });
+  return sumCalls(fromLogs, file);
 }
 
 /**
@@ -133,21 +177,24 @@ function geminiUsage(
  * (cache reads and cache creation included), with `input_token_details.cache_read` and `.cache_creation` as parts;
  * `output_tokens` the sum of all output types (reasoning included).
  */
-function langchainUsage(items: readonly unknown[]): ReplayRecorded | null {
+function langchainUsage(items: readonly unknown[], file: string): ReplayRecorded | null {
   const calls: CallUsage[] = [];
-  for (const item of items) {
-    const fields = isObject(item) ? objectAt(item, 'data', 'kwargs') : null;
-    const usage = fields === null ? null : objectAt(fields, 'usage_metadata');
-    if (usage === null) continue;
+  items.forEach((item, i) => {
+    const fields = isObject(item) ? entryAt(item, 'data', 'kwargs') : null;
+    const usage = fields === null ? null : objectAt(fields[1], 'usage_metadata');
+    if (fields === null || usage === null) return;
+    const at = `${fields[0]}.usage_metadata`;
+    const refuse = refuser(file, `message ${i + 1}`, at);
     const details = objectAt(usage, 'input_token_details') ?? {};
+    const refuseDetail = refuser(file, `message ${i + 1}`, `${at}.input_token_details`);
     calls.push({
-      input: tokens(usage, 'input_tokens'),
-      cacheRead: tokens(details, 'cache_read'),
-      cacheWrite: tokens(details, 'cache_creation'),
-      output: tokens(usage, 'output_tokens'),
+      input: tokens(usage, refuse, 'input_tokens'),
+      cacheRead: tokens(details, refuseDetail, 'cache_read'),
+      cacheWrite: tokens(details, refuseDetail, 'cache_creation'),
+      output: tokens(usage, refuse, 'output_tokens'),
     });
-  }
-  return sumCalls(calls);
+  });
+  return sumCalls(calls, file);
 }
 
 /**
@@ -159,20 +206,23 @@ function langchainUsage(items: readonly unknown[]): ReplayRecorded | null {
  * @param format the adapter's name
  * @param items the conversation's items as the file holds them
  * @param container the object around the list (an ADK session), or null for a bare list
+ * @param file how errors name the file
  * @returns the recorded figures, or null where the file records none
+ * @throws InputError for a count that is not a whole number of tokens, or sums past 2^53 - 1
  */
 export function recordedUsage(
   format: string,
   items: readonly unknown[],
   container: Readonly<Record<string, unknown>> | null = null,
+  file = 'messages',
 ): ReplayRecorded | null {
   switch (format) {
     case 'claude-code':
-      return claudeCodeUsage(items);
+      return claudeCodeUsage(items, file);
     case 'gemini':
-      return geminiUsage(items, container);
+      return geminiUsage(items, container, file);
     case 'langchain':
-      return langchainUsage(items);
+      return langchainUsage(items, file);
     default:
       return null;
   }

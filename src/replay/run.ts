@@ -98,6 +98,8 @@ export async function replaySource(
   settings: ReplaySettings,
 ): Promise<ReplayRun> {
   const template = noteTemplate(settings.note);
+  // Read first: a count that is not one fails the file before any policy is replayed.
+  const recorded = recordedUsage(source.adapter.name, source.items, source.container, source.file);
   const whole = normalizeItems(source, source.items, template);
   const script = scriptOf(source, whole);
   const policies: ReplayPolicy[] = [];
@@ -112,7 +114,7 @@ export async function replaySource(
     trigger: settings.trigger,
     target: settings.target,
     prices: settings.prices,
-    recorded: recordedUsage(source.adapter.name, source.items, source.container),
+    recorded,
     policies,
     notes: REPLAY_NOTES,
   };

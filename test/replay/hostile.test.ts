@@ -1,0 +1,101 @@
+/**
+ * `swc replay` and `swc restore` fed hostile input, run in process: recorded counts and prices that are not numbers a
+ * replay can add up, previews cut inside an emoji, summary calls that all fail, and names that carry terminal escapes.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ReplayRun } from '../../src/replay/types.js';
+import { tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
+
+/** A LangChain run of one call (`messages_to_dict`), its AI message recording `usage` as given. */
+function langchainRun(usage: Record<string, unknown>): string {
+  return JSON.stringify([
+    { type: 'human', data: { content: 'Fix the failing test.', type: 'human' } },
+    { type: 'ai', data: { content: 'Done.', type: 'ai', usage_metadata: usage } },
+  ]);
+}
+
+/** A folder holding `files` (name to text). */
+function folderWith(files: Record<string, string>): string {
+  const dir = tempDir();
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  return dir;
+}
+
+const replay = (args: readonly string[], cwd: string) =>
+  runSwc(['replay', ...args, '--tokenizer', 'approx', '--context-window', '1000'], { cwd });
+
+describe('replay refuses numbers it cannot add up', () => {
+  it.each([
+    ['1e308', 1e308, 'input_tokens', 'data.usage_metadata.input_tokens is 1e+308'],
+    ['a fraction', 0.5, 'output_tokens', 'data.usage_metadata.output_tokens is 0.5'],
+    ['a negative count', -3, 'input_tokens', 'data.usage_metadata.input_tokens is -3'],
+    ['a string', '12', 'output_tokens', 'data.usage_metadata.output_tokens is "12"'],
+  ])('fails a file whose recorded usage holds %s, naming the file and the field', async (_, value, key, said) => {
+    const usage = { input_tokens: 10, output_tokens: 2, [key]: value };
+    const r = await replay(['run.json', '--json'], folderWith({ 'run.json': langchainRun(usage) }));
+    expect(r.status).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({ runs: [], totals: [] });
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toBe(`swc: run.json: message 2: ${said}, not a whole number of tokens (0 to 2^53 - 1)`);
+  });
+
+  it('fails a file whose recorded counts add up past 2^53 - 1', async () => {
+    const call = (id: string) => ({
+      type: 'ai',
+      data: { content: id, type: 'ai', usage_metadata: { input_tokens: Number.MAX_SAFE_INTEGER, output_tokens: 1 } },
+    });
+    const text = JSON.stringify([{ type: 'human', data: { content: 'go', type: 'human' } }, call('a'), call('b')]);
+    const r = await replay(['run.json'], folderWith({ 'run.json': text }));
+    expect(r.status).toBe(2);
+    expect(r.stderr.trimEnd()).toBe(
+      'swc: run.json: the recorded input tokens add up past 2^53 - 1, more than any run sends',
+    );
+  });
+
+  it('still reads whole counts and null ones as the provider wrote them', async () => {
+    const usage = {
+      input_tokens: 1500,
+      output_tokens: 80,
+      input_token_details: { cache_read: 1024, cache_creation: null },
+    };
+    const r = await replay(['run.json', '--json'], folderWith({ 'run.json': langchainRun(usage) }));
+    expect(r.status).toBe(0);
+    expect((JSON.parse(r.stdout) as ReplayRun).recorded).toEqual({
+      calls: 1,
+      inputTokens: 1500,
+      cacheReadTokens: 1024,
+      cacheWriteTokens: 0,
+      outputTokens: 80,
+    });
+  });
+
+  it.each([
+    ['1e308', '1e308'],
+    ['-1', '-1'],
+  ])('refuses a price of %s per million tokens, naming the price file and the field', async (_, price) => {
+    const prices = `{ "input": ${price}, "cacheRead": 0.3, "cacheWrite": 3.75, "output": 15, "minCacheablePrefix": 1024 }`;
+    const dir = folderWith({ 'run.json': langchainRun({ input_tokens: 10, output_tokens: 2 }), 'p.json': prices });
+    const r = await replay(['run.json', '--prices', 'p.json'], dir);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trimEnd()).toBe(
+      `swc: error: --prices p.json: "input" must be a price per million tokens (a number from 0 to 1e+288), not ${Number(price)}`,
+    );
+  });
+
+  it('prices the highest price it takes with finite costs in the table and the JSON', async () => {
+    const prices =
+      '{ "input": 1e288, "cacheRead": 1e288, "cacheWrite": 1e288, "output": 1e288, "minCacheablePrefix": 0 }';
+    const dir = folderWith({ 'run.json': langchainRun({ input_tokens: 10, output_tokens: 2 }), 'p.json': prices });
+    const json = await replay(['run.json', '--prices', 'p.json', '--json', '--strategy', 'none'], dir);
+    expect(json.status).toBe(0);
+    const cost = (JSON.parse(json.stdout) as ReplayRun).policies[0]!.cost;
+    for (const v of Object.values(cost)) expect(Number.isFinite(v)).toBe(true);
+    const table = await replay(['run.json', '--prices', 'p.json', '--strategy', 'none'], dir);
+    expect(table.stdout).not.toMatch(/Infinity|NaN|∞/);
+  });
+});
