@@ -10,6 +10,7 @@ import {
   type IdentifierKind,
 } from '../../src/core/identifiers/index.js';
 import { textContent } from '../../src/core/render.js';
+import { compactMessages } from '../../src/library/index.js';
 import type { Message } from '../../src/core/types.js';
 
 const values = (text: string, kind?: IdentifierKind): string[] =>
@@ -396,6 +397,125 @@ describe('words end at Unicode quotes, punctuation and invisible characters', ()
   });
 });
 
+describe('paths of every shape in every wrapping', () => {
+  it.each([
+    ['src/C#/Program.cs', 'src/C#/Program.cs'],
+    ['/home/me/C#/Program.cs', '/home/me/C#/Program.cs'],
+    ['./C#/Program.cs', 'C#/Program.cs'],
+    ['docs/a#b.md#intro', 'docs/a#b.md'],
+    ['src\\app\\Main.cs', 'src\\app\\Main.cs'],
+    ['docs\\Readme.md', 'docs\\Readme.md'],
+    ['.\\src\\app\\Main.cs', 'src\\app\\Main.cs'],
+    ['..\\lib\\a.js', '..\\lib\\a.js'],
+    ['{"path": "src\\\\app\\\\Main.cs"}', 'src\\app\\Main.cs'],
+    ['**C:\\proj\\a.txt**', 'C:\\proj\\a.txt'],
+    ['_C:\\proj\\a.txt_', 'C:\\proj\\a.txt'],
+    ['~~C:\\proj\\a.txt~~', 'C:\\proj\\a.txt'],
+    ['*C:\\proj\\a.txt*', 'C:\\proj\\a.txt'],
+    ['**\\\\srv\\share\\a.txt**', '\\\\srv\\share\\a.txt'],
+    ['**src\\nodes\\tree.ts**.', 'src\\nodes\\tree.ts'],
+  ])('%s names the path %s', (text, value) => {
+    expect(values(text, 'path')).toEqual([value]);
+  });
+
+  it.each([
+    ['{"stdout": "README.md\\nsrc\\npackage.json"}', ['README.md', 'package.json']],
+    ['{"path": "src/caf\\u00e9.ts"}', ['src/café.ts']],
+    ['"see\\nsrc/a.ts"', ['src/a.ts']],
+  ])('reads a JSON document’s strings as the text they hold: %s', (text, paths) => {
+    expect(values(text, 'path')).toEqual(paths);
+  });
+
+  it.each([
+    ['const patch = "+[package]\\n+edition.workspace = true\\n+x.workspace = true\\n";', []],
+    ['print("see\\nout\\nconfig.ts\\n")', ['config.ts']],
+    ['s = "a.ts\\nb.ts\\n"', ['a.ts', 'b.ts']],
+  ])('reads `\\n` as a line break in a text that writes escapes: %s', (text, paths) => {
+    expect(values(text, 'path')).toEqual(paths);
+  });
+
+  /** A segment: letters and digits of any script, with `#`, `+`, `-` and `.` between them. */
+  const alnum = fc.constantFrom(...'abnrtzABZ09éü中яß'.split(''));
+  const joined = fc.tuple(fc.constantFrom('#', '+', '-', '.', ''), alnum).map(([p, c]) => `${p}${c}`);
+  const segment = fc
+    .tuple(alnum, fc.array(joined, { minLength: 1, maxLength: 4 }))
+    .map(([first, rest]) => `${first}${rest.join('')}`);
+  const extension = fc.constantFrom('ts', 'py', 'md', 'rs', 'cs', 'txt');
+  const dirs = fc.array(segment, { minLength: 1, maxLength: 3 });
+
+  /** A path as written and the value extraction must give for it (the independent model of the normalisation). */
+  const written = fc.oneof(
+    fc.tuple(fc.constantFrom('/', '', './', '../', '~/'), dirs, segment, extension).map(([root, ds, name, ext]) => {
+      const rest = `${ds.join('/')}/${name}.${ext}`;
+      return { text: `${root}${rest}`, value: root === './' ? rest : `${root}${rest}` };
+    }),
+    fc
+      .tuple(fc.constantFrom('C', 'd'), fc.constantFrom('\\', '/'), dirs, segment, extension)
+      .map(([drive, sep, ds, name, ext]) => {
+        const rest = `${ds.join(sep)}${sep}${name}.${ext}`;
+        return { text: `${drive}:${sep}${rest}`, value: `${drive.toUpperCase()}:${sep}${rest}` };
+      }),
+    fc.tuple(fc.constantFrom('', '.\\', '..\\'), dirs, segment, extension).map(([root, ds, name, ext]) => {
+      const rest = `${ds.join('\\')}\\${name}.${ext}`;
+      return { text: `${root}${rest}`, value: root === '.\\' ? rest : `${root}${rest}` };
+    }),
+    fc.tuple(dirs, segment, extension).map(([ds, name, ext]) => {
+      const text = `\\\\${ds.join('\\')}\\${name}.${ext}`;
+      return { text, value: text };
+    }),
+  );
+  const wrapping = fc.constantFrom(
+    ['', ''],
+    ['`', '`'],
+    ['"', '"'],
+    ["'", "'"],
+    ['(', ')'],
+    ['**', '**'],
+    ['_', '_'],
+    ['~~', '~~'],
+    ['*', '*'],
+    ['**_', '_**'],
+  );
+  /** What names a place in the file, written right after it. */
+  const spot = fc.constantFrom('', '', ':12', ':12:5', '#L10', '#L10-L20');
+  const after = fc.constantFrom('', '.', ',', ':', ';', '!', '?', ').', '...');
+
+  it('finds a path exactly, in prose, in any wrapping, before any punctuation (property)', () => {
+    fc.assert(
+      fc.property(written, spot, wrapping, after, ({ text, value }, at, [left, right], end) => {
+        const line = `see ${left}${text}${at}${right}${end} then`;
+        expect(identifiersIn(line)).toEqual([one('path', value)]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('finds a path exactly in a removed tool call’s JSON arguments (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(written, spot, wrapping, after, async ({ text, value }, at, [left, right], end) => {
+        const command = `see ${left}${text}${at}${right}${end} then`;
+        const chat = [
+          { role: 'system', content: 'You are a coding agent.' },
+          { role: 'user', content: 'Look.' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'run', arguments: JSON.stringify({ command }) } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'c1', content: 'done' },
+          { role: 'user', content: `Go on. ${'lorem ipsum dolor sit amet '.repeat(40)}` },
+          { role: 'assistant', content: 'Done.' },
+        ];
+        const out = await compactMessages(chat, { target: 200, tokenizer: 'approx' });
+        expect(out.forgotten).toEqual([{ kind: 'path', value, message: 2 }]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('the extraction', () => {
   it('gives each identifier once, in the order first met', () => {
     expect(identifiersIn('a.ts b.ts a.ts https://x.example https://x.example/')).toEqual([
@@ -456,6 +576,11 @@ describe('the extraction', () => {
     ['a path in layers of every mark', (n: number) => `${'_*~'.repeat(n / 6)}a/b.ts${'~*_'.repeat(n / 6)}`],
     ['a home path in tildes', (n: number) => `${'~'.repeat(n / 2)}/a/b.ts${'~*'.repeat(n / 4)}`],
     ['a URL in runs of underscores', (n: number) => `${'_'.repeat(n / 2)}https://a.example/${'_'.repeat(n / 2)}`],
+    ['a relative backslash path', (n: number) => `${'a\\'.repeat(n / 2)}`],
+    ['JSON-escaped backslashes', (n: number) => `${'a\\\\'.repeat(n / 3)}`],
+    ['backslashes among marks', (n: number) => `${'_\\*'.repeat(n / 3)}`],
+    ['a path of hashes', (n: number) => `a/${'b#'.repeat(n / 2 - 2)}.ts`],
+    ['a JSON document of escapes', (n: number) => `{"a":"${'\\n\\\\x'.repeat(n / 6)}"}`],
   ])('reads %s a bounded number of times per character, however long the word', (_name, word) => {
     const perCharacter = (n: number): number => {
       const text = `${word(n)} `.repeat(Math.ceil(60_000 / n));

@@ -97,7 +97,37 @@ export function identifierKey(id: Identifier): string {
  * @param visit called with each identifier
  */
 export function forEachIdentifier(text: string, visit: (id: Identifier) => void): void {
+  scan(isJsonDocument(text) ? unescapeJson(text) : text, visit);
+}
+
+/**
+ * Whether a text is a JSON document with escapes (a tool's JSON output): its strings are read as the text they hold,
+ * so `"a.ts\nb.ts"` is two names and `"src\\app"` one path. Other texts are read as written, backslashes and all.
+ */
+function isJsonDocument(text: string): boolean {
+  if (text.indexOf('\\') < 0) return false;
+  let start = 0;
+  while (start < text.length && text.charCodeAt(start) <= 0x20) start++;
+  let end = text.length - 1;
+  while (end > start && text.charCodeAt(end) <= 0x20) end--;
+  const open = text.charCodeAt(start);
+  const close = text.charCodeAt(end);
+  return (open === 0x7b && close === 0x7d) || (open === 0x5b && close === 0x5d);
+}
+
+const ESCAPED: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+/** JSON text with its escapes read (`\n`, `\"`, `\\`, `\u00e9`): one pass, linear; a bad escape stays as written. */
+function unescapeJson(text: string): string {
+  return text.replace(/\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g, (_m, hex: string | undefined, c: string | undefined) =>
+    hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : (ESCAPED[c as string] ?? (c as string)),
+  );
+}
+
+/** Calls `visit` for every identifier of a text read as written. */
+function scan(text: string, visit: (id: Identifier) => void): void {
   const n = text.length;
+  const escapes = writesEscapes(text);
   let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
@@ -126,7 +156,7 @@ export function forEachIdentifier(text: string, visit: (id: Identifier) => void)
         letters = false;
     }
     const skip = letters && !capitalE && !endsWithFile(text, i, j);
-    if (!skip && j - i <= MAX_WORD) hardWord(text.slice(i, j), visit);
+    if (!skip && j - i <= MAX_WORD) hardWord(text.slice(i, j), visit, escapes);
     // Two-word forms: `HTTP 404`, `HTTP/1.1 500`, `status 404`, `status code 503`.
     if (j - i <= 8) statusAfter(text, i, j, visit);
     i = j;
@@ -185,7 +215,7 @@ function codeSpan(text: string, at: number, visit: (id: Identifier) => void): nu
 /** Whether a text names any identifier of another kind (a code span holding one is that, not a symbol). */
 function hasIdentifier(text: string): boolean {
   let found = false;
-  forEachIdentifier(text, () => {
+  scan(text, () => {
     found = true;
   });
   return found;
@@ -208,8 +238,11 @@ function symbolOf(span: string): string | null {
   return value;
 }
 
-/** A word cut at hard stops: a URL, or words cut again at soft stops. */
-function hardWord(word: string, visit: (id: Identifier) => void): void {
+/**
+ * A word cut at hard stops: a URL, or words cut again at soft stops.
+ * @param escapes whether the text writes line breaks as `\n` (see `writesEscapes`)
+ */
+function hardWord(word: string, visit: (id: Identifier) => void, escapes: boolean): void {
   const scheme = word.indexOf('://');
   if (scheme > 0) {
     let start = scheme;
@@ -218,13 +251,13 @@ function hardWord(word: string, visit: (id: Identifier) => void): void {
     while (markup > 0 && isEmphasis(word.charCodeAt(markup - 1))) markup--;
     const url = urlOf(word.slice(start), word.slice(markup, start));
     if (start < scheme && url !== null) {
-      if (start > 0) softWords(word.slice(0, start), visit);
+      if (start > 0) softWords(word.slice(0, start), visit, escapes);
       visit({ kind: 'url', value: url.value });
-      if (url.end < word.length - start) softWords(word.slice(start + url.end), visit);
+      if (url.end < word.length - start) softWords(word.slice(start + url.end), visit, escapes);
       return;
     }
   }
-  softWords(word, visit);
+  softWords(word, visit, escapes);
 }
 
 /** Whether a character can be part of a URL's scheme (letters, digits, `+`, `-`, `.`). */
@@ -296,36 +329,97 @@ function urlOf(word: string, opened: string): { value: string; end: number } | n
   return { value: `${scheme}://${host}${tail.endsWith('/') ? tail.slice(0, -1) : tail}`, end };
 }
 
-/** Cuts a word at soft stops; a Windows path keeps its backslashes, elsewhere a backslash escape is dropped. */
-function softWords(word: string, visit: (id: Identifier) => void): void {
+/**
+ * Cuts a word at soft stops. A part with backslashes is a path when it reads as one (`src\app\Main.cs`,
+ * `**C:\a.txt**`, JSON's doubled `src\\app`); otherwise its backslashes are escapes (`\n`, `\"`), each dropped
+ * with what it escapes, and only a Windows path inside it keeps its own.
+ */
+function softWords(word: string, visit: (id: Identifier) => void, escapes: boolean): void {
   const n = word.length;
   let i = 0;
   while (i < n) {
     const c = word.charCodeAt(i);
-    if (isWindowsStart(word, i)) {
-      let j = i;
-      while (j < n && !isSoftStop(word.charCodeAt(j))) j++;
-      // Backslashes are the separators here; the word runs to the next stop that is not one.
-      while (j < n && word.charCodeAt(j) === 0x5c) {
-        j++;
-        while (j < n && !isSoftStop(word.charCodeAt(j))) j++;
-      }
-      classify(word.slice(i, j), visit);
-      i = j;
-      continue;
-    }
-    if (c === 0x5c) {
-      // `\n`, `\"`, `\u00e9` inside JSON text: the escape goes with the backslash.
-      const next = word.charAt(i + 1);
-      i += next === 'u' ? 6 : 2;
-      continue;
-    }
-    if (isSoftStop(c)) {
+    if (c !== 0x5c && isSoftStop(c)) {
       i++;
       continue;
     }
+    let j = i;
+    let backslash = false;
+    for (; j < n; j++) {
+      const d = word.charCodeAt(j);
+      if (d === 0x5c) backslash = true;
+      else if (isSoftStop(d)) break;
+    }
+    if (!backslash) classify(word.slice(i, j), visit);
+    else if ((escapes && hasLineEscape(word, i, j)) || !classifyPath(word.slice(i, j), visit))
+      escapedWords(word, i, j, visit);
+    i = j;
+  }
+}
+
+/** Whether `word[start, end)` has a lone backslash before `n`, `r` or `t`: a line break or tab, in escaped text. */
+function hasLineEscape(word: string, start: number, end: number): boolean {
+  for (let k = start; k < end - 1; k++) {
+    if (word.charCodeAt(k) !== 0x5c) continue;
+    if (word.charCodeAt(k + 1) === 0x5c) {
+      k++;
+      continue;
+    }
+    if (isLineEscapeLetter(word.charCodeAt(k + 1))) return true;
+  }
+  return false;
+}
+
+/** `n`, `r`, `t`: the letters of the escapes that write a line break or a tab. */
+function isLineEscapeLetter(c: number): boolean {
+  return c === 0x6e || c === 0x72 || c === 0x74;
+}
+
+/**
+ * Whether a text writes escapes (code with string literals, an escaped patch): an escaped quote `\"`, or a `\n`, `\r`
+ * or `\t` followed by whitespace, a backslash, a quote, the end, or a character no Windows name holds (`*?:<>|`). Such
+ * a text's `\n`, `\r` and `\t` are escapes everywhere; in another text `src\nodes\a.ts` is a path.
+ */
+function writesEscapes(text: string): boolean {
+  for (let k = text.indexOf('\\'); k >= 0 && k < text.length - 1; k = text.indexOf('\\', k + 1)) {
+    const next = text.charCodeAt(k + 1);
+    if (next === 0x5c) {
+      k++;
+      continue;
+    }
+    if (next === 0x22) return true;
+    if (!isLineEscapeLetter(next)) continue;
+    const after = k + 2 < text.length ? text.charCodeAt(k + 2) : 0x20;
+    if (after <= 0x20 || '\\"\'*?:<>|'.includes(String.fromCharCode(after))) return true;
+  }
+  return false;
+}
+
+/** Classifies a part with backslashes; returns whether it named a path (nothing else has a backslash). */
+function classifyPath(part: string, visit: (id: Identifier) => void): boolean {
+  let found = false;
+  classify(part, (id) => {
+    found = true;
+    visit(id);
+  });
+  return found;
+}
+
+/** The words of `word[start, end)` read as JSON-escaped text: a backslash and what it escapes end a word. */
+function escapedWords(word: string, start: number, end: number, visit: (id: Identifier) => void): void {
+  let i = start;
+  while (i < end) {
+    if (isWindowsStart(word, i)) {
+      classify(word.slice(i, end), visit);
+      return;
+    }
+    if (word.charCodeAt(i) === 0x5c) {
+      // `\n`, `\"`, `\u00e9`: the escape goes with the backslash.
+      i += word.charAt(i + 1) === 'u' ? 6 : 2;
+      continue;
+    }
     let j = i + 1;
-    while (j < n && !isSoftStop(word.charCodeAt(j))) j++;
+    while (j < end && word.charCodeAt(j) !== 0x5c) j++;
     classify(word.slice(i, j), visit);
     i = j;
   }
@@ -483,7 +577,8 @@ function openingUnderscores(text: string, start: number, end: number): number {
 export function identifiersOfMessage(message: Message, visit: (id: Identifier) => void): void {
   const content = contentOf(message);
   for (const text of content.texts) forEachIdentifier(text, visit);
-  for (const call of content.toolCalls) forEachIdentifier(call.arguments, visit);
+  // Arguments are JSON text (ASCII, as Python writes it): `src/caf\u00e9.ts` is read as `src/café.ts`.
+  for (const call of content.toolCalls) scan(unescapeJson(call.arguments), visit);
   for (const result of content.results) forEachIdentifier(result.text, visit);
   for (const file of content.files) if (file !== null) forEachIdentifier(file, visit);
 }

@@ -169,7 +169,7 @@ const KNOWN_ROOTS = new Set(
 );
 
 /** Characters a path may hold (beyond non-ASCII letters). */
-const PATH_CHARS = /^[\p{L}\p{N}\p{M}_.\-~/+@]+$/u;
+const PATH_CHARS = /^[\p{L}\p{N}\p{M}_.\-~/+@#]+$/u;
 
 /**
  * The path a word is, normalised, or null. A `:line` or `:line:col` suffix is dropped (`src/a.ts:12:5` is
@@ -181,12 +181,12 @@ export function pathOf(word: string): string | null {
   let w = word;
   const at = w.search(/:\d/);
   if (at > 1) w = w.slice(0, at);
-  // An anchor names a place in the file, as a line number does: `src/a.ts#L10` and `README.md#usage` name the file.
-  // A `#` with nothing after it (Emacs's `#a.ts#`) or a separator after it (a folder `C#\`) is not an anchor.
-  const anchor = w.indexOf('#');
-  if (anchor > 0 && anchor < w.length - 1 && !hasSeparatorAfter(w, anchor)) w = w.slice(0, anchor);
+  w = w.slice(0, anchorAt(w));
   if (isWindowsStart(w, 0)) return windowsPath(w);
+  if (w.indexOf('\\') >= 0) return backslashPath(w);
   if (!PATH_CHARS.test(w) || w.startsWith('@') || w.includes('//') || !/\p{L}/u.test(w)) return null;
+  // Emacs's lock and autosave files (`#a.ts#`, its leading `#` trimmed) are not the file.
+  if (w.endsWith('#') && w.lastIndexOf('.') > lastSeparatorOf(w)) return null;
   const dotted = w.startsWith('./');
   while (w.startsWith('./')) w = w.slice(2);
   const trailing = w.length > 1 && w.endsWith('/');
@@ -205,13 +205,45 @@ export function pathOf(word: string): string | null {
   return trailing && parts.length >= 2 ? w : null;
 }
 
-/** Whether a separator (`/` or `\`) comes after position `at` of a word. */
-function hasSeparatorAfter(word: string, at: number): boolean {
-  for (let k = at + 1; k < word.length; k++) {
-    const c = word.charCodeAt(k);
-    if (c === 0x2f || c === 0x5c) return true;
+/** Where the last separator (`/` or `\`) of a word is, or -1. */
+function lastSeparatorOf(word: string): number {
+  return Math.max(word.lastIndexOf('/'), word.lastIndexOf('\\'));
+}
+
+/**
+ * Where a word's `#` anchor starts, or its length when it has none. An anchor names a place in the file, as a line
+ * number does: `src/a.ts#L10` and `README.md#usage` name the file. Only the last `#` of the last part can be one, and
+ * not when nothing follows it (Emacs's `#a.ts#`) or a name with an extension does (`C#.cs`, `a#b.md`): a `#` is a
+ * name's own there, as in a folder (`src/C#/a.cs`).
+ */
+function anchorAt(word: string): number {
+  const at = word.lastIndexOf('#');
+  if (at <= lastSeparatorOf(word) + 1 || at === word.length - 1 || hasExtension(word.slice(at + 1))) return word.length;
+  return at;
+}
+
+/**
+ * A relative path with backslashes (`src\app\Main.cs`, `..\lib\a.js`, JSON's doubled `src\\app`) by the rules of
+ * its POSIX spelling, as written, a leading `.\` dropped; null with both separators or backslashes of mixed runs.
+ */
+function backslashPath(w: string): string | null {
+  if (w.indexOf('/') >= 0 || w.startsWith('\\')) return null;
+  let run = 0;
+  let first = 0;
+  for (let k = 0; k <= w.length; k++) {
+    if (k < w.length && w.charCodeAt(k) === 0x5c) {
+      run++;
+      continue;
+    }
+    if (run > 0) {
+      if (first === 0) first = run;
+      if (run !== first || run > 2) return null;
+    }
+    run = 0;
   }
-  return false;
+  const single = first === 2 ? w.replace(/\\\\/g, '\\') : w;
+  const posix = pathOf(single.replace(/\\/g, '/'));
+  return posix === null ? null : posix.replace(/\//g, '\\');
 }
 
 /** An absolute POSIX path: two parts or more, a file name, a folder with its slash, or a known top folder. */
