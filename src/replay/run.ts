@@ -328,8 +328,33 @@ function noteRemovedUsers(
     const first = itemsAt(m)[0];
     const index = first === undefined ? undefined : script.indexOf.get(history[first]);
     if (index === undefined) continue;
-    gathered.removedUsers.push({ message: index, call, preview: renderMessage(message).text.slice(0, 120) });
+    gathered.removedUsers.push({ message: index, call, preview: previewOf(renderMessage(message).text) });
   }
+}
+
+/** The most UTF-16 code units a removed user message's preview holds. */
+const PREVIEW_UNITS = 120;
+
+let segmenter: Intl.Segmenter | undefined;
+
+/**
+ * The start of a text, at most `PREVIEW_UNITS` code units of whole grapheme clusters: never half an emoji (a lone
+ * surrogate) or part of a cluster (a flag, a family, a letter and its accents). Whether a boundary falls at an index
+ * depends only on the text before it and the character at it, so only that much is segmented (on Node 20
+ * `Intl.Segmenter` costs time in proportion to the whole string). A first cluster longer than the limit is cut at the
+ * last whole code point.
+ */
+export function previewOf(text: string, units = PREVIEW_UNITS): string {
+  if (text.length <= units) return text;
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  let end = 0;
+  for (const { index, segment } of segmenter.segment(text.slice(0, units + 2))) {
+    if (index + segment.length > units) break;
+    end = index + segment.length;
+  }
+  if (end > 0) return text.slice(0, end);
+  const high = text.charCodeAt(units - 1);
+  return text.slice(0, high >= 0xd800 && high <= 0xdbff ? units - 1 : units);
 }
 
 /** Identifiers a compaction forgot that a message from the call's reply on names again. */

@@ -3,8 +3,10 @@
  * replay can add up, previews cut inside an emoji, summary calls that all fail, and names that carry terminal escapes.
  */
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { previewOf } from '../../src/replay/run.js';
 import type { ReplayRun } from '../../src/replay/types.js';
 import { tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
@@ -97,5 +99,95 @@ describe('replay refuses numbers it cannot add up', () => {
     for (const v of Object.values(cost)) expect(Number.isFinite(v)).toBe(true);
     const table = await replay(['run.json', '--prices', 'p.json', '--strategy', 'none'], dir);
     expect(table.stdout).not.toMatch(/Infinity|NaN|∞/);
+  });
+});
+
+/** The longest run of whole grapheme clusters of `text` within `units` UTF-16 code units (worked out here, not by src/). */
+function wholeGraphemes(text: string, units: number): string {
+  let out = '';
+  for (const { segment } of new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)) {
+    if (out.length + segment.length > units) break;
+    out += segment;
+  }
+  return out;
+}
+
+/** An OpenAI chat run whose first user message, `task`, a window of 1,800 removes before call 4. */
+function runRemoving(task: string): string {
+  const big = (word: string): string => Array.from({ length: 300 }, (_, i) => `${word}${i}`).join(' ');
+  const call = (id: string, name: string) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name, arguments: '{}' } }],
+  });
+  return JSON.stringify([
+    { role: 'system', content: 'You are a careful agent.' },
+    { role: 'user', content: task },
+    call('c1', 'read'),
+    { role: 'tool', tool_call_id: 'c1', content: big('line') },
+    { role: 'assistant', content: 'I read it.' },
+    { role: 'user', content: 'Now look at the logs.' },
+    call('c2', 'run'),
+    { role: 'tool', tool_call_id: 'c2', content: big('entry') },
+    { role: 'assistant', content: 'The logs say little.' },
+    { role: 'user', content: 'Now fix it.' },
+    { role: 'assistant', content: 'Fixed.' },
+  ]);
+}
+
+describe("a removed user message's preview", () => {
+  it.each([
+    ['an emoji in half', '😀'.repeat(100)],
+    ['a family emoji (one grapheme of five code points) apart', `ab${'👨‍👩‍👧'.repeat(30)}`],
+    ['a flag apart', `abc${'🇫🇷'.repeat(40)}`],
+  ])('never cuts %s: it ends at a grapheme boundary', async (_, task) => {
+    const r = await replay(
+      ['run.json', '--json', '--context-window', '1800', '--strategy', 'window'],
+      folderWith({ 'run.json': runRemoving(task) }),
+    );
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toMatch(/\\ud[89a-f]/i);
+    const removed = (JSON.parse(r.stdout) as ReplayRun).policies[0]!.removedUserMessages;
+    expect(removed[0]!.message).toBe(1);
+    const preview = removed[0]!.preview;
+    expect(preview.isWellFormed()).toBe(true);
+    expect(preview).toBe(wholeGraphemes(`[user] ${task}`, 120));
+  });
+});
+
+describe('previewOf', () => {
+  /** Pieces that make clusters of many code units: emoji, ZWJ sequences, flags, accents, skin tones, Hangul jamo. */
+  const piece = fc.constantFrom(
+    'a',
+    'é',
+    'e\u0301',
+    '😀',
+    '👨‍👩‍👧',
+    '🇫🇷',
+    '👍🏽',
+    '\u1100\u1161\u11a8',
+    '\u200d',
+    '\ufe0f',
+    ' ',
+  );
+  const text = fc
+    .array(fc.oneof(piece, fc.string({ unit: 'grapheme', maxLength: 3 })), { maxLength: 200 })
+    .map((p) => p.join(''));
+
+  it('keeps the longest run of whole graphemes within the limit, for any text and limit', () => {
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 130 }), (t, units) => {
+        const expected = wholeGraphemes(t, units);
+        const got = previewOf(t, units);
+        if (expected !== '' || t === '') expect(got).toBe(expected);
+        else {
+          // A first cluster longer than the limit: cut at a whole code point.
+          expect(got.isWellFormed()).toBe(true);
+          expect(t.startsWith(got)).toBe(true);
+          expect(got.length).toBeGreaterThanOrEqual(units - 1);
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
