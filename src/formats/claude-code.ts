@@ -7,7 +7,7 @@ import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types
 import { findMember, objectMembers } from '../io/json-layout.js';
 import { describe } from './openai.js';
 import { toolResultSlots } from './anthropic.js';
-import { blocksOf, hasToolResult, isLine, messageOf, stringField } from './claude-code-lines.js';
+import { blocksOf, hasToolResult, isLine, isMessageLine, messageOf, stringField } from './claude-code-lines.js';
 import { claudeCodePairing } from './claude-code-pairing.js';
 import {
   isRecord,
@@ -55,6 +55,7 @@ const ENVELOPE = [
   'sessionId',
   'version',
   'gitBranch',
+  'agentId',
   'slug',
   'type',
   'message',
@@ -62,7 +63,7 @@ const ENVELOPE = [
   'timestamp',
 ];
 /** Envelope values a note copies from the line it sits next to. */
-const COPIED = new Set(['userType', 'cwd', 'sessionId', 'version', 'gitBranch', 'slug']);
+const COPIED = new Set(['userType', 'cwd', 'sessionId', 'version', 'gitBranch', 'agentId', 'slug']);
 
 /** A fixed namespace, so a note's name-based uuid depends only on where it is chained in. */
 const NOTE_NAMESPACE = Buffer.from('6f1d4a52c2e94f5e9b0a3c7d8e21f4b6', 'hex');
@@ -99,14 +100,25 @@ function userText(item: Record<string, unknown>): string {
     .join('\n');
 }
 
+/** Whether a line is off the conversation's chain: a sub-agent's line inside its parent session's log. */
+type OffChain = (item: Record<string, unknown>) => boolean;
+
+/**
+ * The lines off the conversation's chain: the sidechain's, unless every message line is on it. A sub-agent's own
+ * log (`subagents/agent-*.jsonl`) has only sidechain lines, and there the sidechain is the conversation.
+ */
+function offChainIn(items: readonly unknown[]): OffChain {
+  const ownLog = items.some(isMessageLine) && items.every((item) => !isMessageLine(item) || isSidechain(item));
+  return ownLog ? () => false : isSidechain;
+}
+
+function isSidechain(item: Record<string, unknown>): boolean {
+  return own(item, 'isSidechain') === true;
+}
+
 /** A user line of the main chain without tool results: a message someone or something put there. */
-function isPlainUserLine(item: Record<string, unknown>): boolean {
-  return (
-    own(item, 'type') === 'user' &&
-    messageOf(item) !== null &&
-    own(item, 'isSidechain') !== true &&
-    !hasToolResult(item)
-  );
+function isPlainUserLine(item: Record<string, unknown>, offChain: OffChain): boolean {
+  return own(item, 'type') === 'user' && messageOf(item) !== null && !offChain(item) && !hasToolResult(item);
 }
 
 /**
@@ -114,11 +126,11 @@ function isPlainUserLine(item: Record<string, unknown>): boolean {
  * `<local-command-stdout>` line, or a local-command caveat comes right before it. A prompt command
  * (`/review`, a custom command) has neither and is a request.
  */
-function isLocalCommand(items: readonly unknown[], k: number): boolean {
+function isLocalCommand(items: readonly unknown[], k: number, offChain: OffChain): boolean {
   const neighbour = (step: number): string | null => {
     for (let j = k + step; j >= 0 && j < items.length; j += step) {
       const line = items[j];
-      if (isLine(line) && isPlainUserLine(line)) return userText(line).trimStart();
+      if (isLine(line) && isPlainUserLine(line, offChain)) return userText(line).trimStart();
     }
     return null;
   };
@@ -128,10 +140,10 @@ function isLocalCommand(items: readonly unknown[], k: number): boolean {
 }
 
 /** Sorts a line into what the decision sees. */
-function classify(items: readonly unknown[], k: number): LineKind {
+function classify(items: readonly unknown[], k: number, offChain: OffChain): LineKind {
   const item = items[k] as Record<string, unknown>;
   const type = own(item, 'type');
-  if (own(item, 'isSidechain') === true || messageOf(item) === null) return 'other';
+  if (offChain(item) || messageOf(item) === null) return 'other';
   if (type === 'assistant') return 'assistant';
   if (type !== 'user') return 'other';
   if (hasToolResult(item)) return 'tool';
@@ -143,7 +155,7 @@ function classify(items: readonly unknown[], k: number): LineKind {
     return 'attached';
   const text = userText(item).trimStart();
   if (INTERRUPTION.test(text) || CAVEAT.test(text) || LOCAL_ECHO.test(text)) return 'attached';
-  if (COMMAND.test(text) && isLocalCommand(items, k)) return 'attached';
+  if (COMMAND.test(text) && isLocalCommand(items, k, offChain)) return 'attached';
   return 'user';
 }
 
@@ -234,9 +246,9 @@ function nameUuid(name: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** A line of the main chain: it has an id and is no sub-agent's. */
-function isChainLine(item: unknown): item is Record<string, unknown> {
-  return isRecord(item) && typeof own(item, 'uuid') === 'string' && own(item, 'isSidechain') !== true;
+/** A line of the conversation's chain: it has an id and is no sub-agent's inside its parent's log. */
+function isChainLine(item: unknown, offChain: OffChain): item is Record<string, unknown> {
+  return isRecord(item) && typeof own(item, 'uuid') === 'string' && !offChain(item);
 }
 
 /**
@@ -263,7 +275,8 @@ function noteLine(
   const out: Record<string, unknown> = {};
   for (const key of keys) {
     if (key === 'parentUuid') out[key] = parent;
-    else if (key === 'isSidechain') out[key] = false;
+    // On the chain of the line it sits next to: a sub-agent's own log has only sidechain lines.
+    else if (key === 'isSidechain') out[key] = neighbour !== null && isSidechain(neighbour);
     else if (key === 'type') out[key] = 'user';
     else if (key === 'message') out[key] = { role: 'user', content: text };
     else if (key === 'uuid') out[key] = uuid;
@@ -277,10 +290,10 @@ function noteLine(
   return out;
 }
 
-/** The first user line of the main chain, whose key order a note follows. */
-function userShape(items: readonly unknown[]): Record<string, unknown> | null {
+/** The first user line of the conversation's chain, whose key order a note follows. */
+function userShape(items: readonly unknown[], offChain: OffChain = offChainIn(items)): Record<string, unknown> | null {
   return (
-    (items.find((item) => isChainLine(item) && own(item, 'type') === 'user' && messageOf(item) !== null) as
+    (items.find((item) => isChainLine(item, offChain) && own(item, 'type') === 'user' && messageOf(item) !== null) as
       Record<string, unknown> | undefined) ?? null
   );
 }
@@ -299,6 +312,7 @@ function noteText(note: unknown): string {
  * its nearest kept ancestor.
  */
 function finishSession({ items, raws, kept, noteBefore, note }: FinishRequest): Finished {
+  const offChain = offChainIn(items);
   const parentOf = new Map<string, string | null>();
   const indexOf = new Map<string, number>();
   items.forEach((item, k) => {
@@ -331,9 +345,9 @@ function finishSession({ items, raws, kept, noteBefore, note }: FinishRequest): 
   let successor: number | undefined;
   let noteValue: unknown;
   if (note !== null && noteBefore !== null) {
-    successor = kept.find((k) => k >= noteBefore && isChainLine(items[k]));
+    successor = kept.find((k) => k >= noteBefore && isChainLine(items[k], offChain));
     let predecessor: number | undefined;
-    for (const k of kept) if (k < noteBefore && isChainLine(items[k])) predecessor = k;
+    for (const k of kept) if (k < noteBefore && isChainLine(items[k], offChain)) predecessor = k;
     if (successor !== undefined) {
       const parent = stringField(items[successor], 'parentUuid');
       noteParent = parent === null ? null : isRemoved(parent) ? nearestKept(parent) : parent;
@@ -348,7 +362,7 @@ function finishSession({ items, raws, kept, noteBefore, note }: FinishRequest): 
     }
     const parentLine = noteParent === null ? undefined : items[indexOf.get(noteParent) ?? -1];
     const timestamp = stringField(parentLine, 'timestamp') ?? stringField(neighbour, 'timestamp');
-    noteValue = noteLine(text, userShape(items) ?? neighbour, neighbour, noteParent, noteUuid, timestamp);
+    noteValue = noteLine(text, userShape(items, offChain) ?? neighbour, neighbour, noteParent, noteUuid, timestamp);
   }
 
   const edited = new Map<number, string>();
@@ -361,13 +375,7 @@ function finishSession({ items, raws, kept, noteBefore, note }: FinishRequest): 
     else if (parent !== null && isRemoved(parent)) {
       let target = nearestKept(parent);
       // A chain line after the note that lost the same history the note stands for continues from the note.
-      if (
-        noteUuid !== null &&
-        noteBefore !== null &&
-        k >= noteBefore &&
-        target === noteParent &&
-        own(item, 'isSidechain') !== true
-      )
+      if (noteUuid !== null && noteBefore !== null && k >= noteBefore && target === noteParent && !offChain(item))
         target = noteUuid;
       raw = replaceMember(raw, 'parentUuid', target);
     }
@@ -390,6 +398,7 @@ export const claudeCode: FormatAdapter = {
   normalize(input, noteTemplate): Normalized {
     const { items, raws } = input;
     const callNames = toolNames(items);
+    const offChain = offChainIn(items);
     const roles: Role[] = [];
     const marks: NoteMarks[] = [];
     const itemsOf: number[][] = [];
@@ -410,7 +419,7 @@ export const claudeCode: FormatAdapter = {
     items.forEach((item, k) => {
       if (!isRecord(item)) return input.fail(k, `expected an event object, found ${describe(item)}`);
       if (typeof own(item, 'type') !== 'string') return input.fail(k, 'event has no "type"');
-      const kind = classify(items, k);
+      const kind = classify(items, k, offChain);
       if (kind === 'assistant') {
         const message = messageOf(item) as Record<string, unknown>;
         const id = own(message, 'id');

@@ -390,6 +390,50 @@ describe('Claude Code sessions: what a compaction writes', () => {
   });
 });
 
+describe("Claude Code sessions: a sub-agent's own log", () => {
+  const file = path.join(FIXTURES, 'subagents/agent-a9f4657.jsonl');
+  const input = readFileSync(file, 'utf8');
+
+  it('reads the sidechain as the conversation when every line is on it', () => {
+    const { normalized } = compactText(input, 1_000_000, 'agent-a9f4657.jsonl').conversations[0]!;
+    expect(normalized.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(analyze(normalized.messages).task).toBe(0);
+  });
+
+  it('compacts it through the CLI into a valid sub-agent log that a second run leaves alone', async () => {
+    const tmp = tempDir();
+    const outFile = path.join(tmp, 'agent-a9f4657.jsonl');
+    const run = await runSwc(['compact', file, '--tokenizer', 'approx', '-t', '60', '-o', outFile], { cwd: ROOT });
+    expect(run.status).toBe(0);
+    const output = readFileSync(outFile, 'utf8');
+    const out = parseLines(output);
+    expect(out.map(label)).toEqual([
+      'Find where the --verbose flag is parsed and report the file and line.',
+      NOTE(6),
+      'The flag is parsed in src/log.ts, line 1.',
+    ]);
+    // The note is a line of the same sub-agent: on its sidechain, with its agentId.
+    expect(out[1]).toMatchObject({ isSidechain: true, agentId: 'a9f4657', sessionId: SESSION, type: 'user' });
+    expect(Object.keys(out[1]!)).toEqual(Object.keys(out[0]!).filter((k) => k !== 'toolUseResult'));
+    expect(out.every((l) => l.isSidechain === true)).toBe(true);
+    expect(chainProblems(out)).toEqual([]);
+    expect(pairingProblems(out)).toEqual([]);
+    expectKeptVerbatim(input, output);
+    const again = await runSwc(['compact', outFile, '--tokenizer', 'approx', '-t', '60'], { cwd: ROOT });
+    expect(again.status).toBe(0);
+    expect(again.stdout).toBe(output);
+  });
+});
+
 describe('Claude Code sessions: real logs through the CLI', () => {
   const dir = path.join(REAL_DATA, 'claude-code');
   const files = readdirSync(dir)
