@@ -1,6 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import { isInside } from '../io/files.js';
 import { parsePointer, PointerSyntaxError } from '../io/json-pointer.js';
 import { parseRetention } from '../outcome/forgotten.js';
 import {
@@ -14,6 +14,7 @@ import {
   shown,
 } from '../settings/index.js';
 import { parseCounterOptions } from '../tokens/index.js';
+import { entryAt, isRepositoryRoot, readJson, realFolder } from './config-file.js';
 import { parseTokens, parseWhole } from './options.js';
 import { parseFraction } from './settings.js';
 
@@ -95,10 +96,23 @@ const text: Reader = (value, key) => {
   return value as string;
 };
 
-/** A folder, relative to the file that names it (as eslint and prettier resolve theirs). */
+/**
+ * A folder, relative to the file that names it (as eslint and prettier resolve theirs), and inside that file's folder
+ * with links followed: a file in a cloned repository must not send results or summaries elsewhere on the machine.
+ * The command line's flag takes any folder.
+ */
 const folder: Reader = (value, key, dir, cwd) => {
   const name = text(value, key, dir, cwd) as string;
   const absolute = path.resolve(dir, name);
+  const real = realFolder(absolute);
+  const own = realFolder(dir);
+  const instead = `give ${flagOf(key)} on the command line to use it`;
+  if (real === null || own === null)
+    CONFIG.fail(`${key} ${shown(name)} goes through a symbolic link that cannot be followed; ${instead}`);
+  if (!isInside(own as string, real as string))
+    CONFIG.fail(
+      `${key} ${shown(name)} is outside ${dir}: a settings file keeps its folders inside its own folder; ${instead}`,
+    );
   return path.isAbsolute(name) ? name : path.relative(cwd, absolute) || '.';
 };
 
@@ -108,136 +122,143 @@ const flag: Reader = (value, key) => {
   return value as boolean;
 };
 
-/** The keys a file may set, each with the commands it means something to and what it needs to apply. */
-const KEYS: Readonly<Record<string, KeySpec>> = {
-  target: { read: tokens(1), commands: ['compact'] },
-  contextWindow: { read: tokens(1), commands: ['compact'] },
-  compactAt: { read: share, commands: ['compact'] },
-  compactTo: { read: share, commands: ['compact'] },
-  minKeepSteps: { read: whole(0), commands: ['compact'] },
-  strategy: { read: strategy, commands: ['compact'] },
-  minTokens: { read: tokens(0), commands: ['compact'], needs: { strategy: 'prune' } },
-  placeholder: {
-    read: (value, key, dir, cwd) => {
-      const template = typeof value === 'string' ? value : (text(value, key, dir, cwd) as string);
-      checkPlaceholder(CONFIG, template);
-      return template;
+/**
+ * The keys a file may set, each with the commands it means something to and what it needs to apply. A Map, so that
+ * a file's `constructor` or `__proto__` is a key like any other, not an object's own method.
+ */
+const KEYS: ReadonlyMap<string, KeySpec> = new Map<string, KeySpec>(
+  Object.entries({
+    target: { read: tokens(1), commands: ['compact'] },
+    contextWindow: { read: tokens(1), commands: ['compact'] },
+    compactAt: { read: share, commands: ['compact'] },
+    compactTo: { read: share, commands: ['compact'] },
+    minKeepSteps: { read: whole(0), commands: ['compact'] },
+    strategy: { read: strategy, commands: ['compact'] },
+    minTokens: { read: tokens(0), commands: ['compact'], needs: { strategy: 'prune' } },
+    placeholder: {
+      read: (value, key, dir, cwd) => {
+        const template = typeof value === 'string' ? value : (text(value, key, dir, cwd) as string);
+        checkPlaceholder(CONFIG, template);
+        return template;
+      },
+      commands: ['compact'],
+      needs: { strategy: 'prune' },
     },
-    commands: ['compact'],
-    needs: { strategy: 'prune' },
-  },
-  offloadDir: { read: folder, commands: ['compact'], needs: { strategy: 'offload' } },
-  offloadOver: { read: tokens(1), commands: ['compact'], needs: { strategy: 'offload' } },
-  note: {
-    read: (value, key) => {
-      if (value === null || value === '') return false;
-      if (typeof value !== 'string')
-        CONFIG.fail(`${key} must be a template ({num_removed} is filled in), or null for none, got ${shown(value)}`);
-      checkNote(CONFIG, value as string);
-      return value as string;
+    offloadDir: { read: folder, commands: ['compact'], needs: { strategy: 'offload' } },
+    offloadOver: { read: tokens(1), commands: ['compact'], needs: { strategy: 'offload' } },
+    note: {
+      read: (value, key) => {
+        if (value === null || value === '') return false;
+        if (typeof value !== 'string')
+          CONFIG.fail(`${key} must be a template ({num_removed} is filled in), or null for none, got ${shown(value)}`);
+        checkNote(CONFIG, value as string);
+        return value as string;
+      },
+      commands: ['compact'],
     },
-    commands: ['compact'],
-  },
-  tokenizer: { read: (value) => checkTokenizer(CONFIG, value), commands: ['compact', 'inspect'] },
-  format: { read: (value) => checkFormat(CONFIG, value), commands: ['compact', 'inspect'] },
-  charsPerToken: {
-    read: (value, key) => {
-      const rate = numberText(value, key, 'a positive number');
-      parseCounterOptions({ charsPerToken: rate }, 'approx');
-      return rate;
+    tokenizer: { read: (value) => checkTokenizer(CONFIG, value), commands: ['compact', 'inspect'] },
+    format: { read: (value) => checkFormat(CONFIG, value), commands: ['compact', 'inspect'] },
+    charsPerToken: {
+      read: (value, key) => {
+        const rate = numberText(value, key, 'a positive number');
+        parseCounterOptions({ charsPerToken: rate }, 'approx');
+        return rate;
+      },
+      commands: ['compact', 'inspect'],
+      needs: { tokenizer: 'approx' },
     },
-    commands: ['compact', 'inspect'],
-    needs: { tokenizer: 'approx' },
-  },
-  tokensPerImage: { read: tokens(0), commands: ['compact', 'inspect'] },
-  tokensPerFile: { read: tokens(0), commands: ['compact', 'inspect'] },
-  conversationKey: { read: text, commands: ['compact', 'inspect'] },
-  conversationPath: {
-    read: (value, key, dir, cwd) => {
-      const pointer = text(value, key, dir, cwd) as string;
-      try {
-        parsePointer(pointer);
-      } catch (error) {
-        if (error instanceof PointerSyntaxError) CONFIG.fail(`${key}: ${error.message}`);
-        throw error;
-      }
-      return pointer;
+    tokensPerImage: { read: tokens(0), commands: ['compact', 'inspect'] },
+    tokensPerFile: { read: tokens(0), commands: ['compact', 'inspect'] },
+    conversationKey: { read: text, commands: ['compact', 'inspect'] },
+    conversationPath: {
+      read: (value, key, dir, cwd) => {
+        const pointer = text(value, key, dir, cwd) as string;
+        try {
+          parsePointer(pointer);
+        } catch (error) {
+          if (error instanceof PointerSyntaxError) CONFIG.fail(`${key}: ${error.message}`);
+          throw error;
+        }
+        return pointer;
+      },
+      commands: ['compact', 'inspect'],
     },
-    commands: ['compact', 'inspect'],
-  },
-  summaryTokens: { read: tokens(1), commands: ['compact'], needs: { strategy: 'summarize' } },
-  model: { read: text, commands: ['compact'], needs: { strategy: 'summarize' } },
-  concurrency: { read: whole(1), commands: ['compact'], needs: { strategy: 'summarize' } },
-  cacheDir: { read: folder, commands: ['compact'], needs: { strategy: 'summarize' } },
-  cache: { read: flag, commands: ['compact'], needs: { strategy: 'summarize' } },
-  strict: { read: flag, commands: ['compact'], needs: { strategy: 'summarize' } },
-  minRetention: {
-    read: (value, key) => {
-      const fraction = numberText(value, key, 'a fraction from 0 to 1 or a percentage');
-      try {
-        parseRetention(fraction);
-      } catch (error) {
-        if (error instanceof RangeError) CONFIG.fail(error.message);
-        throw error;
-      }
-      return fraction;
+    summaryTokens: { read: tokens(1), commands: ['compact'], needs: { strategy: 'summarize' } },
+    model: { read: text, commands: ['compact'], needs: { strategy: 'summarize' } },
+    concurrency: { read: whole(1), commands: ['compact'], needs: { strategy: 'summarize' } },
+    cacheDir: { read: folder, commands: ['compact'], needs: { strategy: 'summarize' } },
+    cache: { read: flag, commands: ['compact'], needs: { strategy: 'summarize' } },
+    strict: { read: flag, commands: ['compact'], needs: { strategy: 'summarize' } },
+    minRetention: {
+      read: (value, key) => {
+        const fraction = numberText(value, key, 'a fraction from 0 to 1 or a percentage');
+        try {
+          parseRetention(fraction);
+        } catch (error) {
+          if (error instanceof RangeError) CONFIG.fail(error.message);
+          throw error;
+        }
+        return fraction;
+      },
+      commands: ['compact'],
+      needs: { strategy: 'summarize' },
     },
-    commands: ['compact'],
-    needs: { strategy: 'summarize' },
-  },
-  exact: { read: flag, commands: ['compact'] },
-  skipUnrecognized: { read: flag, commands: ['compact'], needs: { batch: true } },
-};
+    exact: { read: flag, commands: ['compact'] },
+    skipUnrecognized: { read: flag, commands: ['compact'], needs: { batch: true } },
+  } satisfies Record<string, KeySpec>),
+);
 
 /**
  * Keys a file may not set, and what to do instead: a command to run and an endpoint that receives the transcripts and
  * $OPENAI_API_KEY (a file in a cloned repository must not choose those), what one run does, and the library's own.
  */
-const REFUSED: Readonly<Record<string, string>> = {
-  summarizeCommand: 'give --summarize-command on the command line: a file never chooses a command to run',
-  baseUrl:
-    'give --base-url on the command line: a file never chooses where the transcripts and $OPENAI_API_KEY are sent',
-  summaryInstruction: 'give --summary-instruction FILE on the command line (the library takes the text itself)',
-  ignore: 'give --ignore on the command line (its patterns are matched from the working directory)',
-  ...Object.fromEntries(
-    [
-      'output',
-      'inPlace',
-      'outDir',
-      'backupDir',
-      'force',
-      'base',
-      'check',
-      'dryRun',
-      'stat',
-      'verbose',
-      'json',
-      'report',
-      'jobs',
-      'shard',
-      'quiet',
-      'color',
-      'debug',
-    ].map((key) => [key, `give ${flagOf(key)} on the command line (it says what one run does)`]),
-  ),
-  ...Object.fromEntries(
-    ['createNote', 'counter', 'system', 'tools', 'summarize'].map((key) => [
-      key,
-      "it is an option of the library's functions (a function, or the request's own data)",
-    ]),
-  ),
-};
+const REFUSED: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    summarizeCommand: 'give --summarize-command on the command line: a file never chooses a command to run',
+    baseUrl:
+      'give --base-url on the command line: a file never chooses where the transcripts and $OPENAI_API_KEY are sent',
+    summaryInstruction: 'give --summary-instruction FILE on the command line (the library takes the text itself)',
+    ignore: 'give --ignore on the command line (its patterns are matched from the working directory)',
+    ...Object.fromEntries(
+      [
+        'output',
+        'inPlace',
+        'outDir',
+        'backupDir',
+        'force',
+        'base',
+        'check',
+        'dryRun',
+        'stat',
+        'verbose',
+        'json',
+        'report',
+        'jobs',
+        'shard',
+        'quiet',
+        'color',
+        'debug',
+      ].map((key) => [key, `give ${flagOf(key)} on the command line (it says what one run does)`]),
+    ),
+    ...Object.fromEntries(
+      ['createNote', 'counter', 'system', 'tools', 'summarize'].map((key) => [
+        key,
+        "it is an option of the library's functions (a function, or the request's own data)",
+      ]),
+    ),
+  }),
+);
 
 /** A command line's flags that displace a file's other ways of saying the same thing. */
-const DISPLACES: Readonly<Record<string, readonly string[]>> = {
-  target: ['contextWindow', 'compactAt', 'compactTo'],
-  contextWindow: ['target'],
-  conversationKey: ['conversationPath'],
-  conversationPath: ['conversationKey'],
-  cache: ['cacheDir'],
-  cacheDir: ['cache'],
-  summarizeCommand: ['model'],
-};
+const DISPLACES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['target', ['contextWindow', 'compactAt', 'compactTo']],
+  ['contextWindow', ['target']],
+  ['conversationKey', ['conversationPath']],
+  ['conversationPath', ['conversationKey']],
+  ['cache', ['cacheDir']],
+  ['cacheDir', ['cache']],
+  ['summarizeCommand', ['model']],
+]);
 
 /** `minKeepSteps` as a flag: `--min-keep-steps`. */
 function flagOf(key: string): string {
@@ -259,31 +280,23 @@ export interface LoadedConfig {
   readonly flags: Readonly<Record<string, string | boolean>>;
 }
 
-/** Whether a path is a regular file (following links). */
-function isFile(file: string): boolean {
-  return statSync(file, { throwIfNoEntry: false })?.isFile() === true;
-}
-
-/** Reads a JSON file, or says in one line why it is not JSON. */
-function readJson(file: string, shownName: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`${shownName}: cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
-  try {
-    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
-  } catch (error) {
-    throw new UsageError(`${shownName}: not valid JSON (${(error as Error).message})`);
-  }
-}
-
 /** The settings a package.json holds under "transcript-compact", or undefined when it holds none. */
 function packageSettings(file: string, shownName: string): unknown {
   const manifest = readJson(file, shownName);
   if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) return undefined;
-  return (manifest as Record<string, unknown>)[PACKAGE_KEY];
+  return Object.hasOwn(manifest, PACKAGE_KEY) ? (manifest as Record<string, unknown>)[PACKAGE_KEY] : undefined;
+}
+
+/**
+ * Whether a folder holds a settings file of this name: a regular file (links followed) does, nothing does not, and
+ * anything else in its place (a folder, a FIFO, a link to nothing or in a loop) is refused rather than passed over,
+ * which would let a parent folder's settings apply unseen.
+ */
+function isPresent(file: string, shownName: string): boolean {
+  const entry = entryAt(file, shownName);
+  if (typeof entry === 'object')
+    throw new UsageError(`${shownName}: not a settings file: ${entry.not} (remove it, or give --no-config)`);
+  return entry === 'file';
 }
 
 /**
@@ -291,23 +304,25 @@ function packageSettings(file: string, shownName: string): unknown {
  * or a package.json with a "transcript-compact" key, both in one folder being a mistake; the search stops after the
  * repository root (the folder holding `.git`) or the file system's root.
  * @returns the file's absolute path and its settings, or null when there is none
+ * @throws UsageError naming a path of either name that is not a regular file, or a file that is not JSON
  */
 export function findConfig(cwd: string): { file: string; settings: unknown; inPackage: boolean } | null {
   for (let dir = path.resolve(cwd); ;) {
     const own = path.join(dir, CONFIG_FILE);
+    const shownOwn = path.relative(cwd, own);
     const manifest = path.join(dir, 'package.json');
     const shownManifest = path.relative(cwd, manifest) || 'package.json';
-    const inManifest = isFile(manifest) ? packageSettings(manifest, shownManifest) : undefined;
-    if (isFile(own)) {
+    const inManifest = isPresent(manifest, shownManifest) ? packageSettings(manifest, shownManifest) : undefined;
+    if (isPresent(own, shownOwn)) {
       if (inManifest !== undefined)
         throw new UsageError(
-          `${path.relative(cwd, own)} and ${shownManifest} ("${PACKAGE_KEY}") both hold settings: keep one of them`,
+          `${shownOwn} and ${shownManifest} ("${PACKAGE_KEY}") both hold settings: keep one of them`,
         );
-      return { file: own, settings: readJson(own, path.relative(cwd, own)), inPackage: false };
+      return { file: own, settings: readJson(own, shownOwn), inPackage: false };
     }
     if (inManifest !== undefined) return { file: manifest, settings: inManifest, inPackage: true };
     const parent = path.dirname(dir);
-    if (statSync(path.join(dir, '.git'), { throwIfNoEntry: false }) !== undefined || parent === dir) return null;
+    if (isRepositoryRoot(dir) || parent === dir) return null;
     dir = parent;
   }
 }
@@ -316,8 +331,8 @@ export function findConfig(cwd: string): { file: string; settings: unknown; inPa
  * The settings file of a run: `--config FILE` (a package.json is read at its "transcript-compact" key), none with
  * `--no-config`, else the one `findConfig` finds.
  * @param option commander's `config`: the file, false for --no-config, undefined when neither was given
- * @throws UsageError naming the file (and the key) for a file that cannot be read, is not JSON, or sets a key it may
- *   not or a value no flag would take
+ * @throws UsageError naming the file (and the key) for a file that is missing or not a regular file, cannot be read,
+ *   is not JSON, or sets a key it may not or a value no flag would take
  */
 export function loadConfig(option: string | boolean | undefined, cwd: string): LoadedConfig | null {
   if (option === false) return null;
@@ -325,7 +340,9 @@ export function loadConfig(option: string | boolean | undefined, cwd: string): L
   let shownName: string;
   if (typeof option === 'string') {
     const file = path.resolve(cwd, option);
-    if (!isFile(file)) throw new UsageError(`--config ${option}: no such file`);
+    const entry = entryAt(file, `--config ${option}`);
+    if (entry === 'absent') throw new UsageError(`--config ${option}: no such file`);
+    if (typeof entry === 'object') throw new UsageError(`--config ${option}: not a settings file: ${entry.not}`);
     const inPackage = path.basename(file) === 'package.json';
     const settings = inPackage ? packageSettings(file, option) : readJson(file, option);
     if (settings === undefined) throw new UsageError(`--config ${option}: it has no "${PACKAGE_KEY}" key`);
@@ -352,11 +369,11 @@ function checkedSettings(
       CONFIG.fail(`the settings must be an object such as { "target": 8000 }, got ${shown(settings)}`);
     const out: Record<string, string | boolean> = {};
     for (const [key, value] of Object.entries(settings as Record<string, unknown>)) {
-      const spec = KEYS[key];
+      const spec = KEYS.get(key);
       if (spec === undefined) CONFIG.fail(unknownKey(key));
       out[key] = (spec as KeySpec).read(value, key, dir, cwd);
     }
-    const given = (key: string): boolean => key in out;
+    const given = (key: string): boolean => Object.hasOwn(out, key);
     if (given('target') && given('contextWindow'))
       checkBudget(CONFIG, { target: true, contextWindow: true, compactAt: false, compactTo: false });
     if (given('conversationKey') && given('conversationPath'))
@@ -370,10 +387,10 @@ function checkedSettings(
 
 /** Why a key is not one a file may set, with the key it was likely meant to be. */
 function unknownKey(key: string): string {
-  const refused = REFUSED[key];
+  const refused = REFUSED.get(key);
   if (refused !== undefined) return `${key} cannot be set in a settings file: ${refused}`;
   const like = closestKey(key);
-  return `unknown key ${JSON.stringify(key)} (${like === undefined ? `keys: ${Object.keys(KEYS).join(', ')}` : `did you mean ${like}?`})`;
+  return `unknown key ${JSON.stringify(key)} (${like === undefined ? `keys: ${[...KEYS.keys()].join(', ')}` : `did you mean ${like}?`})`;
 }
 
 /**
@@ -382,7 +399,7 @@ function unknownKey(key: string): string {
  */
 function closestKey(key: string): string | undefined {
   const plain = (name: string): string => name.toLowerCase().replace(/[-_]/g, '');
-  const known = Object.keys(KEYS);
+  const known = [...KEYS.keys()];
   const same = known.find((name) => plain(name) === plain(key));
   if (same !== undefined) return same;
   let best: { name: string; distance: number } | undefined;
@@ -436,17 +453,17 @@ export function withConfig<F extends object>(
   run: RunShape,
 ): { flags: F; used: string[] } {
   if (config === null) return { flags, used: [] };
-  const displaced = new Set(Object.keys(DISPLACES).flatMap((key) => (given(key) ? (DISPLACES[key] ?? []) : [])));
+  const displaced = new Set([...DISPLACES].flatMap(([key, others]) => (given(key) ? others : [])));
   const merged: Record<string, unknown> = { ...(flags as Record<string, unknown>) };
   const used: string[] = [];
   for (const [key, value] of Object.entries(config.flags)) {
-    const spec = KEYS[key] as KeySpec;
+    const spec = KEYS.get(key) as KeySpec;
     if (!spec.commands.includes(run.command) || given(key) || displaced.has(key)) continue;
     merged[key] = value;
     used.push(key);
   }
   // Decided on the merged flags: the command line's --strategy or --tokenizer may be what a setting needs, or not.
-  const unused = used.filter((key) => !isNeedMet(KEYS[key]?.needs, merged, run));
+  const unused = used.filter((key) => !isNeedMet(KEYS.get(key)?.needs, merged, run));
   for (const key of unused) merged[key] = (flags as Record<string, unknown>)[key];
   return { flags: merged as F, used: used.filter((key) => !unused.includes(key)) };
 }
