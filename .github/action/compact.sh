@@ -27,9 +27,15 @@ esac
 [ -n "${INPUT_SHARD:-}" ] && args+=(--shard "$INPUT_SHARD")
 [ -n "${INPUT_REPORT:-}" ] && args+=(--report "$INPUT_REPORT")
 if [ -n "${INPUT_ARGS:-}" ]; then
-  # xargs splits words as a shell does, quotes included, and expands nothing.
-  mapfile -t extra < <(printf '%s' "$INPUT_ARGS" | xargs printf '%s\n')
-  args+=("${extra[@]}")
+  # Split as a shell splits words, quotes and backslashes included, and never evaluated: nothing in it is expanded or
+  # run. Bad quoting fails the step before swc runs, rather than running it with the words cut off.
+  # shellcheck source=split-words.sh
+  source "$GITHUB_ACTION_PATH/.github/action/split-words.sh"
+  if ! split_words "$INPUT_ARGS"; then
+    echo "swc: error: the action's args have $split_error: $INPUT_ARGS" >&2
+    exit 2
+  fi
+  args+=("${words[@]}")
 fi
 
 # One input per line, surrounding blanks trimmed; `--` keeps a path that starts with a dash a path.

@@ -8,6 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import fc from 'fast-check';
 import { parse } from 'yaml';
 import { BIN, ROOT, tempDir } from '../helpers/cli.js';
 
@@ -129,6 +130,59 @@ describe('action.yml', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toBe(`${message}\n`);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe("the action's args", () => {
+  /** The words the action makes of `args`: what its stand-in npx was asked for between the mode and `--`. */
+  function wordsOf(args: string) {
+    const r = runAction({ inputs: 'archive/small', args }, workspace());
+    return { ...r, words: r.asked.slice(4, r.asked.indexOf('--')) };
+  }
+
+  it('keeps a quote escaped inside double quotes, and every word after it', () => {
+    const r = runAction({ inputs: 'archive/small', target: '8000', args: '--note "x\\"y {num_removed}" --no-color' }, workspace());
+    expect(r.asked.slice(r.asked.indexOf('--note'), r.asked.indexOf('--'))).toEqual(['--note', 'x"y {num_removed}', '--no-color']);
+    expect(r.status).toBe(0);
+  });
+
+  it.each([
+    [`a 'b c' "d e"`, ['a', 'b c', 'd e']],
+    [`'it'\\''s'`, ["it's"]],
+    [`"a\\\\b" "a\\b" 'a\\b' a\\ b`, ['a\\b', 'a\\b', 'a\\b', 'a b']],
+    [`"" '' x`, ['', '', 'x']],
+    ['"$HOME" $HOME `id` $(id) ~ *', ['$HOME', '$HOME', '`id`', '$(id)', '~', '*']],
+    ['  a\n\tb  ', ['a', 'b']],
+    ['"a\\\nb" c\\\nd', ['ab', 'cd']],
+    ['x\\', ['x\\']],
+  ])('splits %j into its words, expanding nothing', (args, words) => {
+    expect(wordsOf(args).words).toEqual(words);
+  });
+
+  it.each([
+    ['--note "x', 'an unterminated " quote'],
+    ["--note 'x", "an unterminated ' quote"],
+  ])('fails the step with exit 2 and runs nothing on %j', (args, what) => {
+    const r = wordsOf(args);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(`swc: error: the action's args have ${what}: ${args}\n`);
+    expect(r.asked).toEqual([]);
+  });
+
+  it('splits args as bash does, quotes and backslashes included (property)', () => {
+    // bash itself is the model: these strings hold no character it expands (`$`, backticks, globs), so its eval only
+    // splits them; and no newline, which ends a command there and separates words in args (the examples have both).
+    const split = path.join(ROOT, '.github/action/split-words.sh');
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('a', 'b', ' ', '\t', "'", '"', '\\', '-'), { maxLength: 14 }), (chars) => {
+        const args = chars.join('');
+        const bash = spawnSync('bash', ['-c', 'set -f; eval "set -- $1" 2>/dev/null || exit 3; printf "%s\\0" "$@"', '_', args], { encoding: 'utf8' });
+        const ours = spawnSync('bash', ['-c', 'source "$0"; split_words "$1" || exit 3; printf "%s\\0" "${words[@]}"', split, args], { encoding: 'utf8' });
+        expect(ours.status).toBe(bash.status);
+        if (bash.status === 0) expect(ours.stdout).toBe(bash.stdout);
+      }),
+      { numRuns: 150 },
+    );
   });
 });
 
