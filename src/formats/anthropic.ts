@@ -1,4 +1,4 @@
-import { joinResultParts, type ResultPart } from '../core/render.js';
+import { EMPTY_CONTENT, joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments } from '../core/json/python.js';
@@ -24,9 +24,11 @@ import type { Span } from '../io/json-layout.js';
 
 /**
  * Anthropic Messages: a request body `{model, system, messages, ...}`, a bare messages list, or JSONL of messages.
- * Server tool calls (`server_tool_use`, `mcp_tool_use`) render as tool calls like `tool_use`; their results
- * (`web_search_tool_result` and the other `*_tool_result` blocks) sit in the same assistant message and are not
- * rendered, as thinking is not: they are mostly encrypted and the core model has no place for them.
+ * Server tool calls (`server_tool_use`, `mcp_tool_use`) render as tool calls like `tool_use`. Their results
+ * (`web_search_tool_result` and the other `*_tool_result` blocks) sit in the same assistant message; the model reads
+ * them (encrypted content decrypted at the provider, and billed), so they follow the assistant message as one tool
+ * message that stands for no item of its own: counted and shown as the results of their calls, removed and kept
+ * with the message that holds them, and never pruned or offloaded (an encrypted result cannot be rewritten).
  */
 
 /** Block types only OpenAI chat or Responses use: a message holding one is not Anthropic. */
@@ -182,9 +184,47 @@ export function anthropicContent(message: JsonValue, asTool: boolean, names: Cal
         arguments: renderArguments(block.input ?? null),
       });
     } else if (asTool && type === 'tool_result') results.push(resultOf(block, names));
-    // thinking, redacted_thinking, server tool results and unknown blocks are not rendered.
+    // thinking, redacted_thinking and unknown blocks are not rendered; server tool results are `serverResults`.
   }
   return { texts, toolCalls, results, images, files };
+}
+
+/**
+ * A server tool's result as the model reads it: an MCP result's text as a `tool_result`'s, any other (web search
+ * results with their `encrypted_content`, fetched documents, code execution output) its `content` as JSON, as a
+ * call's arguments render. An error result (`is_error`, or content of a `*_error` type) is an error.
+ */
+function serverResultOf(block: JsonObject, names: CallNames): ToolResult {
+  const content = block.content ?? null;
+  const errorType = isJsonObject(content) && typeof content.type === 'string' && content.type.endsWith('_error');
+  if (block.type === 'mcp_tool_result') return resultOf(block, names);
+  const id = block.tool_use_id;
+  return {
+    name: typeof id === 'string' ? (names.get(id) ?? '') : '',
+    text: typeof content === 'string' ? content : renderArguments(content),
+    error: block.is_error === true || errorType,
+    images: 0,
+    files: 0,
+  };
+}
+
+/**
+ * The server tool results an assistant message holds, in block order.
+ * @param message the message, parsed losslessly
+ * @param names tool names by call id
+ */
+export function serverResults(message: JsonValue, names: CallNames): ToolResult[] {
+  const content = isJsonObject(message) ? message.content : undefined;
+  if (!Array.isArray(content)) return [];
+  return content
+    .filter((b): b is JsonObject => isJsonObject(b) && isServerResult(b.type))
+    .map((b) => serverResultOf(b, names));
+}
+
+/** Whether an item is an assistant message holding server tool results. */
+export function holdsServerResults(item: unknown): boolean {
+  const content = isRecord(item) && own(item, 'role') === 'assistant' ? own(item, 'content') : undefined;
+  return Array.isArray(content) && content.some((b) => isServerResult(typeOf(b)));
 }
 
 /** The text of a message that could be an earlier note: string content, or a single text block. */
@@ -339,6 +379,13 @@ export const anthropic: FormatAdapter = {
         content: () => anthropicContent(itemValue(input, k), asTool, names),
         items: [k],
       });
+      if (holdsServerResults(item))
+        builder.add({
+          role: 'tool',
+          fixed: true,
+          content: () => ({ ...EMPTY_CONTENT, results: serverResults(itemValue(input, k), names) }),
+          items: [],
+        });
     });
     return builder.finish();
   },

@@ -90,8 +90,9 @@ describe('reading Anthropic messages', () => {
       'system: [system] You are a travel agent for Example Air. Use the tools to look things up; never guess.',
       'system: [system] Today is 2025-03-14.',
       'user: [user] Which airports serve Zürich? I prefer the one closest to the city centre.',
-      // Thinking and the server tool's result are not rendered; the server tool call is.
+      // Thinking is not rendered; the server tool call is, and its result follows as the model reads it (as JSON).
       'assistant: [assistant] Let me check.\nZürich Airport (ZRH) is 13 km from the centre, 12 minutes by train.\n[assistant -> tool_call] web_search({"query": "Z\\u00fcrich airports distance city centre"})',
+      'tool: [tool:web_search] [{"encrypted_content": "EqgfCioIARgBIiQ3", "page_age": "2025-01-02", "title": "Zurich Airport", "type": "web_search_result", "url": "https://example.com/zrh"}]',
       'user: [user] Here is my booking confirmation and a photo of my passport page; is the name right?\n[user] <image>\n[user] <file: confirmation.pdf>',
       'assistant: [assistant] Yes: both say ANNA MÜLLER.',
       'user: [user] Find me a flight from Zürich to Lisbon on 2025-04-02 and book the cheapest for 2 people.',
@@ -106,13 +107,14 @@ describe('reading Anthropic messages', () => {
     ]);
   });
 
-  it('links instructions to no item and every message to its own item', () => {
-    expect(normalized?.itemsOf).toEqual([[], [], [0], [1], [2], [3], [4], [5], [6], [7], [8], [9]]);
+  it('links instructions and server tool results to no item and every message to its own item', () => {
+    expect(normalized?.itemsOf).toEqual([[], [], [0], [1], [], [2], [3], [4], [5], [6], [7], [8], [9]]);
     expect(normalized?.messages.map((m) => m.weight)).toEqual([
       0,
       0,
       undefined,
       undefined,
+      0,
       undefined,
       undefined,
       undefined,
@@ -127,6 +129,7 @@ describe('reading Anthropic messages', () => {
   it('counts images and files at their flat costs', () => {
     const rendered = normalized?.messages.map((m) => renderMessage(m)) ?? [];
     expect(rendered.map((r) => [r.images, r.files])).toEqual([
+      [0, 0],
       [0, 0],
       [0, 0],
       [0, 0],
