@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { InputError, UsageError } from '../errors.js';
+import { escapeForLine, InputError, UsageError } from '../errors.js';
 import { describeFsError, realTarget, writeFileAtomic } from '../io/files.js';
 import { DEFAULT_PRICES, findPrices, PRICE_MODELS, pricesOf } from '../replay/prices.js';
 import { createFileReplayer, type FileReplayOptions } from '../replay/file.js';
@@ -151,6 +151,29 @@ async function writeReport(
   }
 }
 
+/**
+ * The replay as the table prints it: every name that comes from input (a file's, a price model's name and currency,
+ * a policy as given, an identifier lost) escaped by the rule every command prints names by (`escapeForLine`), so
+ * none can set a window title, write the clipboard or clear the screen. The JSON and the page keep them as they are.
+ */
+function printable(document: ReplayRun | ReplayRuns): ReplayRun | ReplayRuns {
+  const run = (r: ReplayRun): ReplayRun => ({
+    ...r,
+    file: escapeForLine(r.file),
+    prices: { ...r.prices, name: escapeForLine(r.prices.name), currency: escapeForLine(r.prices.currency) },
+    policies: r.policies.map((p) => ({
+      ...p,
+      strategy: escapeForLine(p.strategy),
+      lost: p.lost.map((l) => ({ ...l, identifier: escapeForLine(l.identifier) })),
+    })),
+  });
+  if (!('runs' in document)) return run(document);
+  return {
+    runs: document.runs.map(run),
+    totals: document.totals.map((t) => ({ ...t, strategy: escapeForLine(t.strategy) })),
+  };
+}
+
 /** Whether a policy fails the run: it overflows with --fail-on-overflow, or loses more than --max-lost. */
 function failsRun(run: ReplayRun, failOnOverflow: boolean, maxLost: number | null): boolean {
   return run.policies.some(
@@ -226,7 +249,7 @@ export async function runReplay(
   else if (reportTo?.kind === 'stdout') {
     // The page is standard output.
   } else if (runs.length > 0)
-    await writeAll(io.stdout, renderReplay(document, colorFor(io.stdout, io.env, colorWhen(flags.color))));
+    await writeAll(io.stdout, renderReplay(printable(document), colorFor(io.stdout, io.env, colorWhen(flags.color))));
   if (code === EXIT.ok && runs.some((r) => failsRun(r, flags.failOnOverflow === true, maxLost)))
     code = EXIT.changesNeeded;
   return code;

@@ -10,7 +10,7 @@ import {
   realpathSync,
 } from 'node:fs';
 import path from 'node:path';
-import { InputError, missingInput, UsageError } from '../errors.js';
+import { escapeForLine, InputError, missingInput, UsageError } from '../errors.js';
 import { compress, outputCompression, type CompressionFormat } from '../io/compressed.js';
 import { ChangedError, describeFsError, identifyFile, isInside, realTarget, writeFileAtomic } from '../io/files.js';
 import { readSourceFile, readStreamBounded, sourceFromBytes } from '../io/lines.js';
@@ -98,7 +98,7 @@ export async function runRestore(
     }
     if (quietLevel(flags.quiet) === 0)
       err(
-        `swc: ${input}: ${result.restored === 0 ? 'nothing to restore' : `restored ${result.restored} item${result.restored === 1 ? '' : 's'}`}`,
+        `swc: ${escapeForLine(input)}: ${result.restored === 0 ? 'nothing to restore' : `restored ${result.restored} item${result.restored === 1 ? '' : 's'}`}`,
       );
     return 0;
   } finally {

@@ -115,7 +115,7 @@ function wholeGraphemes(text: string, units: number): string {
   return out;
 }
 
-/** An OpenAI chat run whose first user message, `task`, a window of 1,800 removes before call 4. */
+/** An OpenAI chat run whose first user message, `task`, a window of 1,000 removes. */
 function runRemoving(task: string): string {
   const big = (word: string): string => Array.from({ length: 300 }, (_, i) => `${word}${i}`).join(' ');
   const call = (id: string, name: string) => ({
@@ -145,7 +145,7 @@ describe("a removed user message's preview", () => {
     ['a flag apart', `abc${'🇫🇷'.repeat(40)}`],
   ])('never cuts %s: it ends at a grapheme boundary', async (_, task) => {
     const r = await replay(
-      ['run.json', '--json', '--context-window', '1800', '--strategy', 'window'],
+      ['run.json', '--json', '--strategy', 'window'],
       folderWith({ 'run.json': runRemoving(task) }),
     );
     expect(r.status).toBe(0);
@@ -191,6 +191,50 @@ describe('previewOf', () => {
         }
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+/** Names that would drive a terminal printed as they are: a window title (OSC 0), a clipboard write (OSC 52), a clear. */
+const TITLE = '\u001b]0;pwned\u0007';
+const CLIPBOARD = '\u001b]52;c;ZXZpbA==\u0007';
+const CLEAR = '\u001b[2J';
+/** Any C0 or C1 control character (a colourless run prints none). */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+describe('names printed by replay and restore', () => {
+  it("escapes a file name's and a price model's escape sequences in the replay table, as compact does", async () => {
+    const name = `run${TITLE}${CLEAR}.json`;
+    const prices = JSON.stringify({
+      name: `mine${CLIPBOARD}`,
+      currency: `EUR${CLEAR}`,
+      input: 1,
+      cacheRead: 0.1,
+      cacheWrite: 1.25,
+      output: 5,
+      minCacheablePrefix: 0,
+    });
+    const dir = folderWith({ [name]: runRemoving('Fix the bug.'), 'p.json': prices });
+    const r = await replay([name, '--prices', 'p.json', '--strategy', 'window'], dir);
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toMatch(CONTROL);
+    expect(r.stdout).toContain('run\\u001b]0;pwned\\u0007\\u001b[2J.json (openai)');
+    expect(r.stdout).toContain('priced as mine\\u001b]52;c;ZXZpbA==\\u0007');
+    expect(r.stdout).toContain('EUR\\u001b[2J ');
+    // The JSON keeps the names as they are (JSON escapes them itself).
+    const json = await replay([name, '--prices', 'p.json', '--json'], dir);
+    const run = JSON.parse(json.stdout) as ReplayRun;
+    expect([run.file, run.prices.name, run.prices.currency]).toEqual([name, `mine${CLIPBOARD}`, `EUR${CLEAR}`]);
+  });
+
+  it("escapes a file name's escape sequences in restore's result line", async () => {
+    const name = `t${TITLE}${CLIPBOARD}${CLEAR}.json`;
+    const dir = folderWith({ [name]: JSON.stringify([{ role: 'user', content: 'hi' }]) });
+    const r = await runSwc(['restore', name, '-o', 'out.json'], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(r.stderr).not.toMatch(CONTROL);
+    expect(r.stderr).toBe(
+      'swc: t\\u001b]0;pwned\\u0007\\u001b]52;c;ZXZpbA==\\u0007\\u001b[2J.json: nothing to restore\n',
     );
   });
 });
