@@ -117,7 +117,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const { systemEnd, task } = structure;
 
   const whole = meter.measureAll(exhaustive ? undefined : target);
-  const protectedIdx = [...range(0, systemEnd), ...structure.taskRun];
+  const protectedIdx = task === null ? range(0, systemEnd) : [...range(0, systemEnd), task];
   const { turnGroups, stepGroups } = groupsOf(messages, structure);
   const p: Planning = { messages, size: n, meter, structure, turnGroups, stepGroups, exhaustive };
 
@@ -149,7 +149,7 @@ export function planCompaction(messages: readonly Message[], counter: TokenCount
   const keptTurnCount = turnGroups.slice(firstTurn).reduce((a, g) => a + g.length, 0);
   // The note stands where the removed messages were: after the task when steps went, else after the instructions.
   const noteIndex =
-    noteText === null ? null : firstStep > 0 ? systemEnd + keptTurnCount + structure.taskRun.length : systemEnd;
+    noteText === null ? null : firstStep > 0 ? systemEnd + keptTurnCount + (task === null ? 0 : 1) : systemEnd;
   const outRendered = kept.map((i) => meter.render(i));
   if (noteText !== null && noteIndex !== null) outRendered.splice(noteIndex, 0, renderMessage(noteMessage(noteText)));
   const tokensAfter = meter.measureRendered(outRendered);
@@ -214,7 +214,7 @@ function keptIndices(
 ): number[] {
   const kept = range(0, structure.systemEnd);
   for (let g = firstTurn; g < turnGroups.length; g++) for (const i of turnGroups[g] as readonly number[]) kept.push(i);
-  for (const i of structure.taskRun) kept.push(i);
+  if (structure.task !== null) kept.push(structure.task);
   for (let g = firstStep; g < stepGroups.length; g++) for (const i of stepGroups[g] as readonly number[]) kept.push(i);
   return kept;
 }
@@ -345,7 +345,8 @@ function asMade(p: Planning): Planning {
 /** The plan of a conversation left as it is, with its groups; `whole` is what the decision counted of it. */
 function unchangedPlan(p: Planning, whole: number, target: number, why: Unchanged): Plan {
   const { messages, meter, structure, exhaustive } = p;
-  const protectedIdx = [...range(0, structure.systemEnd), ...structure.taskRun];
+  const protectedIdx =
+    structure.task === null ? range(0, structure.systemEnd) : [...range(0, structure.systemEnd), structure.task];
   const exact = exhaustive || whole <= target;
   // An unchanged conversation is measured whole: the output is the input.
   const tokens = exact ? whole : meter.measureAll();
@@ -423,11 +424,11 @@ function describeGroups(p: Planning, isKept: (index: number) => boolean, known: 
     });
   });
   if (task !== null) {
-    const idx = structure.taskRun;
-    for (const i of idx) covered[i] = 1;
+    const idx = [task];
+    covered[task] = 1;
     groups.push({
       kind: 'task',
-      start: idx[0] ?? task,
+      start: task,
       end: task + 1,
       indices: idx,
       tokens: tokensOf(idx, undefined),

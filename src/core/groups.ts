@@ -39,9 +39,9 @@ function isMade(message: Message, index: number, notes: ReadonlySet<number>): bo
 /**
  * The notes of a literal template (one without `{num_removed}`), found by their exact text (`Message.exactNote`)
  * where the window writes a note: in the run of user messages right after the leading instructions (a note follows
- * the instructions when history went; when steps went, all history went with them, so the note follows the task run
- * of `taskRun`, which is all user messages, right after the instructions). Such a text is never the current task: when
- * every real user message would be a note, the latest of them is the task.
+ * the instructions when history went; when steps went, all history went with them, so the note follows the task,
+ * right after the instructions). Such a text is never the current task: when every real user message would be a
+ * note, the latest of them is the task.
  * @param messages the conversation
  * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
  * @returns the indices of those notes, ascending
@@ -74,37 +74,6 @@ export function taskIndex(messages: readonly Message[], notes: ReadonlySet<numbe
     if (m.role === 'user' && !isMade(m, i, notes)) return i;
   }
   return null;
-}
-
-/**
- * The user messages kept as the task, oldest first. Usually the latest user message compaction did not make alone.
- * A note written after the task by an earlier run with another template reads as a user message, so the task it
- * followed is kept with it, but only where such a note can really stand: the latest user message could be a note
- * (`couldBeNote`), everything between the leading instructions and it is a user message (a run that cuts steps has cut
- * all history, so its note follows a task that directly follows the instructions), and every real user message of that
- * stretch after its first could be a note too. Then the stretch's real user messages are the task.
- * @param messages the conversation
- * @param task the task's index (see `taskIndex`)
- * @param systemEnd the end of the leading instructions (see `leadingSystemEnd`)
- * @returns the indices, ending with `task`; notes between them are not among them
- */
-export function taskRun(
-  messages: readonly Message[],
-  task: number,
-  systemEnd: number,
-  notes: ReadonlySet<number> = NO_NOTES,
-): number[] {
-  if (messages[task]?.couldBeNote !== true) return [task];
-  const run: number[] = [];
-  for (let i = systemEnd; i < task; i++) {
-    const m = messages[i] as Message;
-    if (m.role !== 'user') return [task];
-    if (isMade(m, i, notes)) continue;
-    if (run.length > 0 && m.couldBeNote !== true) return [task];
-    run.push(i);
-  }
-  run.push(task);
-  return run;
 }
 
 /** Steps after `start`: an assistant message and the tool-result messages right after it. */
@@ -142,9 +111,8 @@ export function turnSpans(
 /** The structure of a conversation, before any counting. */
 export interface Structure {
   readonly systemEnd: number;
+  /** The latest user message compaction did not make (Haystack's `_latest_user_index`), or null. */
   readonly task: number | null;
-  /** The user messages kept as the task (see `taskRun`), empty without a task. */
-  readonly taskRun: readonly number[];
   readonly turns: ReadonlyArray<readonly [number, number]>;
   readonly steps: ReadonlyArray<readonly [number, number]>;
   /** Notes of a literal template, found by their text where a note can stand (see `notesByText`). */
@@ -160,13 +128,14 @@ export function analyze(messages: readonly Message[]): Structure {
   const systemEnd = leadingSystemEnd(messages);
   const notes = notesByText(messages, systemEnd);
   const task = known === null ? taskIndex(messages, notes) : latestAmong(known.users, notes);
-  const run = task === null ? [] : taskRun(messages, task, systemEnd, notes);
   const stepsFrom = task === null ? systemEnd : task + 1;
   const steps = known === null ? stepSpans(messages, stepsFrom) : stepsAmong(messages, known, stepsFrom);
-  const end = run[0] ?? systemEnd;
+  // Every earlier real user message starts a historical turn, even with no reply between (Haystack's
+  // `_historical_turn_spans`): the task is the latest alone.
+  const end = task ?? systemEnd;
   const turns =
     known === null ? turnSpans(messages, systemEnd, end, notes) : turnsAmong(known.users, systemEnd, end, notes);
-  return { systemEnd, task, taskRun: run, turns, steps, notes };
+  return { systemEnd, task, turns, steps, notes };
 }
 
 /** `taskIndex` from the list's unmarked user messages: the latest that is not a note found by its text. */

@@ -93,15 +93,6 @@ export function isLiteralTemplate(template: string): boolean {
   return !template.includes(NUM_REMOVED);
 }
 
-/**
- * Whether a text has the form some valid template gives: text of its own (not only digits and white space), with or
- * without a count, since a template may be used as written. A message without it cannot be a note, whatever template
- * wrote it.
- */
-export function looksLikeSomeNote(text: string): boolean {
-  return hasTextOfItsOwn(text);
-}
-
 function hasTextOfItsOwn(literal: string): boolean {
   for (let i = 0; i < literal.length; i++) {
     const c = literal.charCodeAt(i);
@@ -131,16 +122,15 @@ const EXACT_NOTE: NoteMarks = Object.freeze({ exactNote: true });
 /** How a user message's text marks it for the decision (see `noteMarks`). */
 export interface NoteMarks {
   readonly compaction?: typeof SLIDING_WINDOW | typeof SUMMARIZATION;
-  readonly couldBeNote?: true;
   readonly exactNote?: true;
 }
 
 /**
  * Marks a user message by the text a note of its format would carry: an earlier note when the active or the default
- * template wrote it; an earlier summary when `<conversation_summary>` wraps it; otherwise, when it is shaped exactly as
- * its format writes a note and its text has the form every template gives (`looksLikeSomeNote`), a message that could
- * be a note another template wrote (see `Message.couldBeNote`). The exact text of a template without `{num_removed}`
- * is marked `exactNote`: whether it is a note depends on where it stands (see `Message.exactNote`).
+ * template wrote it; an earlier summary when `<conversation_summary>` wraps it. The exact text of a template without
+ * `{num_removed}` is marked `exactNote`: whether it is a note depends on where it stands (see `Message.exactNote`).
+ * Nothing else marks a message: a note another template wrote reads as a user message, as Haystack recognises notes by
+ * their marks alone, never by where they stand.
  * @param text that text, or null when the message has none
  * @param template the active template, or null when notes are off
  * @param noteShaped whether the message has nothing a note of its format lacks (formats that cannot tell say true)
@@ -151,7 +141,7 @@ export function noteMarks(text: string | null, template: string | null, noteShap
   if (isEarlierNoteText(text, template)) return { compaction: SLIDING_WINDOW };
   // Formats without metadata recognise a summary by its wrapper (Haystack files by their meta).
   if (isSummaryText(text)) return { compaction: SUMMARIZATION };
-  return noteShaped && looksLikeSomeNote(text) ? { couldBeNote: true } : {};
+  return {};
 }
 
 /**

@@ -449,10 +449,6 @@ function deferredMessages(messages: readonly Message[], resolve: (index: number)
       return (messages[this.index] as Message).weight;
     }
 
-    get couldBeNote(): boolean | undefined {
-      return (messages[this.index] as Message).couldBeNote;
-    }
-
     get exactNote(): boolean | undefined {
       return (messages[this.index] as Message).exactNote;
     }

@@ -11,11 +11,10 @@ export function contentOf(message: Message): Content {
  */
 export function marksOf(
   message: Message,
-): Pick<Message, 'role' | 'weight' | 'couldBeNote' | 'exactNote' | 'compaction' | 'offloaded' | 'fixed'> {
+): Pick<Message, 'role' | 'weight' | 'exactNote' | 'compaction' | 'offloaded' | 'fixed'> {
   return {
     role: message.role,
     ...(message.weight === undefined ? {} : { weight: message.weight }),
-    ...(message.couldBeNote === undefined ? {} : { couldBeNote: message.couldBeNote }),
     ...(message.exactNote === undefined ? {} : { exactNote: message.exactNote }),
     ...(message.compaction === undefined ? {} : { compaction: message.compaction }),
     ...(message.offloaded === undefined ? {} : { offloaded: message.offloaded }),

@@ -1,6 +1,6 @@
 // The rules this module decides by: docs/strategy.md#summarize (Haystack's SummarizationCompactor).
 import { range } from './meter.js';
-import { leadingSystemEnd, notesByText, stepSpans, taskIndex, taskRun, turnSpans } from './groups.js';
+import { leadingSystemEnd, notesByText, stepSpans, taskIndex, turnSpans } from './groups.js';
 import { lazyList } from './lazy-list.js';
 import { retentionFailure, retentionOf, type Retention } from './identifiers/index.js';
 import { contentOf, filePlaceholder, renderMessage, textContent } from './render.js';
@@ -191,9 +191,7 @@ export function nextSummary(
   const systemEnd = leadingSystemEnd(messages);
   const notes = notesByText(messages, systemEnd);
   const task = taskIndex(messages, notes);
-  // The task is the window's task run: a note another template wrote after the task keeps the task with it
-  // (docs/strategy.md, "A change of note template"), so neither is ever summarized away.
-  const historyEnd = task === null ? systemEnd : (taskRun(messages, task, systemEnd, notes)[0] as number);
+  const historyEnd = task ?? systemEnd;
   const taskStart = task === null ? systemEnd : task + 1;
   const pick = (groups: readonly (readonly number[])[]): number[] =>
     groupsToSummarize(messages, groups, options.target, summaryTokens, meter);

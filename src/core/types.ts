@@ -59,13 +59,6 @@ export interface Message {
    */
   readonly weight?: number;
   /**
-   * Set by an adapter on a user message shaped exactly like a note of its format whose text has a note's form (text
-   * of its own, not only digits) but matches no template this run knows: an earlier run may have written it with
-   * another `--note` template. It is still taken for the task when it is the latest; `taskRun` decides whether the
-   * user messages before it are kept with it (only where such a note can stand).
-   */
-  readonly couldBeNote?: boolean;
-  /**
    * Set by an adapter on a user message whose text is exactly the active note template when that template has no
    * `{num_removed}` (Haystack's custom note "used as written"): such a text carries no count to tell it by, so the
    * structure takes it for an earlier note only where a note can stand (`notesByText`), never for the current task.

@@ -10,7 +10,6 @@ import { isRecord, own, type Normalized } from './types.js';
 export interface Entry {
   readonly role: Role;
   readonly compaction?: string | undefined;
-  readonly couldBeNote?: boolean | undefined;
   readonly exactNote?: boolean | undefined;
   /** Results that cannot be rewritten on their own (see Message.fixed). */
   readonly fixed?: boolean | undefined;
@@ -52,7 +51,6 @@ export class ConversationBuilder {
     const messages: Message[] = this.entries.map((e) => ({
       role: e.role,
       compaction: e.compaction,
-      couldBeNote: e.couldBeNote,
       ...(e.exactNote === true ? { exactNote: true } : {}),
       ...(e.fixed === true ? { fixed: true } : {}),
       content: e.content,

@@ -296,7 +296,6 @@ class ChatMessage implements Message {
   constructor(
     role: Role,
     compaction: string | undefined,
-    couldBeNote: boolean,
     exactNote: boolean,
     /** The raw texts and the items of its normalization, shared by its messages. */
     private readonly from: ChatItems,
@@ -304,7 +303,7 @@ class ChatMessage implements Message {
     /** For a tool result: the name of the call it answers. */
     private readonly resultName: string,
   ) {
-    this.packed = index * 256 + packedMarks(role, compaction, couldBeNote, exactNote);
+    this.packed = index * 256 + packedMarks(role, compaction, exactNote);
   }
 
   private get index(): number {
@@ -318,10 +317,6 @@ class ChatMessage implements Message {
   get compaction(): string | undefined {
     const code = (this.packed & 255) >>> 4;
     return code === 0 ? undefined : COMPACTIONS[code - 1];
-  }
-
-  get couldBeNote(): boolean {
-    return (this.packed & 4) !== 0;
   }
 
   get exactNote(): boolean {
@@ -381,11 +376,11 @@ const ROLES_BY_CODE: readonly Role[] = ['system', 'user', 'assistant', 'tool'];
 const COMPACTIONS: string[] = [];
 
 /**
- * A message's role (bits 0-1), `couldBeNote` (bit 2), `exactNote` (bit 3) and compaction mark (its number in
+ * A message's role (bits 0-1), `exactNote` (bit 3) and compaction mark (its number in
  * `COMPACTIONS` in bits 4-7, 0 for none) as one small integer: a message of a long file then holds one field for
  * them, not four (a million messages: 32 MB less).
  */
-function packedMarks(role: Role, compaction: string | undefined, couldBeNote: boolean, exactNote: boolean): number {
+function packedMarks(role: Role, compaction: string | undefined, exactNote: boolean): number {
   let code = 0;
   if (compaction !== undefined) {
     code = COMPACTIONS.indexOf(compaction) + 1;
@@ -393,12 +388,11 @@ function packedMarks(role: Role, compaction: string | undefined, couldBeNote: bo
     // Notes are the only messages marked, by the window's or the summary's name: a sixteenth mark is a bug here.
     if (code > 15) throw new Error(`internal: more than 15 compaction marks (${COMPACTIONS.join(', ')})`);
   }
-  return ROLES_BY_CODE.indexOf(role) | (couldBeNote ? 4 : 0) | (exactNote ? 8 : 0) | (code << 4);
+  return ROLES_BY_CODE.indexOf(role) | (exactNote ? 8 : 0) | (code << 4);
 }
 
 /** The marks of a message that is no user's text (shared: a long file has many). */
-const NO_MARKS: { readonly compaction?: string; readonly couldBeNote?: boolean; readonly exactNote?: boolean } =
-  Object.freeze({});
+const NO_MARKS: { readonly compaction?: string; readonly exactNote?: boolean } = Object.freeze({});
 
 /** The name of the first call a result answers whose name is known. */
 function answeredName(
@@ -552,15 +546,7 @@ function chatMessage(
   // The name of the call this result answers, looked up now: ids may be reused later in the file.
   const resultName =
     role !== 'tool' || roleName === 'function' ? ownName : (answeredName(item, callNames, items, k) ?? ownName);
-  return new ChatMessage(
-    role,
-    marks.compaction,
-    marks.couldBeNote === true,
-    marks.exactNote === true,
-    from,
-    k,
-    resultName,
-  );
+  return new ChatMessage(role, marks.compaction, marks.exactNote === true, from, k, resultName);
 }
 
 /** The keys of a note as `makeNote` writes it: a user message with any other is none. */

@@ -18,7 +18,7 @@ const TEMPLATE = 'Older messages went.';
 const messageArb: fc.Arbitrary<Message> = fc
   .record({
     role: fc.constantFrom<Role>('system', 'user', 'user', 'assistant', 'assistant', 'tool', 'tool'),
-    mark: fc.constantFrom('none', 'none', 'none', 'none', 'window', 'pruned', 'exact', 'could'),
+    mark: fc.constantFrom('none', 'none', 'none', 'none', 'window', 'pruned', 'exact'),
     words: fc.nat({ max: 40 }),
     weight: fc.constantFrom(undefined, undefined, undefined, 0, 2, 5, 0.1, 0.7),
   })
@@ -29,7 +29,6 @@ const messageArb: fc.Arbitrary<Message> = fc
       ...(mark === 'window' ? { compaction: 'sliding_window' } : {}),
       ...(mark === 'pruned' ? { compaction: 'tool_result_pruning' } : {}),
       ...(mark === 'exact' && role === 'user' ? { exactNote: true } : {}),
-      ...(mark === 'could' && role === 'user' ? { couldBeNote: true } : {}),
       ...(weight === undefined ? {} : { weight }),
       content: { texts: [text], toolCalls: [], results: [], images: 0, files: [] },
     };

@@ -1,15 +1,16 @@
 /**
- * A note is only its text in most formats, so a run with one `--note` template cannot tell a note written with
- * another from a user's message. Whatever the templates, the current task must survive: when the latest user message
- * could be such a note, the user message right before it (the task it followed) is kept with it.
+ * A note is only its text in most formats: a run recognises the notes its own `--note` template or the default one
+ * wrote. Haystack recognises notes by their marks alone, never by where they stand, so a note another template wrote
+ * reads as a user message, and the current task is the latest real user message alone: every earlier user message
+ * starts a historical turn, even with no reply between.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { compact, planCompaction } from '../../src/core/compact.js';
-import { taskIndex, taskRun } from '../../src/core/groups.js';
-import { DEFAULT_NOTE_TEMPLATE, looksLikeSomeNote, noteTemplateProblem } from '../../src/core/note.js';
+import { planCompaction } from '../../src/core/compact.js';
+import { analyze, taskIndex } from '../../src/core/groups.js';
+import { DEFAULT_NOTE_TEMPLATE, noteMarks, noteTemplateProblem } from '../../src/core/note.js';
 import { contentOf } from '../../src/core/render.js';
 import type { Message, TokenCounter } from '../../src/core/types.js';
 import { decodeSource } from '../../src/io/source.js';
@@ -17,7 +18,7 @@ import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { ROOT } from '../helpers/cli.js';
 import { FORMAT_NAMES, randomConversation, writeAs, type Conversation, type RefMessage } from '../helpers/convert.js';
-import { assistant, createFakeCounter, defaultNote, earlierNote, system, tool, user } from '../helpers/fake-counter.js';
+import { assistant, createFakeCounter, earlierNote, system, tool, user } from '../helpers/fake-counter.js';
 
 function compactText(
   name: string,
@@ -65,19 +66,23 @@ const BOOKING = jsonl([
 const TASK_LINE = jsonl([TASK]).trimEnd();
 
 describe('a change of note template between runs', () => {
-  it('keeps the task when a custom note written after it is read with the default template', () => {
+  it('reads a note another template wrote as a user message: the latest is the task, the one before it history', () => {
     const first = compactText('booking.jsonl', BOOKING, 110, 'custom note: {num_removed} gone').output;
     const lines = first.trimEnd().split('\n');
     // The first run cut steps, so its note follows the task.
-    expect(lines.indexOf('{"role":"user","content":"custom note: 4 gone"}')).toBe(lines.indexOf(TASK_LINE) + 1);
-    const second = compactText('booking.jsonl', first, 70, undefined).output.trimEnd().split('\n');
-    expect(second).toContain(TASK_LINE);
-    // The custom note goes with the task; the new note follows both.
-    expect(second.slice(1, 4)).toEqual([
-      TASK_LINE,
-      '{"role":"user","content":"custom note: 4 gone"}',
-      '{"role":"user","content":"[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}',
+    const noteLine = lines.indexOf('{"role":"user","content":"custom note: 4 gone"}');
+    expect(noteLine).toBe(lines.indexOf(TASK_LINE) + 1);
+    const plan = compactText('booking.jsonl', first, 70, undefined).conversations[0]?.plan;
+    expect(
+      plan?.groups.filter((g) => g.indices.length > 0 && g.kind !== 'step').map((g) => [g.kind, g.indices]),
+    ).toEqual([
+      ['system', [0]],
+      ['turn', [noteLine - 1]],
+      ['task', [noteLine]],
     ]);
+    // With the same template the note is recognised, and the task stays the task.
+    const same = compactText('booking.jsonl', first, 70, 'custom note: {num_removed} gone').conversations[0]?.plan;
+    expect(same?.groups.find((g) => g.kind === 'task')?.indices).toEqual([noteLine - 1]);
   });
 
   it('keeps the task when a default note written after it is read with a custom template, and folds it into the next one', () => {
@@ -91,7 +96,7 @@ describe('a change of note template between runs', () => {
     ]);
   });
 
-  it('keeps the original task byte for byte through runs with random templates, targets and formats', () => {
+  it('keeps the original task byte for byte through runs with one random template, random targets and formats', () => {
     const template = fc.oneof(
       fc.constant<string | undefined>(undefined),
       fc.constant(DEFAULT_NOTE_TEMPLATE),
@@ -104,14 +109,14 @@ describe('a change of note template between runs', () => {
         })
         .filter((t) => noteTemplateProblem(t) === null),
     );
-    const run = fc.record({ note: template, perMille: fc.integer({ min: 0, max: 1000 }) });
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 100_000 }),
         fc.constantFrom(...FORMAT_NAMES),
         fc.boolean(),
-        fc.array(run, { minLength: 2, maxLength: 3 }),
-        (seed, format, jsonlFraming, runs) => {
+        template,
+        fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 2, maxLength: 3 }),
+        (seed, format, jsonlFraming, note, perMilles) => {
           const conversation = withMarkedTask(randomConversation(seed), seed);
           const task = lastTaskIndex(conversation);
           const written = writeAs(format, conversation, {
@@ -122,9 +127,15 @@ describe('a change of note template between runs', () => {
           const taskRaw = original.conversations[0]?.slot.raws[item] as string;
           const whole = original.conversations[0]?.plan.tokensBefore as number;
           let text = written.text;
-          for (const r of runs) {
-            text = compactText(written.name, text, Math.floor((whole * r.perMille) / 1000), r.note).output;
-            expect({ seed, format, runs, kept: text.includes(taskRaw) }).toEqual({ seed, format, runs, kept: true });
+          for (const perMille of perMilles) {
+            text = compactText(written.name, text, Math.floor((whole * perMille) / 1000), note).output;
+            expect({ seed, format, note, perMilles, kept: text.includes(taskRaw) }).toEqual({
+              seed,
+              format,
+              note,
+              perMilles,
+              kept: true,
+            });
           }
         },
       ),
@@ -150,7 +161,7 @@ const FIXTURES = [
   ...readdirSync(path.join(ROOT, 'fixtures/responses')).map((f) => `responses/${f}`),
 ];
 
-/** Each conversation's task as its texts (several messages' when the task is a run of them), from a compaction's plan. */
+/** Each conversation's task as its texts, from a compaction's plan. */
 function taskTexts(result: FileResult): string[][] {
   return result.conversations.map((c) => {
     const task = c.plan.groups.find((g) => g.kind === 'task');
@@ -158,8 +169,8 @@ function taskTexts(result: FileResult): string[][] {
   });
 }
 
-describe('a change of note template in every format', () => {
-  it.each(FIXTURES)('keeps the task of %s through a custom note and then the default one, at any targets', (file) => {
+describe('a custom note template in every format', () => {
+  it.each(FIXTURES)('keeps the task of %s through two runs with the same custom note, at any targets', (file) => {
     const text = readFileSync(path.join(ROOT, 'fixtures', file), 'utf8');
     const original = compactText(file, text, Number.MAX_SAFE_INTEGER, undefined);
     const tasks = taskTexts(original);
@@ -172,7 +183,12 @@ describe('a change of note template in every format', () => {
         'custom note: {num_removed} gone',
       ).output;
       for (const second of [0, 100, 300, 500, 700, 900]) {
-        const twice = compactText(file, once, Math.floor((whole * second) / 1000), undefined).output;
+        const twice = compactText(
+          file,
+          once,
+          Math.floor((whole * second) / 1000),
+          'custom note: {num_removed} gone',
+        ).output;
         const after = compactText(file, twice, Number.MAX_SAFE_INTEGER, undefined).conversations.map((c) =>
           c.normalized.messages.flatMap((m) => contentOf(m).texts),
         );
@@ -208,57 +224,37 @@ function withMarkedTask(conversation: Conversation, seed: number): Conversation 
   );
 }
 
-describe('the user messages kept as the task', () => {
-  /** A user message that could be a note another template wrote (as adapters mark one shaped like a note). */
-  const noteShaped = (text: string): Message => ({ ...user(text), couldBeNote: true });
-  const note = earlierNote(3);
-
-  it('are the latest real user message alone when it could not be a note', () => {
-    const cases: Message[][] = [
-      [system(), user('a'), assistant('b'), user('task')],
-      [system(), user('a'), user('task')],
-      [system(), noteShaped('a 1'), note, user('task')],
-      // Between the instructions and the latest user message stand history and answers: a run that cut steps cut
-      // all history, so no note of it can stand here.
-      [system(), user('old'), assistant('answer'), user('task'), noteShaped('custom note: 4 gone')],
-      [system(), user('old'), user('task'), noteShaped('note 1'), noteShaped('note 2')],
-      [system(), noteShaped('old 1'), user('task'), noteShaped('note 1')],
+describe('the current task', () => {
+  it('is the latest real user message alone; every earlier user message starts a turn, with or without instructions', () => {
+    const cases: Array<[Message[], number, number[][]]> = [
+      [[system(), user('a'), assistant('b'), user('task')], 3, [[1, 3]]],
+      [[system(), user('a'), user('task')], 2, [[1, 2]]],
+      [[user('old question'), user('the task'), assistant('x'), assistant('y')], 1, [[0, 1]]],
+      [
+        [user('a'), user('b 2'), user('task')],
+        2,
+        [
+          [0, 1],
+          [1, 2],
+        ],
+      ],
+      [[system(), user('task'), user('custom note: 4 gone')], 2, [[1, 2]]],
+      [[system(), earlierNote(3), user('a'), user('task')], 3, [[2, 3]]],
+      [[system(), user('a'), tool('r'), user('task')], 3, [[1, 3]]],
     ];
-    for (const messages of cases)
-      expect(taskRun(messages, taskIndex(messages) as number, 1)).toEqual([messages.length - 1]);
+    for (const [messages, task, turns] of cases) {
+      const structure = analyze(messages);
+      expect({ messages, task: structure.task, turns: structure.turns }).toEqual({ messages, task, turns });
+      expect(taskIndex(messages)).toBe(task);
+    }
   });
 
-  it('reach back to the first message after the instructions, past earlier notes, when all between could be notes', () => {
-    const cases: Array<[Message[], number[]]> = [
-      [
-        [system(), user('task'), noteShaped('custom note: 4 gone')],
-        [1, 2],
-      ],
-      [
-        [system(), noteShaped('task 1'), noteShaped('note A 2'), noteShaped('note B 3')],
-        [1, 2, 3],
-      ],
-      [
-        [system(), user('task'), note, noteShaped('note A 2'), note],
-        [1, 3],
-      ],
-      [
-        [system(), note, user('task'), noteShaped('note A 2')],
-        [2, 3],
-      ],
-      [[system(), noteShaped('note A 2')], [1]],
-      [[system(), user('a'), tool('r'), noteShaped('task')], [3]],
-      [[system(), assistant('a'), noteShaped('task')], [2]],
-    ];
-    for (const [messages, run] of cases) expect(taskRun(messages, taskIndex(messages) as number, 1)).toEqual(run);
-  });
-
-  it('are kept together, the note after the last of them', () => {
-    // fake counter: 10 per message; whole 70 > 35; protected 30 leaves 5, so both steps go.
+  it('keeps a user message after the task as the task, and the one before as a turn the window may drop', () => {
+    // fake counter: 10 per message; whole 70 > 35; protected 30 leaves 5, so the turn and both steps go.
     const messages = [
       system(),
       user('task'),
-      noteShaped('custom note: 4 gone'),
+      user('custom note: 4 gone'),
       assistant(null, 'x'),
       tool('x'),
       assistant(null, 'y'),
@@ -266,39 +262,18 @@ describe('the user messages kept as the task', () => {
     ];
     const plan = planCompaction(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 });
     expect({ kept: plan.kept, removed: plan.removed, noteIndex: plan.noteIndex }).toEqual({
-      kept: [0, 1, 2],
-      removed: [3, 4, 5, 6],
-      noteIndex: 3,
+      kept: [0, 2],
+      removed: [1, 3, 4, 5, 6],
+      noteIndex: 2,
     });
     expect(plan.groups.map((g) => [g.kind, g.indices])).toEqual([
       ['system', [0]],
-      ['task', [1, 2]],
+      ['turn', [1]],
+      ['task', [2]],
       ['note', []],
       ['step', [3, 4]],
       ['step', [5, 6]],
     ]);
-    expect(
-      compact(messages, createFakeCounter(), { target: 35, minKeepSteps: 0 })?.map(
-        (m) => contentOf(m).texts[0] ?? null,
-      ),
-    ).toEqual(['You are a careful agent.', 'task', 'custom note: 4 gone', defaultNote(4)]);
-  });
-
-  it('are marked by each adapter only when a message is shaped exactly like its note', () => {
-    const lines = [
-      { role: 'system', content: 'sys' },
-      { role: 'user', content: 'old question 2' },
-      { role: 'user', content: 'Now this 3.', name: 'someone' },
-      { role: 'user', content: 'custom note: 1 gone' },
-      { role: 'user', content: [{ type: 'text', text: 'in parts 4' }] },
-      { role: 'user', content: 'no number in it' },
-      { role: 'user', content: '12 345' },
-    ];
-    const messages =
-      compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, undefined).conversations[0]?.normalized.messages ??
-      [];
-    // Text without a count can be a note too (a template used as written); digits and white space alone cannot.
-    expect(messages.map((m) => m.couldBeNote ?? false)).toEqual([false, true, false, true, false, true, false]);
   });
 
   it('decide as Haystack when a request is written as two user messages after some history: the first is history', () => {
@@ -336,8 +311,7 @@ describe('the user messages kept as the task', () => {
     expect({ kept: plan?.kept, targetMet: plan?.targetMet }).toEqual({ kept: [0, 4, 5], targetMet: true });
   });
 
-  it('keep a request of two user messages right after the instructions whole when the second could be a note', () => {
-    // The one stretch where another template's note can stand: the task it followed is kept with it.
+  it('leave the first of two user messages right after the instructions to history, as Haystack does', () => {
     const two = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'Book the table.' },
@@ -345,7 +319,7 @@ describe('the user messages kept as the task', () => {
       { role: 'assistant', content: 'Booked.' },
     ]);
     const result = compactText('two.jsonl', two, 1, null);
-    expect(result.output).toContain('"content":"Book the table."');
+    expect(result.output).not.toContain('"content":"Book the table."');
     expect(result.output).toContain('"content":"For 2, tonight."');
   });
 
@@ -387,7 +361,7 @@ describe('note templates', () => {
     }
   });
 
-  it('with {num_removed} give notes that every run takes for possible notes, whatever template it has', () => {
+  it('with {num_removed} give notes that a later run with the same template recognises, whatever the count', () => {
     const valid = fc
       .string({
         unit: fc.constantFrom('{num_removed}', 'gone', ' ', '[', ']', '.', '7', '\n', 'é', '$&'),
@@ -397,7 +371,12 @@ describe('note templates', () => {
       .filter((t) => t.includes('{num_removed}') && noteTemplateProblem(t) === null);
     fc.assert(
       fc.property(valid, fc.integer({ min: 1, max: 10_000 }), (template, removed) => {
-        expect(looksLikeSomeNote(template.split('{num_removed}').join(String(removed)))).toBe(true);
+        const text = template.split('{num_removed}').join(String(removed));
+        expect({ template, removed, marks: noteMarks(text, template) }).toEqual({
+          template,
+          removed,
+          marks: { compaction: 'sliding_window' },
+        });
       }),
     );
   });
@@ -424,8 +403,8 @@ describe('note templates', () => {
   });
 });
 
-describe('a change of note template, then summarize', () => {
-  it('never summarizes the task away: the task run is kept as the window keeps it', async () => {
+describe('a custom note template, then summarize with it', () => {
+  it('never summarizes the task away: the task is kept as the window keeps it', async () => {
     const { runSwc } = await import('../helpers/run-in-process.js');
     const { mkdtempSync, writeFileSync, readFileSync: read, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
@@ -464,6 +443,8 @@ describe('a change of note template, then summarize', () => {
           '--summary-tokens',
           '20',
           '--no-cache',
+          '--note',
+          'Dropped {num_removed} msgs',
           '-o',
           'twice.json',
         ],
@@ -533,9 +514,9 @@ describe('a note used as written (a template without {num_removed})', () => {
     ).toBeLessThanOrEqual(1);
   });
 
-  it('is folded after a task of several user messages, so a second run with the same template changes nothing', () => {
-    // Two user messages with no reply between are kept together as the task; the note that follows them after the
-    // steps went stands past the first real user message of the run.
+  it('is folded after a task that followed another user message, so a second run with the same template changes nothing', () => {
+    // The first of two user messages with no reply between is history: it goes with the steps, and the note follows
+    // the task right at the start.
     const call = (id: string) => ({
       role: 'assistant',
       content: null,
@@ -562,7 +543,8 @@ describe('a note used as written (a template without {num_removed})', () => {
       note: LITERAL,
       counter: createApproxCounter(),
     });
-    expect(twice.conversations[0]?.normalized.messages.map((m) => m.exactNote === true)).toEqual([false, false, true]);
+    expect(once.output).not.toContain('#1 alpha');
+    expect(twice.conversations[0]?.normalized.messages.map((m) => m.exactNote === true)).toEqual([false, true]);
     expect({ changed: twice.changed, output: twice.output }).toEqual({ changed: false, output: once.output });
   });
 

@@ -65,7 +65,8 @@ const WORDS = [
 ];
 
 /**
- * A random conversation with the shapes real transcripts have and the rules care about: consecutive user messages,
+ * A random conversation with the shapes real transcripts have and the rules care about: consecutive user messages
+ * (also as the run that opens a conversation, with or without instructions),
  * consecutive assistant messages, parallel and unanswered calls, earlier notes, images and files, mid-run system
  * messages; texts with and without numbers.
  */
@@ -88,6 +89,9 @@ export function randomShapes(seed: number, shape: Shape): Conversation {
       note: true,
     });
   };
+  // Agents often open with several user messages before the first reply (injected context, then the prompt).
+  if (rng.chance(0.25))
+    for (let k = rng.int(1, 3); k > 0; k--) out.push({ role: 'user', texts: [words(1, 60)], images: 0, files: [] });
   const events = rng.int(1, 22);
   let last: RefMessage['role'] | 'none' = 'none';
   for (let e = 0; e < events; e++) {
@@ -351,33 +355,6 @@ export function readBack(
     (expected === undefined ? null : match(0, 0, start, [], true)) ??
     (match(0, 0, start, [], false) as { sequence: (number | 'NOTE')[]; rewritten: number[] })
   );
-}
-
-/**
- * Whether a conversation has the one shape where swc keeps more than Haystack on purpose (docs/strategy.md, "a note
- * of another template"): from the instructions to the latest real user message nothing but user messages, and that
- * message's text has a note's form (text of its own, not only digits), so it could be a note another template wrote.
- */
-export function isNoteSwitchCorner(messages: readonly HMessage[]): boolean {
-  let systemEnd = 0;
-  while (
-    systemEnd < messages.length &&
-    messages[systemEnd]?.role === 'system' &&
-    messages[systemEnd]?.meta.compaction === undefined
-  )
-    systemEnd++;
-  let task = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i] as HMessage;
-    if (m.role === 'user' && m.meta.compaction === undefined) {
-      task = i;
-      break;
-    }
-  }
-  if (task <= systemEnd) return false;
-  for (let i = systemEnd; i < task; i++) if (messages[i]?.role !== 'user') return false;
-  const text = (messages[task] as HMessage).texts.join('\n');
-  return /[^0-9\s]/.test(text);
 }
 
 /** The output file's items. */

@@ -21,7 +21,6 @@ import {
   ALL_FORMATS,
   isLiteralNoteCorner,
   withLiteralNote,
-  isNoteSwitchCorner,
   itemsOfOutput,
   noteTextOf,
   runs,
@@ -116,7 +115,7 @@ describe("swc compact decides as Haystack's SlidingWindowCompactor", () => {
         fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
           const c = writeCase(k.format, conversationOf(k, k.format), k.jsonl);
           // The one corner where swc keeps more on purpose has its own test (test/core/note-switch.test.ts).
-          fc.pre(!isNoteSwitchCorner(c.view.messages) && !isLiteralNoteCorner(c.view.messages, templateOf(k.note)));
+          fc.pre(!isLiteralNoteCorner(c.view.messages, templateOf(k.note)));
           const whole = count(c.view.messages);
           const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
           const template = templateOf(k.note);
@@ -190,10 +189,7 @@ describe("compactMessages decides as Haystack's SlidingWindowCompactor", () => {
           const conversation = conversationOf(k, 'openai');
           const written = k.format === 'openai' ? writeCase('openai', conversation, true) : aiSdkCase(conversation);
           const items = written.items;
-          fc.pre(
-            !isNoteSwitchCorner(written.view.messages) &&
-              !isLiteralNoteCorner(written.view.messages, templateOf(k.note)),
-          );
+          fc.pre(!isLiteralNoteCorner(written.view.messages, templateOf(k.note)));
           const whole = count(written.view.messages);
           const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
           const template = templateOf(k.note);
@@ -254,10 +250,7 @@ describe("a batch run decides as Haystack's SlidingWindowCompactor for every fil
               const c = writeCase(k.format, conversationOf({ ...k, note }, k.format), k.jsonl);
               return { k, c, file: tmp.write(`${dir}-in-${n}-${c.name}`, c.text), name: `${dir}-in-${n}-${c.name}` };
             });
-            const inputs = written.filter(
-              (w) =>
-                !isNoteSwitchCorner(w.c.view.messages) && !isLiteralNoteCorner(w.c.view.messages, templateOf(note)),
-            );
+            const inputs = written.filter((w) => !isLiteralNoteCorner(w.c.view.messages, templateOf(note)));
             fc.pre(inputs.length > 0);
             const r = await runSwc(
               [

@@ -106,8 +106,13 @@ function expectedFormat(format: FormatName, conversation: Conversation, options:
       (m.role === 'user' && (m.images > 0 || m.files.length > 0)),
   );
   if (format === 'anthropic' && !rich && conversation.every((m) => m.role !== 'system')) return 'openai';
-  const items = conversation.some((m) => m.role === 'assistant' && (m.calls.length > 0 || m.reasoning !== null));
-  // Untyped Responses JSONL with only plain messages is plain chat; typed items (`"type": "message"`) are Responses only.
+  const items = conversation.some(
+    (m) =>
+      (m.role === 'assistant' && (m.calls.length > 0 || m.reasoning !== null)) ||
+      (m.role === 'user' && m.note !== true && (m.texts.length > 1 || m.images > 0 || m.files.length > 0)),
+  );
+  // Untyped Responses JSONL with only plain messages is plain chat; typed items (`"type": "message"`) and typed
+  // content parts (`input_text`, `input_image`) are Responses only.
   if (format === 'responses' && options.jsonl && !items && options.typed !== true) return 'openai';
   return format;
 }

@@ -176,9 +176,13 @@ export function randomConversation(seed: number): Conversation {
       files: [],
       note: true,
     });
+  // Agents often open with user messages before the first reply (injected context, then the prompt), and a user may
+  // send two messages before an answer: each real user message starts a turn.
+  if (rng.chance(0.2)) for (let k = rng.int(1, 2); k > 0; k--) user();
   const turns = rng.int(0, 5);
   for (let t = 0; t < turns; t++) {
     user();
+    if (rng.chance(0.1)) user();
     steps(false);
   }
   user();

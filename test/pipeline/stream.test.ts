@@ -52,7 +52,6 @@ function messageShown(m: Message): unknown {
   return {
     role: m.role,
     compaction: m.compaction,
-    couldBeNote: m.couldBeNote,
     exactNote: m.exactNote,
     weight: m.weight,
     content: typeof m.content === 'function' ? m.content() : m.content,
