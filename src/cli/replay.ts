@@ -174,6 +174,28 @@ function printable(document: ReplayRun | ReplayRuns): ReplayRun | ReplayRuns {
   };
 }
 
+/**
+ * Says, a line for each policy of each run, which summary calls failed (the policy then ran without those summaries,
+ * as `swc compact` keeps its last good result).
+ * @returns how many calls failed in all
+ */
+function warnFailedSummaries(runs: readonly ReplayRun[], report: (line: string) => void): number {
+  let failed = 0;
+  for (const run of runs)
+    for (const p of run.policies) {
+      const n = p.summary.failed ?? 0;
+      if (n === 0) continue;
+      failed += n;
+      const why = p.summary.failure == null ? '' : ` (${p.summary.failure})`;
+      report(
+        escapeForLine(
+          `swc: warning: ${run.file}: policy ${p.strategy}: ${n} of ${p.summary.calls} summary calls failed${why}; its figures are those of a run without those summaries`,
+        ),
+      );
+    }
+  return failed;
+}
+
 /** Whether a policy fails the run: it overflows with --fail-on-overflow, or loses more than --max-lost. */
 function failsRun(run: ReplayRun, failOnOverflow: boolean, maxLost: number | null): boolean {
   return run.policies.some(
@@ -185,7 +207,8 @@ function failsRun(run: ReplayRun, failOnOverflow: boolean, maxLost: number | nul
 /**
  * Runs `swc replay`.
  * @returns 0; 1 when a compacting policy overflows (with --fail-on-overflow) or loses more than --max-lost
- *   identifiers that were needed again, in some run; 2 when an input could not be read (the highest wins)
+ *   identifiers that were needed again, in some run; 3 when a summary call failed; 2 when an input could not be
+ *   read (2 wins over 3, 3 over 1)
  * @throws UsageError for a bad flag, or an input that matches no file
  */
 export async function runReplay(
@@ -250,6 +273,8 @@ export async function runReplay(
     // The page is standard output.
   } else if (runs.length > 0)
     await writeAll(io.stdout, renderReplay(printable(document), colorFor(io.stdout, io.env, colorWhen(flags.color))));
+  const failedCalls = warnFailedSummaries(runs, report);
+  if (code === EXIT.ok && failedCalls > 0) code = EXIT.summaryFailed;
   if (code === EXIT.ok && runs.some((r) => failsRun(r, flags.failOnOverflow === true, maxLost)))
     code = EXIT.changesNeeded;
   return code;

@@ -19,7 +19,13 @@ export function policyFigures(
     readonly lost: readonly ReplayLost[];
     readonly removedUsers: readonly ReplayRemovedUser[];
   },
-  summary: { readonly calls: number; readonly promptTokens: number; readonly replyTokens: number },
+  summary: {
+    readonly calls: number;
+    readonly promptTokens: number;
+    readonly replyTokens: number;
+    readonly failed: number;
+    readonly failure: string | null;
+  },
   prices: ReplayPrices,
 ): ReplayPolicy {
   const { calls } = gathered;
@@ -47,7 +53,13 @@ export function policyFigures(
     cacheReadTokens: figures.cacheRead,
     cacheWriteTokens: figures.cacheWrite,
     outputTokens: figures.output,
-    summary: { calls: summary.calls, promptTokens: summary.promptTokens, replyTokens: summary.replyTokens },
+    summary: {
+      calls: summary.calls,
+      promptTokens: summary.promptTokens,
+      replyTokens: summary.replyTokens,
+      failed: summary.failed,
+      failure: summary.failure,
+    },
     cost: addCosts(costOf(figures, prices), summaryCost),
     lost: gathered.lost,
     removedUserMessages: gathered.removedUsers,

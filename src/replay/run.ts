@@ -71,6 +71,9 @@ interface SummaryUse {
   calls: number;
   promptTokens: number;
   replyTokens: number;
+  /** Calls that failed (the model could not be reached, the command exited non-zero), and the first one's reason. */
+  failed: number;
+  failure: string | null;
 }
 
 /** One conversation's calls: where each reply starts among the items, and what each message names. */
@@ -205,8 +208,21 @@ async function compactorFor(
               use.replyTokens += counter.measure([{ text, images: 0, files: 0 }]);
               return text;
             }
-            const reply = await summarizer(request);
-            use.replyTokens += reply.usage?.output ?? counter.measure([{ text: reply.text, images: 0, files: 0 }]);
+            let reply: Awaited<ReturnType<Summarizer>>;
+            try {
+              reply = await summarizer(request);
+            } catch (error) {
+              // The compactor keeps its last good result; the run says the call failed.
+              use.failed++;
+              use.failure ??= error instanceof Error ? error.message : String(error);
+              throw error;
+            }
+            const reported = reply.usage?.output;
+            // A reported count that is not a whole number of tokens is not one: the reply is counted instead.
+            use.replyTokens +=
+              reported !== undefined && Number.isSafeInteger(reported) && reported >= 0
+                ? reported
+                : counter.measure([{ text: reply.text, images: 0, files: 0 }]);
             return reply.text;
           },
         }
@@ -254,7 +270,7 @@ async function replayPolicy(
   strategy: string,
   settings: ReplaySettings,
 ): Promise<ReplayPolicy> {
-  const use: SummaryUse = { calls: 0, promptTokens: 0, replyTokens: 0 };
+  const use: SummaryUse = { calls: 0, promptTokens: 0, replyTokens: 0, failed: 0, failure: null };
   const compactor = strategy === 'none' ? null : await compactorFor(source, strategy, settings, use);
   const renders = new RenderCache();
   const counter = settings.counter;

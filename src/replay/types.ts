@@ -78,8 +78,17 @@ export interface ReplayPolicy {
   readonly cacheReadTokens: number;
   readonly cacheWriteTokens: number;
   readonly outputTokens: number;
-  /** Summarize's own model calls (zero for other strategies). */
-  readonly summary: { readonly calls: number; readonly promptTokens: number; readonly replyTokens: number };
+  /**
+   * Summarize's own model calls (zero for other strategies); `failed` of them failed (a replay always writes it, 0
+   * when none did), `failure` the first failure's reason or null.
+   */
+  readonly summary: {
+    readonly calls: number;
+    readonly promptTokens: number;
+    readonly replyTokens: number;
+    readonly failed?: number;
+    readonly failure?: string | null;
+  };
   readonly cost: ReplayCost;
   readonly lost: readonly ReplayLost[];
   readonly removedUserMessages: readonly ReplayRemovedUser[];

@@ -238,3 +238,40 @@ describe('names printed by replay and restore', () => {
     );
   });
 });
+
+describe('a replay whose summary calls fail', () => {
+  const args = ['run.json', '--strategy', 'none', '--strategy', 'summarize'];
+
+  it('exits 3 and says so when every summary call fails (a command exiting 3), as compact does', async () => {
+    const dir = folderWith({ 'run.json': runRemoving('Fix the bug.') });
+    const r = await replay([...args, '--summarize-command', 'exit 3'], dir);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(
+      /^swc: warning: run\.json: policy summarize: (\d+) of \1 summary calls failed \(summarize command exited with status 3\); its figures are those of a run without those summaries\n$/,
+    );
+    expect(r.stdout).toMatch(/^summarize +5 +0 /m);
+    const json = await replay([...args, '--summarize-command', 'exit 3', '--json'], dir);
+    expect(json.status).toBe(3);
+    const [none, summarize] = (JSON.parse(json.stdout) as ReplayRun).policies;
+    expect(none!.summary).toEqual({ calls: 0, promptTokens: 0, replyTokens: 0, failed: 0, failure: null });
+    expect(summarize!.summary.failed).toBeGreaterThan(0);
+    expect(summarize!.summary.failed).toBe(summarize!.summary.calls);
+    expect(summarize!.summary.failure).toBe('summarize command exited with status 3');
+  });
+
+  it('exits 3 when the endpoint cannot be reached', async () => {
+    const dir = folderWith({ 'run.json': runRemoving('Fix the bug.') });
+    const r = await replay([...args, '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--no-cache'], dir);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/^swc: warning: run\.json: policy summarize: \d+ of \d+ summary calls failed \(.+\)/);
+  }, 60_000);
+
+  it('exits 0 when the summaries are written, and 2 still wins over 3', async () => {
+    const dir = folderWith({ 'run.json': runRemoving('Fix the bug.'), 'bad.json': '{' });
+    const ok = await replay([...args, '--summarize-command', 'echo Summary of the work so far.'], dir);
+    expect(ok.status).toBe(0);
+    expect(ok.stderr).toBe('');
+    const both = await replay(['bad.json', ...args, '--summarize-command', 'exit 3'], dir);
+    expect(both.status).toBe(2);
+  });
+});
