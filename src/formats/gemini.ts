@@ -230,6 +230,10 @@ function geminiPairing(input: ConversationInput): Pairing {
   const results: PairedResult[] = [];
   const problems: { item: number; text: string }[] = [];
   const unknownRoles: { item: number; role: string | null }[] = [];
+  // A run of consecutive model contents is one turn: the responses right after it answer the calls of all of them.
+  // Anything else between them ends the turn (its results then look for calls in the message before them).
+  let turn: { turn: string } | Record<string, never> = {};
+  let afterModel = false;
   input.items.forEach((item, k) => {
     const content = contentOfItem(item);
     const unknown = unknownRoleOf(item, content);
@@ -239,19 +243,22 @@ function geminiPairing(input: ConversationInput): Pairing {
     }
     if (content === null) return;
     const model = own(content, 'role') === 'model';
+    if (model && !afterModel) turn = { turn: `model contents from item ${k}` };
+    else if (!model && !carriesResponses(content)) turn = {};
+    afterModel = model;
     for (const part of own(content, 'parts') as unknown[]) {
       if (!isRecord(part)) continue;
       const call = fieldOf(part, 'functionCall', 'function_call');
       const response = fieldOf(part, 'functionResponse', 'function_response');
       if (isRecord(call)) {
-        if (model) calls.push({ item: k, ...callIdentity(call) });
+        if (model) calls.push({ item: k, ...callIdentity(call), ...turn });
         else
           problems.push({
             item: k,
             text: `function call ${JSON.stringify(callIdentity(call).name)} in a content that is not the model's`,
           });
       } else if (isRecord(response)) {
-        if (!model) results.push({ item: k, ...callIdentity(response) });
+        if (!model) results.push({ item: k, ...callIdentity(response), ...turn });
         else
           problems.push({
             item: k,

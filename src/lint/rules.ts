@@ -51,13 +51,14 @@ const REJECTED: Readonly<Record<(typeof WIRE_PROVIDERS)[number], ReadonlySet<Rul
   // Pairs outputs with calls by call_id: nothing documents a rejection for where an output stands, for ids used
   // twice or for empty messages.
   'openai-responses': new Set<Rule>(['missing-result', 'orphan-result', 'unknown-role', 'format']),
-  // Accepts an empty last assistant message (a prefill).
+  // Accepts an empty last assistant message (a prefill), and a tool_use id used again in a later message when each
+  // use has its own result (a replay of another provider's history): its uniqueness error names two calls of one
+  // message.
   anthropic: new Set<Rule>([
     'missing-result',
     'result-not-after-call',
     'orphan-result',
     'repeated-result',
-    'reused-id',
     'shared-id',
     'empty-assistant',
     'blank-assistant',

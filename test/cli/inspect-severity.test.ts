@@ -57,9 +57,9 @@ describe('errors and warnings by the provider of the format', () => {
     { type: 'ai', data: { content: 'Done.' } },
   ];
 
-  it('makes a reused call id an error only where the provider rejects it', () => {
+  it('makes a call id used again in a later step, each use answered, a warning: no provider rejects it', () => {
     expect(severitiesIn(chat)).toEqual(['duplicate-id warning']);
-    expect(severitiesIn(anthropicRequest)).toEqual(['duplicate-id error']);
+    expect(severitiesIn(anthropicRequest)).toEqual(['duplicate-id warning']);
     expect(severitiesIn(langchain)).toEqual(['duplicate-id warning']);
   });
 

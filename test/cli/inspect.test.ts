@@ -352,14 +352,16 @@ describe('adapter pairing of the other formats', () => {
         'not a content',
       ]),
     );
+    // The model content and the responses right after it are one turn (an event without content between them too).
+    const turn = 'model contents from item 1';
     expect(pairing).toEqual({
       calls: [
-        { item: 1, id: null, name: 'f' },
-        { item: 1, id: 'c2', name: 'g' },
+        { item: 1, id: null, name: 'f', turn },
+        { item: 1, id: 'c2', name: 'g', turn },
       ],
       results: [
-        { item: 3, id: null, name: 'f' },
-        { item: 3, id: 'c2', name: 'g' },
+        { item: 3, id: null, name: 'f', turn },
+        { item: 3, id: 'c2', name: 'g', turn },
       ],
       unknownRoles: [
         { item: 5, role: 'system' },
@@ -972,16 +974,11 @@ describe('swc inspect (command line)', () => {
   });
 
   // One broken fixture per format and problem kind (ShareGPT has no call ids, so no duplicate-id). Every provider
-  // rejects a call without its result and a result without its call; a reused call id only Anthropic's Messages API
-  // (and so Claude Code) does.
+  // rejects a call without its result and a result without its call; none rejects a call id used again in a later
+  // message, each use answered by its own result.
   it.each([
     ['anthropic-missing-result.json', '10:5  #2  missing-result', 'tool call "toolu_02" (get_forecast) has no result'],
     ['anthropic-orphan-result.json', '23:5  #3  orphan-result', 'result for call id "toolu_99" answers no call'],
-    [
-      'anthropic-duplicate-id.json',
-      '46:5  #6  duplicate-id',
-      'call id "toolu_01" (get_weather) is already used by the call on line 10',
-    ],
     ['responses-missing-result.json', '15:5  #2  missing-result', 'tool call "call_2" (get_forecast) has no result'],
     ['responses-orphan-result.json', '20:5  #4  orphan-result', 'result for call id "call_9" answers no call'],
     ['gemini-missing-result.json', '17:5  #1  missing-result', 'tool call without an id (get_forecast) has no result'],
@@ -990,11 +987,6 @@ describe('swc inspect (command line)', () => {
     ['langchain-orphan-result.json', '71:3  #4  orphan-result', 'result for call id "call_9" answers no call'],
     ['claude-code-missing-result.jsonl', '4:1  #1  missing-result', 'tool call "toolu_02" (Read) has no result'],
     ['claude-code-orphan-result.jsonl', '4:1  #3  orphan-result', 'result for call id "toolu_99" answers no call'],
-    [
-      'claude-code-duplicate-id.jsonl',
-      '6:1  #5  duplicate-id',
-      'call id "toolu_01" (Read) is already used by the call on line 2',
-    ],
     ['sharegpt-missing-result.json', '7:5  #1  missing-result', 'tool call without an id (get_weather) has no result'],
     [
       'sharegpt-orphan-result.json',
@@ -1014,6 +1006,18 @@ describe('swc inspect (command line)', () => {
   });
 
   it.each([
+    [
+      'anthropic-duplicate-id.json',
+      'Anthropic Messages',
+      '46:5  #6  duplicate-id',
+      'call id "toolu_01" (get_weather) is already used by the call on line 10',
+    ],
+    [
+      'claude-code-duplicate-id.jsonl',
+      'Anthropic Messages',
+      '6:1  #5  duplicate-id',
+      'call id "toolu_01" (Read) is already used by the call on line 2',
+    ],
     [
       'responses-duplicate-id.json',
       'OpenAI Responses',

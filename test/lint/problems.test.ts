@@ -204,13 +204,26 @@ describe('findProblems', () => {
       ],
       results: [{ item: 3, id: 'a', name: '' }],
     };
-    const severities = (format: string) =>
-      findProblems({ ...base, format, pairing }).map((p) => `${p.kind} ${p.severity}`);
-    // The reused id: Anthropic rejects it, OpenAI does not; the call left without a result: every provider rejects it.
-    expect(severities('openai')).toEqual(['duplicate-id warning', 'missing-result error']);
-    expect(severities('anthropic')).toEqual(['duplicate-id error', 'missing-result error']);
-    expect(severities('claude-code')).toEqual(['duplicate-id error', 'missing-result error']);
-    expect(severities('haystack')).toEqual(['duplicate-id warning', 'missing-result error']);
-    expect(severities('a format no table names')).toEqual(['duplicate-id warning', 'missing-result error']);
+    const severities = (format: string, of: Pairing = pairing) =>
+      findProblems({ ...base, format, pairing: of }).map((p) => `${p.kind} ${p.severity}`);
+    // The id used again in a later message: no provider rejects it; the call left without a result: every provider does.
+    for (const format of ['openai', 'anthropic', 'claude-code', 'gemini', 'haystack', 'a format no table names'])
+      expect(severities(format)).toEqual(['duplicate-id warning', 'missing-result error']);
+    // Two calls of one message sharing an id: OpenAI Chat and Anthropic reject it, Gemini and Responses do not.
+    const shared: Pairing = {
+      calls: [
+        { item: 1, id: 'a', name: 'f' },
+        { item: 1, id: 'a', name: 'g' },
+      ],
+      results: [
+        { item: 3, id: 'a', name: '' },
+        { item: 3, id: 'a', name: '' },
+      ],
+    };
+    expect(severities('openai', shared)).toEqual(['duplicate-id error']);
+    expect(severities('anthropic', shared)).toEqual(['duplicate-id error']);
+    expect(severities('claude-code', shared)).toEqual(['duplicate-id error']);
+    expect(severities('gemini', shared)).toEqual(['duplicate-id warning']);
+    expect(severities('haystack', shared)).toEqual(['duplicate-id warning']);
   });
 });

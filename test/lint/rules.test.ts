@@ -70,9 +70,11 @@ describe('the rules each provider rejects', () => {
     }
   });
 
-  it('keep what the real runs show: OpenAI accepts a reused call id, Anthropic does not; every provider needs each result', () => {
+  it('keep what the real runs show: OpenAI and Anthropic accept a call id used again in a later message, not twice in one; every provider needs each result', () => {
     expect(severityOf('openai-chat', 'reused-id')).toBe('warning');
-    expect(severityOf('anthropic', 'reused-id')).toBe('error');
+    expect(severityOf('anthropic', 'reused-id')).toBe('warning');
+    expect(severityOf('openai-chat', 'shared-id')).toBe('error');
+    expect(severityOf('anthropic', 'shared-id')).toBe('error');
     for (const p of columns) {
       expect(severityOf(p, 'missing-result')).toBe('error');
       expect(severityOf(p, 'orphan-result')).toBe('error');
