@@ -1,5 +1,8 @@
 import type { Command, Option } from 'commander';
+import { UsageError } from '../errors.js';
+import { PRICE_MODELS } from '../replay/prices.js';
 import { PROGRAMS, type Shell } from './options.js';
+import { parseStrategies } from './settings.js';
 
 /**
  * `swc completion bash|zsh|fish`: a shell completion script generated from the program's commander definitions, the
@@ -12,13 +15,20 @@ export interface ListChoices {
   get(option: Option): readonly string[] | undefined;
 }
 
-/** What an option's value completes to. */
+/**
+ * What an option's value completes to: one of some words; a chain of names (`prune,window`), given as every chain
+ * the parser accepts; a file, or one of some words (`--prices`' models); a folder; nothing (a number, a pattern).
+ */
 type ValueSpec =
   | { readonly kind: 'none' }
-  | { readonly kind: 'words'; readonly words: readonly string[]; readonly list: boolean }
-  | { readonly kind: 'file' }
+  | { readonly kind: 'words'; readonly words: readonly string[] }
+  | { readonly kind: 'chain'; readonly chains: readonly string[] }
+  | { readonly kind: 'file'; readonly words: readonly string[] }
   | { readonly kind: 'dir' }
   | { readonly kind: 'free'; readonly name: string };
+
+/** Values an option takes by name besides a file (`--prices <model|file>`): the built-in price models. */
+const NAMED_VALUES: ReadonlyMap<string, readonly string[]> = new Map([['--prices', PRICE_MODELS.map((p) => p.name)]]);
 
 /** One option as the scripts see it. */
 interface OptionSpec {
@@ -70,10 +80,10 @@ function programSpec(program: Command, lists: ListChoices): ProgramSpec {
         argument === undefined
           ? { kind: 'none' }
           : argument.argChoices !== undefined
-            ? { kind: 'words', words: argument.argChoices, list: false }
+            ? { kind: 'words', words: argument.argChoices }
             : command.name() === 'help'
-              ? { kind: 'words', words: names, list: false }
-              : { kind: 'file' };
+              ? { kind: 'words', words: names }
+              : { kind: 'file', words: [] };
       return {
         name: command.name(),
         description: command.description(),
@@ -88,23 +98,25 @@ function programSpec(program: Command, lists: ListChoices): ProgramSpec {
 }
 
 /**
- * An option as the scripts complete it: its choices, a comma-separated list's names, files for a `<file>` and folders
- * for a `<dir>`, nothing for other values (a number, a pattern). An option with a parser of its own and no choices
- * gathers its values (a count, a list), so it may be given again.
+ * An option as the scripts complete it: its choices, a comma-separated list's accepted chains, files for a `<file>`
+ * (`<file.html>`, `<model|file>` with the names it takes), folders for a `<dir>`, nothing for other values (a number, a
+ * pattern). An option with a parser of its own and no choices gathers its values (a count, a list), so it may be given
+ * again.
  */
 function optionSpec(option: Option, lists: ListChoices): OptionSpec {
   const takes = option.required || option.optional;
   const argument = /<([^>]+)>|\[([^\]]+)\]/.exec(option.flags);
   const name = argument?.[1] ?? argument?.[2] ?? 'value';
   const list = lists.get(option);
+  const file = name.split('|').some((part) => part === 'file' || part.startsWith('file.'));
   const value: ValueSpec = !takes
     ? { kind: 'none' }
     : option.argChoices !== undefined
-      ? { kind: 'words', words: option.argChoices, list: false }
+      ? { kind: 'words', words: option.argChoices }
       : list !== undefined
-        ? { kind: 'words', words: list, list: true }
-        : name === 'file'
-          ? { kind: 'file' }
+        ? { kind: 'chain', chains: chainsOf(list) }
+        : file
+          ? { kind: 'file', words: NAMED_VALUES.get(option.long ?? '') ?? [] }
           : name === 'dir'
             ? { kind: 'dir' }
             : { kind: 'free', name };
@@ -115,6 +127,31 @@ function optionSpec(option: Option, lists: ListChoices): OptionSpec {
     value,
     repeatable: option.parseArg !== undefined && option.argChoices === undefined,
   };
+}
+
+/**
+ * Each name alone, then every chain of two or more of them that `--strategy`'s parser accepts, shortest first: the
+ * parser's rules (each strategy once; `none`, replay's policy of no compaction, only alone) decide, not a list here.
+ * A chain the parser refuses is not grown, since it checks a chain's names in order.
+ */
+function chainsOf(names: readonly string[]): string[] {
+  const out: string[][] = names.map((n) => [n]);
+  for (let from = 0; from < out.length; from++) {
+    const chain = out[from] as string[];
+    for (const name of names) if (accepts([...chain, name])) out.push([...chain, name]);
+  }
+  return out.map((chain) => chain.join(','));
+}
+
+/** Whether the strategy parser takes a chain. */
+function accepts(chain: readonly string[]): boolean {
+  try {
+    parseStrategies(chain.join(','));
+    return true;
+  } catch (error) {
+    if (error instanceof UsageError) return false;
+    throw error;
+  }
 }
 
 /** A description cut to one short line at a word, for a completion menu. */
@@ -168,13 +205,24 @@ function bashScript(spec: ProgramSpec): string {
     '# or save it as ~/.local/share/bash-completion/completions/swc (and transcript-compact).',
     '',
     '_swc_words() { mapfile -t COMPREPLY < <(compgen -W "$1" -- "$cur"); }',
-    '# A comma-separated list: complete the name after the last comma, keeping those before it.',
-    '_swc_list() {',
-    '  local head=""',
+    '# A comma-separated chain, given every chain accepted: the chain typed up to its last comma and one name more.',
+    '_swc_chain() {',
+    '  local head="" chain next',
+    '  local -A seen=()',
     '  [[ $cur == *,* ]] && head="${cur%,*},"',
-    '  mapfile -t COMPREPLY < <(compgen -P "$head" -W "$1" -- "${cur##*,}")',
+    '  COMPREPLY=()',
+    '  for chain in $1; do',
+    '    [[ $chain == "$head"?* ]] || continue',
+    '    next="${chain#"$head"}"',
+    '    next="$head${next%%,*}"',
+    '    [[ $next == "$cur"* && -z ${seen[$next]:-} ]] || continue',
+    '    seen[$next]=1',
+    '    COMPREPLY+=("$next")',
+    '  done',
     '}',
     '_swc_files() { mapfile -t COMPREPLY < <(compgen -f -- "$cur"); }',
+    '# Files, and these names.',
+    '_swc_files_and() { mapfile -t COMPREPLY < <(compgen -W "$1" -- "$cur"; compgen -f -- "$cur"); }',
     '_swc_dirs() { mapfile -t COMPREPLY < <(compgen -d -- "$cur"); }',
     '',
     '_swc() {',
@@ -201,9 +249,11 @@ function bashScript(spec: ProgramSpec): string {
 function bashValue(value: ValueSpec): string {
   switch (value.kind) {
     case 'words':
-      return `${value.list ? '_swc_list' : '_swc_words'} ${quoted(value.words.map(word).join(' '))}`;
+      return `_swc_words ${quoted(value.words.map(word).join(' '))}`;
+    case 'chain':
+      return `_swc_chain ${quoted(value.chains.map(word).join(' '))}`;
     case 'file':
-      return '_swc_files';
+      return value.words.length === 0 ? '_swc_files' : `_swc_files_and ${quoted(value.words.map(word).join(' '))}`;
     case 'dir':
       return '_swc_dirs';
     default:
@@ -231,6 +281,24 @@ function zshScript(spec: ProgramSpec): string {
     '#compdef swc transcript-compact',
     '# zsh completion for swc (transcript-compact), written by `swc completion zsh`.',
     '# Save it as _swc in a folder of $fpath (before compinit runs), or, after compinit: source <(swc completion zsh)',
+    '',
+    '# A comma-separated chain, given every chain accepted: one name more after the chain typed up to its last comma.',
+    '_swc_chain() {',
+    '  local head="" chain',
+    '  local -a next',
+    '  [[ $PREFIX == *,* ]] && head="${PREFIX%,*},"',
+    '  for chain in "$@"; do',
+    '    [[ $chain == ${(b)head}?* ]] || continue',
+    '    chain=${chain#${(b)head}}',
+    '    next+=("${chain%%,*}")',
+    '  done',
+    "  compset -P '*,'",
+    '  compadd -- "${(@u)next}"',
+    '}',
+    '# Files, and these names.',
+    '_swc_files_and() {',
+    `  _alternative "names:name:($*)" 'files:file:_files'`,
+    '}',
     '',
     ...functions,
     '',
@@ -282,7 +350,8 @@ function zshOption(option: OptionSpec, stop = false): string {
 /** The name a value is shown by in a completion message. */
 function valueName(value: ValueSpec): string {
   if (value.kind === 'free') return value.name;
-  if (value.kind === 'words') return value.list ? 'list' : 'name';
+  if (value.kind === 'words') return 'name';
+  if (value.kind === 'chain') return 'list';
   return value.kind === 'dir' ? 'folder' : 'file';
 }
 
@@ -290,11 +359,11 @@ function valueName(value: ValueSpec): string {
 function zshAction(value: ValueSpec): string {
   switch (value.kind) {
     case 'words':
-      return value.list
-        ? `_sequence compadd - ${value.words.map(word).join(' ')}`
-        : `(${value.words.map(word).join(' ')})`;
+      return `(${value.words.map(word).join(' ')})`;
+    case 'chain':
+      return `_swc_chain ${value.chains.map(word).join(' ')}`;
     case 'file':
-      return '_files';
+      return value.words.length === 0 ? '_files' : `_swc_files_and ${value.words.map(word).join(' ')}`;
     case 'dir':
       return '_files -/';
     default:
@@ -307,6 +376,26 @@ function fishQuoted(text: string): string {
   return `'${text.replace(/[\\']/g, (c) => `\\${c}`)}'`;
 }
 
+/**
+ * A fish function that completes a comma-separated chain, given every chain accepted: the chain typed up to its last
+ * comma (after any `--option=`) and one name more.
+ */
+function fishChain(fn: string, chains: readonly string[]): string {
+  return [
+    `function ${fn}`,
+    '    set -l typed (commandline -ct)',
+    "    set typed (string replace -r -- '^-[^=]*=' '' \"$typed\")",
+    '    set -l head (string match -r -- \'^.*,\' "$typed")',
+    '    set -l skip (math (string length -- "$head") + 1)',
+    `    for chain in ${chains.map(word).join(' ')}`,
+    '        string match -q -- "$head?*" $chain; or continue',
+    '        set -l rest (string sub -s $skip -- $chain)',
+    '        echo "$head"(string split -m 1 , -- $rest)[1]',
+    '    end | sort -u',
+    'end',
+  ].join('\n');
+}
+
 /** The fish script: one `complete` line per command and option, conditioned on the command seen. */
 function fishScript(spec: ProgramSpec): string {
   const lines: string[] = [];
@@ -317,12 +406,13 @@ function fishScript(spec: ProgramSpec): string {
       ...(o.long !== undefined ? [`-l ${word(o.long.slice(2))}`] : []),
     ];
     let value = '';
-    if (o.value.kind === 'words' && o.value.list) {
+    if (o.value.kind === 'chain') {
       const fn = `__swc_${command}_${(o.long ?? o.short ?? '').replace(/[^A-Za-z0-9]/g, '_')}`;
-      listFunctions.push(`function ${fn}; printf '%s\\n' ${o.value.words.map(word).join(' ')}; end`);
-      value = ` -x -a ${fishQuoted(`(__fish_complete_list , ${fn})`)}`;
+      listFunctions.push(fishChain(fn, o.value.chains));
+      value = ` -x -a ${fishQuoted(`(${fn})`)}`;
     } else if (o.value.kind === 'words') value = ` -x -a ${fishQuoted(o.value.words.map(word).join(' '))}`;
-    else if (o.value.kind === 'file') value = ' -r -F';
+    else if (o.value.kind === 'file')
+      value = o.value.words.length === 0 ? ' -r -F' : ` -r -F -a ${fishQuoted(o.value.words.map(word).join(' '))}`;
     else if (o.value.kind === 'dir') value = ` -x -a ${fishQuoted('(__fish_complete_directories)')}`;
     else if (o.value.kind === 'free') value = ' -x';
     return `complete -c swc -n ${fishQuoted(condition)} ${names.join(' ')}${value} -d ${fishQuoted(o.description)}`;

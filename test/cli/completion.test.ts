@@ -3,7 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { COLOR_WHEN, SHELLS, type Shell } from '../../src/cli/options.js';
+import { parseStrategies } from '../../src/cli/settings.js';
 import { formatNames, STRATEGIES } from '../../src/pipeline/index.js';
+import { PRICE_MODELS } from '../../src/replay/prices.js';
 import { TOKENIZERS } from '../../src/tokens/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
@@ -64,6 +66,19 @@ describe('the completion scripts', () => {
     },
   );
 
+  it.each(SHELLS.map((s) => [s]))('%s: offer the price models by name for --prices', async (shell) => {
+    const text = await script(shell);
+    expect(text).toContain(PRICE_MODELS.map((p) => p.name).join(' '));
+  });
+
+  it.each(SHELLS.map((s) => [s]))('%s: offer every chain the strategy parser accepts, and no other', async (shell) => {
+    const text = await script(shell);
+    expect(text).toContain(acceptedChains(STRATEGIES).join(' '));
+    expect(text).toContain(acceptedChains(REPLAY_POLICIES).join(' '));
+    for (const refused of ['prune,prune', 'prune,none', 'none,window', 'window,window'])
+      expect(text).not.toContain(refused);
+  });
+
   it('refuses a shell it writes no script for', async () => {
     const r = await runSwc(['completion', 'tcsh'], { cwd: tempDir() });
     expect(r).toEqual({
@@ -74,6 +89,29 @@ describe('the completion scripts', () => {
     });
   });
 });
+
+/** replay's policies: `none` (alone) and every strategy but offload. */
+const REPLAY_POLICIES = ['none', ...STRATEGIES.filter((s) => s !== 'offload')];
+
+/** Whether `swc compact --strategy` accepts a chain: the parser itself is the model. */
+function accepts(chain: readonly string[]): boolean {
+  try {
+    parseStrategies(chain.join(','));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every name alone, then every chain of two or more of them the parser accepts, shortest first. */
+function acceptedChains(names: readonly string[]): string[] {
+  const out: string[][] = names.map((n) => [n]);
+  for (let k = 2; k <= names.length; k++) {
+    const longer = out.filter((c) => c.length === k - 1).flatMap((c) => names.map((n) => [...c, n]));
+    out.push(...longer.filter(accepts));
+  }
+  return out.map((c) => c.join(','));
+}
 
 describe('each shell reads its script', () => {
   for (const shell of SHELLS) {
@@ -132,6 +170,46 @@ describe('bash completes with the script', () => {
       expect((await offered(dir, 'swc', 'compact', 'arch')).sort()).toEqual(['archive', 'archive.jsonl']);
       expect(await offered(dir, 'swc', 'compact', '--out-dir', 'arch')).toEqual(['archive']);
       expect(await offered(dir, 'swc', 'compact', '-t', '')).toEqual([]);
+    },
+  );
+
+  (present ? it : it.skip)(
+    present ? "completes replay's --report and --prices" : 'completes replay (skipped: bash is not installed here)',
+    async () => {
+      const dir = tempDir();
+      mkdirSync(path.join(dir, 'archive'));
+      writeFileSync(path.join(dir, 'archive.html'), '');
+      writeFileSync(path.join(dir, 'openai.json'), '');
+      expect((await offered(dir, 'swc', 'replay', '--report', 'arch')).sort()).toEqual(['archive', 'archive.html']);
+      expect((await offered(dir, 'swc', 'replay', '--prices', 'op')).sort()).toEqual(['openai-gpt-4.1', 'openai.json']);
+      expect((await offered(dir, 'swc', 'replay', '--prices', '')).sort()).toEqual(
+        [...PRICE_MODELS.map((p) => p.name), 'archive', 'archive.html', 'openai.json'].sort(),
+      );
+      expect((await offered(dir, 'swc', 'replay', '--prices', '=', 'anth')).sort()).toEqual(['anthropic-sonnet']);
+    },
+  );
+
+  (present ? it : it.skip)(
+    present
+      ? '--strategy: offers after each typed chain exactly the next names the parser accepts'
+      : '--strategy (skipped: bash is not installed here)',
+    async () => {
+      for (const [command, names] of [
+        ['compact', STRATEGIES],
+        ['replay', REPLAY_POLICIES],
+      ] as const) {
+        // Every chain typed so far, accepted or not, with a comma after it: what follows must make an accepted chain.
+        const heads = [...acceptedChains(names), 'none', 'prune,prune', 'nope'];
+        for (const head of heads) {
+          const expected = names.filter((n) => accepts([...head.split(','), n])).map((n) => `${head},${n}`);
+          expect([command, head, (await offered(tempDir(), 'swc', command, '--strategy', `${head},`)).sort()]).toEqual([
+            command,
+            head,
+            expected.sort(),
+          ]);
+        }
+        expect((await offered(tempDir(), 'swc', command, '--strategy', '')).sort()).toEqual([...names].sort());
+      }
     },
   );
 
