@@ -112,6 +112,7 @@ function offChainIn(items: readonly unknown[]): OffChain {
   return ownLog ? () => false : isSidechain;
 }
 
+/** Whether a line says it is a sub-agent's (`isSidechain: true`). */
 function isSidechain(item: Record<string, unknown>): boolean {
   return own(item, 'isSidechain') === true;
 }
