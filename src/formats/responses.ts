@@ -1,5 +1,5 @@
-import { joinResultParts, type ResultPart } from '../core/render.js';
-import { isJsonObject, type JsonValue } from '../core/json/value.js';
+import { EMPTY_CONTENT, joinResultParts, type ResultPart } from '../core/render.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments, renderArgumentsString } from '../core/json/python.js';
 import type { Content, ToolCall, ToolResult } from '../core/types.js';
@@ -137,12 +137,15 @@ function isPlausibleItem(item: unknown): boolean {
   );
 }
 
-/** A call as a `NAME(ARGS)` line: `arguments` (a JSON string or an object), a custom tool's `input`, or an `action`. */
+/**
+ * A call as a `NAME(ARGS)` line: `arguments` (a JSON string or an object), a custom tool's `input`, or an `action`
+ * (a web search's without its `sources`, which are its result).
+ */
 function callOf(item: JsonValue): ToolCall | null {
   if (!isJsonObject(item)) return null;
   const name =
     typeof item.name === 'string' ? item.name : typeof item.type === 'string' ? item.type.replace(/_call$/, '') : '';
-  const args = item.arguments ?? item.input ?? item.action;
+  const args = item.arguments ?? item.input ?? searchAction(item) ?? item.action;
   if (typeof args === 'string') return { name, arguments: renderArgumentsString(args) };
   if (args !== undefined) return { name, arguments: renderArguments(args) };
   return {
@@ -203,6 +206,71 @@ function outputOf(item: JsonValue, name: string): ToolResult {
   return { name, text, error: false, images, files };
 }
 
+/** A web search call's `action` without its `sources`, or undefined for any other item. */
+function searchAction(item: JsonObject): JsonValue | undefined {
+  const action = item.action;
+  if (item.type !== 'web_search_call' || !isJsonObject(action) || action.sources === undefined) return undefined;
+  const { sources: _sources, ...rest } = action;
+  return rest;
+}
+
+/** A value given as the model reads it: a string as it is, anything else as JSON. */
+function textOf(value: JsonValue): string {
+  return typeof value === 'string' ? value : renderArguments(value);
+}
+
+/** Whether a field holds something: not absent, not null. */
+function isPresent(value: JsonValue | undefined): value is JsonValue {
+  return value !== undefined && value !== null;
+}
+
+/**
+ * The result a server-side item holds, as the model reads it, or null when it holds none: a self-contained call's
+ * `error` (marked), `output` (MCP), `results` (file search), `outputs` (code interpreter logs; images as images),
+ * `result` (a generated image), a web search's `sources`; a server-side output without `call_id` (tool search) its
+ * `tools`, else `output`. Named after the call: the type without `_call` or `_output`, or the item's `name`.
+ */
+function serverResultOf(item: JsonValue): ToolResult | null {
+  if (!isJsonObject(item) || typeof item.type !== 'string') return null;
+  const kind = kindOf(item);
+  const name = typeof item.name === 'string' ? item.name : item.type.replace(/_(call|output)$/, '');
+  const result = (text: string, images = 0, files = 0, error = false): ToolResult => ({
+    name,
+    text,
+    error,
+    images,
+    files,
+  });
+  if (kind === 'other' && item.type.endsWith('_output'))
+    return isPresent(item.tools)
+      ? result(textOf(item.tools))
+      : isPresent(item.output)
+        ? result(textOf(item.output))
+        : null;
+  if (kind !== 'self-call' || item.type === 'mcp_approval_request') return null;
+  if (isPresent(item.error)) return result(textOf(item.error), 0, 0, true);
+  if (isPresent(item.output)) return result(textOf(item.output));
+  if (isPresent(item.results)) return result(textOf(item.results));
+  if (Array.isArray(item.outputs) && item.outputs.length > 0) {
+    const joined = joinResultParts(item.outputs, (part): ResultPart => {
+      if (!isJsonObject(part)) return null;
+      if (typeof part.logs === 'string') return { text: part.logs };
+      return part.type === 'image' ? 'image' : null;
+    });
+    return result(joined.text, joined.images, joined.files);
+  }
+  if (item.type === 'image_generation_call' && typeof item.result === 'string' && item.result !== '')
+    return result('<image>', 1);
+  const action = item.action;
+  if (isJsonObject(action) && isPresent(action.sources)) return result(textOf(action.sources));
+  return null;
+}
+
+/** The results the server-side items of a core assistant message hold, in item order. */
+function serverResults(values: readonly JsonValue[]): ToolResult[] {
+  return values.map(serverResultOf).filter((r): r is ToolResult => r !== null);
+}
+
 /** The content of a core message made of several assistant-side items. */
 function assistantContent(values: readonly JsonValue[]): Content {
   const texts: string[] = [];
@@ -238,6 +306,29 @@ function noteCandidate(item: unknown): string | null {
   return null;
 }
 
+/**
+ * Whether an item, parsed slim, holds a server-side result (see `serverResultOf`): read from its keys, not its texts.
+ */
+function holdsServerResult(item: unknown): boolean {
+  if (!isRecord(item)) return false;
+  const type = own(item, 'type');
+  if (typeof type !== 'string') return false;
+  const present = (key: string): boolean => own(item, key) !== undefined && own(item, key) !== null;
+  const kind = kindOf(item);
+  if (kind === 'other') return type.endsWith('_output') && (present('tools') || present('output'));
+  if (kind !== 'self-call' || type === 'mcp_approval_request') return false;
+  const outputs = own(item, 'outputs');
+  const action = own(item, 'action');
+  return (
+    present('error') ||
+    present('output') ||
+    present('results') ||
+    (Array.isArray(outputs) && outputs.length > 0) ||
+    (type === 'image_generation_call' && typeof own(item, 'result') === 'string' && own(item, 'result') !== '') ||
+    (isRecord(action) && own(action, 'sources') !== undefined && own(action, 'sources') !== null)
+  );
+}
+
 /** An assistant-side run being grouped into one core message. */
 interface Group {
   readonly items: number[];
@@ -248,6 +339,33 @@ interface Group {
   real: boolean;
   /** Already handed to the builder (a group reopened for a late call stays where it was). */
   added: boolean;
+  /** Its items holding server-side results, once a tool message stands for them after it. */
+  server: number[] | null;
+}
+
+/**
+ * Results that server-side items hold follow their message as one tool message standing for no item: counted and
+ * shown as results, kept and removed with the items that hold them, never pruned or offloaded. A group reopened for a
+ * late call has only its calls' outputs after it, so a tool message added then is still in its step.
+ */
+function addServerResults(
+  builder: ConversationBuilder,
+  input: Pick<ConversationInput, 'items' | 'raws' | 'whole'>,
+  g: Group,
+): void {
+  const holding = g.items.filter((i) => holdsServerResult(input.items[i]));
+  if (g.server !== null) {
+    for (const i of holding) if (!g.server.includes(i)) g.server.push(i);
+    return;
+  }
+  if (holding.length === 0) return;
+  g.server = holding;
+  builder.add({
+    role: 'tool',
+    fixed: true,
+    content: () => ({ ...EMPTY_CONTENT, results: serverResults(holding.map((i) => itemValue(input, i))) }),
+    items: [],
+  });
 }
 
 /** Where the output answering each call id is (the last one, when several claim it). */
@@ -341,20 +459,22 @@ export const responses: FormatAdapter = {
         return;
       }
       last = g;
-      if (g.added) return;
-      g.added = true;
-      builder.add({
-        role: 'assistant',
-        content: () => assistantContent(g.items.map((i) => itemValue(input, i))),
-        items: g.items,
-      });
+      if (!g.added) {
+        g.added = true;
+        builder.add({
+          role: 'assistant',
+          content: () => assistantContent(g.items.map((i) => itemValue(input, i))),
+          items: g.items,
+        });
+      }
+      addServerResults(builder, input, g);
     };
     const open = (k: number): Group => {
       if (group !== null) return group;
       const previous = last as Group | null;
       // Outputs of one turn's calls sometimes come after more calls: those join the turn, so no call is parted from its output.
       if (previous !== null && [...previous.pending].some((id) => (outputAt.get(id) ?? -1) > k)) group = previous;
-      else group = { items: [], hasMessage: false, pending: new Set(), real: false, added: false };
+      else group = { items: [], hasMessage: false, pending: new Set(), real: false, added: false, server: null };
       return group;
     };
 

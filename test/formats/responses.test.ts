@@ -87,8 +87,9 @@ describe('reading Responses items', () => {
       "tool: [tool:read_file] it('accepts 2024-02-29', ...)",
       'assistant: [assistant] isLeap forgets the 400-year rule; 2024 is fine, so the bug is elsewhere: the month table.',
       'user: [user] Is that rule documented anywhere official? Here is a screenshot and the spec.\n[user] <image>\n[user] <file: rfc3339.pdf>',
-      // Self-contained server calls render as calls; the MCP tool list and the calls' own results are not rendered.
+      // Self-contained server calls render as calls and what they hold as their results; the MCP tool list is not rendered.
       'assistant: [assistant] Yes: RFC 3339 appendix C gives the rule.\n[assistant -> tool_call] web_search({"query": "gregorian leap year 400 rule", "type": "search"})\n[assistant -> tool_call] search_docs({"q": "leap year"})',
+      'tool: [tool:search_docs] Leap years: divisible by 4, except centuries not divisible by 400.',
       'user: [user] Fix isLeap and the month table, then run the tests.',
       // A custom tool's free-form input is not JSON: it stays as written.
       'assistant: [assistant -> tool_call] apply_patch(--- a/src/date.ts\n+++ b/src/date.ts\n@@\n-  return y % 4 === 0 && y % 100 !== 0;\n+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;)',
@@ -112,6 +113,7 @@ describe('reading Responses items', () => {
       [8],
       [9],
       [10, 11, 12, 13],
+      [],
       [14],
       [15, 16],
       [17],
@@ -121,7 +123,9 @@ describe('reading Responses items', () => {
       [22],
       [23],
     ]);
-    expect(normalized?.messages.map((m) => m.weight ?? 1)).toEqual([0, 1, 1, 4, 1, 1, 1, 1, 4, 1, 2, 1, 1, 1, 2, 1, 1]);
+    expect(normalized?.messages.map((m) => m.weight ?? 1)).toEqual([
+      0, 1, 1, 4, 1, 1, 1, 1, 4, 0, 1, 2, 1, 1, 1, 2, 1, 1,
+    ]);
   });
 
   it('keeps a message and the calls after it together, as one chat message holds its text and calls', () => {
@@ -170,10 +174,23 @@ describe('reading Responses items', () => {
   it('keeps a server-side output without call_id with the call it follows', () => {
     const search = { type: 'tool_search_call', call_id: null, execution: 'server', arguments: { q: 'w' } };
     const found = { type: 'tool_search_output', call_id: null, execution: 'server', tools: [] };
+    // What the search found follows the message as its result, standing for no item of its own.
     expect(grouping([user('x'), search, found, call('1'), output('1')])).toEqual([
       'user:0',
       'assistant:1,2,3',
+      'tool:',
       'tool:4',
+    ]);
+  });
+
+  it('keeps the results of a server call made while earlier outputs were due in the step of its message', () => {
+    const mcp = { type: 'mcp_call', id: 'm', name: 'ask', server_label: 's', arguments: '{}', output: 'found' };
+    expect(grouping([user('x'), call('1'), call('2'), output('1'), mcp, output('2')])).toEqual([
+      'user:0',
+      'assistant:1,2,4',
+      'tool:3',
+      'tool:',
+      'tool:5',
     ]);
   });
 

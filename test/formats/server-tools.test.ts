@@ -6,6 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { stepText } from '../../src/cli/view/labels.js';
 import { renderMessage } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
 import { decodeSource } from '../../src/io/source.js';
@@ -41,14 +42,19 @@ function write(name: string, value: unknown): string {
 async function compact(
   value: unknown,
   args: readonly string[],
-): Promise<{ status: number; stdout: string; out: unknown }> {
+): Promise<{ status: number; stdout: string; stderr: string; out: unknown }> {
   const run = await runSwc(['compact', '-', '--tokenizer', 'approx', ...args], {
     cwd: tempDir(),
     stdin: JSON.stringify(value, null, 2),
   });
   expect(run.stderr).not.toMatch(/error/i);
   const dry = args.includes('--dry-run');
-  return { status: run.status, stdout: run.stdout, out: dry ? null : JSON.parse(run.stdout) };
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr, out: dry ? null : JSON.parse(run.stdout) };
+}
+
+/** The tokens a compaction left, from its summary line (`… → 1,257 tokens`). */
+function tokensAfter(stderr: string): number {
+  return Number(/→ ([\d,]+) tokens/.exec(stderr)?.[1]?.replace(/,/g, ''));
 }
 
 /** The file's token count as `swc inspect --json` gives it. */
@@ -188,17 +194,135 @@ describe('server tool results in Anthropic messages', () => {
   });
 
   it('never prunes a server result: only the client tool result takes the placeholder', async () => {
-    // The client step first, then the searching step and the answer, so neither result is in the newest step.
+    // A client step, the searching step, and another client step, the newest, whose result stays.
     const [task, search, call, result, answer] = serverSteps() as [AnthropicMessage, ...AnthropicMessage[]];
-    const messages = [task, call, result, search, answer, { role: 'user', content: 'And the version?' }];
+    const messages = [task, call, result, search, call, result, answer];
     const run = await compact({ messages }, ['-t', '200', '--strategy', 'prune', '--min-tokens', '10']);
     expect(run.status).toBe(0);
     const out = (run.out as { messages: AnthropicMessage[] }).messages;
-    expect(out[3]).toEqual(search);
     expect((out[2]?.content as Block[])[0]?.content).not.toEqual((result?.content as Block[])[0]?.content);
-    // The dry run's before figure counts the server results: two of 3,600 characters, and the error.
-    const dry = await compact({ messages }, ['--dry-run', '-t', '200', '--strategy', 'prune', '--min-tokens', '10']);
-    const before = /--- before {2}\d+ messages {2}([\d,]+) tokens/.exec(dry.stdout)?.[1];
-    expect(Number(before?.replace(/,/g, ''))).toBeGreaterThan((3 * 3600) / 4);
+    expect(out.slice(3)).toEqual(messages.slice(3));
+    // What is left counts the two server results and the newest result, 3,600 characters each: no server result
+    // was pruned in the figures either.
+    expect(tokensAfter(run.stderr)).toBeGreaterThan((3 * 3600) / 4);
+  });
+});
+
+const PAGES = 'Result page text. '.repeat(200);
+
+/** A Responses task whose one step runs every kind of server tool, then answers. */
+function responsesServerStep(): unknown[] {
+  return [
+    { role: 'user', content: 'Find the leap year rule, check it and draw it.' },
+    {
+      type: 'web_search_call',
+      id: 'ws_1',
+      status: 'completed',
+      action: { type: 'search', query: 'leap year rule', sources: [{ type: 'url', url: 'https://a.example/' }] },
+    },
+    {
+      type: 'file_search_call',
+      id: 'fs_1',
+      status: 'completed',
+      queries: ['leap'],
+      results: [{ file_id: 'file_1', filename: 'rfc.txt', score: 0.9, text: PAGES }],
+    },
+    {
+      type: 'code_interpreter_call',
+      id: 'ci_1',
+      status: 'completed',
+      container_id: 'cntr_1',
+      code: 'print(2000 % 400)',
+      outputs: [{ type: 'logs', logs: PAGES }],
+    },
+    {
+      type: 'mcp_call',
+      id: 'mcp_1',
+      name: 'ask_question',
+      server_label: 'wiki',
+      arguments: '{"q": "leap"}',
+      output: PAGES,
+      error: null,
+    },
+    { type: 'mcp_call', id: 'mcp_2', name: 'ask_question', server_label: 'wiki', arguments: '{}', error: 'timeout' },
+    { type: 'image_generation_call', id: 'ig_1', status: 'completed', result: 'iVBORw0KGgo'.repeat(500) },
+    { type: 'tool_search_call', call_id: null, execution: 'server', arguments: { queries: ['calendar'] } },
+    {
+      type: 'tool_search_output',
+      call_id: null,
+      execution: 'server',
+      tools: [{ type: 'function', name: 'calendar', description: 'Dates.', parameters: {} }],
+    },
+    {
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'Every 4 years, not 100, yes 400.' }],
+    },
+  ];
+}
+
+describe('server tool items in Responses input', () => {
+  it('shows each self-contained call answered by what its item holds', async () => {
+    const file = write('responses.json', { input: responsesServerStep() });
+    const run = await runSwc(['inspect', '--tokenizer', 'approx', file], { cwd: path.dirname(file) });
+    expect(run.stdout).toMatch(/step 1 {2}#1-9 {2}9 msgs .* web_search, file_search, code_interpreter, a…/);
+    expect(run.stdout).toContain('no problems found');
+    // The whole preview, wider than the 80 columns a pipe gets.
+    const n = compactSource(decodeSource(Buffer.from(readFileSync(file)), 'responses.json'), {
+      target: 1e9,
+      counter: createApproxCounter(),
+    }).conversations[0]?.normalized;
+    expect(stepText(n?.messages ?? [], [1, 2])).toBe(
+      'web_search, file_search, code_interpreter, ask_question ×2, image_generation, tool_search → 7 results · Every 4 years, not 100, yes 400.',
+    );
+  });
+
+  it('renders the results as the model reads them: texts, JSON, errors, and a generated image as an image', () => {
+    const messages = compactSource(
+      decodeSource(Buffer.from(JSON.stringify({ input: responsesServerStep() })), 'responses.json'),
+      { target: 1e9, counter: createApproxCounter() },
+    ).conversations[0]?.normalized.messages;
+    expect(messages?.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    // The search's sources are its result, not its arguments.
+    expect(renderMessage(messages?.[1] as Message).text).toContain(
+      '[assistant -> tool_call] web_search({"query": "leap year rule", "type": "search"})',
+    );
+    const results = renderMessage(messages?.[2] as Message);
+    expect(results.text.split('\n')).toEqual([
+      '[tool:web_search] [{"type": "url", "url": "https://a.example/"}]',
+      `[tool:file_search] [{"file_id": "file_1", "filename": "rfc.txt", "score": 0.9, "text": "${PAGES}"}]`,
+      `[tool:code_interpreter] ${PAGES}`,
+      `[tool:ask_question] ${PAGES}`,
+      '[tool:ask_question (error)] timeout',
+      '[tool:image_generation] <image>',
+      '[tool:tool_search] [{"description": "Dates.", "name": "calendar", "parameters": {}, "type": "function"}]',
+    ]);
+    expect(results.images).toBe(1);
+    expect(messages?.[2]?.fixed).toBe(true);
+  });
+
+  it('counts them and removes the step whole with its results', async () => {
+    const input = [...responsesServerStep(), { role: 'user', content: 'Thanks. Now the short version.' }];
+    const file = write('responses.json', { input });
+    expect(await inspectTokens(file)).toBeGreaterThan((3 * PAGES.length) / 4);
+    const run = await compact({ input }, ['-t', '100']);
+    expect(run.status).toBe(0);
+    expect((run.out as { input: unknown[] }).input).toEqual([{ role: 'user', content: NOTE(10) }, input[10]]);
+  });
+
+  it('never prunes a server result', async () => {
+    const [task, ...step] = responsesServerStep();
+    const call = (id: string): unknown[] => [
+      { type: 'function_call', call_id: id, name: 'read', arguments: '{}' },
+      { type: 'function_call_output', call_id: id, output: PAGES },
+    ];
+    const input = [task, ...call('call_1'), ...step, { role: 'user', content: 'And again.' }, ...call('call_2')];
+    const run = await compact({ input }, ['-t', '100', '--strategy', 'prune', '--min-tokens', '10']);
+    expect(run.status).toBe(0);
+    const out = (run.out as { input: Record<string, unknown>[] }).input;
+    // The first call's output (in history) is pruned; the server results beside it are not, in the file or the figures.
+    expect(out[2]?.output).not.toBe(PAGES);
+    expect(out.slice(3)).toEqual(input.slice(3));
+    expect(tokensAfter(run.stderr)).toBeGreaterThan((3 * PAGES.length) / 4);
   });
 });
