@@ -1,6 +1,7 @@
 import type { Group, GroupKind } from '../core/compact.js';
 import type { IdentifierKind } from '../core/identifiers/index.js';
 import { countsByKind, type LocatedIdentifier } from '../outcome/forgotten.js';
+import type { Saved } from '../outcome/figures.js';
 import { countOf, itemSpan, itemsOfAll, type Miss, type PlanNote, type PlanTotals } from '../outcome/outcome.js';
 import type { ConversationResult, FileResult } from '../pipeline/index.js';
 import type { CounterSettings } from '../tokens/options.js';
@@ -77,6 +78,11 @@ interface PlanOutcome {
   readonly tokensAfter: number;
   readonly targetMet: boolean;
   readonly removed: PlanTotals['removed'];
+  /**
+   * With prune or offload in the chain: what they took out of the messages the output keeps, so that
+   * tokensBefore = tokensAfter + saved.pruned + saved.offloaded + removed.tokens − the note's tokens.
+   */
+  readonly saved?: Saved;
 }
 
 /** One conversation's totals in the JSON plan (only listed when a file holds several). */
@@ -185,6 +191,7 @@ export interface PlanSummary {
 /** A group as the JSON plan lists it, in item positions. */
 function planGroup(
   group: Group,
+  tokens: number | null,
   c: ConversationResult,
   note: { index: number | null; tokens: number | null },
   conversation: number | null,
@@ -198,7 +205,7 @@ function planGroup(
     start: span === null ? at : span.start,
     end: span === null ? at + 1 : span.end,
     messages: isNote ? 1 : countOf(normalized.messages, group.indices, normalized.itemsOf),
-    tokens: isNote ? note.tokens : group.tokens,
+    tokens: isNote ? note.tokens : tokens,
     kept: group.kept,
     ...(span !== null && span.skip.length > 0 ? { skip: [...span.skip] } : {}),
     ...(span?.outside === true ? { outside: true as const } : {}),
@@ -262,8 +269,12 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
   const parts = result.conversations.map((c, k) => conversationSummary(c, k));
   const groups: PlanGroup[] = [];
   for (const p of parts) {
-    for (const g of p.plan.groups)
-      groups.push(planGroup(g, p.c, { index: p.index, tokens: p.totals.noteTokens }, several ? p.k : null));
+    const tokens = p.c.outcome.groupTokens;
+    p.plan.groups.forEach((g, k) =>
+      groups.push(
+        planGroup(g, tokens[k] ?? null, p.c, { index: p.index, tokens: p.totals.noteTokens }, several ? p.k : null),
+      ),
+    );
     const replaced = [
       ...(p.c.pruned ?? []).map((r) => ({ r, kind: 'pruned' as const })),
       ...(p.c.offloaded ?? []).map((r) => ({ r, kind: 'offloaded' as const })),
@@ -308,6 +319,7 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       steps: sumOf((p) => p.totals.removed.steps),
       orphans: sumOf((p) => p.totals.removed.orphans),
     },
+    ...savedPart(result.conversations),
   };
   const inventory = inventoryPart(result);
   if (!several) {
@@ -341,10 +353,18 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       tokensAfter: p.plan.tokensAfter,
       targetMet: p.plan.targetMet,
       removed: p.totals.removed,
+      ...savedPart([p.c]),
       note: p.note,
       missReason: p.totals.miss,
     })),
   };
+}
+
+/** What pruning and offloading saved in these conversations, when one of them is in the chain; else nothing. */
+function savedPart(cs: readonly ConversationResult[]): { saved?: Saved } {
+  if (!cs.some((c) => c.strategies.includes('prune') || c.strategies.includes('offload'))) return {};
+  const sum = (pick: (s: Saved) => number): number => cs.reduce((a, c) => a + pick(c.outcome.figures.saved), 0);
+  return { saved: { pruned: sum((s) => s.pruned), offloaded: sum((s) => s.offloaded) } };
 }
 
 /** Every summarize round of the file's conversations, in order, as the plan lists them. */

@@ -1,9 +1,10 @@
-import type { Group, GroupKind, Plan } from '../core/compact.js';
+import type { Group, Plan } from '../core/compact.js';
 import { analyze, isEarlierNoteAt } from '../core/groups.js';
 import { renderMessage, textContent } from '../core/render.js';
 import { elementReader, indexList, lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import { itemsReader, type Normalized } from '../formats/types.js';
+import { groupTokens, planTotals, tokenFigures, type TokenFigures } from './figures.js';
 import { inventoryOf, type Inventory } from './forgotten.js';
 
 /**
@@ -98,6 +99,16 @@ export interface ConversationOutcome {
    * less the note.
    */
   readonly before: TokenFigure;
+  /**
+   * The token figures every output shows, in the input's terms, that add up: before = after + what pruning and
+   * offloading saved + what was removed − the note (src/outcome/figures.ts).
+   */
+  readonly figures: TokenFigures;
+  /**
+   * For each of the plan's groups, in order, its tokens as outputs show them: a kept group as the output holds it, a
+   * removed one as it was read (null where the decision did not count it).
+   */
+  readonly groupTokens: readonly (number | null)[];
   /** For each of the plan's groups, in order: why it goes when it is a removed orphan, else null. */
   readonly orphans: readonly (OrphanKind | null)[];
   readonly counts: MessageCounts;
@@ -140,7 +151,7 @@ export interface Planned {
   readonly pruned?: readonly { readonly message: number }[];
   readonly offloaded?: readonly { readonly message: number }[];
   /** With summarize: the summaries the output holds (their texts are what the agent keeps of what they replaced). */
-  readonly summarized?: { readonly summaries: readonly { readonly text: string }[] };
+  readonly summarized?: { readonly summaries: readonly { readonly text: string; readonly position?: number }[] };
   /**
    * With summarize in the chain, when it changed the conversation: the output's messages in order (an input message,
    * a summary, or the window's note), which then say what the file holds rather than the plan alone.
@@ -179,11 +190,21 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
   let orphans: readonly (OrphanKind | null)[] | undefined;
   let missContext: MissContext | undefined;
   let inventory: Inventory | null | undefined;
+  let figures: TokenFigures | undefined;
+  let tokensOfGroups: readonly (number | null)[] | undefined;
   return {
     // Worked out the first time an output reads it: counting the rest of a conversation costs as much as deciding.
     get before(): TokenFigure {
       before ??= beforeFigure(c, settings, note);
       return before;
+    },
+    get figures(): TokenFigures {
+      figures ??= tokenFigures(c, this.before, note, settings.counter);
+      return figures;
+    },
+    get groupTokens(): readonly (number | null)[] {
+      tokensOfGroups ??= groupTokens(c, settings.counter);
+      return tokensOfGroups;
     },
     get orphans(): readonly (OrphanKind | null)[] {
       orphans ??= orphanKinds(c);
@@ -195,7 +216,7 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
       return miss;
     },
     get totals(): PlanTotals {
-      totals ??= planTotals(c, counts, note, this.miss);
+      totals ??= planTotals(c, counts, note, this.miss, this.groupTokens, () => this.figures.removed);
       return totals;
     },
     note: c.plan.noteText !== null && index !== null ? { index, text: c.plan.noteText } : outputNote(c),
@@ -249,16 +270,6 @@ function orphanKinds(c: Planned): (OrphanKind | null)[] {
     if (structure.task !== null && g.start > structure.task) return 'after-task';
     return g.start < firstTurn ? 'before-first-turn' : 'no-group';
   });
-}
-
-/** A sum of counts that stays null when any part was not counted. */
-function sumTokens(groups: readonly Group[]): number | null {
-  let total = 0;
-  for (const g of groups) {
-    if (g.tokens === null) return null;
-    total += g.tokens;
-  }
-  return total;
 }
 
 /**
@@ -418,31 +429,6 @@ export function notePlacement(plan: Plan, normalized: Pick<Normalized, 'itemsOf'
 function noteTokens(plan: Plan, counter: TokenCounter): number | null {
   if (plan.noteText === null) return null;
   return counter.measure([renderMessage({ role: 'user', content: textContent(plan.noteText) })]);
-}
-
-/** Totals of one conversation's plan and, when it misses its target, why. */
-function planTotals(c: Planned, counts: MessageCounts, note: number | null, miss: Miss | null): PlanTotals {
-  const { plan } = c;
-  const groups = plan.groups;
-  const of = (kind: GroupKind, kept: boolean): Group[] => groups.filter((g) => g.kind === kind && g.kept === kept);
-  const removedGroups = groups.filter((g) => !g.kept && g.kind !== 'note');
-  return {
-    messagesBefore: counts.before,
-    messagesAfter: counts.after,
-    protectedTokens: plan.protectedTokens ?? sumTokens(groups.filter(isProtected)),
-    keptTurnTokens: sumTokens(of('turn', true)),
-    keptStepTokens: sumTokens(of('step', true)),
-    keptOtherTokens: sumTokens(of('orphan', true)),
-    noteTokens: note,
-    removed: {
-      messages: counts.removed,
-      tokens: sumTokens(removedGroups),
-      turns: of('turn', false).length,
-      steps: of('step', false).length,
-      orphans: of('orphan', false).length,
-    },
-    miss,
-  };
 }
 
 /** The leading instructions and the current task: never removed. */

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { changeText, outcomeLine } from '../../src/cli/result-line.js';
 import { decodeSource } from '../../src/io/source.js';
@@ -148,5 +148,117 @@ describe('files too big to count exactly at little cost', () => {
     expect(estimate).toBe(Math.max(c!.plan.tokensBefore, keptTokens + Math.round(sum(c!.plan.removed) * rate)));
     expect(estimate).toBeGreaterThanOrEqual(c!.plan.tokensBefore);
     expect(estimate).toBeGreaterThanOrEqual(c!.plan.tokensAfter - (c!.outcome.totals.noteTokens ?? 0));
+  });
+});
+
+/** The figures of a JSON plan that the identity reads: the note's tokens are its group's. */
+interface PlanFigures {
+  readonly tokensBefore: number;
+  readonly tokensBeforeExact: boolean;
+  readonly tokensAfter: number;
+  readonly removed: { readonly messages: number; readonly tokens: number | null };
+  readonly saved?: { readonly pruned: number; readonly offloaded: number };
+  readonly groups: readonly { kind: string; start: number; end: number; tokens: number | null; kept: boolean }[];
+}
+
+/** The note's tokens in a plan: those of its note groups. */
+function noteTokensOf(plan: PlanFigures): number {
+  return plan.groups.filter((g) => g.kind === 'note').reduce((a, g) => a + (g.tokens ?? 0), 0);
+}
+
+/** Whether a plan's figures add up: before = after + what pruning and offloading saved + what went − the note. */
+function expectAddsUp(plan: PlanFigures): void {
+  const saved = (plan.saved?.pruned ?? 0) + (plan.saved?.offloaded ?? 0);
+  expect(plan.tokensBefore).toBe(plan.tokensAfter + saved + (plan.removed.tokens ?? NaN) - noteTokensOf(plan));
+}
+
+/** The groups that go, as a plan lists them (the messages they hold, their tokens). */
+function removedGroups(plan: PlanFigures): { start: number; end: number; tokens: number | null }[] {
+  return plan.groups
+    .filter((g) => !g.kept && g.kind !== 'note')
+    .map((g) => ({ start: g.start, end: g.end, tokens: g.tokens }));
+}
+
+/** The figures a dry run's text gives: `removed 54 messages (5,700 tokens)`, and the bar's savings (`+` for a loss). */
+function textFigures(text: string): { removed: number | null; pruned: number; offloaded: number } {
+  const n = (s: string | undefined): number =>
+    (s?.startsWith('+') === true ? -1 : 1) * Number((s ?? '0').replace(/[,−+]/g, ''));
+  const removed = /removed [\d,]+ messages? \(([\d,]+) tokens\)/.exec(text);
+  return {
+    removed: removed === null ? null : n(removed[1]),
+    pruned: n(/~ pruned results ([−+][\d,]+)/.exec(text)?.[1]),
+    offloaded: n(/~ offloaded results ([−+][\d,]+)/.exec(text)?.[1]),
+  };
+}
+
+describe('the figures of a chain', () => {
+  // Standard input is compacted in this thread (files go to worker threads, which run the built code).
+  const dryRun = async (dir: string, ...args: string[]): Promise<string> => {
+    const r = await runSwc(['compact', '-', '-t', '2000', '--dry-run', ...args], {
+      cwd: dir,
+      stdin: readFileSync(SAMPLE),
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    return r.stdout;
+  };
+
+  it('count what prune,window removes as the window alone counts the same messages, in the input', async () => {
+    const dir = tempDir([SAMPLE]);
+    const window = JSON.parse(await dryRun(dir, '--json')) as PlanFigures;
+    const chain = JSON.parse(await dryRun(dir, '--json', '--strategy', 'prune,window')) as PlanFigures;
+    expect(chain.removed.messages).toBe(window.removed.messages);
+    expect(removedGroups(chain)).toEqual(removedGroups(window));
+    expect(chain.removed.tokens).toBe(window.removed.tokens);
+    expectAddsUp(window);
+    expectAddsUp(chain);
+    const text = textFigures(await dryRun(dir, '--strategy', 'prune,window'));
+    expect(text.removed).toBe(window.removed.tokens);
+    expect(textFigures(await dryRun(dir)).removed).toBe(window.removed.tokens);
+  });
+
+  it('add up in the text and the JSON plan of random conversations and chains', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        // Standard input of one line reads as a JSON document, not as JSONL.
+        transcriptFileArb([openaiCodec, haystackCodec]).filter((f) => f.framing === 'json' || f.items.length > 1),
+        fc.double({ min: 0.05, max: 0.9, noNaN: true }),
+        fc.constantFrom('prune,window', 'offload,window', 'window'),
+        async (file, share, strategy) => {
+          const dir = tempDir();
+          const target = String(Math.max(1, Math.floor(countWhole(file.text, file.name) * share)));
+          const settings = {
+            window: [],
+            'prune,window': ['--min-tokens', '0', '--placeholder', '-'],
+            'offload,window': ['--offload-dir', path.join(dir, 'store'), '--offload-over', '1'],
+          }[strategy] as string[];
+          const base = ['compact', '-', '-t', target, '--tokenizer', 'approx', '--dry-run'];
+          const chainArgs = [...base, '--strategy', strategy, ...settings];
+          const plan = async (args: string[]): Promise<PlanFigures> => {
+            const r = await runSwc([...args, '--json'], { cwd: dir, stdin: file.bytes });
+            expect(r.stderr).toBe('');
+            return JSON.parse(r.stdout) as PlanFigures;
+          };
+          const chain = await plan(chainArgs);
+          const window = await plan(base);
+          expectAddsUp(chain);
+          expectAddsUp(window);
+          if (
+            JSON.stringify(removedGroups(chain).map((g) => [g.start, g.end])) ===
+            JSON.stringify(removedGroups(window).map((g) => [g.start, g.end]))
+          ) {
+            expect(removedGroups(chain)).toEqual(removedGroups(window));
+            expect(chain.removed.tokens).toBe(window.removed.tokens);
+          }
+          const text = textFigures((await runSwc(chainArgs, { cwd: dir, stdin: file.bytes })).stdout);
+          expect(text).toEqual({
+            removed: chain.removed.messages > 0 ? chain.removed.tokens : null,
+            pruned: chain.saved?.pruned ?? 0,
+            offloaded: chain.saved?.offloaded ?? 0,
+          });
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

@@ -1,6 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { Plan } from '../../core/compact.js';
 import type { ConversationResult, FileResult } from '../../pipeline/index.js';
+import type { Saved } from '../../outcome/figures.js';
 import type { Inventory, LocatedIdentifier } from '../../outcome/forgotten.js';
 import { countOf, itemSpan, itemsOfAll, type Miss, type OrphanKind, type PlanTotals } from '../../outcome/outcome.js';
 import type { WindowSettings } from '../settings.js';
@@ -117,7 +118,7 @@ function conversationRows(conversation: ConversationResult, view: DryRunView, to
       label,
       range: span.end === span.start ? OUTSIDE_LABEL : rangeLabel(span.start, span.end),
       count: countLabel(countOf(messages, g.indices, itemsOf)),
-      tokens: tokensLabel(g.tokens),
+      tokens: tokensLabel(conversation.outcome.groupTokens[k] ?? null),
       text,
       tone: isProtected ? 'protected' : g.kept ? 'kept' : 'removed',
     });
@@ -179,13 +180,6 @@ function barMarker(c: ConversationResult, window: WindowSettings | null | undefi
   };
 }
 
-/** What pruning and offloading saved on the results the output keeps: their tokens before less their placeholders'. */
-function shrunk(c: ConversationResult): { pruned: number; offloaded: number } {
-  const saved = (list: readonly { tokensBefore: number; tokensAfter: number }[] | undefined): number =>
-    (list ?? []).reduce((a, p) => a + Math.max(p.tokensBefore - p.tokensAfter, 0), 0);
-  return { pruned: saved(c.pruned), offloaded: saved(c.offloaded) };
-}
-
 /**
  * The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what
  * goes: removed messages, and what pruning and offloading took out of the results that stay (`~`).
@@ -196,7 +190,7 @@ function budgetLines(
   met: boolean,
   width: number,
   color: ChalkInstance,
-  saved = { pruned: 0, offloaded: 0 },
+  saved: Saved = { pruned: 0, offloaded: 0 },
 ): string[] {
   const target = marker.at;
   const parts: BarPart[] = [
@@ -208,12 +202,12 @@ function budgetLines(
     { key: 'pruned', char: '~', tone: 'removed', tokens: saved.pruned },
     { key: 'offloaded', char: '~', tone: 'removed', tokens: saved.offloaded },
   ];
-  const total = parts.reduce((a, p) => a + p.tokens, 0);
+  const total = parts.reduce((a, p) => a + Math.max(p.tokens, 0), 0);
   const scale = Math.max(total, target);
   const prefix = 'budget [';
   const cells = Math.max(width - prefix.length - 2, 0);
   const columns = allocate(
-    parts.map((p) => p.tokens),
+    parts.map((p) => Math.max(p.tokens, 0)),
     scale,
     cells,
   );
@@ -237,7 +231,9 @@ function budgetLines(
   for (const p of parts) {
     if (p.tokens === 0 && p.key !== 'protected') continue;
     if (p.key === 'pruned' || p.key === 'offloaded') {
-      legend.push([{ text: `${p.char} ${p.key} results −${formatCount(p.tokens)}`, tone: p.tone }]);
+      // Pointers longer than the results they replace make the output bigger: said as a plus.
+      const sign = p.tokens > 0 ? '−' : '+';
+      legend.push([{ text: `${p.char} ${p.key} results ${sign}${formatCount(Math.abs(p.tokens))}`, tone: p.tone }]);
       continue;
     }
     legend.push([{ text: `${p.char} ${p.key} ${formatCount(p.tokens)}`, tone: p.tone }]);
@@ -296,8 +292,9 @@ function changedText(c: ConversationResult, r: PlanTotals['removed']): string {
   }
   const pruned = (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0);
   if (pruned > 0) {
-    const saved = (c.pruned ?? []).reduce((a, p) => a + p.tokensBefore - p.tokensAfter, 0);
-    phrases.push(`pruned ${plural(pruned, 'tool result')} (${formatCount(saved)} tokens saved)`);
+    phrases.push(
+      `pruned ${plural(pruned, 'tool result')} (${formatCount(c.outcome.figures.saved.pruned)} tokens saved)`,
+    );
   }
   const offloaded = (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0);
   if (offloaded > 0) phrases.push(`offloaded ${plural(offloaded, 'tool result')} to the store`);
@@ -524,7 +521,9 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
       lines.push(...layoutRows(conversationRows(c, view, totals), width, view.color));
     }
     lines.push('');
-    lines.push(...budgetLines(totals, barMarker(c, view.window), plan.targetMet, width, view.color, shrunk(c)));
+    lines.push(
+      ...budgetLines(totals, barMarker(c, view.window), plan.targetMet, width, view.color, c.outcome.figures.saved),
+    );
     lines.push(...closingLines(c, totals, view, width));
   });
   if (several) {

@@ -1,0 +1,166 @@
+import type { Group, GroupKind } from '../core/compact.js';
+import { lazyList } from '../core/lazy-list.js';
+import { noteMessage } from '../core/note.js';
+import { renderMessage, textContent } from '../core/render.js';
+import type { Message, Rendered, TokenCounter } from '../core/types.js';
+import type { MessageCounts, Miss, Planned, PlanTotals, TokenFigure } from './outcome.js';
+
+/**
+ * The token figures of one conversation, each in the input's terms, worked out once so every output (the dry run's
+ * text, the JSON plan, `--stat`, the library) shows the same numbers, and they add up:
+ * before = after + saved.pruned + saved.offloaded + removed − note.
+ */
+
+/** What pruning and offloading took out of the messages the output keeps, in tokens. */
+export interface Saved {
+  readonly pruned: number;
+  readonly offloaded: number;
+}
+
+/** A conversation's figures: before and after, what the kept messages were made smaller by, what went. */
+export interface TokenFigures {
+  readonly before: TokenFigure;
+  readonly after: number;
+  /** The note's own tokens, measured alone (0 without a note). */
+  readonly note: number;
+  readonly saved: Saved;
+  /**
+   * What the removed messages cost in the input: the tokens before less what the output would count with every kept
+   * message as it was read, the note's own tokens taken off that. Equal to the window alone's figure when a chain
+   * removes the same messages; an estimate when the tokens before are one.
+   */
+  readonly removed: TokenFigure;
+}
+
+/** A message of the output, by what it stands for. */
+type OutputMessage = { readonly input: number } | { readonly made: Message };
+
+/**
+ * The figures of a planned conversation.
+ * @param before the tokens before (exact or an estimate)
+ * @param note the note's own tokens, or null without a note
+ */
+export function tokenFigures(
+  c: Planned,
+  before: TokenFigure,
+  note: number | null,
+  counter: TokenCounter,
+): TokenFigures {
+  const after = c.plan.tokensAfter;
+  const noteTokens = note ?? 0;
+  const asRead = c.input ?? c.normalized.messages;
+  const decided = c.normalized.messages;
+  const output = outputMessages(c);
+  const replaced = output.flatMap((o) => ('input' in o && asRead[o.input] !== decided[o.input] ? [o.input] : []));
+  let saved: Saved = { pruned: 0, offloaded: 0 };
+  let keptAsRead = after;
+  if (replaced.length > 0) {
+    const offloaded = new Set((c.offloaded ?? []).map((o) => o.message));
+    const measure = (version: (m: number) => Message): number =>
+      counter.measure(
+        lazyList(output.length, (k): Rendered => {
+          const o = output[k] as OutputMessage;
+          return renderMessage('input' in o ? version(o.input) : o.made);
+        }),
+      );
+    keptAsRead = measure((m) => asRead[m] as Message);
+    // Messages offloading replaced count as offloaded (one pruning then offloaded too, as well); the rest as pruned.
+    const kinds = new Set(replaced.map((m) => offloaded.has(m)));
+    if (kinds.size === 1) {
+      const all = keptAsRead - after;
+      saved = kinds.has(true) ? { pruned: 0, offloaded: all } : { pruned: all, offloaded: 0 };
+    } else {
+      const prunedOnly = measure((m) => (offloaded.has(m) ? asRead[m] : decided[m]) as Message);
+      saved = { pruned: keptAsRead - prunedOnly, offloaded: prunedOnly - after };
+    }
+  }
+  return {
+    before,
+    after,
+    note: noteTokens,
+    saved,
+    removed: { tokens: before.tokens - keptAsRead + noteTokens, exact: before.exact },
+  };
+}
+
+/** The output's messages in order: the kept ones by input index, the note and the summaries the chain made. */
+function outputMessages(c: Planned): OutputMessage[] {
+  if (c.output !== undefined) {
+    const summaries = c.summarized?.summaries ?? [];
+    return c.output.map((e, position): OutputMessage => {
+      if ('input' in e) return e;
+      if ('note' in e) return { made: noteMessage(e.note) };
+      const text = summaries.find((s) => s.position === position)?.text ?? '';
+      return { made: { role: 'user', content: textContent(text) } };
+    });
+  }
+  const { plan } = c;
+  const out: OutputMessage[] = plan.kept.map((input) => ({ input }));
+  if (plan.noteText !== null && plan.noteIndex !== null)
+    out.splice(plan.noteIndex, 0, { made: noteMessage(plan.noteText) });
+  return out;
+}
+
+/**
+ * Each group's tokens as outputs show them: a kept group as the output holds it (a pruned result as its placeholder),
+ * a removed one as it was read, so removed groups cost what they cost in the input. A group's count is the plan's
+ * where the plan counted those same messages; otherwise it is measured here. Null where the plan did not count it.
+ */
+export function groupTokens(c: Planned, counter: TokenCounter): (number | null)[] {
+  const decided = c.normalized.messages;
+  const asRead = c.input ?? decided;
+  const measured = c.measured ?? decided;
+  const groups = c.plan.groups;
+  if (asRead === measured && decided === measured) return groups.map((g) => g.tokens);
+  return groups.map((g: Group): number | null => {
+    if (g.tokens === null || g.kind === 'note') return g.tokens;
+    const wanted = g.kept ? decided : asRead;
+    if (g.indices.every((i) => wanted[i] === measured[i])) return g.tokens;
+    return counter.measure(g.indices.map((i) => renderMessage(wanted[i] as Message)));
+  });
+}
+
+/**
+ * Totals of one conversation's plan and, when it misses its target, why: the groups' tokens as outputs show them
+ * (`groupTokens`), and the removed messages' tokens the figure that adds up (null where it is an estimate).
+ */
+export function planTotals(
+  c: Planned,
+  counts: MessageCounts,
+  note: number | null,
+  miss: Miss | null,
+  tokens: readonly (number | null)[],
+  removed: () => TokenFigure,
+): PlanTotals {
+  const { plan } = c;
+  const groups = plan.groups.map((g, k) => ({ ...g, tokens: tokens[k] ?? null }));
+  const of = (kind: GroupKind, kept: boolean): Group[] => groups.filter((g) => g.kind === kind && g.kept === kept);
+  const removedFigure = counts.removed === 0 && plan.noteText === null ? null : removed();
+  return {
+    messagesBefore: counts.before,
+    messagesAfter: counts.after,
+    protectedTokens: plan.protectedTokens ?? sumTokens(groups.filter((g) => g.kind === 'system' || g.kind === 'task')),
+    keptTurnTokens: sumTokens(of('turn', true)),
+    keptStepTokens: sumTokens(of('step', true)),
+    keptOtherTokens: sumTokens(of('orphan', true)),
+    noteTokens: note,
+    removed: {
+      messages: counts.removed,
+      tokens: removedFigure === null ? 0 : removedFigure.exact ? removedFigure.tokens : null,
+      turns: of('turn', false).length,
+      steps: of('step', false).length,
+      orphans: of('orphan', false).length,
+    },
+    miss,
+  };
+}
+
+/** A sum of counts that stays null when any part was not counted. */
+function sumTokens(groups: readonly Group[]): number | null {
+  let total = 0;
+  for (const g of groups) {
+    if (g.tokens === null) return null;
+    total += g.tokens;
+  }
+  return total;
+}
