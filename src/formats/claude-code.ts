@@ -1,4 +1,4 @@
-import { joinResultParts, type ResultPart } from '../core/render.js';
+import { EMPTY_CONTENT, joinResultParts, type ResultPart } from '../core/render.js';
 import { createHash } from 'node:crypto';
 import { isJsonObject, parseJson, skipWhitespace, type JsonValue } from '../core/json/value.js';
 import { noteMarks, type NoteMarks } from '../core/note.js';
@@ -6,12 +6,13 @@ import { renderArguments } from '../core/json/python.js';
 import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
 import { findMember, objectMembers } from '../io/json-layout.js';
 import { describe } from './openai.js';
-import { toolResultSlots } from './anthropic.js';
+import { holdsServerResults, serverResults, toolResultSlots } from './anthropic.js';
 import { blocksOf, hasToolResult, isLine, isMessageLine, messageOf, stringField } from './claude-code-lines.js';
 import { claudeCodePairing } from './claude-code-pairing.js';
 import {
   isRecord,
   own,
+  type ConversationInput,
   type FinishRequest,
   type Finished,
   type FormatAdapter,
@@ -214,6 +215,49 @@ function contentOf(role: Role, raws: readonly string[], callNames: ReadonlyMap<s
     texts.length = 0;
   }
   return { texts, toolCalls, results, images, files };
+}
+
+/**
+ * The conversation with the server tool results an assistant message's lines hold (`web_search_tool_result`…) as a
+ * tool message right after it, as the Anthropic adapter reads them: standing for no line, never pruned.
+ */
+function withServerResults(
+  messages: Message[],
+  itemsOf: number[][],
+  counted: number[][],
+  pinned: number[],
+  input: ConversationInput,
+  callNames: ReadonlyMap<string, string>,
+): Normalized {
+  const holding = (m: number): number[] =>
+    messages[m]?.role === 'assistant'
+      ? (counted[m] as number[]).filter((k) => {
+          const line = input.items[k];
+          return isRecord(line) && holdsServerResults(messageOf(line));
+        })
+      : [];
+  if (!messages.some((_, m) => holding(m).length > 0)) return { messages, itemsOf, pinned, contentItemsOf: counted };
+  const out: Normalized & { messages: Message[]; itemsOf: number[][]; contentItemsOf: number[][] } = {
+    messages: [],
+    itemsOf: [],
+    pinned,
+    contentItemsOf: [],
+  };
+  messages.forEach((message, m) => {
+    out.messages.push(message);
+    out.itemsOf.push(itemsOf[m] as number[]);
+    out.contentItemsOf.push(counted[m] as number[]);
+    const lines = holding(m);
+    if (lines.length === 0) return;
+    const content = (): Content => ({
+      ...EMPTY_CONTENT,
+      results: lines.flatMap((k) => serverResults(parseMessage(input.raws[k] as string) ?? null, callNames)),
+    });
+    out.messages.push({ role: 'tool', fixed: true, weight: 0, content });
+    out.itemsOf.push([]);
+    out.contentItemsOf.push([]);
+  });
+  return out;
 }
 
 /** The names of every tool call in the session, by id, so results can be rendered with their tool's name. */
@@ -472,7 +516,7 @@ export const claudeCode: FormatAdapter = {
           ),
       };
     });
-    return { messages, itemsOf, pinned, contentItemsOf: counted };
+    return withServerResults(messages, itemsOf, counted, pinned, input, callNames);
   },
   makeNote({ text, items }) {
     // A first draft: `finish` gives it its place in the chain, its uuid and its neighbours' session fields.

@@ -4,6 +4,7 @@
  * reads any tool result, so they are counted, shown as results of their calls, and kept whole with their calls.
  */
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stepText } from '../../src/cli/view/labels.js';
@@ -324,5 +325,187 @@ describe('server tool items in Responses input', () => {
     expect(out[2]?.output).not.toBe(PAGES);
     expect(out.slice(3)).toEqual(input.slice(3));
     expect(tokensAfter(run.stderr)).toBeGreaterThan((3 * PAGES.length) / 4);
+  });
+});
+
+/** A Claude Code session whose first step searches the web at the provider, its result on a line of its own. */
+function claudeCodeSession(): Record<string, unknown>[] {
+  const session = { sessionId: 's-1', cwd: '/work/demo', version: '2.1.29', userType: 'external', isSidechain: false };
+  let parent: string | null = null;
+  let n = 0;
+  const line = (type: 'user' | 'assistant', message: Record<string, unknown>): Record<string, unknown> => {
+    const uuid = `00000000-0000-4000-8000-00000000000${++n}`;
+    const out = { parentUuid: parent, ...session, type, message, uuid, timestamp: `2026-03-02T09:00:0${n}.000Z` };
+    parent = uuid;
+    return out;
+  };
+  const said = (id: string, content: unknown[]): Record<string, unknown> => ({
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-opus-4-5',
+    content,
+  });
+  return [
+    line('user', { role: 'user', content: 'Find the release date.' }),
+    line(
+      'assistant',
+      said('msg_A', [
+        { type: 'text', text: 'Searching.' },
+        { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'release date' } },
+      ]),
+    ),
+    line(
+      'assistant',
+      said('msg_A', [
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: [{ type: 'web_search_result', url: 'https://a.example/', title: 'A', encrypted_content: PAGES }],
+        },
+      ]),
+    ),
+    line('assistant', said('msg_B', [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: 'NEWS' } }])),
+    line('user', { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: PAGES }] }),
+    line('assistant', said('msg_C', [{ type: 'text', text: 'Released on 2025-03-01.' }])),
+  ];
+}
+
+describe('server tool results in Claude Code sessions', () => {
+  const lines = claudeCodeSession();
+  const jsonl = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+
+  it('counts a web search result on an assistant line and shows it as the result of its call', async () => {
+    const file = path.join(tempDir(), 'session.jsonl');
+    writeFileSync(file, jsonl);
+    expect(await inspectTokens(file)).toBeGreaterThan((2 * PAGES.length) / 4);
+    const run = await runSwc(['inspect', '--tokenizer', 'approx', file], { cwd: path.dirname(file) });
+    expect(run.stdout).toMatch(/step 1 {2}#1-2 {2}2 msgs .* web_search → 1 result · Searching\./);
+    expect(run.stdout).toContain('no problems found');
+  });
+
+  it('removes the searching step whole, its result line with it, and chains the rest', async () => {
+    const run = await runSwc(['compact', '-', '--tokenizer', 'approx', '-t', '1000'], { cwd: tempDir(), stdin: jsonl });
+    expect(run.status).toBe(0);
+    const out = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(out.map((l) => l.uuid)).not.toContain(lines[1]?.uuid);
+    expect(out.map((l) => l.uuid)).not.toContain(lines[2]?.uuid);
+    expect(out.filter((l) => lines.some((k) => k.uuid === l.uuid)).map((l) => l.uuid)).toEqual(
+      [lines[0], lines[3], lines[4], lines[5]].map((l) => l?.uuid),
+    );
+  });
+});
+
+/** One step of a random Anthropic conversation: a call with its result, run by the client or by the provider. */
+interface RandomStep {
+  readonly user: string | null;
+  readonly text: string | null;
+  readonly name: string;
+  readonly query: string;
+  readonly result: string;
+  readonly server: boolean;
+}
+
+const word = fc.constantFrom('alpha', 'bravo', 'Zürich', '東京', '😀', 'order-123', 'quote"d', 'line\nbreak', '42');
+const words = (max: number): fc.Arbitrary<string> =>
+  fc.array(word, { minLength: 1, maxLength: max }).map((w) => w.join(' '));
+const randomStep: fc.Arbitrary<RandomStep> = fc.record({
+  user: fc.option(words(12), { freq: 3 }),
+  text: fc.option(words(8)),
+  name: fc.constantFrom('search', 'ask', 'read_file'),
+  query: words(4),
+  result: words(120),
+  server: fc.boolean(),
+});
+
+/**
+ * The conversation as Anthropic messages: a server step as one assistant message holding its MCP call and result,
+ * and (`asClient`) every step as a client call and a user message with its `tool_result`. Each message comes with
+ * the step it belongs to (-1 for the task), so the two files can be compared step for step.
+ */
+function anthropicOf(
+  task: string,
+  steps: readonly RandomStep[],
+  asClient: boolean,
+): { messages: unknown[]; stepOf: number[] } {
+  const messages: unknown[] = [{ role: 'user', content: task }];
+  const stepOf = [-1];
+  steps.forEach((s, k) => {
+    const push = (m: unknown): void => {
+      messages.push(m);
+      stepOf.push(k);
+    };
+    if (s.user !== null) push({ role: 'user', content: s.user });
+    const text = s.text === null ? [] : [{ type: 'text', text: s.text }];
+    const id = `toolu_${k}`;
+    if (s.server && !asClient) {
+      push({
+        role: 'assistant',
+        content: [
+          ...text,
+          { type: 'mcp_tool_use', id, name: s.name, server_name: 'wiki', input: { q: s.query } },
+          { type: 'mcp_tool_result', tool_use_id: id, is_error: false, content: [{ type: 'text', text: s.result }] },
+        ],
+      });
+      return;
+    }
+    push({ role: 'assistant', content: [...text, { type: 'tool_use', id, name: s.name, input: { q: s.query } }] });
+    push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: s.result }] });
+  });
+  return { messages, stepOf };
+}
+
+describe('server tool results against the same results run by the client (property)', () => {
+  const NOTE_TEXT = '[Earlier messages were removed.]';
+  const run = (messages: unknown[], target: number): ReturnType<typeof compactSource> =>
+    compactSource(decodeSource(Buffer.from(JSON.stringify({ messages })), 'c.json'), {
+      target,
+      counter: createApproxCounter(),
+      format: 'anthropic',
+      note: NOTE_TEXT,
+    });
+  /** Which messages of the input the output keeps, by position (the note is none of them). */
+  const keptOf = (input: readonly unknown[], output: string): number[] => {
+    const keys = input.map((m) => JSON.stringify(m));
+    let from = 0;
+    const kept: number[] = [];
+    for (const m of (JSON.parse(output) as { messages: unknown[] }).messages) {
+      const at = keys.indexOf(JSON.stringify(m), from);
+      if (at < 0) continue;
+      kept.push(at);
+      from = at + 1;
+    }
+    return kept;
+  };
+
+  it('counts a server result as the same result from a client tool, and keeps or removes the same steps', () => {
+    fc.assert(
+      fc.property(
+        words(20),
+        fc.array(randomStep, { minLength: 1, maxLength: 7 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (task, steps, share) => {
+          const server = anthropicOf(task, steps, false);
+          const client = anthropicOf(task, steps, true);
+          const whole = run(client.messages, 1e9).conversations[0]?.plan.tokensBefore as number;
+          expect(run(server.messages, 1e9).conversations[0]?.plan.tokensBefore).toBe(whole);
+          const target = Math.floor(whole * share);
+          const fromServer = run(server.messages, target);
+          const fromClient = run(client.messages, target);
+          // The same steps (and task) stay; a server step is its one message, a client step its two.
+          const stepsKept = (r: typeof fromServer, stepOf: readonly number[], input: readonly unknown[]): number[] => [
+            ...new Set(keptOf(input, r.output).map((i) => stepOf[i] as number)),
+          ];
+          expect(stepsKept(fromServer, server.stepOf, server.messages)).toEqual(
+            stepsKept(fromClient, client.stepOf, client.messages),
+          );
+          expect(fromServer.conversations[0]?.plan.tokensAfter).toBe(fromClient.conversations[0]?.plan.tokensAfter);
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });
