@@ -14,6 +14,9 @@ import { decodeSource } from '../../src/io/source.js';
 import { compactSource } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { REAL_DATA, tempDir } from '../helpers/cli.js';
+import { createRng, listOf, writeAs } from '../helpers/convert.js';
+import { randomShapes, shapeOf } from '../differential/harness.js';
+import { anthropicServerSteps, responsesServerSteps } from '../differential/server-tools.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 const PAUSE_TURN = path.join(REAL_DATA, 'anthropic/pydanticai-pause_turn_web_search.request.json');
@@ -508,4 +511,71 @@ describe('server tool results against the same results run by the client (proper
       { numRuns: 150 },
     );
   });
+});
+
+describe("the differential tests' random conversations with steps run at the provider", () => {
+  const NOTE_TEXT = '[Earlier messages were removed.]';
+  const KEY = { anthropic: 'messages', responses: 'input' } as const;
+  const rewrite = { anthropic: anthropicServerSteps, responses: responsesServerSteps } as const;
+
+  /** The case's document with its list replaced. */
+  const documentOf = (format: 'anthropic' | 'responses', text: string, items: unknown[]): string => {
+    const doc = JSON.parse(text) as Record<string, unknown>;
+    return JSON.stringify({ ...doc, [KEY[format]]: items });
+  };
+  const compactDoc = (format: string, text: string, target: number): ReturnType<typeof compactSource> =>
+    compactSource(decodeSource(Buffer.from(text), 'c.json'), {
+      target,
+      counter: createApproxCounter(),
+      format,
+      note: NOTE_TEXT,
+    });
+  /** The conversation's messages whose items the output keeps (the note and instructions are none of them). */
+  const keptMessages = (
+    format: 'anthropic' | 'responses',
+    items: unknown[],
+    itemOf: (number | null)[],
+    output: string,
+  ): number[] => {
+    const keys = items.map((m) => JSON.stringify(m));
+    const kept = new Set<number>();
+    let from = 0;
+    for (const m of (JSON.parse(output) as Record<string, unknown[]>)[KEY[format]] ?? []) {
+      const at = keys.indexOf(JSON.stringify(m), from);
+      if (at < 0) continue;
+      kept.add(at);
+      from = at + 1;
+    }
+    return itemOf.flatMap((item, k) => (item !== null && kept.has(item) ? [k] : []));
+  };
+
+  it.each(['anthropic', 'responses'] as const)(
+    'counts and keeps a %s conversation the same whether its steps run at the provider or the client',
+    (format) => {
+      let rewritten = 0;
+      for (let seed = 1; seed <= 120; seed++) {
+        const conversation = randomShapes(seed, shapeOf(format));
+        const written = writeAs(format, conversation);
+        const items = listOf(format, JSON.parse(written.text)).items;
+        const rng = createRng(seed);
+        const server = rewrite[format]({ items, itemOf: [...written.itemOf] }, () => rng.chance(0.7));
+        if (server.items.length === items.length) continue;
+        rewritten++;
+        const serverText = documentOf(format, written.text, server.items);
+        const whole = compactDoc(format, written.text, 1e9).conversations[0]?.plan.tokensBefore as number;
+        expect({ seed, tokens: compactDoc(format, serverText, 1e9).conversations[0]?.plan.tokensBefore }).toEqual({
+          seed,
+          tokens: whole,
+        });
+        const target = Math.floor(whole * rng.next());
+        const fromClient = compactDoc(format, written.text, target);
+        const fromServer = compactDoc(format, serverText, target);
+        expect({ seed, kept: keptMessages(format, server.items, server.itemOf, fromServer.output) }).toEqual({
+          seed,
+          kept: keptMessages(format, items, [...written.itemOf], fromClient.output),
+        });
+      }
+      expect(rewritten).toBeGreaterThan(40);
+    },
+  );
 });
