@@ -1,0 +1,80 @@
+/**
+ * Server tool results through the library and through offloading: counted, removed with the message that holds them,
+ * never offloaded (an encrypted result cannot be rewritten).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { readdirSync } from 'node:fs';
+import { compactMessages } from '../../src/library/index.js';
+import { tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
+
+const PAGES = 'Result page text. '.repeat(200);
+
+const searching = {
+  role: 'assistant',
+  content: [
+    { type: 'text', text: 'Searching.' },
+    { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'release date' } },
+    {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_1',
+      content: [{ type: 'web_search_result', url: 'https://a.example/', title: 'A', encrypted_content: PAGES }],
+    },
+  ],
+};
+const messages = [
+  { role: 'user', content: 'Find the release date.' },
+  searching,
+  { role: 'assistant', content: [{ type: 'text', text: 'It was 2025-03-01.' }] },
+  { role: 'user', content: 'Thanks. Which version?' },
+];
+
+describe('Anthropic server tool results in the library', () => {
+  it('counts them and removes the turn that holds them, its one message counted once in the note', async () => {
+    const result = await compactMessages(messages, { format: 'anthropic', target: 100, tokenizer: 'approx' });
+    expect(result.plan.tokensBefore).toBeGreaterThan(PAGES.length / 4);
+    expect(result.messages).toEqual([
+      {
+        role: 'user',
+        content: '[3 earlier messages were removed from this conversation to free up context and cannot be recovered.]',
+      },
+      messages[3],
+    ]);
+  });
+});
+
+describe('Anthropic server tool results and offloading', () => {
+  it('never offloads a server result: nothing is stored and the message stays as it was', async () => {
+    const store = tempDir();
+    const input = [
+      messages[0],
+      searching,
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'short' }] },
+    ];
+    const run = await runSwc(
+      [
+        'compact',
+        '-',
+        '--tokenizer',
+        'approx',
+        '-t',
+        '100',
+        '--strategy',
+        'offload',
+        '--offload-over',
+        '100',
+        '--offload-dir',
+        store,
+      ],
+      { cwd: tempDir(), stdin: JSON.stringify({ messages: input }) },
+    );
+    // Nothing counted as offloaded either: the figures are the file's.
+    expect({ status: run.status, stderr: run.stderr }).toEqual({
+      status: 0,
+      stderr: expect.stringMatching(/^swc: <stdin>: unchanged, [\d,]+ tokens/),
+    });
+    expect((JSON.parse(run.stdout) as { messages: unknown[] }).messages).toEqual(input);
+    expect(readdirSync(store)).toEqual([]);
+  });
+});
