@@ -1,4 +1,3 @@
-import type { Plan } from '../core/compact.js';
 import type { SummaryAnswer, SummaryRequest } from '../core/summarize.js';
 import type { TokenCounter } from '../core/types.js';
 import { InputError, OptionsError } from '../errors.js';
@@ -17,7 +16,7 @@ import {
 import { withReplies } from '../summarize-run.js';
 import { createCounter } from '../tokens/index.js';
 import { assemble, assembleEntries, forgottenOf } from './assemble.js';
-import { isWithin, withEstimatedBefore } from './figures.js';
+import { isWithin, withChainFigures, withEstimatedBefore, withFigures } from './figures.js';
 import { RenderedMemory } from './memory.js';
 import { MessageMirror } from './mirror.js';
 import type { CompactedMessages, Compactor } from './types.js';
@@ -96,8 +95,12 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
     const extra = summarized === undefined ? {} : { summarized };
     const { normalized, adapter, input } = read;
     // Estimated on the messages as read: a chain may have pruned kept ones.
-    const plan: Plan = withEstimatedBefore(chain.plan, normalized, remembering, () =>
-      isWithin(input.raws, EXACT_COUNT_UP_TO),
+    const { plan, figures } = withChainFigures(
+      withEstimatedBefore(chain.plan, normalized, remembering, () => isWithin(input.raws, EXACT_COUNT_UP_TO)),
+      normalized,
+      decided,
+      remembering,
+      { ...(output === undefined ? {} : { output }), ...(summarized === undefined ? {} : { summarized }) },
     );
     const forgotten = forgottenOf(
       normalized,
@@ -106,22 +109,28 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       (summarized?.summaries ?? []).map((x) => x.text),
     );
     if (!plan.changed)
-      return { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra };
+      return withFigures(
+        { messages: [...messages], changed: false, plan, format: adapter.name, forgotten: [], ...extra },
+        figures,
+      );
     const createNote = options.createNote as ((text: string) => M) | undefined;
     const out =
       output !== undefined && summarized !== undefined
         ? assembleEntries(adapter, input, messages, decided, output, summarized, edits, createNote)
         : assemble(adapter, input, messages, decided, plan, edits, createNote);
-    return {
-      messages: out,
-      changed: true,
-      plan,
-      format: adapter.name,
-      get forgotten(): readonly LocatedIdentifier[] {
-        return forgotten();
+    return withFigures(
+      {
+        messages: out,
+        changed: true,
+        plan,
+        format: adapter.name,
+        get forgotten(): readonly LocatedIdentifier[] {
+          return forgotten();
+        },
+        ...extra,
       },
-      ...extra,
-    };
+      figures,
+    );
   };
   const summarize = options.summarize;
   return {

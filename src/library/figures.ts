@@ -3,6 +3,8 @@ import { lazyList } from '../core/lazy-list.js';
 import { renderMessage } from '../core/render.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import type { Normalized } from '../formats/types.js';
+import { groupTokens, noteTokensOf, tokenFigures, type TokenFigures } from '../outcome/figures.js';
+import type { Planned } from '../outcome/outcome.js';
 
 /**
  * The plan with `tokensBefore` an estimate of the whole conversation where the decision stopped counting early, as
@@ -91,3 +93,47 @@ function removedTokens(removed: readonly number[], messages: readonly Message[],
 
 /** Characters per token an estimate assumes when no sampled message has text (Haystack's 4). */
 const FALLBACK_CHARS_PER_TOKEN = 4;
+
+/**
+ * The plan with its groups' tokens as every output shows them (a removed group as it was read, a kept one as the
+ * output holds it), and the compaction's figures (src/outcome/figures.ts), which add up as the command line's do:
+ * before = after + what pruning saved + what was removed − the note. Each is worked out when first read.
+ * @param plan the chain's plan, its tokens before already the whole's (see `withEstimatedBefore`)
+ * @param read the conversation as it was read
+ * @param decided the conversation as decided (pruned results hold their placeholders)
+ * @param chain with summarize, the output's messages and the summaries it holds
+ */
+export function withChainFigures(
+  plan: Plan,
+  read: Normalized,
+  decided: Normalized,
+  counter: TokenCounter,
+  chain: Pick<Planned, 'output' | 'summarized'>,
+): { plan: Plan; figures: () => TokenFigures } {
+  const planned: Planned = { plan, normalized: decided, target: 0, toolTokens: 0, input: read.messages, ...chain };
+  let figures: TokenFigures | undefined;
+  const figuresOf = (): TokenFigures =>
+    (figures ??= tokenFigures(
+      planned,
+      { tokens: plan.tokensBefore, exact: plan.tokensBeforeExact },
+      noteTokensOf(plan, counter),
+      counter,
+    ));
+  if (read.messages === decided.messages) return { plan, figures: figuresOf };
+  let groups: Plan['groups'] | undefined;
+  const shown = withFields(plan, {
+    get groups(): Plan['groups'] {
+      if (groups === undefined) {
+        const tokens = groupTokens(planned, counter);
+        groups = plan.groups.map((g, k) => ({ ...g, tokens: tokens[k] ?? null }));
+      }
+      return groups;
+    },
+  });
+  return { plan: shown, figures: figuresOf };
+}
+
+/** A result with `figures` as a getter: worked out when first read, and never by a spread of the result. */
+export function withFigures<T extends object>(result: T, figures: () => TokenFigures): T & { figures: TokenFigures } {
+  return Object.defineProperty(result, 'figures', { get: figures, enumerable: true }) as T & { figures: TokenFigures };
+}

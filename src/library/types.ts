@@ -1,4 +1,5 @@
 import type { Plan } from '../core/compact.js';
+import type { TokenFigures } from '../outcome/figures.js';
 import type { LocatedIdentifier } from '../outcome/forgotten.js';
 import type { SummarizedConversation } from '../pipeline/index.js';
 
@@ -14,6 +15,13 @@ export interface CompactedMessages<M> {
    * and it is an estimate of the whole (as the command line's `≈`), never below what was counted.
    */
   readonly plan: Plan;
+  /**
+   * The compaction's token figures, in the input's terms, as the command line's dry run and plan give them: they add
+   * up, `before.tokens = after + saved.pruned + saved.offloaded + removed.tokens − note`. `removed` is what the removed
+   * messages cost as they were passed in (an estimate when `before` is one), the same figure a chain that removes the
+   * same messages gives; `saved` what pruning took out of the messages kept. Worked out when first read.
+   */
+  readonly figures: TokenFigures;
   /** The format the messages were read as. */
   readonly format: string;
   /**

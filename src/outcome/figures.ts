@@ -1,4 +1,4 @@
-import type { Group, GroupKind } from '../core/compact.js';
+import type { Group, GroupKind, Plan } from '../core/compact.js';
 import { lazyList } from '../core/lazy-list.js';
 import { noteMessage } from '../core/note.js';
 import { renderMessage, textContent } from '../core/render.js';
@@ -103,21 +103,33 @@ function outputMessages(c: Planned): OutputMessage[] {
 
 /**
  * Each group's tokens as outputs show them: a kept group as the output holds it (a pruned result as its placeholder),
- * a removed one as it was read, so removed groups cost what they cost in the input. A group's count is the plan's
- * where the plan counted those same messages; otherwise it is measured here. Null where the plan did not count it.
+ * a removed one as it was read, so removed groups cost what they cost in the input. A group none of whose messages a
+ * chain replaced keeps the plan's count (either list holds it alike); the others are measured here. Null where the
+ * plan did not count it.
  */
-export function groupTokens(c: Planned, counter: TokenCounter): (number | null)[] {
+export function groupTokens(
+  c: Pick<Planned, 'plan' | 'normalized' | 'input'>,
+  counter: TokenCounter,
+): (number | null)[] {
   const decided = c.normalized.messages;
   const asRead = c.input ?? decided;
-  const measured = c.measured ?? decided;
   const groups = c.plan.groups;
-  if (asRead === measured && decided === measured) return groups.map((g) => g.tokens);
+  if (asRead === decided) return groups.map((g) => g.tokens);
   return groups.map((g: Group): number | null => {
     if (g.tokens === null || g.kind === 'note') return g.tokens;
+    if (g.indices.every((i) => asRead[i] === decided[i])) return g.tokens;
     const wanted = g.kept ? decided : asRead;
-    if (g.indices.every((i) => wanted[i] === measured[i])) return g.tokens;
     return counter.measure(g.indices.map((i) => renderMessage(wanted[i] as Message)));
   });
+}
+
+/**
+ * The note's own cost, measured alone.
+ * @returns null when there is no note
+ */
+export function noteTokensOf(plan: Pick<Plan, 'noteText'>, counter: TokenCounter): number | null {
+  if (plan.noteText === null) return null;
+  return counter.measure([renderMessage(noteMessage(plan.noteText))]);
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { Group, Plan } from '../core/compact.js';
 import { analyze, isEarlierNoteAt } from '../core/groups.js';
-import { renderMessage, textContent } from '../core/render.js';
+import { renderMessage } from '../core/render.js';
 import { elementReader, indexList, lazyList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import { itemsReader, type Normalized } from '../formats/types.js';
-import { groupTokens, planTotals, tokenFigures, type TokenFigures } from './figures.js';
+import { groupTokens, noteTokensOf, planTotals, tokenFigures, type TokenFigures } from './figures.js';
 import { inventoryOf, type Inventory } from './forgotten.js';
 
 /**
@@ -180,7 +180,7 @@ export interface OutcomeSettings {
  */
 export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOutcome {
   const index = notePlacement(c.plan, c.normalized);
-  const note = noteTokens(c.plan, settings.counter);
+  const note = noteTokensOf(c.plan, settings.counter);
   const counts = messageCounts(c);
   let before: TokenFigure | null = null;
   let miss: Miss | null | undefined;
@@ -420,15 +420,6 @@ export function notePlacement(plan: Plan, normalized: Pick<Normalized, 'itemsOf'
   let index = 0;
   for (const k of written) if (k < before) index++;
   return index;
-}
-
-/**
- * The note's own cost, measured alone.
- * @returns null when there is no note
- */
-function noteTokens(plan: Plan, counter: TokenCounter): number | null {
-  if (plan.noteText === null) return null;
-  return counter.measure([renderMessage({ role: 'user', content: textContent(plan.noteText) })]);
 }
 
 /** The leading instructions and the current task: never removed. */
