@@ -250,6 +250,13 @@ describe('the figures of a chain', () => {
             expect(removedGroups(chain)).toEqual(removedGroups(window));
             expect(chain.removed.tokens).toBe(window.removed.tokens);
           }
+          // --stat gives the plan's tokens before and after (--verbose: a line for an unchanged file too).
+          const stat = (await runSwc([...chainArgs, '--stat', '--verbose'], { cwd: dir, stdin: file.bytes })).stdout;
+          expect(lineFigures(stat.split('\n')[0] ?? '')).toEqual({
+            estimate: false,
+            before: chain.tokensBefore,
+            after: chain.tokensAfter,
+          });
           const text = textFigures((await runSwc(chainArgs, { cwd: dir, stdin: file.bytes })).stdout);
           expect(text).toEqual({
             removed: chain.removed.messages > 0 ? chain.removed.tokens : null,
