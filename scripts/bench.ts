@@ -419,6 +419,24 @@ process.stderr.write(`replay of ${replayRun.name}:\n`);
 runRows([replayRow, replayCompactRow], REPLAY_RUNS);
 const replayRatio = `| (8)/(8′) replay of ${REPLAY_CALLS.toLocaleString('en-US')} calls under four policies ÷ one cold compaction | ${replayLabel} | ${ratio(wallOf(replayRow), wallOf(replayCompactRow))} (${((wallOf(replayRow) * 1000) / (REPLAY_CALLS * REPLAY_POLICIES.length)).toFixed(2)} ms a call and policy) |`;
 process.stderr.write(`  ${replayRatio}\n`);
+
+// `swc replay --strategy none` at 1,000 and at 8,000 calls: with no compaction the history only grows, so a replay
+// that read it whole at every call would take 64 times as long for 8 times the calls; a linear one about 8 times.
+// The 8,000-call run is cut from a corpus of 20,000 messages (about 10,800 assistant messages).
+const LINEAR_CALLS = [1_000, 8_000] as const;
+const linearCorpus = await corpus('chat-20mb', 20 * MB, 20_000);
+const linearRows = LINEAR_CALLS.map((calls) => {
+  const run = runOfCalls(linearCorpus, calls);
+  return row(
+    `(8″) swc replay --context-window ${REPLAY_WINDOW} --strategy none`,
+    `${calls.toLocaleString('en-US')} calls, ${label(run)}`,
+    [SWC, 'replay', run.file, '--context-window', REPLAY_WINDOW, '--strategy', 'none'],
+  );
+});
+process.stderr.write(`replay --strategy none at ${LINEAR_CALLS.join(' and ')} calls:\n`);
+runRows(linearRows, REPLAY_RUNS);
+const linearRatio = `| (8″) replay --strategy none, 8,000 calls ÷ 1,000 calls (linear: about 8; reading the whole history at every call: about 64) | ${linearCorpus.name} | ${ratio(wallOf(linearRows[1] as Row), wallOf(linearRows[0] as Row))} |`;
+process.stderr.write(`  ${linearRatio}\n`);
 for (const s of perSize) {
   process.stderr.write(`${s.corpus.name}:\n`);
   const big = s.corpus.bytes >= 50 * MB;
@@ -751,7 +769,7 @@ lines.push(
 );
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push(...deepRows.map(tableRow));
-lines.push(tableRow(replayRow), tableRow(replayCompactRow));
+lines.push(tableRow(replayRow), tableRow(replayCompactRow), ...linearRows.map(tableRow));
 lines.push('');
 {
   const cells = (xs: Record<string, number>): string =>
@@ -898,7 +916,7 @@ for (const n of stepSizes) {
     `| (9) LangChain trimMessages (cached) ÷ swc compactMessages at ${n.toLocaleString('en-US')} | ${stepCorpus.name} | ${ratio(trimmed, coldMedians.swc[n] ?? NaN)} |`,
   );
 }
-lines.push(replayRatio);
+lines.push(replayRatio, linearRatio);
 if (summaries !== null) {
   lines.push('', '| summaries | input | wall time | calls |', '|---|---|---|---|', ...summaries.rows);
   lines.push('', '| ratio | input | value |', '|---|---|---|', ...summaries.ratios);

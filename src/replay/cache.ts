@@ -14,6 +14,7 @@ import type { ReplayCost, ReplayPrices } from './types.js';
  * @param prefixTokens the tokens of the first `n` sent messages
  * @param tokens the tokens of the whole history sent
  * @param prices the price model (its minimum cacheable prefix)
+ * @param known how many leading messages are known to be the same in both (compared from there on)
  * @returns `read`: the matching prefix's tokens, 0 below the minimum; `write`: the rest of the request when the
  *   request reaches the minimum, else 0
  */
@@ -23,18 +24,19 @@ export function prefixCache(
   prefixTokens: (n: number) => number,
   tokens: number,
   prices: Pick<ReplayPrices, 'minCacheablePrefix'>,
+  known = 0,
 ): { read: number; write: number } {
-  const same = previous === null ? 0 : commonPrefix(sent, previous);
+  const same = previous === null ? 0 : commonPrefix(sent, previous, known);
   const matched = same === 0 ? 0 : same === sent.length ? tokens : prefixTokens(same);
   const read = matched >= prices.minCacheablePrefix ? matched : 0;
   const write = tokens >= prices.minCacheablePrefix ? tokens - read : 0;
   return { read, write };
 }
 
-/** How many leading messages two lists share: the same rendered object, or the same text. */
-export function commonPrefix(a: readonly (string | Rendered)[], b: readonly (string | Rendered)[]): number {
+/** How many leading messages two lists share (the first `known` known to): the same rendered object, or the same text. */
+export function commonPrefix(a: readonly (string | Rendered)[], b: readonly (string | Rendered)[], known = 0): number {
   const n = Math.min(a.length, b.length);
-  let i = 0;
+  let i = Math.min(known, n);
   while (i < n && isSame(a[i] as string | Rendered, b[i] as string | Rendered)) i++;
   return i;
 }

@@ -32,7 +32,14 @@ export interface FileReplayer {
 export async function createFileReplayer(options: FileReplayOptions): Promise<FileReplayer> {
   const counter = await createCounter(options.tokenizer, options.counterOptions);
   const { trigger, target } = hookThresholds(options.contextWindow, options.compactAt, options.compactTo);
-  const settings: ReplaySettings = { ...options, counter, trigger, target };
+  // A BPE counter's count of a group adds up message by message; approx divides the whole once.
+  const settings: ReplaySettings = {
+    ...options,
+    counter,
+    trigger,
+    target,
+    sumsMessages: options.tokenizer !== 'approx',
+  };
   return {
     tokenizer: counter.name,
     async replay(source) {

@@ -75,6 +75,8 @@ export async function replay(messages: readonly unknown[], options: ReplayOption
     trigger,
     target,
     counter,
+    // A BPE counter made here adds up message by message; one passed in is counted whole at every call.
+    sumsMessages: options.counter === undefined && first.tokenizer !== 'approx',
     prices,
     ...(options.minKeepSteps === undefined ? {} : { minKeepSteps: options.minKeepSteps }),
     ...(options.note === undefined ? {} : { note: options.note }),

@@ -5,11 +5,12 @@ import { renderMessage } from '../core/render.js';
 import { simulatedReply, type Summarizer } from '../core/summarize.js';
 import type { Message, Rendered, TokenCounter } from '../core/types.js';
 import { InputError } from '../errors.js';
-import { itemsReader, type FormatAdapter, type Normalized } from '../formats/types.js';
+import { itemsReader, type ConversationInput, type FormatAdapter, type Normalized } from '../formats/types.js';
 import { createCompactor } from '../library/compactor.js';
 import type { Compactor } from '../library/types.js';
 import { INSTRUCTION_KEYS } from '../settings/library.js';
 import { prefixCache } from './cache.js';
+import { History, type Look } from './history.js';
 import { policyFigures } from './figures.js';
 import { recordedUsage } from './recorded.js';
 import type {
@@ -55,6 +56,12 @@ export interface ReplaySettings {
   readonly summaryInstruction?: string;
   readonly minRetention?: number;
   readonly counter: TokenCounter;
+  /**
+   * Whether the counter's count of a group is each message's count before another plus the last one's alone (the
+   * BPE counters), so a grown history is counted from its new messages (see history.ts); otherwise it is counted
+   * whole at every call.
+   */
+  readonly sumsMessages?: boolean;
   readonly prices: ReplayPrices;
   /** Writes summaries; null plans with simulated summaries of `summaryTokens` (nothing is called). */
   readonly summarizer: Summarizer | null;
@@ -148,18 +155,20 @@ function scriptOf(source: ReplaySource, whole: Normalized): Script {
 
 /** Reads items as the adapter does (errors name the item in the file, as every command names them). */
 function normalizeItems(source: ReplaySource, items: readonly unknown[], template: string | null): Normalized {
-  return source.adapter.normalize(
-    {
-      file: source.file,
-      items,
-      raws: lazyList(items.length, (k) => JSON.stringify(items[k]) ?? 'null'),
-      container: source.container,
-      fail(item, reason): never {
-        throw new InputError(`message ${item + 1}: ${reason}`, source.file);
-      },
+  return source.adapter.normalize(inputOf(source, items), template);
+}
+
+/** Items as an adapter reads them: their JSON texts written when asked for, failures naming the file. */
+function inputOf(source: ReplaySource, items: readonly unknown[]): ConversationInput {
+  return {
+    file: source.file,
+    items,
+    raws: lazyList(items.length, (k) => JSON.stringify(items[k]) ?? 'null'),
+    container: source.container,
+    fail(item, reason): never {
+      throw new InputError(`message ${item + 1}: ${reason}`, source.file);
     },
-    template,
-  );
+  };
 }
 
 /** The instructions a format holds beside its list, as the library is handed them. */
@@ -230,31 +239,6 @@ async function compactorFor(
   });
 }
 
-/**
- * Renders histories as the hook counts them, each message once: a message read from the same item objects as one
- * rendered before (kept items stay the same objects from call to call) is the same rendered object, so the counter's
- * own cache counts it once and prefixes compare by identity.
- */
-class RenderCache {
-  private readonly known = new WeakMap<object, { readonly items: readonly unknown[]; readonly rendered: Rendered }>();
-
-  /** The rendered messages of a normalized list of items. */
-  render(normalized: Normalized, items: readonly unknown[]): Rendered[] {
-    const itemsAt = itemsReader(normalized.itemsOf);
-    return normalized.messages.map((message, k) => {
-      const own = itemsAt(k).map((i) => items[i]);
-      const first = own[0];
-      const key = typeof first === 'object' && first !== null ? first : null;
-      const hit = key === null ? undefined : this.known.get(key);
-      if (hit !== undefined && hit.items.length === own.length && hit.items.every((x, i) => x === own[i]))
-        return hit.rendered;
-      const rendered = renderMessage(message);
-      if (key !== null) this.known.set(key, { items: own, rendered });
-      return rendered;
-    });
-  }
-}
-
 /** What one policy's loop gathers. */
 interface Gathered {
   readonly calls: ReplayCall[];
@@ -272,60 +256,97 @@ async function replayPolicy(
 ): Promise<ReplayPolicy> {
   const use: SummaryUse = { calls: 0, promptTokens: 0, replyTokens: 0, failed: 0, failure: null };
   const compactor = strategy === 'none' ? null : await compactorFor(source, strategy, settings, use);
-  const renders = new RenderCache();
-  const counter = settings.counter;
-  const renderedOf = (normalized: Normalized, list: readonly unknown[]): Rendered[] => renders.render(normalized, list);
   const template = noteTemplate(settings.note);
-  const measure = (rendered: readonly Rendered[]): number => (rendered.length === 0 ? 0 : counter.measure(rendered));
   const { starts } = script;
   const items = source.items;
   const gathered: Gathered = { calls: [], compactions: [], lost: [], removedUsers: [] };
-  let history: unknown[] = items.slice(0, starts[0] ?? items.length);
-  let previous: Rendered[] | null = null;
+  const history = new History(items.slice(0, starts[0] ?? items.length), {
+    inputOf: (list) => inputOf(source, list),
+    normalize: (input) => source.adapter.normalize(input, template),
+    counter: settings.counter,
+    sumsMessages: settings.sumsMessages === true,
+  });
+  let previous: Previous | null = null;
   for (let call = 0; call < starts.length; call++) {
     const start = starts[call] as number;
     const end = starts[call + 1] ?? items.length;
-    const before = normalizeItems(source, history, template);
-    let sent = before;
+    let sent = history.look();
     let compacted = false;
-    const beforeTokens = measure(renderedOf(before, history));
     // Below the trigger the hook never calls its compactor (Haystack's `_target_tokens` returns None).
-    if (compactor !== null && beforeTokens >= settings.trigger) {
-      const done = await compactor.compactAsync(history);
+    if (compactor !== null && sent.tokens >= settings.trigger) {
+      const before = sent;
+      const was = history.current;
+      const done = await compactor.compactAsync(was);
       if (done.changed) {
         compacted = true;
-        const was = history;
-        history = done.messages;
-        sent = normalizeItems(source, history, template);
-        const afterTokens = measure(renderedOf(sent, history));
+        history.replace(done.messages);
+        sent = history.look();
         gathered.compactions.push({
           call,
-          before: beforeTokens,
-          after: afterTokens,
+          before: before.tokens,
+          after: sent.tokens,
           removed: done.plan.removed.length,
         });
-        noteRemovedUsers(before, done.plan.removed, was, script, call, gathered);
+        noteRemovedUsers(before.normalized, done.plan.removed, was, script, call, gathered);
         noteLost(done.forgotten, script, call, start, gathered);
       }
     }
-    const rendered = renderedOf(sent, history);
-    const tokens = measure(rendered);
     const reply = script.replies[call] as Rendered;
-    const output = measure([reply]);
-    const cached = prefixCache(rendered, previous, (n) => measure(rendered.slice(0, n)), tokens, settings.prices);
-    gathered.calls.push({
-      message: start,
-      compacted,
-      tokens,
-      cacheRead: cached.read,
-      cacheWrite: cached.write,
-      output,
-      overflow: tokens > settings.contextWindow,
-    });
-    previous = [...rendered, reply];
-    history = [...history, ...items.slice(start, end)];
+    gathered.calls.push(callOf(call, start, compacted, sent, previous, history, reply, settings));
+    // Its length now: a later look may grow the same list.
+    previous = { rendered: sent.rendered, length: sent.rendered.length, tokens: sent.tokens, reply };
+    history.append(items.slice(start, end));
   }
   return policyFigures(strategy, gathered, use, settings.prices);
+}
+
+/** The previous call's history as sent: its first `length` rendered messages, their count, then its reply. */
+interface Previous {
+  readonly rendered: readonly Rendered[];
+  readonly length: number;
+  readonly tokens: number;
+  readonly reply: Rendered;
+}
+
+/**
+ * One call's figures: its tokens, what a prefix cache read and wrote (the previous call's history and reply as the
+ * cached prefix; the messages the history kept since are the same without comparing them), its reply's tokens.
+ */
+function callOf(
+  call: number,
+  start: number,
+  compacted: boolean,
+  sent: Look,
+  previous: Previous | null,
+  history: History,
+  reply: Rendered,
+  settings: ReplaySettings,
+): ReplayCall {
+  const { rendered, tokens } = sent;
+  // The previous request, read through a view: the history is not copied for every call.
+  const before =
+    previous === null
+      ? null
+      : lazyList(previous.length + 1, (k) =>
+          k < previous.length ? (previous.rendered[k] as Rendered) : previous.reply,
+        );
+  const cached = prefixCache(
+    rendered,
+    before,
+    (n) => history.prefixTokens(sent, previous?.tokens ?? 0, n),
+    tokens,
+    settings.prices,
+    previous === null ? 0 : sent.unchanged,
+  );
+  return {
+    message: start,
+    compacted,
+    tokens,
+    cacheRead: cached.read,
+    cacheWrite: cached.write,
+    output: history.measure([reply]),
+    overflow: tokens > settings.contextWindow,
+  };
 }
 
 /** The user messages a compaction removed (not notes or summaries), by their index in the file. */

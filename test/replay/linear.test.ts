@@ -1,0 +1,149 @@
+/**
+ * A replay costs what its run's new messages cost: the work it does (items the format reads, messages the counter is
+ * asked to count) grows with the run's length, not with its square, for `none` and for a compacting policy. Nothing is
+ * timed: the work is counted. And counting a grown history from its new messages gives the very figures counting it
+ * whole gives.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { hookThresholds } from '../../src/core/hook.js';
+import type { Rendered, TokenCounter } from '../../src/core/types.js';
+import { findFormat } from '../../src/formats/registry.js';
+import type { FormatAdapter, Normalized } from '../../src/formats/types.js';
+import { DEFAULT_PRICES } from '../../src/replay/prices.js';
+import { replaySource, type ReplaySettings } from '../../src/replay/run.js';
+import { createCounter } from '../../src/tokens/index.js';
+
+/** An OpenAI chat run of `calls` LLM calls: a task, then tool steps, a new task every tenth call. */
+function runOf(calls: number, lines = 20): unknown[] {
+  const items: unknown[] = [
+    { role: 'system', content: 'You are a careful agent.' },
+    { role: 'user', content: 'Fix the failing test in src/app.py.' },
+  ];
+  for (let c = 0; c < calls; c++) {
+    const id = `call_${c}`;
+    items.push({
+      role: 'assistant',
+      content: `Step ${c}: reading the next file.`,
+      tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/m${c}.py"}` } }],
+    });
+    items.push({ role: 'tool', tool_call_id: id, content: `contents of src/m${c}.py: ${'x = 1\n'.repeat(lines)}` });
+    if (c % 10 === 9) items.push({ role: 'user', content: `Now look at module ${c}.` });
+  }
+  return items;
+}
+
+/** Work done: items the format read, messages the counter was asked to count. */
+interface Work {
+  items: number;
+  messages: number;
+}
+
+/** A counter of `rate` tokens a message and `overhead` a group (its counts add up message by message), counting work. */
+function countingCounter(work: Work, rate = 10, overhead = 3): TokenCounter {
+  return {
+    name: 'counting',
+    measure(messages: readonly Rendered[]) {
+      work.messages += messages.length;
+      return messages.length === 0 ? 0 : messages.length * rate + overhead;
+    },
+  };
+}
+
+/** The OpenAI chat adapter, counting the items each normalization (whole, or continued) reads. */
+function countingAdapter(work: Work): FormatAdapter {
+  const openai = findFormat('openai') as FormatAdapter;
+  const counted = (normalized: Normalized, read: number): Normalized => {
+    const more = normalized.more;
+    return Object.defineProperties(
+      {},
+      {
+        messages: { get: () => normalized.messages },
+        itemsOf: { get: () => normalized.itemsOf },
+        more: {
+          value:
+            more === undefined
+              ? undefined
+              : (input: { items: readonly unknown[] }) => {
+                  work.items += input.items.length - read;
+                  return counted(more(input as never), input.items.length);
+                },
+        },
+      },
+    ) as Normalized;
+  };
+  return {
+    ...openai,
+    normalize(input, template) {
+      work.items += input.items.length;
+      return counted(openai.normalize(input, template), input.items.length);
+    },
+  };
+}
+
+/** The work of replaying a run of `calls` calls under a policy, with a window of `window` tokens. */
+async function workOf(calls: number, strategy: string, window: number): Promise<Work> {
+  const work: Work = { items: 0, messages: 0 };
+  const { trigger, target } = hookThresholds(window, 0.7, 0.4);
+  const settings: ReplaySettings = {
+    contextWindow: window,
+    compactAt: 0.7,
+    compactTo: 0.4,
+    trigger,
+    target,
+    counter: countingCounter(work),
+    sumsMessages: true,
+    prices: DEFAULT_PRICES,
+    summarizer: null,
+  };
+  const source = { file: 'run.json', adapter: countingAdapter(work), items: runOf(calls), container: null };
+  const run = await replaySource(source, [strategy], settings);
+  expect(run.policies[0]!.calls).toHaveLength(calls);
+  if (strategy !== 'none') expect(run.policies[0]!.compactions.length).toBeGreaterThan(calls / 20);
+  return work;
+}
+
+describe('a replay is linear in the length of the run', () => {
+  it.each([
+    ['none', 1_000_000],
+    ['window', 400],
+  ])('under %s: four times the calls read and count about four times as much', async (strategy, window) => {
+    const short = await workOf(100, strategy, window);
+    const long = await workOf(400, strategy, window);
+    // Quadratic work would be sixteen times as much.
+    expect(long.items / short.items).toBeLessThan(4.5);
+    expect(long.messages / short.messages).toBeLessThan(4.5);
+  });
+});
+
+describe('counting a grown history from its new messages', () => {
+  it('gives the figures counting it whole gives, with the BPE counter, for every policy', async () => {
+    const counter = await createCounter('o200k_base');
+    const items = runOf(60, 100);
+    const replayWith = async (sumsMessages: boolean) => {
+      const { trigger, target } = hookThresholds(8000, 0.7, 0.4);
+      return replaySource(
+        { file: 'run.json', adapter: findFormat('openai') as FormatAdapter, items, container: null },
+        ['none', 'window', 'prune', 'prune,window'],
+        {
+          contextWindow: 8000,
+          compactAt: 0.7,
+          compactTo: 0.4,
+          trigger,
+          target,
+          counter,
+          sumsMessages,
+          prices: { ...DEFAULT_PRICES, minCacheablePrefix: 100 },
+          summarizer: null,
+        },
+      );
+    };
+    const grown = await replayWith(true);
+    expect(grown.policies.map((p) => [p.strategy, p.compactions.length > 0])).toEqual([
+      ['none', false],
+      ['window', true],
+      ['prune', true],
+      ['prune,window', true],
+    ]);
+    expect(grown).toEqual(await replayWith(false));
+  });
+});
