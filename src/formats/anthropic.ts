@@ -1,4 +1,4 @@
-import { EMPTY_CONTENT, joinResultParts, type ResultPart } from '../core/render.js';
+import { EMPTY_CONTENT, filePlaceholder, joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments } from '../core/json/python.js';
@@ -199,13 +199,25 @@ function serverResultOf(block: JsonObject, names: CallNames): ToolResult {
   const errorType = isJsonObject(content) && typeof content.type === 'string' && content.type.endsWith('_error');
   if (block.type === 'mcp_tool_result') return resultOf(block, names);
   const id = block.tool_use_id;
+  const fetched = fetchedFile(content);
   return {
     name: typeof id === 'string' ? (names.get(id) ?? '') : '',
-    text: typeof content === 'string' ? content : renderArguments(content),
+    text: typeof content === 'string' ? content : renderArguments(fetched?.content ?? content),
     error: block.is_error === true || errorType,
     images: 0,
-    files: 0,
+    files: fetched === null ? 0 : 1,
   };
+}
+
+/**
+ * A web fetch result whose document is a file (a PDF as base64, a URL), not text: the content with the document as
+ * its `<file: TITLE>` placeholder, since the model reads the file (billed as one), not its encoding; null otherwise.
+ */
+function fetchedFile(content: JsonValue): { content: JsonObject } | null {
+  if (!isJsonObject(content) || !isJsonObject(content.content)) return null;
+  const document = content.content;
+  if (document.type !== 'document' || !isJsonObject(document.source) || document.source.type === 'text') return null;
+  return { content: { ...content, content: filePlaceholder(documentName(document)) } };
 }
 
 /**

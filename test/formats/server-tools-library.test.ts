@@ -78,3 +78,47 @@ describe('Anthropic server tool results and offloading', () => {
     expect(readdirSync(store)).toEqual([]);
   });
 });
+
+describe('a fetched document among Anthropic server tool results', () => {
+  const fetched = (source: Record<string, unknown>): unknown[] => [
+    { role: 'user', content: 'Summarise the paper.' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'server_tool_use', id: 'srvtoolu_f', name: 'web_fetch', input: { url: 'https://a.example/p.pdf' } },
+        {
+          type: 'web_fetch_tool_result',
+          tool_use_id: 'srvtoolu_f',
+          content: {
+            type: 'web_fetch_result',
+            url: 'https://a.example/p.pdf',
+            content: { type: 'document', source, title: 'Paper', citations: { enabled: true } },
+            retrieved_at: '2026-03-02T09:00:00Z',
+          },
+        },
+      ],
+    },
+  ];
+
+  it('counts a fetched PDF as a file, at its flat cost, not its base64 as text', async () => {
+    const data = 'JVBERi0xLjQK'.repeat(2000);
+    const pdf = await compactMessages(fetched({ type: 'base64', media_type: 'application/pdf', data }), {
+      format: 'anthropic',
+      target: 1e6,
+      tokenizer: 'approx',
+    });
+    expect(pdf.plan.tokensBefore).toBeGreaterThanOrEqual(1000);
+    expect(pdf.plan.tokensBefore).toBeLessThan(1000 + 200);
+  });
+
+  it('counts a fetched page as its text', async () => {
+    const text = 'Page text. '.repeat(400);
+    const page = await compactMessages(fetched({ type: 'text', media_type: 'text/plain', data: text }), {
+      format: 'anthropic',
+      target: 1e6,
+      tokenizer: 'approx',
+    });
+    expect(page.plan.tokensBefore).toBeGreaterThan(text.length / 4);
+    expect(page.plan.tokensBefore).toBeLessThan(text.length / 4 + 200);
+  });
+});
