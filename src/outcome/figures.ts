@@ -145,16 +145,19 @@ export function planTotals(
   removed: () => TokenFigure,
 ): PlanTotals {
   const { plan } = c;
-  const groups = plan.groups.map((g, k) => ({ ...g, tokens: tokens[k] ?? null }));
-  const of = (kind: GroupKind, kept: boolean): Group[] => groups.filter((g) => g.kind === kind && g.kept === kept);
+  const groups = plan.groups;
+  // Indexes, not copies, of the groups: a long file's groups are a list of their own.
+  const where = (test: (g: Group) => boolean): number[] => groups.flatMap((g, k) => (test(g) ? [k] : []));
+  const of = (kind: GroupKind, kept: boolean): number[] => where((g) => g.kind === kind && g.kept === kept);
+  const sum = (at: readonly number[]): number | null => sumTokens(at.map((k) => tokens[k] ?? null));
   const removedFigure = counts.removed === 0 && plan.noteText === null ? null : removed();
   return {
     messagesBefore: counts.before,
     messagesAfter: counts.after,
-    protectedTokens: plan.protectedTokens ?? sumTokens(groups.filter((g) => g.kind === 'system' || g.kind === 'task')),
-    keptTurnTokens: sumTokens(of('turn', true)),
-    keptStepTokens: sumTokens(of('step', true)),
-    keptOtherTokens: sumTokens(of('orphan', true)),
+    protectedTokens: plan.protectedTokens ?? sum(where((g) => g.kind === 'system' || g.kind === 'task')),
+    keptTurnTokens: sum(of('turn', true)),
+    keptStepTokens: sum(of('step', true)),
+    keptOtherTokens: sum(of('orphan', true)),
     noteTokens: note,
     removed: {
       messages: counts.removed,
@@ -168,11 +171,11 @@ export function planTotals(
 }
 
 /** A sum of counts that stays null when any part was not counted. */
-function sumTokens(groups: readonly Group[]): number | null {
+function sumTokens(tokens: readonly (number | null)[]): number | null {
   let total = 0;
-  for (const g of groups) {
-    if (g.tokens === null) return null;
-    total += g.tokens;
+  for (const t of tokens) {
+    if (t === null) return null;
+    total += t;
   }
   return total;
 }
