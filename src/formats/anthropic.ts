@@ -200,13 +200,26 @@ function serverResultOf(block: JsonObject, names: CallNames): ToolResult {
   if (block.type === 'mcp_tool_result') return resultOf(block, names);
   const id = block.tool_use_id;
   const fetched = fetchedFile(content);
+  const sealed = withoutEncrypted(content);
   return {
     name: typeof id === 'string' ? (names.get(id) ?? '') : '',
     text: typeof content === 'string' ? content : renderArguments(fetched?.content ?? content),
     error: block.is_error === true || errorType,
     images: 0,
     files: fetched === null ? 0 : 1,
+    ...(sealed === null ? {} : { described: renderArguments(sealed) }),
   };
+}
+
+/**
+ * Search results with each `encrypted_content` as `<encrypted>`, or null when none has one: what a summary prompt
+ * shows, since only the provider that encrypted them can read them (counting reads them whole).
+ */
+function withoutEncrypted(content: JsonValue): JsonValue[] | null {
+  if (!Array.isArray(content)) return null;
+  const sealed = (part: JsonValue): boolean => isJsonObject(part) && typeof part.encrypted_content === 'string';
+  if (!content.some(sealed)) return null;
+  return content.map((part) => (sealed(part) ? { ...(part as JsonObject), encrypted_content: '<encrypted>' } : part));
 }
 
 /**

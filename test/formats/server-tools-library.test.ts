@@ -4,7 +4,13 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync } from 'node:fs';
+import { renderMessage } from '../../src/core/render.js';
+import { renderForSummary } from '../../src/core/summarize.js';
+import type { Message } from '../../src/core/types.js';
+import { decodeSource } from '../../src/io/source.js';
 import { compactMessages } from '../../src/library/index.js';
+import { compactSource } from '../../src/pipeline/index.js';
+import { createApproxCounter } from '../../src/tokens/approx.js';
 import { tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
@@ -120,5 +126,21 @@ describe('a fetched document among Anthropic server tool results', () => {
     });
     expect(page.plan.tokensBefore).toBeGreaterThan(text.length / 4);
     expect(page.plan.tokensBefore).toBeLessThan(text.length / 4 + 200);
+  });
+});
+
+describe('encrypted server tool results in a summary prompt', () => {
+  it('shows a web search result to the summarizing model without its encrypted content, which no other model reads', () => {
+    const normalized = compactSource(decodeSource(Buffer.from(JSON.stringify({ messages })), 'm.json'), {
+      target: 1e9,
+      counter: createApproxCounter(),
+      format: 'anthropic',
+    }).conversations[0]?.normalized;
+    const results = normalized?.messages[2] as Message;
+    expect(renderForSummary(results)).toBe(
+      '[tool:web_search] [{"encrypted_content": "<encrypted>", "title": "A", "type": "web_search_result", "url": "https://a.example/"}]',
+    );
+    // Counting still reads the whole of it.
+    expect(renderMessage(results).text).toContain(PAGES);
   });
 });
