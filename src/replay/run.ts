@@ -288,7 +288,9 @@ async function replayPolicy(
           removed: done.plan.removed.length,
         });
         noteRemovedUsers(before.normalized, done.plan.removed, was, script, call, gathered);
-        noteLost(done.forgotten, script, call, start, gathered);
+        // Working out what a compaction forgot reads every kept message: only when it may matter.
+        if (mayLoseNeeded(before.normalized, was, done.messages, script, start))
+          noteLost(done.forgotten, script, call, start, gathered);
       }
     }
     const reply = script.replies[call] as Rendered;
@@ -392,6 +394,35 @@ export function previewOf(text: string, units = PREVIEW_UNITS): string {
   if (end > 0) return text.slice(0, end);
   const high = text.charCodeAt(units - 1);
   return text.slice(0, high >= 0xd800 && high <= 0xdbff ? units - 1 : units);
+}
+
+/**
+ * Whether a compaction may have forgotten an identifier a message from `from` on names: some message it did not
+ * hand back as the very items it was read from (removed, pruned or summarized) names one. What it forgot is named
+ * only in such messages, so when none does, nothing it forgot is needed again and what it forgot need not be worked
+ * out (which reads the identifiers of every message it kept).
+ */
+function mayLoseNeeded(
+  before: Normalized,
+  was: readonly unknown[],
+  after: readonly unknown[],
+  script: Script,
+  from: number,
+): boolean {
+  const handedBack = new Set(after);
+  const itemsAt = itemsReader(before.itemsOf);
+  const messages = before.messages;
+  for (let m = 0; m < messages.length; m++) {
+    const own = itemsAt(m);
+    if (own.every((i) => handedBack.has(was[i]))) continue;
+    let needed = false;
+    identifiersOfMessage(messages[m] as Message, (id) => {
+      const at = script.namedAt.get(identifierKey(id));
+      if (at !== undefined && (at[at.length - 1] as number) >= from) needed = true;
+    });
+    if (needed) return true;
+  }
+  return false;
 }
 
 /** Identifiers a compaction forgot that a message from the call's reply on names again. */
