@@ -257,12 +257,27 @@ describe('the figures of a chain', () => {
             before: chain.tokensBefore,
             after: chain.tokensAfter,
           });
-          const text = textFigures((await runSwc(chainArgs, { cwd: dir, stdin: file.bytes })).stdout);
+          const dryRunText = (await runSwc(chainArgs, { cwd: dir, stdin: file.bytes })).stdout;
+          const text = textFigures(dryRunText);
           expect(text).toEqual({
             removed: chain.removed.messages > 0 ? chain.removed.tokens : null,
             pruned: chain.saved?.pruned ?? 0,
             offloaded: chain.saved?.offloaded ?? 0,
           });
+          // The closing line says the same savings as the bar.
+          for (const [verb, saved] of [
+            ['pruned', chain.saved?.pruned],
+            ['offloaded', chain.saved?.offloaded],
+          ] as const) {
+            const phrase = new RegExp(`${verb} [\\d,]+ tool results?[^(;]*\\(([\\d,]+) tokens (saved|added)\\)`).exec(
+              dryRunText.replace(/\n {2}/g, ' '),
+            );
+            // Said when the output keeps a result it replaced, as the plan lists it.
+            expect(phrase !== null).toBe(chain.groups.some((g) => g.kind === verb));
+            if (phrase === null) continue;
+            const n = Number((phrase[1] as string).replace(/,/g, ''));
+            expect(phrase[2] === 'saved' ? n : -n).toBe(saved);
+          }
         },
       ),
       { numRuns: 60 },

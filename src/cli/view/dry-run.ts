@@ -266,7 +266,8 @@ function closingLines(c: ConversationResult, totals: PlanTotals, view: DryRunVie
   const tone: Tone = plan.targetMet ? 'good' : 'bad';
   const inventory = c.outcome.inventory;
   return [
-    emitLine([{ text: first, tone: 'strong' }], width, view.color),
+    // Wrapped, not cut: what pruning and offloading saved comes last and is one of the figures that add up.
+    ...wrapToWidth(first, width, '  ').map((l) => emitLine([{ text: l, tone: 'strong' }], width, view.color)),
     ...summaryRoundLines(c, width, view),
     ...(inventory !== null && plan.changed ? inventoryLines(inventory, view, width) : []),
     ...wrapToWidth(verdict, width, '  ').map((l) => emitLine([{ text: l, tone }], width, view.color)),
@@ -292,13 +293,19 @@ function changedText(c: ConversationResult, r: PlanTotals['removed']): string {
   }
   const pruned = (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0);
   if (pruned > 0) {
-    phrases.push(
-      `pruned ${plural(pruned, 'tool result')} (${formatCount(c.outcome.figures.saved.pruned)} tokens saved)`,
-    );
+    phrases.push(`pruned ${plural(pruned, 'tool result')} (${savedText(c.outcome.figures.saved.pruned)})`);
   }
   const offloaded = (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0);
-  if (offloaded > 0) phrases.push(`offloaded ${plural(offloaded, 'tool result')} to the store`);
+  if (offloaded > 0)
+    phrases.push(
+      `offloaded ${plural(offloaded, 'tool result')} to the store (${savedText(c.outcome.figures.saved.offloaded)})`,
+    );
   return phrases.length === 0 ? 'nothing removed' : phrases.join('; ');
+}
+
+/** `900 tokens saved`; `12 tokens added` where replacements are longer than what they replace. */
+function savedText(tokens: number): string {
+  return tokens >= 0 ? `${formatCount(tokens)} tokens saved` : `${formatCount(-tokens)} tokens added`;
 }
 
 /** `a`, `a and b`, `a, b and c`. */
