@@ -147,3 +147,48 @@ describe('counting a grown history from its new messages', () => {
     expect(grown).toEqual(await replayWith(false));
   });
 });
+
+describe('what a compaction lost that a later message needs', () => {
+  /** Tool results each naming one file; the last task names two of them again, one of which the first task names. */
+  function runNaming(): unknown[] {
+    const items: unknown[] = [
+      { role: 'system', content: 'You are a careful agent.' },
+      { role: 'user', content: 'Read the modules, starting with /srv/lib/m2.py.' },
+    ];
+    for (let c = 0; c < 12; c++) {
+      const id = `call_${c}`;
+      items.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+      });
+      items.push({ role: 'tool', tool_call_id: id, content: `/srv/lib/m${c}.py holds ${'x = 1\n'.repeat(100)}` });
+    }
+    items.push({ role: 'user', content: 'Fix /srv/lib/m0.py and /srv/lib/m2.py.' });
+    items.push({ role: 'assistant', content: 'Done.' });
+    return items;
+  }
+
+  it.each(['prune', 'window'])('is listed under %s, and what a kept message still names is not', async (strategy) => {
+    const counter = await createCounter('approx');
+    const { trigger, target } = hookThresholds(1500, 0.7, 0.4);
+    const run = await replaySource(
+      { file: 'run.json', adapter: findFormat('openai') as FormatAdapter, items: runNaming(), container: null },
+      [strategy],
+      {
+        contextWindow: 1500,
+        compactAt: 0.7,
+        compactTo: 0.4,
+        trigger,
+        target,
+        counter,
+        prices: DEFAULT_PRICES,
+        minTokens: 50,
+        summarizer: null,
+      },
+    );
+    const lost = run.policies[0]!.lost;
+    expect(run.policies[0]!.compactions.length).toBeGreaterThan(0);
+    expect(lost.map((l) => [l.identifier, l.neededAt])).toEqual([['/srv/lib/m0.py', 26]]);
+  });
+});
