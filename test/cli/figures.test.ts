@@ -223,13 +223,14 @@ describe('the figures of a chain', () => {
         // Standard input of one line reads as a JSON document, not as JSONL.
         transcriptFileArb([openaiCodec, haystackCodec]).filter((f) => f.framing === 'json' || f.items.length > 1),
         fc.double({ min: 0.05, max: 0.9, noNaN: true }),
-        fc.constantFrom('prune,window', 'offload,window', 'window'),
+        fc.constantFrom('prune,window', 'offload,window', 'window', 'window,prune'),
         async (file, share, strategy) => {
           const dir = tempDir();
           const target = String(Math.max(1, Math.floor(countWhole(file.text, file.name) * share)));
           const settings = {
             window: [],
             'prune,window': ['--min-tokens', '0', '--placeholder', '-'],
+            'window,prune': ['--min-tokens', '0', '--placeholder', '-'],
             'offload,window': ['--offload-dir', path.join(dir, 'store'), '--offload-over', '1'],
           }[strategy] as string[];
           const base = ['compact', '-', '-t', target, '--tokenizer', 'approx', '--dry-run'];
@@ -282,5 +283,5 @@ describe('the figures of a chain', () => {
       ),
       { numRuns: 60 },
     );
-  });
+  }, 180_000);
 });

@@ -51,5 +51,5 @@ describe("the library's figures of a chain", () => {
       }),
       { numRuns: 150 },
     );
-  });
+  }, 120_000);
 });
