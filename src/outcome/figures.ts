@@ -50,7 +50,8 @@ export function tokenFigures(
   const noteTokens = note ?? 0;
   const asRead = c.input ?? c.normalized.messages;
   const decided = c.normalized.messages;
-  const output = outputMessages(c);
+  // Without a replaced message the output as read is the output: nothing is listed or counted again.
+  const output = asRead === decided ? [] : outputMessages(c);
   const replaced = output.flatMap((o) => ('input' in o && asRead[o.input] !== decided[o.input] ? [o.input] : []));
   let saved: Saved = { pruned: 0, offloaded: 0 };
   let keptAsRead = after;
