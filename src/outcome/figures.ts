@@ -3,7 +3,7 @@ import { lazyList } from '../core/lazy-list.js';
 import { noteMessage } from '../core/note.js';
 import { renderMessage, textContent } from '../core/render.js';
 import type { Message, Rendered, TokenCounter } from '../core/types.js';
-import type { MessageCounts, Miss, Planned, PlanTotals, TokenFigure } from './outcome.js';
+import type { MessageCounts, Miss, Planned, PlanTotals, TokenFigure } from './types.js';
 
 /**
  * The token figures of one conversation, each in the input's terms, worked out once so every output (the dry run's
