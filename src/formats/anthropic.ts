@@ -387,32 +387,7 @@ export const anthropic: FormatAdapter = {
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
     builder.instructions(input.container === null ? [] : instructionTexts(own(input.container, 'system')));
-    const names = new Map<string, string>();
-    input.items.forEach((raw, k) => {
-      const item = checkMessage(input, k, raw);
-      collectCallNames(item, names);
-      const asTool = carriesToolResults(item);
-      // `makeNote` writes `{role, content}` with a string content.
-      const noteShaped = typeof own(item, 'content') === 'string' && hasOnlyKeys(item, ['role', 'content']);
-      const marks =
-        own(item, 'role') === 'user' && !asTool
-          ? noteMarks(plainText(own(item, 'content')), noteTemplate, noteShaped)
-          : {};
-      builder.add({
-        role: asTool ? 'tool' : (own(item, 'role') as 'user' | 'assistant' | 'system'),
-        ...marks,
-        content: () => anthropicContent(itemValue(input, k), asTool, names),
-        items: [k],
-      });
-      if (holdsServerResults(item))
-        builder.add({
-          role: 'tool',
-          fixed: true,
-          content: () => ({ ...EMPTY_CONTENT, results: serverResults(itemValue(input, k), names) }),
-          items: [],
-        });
-    });
-    return builder.finish();
+    return normalizedFrom(input, noteTemplate, builder, new Map<string, string>(), 0);
   },
   makeNote({ text }) {
     return { role: 'user', content: text };
@@ -435,4 +410,49 @@ export function toolResultSlots(raw: string, message: Span | undefined): ResultS
 /** A pruned user message: each `tool_result` block's `content` becomes its placeholder. */
 function writePrunedAnthropic(request: PruneWrite): ReadonlyMap<number, string> {
   return writeResults(request, toolResultSlots);
+}
+
+/**
+ * The items of `input` from `from` on added to `builder`, the items before them read already with `names` the names
+ * of their calls; with a continuation for a longer input (`Normalized.more`). A result's content looks its call's
+ * name up when read, in the names of every item read by then, as a whole normalization's does.
+ */
+function normalizedFrom(
+  input: ConversationInput,
+  noteTemplate: string | null,
+  builder: ConversationBuilder,
+  names: Map<string, string>,
+  from: number,
+): Normalized {
+  const items = input.items;
+  const add = (raw: unknown, k: number): void => {
+    const item = checkMessage(input, k, raw);
+    collectCallNames(item, names);
+    const asTool = carriesToolResults(item);
+    // `makeNote` writes `{role, content}` with a string content.
+    const noteShaped = typeof own(item, 'content') === 'string' && hasOnlyKeys(item, ['role', 'content']);
+    const marks =
+      own(item, 'role') === 'user' && !asTool
+        ? noteMarks(plainText(own(item, 'content')), noteTemplate, noteShaped)
+        : {};
+    builder.add({
+      role: asTool ? 'tool' : (own(item, 'role') as 'user' | 'assistant' | 'system'),
+      ...marks,
+      content: () => anthropicContent(itemValue(input, k), asTool, names),
+      items: [k],
+    });
+    if (holdsServerResults(item))
+      builder.add({
+        role: 'tool',
+        fixed: true,
+        content: () => ({ ...EMPTY_CONTENT, results: serverResults(itemValue(input, k), names) }),
+        items: [],
+      });
+  };
+  // Iterated as a whole normalization always was (a hole in a sparse array is no message); a continuation from its
+  // first new item, skipping holes the same way.
+  if (from === 0) items.forEach(add);
+  else for (let k = from; k < items.length; k++) if (k in items) add(items[k], k);
+  const read = items.length;
+  return builder.grown((next) => normalizedFrom(next, noteTemplate, builder, names, read));
 }

@@ -1,5 +1,5 @@
 import type { Content, Message, Role } from '../core/types.js';
-import { isRecord, own, type Normalized } from './types.js';
+import { isRecord, own, type ConversationInput, type Normalized } from './types.js';
 
 /**
  * Builds a normalized conversation for formats whose messages do not map one to one onto items:
@@ -48,16 +48,60 @@ export class ConversationBuilder {
 
   /** The conversation; each message weighs as many items as it stands for (instructions weigh nothing). */
   finish(): Normalized {
-    const messages: Message[] = this.entries.map((e) => ({
-      role: e.role,
-      compaction: e.compaction,
-      ...(e.exactNote === true ? { exactNote: true } : {}),
-      ...(e.fixed === true ? { fixed: true } : {}),
-      content: e.content,
-      weight: e.items.length === 1 ? undefined : e.items.length,
-    }));
+    const messages: Message[] = this.entries.map(messageOf);
     return { messages, itemsOf: this.entries.map((e) => e.items), pinned: this.pinned };
   }
+
+  private readonly grownMessages: Message[] = [];
+  private readonly grownItems: number[][] = [];
+
+  /**
+   * As `finish`, for a normalization that goes on (`Normalized.more`, made by `continueWith` when called): only the
+   * entries added since the last call are made messages, and the lists are handed over as they are until a
+   * continuation grows them (then copied once, as OpenAI chat's are). Only for formats that never `attach` (an
+   * attached item would change a message made already).
+   */
+  grown(continueWith: (input: ConversationInput) => Normalized): Normalized {
+    const messages = this.grownMessages;
+    const itemsOf = this.grownItems;
+    for (let k = messages.length; k < this.entries.length; k++) {
+      const entry = this.entries[k] as Entry;
+      messages.push(messageOf(entry));
+      itemsOf.push(entry.items);
+    }
+    const n = messages.length;
+    const pinned = this.pinned;
+    let continued = false;
+    let own: { messages: Message[]; itemsOf: number[][] } | null = null;
+    const mine = (): { messages: Message[]; itemsOf: number[][] } =>
+      continued ? (own ??= { messages: messages.slice(0, n), itemsOf: itemsOf.slice(0, n) }) : { messages, itemsOf };
+    return {
+      get messages(): Message[] {
+        return mine().messages;
+      },
+      get itemsOf(): number[][] {
+        return mine().itemsOf;
+      },
+      pinned,
+      more(next) {
+        if (continued) throw new Error('a normalization is continued once');
+        continued = true;
+        return continueWith(next);
+      },
+    };
+  }
+}
+
+/** An entry as a message, weighing as many items as it stands for. */
+function messageOf(e: Entry): Message {
+  return {
+    role: e.role,
+    compaction: e.compaction,
+    ...(e.exactNote === true ? { exactNote: true } : {}),
+    ...(e.fixed === true ? { fixed: true } : {}),
+    content: e.content,
+    weight: e.items.length === 1 ? undefined : e.items.length,
+  };
 }
 
 /**

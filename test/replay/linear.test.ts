@@ -49,9 +49,34 @@ function countingCounter(work: Work, rate = 10, overhead = 3): TokenCounter {
   };
 }
 
-/** The OpenAI chat adapter, counting the items each normalization (whole, or continued) reads. */
-function countingAdapter(work: Work): FormatAdapter {
-  const openai = findFormat('openai') as FormatAdapter;
+/** The same run as `runOf`, as Anthropic messages: tool calls as `tool_use` blocks, results as `tool_result` ones. */
+function anthropicRunOf(calls: number, lines = 20): unknown[] {
+  const items: unknown[] = [{ role: 'user', content: 'Fix the failing test in src/app.py.' }];
+  for (let c = 0; c < calls; c++) {
+    const id = `toolu_${c}`;
+    items.push({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: `Step ${c}: reading the next file.` },
+        { type: 'tool_use', id, name: 'read_file', input: { path: `src/m${c}.py` } },
+      ],
+    });
+    const result = {
+      type: 'tool_result',
+      tool_use_id: id,
+      content: `contents of src/m${c}.py: ${'x = 1\n'.repeat(lines)}`,
+    };
+    items.push({
+      role: 'user',
+      content: c % 10 === 9 ? [result, { type: 'text', text: `Now look at module ${c}.` }] : [result],
+    });
+  }
+  return items;
+}
+
+/** A format's adapter (OpenAI chat unless named), counting the items each normalization (whole, or continued) reads. */
+function countingAdapter(work: Work, format = 'openai'): FormatAdapter {
+  const openai = findFormat(format) as FormatAdapter;
   const counted = (normalized: Normalized, read: number): Normalized => {
     const more = normalized.more;
     return Object.defineProperties(
@@ -81,7 +106,7 @@ function countingAdapter(work: Work): FormatAdapter {
 }
 
 /** The work of replaying a run of `calls` calls under a policy, with a window of `window` tokens. */
-async function workOf(calls: number, strategy: string, window: number): Promise<Work> {
+async function workOf(calls: number, strategy: string, window: number, format = 'openai'): Promise<Work> {
   const work: Work = { items: 0, messages: 0 };
   const { trigger, target } = hookThresholds(window, 0.7, 0.4);
   const settings: ReplaySettings = {
@@ -95,7 +120,8 @@ async function workOf(calls: number, strategy: string, window: number): Promise<
     prices: DEFAULT_PRICES,
     summarizer: null,
   };
-  const source = { file: 'run.json', adapter: countingAdapter(work), items: runOf(calls), container: null };
+  const items = format === 'anthropic' ? anthropicRunOf(calls) : runOf(calls);
+  const source = { file: 'run.json', adapter: countingAdapter(work, format), items, container: null };
   const run = await replaySource(source, [strategy], settings);
   expect(run.policies[0]!.calls).toHaveLength(calls);
   if (strategy !== 'none') expect(run.policies[0]!.compactions.length).toBeGreaterThan(calls / 20);
@@ -104,15 +130,20 @@ async function workOf(calls: number, strategy: string, window: number): Promise<
 
 describe('a replay is linear in the length of the run', () => {
   it.each([
-    ['none', 1_000_000],
-    ['window', 400],
-  ])('under %s: four times the calls read and count about four times as much', async (strategy, window) => {
-    const short = await workOf(100, strategy, window);
-    const long = await workOf(400, strategy, window);
-    // Quadratic work would be sixteen times as much.
-    expect(long.items / short.items).toBeLessThan(4.5);
-    expect(long.messages / short.messages).toBeLessThan(4.5);
-  });
+    ['none', 1_000_000, 'openai'],
+    ['window', 400, 'openai'],
+    ['none', 1_000_000, 'anthropic'],
+    ['window', 400, 'anthropic'],
+  ])(
+    'under %s with a window of %d, in %s: four times the calls read and count about four times as much',
+    async (strategy, window, format) => {
+      const short = await workOf(100, strategy, window, format);
+      const long = await workOf(400, strategy, window, format);
+      // Quadratic work would be sixteen times as much.
+      expect(long.items / short.items).toBeLessThan(4.5);
+      expect(long.messages / short.messages).toBeLessThan(4.5);
+    },
+  );
 });
 
 describe('counting a grown history from its new messages', () => {
