@@ -7,7 +7,7 @@
  * The files hold summaries of transcripts, so the folder is private to the user (0700, files 0600).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chatCompletionsUrl } from './endpoint.js';
@@ -98,9 +98,23 @@ async function readEntry(file: string, key: string): Promise<string | undefined>
     : undefined;
 }
 
-/** Makes the private folder and its CACHEDIR.TAG (a tag already there is left as it is). */
+/**
+ * Whether a path in the cache is a symbolic link. The cache never reads or writes through one: a settings file's
+ * `cacheDir` is confined to its repository, and a link planted inside it (a cloned repository's `summaries` folder
+ * pointing elsewhere) must not send summaries of the user's transcripts out, nor serve entries from there.
+ */
+async function isLink(file: string): Promise<boolean> {
+  try {
+    return (await lstat(file)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Makes the private folder and its CACHEDIR.TAG (a tag already there is left as it is); refuses a linked folder. */
 async function prepareFolder(folder: string): Promise<void> {
   await mkdir(folder, { recursive: true, mode: 0o700 });
+  if (await isLink(folder)) throw new Error(`${folder} is a symbolic link: the cache never writes through one`);
   await writeFile(path.join(folder, 'CACHEDIR.TAG'), CACHEDIR_TAG, { flag: 'wx', mode: 0o600 }).catch(() => undefined);
 }
 
@@ -149,7 +163,9 @@ export function withCache(summarizer: Summarizer, options: CacheOptions): Cached
     }
     const file = path.join(folder, `${key}.json`);
     const call = (async (): Promise<SummaryReply> => {
-      const text = await readEntry(file, key);
+      // Through a link, an entry is a miss (and is not written: `prepare` refuses the folder).
+      const linked = (await isLink(folder)) || (await isLink(file));
+      const text = linked ? undefined : await readEntry(file, key);
       if (text !== undefined) {
         hits += 1;
         return { text, cached: true };
