@@ -1,8 +1,9 @@
 import {
   IDENTIFIER_KINDS,
   identifierKey,
-  identifiersOfMessage,
+  identifiersOfText,
   forEachIdentifier,
+  forEachIdentifierText,
   type Identifier,
   type IdentifierKind,
 } from '../core/identifiers/index.js';
@@ -53,12 +54,14 @@ export interface InventoryInput {
 export function inventoryOf(input: InventoryInput): Inventory {
   const kept = new Set<string>();
   const keep = (id: Identifier): void => {
-    kept.add(identifierKey(id));
-    // A kept path names every shorter path it holds: with `/testbed/src/pkg/fields.py` kept, `fields.py` and
-    // `src/pkg` are not forgotten.
-    if (id.kind === 'path') for (const run of segmentRuns(id.value)) kept.add(identifierKey({ ...id, value: run }));
+    for (const key of keptKeys(id)) kept.add(key);
   };
-  for (const m of input.kept) identifiersOfMessage(input.decided[m] as Message, keep);
+  const memo = textMemo();
+  for (const m of input.kept) {
+    forEachIdentifierText(input.decided[m] as Message, (text, isArguments) => {
+      for (const key of memo.of(text, isArguments).keptKeys()) kept.add(key);
+    });
+  }
   for (const text of input.added) if (text !== null) forEachIdentifier(text, keep);
   const listed = new Set<string>();
   const collect = (messages: readonly number[]): LocatedIdentifier[] => {
@@ -66,11 +69,14 @@ export function inventoryOf(input: InventoryInput): Inventory {
     for (const m of [...messages].sort((a, b) => a - b)) {
       const message = input.original[m];
       if (message === undefined) continue;
-      identifiersOfMessage(message, (id) => {
-        const key = identifierKey(id);
-        if (kept.has(key) || listed.has(key)) return;
-        listed.add(key);
-        out.push({ kind: id.kind, value: id.value, message: input.positionOf(m) });
+      forEachIdentifierText(message, (text, isArguments) => {
+        const { ids, keys } = memo.of(text, isArguments);
+        ids.forEach((id, k) => {
+          const key = keys[k] as string;
+          if (kept.has(key) || listed.has(key)) return;
+          listed.add(key);
+          out.push({ kind: id.kind, value: id.value, message: input.positionOf(m) });
+        });
       });
     }
     return out;
@@ -79,6 +85,72 @@ export function inventoryOf(input: InventoryInput): Inventory {
   const recoverable = collect(input.offloaded);
   const forgotten = collect([...input.removed, ...input.replaced]);
   return { forgotten, recoverable };
+}
+
+/** The keys a kept identifier keeps known: its own, and for a path every shorter path it holds. */
+function keptKeys(id: Identifier): string[] {
+  const keys = [identifierKey(id)];
+  // A kept path names every shorter path it holds: with `/testbed/src/pkg/fields.py` kept, `fields.py` and `src/pkg`
+  // are not forgotten.
+  if (id.kind === 'path') for (const run of segmentRuns(id.value)) keys.push(identifierKey({ ...id, value: run }));
+  return keys;
+}
+
+/** One text's identifiers as met (each as often as met), their keys, and (worked out once) the keys it keeps known. */
+class TextIdentifiers {
+  readonly ids: Identifier[] = [];
+  readonly keys: string[] = [];
+  private kept: string[] | undefined;
+
+  constructor(text: string, isArguments: boolean) {
+    identifiersOfText(text, isArguments, (id) => {
+      this.ids.push(id);
+      this.keys.push(identifierKey(id));
+    });
+  }
+
+  keptKeys(): readonly string[] {
+    this.kept ??= this.ids.flatMap(keptKeys);
+    return this.kept;
+  }
+}
+
+/**
+ * The identifiers of each text read, remembered from one inventory to the next: a warm compactor (a replay compacts
+ * at most calls of a long run) keeps nearly all it kept last time, and extracting every message's identifiers again
+ * at each compaction made a replay's inventories quadratic in its length. A text is remembered while one of the last
+ * two inventories read it, and the memo is held weakly between inventories, so nothing is pinned in memory once
+ * compactions stop (a collection may empty it; it is then filled again).
+ */
+class TextMemo {
+  private readonly current = [new Map<string, TextIdentifiers>(), new Map<string, TextIdentifiers>()] as const;
+  private previous: readonly [Map<string, TextIdentifiers>, Map<string, TextIdentifiers>] | null = null;
+
+  /** The memo of the next inventory: what this one did not read is forgotten. */
+  next(): TextMemo {
+    const memo = new TextMemo();
+    memo.previous = this.current[0].size + this.current[1].size > 0 ? this.current : this.previous;
+    return memo;
+  }
+
+  /** The identifiers of one text of a message (`isArguments`: a tool call's arguments). */
+  of(text: string, isArguments: boolean): TextIdentifiers {
+    const side = isArguments ? 1 : 0;
+    const current = this.current[side];
+    let found = current.get(text) ?? this.previous?.[side].get(text);
+    if (found === undefined) found = new TextIdentifiers(text, isArguments);
+    current.set(text, found);
+    return found;
+  }
+}
+
+let lastMemo: WeakRef<TextMemo> | undefined;
+
+/** The memo for one inventory, carrying what the last one read (unless a collection took it). */
+function textMemo(): TextMemo {
+  const memo = lastMemo?.deref()?.next() ?? new TextMemo();
+  lastMemo = new WeakRef(memo);
+  return memo;
 }
 
 /** Every run of whole segments of a POSIX path (`a/b/c`: `a`, `a/b`, `b`, `b/c`, `c`, …), bounded for very deep ones. */

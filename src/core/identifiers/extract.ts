@@ -575,10 +575,26 @@ function openingUnderscores(text: string, start: number, end: number): number {
  * Tool names are not identifiers (they stay with the tool schemas).
  */
 export function identifiersOfMessage(message: Message, visit: (id: Identifier) => void): void {
+  forEachIdentifierText(message, (text, isArguments) => identifiersOfText(text, isArguments, visit));
+}
+
+/**
+ * Each text of a message that `identifiersOfMessage` reads, in its order: a message's identifiers are those of its
+ * texts, so a caller may remember each text's (a text is read the same wherever it comes from).
+ * @param message the message
+ * @param visit called with each text, and whether it is a tool call's arguments (read as JSON text)
+ */
+export function forEachIdentifierText(message: Message, visit: (text: string, isArguments: boolean) => void): void {
   const content = contentOf(message);
-  for (const text of content.texts) forEachIdentifier(text, visit);
+  for (const text of content.texts) visit(text, false);
+  for (const call of content.toolCalls) visit(call.arguments, true);
+  for (const result of content.results) visit(result.text, false);
+  for (const file of content.files) if (file !== null) visit(file, false);
+}
+
+/** Calls `visit` for every identifier of one text of a message (`isArguments`: a tool call's arguments). */
+export function identifiersOfText(text: string, isArguments: boolean, visit: (id: Identifier) => void): void {
   // Arguments are JSON text (ASCII, as Python writes it): `src/caf\u00e9.ts` is read as `src/café.ts`.
-  for (const call of content.toolCalls) scan(unescapeJson(call.arguments), visit);
-  for (const result of content.results) forEachIdentifier(result.text, visit);
-  for (const file of content.files) if (file !== null) forEachIdentifier(file, visit);
+  if (isArguments) scan(unescapeJson(text), visit);
+  else forEachIdentifier(text, visit);
 }
