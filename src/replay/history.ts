@@ -1,6 +1,7 @@
 import { renderMessage } from '../core/render.js';
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { itemsReader, type ConversationInput, type Normalized } from '../formats/types.js';
+import type { PrefixSums } from '../tokens/approx.js';
 
 /**
  * A policy's history from call to call, kept so that a call costs what its new messages cost. Between two calls the
@@ -36,6 +37,11 @@ export interface HistoryReading {
    * the new ones. True of the BPE counters (src/tokens/bpe.ts); not of `approx`, whose one division rounds the whole.
    */
   readonly sumsMessages: boolean;
+  /**
+   * Set for a counter whose count of a group is a function of sums over its messages (`approx`): a grown list's
+   * count, and any prefix's, is then worked out from running sums.
+   */
+  readonly prefixSums?: PrefixSums;
 }
 
 /**
@@ -75,6 +81,8 @@ export class History {
   /** The last look, while `items` has only grown since (null when it must be read whole). */
   private last: { readonly normalized: Normalized; readonly rendered: Rendered[]; readonly tokens: number } | null =
     null;
+  /** With `prefixSums`: the total length and flat cost of the first k messages of the last look, at index k. */
+  private readonly sums = { chars: [0], flat: [0] };
 
   /**
    * @param items the messages before the first call
@@ -111,7 +119,7 @@ export class History {
     if (last === null || more === undefined) {
       const normalized = this.reading.normalize(this.reading.inputOf(items));
       const rendered = this.renders.render(normalized, items);
-      const tokens = this.measure(rendered);
+      const tokens = this.reading.prefixSums === undefined ? this.measure(rendered) : this.summed(rendered, 0);
       this.last = { normalized, rendered, tokens };
       return { normalized, rendered, tokens, unchanged: 0 };
     }
@@ -120,7 +128,10 @@ export class History {
     const from = last.rendered.length;
     const rendered = last.rendered;
     for (const r of this.renders.render(normalized, items, from)) rendered.push(r);
-    const tokens = this.grownCount(rendered, from, last.tokens);
+    const tokens =
+      this.reading.prefixSums === undefined
+        ? this.grownCount(rendered, from, last.tokens)
+        : this.summed(rendered, from);
     this.last = { normalized, rendered, tokens };
     return { normalized, rendered, tokens, unchanged: from };
   }
@@ -132,9 +143,28 @@ export class History {
   prefixTokens(look: Look, before: number, n: number): number {
     if (n === look.rendered.length) return look.tokens;
     if (n === look.unchanged && n > 0) return before;
+    const sums = this.reading.prefixSums;
+    // The sums are the last look's, which is the one asked about (a later look only appends to them).
+    if (sums !== undefined && look.rendered === this.last?.rendered)
+      return sums.countOf(this.sums.chars[n] as number, this.sums.flat[n] as number, n);
     if (this.reading.sumsMessages && look.unchanged > 0 && n > look.unchanged)
       return this.grownCount(look.rendered, look.unchanged, before, n);
     return this.measure(look.rendered.slice(0, n));
+  }
+
+  /** The count of the whole of `rendered` from the running sums, carried on from message `from` (kept up to there). */
+  private summed(rendered: readonly Rendered[], from: number): number {
+    const sums = this.reading.prefixSums as PrefixSums;
+    const { chars, flat } = this.sums;
+    chars.length = from + 1;
+    flat.length = from + 1;
+    for (let k = from; k < rendered.length; k++) {
+      const r = rendered[k] as Rendered;
+      chars.push((chars[k] as number) + sums.lengthOf(r));
+      flat.push((flat[k] as number) + sums.flatOf(r));
+    }
+    const n = rendered.length;
+    return sums.countOf(chars[n] as number, flat[n] as number, n);
   }
 
   /** A group's count; an empty group counts 0. */

@@ -9,6 +9,7 @@ import { itemsReader, type ConversationInput, type FormatAdapter, type Normalize
 import { createCompactor } from '../library/compactor.js';
 import type { Compactor } from '../library/types.js';
 import { INSTRUCTION_KEYS } from '../settings/library.js';
+import { prefixSumsOf } from '../tokens/approx.js';
 import { prefixCache } from './cache.js';
 import { History, type Look } from './history.js';
 import { policyFigures } from './figures.js';
@@ -265,6 +266,7 @@ async function replayPolicy(
     normalize: (input) => source.adapter.normalize(input, template),
     counter: settings.counter,
     sumsMessages: settings.sumsMessages === true,
+    prefixSums: prefixSumsOf(settings.counter),
   });
   let previous: Previous | null = null;
   for (let call = 0; call < starts.length; call++) {

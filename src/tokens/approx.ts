@@ -44,7 +44,7 @@ export function createApproxCounter(options: CounterOptions = {}): TokenCounter 
     }
     return n;
   };
-  return {
+  const counter: TokenCounter & CounterWithSettings = {
     name: counterName('approx', settings),
     settings,
     measure(messages, limit) {
@@ -76,4 +76,31 @@ export function createApproxCounter(options: CounterOptions = {}): TokenCounter 
       return tokensOf(chars) + flat;
     },
   };
+  SUMS.set(counter, {
+    lengthOf,
+    flatOf: (r) => r.images * tokensPerImage + r.files * tokensPerFile,
+    countOf: (chars, flat, n) => (n === 0 ? 0 : tokensOf(chars + n - 1) + flat),
+  });
+  return counter;
+}
+
+/**
+ * An approx counter's count of a group, from sums over its messages: the group's count is a function of its
+ * messages' total length, total flat cost and number, so a list's prefixes are counted from running sums (a replay
+ * grows its history a message at a time and asks for its prefixes' counts).
+ */
+export interface PrefixSums {
+  /** A message's text length in code points. */
+  lengthOf(r: Rendered): number;
+  /** A message's flat cost (its images and files). */
+  flatOf(r: Rendered): number;
+  /** The count of `n` messages of total length `chars` and total flat cost `flat`: `measure` of them. */
+  countOf(chars: number, flat: number, n: number): number;
+}
+
+const SUMS = new WeakMap<TokenCounter, PrefixSums>();
+
+/** The prefix sums of a counter made by `createApproxCounter`; undefined for any other counter. */
+export function prefixSumsOf(counter: TokenCounter): PrefixSums | undefined {
+  return SUMS.get(counter);
 }

@@ -4,13 +4,15 @@
  * timed: the work is counted. And counting a grown history from its new messages gives the very figures counting it
  * whole gives.
  */
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
+import fc from 'fast-check';
 import { hookThresholds } from '../../src/core/hook.js';
 import type { Rendered, TokenCounter } from '../../src/core/types.js';
 import { findFormat } from '../../src/formats/registry.js';
 import type { FormatAdapter, Normalized } from '../../src/formats/types.js';
 import { DEFAULT_PRICES } from '../../src/replay/prices.js';
 import { replaySource, type ReplaySettings } from '../../src/replay/run.js';
+import { prefixSumsOf } from '../../src/tokens/approx.js';
 import { createCounter } from '../../src/tokens/index.js';
 
 /** An OpenAI chat run of `calls` LLM calls: a task, then tool steps, a new task every tenth call. */
@@ -221,5 +223,72 @@ describe('what a compaction lost that a later message needs', () => {
     const lost = run.policies[0]!.lost;
     expect(run.policies[0]!.compactions.length).toBeGreaterThan(0);
     expect(lost.map((l) => [l.identifier, l.neededAt])).toEqual([['/srv/lib/m0.py', 26]]);
+  });
+});
+
+describe('an approx count of a grown history', () => {
+  /** The replay of a run of `calls` calls with an approx counter (or a wrapper of it), and what it was asked to count. */
+  async function approxReplay(calls: number, strategies: string[], wrapped = false) {
+    const approx = await createCounter('approx');
+    let messages = 0;
+    const measure = approx.measure.bind(approx);
+    // Spied on in place: the counter stays the one the replay recognises as approx.
+    jest.spyOn(approx, 'measure').mockImplementation((list, limit) => {
+      messages += list.length;
+      return measure(list, limit);
+    });
+    const counter: TokenCounter = wrapped
+      ? { name: approx.name, measure: (list, limit) => approx.measure(list, limit) }
+      : approx;
+    const { trigger, target } = hookThresholds(4000, 0.7, 0.4);
+    const run = await replaySource(
+      { file: 'run.json', adapter: findFormat('openai') as FormatAdapter, items: runOf(calls), container: null },
+      strategies,
+      {
+        contextWindow: 4000,
+        compactAt: 0.7,
+        compactTo: 0.4,
+        trigger,
+        target,
+        counter,
+        prices: { ...DEFAULT_PRICES, minCacheablePrefix: 100 },
+        minTokens: 20,
+        summarizer: null,
+      },
+    );
+    return { run, messages };
+  }
+
+  it('is worked out from running sums: four times the calls count about four times as many messages', async () => {
+    const short = await approxReplay(100, ['none']);
+    const long = await approxReplay(400, ['none']);
+    expect(long.messages / short.messages).toBeLessThan(4.5);
+  });
+
+  it('gives the figures counting it whole gives, for every policy', async () => {
+    const strategies = ['none', 'window', 'prune', 'prune,window'];
+    const summed = await approxReplay(80, strategies);
+    expect(summed.run.policies.every((p) => p.strategy === 'none' || p.compactions.length > 0)).toBe(true);
+    expect(summed.run).toEqual((await approxReplay(80, strategies, true)).run);
+  });
+});
+
+describe("an approx counter's prefix sums", () => {
+  it("give every list's count as measuring it does, for any texts, images, files and rate", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ text: fc.string({ unit: 'grapheme' }), images: fc.nat(3), files: fc.nat(2) }), {
+          maxLength: 12,
+        }),
+        fc.constantFrom(1, 3, 3.5, 4, 7.25),
+        async (list, charsPerToken) => {
+          const counter = await createCounter('approx', { charsPerToken });
+          const sums = prefixSumsOf(counter)!;
+          const chars = list.reduce((n, r) => n + sums.lengthOf(r), 0);
+          const flat = list.reduce((n, r) => n + sums.flatOf(r), 0);
+          expect(sums.countOf(chars, flat, list.length)).toBe(counter.measure(list));
+        },
+      ),
+    );
   });
 });
