@@ -420,23 +420,34 @@ runRows([replayRow, replayCompactRow], REPLAY_RUNS);
 const replayRatio = `| (8)/(8′) replay of ${REPLAY_CALLS.toLocaleString('en-US')} calls under four policies ÷ one cold compaction | ${replayLabel} | ${ratio(wallOf(replayRow), wallOf(replayCompactRow))} (${((wallOf(replayRow) * 1000) / (REPLAY_CALLS * REPLAY_POLICIES.length)).toFixed(2)} ms a call and policy) |`;
 process.stderr.write(`  ${replayRatio}\n`);
 
-// `swc replay --strategy none` at 1,000 and at 8,000 calls: with no compaction the history only grows, so a replay
-// that read it whole at every call would take 64 times as long for 8 times the calls; a linear one about 8 times.
-// The 8,000-call run is cut from a corpus of 20,000 messages (about 10,800 assistant messages).
+// `swc replay` under `none`, `window` and `prune` at 1,000 and at 8,000 calls: with no compaction the history only
+// grows, so a replay that read it whole at every call would take 64 times as long for 8 times the calls; a linear
+// one about 8 times. `window` compacts now and then, `prune` alone at most calls (it never gets under the trigger):
+// their compactions read what they compact, the rest of the replay should still be linear. The 8,000-call run is
+// cut from a corpus of 20,000 messages (about 10,800 assistant messages). `prune` runs once (it is the slow one).
 const LINEAR_CALLS = [1_000, 8_000] as const;
+const LINEAR_POLICIES = ['none', 'window', 'prune'] as const;
 const linearCorpus = await corpus('chat-20mb', 20 * MB, 20_000);
-const linearRows = LINEAR_CALLS.map((calls) => {
-  const run = runOfCalls(linearCorpus, calls);
-  return row(
-    `(8″) swc replay --context-window ${REPLAY_WINDOW} --strategy none`,
-    `${calls.toLocaleString('en-US')} calls, ${label(run)}`,
-    [SWC, 'replay', run.file, '--context-window', REPLAY_WINDOW, '--strategy', 'none'],
-  );
-});
-process.stderr.write(`replay --strategy none at ${LINEAR_CALLS.join(' and ')} calls:\n`);
-runRows(linearRows, REPLAY_RUNS);
-const linearRatio = `| (8″) replay --strategy none, 8,000 calls ÷ 1,000 calls (linear: about 8; reading the whole history at every call: about 64) | ${linearCorpus.name} | ${ratio(wallOf(linearRows[1] as Row), wallOf(linearRows[0] as Row))} |`;
-process.stderr.write(`  ${linearRatio}\n`);
+const linearRowsOf = (policy: string): Row[] =>
+  LINEAR_CALLS.map((calls) => {
+    const run = runOfCalls(linearCorpus, calls);
+    return row(
+      `(8″) swc replay --context-window ${REPLAY_WINDOW} --strategy ${policy}`,
+      `${calls.toLocaleString('en-US')} calls, ${label(run)}`,
+      [SWC, 'replay', run.file, '--context-window', REPLAY_WINDOW, '--strategy', policy],
+    );
+  });
+const linearRows: Row[] = [];
+const linearRatios: string[] = [];
+for (const policy of LINEAR_POLICIES) {
+  const rows = linearRowsOf(policy);
+  process.stderr.write(`replay --strategy ${policy} at ${LINEAR_CALLS.join(' and ')} calls:\n`);
+  runRows(rows, policy === 'prune' ? 1 : REPLAY_RUNS);
+  linearRows.push(...rows);
+  const line = `| (8″) replay --strategy ${policy}, 8,000 calls ÷ 1,000 calls (linear: about 8; reading the whole history at every call: about 64) | ${linearCorpus.name} | ${ratio(wallOf(rows[1] as Row), wallOf(rows[0] as Row))} |`;
+  process.stderr.write(`  ${line}\n`);
+  linearRatios.push(line);
+}
 for (const s of perSize) {
   process.stderr.write(`${s.corpus.name}:\n`);
   const big = s.corpus.bytes >= 50 * MB;
@@ -916,7 +927,7 @@ for (const n of stepSizes) {
     `| (9) LangChain trimMessages (cached) ÷ swc compactMessages at ${n.toLocaleString('en-US')} | ${stepCorpus.name} | ${ratio(trimmed, coldMedians.swc[n] ?? NaN)} |`,
   );
 }
-lines.push(replayRatio, linearRatio);
+lines.push(replayRatio, ...linearRatios);
 if (summaries !== null) {
   lines.push('', '| summaries | input | wall time | calls |', '|---|---|---|---|', ...summaries.rows);
   lines.push('', '| ratio | input | value |', '|---|---|---|', ...summaries.ratios);
