@@ -5,7 +5,7 @@
  * third of what a run on a one-line file costs beyond Node's own start. Modules loaded at their point of use stay
  * apart (each dynamic import is a chunk of its own), and packages stay in node_modules.
  *
- * dist/bin/modules.json says which modules of dist/ each file holds (test/cli/startup.test.ts reads it); it is not
+ * dist/bin/modules.json says which modules of dist/ each file holds (test/e2e/startup.test.ts reads it); it is not
  * packed.
  */
 import { build } from 'esbuild';

@@ -1,52 +1,19 @@
 /**
  * Broken and hostile input, through the command line run in process: each case gets exactly one line on stderr (file,
  * line and column where they apply, the reason in plain words), exit code 2, nothing on stdout, no output file, the
- * input unchanged and no stack trace. One fixture per file case lives in fixtures/bad/; the huge cases are generated
- * here.
+ * input unchanged and no stack trace. One fixture per file case lives in fixtures/bad/; the deep cases are generated
+ * here, the line of 200 MB in test/e2e/bad-input.test.ts.
  */
-import { afterAll, describe, expect, it } from '@jest/globals';
-import { cpSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync, readdirSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { MAX_JSON_DEPTH } from '../src/core/json/value.js';
 import { CONVERSATION_KEYS, LIST_KEYS } from '../src/io/layout.js';
-import { ROOT, tempDir } from './helpers/cli.js';
+import { BAD, expectRefused, workDir } from './helpers/bad-input.js';
+import { ROOT } from './helpers/cli.js';
 import { runSwc } from './helpers/run-in-process.js';
 
-const BAD = path.join(ROOT, 'fixtures/bad');
 const APPROX = ['--tokenizer', 'approx'];
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A fresh temporary directory holding a copy of a fixture (or of generated content). */
-function workDir(name: string, content?: string | Buffer): string {
-  const dir = tempDir();
-  dirs.push(dir);
-  if (content === undefined) cpSync(path.join(BAD, name), path.join(dir, name));
-  else writeFileSync(path.join(dir, name), content);
-  return dir;
-}
-
-/**
- * Runs `swc compact NAME ARGS -o out.json` in a directory holding only NAME and asserts the refusal: exit 2, stdout
- * empty, exactly `message` on stderr, no out.json (nor a temporary file), NAME unchanged.
- */
-async function expectRefused(
-  name: string,
-  args: readonly string[],
-  message: string,
-  content?: string | Buffer,
-): Promise<void> {
-  const dir = workDir(name, content);
-  const before = readFileSync(path.join(dir, name));
-  const run = await runSwc(['compact', name, ...args, '-o', 'out.json'], { cwd: dir });
-  expect(run).toEqual({ status: 2, stdout: '', stderr: `${message}\n` });
-  expect(readdirSync(dir)).toEqual([name]);
-  // Buffer.equals, not toEqual: the generated inputs are up to 200 MB.
-  expect(readFileSync(path.join(dir, name)).equals(before)).toBe(true);
-}
 
 async function refuseFixture(name: string, message: string): Promise<void> {
   await expectRefused(name, ['-t', '100', ...APPROX], message);
@@ -333,33 +300,6 @@ describe('deeply nested JSON', () => {
       deep('[', '', ']'),
     );
   });
-});
-
-describe('a single line of 200 MB', () => {
-  const size = 200 * 1024 * 1024;
-  const system = '{"role":"system","content":"Be terse."}';
-  const task = '{"role":"user","content":"Summarize."}';
-
-  it('is compacted away with the old turn it belongs to', async () => {
-    const big = `{"role":"assistant","content":"${'x'.repeat(size)}"}`;
-    const dir = workDir('big.jsonl', `${system}\n{"role":"user","content":"Old."}\n${big}\n${task}\n`);
-    const run = await runSwc(['compact', 'big.jsonl', '-t', '1000', ...APPROX], { cwd: dir });
-    expect(run.status).toBe(0);
-    const note =
-      '{"role":"user","content":"[2 earlier messages were removed from this conversation to free up context and cannot be recovered.]"}';
-    expect(run.stdout).toBe(`${system}\n${note}\n${task}\n`);
-  }, 300000);
-
-  it('is refused at the exact column where it breaks', async () => {
-    const broken = `{"role":"assistant","content":"${'x'.repeat(size)}",}`;
-    const text = `${system}\n${broken}\n${task}\n`;
-    await expectRefused(
-      'big.jsonl',
-      ['-t', '1000', ...APPROX],
-      `swc: big.jsonl:2:${broken.length}: line 2 is not valid JSON: expected a key string`,
-      text,
-    );
-  }, 300000);
 });
 
 describe('a hostile note template', () => {

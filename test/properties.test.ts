@@ -24,10 +24,11 @@ import {
   type TranscriptFile,
 } from './helpers/conversation-arbitraries.js';
 import { deepFreeze } from './helpers/fake-counter.js';
+import { scaled } from './helpers/scale.js';
 import type { JsonNode } from './helpers/json-text.js';
 
 const CODECS: readonly FormatCodec[] = [openaiCodec, haystackCodec];
-const RUNS = 150;
+const RUNS = scaled(150);
 const counter = createApproxCounter();
 
 interface Settings {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BIN, ROOT, tempDir } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 /**
  * `swc compact` on many files, end to end on temporary trees: inputs (files, directories, globs, --ignore),
  * --out-dir and its refusal to write outside itself, --check, broken files among good ones, the summary,
- * --json and --report, --dry-run over many files, and the same results whatever --jobs is.
+ * --json and --report, --dry-run over many files, and the same results whatever --jobs is. (10,000 files under a limit of open files:
+ * test/e2e/batch.test.ts.)
  */
 
 /** A deterministic pseudo-random source. */
@@ -514,47 +514,4 @@ describe('swc compact --jobs', () => {
     expect(Object.keys(runs[0]?.out ?? {})).toHaveLength(60);
     expect(runs[1]).toEqual(runs[0]);
   });
-});
-
-describe('swc compact on a large archive', () => {
-  it('compacts 10,000 small files with at most 64 open file descriptors', async () => {
-    const dir = tempDir();
-    const lines = (i: number): string =>
-      `${[
-        { role: 'system', content: 'sys' },
-        { role: 'user', content: `question ${i} ${'word '.repeat(i % 40)}` },
-        { role: 'assistant', content: 'answer '.repeat(20) },
-        { role: 'user', content: `again ${i}` },
-        { role: 'assistant', content: 'ok' },
-      ]
-        .map((m) => JSON.stringify(m))
-        .join('\n')}\n`;
-    for (let i = 0; i < 10_000; i++) {
-      const sub = path.join(dir, 'load', `d${i % 50}`);
-      if (i < 50) mkdirSync(sub, { recursive: true });
-      writeFileSync(path.join(sub, `f${i}.jsonl`), lines(i));
-    }
-    const run = spawnSync(
-      'bash',
-      [
-        '-c',
-        `ulimit -n 64 && exec "${process.execPath}" "${BIN}" compact load --out-dir out -t 20 --tokenizer approx --jobs 2`,
-      ],
-      {
-        cwd: dir,
-        env: { ...process.env, NO_COLOR: '1' },
-        encoding: 'utf8',
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
-    expect(run.status).toBe(0);
-    // Every file is over 20 tokens and keeps more than that (its system prompt and last question).
-    expect(run.stderr.split('\n').at(-2)).toMatch(
-      /^swc: 10,000 files scanned: 10,000 compacted, 0 unchanged, 0 failed, 10,000 over target; tokens 789,444 → 379,900 \(−52%, approx\); \d+\.\d\d s$/,
-    );
-    expect(listFiles(path.join(dir, 'out'))).toHaveLength(10_000);
-    expect(readFileSync(path.join(dir, 'out/d7/f7.jsonl'), 'utf8')).toBe(
-      (await runSwc(['compact', '-', '-t', '20', ...APPROX], { cwd: ROOT, stdin: lines(7) })).stdout,
-    );
-  }, 240_000);
 });

@@ -14,6 +14,7 @@ import {
 import path from 'node:path';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { scaled } from '../helpers/scale.js';
 
 /**
  * A settings file in a repository someone cloned is written by whoever wrote the repository. It may tune the
@@ -132,7 +133,7 @@ describe('a settings file that is not JSON', () => {
         expect(r.stderr).toBe(`swc: error: ${SHOWN}:${lines + 2}:${'  "note": null'.length + 2}: not valid JSON\n`);
         expect(existsSync(path.join(root, 'sub/out.jsonl'))).toBe(false);
       }),
-      { numRuns: 15 },
+      { numRuns: scaled(15) },
     );
   });
 
@@ -181,7 +182,7 @@ describe("keys named as an object's own methods", () => {
           expect(reasonOf(r.stderr)).toMatch(/^(unknown key |.* cannot be set in a settings file: )/);
         },
       ),
-      { numRuns: 25 },
+      { numRuns: scaled(25) },
     );
   });
 });

@@ -6,6 +6,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { formatNames } from '../../src/pipeline/index.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { scaled } from '../helpers/scale.js';
 
 /**
  * Settings from a file: transcript-compact.config.json or package.json's "transcript-compact", found from the working
@@ -288,7 +289,7 @@ describe('a value in the file against the same value as a flag', () => {
         const { file, cli } = await both(key, flag, value, extra, [...extraFlags]);
         expect(file).toEqual(cli);
       }),
-      { numRuns: 20 },
+      { numRuns: scaled(20) },
     );
   });
 });

@@ -2,6 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { formatCount } from '../../src/cli/result-line.js';
+import { scaled } from '../helpers/scale.js';
 
 describe('formatCount', () => {
   it('groups digits in threes', () => {
@@ -28,7 +29,7 @@ describe('formatCount', () => {
           expect(formatCount(n)).toBe(n.toLocaleString('en-US'));
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: scaled(2000) },
     );
   });
 });

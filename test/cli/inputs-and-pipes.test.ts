@@ -1,25 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
-import { spawn, spawnSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { cpSync, existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { exitCodeAfter, guardStream, type RawStream } from '../../src/cli/io.js';
-import { BIN, ROOT, tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { sampleTree as tree } from '../helpers/trees.js';
 
-/** Inputs are unique real files found without following links into loops; a reader that goes away never turns a failing run into a pass. */
+/**
+ * Inputs are unique real files found without following links into loops; a reader that goes away never turns a
+ * failing run into a pass. (FIFOs and the binary with a broken output: test/e2e/inputs-and-pipes.test.ts.)
+ */
 
-const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
 const TARGET = ['-t', '200', '--tokenizer', 'approx'];
-
-function tree(...files: string[]): string {
-  const dir = tempDir();
-  for (const f of files) {
-    mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
-    cpSync(SAMPLE, path.join(dir, f));
-  }
-  return dir;
-}
 
 describe('finding the inputs', () => {
   it('does not follow directory links, so two links back to the folder end instead of walking forever', async () => {
@@ -62,18 +55,6 @@ describe('finding the inputs', () => {
     expect(again.status).toBe(0);
     expect(again.stderr).toContain('1 file scanned');
     expect(existsSync(path.join(dir, 'in/o\\ut/o\\ut'))).toBe(false);
-  });
-
-  it('reads a FIFO named in a check instead of calling it missing', async () => {
-    const dir = tempDir();
-    const fifo = path.join(dir, 'pipe.jsonl');
-    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
-    const writer = spawn('sh', ['-c', `cat "${SAMPLE}" > "${fifo}"`]);
-    const written = new Promise((resolve) => writer.on('exit', resolve));
-    const r = await runSwc(['compact', 'pipe.jsonl', '--check', ...TARGET], { cwd: dir });
-    await written;
-    expect(r.status).toBe(1);
-    expect(r.stdout).toBe('pipe.jsonl\n');
   });
 
   it('says a shard number past what it can count is too large', async () => {
@@ -120,52 +101,5 @@ describe('standard output that fails', () => {
     expect(exitCodeAfter(0, epipe)).toBe(141);
     expect(exitCodeAfter(0, Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }))).toBe(2);
     expect(exitCodeAfter(1, null)).toBe(1);
-  });
-});
-
-describe('the binary with a broken standard output', () => {
-  it('exits 1 from a failing --check whose reader went away before it wrote', async () => {
-    const dir = tree('in/a.jsonl', 'in/b.jsonl');
-    const child = spawn(process.execPath, [BIN, 'compact', 'in', '--check', ...TARGET], {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    // The reader is gone before swc can have written anything: node has not even started yet.
-    child.stdout.destroy();
-    const code = await new Promise((resolve) => child.on('exit', resolve));
-    expect(code).toBe(1);
-  });
-
-  it('exits 2 with one line when standard output is full', () => {
-    const dir = tree('in/a.jsonl');
-    const r = spawnSync(
-      'sh',
-      ['-c', `"${process.execPath}" "${BIN}" compact in/a.jsonl ${TARGET.join(' ')} > /dev/full`],
-      { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
-    );
-    expect(r.status).toBe(2);
-    expect(r.stderr.trim().split('\n').at(-1)).toBe(
-      'swc: cannot write to standard output: no space left on the device',
-    );
-    expect(r.stderr).not.toContain('    at ');
-  });
-
-  it('keeps a passing check at 0 when standard error cannot be written', () => {
-    const dir = tree('in/a.jsonl');
-    const r = spawnSync(
-      'sh',
-      ['-c', `"${process.execPath}" "${BIN}" compact in/a.jsonl --check -t 100000 --tokenizer approx 2> /dev/full`],
-      { cwd: dir, encoding: 'utf8' },
-    );
-    expect(r.status).toBe(0);
-  });
-
-  it.each([24, 32, 48])('says in one line what stops it under an open-file limit of %i, never a stack', (limit) => {
-    const r = spawnSync('sh', ['-c', `ulimit -n ${limit} && "${process.execPath}" "${BIN}" compact x.jsonl -t 10`], {
-      cwd: tempDir(),
-      encoding: 'utf8',
-    });
-    expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/^swc: [^\n]*\n$/);
   });
 });

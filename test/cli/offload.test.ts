@@ -15,13 +15,13 @@ import {
 } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { codePoints, parsePointer, planOffload, pointerText, portableName, storeKey } from '../../src/core/offload.js';
+import { codePoints, planOffload, pointerText, portableName, storeKey } from '../../src/core/offload.js';
 import { textContent } from '../../src/core/render.js';
 import type { Content, Message } from '../../src/core/types.js';
 import { runSwc } from '../helpers/run-in-process.js';
-import { tempDir } from '../helpers/cli.js';
+import { isBig, REAL_DATA, tempDir } from '../helpers/cli.js';
+import { expectOffloadRoundTrip, REAL_FILES } from '../helpers/offload-real.js';
 
-const REAL = path.join(process.cwd(), 'fixtures', 'real');
 const fresh = (): string => tempDir();
 /** The hash a store name holds: the first 16 hex digits of the SHA-256 of the file's bytes. */
 const storeHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
@@ -104,56 +104,10 @@ describe('planOffload', () => {
   });
 });
 
-const files = readdirSync(REAL, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .flatMap((d) => readdirSync(path.join(REAL, d.name)).map((f) => path.join(d.name, f)))
-  .filter((f) => !f.includes('saved_state'))
-  .sort();
-
-describe.each(files)('offloading %s', (file) => {
+// The transcripts past BIG_FILE: test/e2e/offload.test.ts.
+describe.each(REAL_FILES.filter((f) => !isBig(path.join(REAL_DATA, f))))('offloading %s', (file) => {
   it('writes every result to the store before the transcript, and swc restore gives the original bytes back', async () => {
-    const dir = fresh();
-    const name = path.basename(file);
-    writeFileSync(path.join(dir, name), readFileSync(path.join(REAL, file)));
-    const off = await runSwc(
-      [
-        'compact',
-        name,
-        '-t',
-        '1000',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '50',
-        '-o',
-        'out',
-      ],
-      { cwd: dir },
-    );
-    expect(off.stderr).not.toMatch(/^swc: error|cannot/m);
-    expect(off.status).toBe(0);
-    const out = readFileSync(path.join(dir, 'out'), 'utf8');
-    const references = [...out.matchAll(/Tool result offloaded to '(?:[^"\\]|\\.)*/g)].map(
-      (m) => parsePointer(JSON.parse(`"${m[0]}"`) as string)?.reference ?? '',
-    );
-    for (const reference of references) {
-      // Relative to the transcript's folder, inside the store, named by a hash of the bytes it holds.
-      expect(path.isAbsolute(reference)).toBe(false);
-      const file = path.resolve(dir, reference);
-      expect(file.startsWith(path.join(dir, 'store', name) + path.sep)).toBe(true);
-      expect(path.basename(file)).toContain(`-${storeHash(readFileSync(file, 'utf8'))}.txt`);
-    }
-    const original = readFileSync(path.join(dir, name), 'utf8').replace(/^\ufeff/, '');
-    // The pointers lead to the store; naming it gives the same (when anything was offloaded, so there is one).
-    const back = await runSwc(['restore', 'out'], { cwd: dir });
-    expect(back.status).toBe(0);
-    expect(back.stdout).toBe(original);
-    if (references.length > 0)
-      expect((await runSwc(['restore', 'out', '--offload-dir', 'store'], { cwd: dir })).stdout).toBe(original);
+    await expectOffloadRoundTrip(file);
   });
 });
 

@@ -18,6 +18,7 @@ import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
+import { scaled } from '../helpers/scale.js';
 
 type Item = Record<string, unknown>;
 
@@ -508,7 +509,7 @@ describe('the JSON plan against a real compaction', () => {
           expect(written).toEqual(indicesOf(doc, true).map((i) => items[i]));
         },
       ),
-      { numRuns: 300, seed: 20240603 },
+      { numRuns: scaled(300), seed: 20240603 },
     );
   });
 
@@ -555,7 +556,7 @@ describe('the JSON plan against a real compaction', () => {
           expect(noteGroup?.start ?? -1).toBe(fresh);
         },
       ),
-      { numRuns: 150, seed: 20240611 },
+      { numRuns: scaled(150), seed: 20240611 },
     );
   });
 

@@ -18,6 +18,7 @@ import {
 import { BARE, obj, PRETTY_2 } from '../helpers/json-text.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { tempDir } from '../helpers/cli.js';
+import { scaled } from '../helpers/scale.js';
 
 const CWD = tempDir();
 const PLACEHOLDER = '[Tool result removed to free up context. Call `{tool_name}` again if you need it.]';
@@ -171,7 +172,7 @@ describe.each<[string, FormatCodec]>([
           expect(again.stdout).toBe(r.stdout);
         },
       ),
-      { numRuns: 40 },
+      { numRuns: scaled(40) },
     );
   });
 
@@ -184,7 +185,7 @@ describe.each<[string, FormatCodec]>([
         const windowed = await compactStdin(pruned.stdout, '--strategy', 'window', '-t', String(target));
         expect(chained.stdout).toBe(windowed.stdout);
       }),
-      { numRuns: 30 },
+      { numRuns: scaled(30) },
     );
   });
 });

@@ -21,6 +21,7 @@ import { compactMessages, createCompactor, swcPrepareStep } from '../../src/libr
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { compact as reference, type Count, type Out, type RMessage } from '../reference/summarization.js';
+import { scaled } from '../helpers/scale.js';
 
 const counter = await createCounter('approx');
 const count: Count = (rendered) => counter.measure(rendered);
@@ -216,7 +217,7 @@ describe('summarize against the reference model of Haystack', () => {
             expect(fromLibrary).toEqual(want);
           },
         ),
-        { numRuns: 40 },
+        { numRuns: scaled(40) },
       );
     },
   );

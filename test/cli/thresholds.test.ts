@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { scaled } from '../helpers/scale.js';
 
 /**
  * --context-window / --compact-at / --compact-to: a file is compacted only once its size (tool schemas included)
@@ -177,7 +178,7 @@ describe("the thresholds as Haystack's CompactionHook computes them, in doubles"
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: scaled(200) },
     );
   });
 });

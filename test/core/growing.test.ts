@@ -11,6 +11,7 @@ import { growsOnly, knownOf } from '../../src/core/growing.js';
 import { lowerBound } from '../../src/core/sorted.js';
 import type { Message, Role } from '../../src/core/types.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
+import { scaled } from '../helpers/scale.js';
 
 const TEMPLATE = 'Older messages went.';
 
@@ -74,7 +75,7 @@ describe('a list that only grows', () => {
           for (const { plan, expected } of earlier) expect(JSON.parse(JSON.stringify(plan))).toEqual(expected);
         },
       ),
-      { numRuns: 400 },
+      { numRuns: scaled(400) },
     );
   });
 

@@ -12,6 +12,7 @@ import {
 import { textContent } from '../../src/core/render.js';
 import { compactMessages } from '../../src/library/index.js';
 import type { Message } from '../../src/core/types.js';
+import { scaled } from '../helpers/scale.js';
 
 const values = (text: string, kind?: IdentifierKind): string[] =>
   identifiersIn(text)
@@ -346,7 +347,7 @@ describe('words end at Unicode quotes, punctuation and invisible characters', ()
         expect(plain).toEqual([one('path', p)]);
         expect(identifiersIn(`${before} ${left}${p}${at}${right}${end} ${after}`)).toEqual(plain);
       }),
-      { numRuns: 500 },
+      { numRuns: scaled(500) },
     );
   });
 
@@ -486,7 +487,7 @@ describe('paths of every shape in every wrapping', () => {
         const line = `see ${left}${text}${at}${right}${end} then`;
         expect(identifiersIn(line)).toEqual([one('path', value)]);
       }),
-      { numRuns: 2000 },
+      { numRuns: scaled(2000) },
     );
   });
 
@@ -511,7 +512,7 @@ describe('paths of every shape in every wrapping', () => {
         const out = await compactMessages(chat, { target: 200, tokenizer: 'approx' });
         expect(out.forgotten).toEqual([{ kind: 'path', value, message: 2 }]);
       }),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
   });
 });

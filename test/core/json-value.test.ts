@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { JsonDepthError, JsonNumber, jsonValueOf, MAX_JSON_DEPTH, parseJson } from '../../src/core/json/value.js';
 import { itemValue } from '../../src/formats/types.js';
 import { ALL_FORMATS, randomShapes, shapeOf, writeCase } from '../differential/harness.js';
+import { scaled } from '../helpers/scale.js';
 
 /**
  * A reading laid out so that equality sees all of it: number lexemes, whether an object has a prototype, its keys in
@@ -59,7 +60,7 @@ describe('jsonValueOf', () => {
       fc.property(jsonArb, (value) => {
         expect(viaValue(value)).toEqual(viaText(value));
       }),
-      { numRuns: 2000 },
+      { numRuns: scaled(2000) },
     );
   });
 
@@ -69,7 +70,7 @@ describe('jsonValueOf', () => {
         const parsed = JSON.parse(JSON.stringify([value, odd])) as unknown;
         expect(viaValue(parsed)).toEqual(viaText(parsed));
       }),
-      { numRuns: 500 },
+      { numRuns: scaled(500) },
     );
   });
 
@@ -130,7 +131,7 @@ describe('itemValue', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: scaled(200) },
     );
   });
 

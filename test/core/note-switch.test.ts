@@ -19,6 +19,7 @@ import { createApproxCounter } from '../../src/tokens/approx.js';
 import { ROOT } from '../helpers/cli.js';
 import { FORMAT_NAMES, randomConversation, writeAs, type Conversation, type RefMessage } from '../helpers/convert.js';
 import { assistant, createFakeCounter, earlierNote, system, tool, user } from '../helpers/fake-counter.js';
+import { scaled } from '../helpers/scale.js';
 
 function compactText(
   name: string,
@@ -139,7 +140,7 @@ describe('a change of note template between runs', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
   });
 });

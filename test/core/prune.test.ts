@@ -21,6 +21,7 @@ import { contentOf, textContent } from '../../src/core/render.js';
 import type { Content, Message, TokenCounter } from '../../src/core/types.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
+import { scaled } from '../helpers/scale.js';
 
 const COUNTER = createApproxCounter({ charsPerToken: 1, tokensPerImage: 0, tokensPerFile: 0 });
 
@@ -416,7 +417,7 @@ describe('planPruning against an independent model of the rules', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
   });
 });
@@ -433,7 +434,7 @@ describe('the newest steps read from the end', () => {
           [...fromStart].sort((a, b) => a - b),
         );
       }),
-      { numRuns: 500 },
+      { numRuns: scaled(500) },
     );
   });
 });

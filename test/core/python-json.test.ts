@@ -13,6 +13,7 @@ import {
   pythonString,
   renderArgumentsString,
 } from '../../src/core/json/python.js';
+import { scaled } from '../helpers/scale.js';
 
 const dumps = (json: string): string => pythonJsonDumps(parseJson(json));
 
@@ -178,7 +179,7 @@ describe('pythonJsonDumps', () => {
         });
         expect([...keys].sort(compareCodePoints)).toEqual(byCodePoint);
       }),
-      { numRuns: 500 },
+      { numRuns: scaled(500) },
     );
   });
 });
@@ -285,7 +286,7 @@ describe('matchesNoteTemplate', () => {
         expect(matchesNoteTemplate(`${formatNote(t, n)}x`, t)).toBe(false);
         expect(matchesNoteTemplate(`x${formatNote(t, n)}`, t)).toBe(false);
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000) },
     );
   });
 
@@ -308,7 +309,7 @@ describe('matchesNoteTemplate', () => {
           expect(matchesNoteTemplate(text, t)).toBe(expected);
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: scaled(2000) },
     );
   });
 });

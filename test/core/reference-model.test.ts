@@ -11,6 +11,7 @@ import type { Content, Message, Role, TokenCounter } from '../../src/core/types.
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { createBpeCounter } from '../../src/tokens/bpe.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
+import { scaled } from '../helpers/scale.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The model
@@ -403,7 +404,7 @@ describe('planCompaction against an independent model of the rules', () => {
         expect(decisionOf(messages, counter, options)).toEqual(expected);
         expect(decisionOf(messages, createApproxCounter(), { ...options, exhaustive: true })).toEqual(expected);
       }),
-      { numRuns: 4000 },
+      { numRuns: scaled(4000) },
     );
   });
 
@@ -414,7 +415,7 @@ describe('planCompaction against an independent model of the rules', () => {
         const options = optionsFor(messages, counter, s);
         expect(decisionOf(messages, counter, options)).toEqual(modelDecision(messages, counter, options));
       }),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
   });
 
@@ -429,7 +430,7 @@ describe('planCompaction against an independent model of the rules', () => {
         expect(plan.tokensAfter).toBe(sizeOf(out, counter));
         expect(plan.targetMet).toBe(plan.tokensAfter <= options.target);
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000) },
     );
   });
 });
@@ -444,7 +445,7 @@ describe('properties that follow from the rules', () => {
         if (once === null) return;
         expect(compact(once, counter, options)).toBeNull();
       }),
-      { numRuns: 2000 },
+      { numRuns: scaled(2000) },
     );
   });
 
@@ -456,7 +457,7 @@ describe('properties that follow from the rules', () => {
         if (out === null) return;
         expect(out.filter((m) => m.compaction === 'sliding_window').length).toBeLessThanOrEqual(1);
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000) },
     );
   });
 
@@ -476,7 +477,7 @@ describe('properties that follow from the rules', () => {
         const task = messages.map((m) => m.role === 'user' && m.compaction === undefined).lastIndexOf(true);
         if (task >= 0) expect(kept.has(task)).toBe(true);
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000) },
     );
   });
 
@@ -497,7 +498,7 @@ describe('properties that follow from the rules', () => {
         const outputLength = (p: typeof smallPlan): number => p.kept.length + (p.noteText === null ? 0 : 1);
         expect(outputLength(largePlan)).toBeGreaterThanOrEqual(outputLength(smallPlan));
       }),
-      { numRuns: 1500 },
+      { numRuns: scaled(1500) },
     );
   });
 });

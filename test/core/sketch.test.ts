@@ -19,6 +19,7 @@ import { sketchOf, slimItem, SLIMMED } from '../../src/io/slim.js';
 import { normalizeSlot } from '../../src/pipeline/index.js';
 import { tailNewlineCost } from '../../src/tokens/bpe.js';
 import { createCounter } from '../../src/tokens/index.js';
+import { scaled, scaledCount } from '../helpers/scale.js';
 
 const o200k = await createCounter('o200k_base');
 const count = (text: string): number => o200k.measure([{ text, images: 0, files: 0 }]);
@@ -82,7 +83,7 @@ describe('a text sketched', () => {
           expect(JSON.stringify(item)).toBe(JSON.stringify({ role: 'tool', content: SLIMMED }));
         },
       ),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
   });
 
@@ -118,7 +119,7 @@ describe('questions asked of a sketch', () => {
           expect(question).toBe(exact);
         }
       }),
-      { numRuns: 400 },
+      { numRuns: scaled(400) },
     );
     // Most questions of ordinary texts are answered (else the sketches would save no reading).
     expect(answered / asked).toBeGreaterThan(0.8);
@@ -159,9 +160,9 @@ describe('questions asked of a sketch', () => {
           }
         },
       ),
-      { numRuns: 500 },
+      { numRuns: scaled(500) },
     );
-    expect(answered).toBeGreaterThan(250);
+    expect(answered).toBeGreaterThan(scaledCount(250, 500));
   });
 
   it("gives the end of a text from its last letter or digit, whose joining newline costs what the whole text's does", () => {
@@ -179,9 +180,9 @@ describe('questions asked of a sketch', () => {
         expect(tailNewlineCost(end, count)).toBe(tailNewlineCost(value, count));
         expect(tailNewlineCost(end, count)).toBe(count(`${value}\n`) - count(value));
       }),
-      { numRuns: 600 },
+      { numRuns: scaled(600) },
     );
-    expect(ends).toBeGreaterThan(300);
+    expect(ends).toBeGreaterThan(scaledCount(300, 600));
   });
 });
 
@@ -227,7 +228,7 @@ describe('an OpenAI tool message read slim', () => {
           if (end !== null) expect(end).toBe(letterEnd(renderMessage(message).text));
         }
       }),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
   });
 });

@@ -2,6 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { AscendingSet } from '../../src/core/sorted.js';
+import { scaled } from '../helpers/scale.js';
 
 describe('AscendingSet', () => {
   it('answers as a Set of the same numbers', () => {
@@ -24,7 +25,7 @@ describe('AscendingSet', () => {
         });
         expect(seen).toEqual([...theirs.entries()]);
       }),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
   });
 });

@@ -389,8 +389,5 @@ export function scratch(): {
   };
 }
 
-/** Cases per property: the given number, times SWC_DIFF_SCALE when set (`SWC_DIFF_SCALE=20 npx jest test/differential`). */
-export function runs(n: number): number {
-  const scale = Number(process.env.SWC_DIFF_SCALE ?? '1');
-  return Number.isFinite(scale) && scale > 0 ? Math.ceil(n * scale) : n;
-}
+/** The scale of test/helpers/scale.ts, under the name test/replay/differential.test.ts imports. */
+export { scaled as runs } from '../helpers/scale.js';

@@ -28,11 +28,11 @@ import {
   itemsOfOutput,
   noteTextOf,
   randomShapes,
-  runs,
   scratch,
   shapeForResults,
   writeCase,
 } from './harness.js';
+import { scaled, scaledCount, scaledTimeout } from '../helpers/scale.js';
 
 const count = approximateCounter();
 const tmp = scratch();
@@ -176,12 +176,12 @@ describe("swc compact --strategy offload decides as Haystack's ToolResultOffload
             seen.restored++;
           }
         }),
-        { numRuns: runs(300) },
+        { numRuns: scaled(300) },
       );
       // The cases really offload, cut and restore (a generator that stopped making long results would pass vacuously).
-      expect(Math.min(seen.offloaded, seen.windowed, seen.restored)).toBeGreaterThan(20);
+      expect(Math.min(seen.offloaded, seen.windowed, seen.restored)).toBeGreaterThan(scaledCount(20, 300));
     },
-    runs(90_000),
+    scaledTimeout(90_000),
   );
 });
 
@@ -289,7 +289,7 @@ describe('store names are portable', () => {
         if (isWellFormed(text) && !part.includes('~')) expect(unescapeName(part)).toBe(text);
         if (isWellFormed(text) && !name.includes('~')) expect(unescapeName(name)).toBe(text === '' ? '~' : text);
       }),
-      { numRuns: runs(2000) },
+      { numRuns: scaled(2000) },
     );
   });
 
@@ -303,7 +303,7 @@ describe('store names are portable', () => {
           same: portablePart(a, 48) === portablePart(b, 48) || portableName(a) === portableName(b),
         }).toEqual({ a, b, same: false });
       }),
-      { numRuns: runs(2000) },
+      { numRuns: scaled(2000) },
     );
   });
 
@@ -403,10 +403,10 @@ describe('store names are portable', () => {
             same: back.status === 0 && readFileSync(path.join(dir, 'back')).equals(original),
           }).toEqual({ ...label, status: 0, stderr: back.stderr, same: true });
         }),
-        { numRuns: runs(60) },
+        { numRuns: scaled(60) },
       );
     },
-    runs(120_000),
+    scaledTimeout(120_000),
   );
 });
 

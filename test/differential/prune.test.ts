@@ -24,11 +24,11 @@ import {
   noteTextOf,
   randomShapes,
   readBack,
-  runs,
   scratch,
   shapeForResults,
   writeCase,
 } from './harness.js';
+import { scaled, scaledCount, scaledTimeout } from '../helpers/scale.js';
 
 const count = approximateCounter();
 const CUSTOM_PLACEHOLDER = '[gone: {tool_name}; run it again]';
@@ -149,12 +149,12 @@ describe("swc compact --strategy prune decides as Haystack's ToolResultPruningCo
             after: count(final),
           });
         }),
-        { numRuns: runs(500) },
+        { numRuns: scaled(500) },
       );
       // The cases really prune (a generator that stopped making long results would pass vacuously).
-      expect(pruning).toBeGreaterThan(50);
+      expect(pruning).toBeGreaterThan(scaledCount(50, 500));
     },
-    runs(60_000),
+    scaledTimeout(60_000),
   );
 });
 
@@ -189,9 +189,9 @@ describe("compactMessages with strategy prune decides as Haystack's ToolResultPr
             final = applyWindow(ref.afterPrune, { ...ref.window, noteText: noteTextOf(c, ref.window.removed) });
           expect({ ...label, after: result.plan.tokensAfter }).toEqual({ ...label, after: count(final) });
         }),
-        { numRuns: runs(200) },
+        { numRuns: scaled(200) },
       );
     },
-    runs(60_000),
+    scaledTimeout(60_000),
   );
 });

@@ -23,7 +23,6 @@ import {
   withLiteralNote,
   itemsOfOutput,
   noteTextOf,
-  runs,
   randomShapes,
   readBack,
   scratch,
@@ -32,6 +31,7 @@ import {
   writeCase,
   type WrittenCase,
 } from './harness.js';
+import { scaled, scaledTimeout } from '../helpers/scale.js';
 
 const count = approximateCounter();
 const CUSTOM = 'Dropped {num_removed} older messages.';
@@ -173,10 +173,10 @@ describe("swc compact decides as Haystack's SlidingWindowCompactor", () => {
             after,
           });
         }),
-        { numRuns: runs(700) },
+        { numRuns: scaled(700) },
       );
     },
-    runs(60_000),
+    scaledTimeout(60_000),
   );
 });
 
@@ -226,10 +226,10 @@ describe("compactMessages decides as Haystack's SlidingWindowCompactor", () => {
             after: count(withNote(written.view.messages, ref, noteText)),
           });
         }),
-        { numRuns: runs(300) },
+        { numRuns: scaled(300) },
       );
     },
-    runs(60_000),
+    scaledTimeout(60_000),
   );
 });
 
@@ -291,10 +291,10 @@ describe("a batch run decides as Haystack's SlidingWindowCompactor for every fil
             }
           },
         ),
-        { numRuns: runs(4) },
+        { numRuns: scaled(4) },
       );
     },
-    runs(120_000),
+    scaledTimeout(120_000),
   );
 });
 

@@ -11,14 +11,28 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'yaml';
 import { BIN, ROOT, tempDir } from '../helpers/cli.js';
+import { scaled } from '../helpers/scale.js';
 
-const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string> };
+const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  bin: Record<string, string>;
+};
 const SCRIPT = path.join(ROOT, '.github/action/compact.sh');
 const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
 
 interface ActionYaml {
   inputs: Record<string, { required?: boolean; default?: string }>;
-  runs: { using: string; steps: Array<{ uses?: string; with?: Record<string, unknown>; run?: string; shell?: string; env?: Record<string, string> }> };
+  runs: {
+    using: string;
+    steps: Array<{
+      uses?: string;
+      with?: Record<string, unknown>;
+      run?: string;
+      shell?: string;
+      env?: Record<string, string>;
+    }>;
+  };
 }
 const ACTION = parse(readFileSync(path.join(ROOT, 'action.yml'), 'utf8')) as ActionYaml;
 
@@ -42,7 +56,12 @@ function fakeNpx(): { bin: string; log: string } {
 /** Runs the action's step with these inputs (unset ones get the action's defaults), in a folder holding archive/. */
 function runAction(inputs: Record<string, string>, cwd: string) {
   const npx = fakeNpx();
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', PATH: `${npx.bin}${path.delimiter}${process.env.PATH ?? ''}`, GITHUB_ACTION_PATH: ROOT };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NO_COLOR: '1',
+    PATH: `${npx.bin}${path.delimiter}${process.env.PATH ?? ''}`,
+    GITHUB_ACTION_PATH: ROOT,
+  };
   delete env.FORCE_COLOR;
   for (const [name, spec] of Object.entries(ACTION.inputs)) env[variableOf(name)] = inputs[name] ?? spec.default ?? '';
   const r = spawnSync('bash', [SCRIPT], { cwd, env, encoding: 'utf8' });
@@ -68,7 +87,16 @@ describe('action.yml', () => {
     expect(step?.shell).toBe('bash');
     expect(step?.run).toBe('bash "$GITHUB_ACTION_PATH/.github/action/compact.sh"');
     for (const name of Object.keys(ACTION.inputs)) expect(step?.env?.[variableOf(name)]).toBe(`\${{ inputs.${name} }}`);
-    expect(Object.keys(ACTION.inputs).sort()).toEqual(['args', 'context-window', 'inputs', 'mode', 'report', 'shard', 'target', 'version']);
+    expect(Object.keys(ACTION.inputs).sort()).toEqual([
+      'args',
+      'context-window',
+      'inputs',
+      'mode',
+      'report',
+      'shard',
+      'target',
+      'version',
+    ]);
     expect(ACTION.inputs.inputs?.required).toBe(true);
     expect(ACTION.inputs.mode?.default).toBe('check');
   });
@@ -94,7 +122,10 @@ describe('action.yml', () => {
     const r = runAction({ inputs: 'archive', target: '2000', report: 'swc-report.json' }, dir);
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('archive/sample.jsonl\n');
-    const report = JSON.parse(readFileSync(path.join(dir, 'swc-report.json'), 'utf8')) as { settings: { mode: string }; summary: { files: number } };
+    const report = JSON.parse(readFileSync(path.join(dir, 'swc-report.json'), 'utf8')) as {
+      settings: { mode: string };
+      summary: { files: number };
+    };
     expect(report.settings.mode).toBe('check');
     expect(report.summary.files).toBe(2);
   });
@@ -107,8 +138,31 @@ describe('action.yml', () => {
   });
 
   it('passes the other inputs as options, and args split as a shell splits them', () => {
-    const r = runAction({ inputs: 'archive', 'context-window': '3000', shard: '1/1', args: `--ignore 'archive/small/**' --tokenizer approx` }, workspace());
-    expect(r.asked).toEqual(['--yes', `${PKG.name}@${PKG.version}`, 'compact', '--check', '--context-window', '3000', '--shard', '1/1', '--ignore', 'archive/small/**', '--tokenizer', 'approx', '--', 'archive']);
+    const r = runAction(
+      {
+        inputs: 'archive',
+        'context-window': '3000',
+        shard: '1/1',
+        args: `--ignore 'archive/small/**' --tokenizer approx`,
+      },
+      workspace(),
+    );
+    expect(r.asked).toEqual([
+      '--yes',
+      `${PKG.name}@${PKG.version}`,
+      'compact',
+      '--check',
+      '--context-window',
+      '3000',
+      '--shard',
+      '1/1',
+      '--ignore',
+      'archive/small/**',
+      '--tokenizer',
+      'approx',
+      '--',
+      'archive',
+    ]);
     expect(r.status).toBe(1);
   });
 
@@ -116,16 +170,30 @@ describe('action.yml', () => {
     const dir = workspace();
     const r = runAction({ inputs: 'archive', target: '2000', mode: 'in-place' }, dir);
     expect(r.status).toBe(0);
-    expect(readFileSync(path.join(dir, 'archive/sample.jsonl'), 'utf8').length).toBeLessThan(readFileSync(SAMPLE, 'utf8').length);
+    expect(readFileSync(path.join(dir, 'archive/sample.jsonl'), 'utf8').length).toBeLessThan(
+      readFileSync(SAMPLE, 'utf8').length,
+    );
   });
 
   it.each([
     ['no paths', { inputs: '', target: '8000' }, "swc: error: missing required argument 'inputs'"],
-    ['both target and context-window', { inputs: 'archive', target: '8000', 'context-window': '200000' }, 'swc: error: --target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to'],
-    ['a shard past the count', { inputs: 'archive', target: '8000', shard: '5/3' }, 'swc: error: --shard 5/3: the shard must be between 1 and 3 (shards count from 1)'],
+    [
+      'both target and context-window',
+      { inputs: 'archive', target: '8000', 'context-window': '200000' },
+      'swc: error: --target and --context-window both set the budget: give --target for a fixed budget, or --context-window with --compact-at/--compact-to',
+    ],
+    [
+      'a shard past the count',
+      { inputs: 'archive', target: '8000', shard: '5/3' },
+      'swc: error: --shard 5/3: the shard must be between 1 and 3 (shards count from 1)',
+    ],
     ['no budget', { inputs: 'archive' }, 'swc: error: --target <tokens> is required (the token budget to compact to)'],
-    ['an unknown mode', { inputs: 'archive', target: '8000', mode: 'fix' }, `swc: error: the action's mode must be check, in-place or dry-run, got "fix"`],
-  ])('fails with the command line\'s one-line error and exit 2 on %s', (_name, inputs, message) => {
+    [
+      'an unknown mode',
+      { inputs: 'archive', target: '8000', mode: 'fix' },
+      `swc: error: the action's mode must be check, in-place or dry-run, got "fix"`,
+    ],
+  ])("fails with the command line's one-line error and exit 2 on %s", (_name, inputs, message) => {
     const r = runAction(inputs, workspace());
     expect(r.status).toBe(2);
     expect(r.stderr).toBe(`${message}\n`);
@@ -141,8 +209,15 @@ describe("the action's args", () => {
   }
 
   it('keeps a quote escaped inside double quotes, and every word after it', () => {
-    const r = runAction({ inputs: 'archive/small', target: '8000', args: '--note "x\\"y {num_removed}" --no-color' }, workspace());
-    expect(r.asked.slice(r.asked.indexOf('--note'), r.asked.indexOf('--'))).toEqual(['--note', 'x"y {num_removed}', '--no-color']);
+    const r = runAction(
+      { inputs: 'archive/small', target: '8000', args: '--note "x\\"y {num_removed}" --no-color' },
+      workspace(),
+    );
+    expect(r.asked.slice(r.asked.indexOf('--note'), r.asked.indexOf('--'))).toEqual([
+      '--note',
+      'x"y {num_removed}',
+      '--no-color',
+    ]);
     expect(r.status).toBe(0);
   });
 
@@ -176,12 +251,20 @@ describe("the action's args", () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom('a', 'b', ' ', '\t', "'", '"', '\\', '-'), { maxLength: 14 }), (chars) => {
         const args = chars.join('');
-        const bash = spawnSync('bash', ['-c', 'set -f; eval "set -- $1" 2>/dev/null || exit 3; printf "%s\\0" "$@"', '_', args], { encoding: 'utf8' });
-        const ours = spawnSync('bash', ['-c', 'source "$0"; split_words "$1" || exit 3; printf "%s\\0" "${words[@]}"', split, args], { encoding: 'utf8' });
+        const bash = spawnSync(
+          'bash',
+          ['-c', 'set -f; eval "set -- $1" 2>/dev/null || exit 3; printf "%s\\0" "$@"', '_', args],
+          { encoding: 'utf8' },
+        );
+        const ours = spawnSync(
+          'bash',
+          ['-c', 'source "$0"; split_words "$1" || exit 3; printf "%s\\0" "${words[@]}"', split, args],
+          { encoding: 'utf8' },
+        );
         expect(ours.status).toBe(bash.status);
         if (bash.status === 0) expect(ours.stdout).toBe(bash.stdout);
       }),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
   });
 });
@@ -199,7 +282,7 @@ describe('.pre-commit-hooks.yaml', () => {
     expect(existsSync(path.join(ROOT, PKG.bin[command] as string))).toBe(true);
   });
 
-  it('installs from this repository: npm pack keeps the build\'s output off standard output, where pre-commit reads the tarball name', () => {
+  it("installs from this repository: npm pack keeps the build's output off standard output, where pre-commit reads the tarball name", () => {
     // pre-commit runs `npm pack` and installs the file named by its standard output; the build's banner
     // printed there (npm 10 and later, with scripts in the foreground) would become part of that name.
     expect(readFileSync(path.join(ROOT, '.npmrc'), 'utf8')).toMatch(/^foreground-scripts=false$/m);
@@ -216,7 +299,11 @@ describe('.pre-commit-hooks.yaml', () => {
     const [command, ...rest] = (hook.entry as string).split(' ');
     // pre-commit runs ENTRY ARGS... FILENAMES...; the hook's command is the package's bin.
     const run = (files: string[]) =>
-      spawnSync(process.execPath, [path.join(ROOT, PKG.bin[command as string] as string), ...rest, '--target', '2000', ...files], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+      spawnSync(
+        process.execPath,
+        [path.join(ROOT, PKG.bin[command as string] as string), ...rest, '--target', '2000', ...files],
+        { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
+      );
     const over = run(['archive/sample.jsonl', 'archive/small/hello.jsonl']);
     expect(over.status).toBe(1);
     expect(over.stdout).toBe('archive/sample.jsonl\n');

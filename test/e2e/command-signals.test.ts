@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, tempDir } from '../../helpers/cli.js';
-import { isAlive } from '../../helpers/processes.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
+import { isAlive } from '../helpers/processes.js';
 
 const DIST = path.join(ROOT, 'dist');
 

@@ -9,7 +9,6 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CannotStartError, loadLazily } from '../../src/cli/lazy.js';
 import { BIN, ROOT, tempDir } from '../helpers/cli.js';
 
 const HOOK = path.join(ROOT, 'test/helpers/record-loads.mjs');
@@ -153,22 +152,5 @@ describe('what swc loads', () => {
     expect(run.stderr).not.toContain('unexpected');
     expect(run.status).toBe(0);
     expect(run.loaded).toEqual(expect.arrayContaining(modules));
-  });
-});
-
-describe('a module loaded at its point of use', () => {
-  it('fails as start-up does when it cannot load for want of open files or memory', async () => {
-    const fails = (code: string) => () => Promise.reject(Object.assign(new Error(`${code}: cannot open`), { code }));
-    await expect(loadLazily(fails('EMFILE'))).rejects.toThrow(
-      new CannotStartError('too many open files (raise the limit with ulimit -n)'),
-    );
-    await expect(loadLazily(fails('ENOMEM'))).rejects.toThrow('cannot start: out of memory');
-    await expect(loadLazily(fails('EACCES'))).rejects.toThrow('cannot start: EACCES: cannot open');
-  });
-
-  it('keeps any other failure as it is (a bug keeps its stack)', async () => {
-    const bug = new TypeError('x is not a function');
-    await expect(loadLazily(() => Promise.reject(bug))).rejects.toBe(bug);
-    await expect(loadLazily(() => Promise.resolve({ value: 1 }))).resolves.toEqual({ value: 1 });
   });
 });

@@ -13,6 +13,7 @@ import { ROOT, tempDir } from '../helpers/cli.js';
 import { randomConversation, referenceMessages, writeAs, FORMAT_NAMES, listOf } from '../helpers/convert.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { scaled, scaledCount } from '../helpers/scale.js';
 
 const FIXTURE = path.join(ROOT, 'fixtures/ai-sdk/ui-messages.json');
 
@@ -237,9 +238,9 @@ describe('compacting AI SDK messages', () => {
           );
         },
       ),
-      { numRuns: 250 },
+      { numRuns: scaled(250) },
     );
-    expect(changed).toBeGreaterThan(50);
+    expect(changed).toBeGreaterThan(scaledCount(50, 250));
   });
 
   it('writes a UI note as a UI message, and a ModelMessage note as a plain user message', async () => {

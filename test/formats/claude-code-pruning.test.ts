@@ -12,6 +12,7 @@ import type { StrategyName } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/index.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { scaled } from '../helpers/scale.js';
 
 type Line = Record<string, unknown>;
 
@@ -201,7 +202,7 @@ describe('Claude Code: pruning random sessions with lines attached after results
           expect(second.output).toBe(written);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
   });
 });

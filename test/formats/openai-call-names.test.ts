@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { contentOf } from '../../src/core/render.js';
 import { CallNames, normalizeChat, openai } from '../../src/formats/openai.js';
 import type { ConversationInput, Normalized } from '../../src/formats/types.js';
+import { scaled } from '../helpers/scale.js';
 
 type Item = Record<string, unknown>;
 
@@ -84,7 +85,7 @@ describe('naming each result after its call', () => {
           expect(namesOf(normalized)).toEqual(expected);
         },
       ),
-      { numRuns: 400 },
+      { numRuns: scaled(400) },
     );
   });
 

@@ -17,6 +17,7 @@ import {
   type FormatName,
   type WriteOptions,
 } from '../helpers/convert.js';
+import { scaled } from '../helpers/scale.js';
 
 /** What one compaction kept of the conversation, message by message, and what it measured. */
 interface Outcome {
@@ -117,7 +118,7 @@ function expectedFormat(format: FormatName, conversation: Conversation, options:
   return format;
 }
 
-const SEEDS = Array.from({ length: 400 }, (_, k) => k + 1);
+const SEEDS = Array.from({ length: scaled(400) }, (_, k) => k + 1);
 
 describe('the same conversation in every format', () => {
   it('is kept and removed message for message as the core decides on the conversation itself', () => {
@@ -143,7 +144,7 @@ describe('the same conversation in every format', () => {
   });
 
   it('changes nothing on a second run with the same settings, in every format', () => {
-    for (const seed of SEEDS.slice(0, 120)) {
+    for (const seed of SEEDS.slice(0, scaled(120))) {
       const conversation = randomConversation(seed);
       const settings = randomSettings(seed, conversation);
       const options = variants(seed, conversation);

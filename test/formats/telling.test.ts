@@ -5,6 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { FORMATS, isTellingText } from '../../src/formats/registry.js';
+import { scaled } from '../helpers/scale.js';
 
 const patterns = FORMATS.flatMap((f) => f.readsTextStarting ?? []);
 const byEach = (text: string): boolean => patterns.some((p) => p.test(text.trimStart()));
@@ -30,7 +31,7 @@ describe('telling texts', () => {
         const text = `${lead}${start}${rest}`;
         expect(isTellingText(text)).toBe(byEach(text));
       }),
-      { numRuns: 2000 },
+      { numRuns: scaled(2000) },
     );
     expect(isTellingText('  <command-name>/model</command-name>')).toBe(true);
     expect(isTellingText('x <command-name>')).toBe(false);

@@ -1,6 +1,6 @@
 import { afterAll } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, cpSync, rmSync } from 'node:fs';
+import { mkdtempSync, cpSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,25 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const BIN = path.join(ROOT, 'bin/swc.js');
 /** Real third-party transcripts kept in the repository (sources and licences in fixtures/real/PROVENANCE.md). */
 export const REAL_DATA = path.join(ROOT, 'fixtures/real');
+
+/** Past this size a transcript is big: the tests that read every real transcript read the big ones in test/e2e/. */
+export const BIG_FILE = 512 * 1024;
+
+/** Whether a file is past BIG_FILE. */
+export function isBig(file: string): boolean {
+  return statSync(file).size > BIG_FILE;
+}
+
+/** The paths of the real transcripts (`.json` and `.jsonl` under fixtures/real), sorted. */
+export function realTranscripts(dir = REAL_DATA): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .flatMap((entry) => {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) return realTranscripts(full);
+      return /\.jsonl?$/.test(entry.name) ? [full] : [];
+    });
+}
 
 export interface CliRun {
   status: number | null;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { OffsetColumn, Uint32Column } from '../../src/io/column.js';
+import { scaled } from '../helpers/scale.js';
 
 describe('a column of whole numbers', () => {
   it('gives back what was pushed, in order, however far it grows', () => {
@@ -11,7 +12,7 @@ describe('a column of whole numbers', () => {
         expect(column.length).toBe(values.length);
         expect(Array.from({ length: column.length }, (_, k) => column.at(k))).toEqual(values);
       }),
-      { numRuns: 50 },
+      { numRuns: scaled(50) },
     );
   });
 
@@ -37,7 +38,7 @@ describe('a column of offsets', () => {
           expect(Array.from({ length: column.length }, (_, k) => column.at(k))).toEqual(values);
         },
       ),
-      { numRuns: 50 },
+      { numRuns: scaled(50) },
     );
   });
 

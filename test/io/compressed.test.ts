@@ -16,6 +16,7 @@ import { isLineSource, readSourceFile, sourceFromBytes } from '../../src/io/line
 import { compactSource, outputBytes } from '../../src/pipeline/index.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
+import { scaled } from '../helpers/scale.js';
 
 /**
  * Compressed inputs read as they are decompressed, a block at a time: the same text as the plain file, whatever the
@@ -64,7 +65,7 @@ describe('the streaming inflater', () => {
           expect(inflate(packed, brotli ? 'brotli' : 'gzip', step).equals(bytes)).toBe(true);
         },
       ),
-      { numRuns: 60 },
+      { numRuns: scaled(60) },
     );
   });
 

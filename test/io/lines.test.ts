@@ -13,6 +13,7 @@ import { decodeSource, lineColumn, type SourceText } from '../../src/io/source.j
 import { compactSource, outputBytes } from '../../src/pipeline/index.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
 import { tempDir } from '../helpers/cli.js';
+import { scaled } from '../helpers/scale.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
@@ -302,7 +303,7 @@ describe('a big JSONL file, read once while its lines are parsed', () => {
             if (k >= 0 && k < expected.length) expect(slot.raws[k]).toBe(expected[k]);
           }
       }),
-      { numRuns: 40 },
+      { numRuns: scaled(40) },
     );
   });
 

@@ -16,6 +16,7 @@ import {
   type FormatName,
 } from '../helpers/convert.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
+import { scaled, scaledCount } from '../helpers/scale.js';
 
 /** The instructions a request body holds beside its list, whatever its format calls them. */
 function instructionsOf(container: Record<string, unknown> | null): unknown {
@@ -96,9 +97,9 @@ describe('compactMessages', () => {
           expect(JSON.stringify(input)).toBe(before);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
-    expect(changed).toBeGreaterThan(50);
+    expect(changed).toBeGreaterThan(scaledCount(50, 300));
   });
 
   it('returns a new array holding the very objects passed in, and the note in the format’s own shape', async () => {
@@ -130,7 +131,7 @@ describe('compactMessages', () => {
     };
     const copying = { name: 'copying', measure: (list: readonly { text: string }[]) => total([...list].reverse()) };
     let changed = 0;
-    for (let seed = 1; seed <= 20; seed++) {
+    for (let seed = 1; seed <= scaled(20); seed++) {
       const { items } = listOf('openai', JSON.parse(writeAs('openai', randomConversation(seed)).text));
       const a = await compactMessages(items, {
         format: 'openai',
@@ -150,7 +151,7 @@ describe('compactMessages', () => {
       expect(a.plan.tokensAfter).toBe(b.plan.tokensAfter);
       changed += a.changed ? 1 : 0;
     }
-    expect(changed).toBeGreaterThan(10);
+    expect(changed).toBeGreaterThan(scaledCount(10, 20));
   });
 
   it('hands back a copy of the array when nothing changes', async () => {
@@ -301,7 +302,7 @@ describe('compactMessages on OpenAI chat arrays', () => {
           expect(result.plan.noteText).toBe(expected.noteText);
         },
       ),
-      { numRuns: 200 },
+      { numRuns: scaled(200) },
     );
   });
 });

@@ -12,6 +12,7 @@ import { decodeSource } from '../../src/io/source.js';
 import { compactSource } from '../../src/pipeline/index.js';
 import { binaryAsText } from '../../src/settings/library.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
+import { scaled } from '../helpers/scale.js';
 
 type Msg = Record<string, unknown>;
 
@@ -96,7 +97,7 @@ describe('messages holding values JSON writes otherwise', () => {
           expect(given).toEqual(messages.filter((_, k) => kept.has(k)));
         },
       ),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
   });
 
@@ -117,7 +118,7 @@ describe('messages holding values JSON writes otherwise', () => {
       fc.property(value, (v) => {
         expect(isPlainData(v)).toBe(shapeOf(v)?.plain === true);
       }),
-      { numRuns: 2000 },
+      { numRuns: scaled(2000) },
     );
     const deep: unknown[] = [];
     let at = deep;

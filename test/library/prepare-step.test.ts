@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { OptionsError } from '../../src/errors.js';
 import { compactMessages, swcPrepareStep } from '../../src/library/index.js';
 import { deepFreeze } from '../helpers/fake-counter.js';
+import { scaled } from '../helpers/scale.js';
 
 // The AI SDK's types, as far as `prepareStep` goes (the SDK is not a dependency; these mirror `ai` 5's
 // `PrepareStepFunction` and `ModelMessage` so the returned function is checked against the shape it must fit).
@@ -215,7 +216,7 @@ describe('swcPrepareStep', () => {
           );
         }
       }),
-      { numRuns: 60 },
+      { numRuns: scaled(60) },
     );
   });
 

@@ -17,6 +17,7 @@ import {
 import { deepFreeze } from '../helpers/fake-counter.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { tempDir } from '../helpers/cli.js';
+import { scaled, scaledCount } from '../helpers/scale.js';
 
 const CWD = tempDir();
 
@@ -125,10 +126,10 @@ describe('compactMessages with strategy', () => {
           if (plan.removedCount > 0) removed++;
         },
       ),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
-    expect(pruned).toBeGreaterThan(20);
-    expect(removed).toBeGreaterThan(20);
+    expect(pruned).toBeGreaterThan(scaledCount(20, 150));
+    expect(removed).toBeGreaterThan(scaledCount(20, 150));
   });
 
   it('gives what swc compact --strategy gives in the other formats too, instructions held beside the list', async () => {
@@ -158,7 +159,7 @@ describe('compactMessages with strategy', () => {
           expect(JSON.stringify(input)).toBe(before);
         },
       ),
-      { numRuns: 100 },
+      { numRuns: scaled(100) },
     );
   });
 

@@ -7,6 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { createCompactor, type CompactorOptions } from '../../src/library/index.js';
+import { scaled } from '../helpers/scale.js';
 
 type Msg = Record<string, unknown>;
 
@@ -242,7 +243,7 @@ function decidesAsCold(
 
 describe('a warm compactor', () => {
   it('decides as a cold call after any appends (earlier notes among them), replacements, edits in place, deletions and swaps', async () => {
-    await fc.assert(decidesAsCold(opArb, {}), { numRuns: 150 });
+    await fc.assert(decidesAsCold(opArb, {}), { numRuns: scaled(150) });
   });
 
   it('with assumeUnchanged, decides as a cold call after any appends, replacements, deletions and swaps', async () => {
@@ -251,14 +252,14 @@ describe('a warm compactor', () => {
         opArb.filter((op) => op.kind !== 'edit'),
         { assumeUnchanged: true },
       ),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
   });
 
   it('gives results that, read only later, say what a cold call said then', async () => {
     // Edits in place are left out: a kept message is the caller's own object, so its JSON follows the caller.
     const noEdits = opArb.filter((op) => op.kind !== 'edit');
-    await fc.assert(decidesAsCold(noEdits, {}, true), { numRuns: 100 });
-    await fc.assert(decidesAsCold(noEdits, { assumeUnchanged: true }, true), { numRuns: 100 });
+    await fc.assert(decidesAsCold(noEdits, {}, true), { numRuns: scaled(100) });
+    await fc.assert(decidesAsCold(noEdits, { assumeUnchanged: true }, true), { numRuns: scaled(100) });
   });
 });

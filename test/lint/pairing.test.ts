@@ -8,6 +8,7 @@ import { textContent } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
 import type { Pairing } from '../../src/formats/types.js';
 import { checkPairing } from '../../src/lint/pairing.js';
+import { scaled } from '../helpers/scale.js';
 
 const msg = (role: Message['role']): Message => ({ role, content: textContent('x') });
 
@@ -342,7 +343,7 @@ describe('checkPairing against the rules as first written', () => {
           referencePairing(pairing, messageOf, messagesOf, lineOf),
         );
       }),
-      { numRuns: 3000 },
+      { numRuns: scaled(3000) },
     );
   });
 });

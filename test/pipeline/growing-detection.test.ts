@@ -9,6 +9,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { FORMATS } from '../../src/formats/registry.js';
 import { GrowingDetection } from '../../src/pipeline/index.js';
+import { scaled } from '../helpers/scale.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures');
 
@@ -75,7 +76,7 @@ describe('detection of a growing list', () => {
           }
         },
       ),
-      { numRuns: 400 },
+      { numRuns: scaled(400) },
     );
   });
 });

@@ -29,6 +29,7 @@ import {
   transcriptFile,
 } from '../helpers/conversation-arbitraries.js';
 import { BARE } from '../helpers/json-text.js';
+import { scaled } from '../helpers/scale.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
 
@@ -167,7 +168,7 @@ describe('the approximate counter at other rates', () => {
           else expect(limited).toBeGreaterThan(limit);
         },
       ),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000) },
     );
   });
 });
@@ -236,7 +237,7 @@ describe('the defaults', () => {
         expect(createApproxCounter().measure(list, limit ?? undefined)).toBe(expected);
         expect(explicit.measure(list, limit ?? undefined)).toBe(expected);
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000) },
     );
   });
 
@@ -259,7 +260,7 @@ describe('the defaults', () => {
           expect(after.conversations.map((c) => c.plan)).toEqual(before.conversations.map((c) => c.plan));
         },
       ),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
   });
 });

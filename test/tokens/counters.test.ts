@@ -10,6 +10,7 @@ import type { Rendered, TokenCounter } from '../../src/core/types.js';
 import { codePointLength, createApproxCounter, TOKENS_PER_FILE, TOKENS_PER_IMAGE } from '../../src/tokens/approx.js';
 import { createBpeCounter, type Encoding } from '../../src/tokens/bpe.js';
 import { createCounter, isTokenizerName } from '../../src/tokens/index.js';
+import { scaled } from '../helpers/scale.js';
 
 function rendered(text: string, images = 0, files = 0): Rendered {
   return { text, images, files };
@@ -72,7 +73,7 @@ describe('the approximate counter', () => {
         const expected = Math.floor(pythonLength(list.map((r) => r.text).join('\n')) / 4) + flatCost(list);
         expect(createApproxCounter().measure(list)).toBe(expected);
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000) },
     );
   });
 
@@ -85,7 +86,7 @@ describe('the approximate counter', () => {
         if (exact <= limit) expect(limited).toBe(exact);
         else expect(limited).toBeGreaterThan(limit);
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000) },
     );
   });
 });
@@ -204,7 +205,7 @@ describe.each(encodings)('the %s counter', (name, encoding) => {
       fc.property(bpeGroup, (list) => {
         expect(counter.measure(list)).toBe(wholeCount(list));
       }),
-      { numRuns: 600 },
+      { numRuns: scaled(600) },
     );
   });
 
@@ -213,7 +214,7 @@ describe.each(encodings)('the %s counter', (name, encoding) => {
       fc.property(bpeGroup, (list) => {
         expect(createBpeCounter(name, encoding).measure(list)).toBe(wholeCount(list));
       }),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
   });
 
@@ -226,7 +227,7 @@ describe.each(encodings)('the %s counter', (name, encoding) => {
         if (exact <= limit) expect(limited).toBe(exact);
         else expect(limited).toBeGreaterThan(limit);
       }),
-      { numRuns: 400 },
+      { numRuns: scaled(400) },
     );
   });
 

@@ -9,6 +9,7 @@ import { planCompaction } from '../../src/core/compact.js';
 import { textContent } from '../../src/core/render.js';
 import type { Message, Rendered } from '../../src/core/types.js';
 import { createBpeCounter, type Encoding } from '../../src/tokens/bpe.js';
+import { scaled } from '../helpers/scale.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
 
@@ -89,7 +90,7 @@ describe('the BPE counter with a limit', () => {
           else expect(limited).toBeGreaterThan(limit);
         },
       ),
-      { numRuns: 60 },
+      { numRuns: scaled(60) },
     );
   });
 });

@@ -11,6 +11,7 @@ import { textContent } from '../../src/core/render.js';
 import type { Message } from '../../src/core/types.js';
 import { createBpeCounter } from '../../src/tokens/bpe.js';
 import { countMerges, createPieceCounter, type PieceCounter } from '../../src/tokens/pieces.js';
+import { scaled } from '../helpers/scale.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
 
@@ -76,7 +77,7 @@ describe.each([
           inside.bytePairMerge(bytes(piece)).length,
         );
       }),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
   });
 
@@ -86,7 +87,7 @@ describe.each([
         const text = parts.join('');
         expect(pieces.count(text)).toEqual({ tokens: encoding.countTokens(text, PLAIN), exact: true });
       }),
-      { numRuns: 200 },
+      { numRuns: scaled(200) },
     );
   });
 
@@ -103,7 +104,7 @@ describe.each([
           expect(counted.tokens).toBeLessThanOrEqual(exact);
         }
       }),
-      { numRuns: 200 },
+      { numRuns: scaled(200) },
     );
   });
 });

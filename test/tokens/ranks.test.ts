@@ -5,10 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
 import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base';
 import * as o200k from 'gpt-tokenizer/encoding/o200k_base';
 import { renderMessage } from '../../src/core/render.js';
@@ -16,24 +13,20 @@ import type { Rendered } from '../../src/core/types.js';
 import { createBpeCounter } from '../../src/tokens/bpe.js';
 import { createCounter } from '../../src/tokens/index.js';
 import { createRankCounter, RankTable } from '../../src/tokens/ranks.js';
-import { REAL_DATA, ROOT } from '../helpers/cli.js';
+import { isBig, realTranscripts } from '../helpers/cli.js';
 import { createRng, randomConversation, referenceMessages } from '../helpers/convert.js';
+import { scaled } from '../helpers/scale.js';
 
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
 
-/** Every transcript file under fixtures/real (they are what users have), as text. */
+/**
+ * Every transcript file under fixtures/real (they are what users have) up to BIG_FILE, as text; test/e2e/ranks.test.ts
+ * counts the bigger ones.
+ */
 function realTexts(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = path.join(dir, name);
-      const stat = statSync(p);
-      if (stat.isDirectory()) walk(p);
-      else if (/\.jsonl?$/.test(name)) out.push(readFileSync(p, 'utf8'));
-    }
-  };
-  walk(REAL_DATA);
-  return out;
+  return realTranscripts()
+    .filter((file) => !isBig(file))
+    .map((file) => readFileSync(file, 'utf8'));
 }
 
 /** Units that stress the pre-tokenizer and the byte lookups: byte-order marks, lone surrogates, joiners, scripts. */
@@ -100,7 +93,7 @@ describe.each([
   });
 
   it('counts rendered random conversations exactly as gpt-tokenizer does', () => {
-    for (let seed = 1; seed <= 60; seed++) {
+    for (let seed = 1; seed <= scaled(60); seed++) {
       for (const message of referenceMessages(randomConversation(seed))) {
         const text = renderMessage(message).text;
         expect(pieces.count(text).tokens).toBe(reference(text));
@@ -126,7 +119,7 @@ describe.each([
           expect(pieces.count(text)).toEqual({ tokens: reference(text), exact: true });
         },
       ),
-      { numRuns: 400 },
+      { numRuns: scaled(400) },
     );
   });
 
@@ -182,7 +175,7 @@ describe.each([
           else expect(again.tokens).toBeGreaterThan(second);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: scaled(300) },
     );
   });
 
@@ -220,24 +213,5 @@ describe.each([
 describe('a rank file that is not there', () => {
   it('is reported as missing (createCounter then refuses to count rather than count another way)', () => {
     expect(RankTable.load('no_such_encoding')).toBeNull();
-  });
-});
-
-describe('a run of twenty million letters (one pre-token piece)', () => {
-  it("is bounded from below without being merged when a limit is passed, in swc's own counter", () => {
-    // Measured in a process of its own, as the command line runs (the built counter): inside Jest's VM context V8
-    // ran the piece's first regular-expression match out of stack in a fresh clone, which node itself does not.
-    const script = [
-      `const { createCounter } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/tokens/index.js')).href)});`,
-      "const counter = await createCounter('o200k_base');",
-      "process.stdout.write(String(counter.measure([{ text: 'x'.repeat(20_000_000), images: 0, files: 0 }], 100)));",
-    ].join('\n');
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-    // o200k's longest token is 128 bytes: 20,000,000 letters are at least 156,250 tokens.
-    expect({ status: run.status, stderr: run.stderr, tokens: run.stdout }).toEqual({
-      status: 0,
-      stderr: '',
-      tokens: '156250',
-    });
   });
 });

@@ -20,6 +20,7 @@ import { createEndpointSummarizer } from '../../../src/io/model/endpoint.js';
 import type { SummaryRequest, Summarizer } from '../../../src/io/model/types.js';
 import { tempDir } from '../../helpers/cli.js';
 import { startOpenAiServer, type OpenAiServer } from '../../helpers/openai-server.js';
+import { scaled } from '../../helpers/scale.js';
 
 const KEY = 'sk-cache-test-KEY-7f3a9c';
 const REQUEST = { system: 'Summarize.', user: '<conversation_to_summarize>\nuser: hi\n</conversation_to_summarize>' };
@@ -92,7 +93,7 @@ describe('the summary cache', () => {
         const made = [...byModel.values()].reduce((n, f) => n + f.calls.length, 0);
         expect(made).toBe(seen.size);
       }),
-      { numRuns: 30 },
+      { numRuns: scaled(30) },
     );
   });
 

@@ -11,6 +11,7 @@ import { createLimiter } from '../../../src/io/model/limit.js';
 import type { SummaryReply, Summarizer } from '../../../src/io/model/types.js';
 import { tempDir } from '../../helpers/cli.js';
 import { startOpenAiServer, type OpenAiServer } from '../../helpers/openai-server.js';
+import { scaled } from '../../helpers/scale.js';
 
 let server: OpenAiServer;
 beforeAll(async () => {
@@ -91,7 +92,7 @@ describe('the concurrency limit', () => {
           expect(peak).toBe(Math.min(n, count));
         },
       ),
-      { numRuns: 40 },
+      { numRuns: scaled(40) },
     );
   });
 

@@ -1,0 +1,130 @@
+/**
+ * Compacting with slim items against compacting with whole ones, for test/io/slim.test.ts and test/e2e/slim.test.ts.
+ */
+import { expect } from '@jest/globals';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { sourceFromBytes } from '../../src/io/lines.js';
+import { SLIMMED } from '../../src/io/slim.js';
+import type { SourceText } from '../../src/io/source.js';
+import { compactSource, type FileOptions, type FileResult } from '../../src/pipeline/index.js';
+import { createApproxCounter } from '../../src/tokens/approx.js';
+import { createCounter } from '../../src/tokens/index.js';
+
+export const counter = createApproxCounter();
+const o200k = await createCounter('o200k_base');
+
+/** Every transcript-like file under a directory. */
+export function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesUnder(full));
+    else if (/\.(json|jsonl)$/.test(entry.name)) out.push(full);
+  }
+  return out.sort();
+}
+
+/** What a compaction decided and wrote, or the error it stopped with. */
+export function outcome(run: () => FileResult): unknown {
+  let result: FileResult;
+  try {
+    result = run();
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+  return {
+    changed: result.changed,
+    output: result.output,
+    plans: result.conversations.map((c) => c.plan),
+    formats: result.format,
+  };
+}
+
+/** Whether some item of a result holds a stand-in (so a comparison really compared slim items). */
+export function slimmed(run: () => FileResult): boolean {
+  try {
+    return run().conversations.some((c) =>
+      c.slot.items.some((item) => JSON.stringify(item).includes(JSON.stringify(SLIMMED).slice(1, -1))),
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** A note template longer than any string kept whole, so earlier notes must be recognised by the keep rule. */
+const LONG_NOTE = `${'Earlier history was summarised away. '.repeat(9)}{num_removed} messages went.`;
+
+const TARGETS = [1, 300, 3000, 30_000, 1e9];
+
+export function compare(file: string, bytes: Buffer): void {
+  const make = (): SourceText => sourceFromBytes(bytes, path.basename(file));
+  for (const target of TARGETS) {
+    for (const note of [undefined, LONG_NOTE]) {
+      const options: FileOptions = { target, note, counter, exhaustive: target === 3000 };
+      const slim = outcome(() => compactSource(make(), { ...options, slimLongerThan: 0 }));
+      const full = outcome(() => compactSource(make(), { ...options, slimLongerThan: Infinity }));
+      expect({ file, target, note, ...(slim as object) }).toEqual({ file, target, note, ...(full as object) });
+      // Compacting the result again recognises the note it wrote either way.
+      const first = full as { output?: string; changed?: boolean };
+      if (first.changed === true && typeof first.output === 'string') {
+        const again = Buffer.from(first.output);
+        const slimAgain = outcome(() =>
+          compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: 0 }),
+        );
+        const fullAgain = outcome(() =>
+          compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: Infinity }),
+        );
+        expect({ file, target, note, again: true, ...(slimAgain as object) }).toEqual({
+          file,
+          target,
+          note,
+          again: true,
+          ...(fullAgain as object),
+        });
+      }
+    }
+  }
+}
+
+/**
+ * Pruning and offloading read slim files' tool results by their sketches (src/core/sketch.ts): the same chains with
+ * whole items (no sketches, every text read) must decide and write the same, with a BPE counter (whose pruning bound
+ * reads each result's end) and the approximate one.
+ */
+export function compareChains(file: string, bytes: Buffer): void {
+  const make = (): SourceText => sourceFromBytes(bytes, path.basename(file));
+  for (const [strategies, target, count] of [
+    [['prune', 'window'], 300, o200k],
+    [['prune', 'window'], 3000, o200k],
+    [['offload', 'window'], 300, counter],
+    [['prune', 'offload', 'window'], 3000, o200k],
+  ] as const) {
+    const options: FileOptions = {
+      target,
+      counter: count,
+      strategies,
+      minTokens: 20,
+      offload: { dir: '/tmp/swc-slim-store', over: 200 },
+    };
+    const run = (slimLongerThan: number): unknown => {
+      try {
+        const result = compactSource(make(), { ...options, slimLongerThan });
+        return {
+          ...(outcome(() => result) as object),
+          stored: result.stored,
+          pruned: result.conversations.map((c) => c.pruned),
+          offloaded: result.conversations.map((c) => c.offloaded),
+        };
+      } catch (error) {
+        return { error: error instanceof Error ? error.message : String(error) };
+      }
+    };
+    expect({ file, strategies, target, ...(run(64) as object) }).toEqual({
+      file,
+      strategies,
+      target,
+      ...(run(Infinity) as object),
+    });
+  }
+}
