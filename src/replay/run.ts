@@ -227,6 +227,11 @@ async function compactorFor(
               use.failure ??= error instanceof Error ? error.message : String(error);
               throw error;
             }
+            // An empty reply is a failed call, as the command's and compactMessages' are: the compactor refuses it.
+            if (reply.text.trim() === '') {
+              use.failed++;
+              use.failure ??= 'the summarizer returned no summary';
+            }
             const reported = reply.usage?.output;
             // A reported count that is not a whole number of tokens is not one: the reply is counted instead.
             use.replyTokens +=
