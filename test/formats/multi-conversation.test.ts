@@ -3,13 +3,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../src/errors.js';
 import { formatNames } from '../../src/formats/registry.js';
-import { readLayout } from '../../src/io/layout.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { ROOT, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 import { pairingProblems } from '../helpers/invariants.js';
+import { expectOnlyListsChanged } from '../helpers/multi-conversation.js';
 
 type Item = Record<string, unknown>;
 
@@ -27,41 +27,6 @@ function compactText(text: string, target: number, file: string, conversationKey
     counter: createFakeCounter(10),
     conversationKey,
   });
-}
-
-/** The text of a file outside its conversation lists, and the text of each list. */
-function split(text: string, file: string, conversationKey?: string): { outside: string[]; lists: string[] } {
-  const layout = readLayout(decodeSource(Buffer.from(text), file), undefined, { conversationKey });
-  const outside: string[] = [];
-  const lists: string[] = [];
-  let pos = 0;
-  for (const slot of layout.slots) {
-    outside.push(text.slice(pos, slot.region.start));
-    lists.push(text.slice(slot.region.start, slot.region.end));
-    pos = slot.region.end;
-  }
-  outside.push(text.slice(pos));
-  return { outside, lists };
-}
-
-/**
- * Asserts that only conversation lists changed: every byte outside them is the input's, and a list whose
- * conversation is the same is the same text.
- * @returns how many lists changed
- */
-function expectOnlyListsChanged(input: string, output: string, file: string, conversationKey?: string): number {
-  const before = split(input, file, conversationKey);
-  const after = split(output, file, conversationKey);
-  expect(after.outside).toEqual(before.outside);
-  expect(after.lists).toHaveLength(before.lists.length);
-  let changed = 0;
-  after.lists.forEach((list, k) => {
-    if (list !== before.lists[k]) {
-      changed++;
-      expect(JSON.parse(list)).not.toEqual(JSON.parse(before.lists[k] as string));
-    }
-  });
-  return changed;
 }
 
 describe('files that hold many conversations', () => {
@@ -200,33 +165,6 @@ describe('files that hold many conversations: real trajectories through the CLI'
       expect(kept[0]).toEqual(history[0]);
       expect(kept).toContainEqual([...history].reverse().find((m) => m.role === 'user'));
       expect(pairingProblems(history, kept)).toEqual([]);
-      expect((await runSwc(['compact', outFile, '-t', target], { cwd: ROOT })).stdout).toBe(output);
-    }
-  });
-
-  it("compacts the 200 tau-bench runs one by one, keeping each run's other fields, instructions, task and pairing", async () => {
-    const source = path.join(REAL_DATA, 'openai-chat/taubench-gpt-4o-airline.json');
-    const input = readFileSync(source, 'utf8');
-    const runs = JSON.parse(input) as Array<{ traj: Item[] } & Item>;
-    expect(runs).toHaveLength(200);
-    const tmp = tempDir();
-    for (const target of ['3000', '8000']) {
-      const outFile = path.join(tmp, `${target}.json`);
-      const run = await runSwc(['compact', source, '-t', target, '-o', outFile], { cwd: ROOT });
-      expect(run.status).toBe(0);
-      const output = readFileSync(outFile, 'utf8');
-      const changed = expectOnlyListsChanged(input, output, 'taubench.json');
-      expect(changed).toBeGreaterThan(0);
-      expect(changed).toBeLessThan(200);
-      const out = JSON.parse(output) as Array<{ traj: Item[] } & Item>;
-      out.forEach((record, k) => {
-        const { traj, ...rest } = record;
-        const { traj: original, ...restIn } = runs[k]!;
-        expect(rest).toEqual(restIn);
-        expect(traj[0]).toEqual(original[0]);
-        expect(traj).toContainEqual([...original].reverse().find((m) => m.role === 'user'));
-        expect(pairingProblems(original, traj)).toEqual([]);
-      });
       expect((await runSwc(['compact', outFile, '-t', target], { cwd: ROOT })).stdout).toBe(output);
     }
   });
