@@ -68,6 +68,9 @@ export interface PlanGroup {
   readonly tokensAfter?: number;
 }
 
+/** The note as a plan lists it: where it is written, its text and its own tokens. */
+type NoteFigure = PlanNote & { readonly tokens: number | null };
+
 /** What a plan says of a file or of one of its conversations: the outcome in counts. */
 interface PlanOutcome {
   readonly changed: boolean;
@@ -80,9 +83,11 @@ interface PlanOutcome {
   readonly removed: PlanTotals['removed'];
   /**
    * With prune or offload in the chain: what they took out of the messages the output keeps, so that
-   * tokensBefore = tokensAfter + saved.pruned + saved.offloaded + removed.tokens − the note's tokens.
+   * tokensBefore = tokensAfter + saved.pruned + saved.offloaded + removed.tokens − the note's tokens − summaryTokens.
    */
   readonly saved?: Saved;
+  /** With summarize in the chain: the summaries' own tokens, part of tokensAfter, measured together alone. */
+  readonly summaryTokens?: number;
 }
 
 /** One conversation's totals in the JSON plan (only listed when a file holds several). */
@@ -91,7 +96,7 @@ export interface PlanConversation extends PlanOutcome {
   readonly where: string;
   readonly target: number;
   readonly toolTokens?: number;
-  readonly note: PlanNote | null;
+  readonly note: NoteFigure | null;
   readonly missReason: Miss | null;
 }
 
@@ -152,7 +157,7 @@ export interface PlanDocument extends PlanOutcome {
   /** Tokens of the tool schemas taken off the target (window thresholds only). */
   readonly toolTokens?: number;
   /** The note of a single-conversation file; per conversation in `conversations` otherwise. */
-  readonly note?: PlanNote | null;
+  readonly note?: NoteFigure | null;
   readonly missReason?: Miss | null;
   readonly groups: PlanGroup[];
   readonly conversations?: PlanConversation[];
@@ -221,7 +226,8 @@ function conversationSummary(c: ConversationResult, k: number) {
     c,
     plan: c.plan,
     totals,
-    note,
+    // With its own tokens, one of the figures that add up (a summarizing chain's note has no group of its own).
+    note: note === null ? null : { ...note, tokens: totals.noteTokens },
     index: note?.index ?? null,
     where: c.slot.where,
     target: c.target,
@@ -320,6 +326,7 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       orphans: sumOf((p) => p.totals.removed.orphans),
     },
     ...savedPart(result.conversations),
+    ...summaryPart(result.conversations),
   };
   const inventory = inventoryPart(result);
   if (!several) {
@@ -354,6 +361,7 @@ export function planDocument(result: FileResult, settings: PlanSettings): PlanDo
       targetMet: p.plan.targetMet,
       removed: p.totals.removed,
       ...savedPart([p.c]),
+      ...summaryPart([p.c]),
       note: p.note,
       missReason: p.totals.miss,
     })),
@@ -365,6 +373,12 @@ function savedPart(cs: readonly ConversationResult[]): { saved?: Saved } {
   if (!cs.some((c) => c.strategies.includes('prune') || c.strategies.includes('offload'))) return {};
   const sum = (pick: (s: Saved) => number): number => cs.reduce((a, c) => a + pick(c.outcome.figures.saved), 0);
   return { saved: { pruned: sum((s) => s.pruned), offloaded: sum((s) => s.offloaded) } };
+}
+
+/** What the summaries the output holds cost, when summarize is in the chain; else nothing. */
+function summaryPart(cs: readonly ConversationResult[]): { summaryTokens?: number } {
+  if (!cs.some((c) => c.strategies.includes('summarize'))) return {};
+  return { summaryTokens: cs.reduce((a, c) => a + c.outcome.figures.summaries, 0) };
 }
 
 /** Every summarize round of the file's conversations, in order, as the plan lists them. */

@@ -97,7 +97,7 @@ const FALLBACK_CHARS_PER_TOKEN = 4;
 /**
  * The plan with its groups' tokens as every output shows them (a removed group as it was read, a kept one as the
  * output holds it), and the compaction's figures (src/outcome/figures.ts), which add up as the command line's do:
- * before = after + what pruning saved + what was removed − the note. Each is worked out when first read.
+ * before = after + what pruning saved + what was removed − the note − the summaries. Each is worked out when first read.
  * @param plan the chain's plan, its tokens before already the whole's (see `withEstimatedBefore`)
  * @param read the conversation as it was read
  * @param decided the conversation as decided (pruned results hold their placeholders)
@@ -116,7 +116,7 @@ export function withChainFigures(
     (figures ??= tokenFigures(
       planned,
       { tokens: plan.tokensBefore, exact: plan.tokensBeforeExact },
-      noteTokensOf(plan, counter),
+      noteTokensOf(plan, counter, chain.output),
       counter,
     ));
   if (read.messages === decided.messages) return { plan, figures: figuresOf };

@@ -17,9 +17,10 @@ export interface CompactedMessages<M> {
   readonly plan: Plan;
   /**
    * The compaction's token figures, in the input's terms, as the command line's dry run and plan give them: they add
-   * up, `before.tokens = after + saved.pruned + saved.offloaded + removed.tokens − note`. `removed` is what the removed
-   * messages cost as they were passed in (an estimate when `before` is one), the same figure a chain that removes the
-   * same messages gives; `saved` what pruning took out of the messages kept. Worked out when first read.
+   * up, `before.tokens = after + saved.pruned + saved.offloaded + removed.tokens − note − summaries`. `removed` is what
+   * the removed messages cost as they were passed in (an estimate when `before` is one), the same figure a chain that
+   * removes the same messages gives; `saved` what pruning took out of the messages kept; `summaries` what the
+   * summaries the output holds cost (0 without summarize). Worked out when first read.
    */
   readonly figures: TokenFigures;
   /** The format the messages were read as. */

@@ -8,7 +8,7 @@ import type { MessageCounts, Miss, Planned, PlanTotals, TokenFigure } from './ty
 /**
  * The token figures of one conversation, each in the input's terms, worked out once so every output (the dry run's
  * text, the JSON plan, `--stat`, the library) shows the same numbers, and they add up:
- * before = after + saved.pruned + saved.offloaded + removed − note.
+ * before = after + saved.pruned + saved.offloaded + removed − note − summaries.
  */
 
 /** What pruning and offloading took out of the messages the output keeps, in tokens. */
@@ -24,9 +24,11 @@ export interface TokenFigures {
   /** The note's own tokens, measured alone (0 without a note). */
   readonly note: number;
   readonly saved: Saved;
+  /** The summaries' own tokens, the output's summaries measured together alone (0 without summarize). */
+  readonly summaries: number;
   /**
    * What the removed messages cost in the input: the tokens before less what the output would count with every kept
-   * message as it was read, the note's own tokens taken off that. Equal to the window alone's figure when a chain
+   * message as it was read, the note's and the summaries' own tokens taken off that. Equal to the window alone's figure when a chain
    * removes the same messages; an estimate when the tokens before are one.
    */
   readonly removed: TokenFigure;
@@ -75,13 +77,24 @@ export function tokenFigures(
       saved = { pruned: keptAsRead - prunedOnly, offloaded: prunedOnly - after };
     }
   }
+  const summaries = summaryTokens(c, counter);
   return {
     before,
     after,
     note: noteTokens,
     saved,
-    removed: { tokens: before.tokens - keptAsRead + noteTokens, exact: before.exact },
+    summaries,
+    removed: { tokens: before.tokens - keptAsRead + noteTokens + summaries, exact: before.exact },
   };
+}
+
+/** The summaries the output holds, measured together alone, as the note is: what they cost of the tokens after. */
+function summaryTokens(c: Planned, counter: TokenCounter): number {
+  if (c.output === undefined) return 0;
+  const made = outputMessages(c).flatMap((o, position) =>
+    'made' in o && 'summary' in (c.output?.[position] ?? {}) ? [renderMessage(o.made)] : [],
+  );
+  return made.length === 0 ? 0 : counter.measure(made);
 }
 
 /** The output's messages in order: the kept ones by input index, the note and the summaries the chain made. */
@@ -125,12 +138,20 @@ export function groupTokens(
 }
 
 /**
- * The note's own cost, measured alone.
+ * The note's own cost, measured alone: the plan's note, or in a summarizing chain's output the note the window wrote
+ * there (the chain's plan does not hold it).
+ * @param output with summarize, the output's messages in order
  * @returns null when there is no note
  */
-export function noteTokensOf(plan: Pick<Plan, 'noteText'>, counter: TokenCounter): number | null {
-  if (plan.noteText === null) return null;
-  return counter.measure([renderMessage(noteMessage(plan.noteText))]);
+export function noteTokensOf(
+  plan: Pick<Plan, 'noteText'>,
+  counter: TokenCounter,
+  output?: Planned['output'],
+): number | null {
+  let text = plan.noteText;
+  for (const e of output ?? []) if (text === null && 'note' in e) text = e.note;
+  if (text === null) return null;
+  return counter.measure([renderMessage(noteMessage(text))]);
 }
 
 /**

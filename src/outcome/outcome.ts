@@ -98,7 +98,7 @@ export interface OutcomeSettings {
  */
 export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOutcome {
   const index = notePlacement(c.plan, c.normalized);
-  const note = noteTokensOf(c.plan, settings.counter);
+  const note = noteTokensOf(c.plan, settings.counter, c.output);
   const counts = messageCounts(c);
   let before: TokenFigure | null = null;
   let miss: Miss | null | undefined;

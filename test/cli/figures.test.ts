@@ -151,25 +151,40 @@ describe('files too big to count exactly at little cost', () => {
   });
 });
 
-/** The figures of a JSON plan that the identity reads: the note's tokens are its group's. */
+/** The figures of a JSON plan that the identity reads. */
 interface PlanFigures {
   readonly tokensBefore: number;
   readonly tokensBeforeExact: boolean;
   readonly tokensAfter: number;
   readonly removed: { readonly messages: number; readonly tokens: number | null };
   readonly saved?: { readonly pruned: number; readonly offloaded: number };
+  readonly summaryTokens?: number;
+  readonly note: { readonly text: string; readonly tokens: number | null } | null;
+  readonly summaries?: readonly { readonly kept: boolean }[];
   readonly groups: readonly { kind: string; start: number; end: number; tokens: number | null; kept: boolean }[];
 }
 
-/** The note's tokens in a plan: those of its note groups. */
+/**
+ * The note's tokens in a plan: its own figure, and those of its note group where it has one (a summarizing chain's
+ * note has none).
+ */
 function noteTokensOf(plan: PlanFigures): number {
-  return plan.groups.filter((g) => g.kind === 'note').reduce((a, g) => a + (g.tokens ?? 0), 0);
+  const group = plan.groups.filter((g) => g.kind === 'note').reduce((a, g) => a + (g.tokens ?? 0), 0);
+  if (plan.groups.some((g) => g.kind === 'note')) expect(plan.note?.tokens).toBe(group);
+  return plan.note?.tokens ?? 0;
 }
 
-/** Whether a plan's figures add up: before = after + what pruning and offloading saved + what went − the note. */
+/**
+ * Whether a plan's figures add up: before = after + what pruning and offloading saved + what went − the note − the
+ * summaries (a plan with summarize always says what its summaries cost, and they cost something when one is kept).
+ */
 function expectAddsUp(plan: PlanFigures): void {
   const saved = (plan.saved?.pruned ?? 0) + (plan.saved?.offloaded ?? 0);
-  expect(plan.tokensBefore).toBe(plan.tokensAfter + saved + (plan.removed.tokens ?? NaN) - noteTokensOf(plan));
+  const summaries = plan.summaries === undefined ? 0 : (plan.summaryTokens ?? NaN);
+  if (plan.summaries?.some((s) => s.kept) === true) expect(summaries).toBeGreaterThan(0);
+  expect(plan.tokensBefore).toBe(
+    plan.tokensAfter + saved + (plan.removed.tokens ?? NaN) - noteTokensOf(plan) - summaries,
+  );
 }
 
 /** The groups that go, as a plan lists them (the messages they hold, their tokens). */
@@ -180,7 +195,7 @@ function removedGroups(plan: PlanFigures): { start: number; end: number; tokens:
 }
 
 /** The figures a dry run's text gives: `removed 54 messages (5,700 tokens)`, and the bar's savings (`+` for a loss). */
-function textFigures(text: string): { removed: number | null; pruned: number; offloaded: number } {
+function textFigures(text: string): { removed: number | null; pruned: number; offloaded: number; summaries: number } {
   const n = (s: string | undefined): number =>
     (s?.startsWith('+') === true ? -1 : 1) * Number((s ?? '0').replace(/[,−+]/g, ''));
   const removed = /removed [\d,]+ messages? \(([\d,]+) tokens\)/.exec(text);
@@ -188,6 +203,7 @@ function textFigures(text: string): { removed: number | null; pruned: number; of
     removed: removed === null ? null : n(removed[1]),
     pruned: n(/~ pruned results ([−+][\d,]+)/.exec(text)?.[1]),
     offloaded: n(/~ offloaded results ([−+][\d,]+)/.exec(text)?.[1]),
+    summaries: n(/▚ summaries ([\d,]+)/.exec(text)?.[1]),
   };
 }
 
@@ -217,13 +233,48 @@ describe('the figures of a chain', () => {
     expect(textFigures(await dryRun(dir)).removed).toBe(window.removed.tokens);
   });
 
+  it("count what summarize removes in the input, and the summaries' tokens as a figure of their own", async () => {
+    const dir = tempDir([SAMPLE]);
+    const args = ['--tokenizer', 'approx', '--strategy', 'summarize'];
+    const run = async (...more: string[]): Promise<string> => {
+      const r = await runSwc(['compact', '-', '-t', '3000', '--dry-run', ...args, ...more], {
+        cwd: dir,
+        stdin: readFileSync(SAMPLE),
+      });
+      expect(r.status).toBe(0);
+      return r.stdout;
+    };
+    const plan = JSON.parse(await run('--json')) as PlanFigures;
+    expect(plan.summaries?.filter((x) => x.kept).length).toBe(2);
+    expect(plan.summaryTokens).toBeGreaterThan(2 * 1000);
+    expectAddsUp(plan);
+    // The 58 messages cost what their groups cost as read, less a token per group the whole's joins round away.
+    const groups = removedGroups(plan);
+    const groupSum = groups.reduce((a, g) => a + (g.tokens ?? NaN), 0);
+    expect(Math.abs((plan.removed.tokens ?? NaN) - groupSum)).toBeLessThanOrEqual(groups.length);
+    expect(textFigures(await run())).toEqual({
+      removed: plan.removed.tokens,
+      pruned: 0,
+      offloaded: 0,
+      summaries: plan.summaryTokens,
+    });
+  });
+
   it('add up in the text and the JSON plan of random conversations and chains', async () => {
     await fc.assert(
       fc.asyncProperty(
         // Standard input of one line reads as a JSON document, not as JSONL.
         transcriptFileArb([openaiCodec, haystackCodec]).filter((f) => f.framing === 'json' || f.items.length > 1),
         fc.double({ min: 0.05, max: 0.9, noNaN: true }),
-        fc.constantFrom('prune,window', 'offload,window', 'window', 'window,prune'),
+        fc.constantFrom(
+          'prune,window',
+          'offload,window',
+          'window',
+          'window,prune',
+          'summarize',
+          'summarize,window',
+          'prune,summarize',
+        ),
         async (file, share, strategy) => {
           const dir = tempDir();
           const target = String(Math.max(1, Math.floor(countWhole(file.text, file.name) * share)));
@@ -232,12 +283,17 @@ describe('the figures of a chain', () => {
             'prune,window': ['--min-tokens', '0', '--placeholder', '-'],
             'window,prune': ['--min-tokens', '0', '--placeholder', '-'],
             'offload,window': ['--offload-dir', path.join(dir, 'store'), '--offload-over', '1'],
+            // A dry run simulates the summaries (a stand-in, no model), each this long.
+            summarize: ['--summary-tokens', '10'],
+            'summarize,window': ['--summary-tokens', '10'],
+            'prune,summarize': ['--summary-tokens', '10', '--min-tokens', '0', '--placeholder', '-'],
           }[strategy] as string[];
           const base = ['compact', '-', '-t', target, '--tokenizer', 'approx', '--dry-run'];
           const chainArgs = [...base, '--strategy', strategy, ...settings];
           const plan = async (args: string[]): Promise<PlanFigures> => {
             const r = await runSwc([...args, '--json'], { cwd: dir, stdin: file.bytes });
-            expect(r.stderr).toBe('');
+            // Summarize's dry run says what it would send and which round would fail, and nothing else.
+            expect(r.stderr.replace(/^(summarize: would make |swc: warning: .* would fail ).*\n/gm, '')).toBe('');
             return JSON.parse(r.stdout) as PlanFigures;
           };
           const chain = await plan(chainArgs);
@@ -249,7 +305,16 @@ describe('the figures of a chain', () => {
             JSON.stringify(removedGroups(window).map((g) => [g.start, g.end]))
           ) {
             expect(removedGroups(chain)).toEqual(removedGroups(window));
-            expect(chain.removed.tokens).toBe(window.removed.tokens);
+            // Summaries are measured alone, as the note is: counted with the kept messages, their joins (and those of a
+            // note whose text differs from the window's) can round a token either way, at most one per message made.
+            const notes = chain.note !== null || window.note !== null ? 1 : 0;
+            const made = (chain.summaries ?? []).filter((x) => x.kept).length + notes;
+            const sameMade = (chain.summaryTokens ?? 0) === 0 && chain.note?.text === window.note?.text;
+            if (sameMade) expect(chain.removed.tokens).toBe(window.removed.tokens);
+            else
+              expect(Math.abs((chain.removed.tokens ?? NaN) - (window.removed.tokens ?? NaN))).toBeLessThanOrEqual(
+                made,
+              );
           }
           // --stat gives the plan's tokens before and after (--verbose: a line for an unchanged file too).
           const stat = (await runSwc([...chainArgs, '--stat', '--verbose'], { cwd: dir, stdin: file.bytes })).stdout;
@@ -264,6 +329,7 @@ describe('the figures of a chain', () => {
             removed: chain.removed.messages > 0 ? chain.removed.tokens : null,
             pruned: chain.saved?.pruned ?? 0,
             offloaded: chain.saved?.offloaded ?? 0,
+            summaries: chain.summaryTokens ?? 0,
           });
           // The closing line says the same savings as the bar.
           for (const [verb, saved] of [

@@ -110,7 +110,7 @@ describe('the JSON plan', () => {
       targetMet: true,
       removed: { messages: 2, tokens: 20, turns: 1, steps: 0, orphans: 0 },
       target: 110,
-      note: { index: 1, text: formatNote(DEFAULT_NOTE_TEMPLATE, 2) },
+      note: { index: 1, text: formatNote(DEFAULT_NOTE_TEMPLATE, 2), tokens: 10 },
       missReason: null,
       groups: [
         { kind: 'system', start: 0, end: 1, messages: 1, tokens: 10, kept: true },
@@ -257,7 +257,7 @@ describe('the JSON plan in item positions', () => {
       { kind: 'step', start: 11, end: 12, messages: 1, tokens: 10, kept: true },
     ]);
     expect([doc.messagesBefore, doc.messagesAfter, doc.removed.messages]).toEqual([12, 6, 7]);
-    expect(doc.note).toEqual({ index: 0, text: '[7 gone]' });
+    expect(doc.note).toEqual({ index: 0, text: '[7 gone]', tokens: 10 });
     const written = compactText(
       text,
       'split.jsonl',

@@ -20,13 +20,25 @@ function removedGroups(r: CompactedMessages<unknown>): { indices: readonly numbe
     .map((g) => ({ indices: g.indices, tokens: g.tokens }));
 }
 
-/** Whether the figures add up, the note's own tokens taken off. */
+/** Whether the figures add up, the note's and the summaries' own tokens taken off. */
 function expectAddsUp(r: CompactedMessages<unknown>): void {
   const f = r.figures;
   expect(f.before).toEqual({ tokens: r.plan.tokensBefore, exact: r.plan.tokensBeforeExact });
   expect(f.after).toBe(r.plan.tokensAfter);
-  expect(f.before.tokens).toBe(f.after + f.saved.pruned + f.saved.offloaded + f.removed.tokens - f.note);
+  expect(f.before.tokens).toBe(f.after + f.saved.pruned + f.saved.offloaded + f.removed.tokens - f.note - f.summaries);
 }
+
+/** What some messages cost measured together, as the library counts a conversation that fits. */
+async function tokensOf(messages: readonly unknown[]): Promise<number> {
+  if (messages.length === 0) return 0;
+  const r = await compactMessages(messages, { target: 1e9, tokenizer: 'approx', format: 'openai' });
+  return r.plan.tokensBefore;
+}
+
+/** Whether an OpenAI message is a summary the chain wrote. */
+const isSummary = (m: unknown): boolean =>
+  typeof (m as { content?: unknown }).content === 'string' &&
+  (m as { content: string }).content.startsWith('<conversation_summary>');
 
 describe("the library's figures of a chain", () => {
   it('add up, and count the removed messages as the window alone does', async () => {
@@ -51,5 +63,34 @@ describe("the library's figures of a chain", () => {
       }),
       { numRuns: 150 },
     );
+  }, 120_000);
+
+  it("add up with summarize, the summaries' tokens those of the summaries the output holds", async () => {
+    let withSummaries = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        messagesArb,
+        fc.integer({ min: 1, max: 400 }),
+        fc.constantFrom('summarize', 'summarize,window', 'prune,summarize'),
+        async (messages, target, strategy) => {
+          let calls = 0;
+          const r = await compactMessages(messages, {
+            target,
+            tokenizer: 'approx',
+            format: 'openai',
+            strategy,
+            summaryTokens: 20,
+            summarize: async () => `summary ${calls++} of what went`,
+            ...(strategy.includes('prune') ? { minTokens: 0, placeholder: '-' } : {}),
+          });
+          expectAddsUp(r);
+          const summaries = r.messages.filter(isSummary);
+          if (summaries.length > 0) withSummaries++;
+          expect(r.figures.summaries).toBe(await tokensOf(summaries));
+        },
+      ),
+      { numRuns: 100 },
+    );
+    expect(withSummaries).toBeGreaterThan(10);
   }, 120_000);
 });

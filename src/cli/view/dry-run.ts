@@ -1,7 +1,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { Plan } from '../../core/compact.js';
 import type { ConversationResult, FileResult } from '../../pipeline/index.js';
-import type { Saved } from '../../outcome/figures.js';
+import type { TokenFigures } from '../../outcome/figures.js';
 import type { Inventory, LocatedIdentifier } from '../../outcome/forgotten.js';
 import { countOf, itemSpan, itemsOfAll, type Miss, type OrphanKind, type PlanTotals } from '../../outcome/outcome.js';
 import type { WindowSettings } from '../settings.js';
@@ -181,7 +181,7 @@ function barMarker(c: ConversationResult, window: WindowSettings | null | undefi
 }
 
 /**
- * The budget bar and its legend: what stays (protected, kept turns, kept steps, note) against the target, and what
+ * The budget bar and its legend: what stays (protected, kept turns, kept steps, note, summaries) against the target, and what
  * goes: removed messages, and what pruning and offloading took out of the results that stay (`~`).
  */
 function budgetLines(
@@ -190,14 +190,16 @@ function budgetLines(
   met: boolean,
   width: number,
   color: ChalkInstance,
-  saved: Saved = { pruned: 0, offloaded: 0 },
+  figures: Pick<TokenFigures, 'saved' | 'summaries'>,
 ): string[] {
+  const { saved } = figures;
   const target = marker.at;
   const parts: BarPart[] = [
     { key: 'protected', char: '█', tone: 'protected', tokens: totals.protectedTokens ?? 0 },
     { key: 'turns', char: '▓', tone: 'kept', tokens: (totals.keptTurnTokens ?? 0) + (totals.keptOtherTokens ?? 0) },
     { key: 'steps', char: '▒', tone: 'kept', tokens: totals.keptStepTokens ?? 0 },
     { key: 'note', char: '▞', tone: 'note', tokens: totals.noteTokens ?? 0 },
+    { key: 'summaries', char: '▚', tone: 'note', tokens: figures.summaries },
     { key: 'removed', char: '░', tone: 'removed', tokens: totals.removed.tokens ?? 0 },
     { key: 'pruned', char: '~', tone: 'removed', tokens: saved.pruned },
     { key: 'offloaded', char: '~', tone: 'removed', tokens: saved.offloaded },
@@ -211,8 +213,8 @@ function budgetLines(
     scale,
     cells,
   );
-  // The kept parts are the first four; the rest is what goes.
-  const kept = columns.slice(0, 4).reduce((a, b) => a + b, 0);
+  // The kept parts are the first five; the rest is what goes.
+  const kept = columns.slice(0, 5).reduce((a, b) => a + b, 0);
   const targetAt = markColumn(target, scale, cells, kept, met);
   const pieces: Piece[] = [{ text: prefix }];
   let at = 0;
@@ -528,9 +530,7 @@ export function renderDryRun(result: FileResult, view: DryRunView): string {
       lines.push(...layoutRows(conversationRows(c, view, totals), width, view.color));
     }
     lines.push('');
-    lines.push(
-      ...budgetLines(totals, barMarker(c, view.window), plan.targetMet, width, view.color, c.outcome.figures.saved),
-    );
+    lines.push(...budgetLines(totals, barMarker(c, view.window), plan.targetMet, width, view.color, c.outcome.figures));
     lines.push(...closingLines(c, totals, view, width));
   });
   if (several) {
