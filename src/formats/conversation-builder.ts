@@ -58,8 +58,8 @@ export class ConversationBuilder {
   /**
    * As `finish`, for a normalization that goes on (`Normalized.more`, made by `continueWith` when called): only the
    * entries added since the last call are made messages, and the lists are handed over as they are until a
-   * continuation grows them (then copied once, as OpenAI chat's are). Only for formats that never `attach` (an
-   * attached item would change a message made already).
+   * continuation grows them (then copied once, as OpenAI chat's are). A continuation must not `attach` an item before
+   * it adds a message of its own: the item would change a message made already.
    */
   grown(continueWith: (input: ConversationInput) => Normalized): Normalized {
     const messages = this.grownMessages;

@@ -277,48 +277,7 @@ export const gemini: FormatAdapter = {
   normalize(input: ConversationInput, noteTemplate: string | null): Normalized {
     const builder = new ConversationBuilder();
     builder.instructions(instructionTexts(systemInstruction(input.container)));
-    const names = new Map<string, string>();
-    input.items.forEach((item, k) => {
-      const content = contentOfItem(item);
-      if (content === null) {
-        if (isAdkEvent(item)) {
-          // An event with no content (a state change): it goes with the message before it.
-          builder.attach(k);
-          return;
-        }
-        input.fail(
-          k,
-          isRecord(item) ? 'content has no "parts" list' : `expected a content object, found ${describe(item)}`,
-        );
-      }
-      checkParts(input, k, content);
-      const role = roleOf(input, k, content);
-      for (const part of own(content, 'parts') as Record<string, unknown>[]) {
-        const call = fieldOf(part, 'functionCall', 'function_call');
-        if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string')
-          names.set(own(call, 'id') as string, own(call, 'name') as string);
-      }
-      const text = role === 'user' ? noteCandidate(content) : null;
-      const wrapped = content !== item;
-      // A function response carrying media parts is never pruned or offloaded: the writer replaces its text only, so
-      // the media would stay while the decision counted them gone.
-      const withMedia = (own(content, 'parts') as Record<string, unknown>[]).some((part) => {
-        const response = fieldOf(part, 'functionResponse', 'function_response');
-        const media = isRecord(response) ? own(response, 'parts') : undefined;
-        return Array.isArray(media) && media.length > 0;
-      });
-      builder.add({
-        role,
-        ...(withMedia ? { fixed: true } : {}),
-        ...noteMarks(text, noteTemplate),
-        content: () => {
-          const value = itemValue(input, k);
-          return geminiContent(wrapped && isJsonObject(value) ? (value.content ?? null) : value, role, names);
-        },
-        items: [k],
-      });
-    });
-    return builder.finish();
+    return normalizedFrom(input, noteTemplate, builder, new Map<string, string>(), 0) as Normalized;
   },
   makeNote({ text, items }) {
     const content = { role: 'user', parts: [{ text }] };
@@ -361,5 +320,73 @@ function writePrunedGemini(request: PruneWrite): ReadonlyMap<number, string> {
       const fr = memberSpan(raw, part, 'functionResponse') ?? memberSpan(raw, part, 'function_response');
       return fr !== undefined && isObjectAt(raw, fr) ? [responseSlot(raw, fr)] : [];
     }),
+  );
+}
+
+/**
+ * The items of `input` from `from` on added to `builder`, the items before them read already with `names` the names
+ * of their calls; with a continuation for a longer input (`Normalized.more`). A continuation whose first new item is
+ * an event with no content (it would go with a message made already) returns null: the input is then read whole.
+ */
+function normalizedFrom(
+  input: ConversationInput,
+  noteTemplate: string | null,
+  builder: ConversationBuilder,
+  names: Map<string, string>,
+  from: number,
+): Normalized | null {
+  let added = false;
+  const add = (item: unknown, k: number): boolean => {
+    const content = contentOfItem(item);
+    if (content === null) {
+      if (isAdkEvent(item)) {
+        // An event with no content (a state change): it goes with the message before it.
+        // In a continuation, before a message of its own: it would change a message made already.
+        if (from > 0 && !added) return false;
+        builder.attach(k);
+        return true;
+      }
+      input.fail(
+        k,
+        isRecord(item) ? 'content has no "parts" list' : `expected a content object, found ${describe(item)}`,
+      );
+    }
+    checkParts(input, k, content);
+    const role = roleOf(input, k, content);
+    for (const part of own(content, 'parts') as Record<string, unknown>[]) {
+      const call = fieldOf(part, 'functionCall', 'function_call');
+      if (isRecord(call) && typeof own(call, 'id') === 'string' && typeof own(call, 'name') === 'string')
+        names.set(own(call, 'id') as string, own(call, 'name') as string);
+    }
+    const text = role === 'user' ? noteCandidate(content) : null;
+    const wrapped = content !== item;
+    // A function response carrying media parts is never pruned or offloaded: the writer replaces its text only, so
+    // the media would stay while the decision counted them gone.
+    const withMedia = (own(content, 'parts') as Record<string, unknown>[]).some((part) => {
+      const response = fieldOf(part, 'functionResponse', 'function_response');
+      const media = isRecord(response) ? own(response, 'parts') : undefined;
+      return Array.isArray(media) && media.length > 0;
+    });
+    builder.add({
+      role,
+      ...(withMedia ? { fixed: true } : {}),
+      ...noteMarks(text, noteTemplate),
+      content: () => {
+        const value = itemValue(input, k);
+        return geminiContent(wrapped && isJsonObject(value) ? (value.content ?? null) : value, role, names);
+      },
+      items: [k],
+    });
+    added = true;
+    return true;
+  };
+  // Iterated as a whole normalization always was (a hole in a sparse array is no message); a continuation from its
+  // first new item, skipping holes the same way.
+  const items = input.items;
+  if (from === 0) items.forEach((item, k) => void add(item, k));
+  else for (let k = from; k < items.length; k++) if (k in items && !add(items[k], k)) return null;
+  const read = items.length;
+  return builder.grown(
+    (next) => normalizedFrom(next, noteTemplate, builder, names, read) ?? gemini.normalize(next, noteTemplate),
   );
 }

@@ -76,6 +76,30 @@ function anthropicRunOf(calls: number, lines = 20): unknown[] {
   return items;
 }
 
+/** The same run as `runOf`, as Gemini contents: calls as `functionCall` parts, results as `functionResponse` ones. */
+function geminiRunOf(calls: number, lines = 20): unknown[] {
+  const items: unknown[] = [{ role: 'user', parts: [{ text: 'Fix the failing test in src/app.py.' }] }];
+  for (let c = 0; c < calls; c++) {
+    const id = `call_${c}`;
+    items.push({
+      role: 'model',
+      parts: [
+        { text: `Step ${c}: reading the next file.` },
+        { functionCall: { id, name: 'read_file', args: { path: `src/m${c}.py` } } },
+      ],
+    });
+    const result = {
+      functionResponse: {
+        id,
+        name: 'read_file',
+        response: { output: `contents of src/m${c}.py: ${'x = 1\n'.repeat(lines)}` },
+      },
+    };
+    items.push({ role: 'user', parts: c % 10 === 9 ? [result, { text: `Now look at module ${c}.` }] : [result] });
+  }
+  return items;
+}
+
 /** A format's adapter (OpenAI chat unless named), counting the items each normalization (whole, or continued) reads. */
 function countingAdapter(work: Work, format = 'openai'): FormatAdapter {
   const openai = findFormat(format) as FormatAdapter;
@@ -122,7 +146,8 @@ async function workOf(calls: number, strategy: string, window: number, format = 
     prices: DEFAULT_PRICES,
     summarizer: null,
   };
-  const items = format === 'anthropic' ? anthropicRunOf(calls) : runOf(calls);
+  const items =
+    format === 'anthropic' ? anthropicRunOf(calls) : format === 'gemini' ? geminiRunOf(calls) : runOf(calls);
   const source = { file: 'run.json', adapter: countingAdapter(work, format), items, container: null };
   const run = await replaySource(source, [strategy], settings);
   expect(run.policies[0]!.calls).toHaveLength(calls);
@@ -136,6 +161,8 @@ describe('a replay is linear in the length of the run', () => {
     ['window', 400, 'openai'],
     ['none', 1_000_000, 'anthropic'],
     ['window', 400, 'anthropic'],
+    ['none', 1_000_000, 'gemini'],
+    ['window', 400, 'gemini'],
   ])(
     'under %s with a window of %d, in %s: four times the calls read and count about four times as much',
     async (strategy, window, format) => {
