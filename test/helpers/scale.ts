@@ -1,9 +1,9 @@
 /**
  * The one setting that scales every property run and every loop over random seeds: SWC_PROPERTY_SCALE. Unset, it is
- * 0.2, the development loop `npm test` runs; `npm run test:e2e` (and so CI) sets 1, the full strength the numbers in
+ * 0.1, the development loop `npm test` runs; `npm run test:e2e` (and so CI) sets 1, the full strength the numbers in
  * the tests are written for; `SWC_PROPERTY_SCALE=20 npx jest test/differential` runs twenty times those.
  */
-const DEFAULT_SCALE = 0.2;
+const DEFAULT_SCALE = 0.1;
 
 /** A property checked fewer times than this says little; a smaller scale still runs this many. */
 const FEWEST_RUNS = 10;
