@@ -26,7 +26,9 @@ describe('the examples of docs/library.md', () => {
     const text = readFileSync(DOC, 'utf8');
     const blocks = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
     expect(blocks.length).toBeGreaterThan(8);
-    const files = new Map(blocks.map((code, k) => [path.join(ROOT, '.examples', `example-${k}.ts`), `${code}\nexport {};\n`]));
+    const files = new Map(
+      blocks.map((code, k) => [path.join(ROOT, '.examples', `example-${k}.ts`), `${code}\nexport {};\n`]),
+    );
     const options: ts.CompilerOptions = {
       strict: true,
       noEmit: true,

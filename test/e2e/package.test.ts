@@ -28,23 +28,34 @@ function packed(): { files: string[]; size: number } {
 }
 
 describe('the package', () => {
-  it('ships the repository\'s package.json as it is, with no script npm runs when the package is installed', () => {
-    const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  it("ships the repository's package.json as it is, with no script npm runs when the package is installed", () => {
+    const scripts = (
+      JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
     // What npm counts as install scripts of a package installed from a file, a folder or git (prepare included).
-    expect(Object.keys(scripts).filter((name) => ['preinstall', 'install', 'postinstall', 'prepare', 'prepublish'].includes(name))).toEqual([]);
+    expect(
+      Object.keys(scripts).filter((name) =>
+        ['preinstall', 'install', 'postinstall', 'prepare', 'prepublish'].includes(name),
+      ),
+    ).toEqual([]);
     // A clone still builds on npm install (postprepare), and a pack builds first (prepack), rewriting nothing.
     expect(scripts.postprepare).toBe('node scripts/prepare.mjs');
     expect(scripts.prepack).toBe('node scripts/prepack.mjs');
-    expect(Object.keys(scripts).filter((name) => name.endsWith('pack') || name.endsWith('publish'))).toEqual(['prepack']);
+    expect(Object.keys(scripts).filter((name) => name.endsWith('pack') || name.endsWith('publish'))).toEqual([
+      'prepack',
+    ]);
     // By construction: neither script loads the file system module, so neither writes or moves a file (the build
     // they start writes dist/ only).
     for (const script of ['scripts/prepack.mjs', 'scripts/prepare.mjs']) {
       const code = readFileSync(path.join(ROOT, script), 'utf8');
-      expect({ script, fs: code.match(/['"](node:)?fs(\/promises)?['"]|writeFile|appendFile|renameSync|copyFile/g) }).toEqual({ script, fs: null });
+      expect({
+        script,
+        fs: code.match(/['"](node:)?fs(\/promises)?['"]|writeFile|appendFile|renameSync|copyFile/g),
+      }).toEqual({ script, fs: null });
     }
   });
 
-  it('has a registry name of its own, not the registry\'s unrelated swc', () => {
+  it("has a registry name of its own, not the registry's unrelated swc", () => {
     expect(PKG.name).toBe('transcript-compact');
     expect(PKG.license).toBe('MIT');
   });
@@ -57,7 +68,9 @@ describe('the package', () => {
       accessSync(path.join(ROOT, file), constants.X_OK);
     }
     for (const name of Object.keys(PKG.bin)) {
-      const r = spawnSync(process.execPath, [path.join(ROOT, PKG.bin[name] as string), '--version'], { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [path.join(ROOT, PKG.bin[name] as string), '--version'], {
+        encoding: 'utf8',
+      });
       expect(r.stdout).toBe(`${PKG.version}\n`);
     }
   });
@@ -83,7 +96,9 @@ describe('the package', () => {
   });
 
   it('builds without source maps, whose sources it would not ship', () => {
-    const build = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { compilerOptions: Record<string, unknown> };
+    const build = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
+      compilerOptions: Record<string, unknown>;
+    };
     expect(build.compilerOptions.sourceMap).toBe(false);
     expect(build.compilerOptions.declarationMap).toBe(false);
   });
@@ -91,9 +106,30 @@ describe('the package', () => {
   it('packs the commands, the build, the token tables and the licence, and nothing of the clone', () => {
     const { files, size } = packed();
     expect(files).toEqual(
-      expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'bin/swc.js', 'bin/transcript-compact.js', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/main.js', 'dist/bin/worker.js', 'dist/ranks/o200k_base.bin', 'dist/ranks/cl100k_base.bin']),
+      expect.arrayContaining([
+        'LICENSE',
+        'README.md',
+        'package.json',
+        'bin/swc.js',
+        'bin/transcript-compact.js',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/bin/main.js',
+        'dist/bin/worker.js',
+        'dist/ranks/o200k_base.bin',
+        'dist/ranks/cl100k_base.bin',
+      ]),
     );
-    expect(files.filter((f) => f.endsWith('.map') || f.startsWith('dist/cli/') || f === 'dist/bin/modules.json' || /^(src|test|fixtures|scripts|docs|\.github)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    expect(
+      files.filter(
+        (f) =>
+          f.endsWith('.map') ||
+          f.startsWith('dist/cli/') ||
+          f === 'dist/bin/modules.json' ||
+          /^(src|test|fixtures|scripts|docs|\.github)\//.test(f) ||
+          (f.endsWith('.ts') && !f.endsWith('.d.ts')),
+      ),
+    ).toEqual([]);
     // The README's development notes give the size: about 3.5 MB, most of it the two token tables.
     expect(size).toBeLessThan(4_000_000);
   }, 60_000);

@@ -14,13 +14,18 @@ const HAS_TAR = spawnSync('tar', ['--version']).status === 0;
 const ENV: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '' };
 /** Whether the running Node has require(esm), asked of a plain Node process (jest's own process is not one). */
 const SUPPORTS_REQUIRE_ESM =
-  spawnSync(process.execPath, ['-p', 'process.features.require_module === true'], { encoding: 'utf8', env: ENV })
-    .stdout.trim() === 'true';
+  spawnSync(process.execPath, ['-p', 'process.features.require_module === true'], {
+    encoding: 'utf8',
+    env: ENV,
+  }).stdout.trim() === 'true';
 
 /** A project with the packed package in its node_modules; the library imports no other package. */
 function projectWithPackage(): string {
   const dir = tempDir();
-  const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' });
+  const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   expect(packed.status).toBe(0);
   const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz')) as string;
   expect(spawnSync('tar', ['-xzf', tarball], { cwd: dir }).status).toBe(0);
