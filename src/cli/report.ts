@@ -45,6 +45,11 @@ export interface FileRecord {
   /** Tool results offloading replaced with pointers, only when there are any. */
   readonly resultsOffloaded?: number;
   /**
+   * With prune or offload in the chain, where the tokens are worked out: what they took out of the messages the
+   * output keeps (the plan's `saved`), one of the figures that add up to the change.
+   */
+  readonly saved?: { readonly pruned: number; readonly offloaded: number };
+  /**
    * Identifiers (paths, URLs, hashes, UUIDs, errors, symbols) named only in what the compaction removes or prunes,
    * and those only offloading moved to the store: only in dry runs and JSON output, which work them out.
    */
@@ -122,6 +127,15 @@ export function recordOf(result: FileResult, path: string, target: number, figur
   const count = (f: (n: (typeof counts)[number]) => number): number => counts.reduce((a, n) => a + f(n), 0);
   const pruned = sum((c) => (c.pruned ?? []).reduce((a, p) => a + p.tools.length, 0));
   const offloaded = sum((c) => (c.offloaded ?? []).reduce((a, p) => a + p.tools.length, 0));
+  const saving = figures && cs.some((c) => c.strategies.includes('prune') || c.strategies.includes('offload'));
+  const saved = saving
+    ? {
+        saved: {
+          pruned: sum((c) => c.outcome.figures.saved.pruned),
+          offloaded: sum((c) => c.outcome.figures.saved.offloaded),
+        },
+      }
+    : {};
   const inventories = cs.map((c) => c.outcome.inventory);
   const inventory = inventories.every((i) => i !== null)
     ? {
@@ -144,6 +158,7 @@ export function recordOf(result: FileResult, path: string, target: number, figur
     toolTokens,
     ...(pruned > 0 ? { resultsPruned: pruned } : {}),
     ...(offloaded > 0 ? { resultsOffloaded: offloaded } : {}),
+    ...saved,
     ...inventory,
     target,
     targetMet: cs.every((c) => c.plan.targetMet),

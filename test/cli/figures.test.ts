@@ -156,6 +156,7 @@ interface PlanFigures {
   readonly tokensBefore: number;
   readonly tokensBeforeExact: boolean;
   readonly tokensAfter: number;
+  readonly changed: boolean;
   readonly removed: { readonly messages: number; readonly tokens: number | null };
   readonly saved?: { readonly pruned: number; readonly offloaded: number };
   readonly summaryTokens?: number;
@@ -205,6 +206,15 @@ function textFigures(text: string): { removed: number | null; pruned: number; of
     offloaded: n(/~ offloaded results ([−+][\d,]+)/.exec(text)?.[1]),
     summaries: n(/▚ summaries ([\d,]+)/.exec(text)?.[1]),
   };
+}
+
+/** What a `--stat` line says pruning and offloading saved: `pruned 1,982`, `offloaded +12` (a growth). */
+function statSaved(line: string): { pruned: number; offloaded: number } {
+  const n = (verb: string): number => {
+    const m = new RegExp(`\\b${verb} (\\+?)([\\d,]+)`).exec(line);
+    return m === null ? 0 : (m[1] === '+' ? -1 : 1) * Number((m[2] as string).replace(/,/g, ''));
+  };
+  return { pruned: n('pruned'), offloaded: n('offloaded') };
 }
 
 describe('the figures of a chain', () => {
@@ -260,6 +270,34 @@ describe('the figures of a chain', () => {
     });
   });
 
+  it('say in --stat what pruning saved, in 80 columns where a line fits without it', async () => {
+    const dir = tempDir();
+    const names = ['s.jsonl', 'a-name-of-twenty.jsonl', `${'a-long-name-'.repeat(4)}.jsonl`];
+    for (const name of names) writeFileSync(path.join(dir, name), readFileSync(SAMPLE));
+    const args = ['-t', '3000', '--tokenizer', 'approx', '--strategy', 'prune', '--min-tokens', '50', '--dry-run'];
+    for (const files of [[names[0] as string], names.slice(0, 2), names]) {
+      const stat = await runSwc(['compact', ...files, ...args, '--stat'], { cwd: dir });
+      expect(stat.status).toBe(0);
+      const plan = JSON.parse((await runSwc(['compact', names[0] as string, ...args, '--json'], { cwd: dir })).stdout);
+      const lines = stat.stdout.trimEnd().split('\n');
+      const total = lines.pop() as string;
+      const entries = lines.join('\n').split(/\n(?! )/);
+      expect(entries).toHaveLength(files.length);
+      for (const entry of entries) {
+        // Pruning alone removes no message: the tokens it saved are the whole change.
+        expect(entry).toContain(' 0 messages ');
+        expect(statSaved(entry)).toEqual({ pruned: (plan as PlanFigures).saved?.pruned, offloaded: 0 });
+        expect(statSaved(entry).pruned).toBeGreaterThan(0);
+        const { before, after } = lineFigures(entry);
+        expect(before).toBe(after + statSaved(entry).pruned);
+        const first = entry.split('\n')[0] as string;
+        // A line over 80 columns holds the figure, and would be over 80 without it too.
+        if (first.length > 80) expect(first.replace(/pruned [\d,]+ {2}/, '').length).toBeGreaterThan(80);
+      }
+      expect(statSaved(total).pruned).toBe(files.length * statSaved(entries[0] as string).pruned);
+    }
+  });
+
   it('add up in the text and the JSON plan of random conversations and chains', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -274,6 +312,8 @@ describe('the figures of a chain', () => {
           'summarize',
           'summarize,window',
           'prune,summarize',
+          'prune',
+          'offload',
         ),
         async (file, share, strategy) => {
           const dir = tempDir();
@@ -283,6 +323,8 @@ describe('the figures of a chain', () => {
             'prune,window': ['--min-tokens', '0', '--placeholder', '-'],
             'window,prune': ['--min-tokens', '0', '--placeholder', '-'],
             'offload,window': ['--offload-dir', path.join(dir, 'store'), '--offload-over', '1'],
+            prune: ['--min-tokens', '0', '--placeholder', '-'],
+            offload: ['--offload-dir', path.join(dir, 'store'), '--offload-over', '1'],
             // A dry run simulates the summaries (a stand-in, no model), each this long.
             summarize: ['--summary-tokens', '10'],
             'summarize,window': ['--summary-tokens', '10'],
@@ -318,11 +360,25 @@ describe('the figures of a chain', () => {
           }
           // --stat gives the plan's tokens before and after (--verbose: a line for an unchanged file too).
           const stat = (await runSwc([...chainArgs, '--stat', '--verbose'], { cwd: dir, stdin: file.bytes })).stdout;
-          expect(lineFigures(stat.split('\n')[0] ?? '')).toEqual({
+          // The file's line, and below it what pruning and offloading saved when the line has no room for it.
+          const lines = stat.trimEnd().split('\n');
+          const totalLine = lines.pop() as string;
+          const fileLine = lines.join('\n');
+          expect(lines.length).toBeLessThanOrEqual(2);
+          expect(lineFigures(fileLine)).toEqual({
             estimate: false,
             before: chain.tokensBefore,
             after: chain.tokensAfter,
           });
+          // It says what pruning and offloading saved, on the file's line and the total, as the plan does; and where
+          // nothing else went, those add up to the change.
+          for (const line of chain.changed ? [fileLine, totalLine] : [fileLine])
+            expect(statSaved(line)).toEqual(chain.saved ?? { pruned: 0, offloaded: 0 });
+          if (chain.removed.messages === 0 && chain.note === null && (chain.summaryTokens ?? 0) === 0) {
+            const saved = statSaved(fileLine);
+            const figures = lineFigures(fileLine);
+            expect(figures.before).toBe(figures.after + saved.pruned + saved.offloaded);
+          }
           const dryRunText = (await runSwc(chainArgs, { cwd: dir, stdin: file.bytes })).stdout;
           const text = textFigures(dryRunText);
           expect(text).toEqual({

@@ -221,7 +221,9 @@ describe('--dry-run --stat', () => {
     const r = await runSwc([...OFFLOAD.slice(0, 1), '.', ...OFFLOAD.slice(2), '--dry-run', '--stat'], {
       cwd: folder(),
     });
-    expect(r.stdout.split('\n')[0]).toMatch(/^chat\.jsonl .* −4 messages {2}forgets 4, 3 in the store {2}target met$/);
+    expect(r.stdout.split('\n')[0]).toMatch(
+      /^chat\.jsonl .* −4 messages {2}offloaded [\d,]+ {2}forgets 4, 3 in the store {2}target met$/,
+    );
   });
 });
 

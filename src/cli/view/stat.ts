@@ -26,6 +26,22 @@ function forgetsCell(record: FileRecord): string {
   return `forgets ${formatCount(record.identifiersForgotten)}${stored > 0 ? `, ${formatCount(stored)} in the store` : ''}`;
 }
 
+/**
+ * `pruned 1,982`, `offloaded 310`, `pruned 40, offloaded 310`: what pruning and offloading saved (`+12` where pointers
+ * are longer than the results they replace), the parts that are not 0; empty where they saved nothing.
+ */
+function savedText(saved: FileRecord['saved']): string {
+  if (saved === undefined) return '';
+  const figure = (tokens: number): string => (tokens < 0 ? `+${formatCount(-tokens)}` : formatCount(tokens));
+  return [
+    ...(saved.pruned !== 0 ? [`pruned ${figure(saved.pruned)}`] : []),
+    ...(saved.offloaded !== 0 ? [`offloaded ${figure(saved.offloaded)}`] : []),
+  ].join(', ');
+}
+
+/** The width a stat line keeps to when it can (a terminal's usual 80 columns). */
+const STAT_WIDTH = 80;
+
 /** Whether a file gets a line: it would change, misses its target, or every file is wanted. */
 export function isStatShown(record: FileRecord, every: boolean): boolean {
   if (record.status === 'failed' || record.status === 'skipped') return false;
@@ -49,6 +65,7 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
       after: formatCount(r.tokensAfter ?? 0),
       change,
       removed: r.status === 'compacted' ? removedText(r.messagesRemoved ?? 0) : 'unchanged',
+      saved: savedText(r.saved),
       forgets: forgetsCell(r),
       verdict: r.targetMet === false ? 'target not met' : 'target met',
     };
@@ -61,12 +78,19 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
     after: width((c) => c.after),
     change: width((c) => c.change),
     removed: width((c) => c.removed),
+    saved: width((c) => c.saved),
     forgets: width((c) => c.forgets),
   };
-  const lines = cells.map(
-    (c) =>
-      `${padEndTo(c.path, w.path)}  ${padStartTo(c.before, w.before)} → ${padStartTo(c.after, w.after)} tokens  ${padStartTo(c.change, w.change)}  ` +
-      `${padStartTo(c.removed, w.removed)}  ${w.forgets > 0 ? `${padEndTo(c.forgets, w.forgets)}  ` : ''}${c.verdict}`,
+  const line = (c: (typeof cells)[number], saved: boolean): string =>
+    `${padEndTo(c.path, w.path)}  ${padStartTo(c.before, w.before)} → ${padStartTo(c.after, w.after)} tokens  ${padStartTo(c.change, w.change)}  ` +
+    `${padStartTo(c.removed, w.removed)}  ${saved && w.saved > 0 ? `${padEndTo(c.saved, w.saved)}  ` : ''}` +
+    `${w.forgets > 0 ? `${padEndTo(c.forgets, w.forgets)}  ` : ''}${c.verdict}`;
+  const widest = (saved: boolean): number => cells.reduce((m, c) => Math.max(m, displayWidth(line(c, saved))), 0);
+  // What pruning and offloading saved is a column where it fits; lines that fit in 80 columns without it keep to them,
+  // the savings then on a line of their own below.
+  const inColumn = widest(true) <= STAT_WIDTH || widest(false) > STAT_WIDTH;
+  const lines = cells.flatMap((c) =>
+    inColumn || c.saved === '' ? [line(c, true)] : [line(c, false), `${' '.repeat(w.path + 2)}${c.saved}`],
   );
   lines.push(totalLine(records, tokenizer, shown.length));
   return `${lines.join('\n')}\n`;
@@ -85,6 +109,7 @@ function totalLine(records: readonly FileRecord[], tokenizer: string, shown: num
   let exact = true;
   let removed = 0;
   let met = 0;
+  let saved: FileRecord['saved'];
   for (const r of records) {
     if (r.status === 'failed') {
       failed++;
@@ -99,6 +124,8 @@ function totalLine(records: readonly FileRecord[], tokenizer: string, shown: num
     after += r.tokensAfter ?? 0;
     exact &&= r.tokensBeforeExact;
     removed += r.messagesRemoved ?? 0;
+    if (r.saved !== undefined)
+      saved = { pruned: (saved?.pruned ?? 0) + r.saved.pruned, offloaded: (saved?.offloaded ?? 0) + r.saved.offloaded };
     if (r.targetMet !== false) met++;
   }
   const counted = records.length - failed - skipped;
@@ -121,6 +148,6 @@ function totalLine(records: readonly FileRecord[], tokenizer: string, shown: num
   }
   return (
     `${parts.join(', ')}: ${exact ? '' : '≈'}${formatCount(before)} → ${formatCount(after)} tokens (${change === null ? '' : `${change}, `}${tokenizer}` +
-    `${exact ? '' : '; before includes estimates'}), ${removedText(removed)}; target met in ${formatCount(met)} of ${formatCount(counted)}`
+    `${exact ? '' : '; before includes estimates'}), ${removedText(removed)}${savedText(saved) === '' ? '' : `, ${savedText(saved)}`}; target met in ${formatCount(met)} of ${formatCount(counted)}`
   );
 }
