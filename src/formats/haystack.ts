@@ -185,27 +185,7 @@ export const haystack: FormatAdapter = {
   listKeys: ['messages'],
   ...detectedBy([{ each: isHaystackMessage }]),
   normalize(input: ConversationInput): Normalized {
-    const messages: Message[] = input.items.map((item, k) => {
-      if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
-      const roleName = own(item, 'role');
-      if (roleName === undefined) input.fail(k, 'no "role"');
-      if (typeof roleName !== 'string' || !ROLES.has(roleName))
-        input.fail(k, `unknown role ${JSON.stringify(roleName)} (expected system, user, assistant or tool)`);
-      const parts = own(item, 'content');
-      if (!Array.isArray(parts) || !parts.every(isRecord))
-        input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);
-      const carriesResults = parts.some((p) => own(p, 'tool_call_result') !== undefined);
-      const role: Role = carriesResults ? 'tool' : (roleName as Role);
-      const meta = own(item, 'meta');
-      const offloaded = isRecord(meta) && own(meta, 'tool_result_offloaded') !== undefined ? { offloaded: true } : {};
-      return {
-        role,
-        compaction: compactionOf(item),
-        ...offloaded,
-        content: () => contentOf(itemValue(input, k)),
-      };
-    });
-    return { messages, itemsOf: oneItemEach(messages.length) };
+    return normalizedFrom(input, null);
   },
   makeNote({ text, removed, kept }) {
     return {
@@ -254,4 +234,60 @@ function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
       return [setMember(raw, root, 'name', null), metaEdit];
     },
   );
+}
+
+/** Item `k` as a message: each Haystack message is one item, read on its own. */
+function messageOf(input: ConversationInput, item: unknown, k: number): Message {
+  if (!isRecord(item)) input.fail(k, `expected a message object, found ${describe(item)}`);
+  const roleName = own(item, 'role');
+  if (roleName === undefined) input.fail(k, 'no "role"');
+  if (typeof roleName !== 'string' || !ROLES.has(roleName))
+    input.fail(k, `unknown role ${JSON.stringify(roleName)} (expected system, user, assistant or tool)`);
+  const parts = own(item, 'content');
+  if (!Array.isArray(parts) || !parts.every(isRecord))
+    input.fail(k, `"content" must be a list of part objects, found ${describe(parts)}`);
+  const carriesResults = parts.some((p) => own(p, 'tool_call_result') !== undefined);
+  const role: Role = carriesResults ? 'tool' : (roleName as Role);
+  const meta = own(item, 'meta');
+  const offloaded = isRecord(meta) && own(meta, 'tool_result_offloaded') !== undefined ? { offloaded: true } : {};
+  return {
+    role,
+    compaction: compactionOf(item),
+    ...offloaded,
+    content: () => contentOf(itemValue(input, k)),
+  };
+}
+
+/**
+ * The items of `input` from `messages.length` on read after `messages`, with a continuation for a longer input
+ * (`Normalized.more`): a message depends on its own item alone. The list is handed over as it is, and copied once a
+ * continuation has grown it (as OpenAI chat's is).
+ */
+function normalizedFrom(input: ConversationInput, before: Message[] | null): Normalized {
+  const items = input.items;
+  // Mapped as a whole normalization always was (a hole in a sparse array stays one); a continuation the same way.
+  let messages: Message[];
+  if (before === null) messages = items.map((item, k) => messageOf(input, item, k));
+  else {
+    messages = before;
+    const from = messages.length;
+    messages.length = items.length;
+    for (let k = from; k < items.length; k++) if (k in items) messages[k] = messageOf(input, items[k], k);
+  }
+  const n = messages.length;
+  let continued = false;
+  let own: Message[] | null = null;
+  return {
+    get messages(): Message[] {
+      if (!continued) return messages;
+      own ??= messages.slice(0, n);
+      return own;
+    },
+    itemsOf: oneItemEach(n),
+    more(next) {
+      if (continued) throw new Error('a normalization is continued once');
+      continued = true;
+      return normalizedFrom(next, messages);
+    },
+  };
 }

@@ -86,11 +86,33 @@ const anthropicItem = fc.oneof(
   fc.constant({ role: 'assistant', content: [{ type: 'text', text: 'Done.' }] }),
 );
 
+const haystackItem = fc.oneof(
+  fc.constant({ role: 'user', content: [{ text: 'Fix /srv/app.py please.' }] }),
+  fc.constant({
+    role: 'assistant',
+    content: [{ tool_call: { id: 'c1', tool_name: 'read_file', arguments: { path: '/srv/app.py' } } }],
+  }),
+  fc.constant({
+    role: 'tool',
+    content: [
+      {
+        tool_call_result: {
+          result: 'x = 1',
+          origin: { id: 'c1', tool_name: 'read_file', arguments: { path: '/srv/app.py' } },
+          error: false,
+        },
+      },
+    ],
+  }),
+  fc.constant({ role: 'assistant', content: [{ text: 'Done.' }] }),
+);
+
 describe('a continued normalization', () => {
   it.each([
     ['gemini', fc.array(geminiItem, { minLength: 1, maxLength: 12 }), { systemInstruction: 'Be careful.' }],
     ['gemini', fc.array(adkEvent, { minLength: 1, maxLength: 12 }), null],
     ['anthropic', fc.array(anthropicItem, { minLength: 1, maxLength: 12 }), { system: 'Be careful.' }],
+    ['haystack', fc.array(haystackItem, { minLength: 1, maxLength: 12 }), null],
   ] as const)('in %s reads what reading it whole reads, grown at any lengths', (format, list, container) => {
     fc.assert(
       fc.property(list, fc.array(fc.nat(12), { maxLength: 4 }), (items, cuts) => {

@@ -100,6 +100,19 @@ function geminiRunOf(calls: number, lines = 20): unknown[] {
   return items;
 }
 
+/** The same run as `runOf`, as Haystack chat messages: calls as `tool_call` parts, results as `tool_call_result`. */
+function haystackRunOf(calls: number, lines = 20): unknown[] {
+  const items: unknown[] = [{ role: 'user', content: [{ text: 'Fix the failing test in src/app.py.' }] }];
+  for (let c = 0; c < calls; c++) {
+    const origin = { id: `call_${c}`, tool_name: 'read_file', arguments: { path: `src/m${c}.py` } };
+    items.push({ role: 'assistant', content: [{ text: `Step ${c}: reading the next file.` }, { tool_call: origin }] });
+    const result = `contents of src/m${c}.py: ${'x = 1\n'.repeat(lines)}`;
+    items.push({ role: 'tool', content: [{ tool_call_result: { result, origin, error: false } }] });
+    if (c % 10 === 9) items.push({ role: 'user', content: [{ text: `Now look at module ${c}.` }] });
+  }
+  return items;
+}
+
 /** A format's adapter (OpenAI chat unless named), counting the items each normalization (whole, or continued) reads. */
 function countingAdapter(work: Work, format = 'openai'): FormatAdapter {
   const openai = findFormat(format) as FormatAdapter;
@@ -146,8 +159,12 @@ async function workOf(calls: number, strategy: string, window: number, format = 
     prices: DEFAULT_PRICES,
     summarizer: null,
   };
-  const items =
-    format === 'anthropic' ? anthropicRunOf(calls) : format === 'gemini' ? geminiRunOf(calls) : runOf(calls);
+  const runs: Record<string, (calls: number) => unknown[]> = {
+    anthropic: anthropicRunOf,
+    gemini: geminiRunOf,
+    haystack: haystackRunOf,
+  };
+  const items = (runs[format] ?? runOf)(calls);
   const source = { file: 'run.json', adapter: countingAdapter(work, format), items, container: null };
   const run = await replaySource(source, [strategy], settings);
   expect(run.policies[0]!.calls).toHaveLength(calls);
@@ -163,6 +180,8 @@ describe('a replay is linear in the length of the run', () => {
     ['window', 400, 'anthropic'],
     ['none', 1_000_000, 'gemini'],
     ['window', 400, 'gemini'],
+    ['none', 1_000_000, 'haystack'],
+    ['window', 400, 'haystack'],
   ])(
     'under %s with a window of %d, in %s: four times the calls read and count about four times as much',
     async (strategy, window, format) => {
