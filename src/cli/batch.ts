@@ -17,7 +17,7 @@ import {
 import { defaultCacheDir } from '../io/model/index.js';
 import { BackupDir } from './backup.js';
 import { OutDir } from './out-dir.js';
-import { PER_WORKER, WorkerPool } from './worker-pool.js';
+import { PER_WORKER, WORKERS_AVAILABLE, WorkerPool } from './worker-pool.js';
 import { colorLevel } from './color.js';
 import { EXIT } from './exit-codes.js';
 import { showsTotals } from './options.js';
@@ -400,7 +400,7 @@ async function jobRunner(
   const summarizing: SummarizingCompactor | null =
     summary === null ? null : await createSummarizingCompactor(runOptionsFor(jobSettings), summary);
   let usage = NO_USAGE;
-  const workers = stdin || summarizing !== null ? 0 : Math.min(settings.jobs, files.length);
+  const workers = stdin || summarizing !== null || !WORKERS_AVAILABLE ? 0 : Math.min(settings.jobs, files.length);
   const pool =
     workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
   let compactor: FileCompactor | null = stdin ? await compactorFor(jobSettings) : null;
@@ -429,8 +429,9 @@ async function jobRunner(
       return { index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null };
     }
     const job: Job = { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
+    if (pool === null) return processFile(job, jobSettings, await inThisThread());
     // A pool none of whose workers could start (a low open-file or memory limit) leaves the work to this thread.
-    return (pool as WorkerPool).run(job).catch(async () => processFile(job, jobSettings, await inThisThread()));
+    return pool.run(job).catch(async () => processFile(job, jobSettings, await inThisThread()));
   };
   return { run, workers, summary, usage: () => usage, close: async () => pool?.close() };
 }

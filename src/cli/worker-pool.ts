@@ -4,13 +4,15 @@ import type { FromWorker, Job, JobResult, WorkerInit } from './worker.js';
 
 // The worker threads of a batch: a fixed pool, started one after another, each taking jobs as it frees up.
 
+/** The worker's module: beside this one when built (the bundle's `worker.js` entry in dist/bin, or dist/cli/worker.js). */
+const WORKER_URL = new URL('./worker.js', import.meta.url);
+
 /**
- * The worker's module: beside this one when built (the bundle's `worker.js` entry in dist/bin, or dist/cli/worker.js
- * compiled); the compiled copy when this runs from its TypeScript source (tests).
+ * Whether a batch may start worker threads: only when built. Run from its TypeScript source (the unit tests, which
+ * build nothing), a worker would load dist/, another build than the code under test, so the work stays in this
+ * thread; the built command's workers are tested end to end.
  */
-const WORKER_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../dist/cli/worker.js', import.meta.url)
-  : new URL('./worker.js', import.meta.url);
+export const WORKERS_AVAILABLE = !import.meta.url.endsWith('.ts');
 
 /** Jobs a worker holds at once: one running, one waiting, so it never idles between files. */
 export const PER_WORKER = 2;
