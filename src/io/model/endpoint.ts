@@ -162,7 +162,8 @@ async function readCapped(response: Response, limit: number): Promise<string | u
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+/** A token count: a whole number a sum of them can still hold exactly (a fraction or 1e308 is no count). */
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) < 2 ** 40;
 
 type Attempt =
   | { readonly kind: 'ok'; readonly reply: SummaryReply }

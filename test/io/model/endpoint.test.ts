@@ -133,6 +133,15 @@ describe('the reply', () => {
     expect(await client().summarize(REQUEST)).toEqual({ text: 'no usage' });
   });
 
+  it.each([
+    ['a fraction', { prompt_tokens: 120.5, completion_tokens: 7 }],
+    ['beyond a safe integer', { prompt_tokens: 1e308, completion_tokens: 7 }],
+    ['negative', { prompt_tokens: 120, completion_tokens: -1 }],
+  ])('leaves usage out when a count is %s: it cannot be a number of tokens', async (_name, usage) => {
+    server.script({ kind: 'reply', text: 'odd usage', usage });
+    expect(await client().summarize(REQUEST)).toEqual({ text: 'odd usage' });
+  });
+
   it('returns a reply longer than its prompt as it is (whether it helps is the decision’s business)', async () => {
     const long = 'word '.repeat(20_000).trim();
     server.script({ kind: 'reply', text: long });
