@@ -13,7 +13,7 @@ import {
   type PruneWrite,
   type Normalized,
   type Pairing,
-  oneItemEach,
+  continuableOneEach,
   detectedBy,
 } from './types.js';
 import { elementSpans, isObjectAt, memberSpan, setMember, writeResults } from './raw-edit.js';
@@ -274,20 +274,5 @@ function normalizedFrom(input: ConversationInput, before: Message[] | null): Nor
     messages.length = items.length;
     for (let k = from; k < items.length; k++) if (k in items) messages[k] = messageOf(input, items[k], k);
   }
-  const n = messages.length;
-  let continued = false;
-  let own: Message[] | null = null;
-  return {
-    get messages(): Message[] {
-      if (!continued) return messages;
-      own ??= messages.slice(0, n);
-      return own;
-    },
-    itemsOf: oneItemEach(n),
-    more(next) {
-      if (continued) throw new Error('a normalization is continued once');
-      continued = true;
-      return normalizedFrom(next, messages);
-    },
-  };
+  return continuableOneEach(messages, normalizedFrom);
 }

@@ -14,7 +14,7 @@ import {
   type PruneWrite,
   type Normalized,
   type Pairing,
-  oneItemEach,
+  continuableOneEach,
   detectedBy,
 } from './types.js';
 import { writeResults } from './raw-edit.js';
@@ -503,24 +503,7 @@ function normalizedFrom(
   const at = elementReader(input.items);
   for (let k = messages.length, end = input.items.length; k < end; k++)
     messages.push(chatMessage(input, at, from, k, noteTemplate, callNames));
-  // The list is handed over as it is, and copied only once a continuation has grown it (which only appends): a warm
-  // step does not copy the whole conversation, and an earlier result still reads the messages it was made of.
-  const n = messages.length;
-  let continued = false;
-  let own: Message[] | null = null;
-  return {
-    get messages(): Message[] {
-      if (!continued) return messages;
-      own ??= messages.slice(0, n);
-      return own;
-    },
-    itemsOf: oneItemEach(n),
-    more(next) {
-      if (continued) throw new Error('a normalization is continued once');
-      continued = true;
-      return normalizedFrom(next, noteTemplate, callNames, messages);
-    },
-  };
+  return continuableOneEach(messages, (next, grown) => normalizedFrom(next, noteTemplate, callNames, grown));
 }
 
 /** Item `k` (read by `items`) as a message, the ids of the calls before it in `callNames` (its own calls added). */

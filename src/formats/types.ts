@@ -238,6 +238,35 @@ export function oneItemEach(count: number): readonly (readonly number[])[] {
   return lazyList(count, (k) => [k]);
 }
 
+/**
+ * The normalization of a format whose every message is one item, continued at most once by `continueWith`, which
+ * appends to the same list: the list is handed over as it is, and copied only once a continuation has grown it, so
+ * a warm step does not copy the whole conversation and an earlier result still reads the messages it was made of.
+ * @param messages the messages read so far (a continuation appends to this list)
+ * @param continueWith reads a longer input on from `messages`
+ */
+export function continuableOneEach(
+  messages: Message[],
+  continueWith: (next: ConversationInput, messages: Message[]) => Normalized,
+): Normalized {
+  const n = messages.length;
+  let continued = false;
+  let own: Message[] | null = null;
+  return {
+    get messages(): Message[] {
+      if (!continued) return messages;
+      own ??= messages.slice(0, n);
+      return own;
+    },
+    itemsOf: oneItemEach(n),
+    more(next) {
+      if (continued) throw new Error('a normalization is continued once');
+      continued = true;
+      return continueWith(next, messages);
+    },
+  };
+}
+
 const NO_ITEMS: readonly number[] = Object.freeze([]);
 
 /**
