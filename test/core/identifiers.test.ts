@@ -435,6 +435,59 @@ describe('paths of every shape in every wrapping', () => {
     expect(values(text, 'path')).toEqual(paths);
   });
 
+  it.each([
+    ['src\\tests\\FooTests.cs(12,5): error CS1002: ; expected "x\\"y"', 'src\\tests\\FooTests.cs'],
+    ['Error in src\\runtime\\a.cs: expected \\"}\\"', 'src\\runtime\\a.cs'],
+    ['print("done\\n") # see src\\nodes\\a.ts', 'src\\nodes\\a.ts'],
+    ['print("see C:\\new\\a.ts\\n")', 'C:\\new\\a.ts'],
+    ['print("\\nC:\\new\\a.ts\\n")', 'C:\\new\\a.ts'],
+    ['src\\n\\Main.cs', 'src\\n\\Main.cs'],
+    ['src\\t\\x.cs', 'src\\t\\x.cs'],
+    ['src\\r\\x.cs', 'src\\r\\x.cs'],
+  ])('reads a path-shaped word as a path, whatever the text escapes elsewhere: %s', (text, path) => {
+    expect(values(text, 'path')).toEqual([path]);
+  });
+
+  it.each([
+    ['a\\x\\c.txt', 'a\\x\\c.txt'],
+    ['a\\b\\c.txt', 'a\\b\\c.txt'],
+    ['b\\src\\x.py', 'b\\src\\x.py'],
+  ])('strips a diff header’s `a/` only from a path written with slashes: %s', (text, path) => {
+    expect(values(text, 'path')).toEqual([path]);
+  });
+
+  it.each([
+    ['read @CLAUDE.md first', 'CLAUDE.md'],
+    ['see @src/a.ts', 'src/a.ts'],
+    ['see @./src/a.ts', 'src/a.ts'],
+    ['see @~/notes.md', '~/notes.md'],
+    ['see @src\\app\\Main.cs', 'src\\app\\Main.cs'],
+    ['**@docs/api.md**', 'docs/api.md'],
+    ['@Makefile', 'Makefile'],
+    ['@.env', '.env'],
+    ['see @src/components/', 'src/components'],
+  ])('reads a Claude Code file mention as its path: %s', (text, path) => {
+    expect(values(text, 'path')).toEqual([path]);
+  });
+
+  it.each(['@types/node', '@solana/web3.js', '@/components/Button.vue', 'me@example.com', '@octocat'])(
+    '%s is no file mention',
+    (text) => {
+      expect(values(text, 'path')).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['src/a.ts#', 'src/a.ts'],
+    ['see README.md#.', 'README.md'],
+  ])('drops an empty anchor: %s', (text, path) => {
+    expect(values(text, 'path')).toEqual([path]);
+  });
+
+  it.each(['#notes.txt#', 'src/#a.ts#', '_#notes.txt#_'])('takes %s for an Emacs lock file, no path', (text) => {
+    expect(values(text, 'path')).toEqual([]);
+  });
+
   /** A segment: letters and digits of any script, with `#`, `+`, `-` and `.` between them. */
   const alnum = fc.constantFrom(...'abnrtzABZ09éü中яß'.split(''));
   const joined = fc.tuple(fc.constantFrom('#', '+', '-', '.', ''), alnum).map(([p, c]) => `${p}${c}`);
@@ -442,27 +495,35 @@ describe('paths of every shape in every wrapping', () => {
     .tuple(alnum, fc.array(joined, { minLength: 1, maxLength: 4 }))
     .map(([first, rest]) => `${first}${rest.join('')}`);
   const extension = fc.constantFrom('ts', 'py', 'md', 'rs', 'cs', 'txt');
-  const dirs = fc.array(segment, { minLength: 1, maxLength: 3 });
+  /** Folders whose names, after a backslash, read like escapes (`\nodes`, `\tests`, `\u00e9`). */
+  const escapeLike = fc.constantFrom('n', 't', 'r', 'nodes', 'tests', 'runtime', 'u00e9', 'x41');
+  const dirs = fc.array(fc.oneof(segment, escapeLike), { minLength: 1, maxLength: 3 });
+  /** A Claude Code file mention's `@`, or nothing. */
+  const mention = fc.constantFrom('', '', '@');
 
   /** A path as written and the value extraction must give for it (the independent model of the normalisation). */
   const written = fc.oneof(
-    fc.tuple(fc.constantFrom('/', '', './', '../', '~/'), dirs, segment, extension).map(([root, ds, name, ext]) => {
-      const rest = `${ds.join('/')}/${name}.${ext}`;
-      return { text: `${root}${rest}`, value: root === './' ? rest : `${root}${rest}` };
-    }),
+    // A mention names the path after its `@` (`@/` is a bundler's alias, not a mention).
     fc
-      .tuple(fc.constantFrom('C', 'd'), fc.constantFrom('\\', '/'), dirs, segment, extension)
-      .map(([drive, sep, ds, name, ext]) => {
-        const rest = `${ds.join(sep)}${sep}${name}.${ext}`;
-        return { text: `${drive}:${sep}${rest}`, value: `${drive.toUpperCase()}:${sep}${rest}` };
+      .tuple(mention, fc.constantFrom('/', '', './', '../', '~/'), dirs, segment, extension)
+      .map(([at, root, ds, name, ext]) => {
+        const rest = `${ds.join('/')}/${name}.${ext}`;
+        const text = `${root === '/' ? '' : at}${root}${rest}`;
+        return { text, value: root === './' ? rest : `${root}${rest}` };
       }),
-    fc.tuple(fc.constantFrom('', '.\\', '..\\'), dirs, segment, extension).map(([root, ds, name, ext]) => {
+    fc
+      .tuple(mention, fc.constantFrom('C', 'd'), fc.constantFrom('\\', '/'), dirs, segment, extension)
+      .map(([at, drive, sep, ds, name, ext]) => {
+        const rest = `${ds.join(sep)}${sep}${name}.${ext}`;
+        return { text: `${at}${drive}:${sep}${rest}`, value: `${drive.toUpperCase()}:${sep}${rest}` };
+      }),
+    fc.tuple(mention, fc.constantFrom('', '.\\', '..\\'), dirs, segment, extension).map(([at, root, ds, name, ext]) => {
       const rest = `${ds.join('\\')}\\${name}.${ext}`;
-      return { text: `${root}${rest}`, value: root === '.\\' ? rest : `${root}${rest}` };
+      return { text: `${at}${root}${rest}`, value: root === '.\\' ? rest : `${root}${rest}` };
     }),
-    fc.tuple(dirs, segment, extension).map(([ds, name, ext]) => {
-      const text = `\\\\${ds.join('\\')}\\${name}.${ext}`;
-      return { text, value: text };
+    fc.tuple(mention, dirs, segment, extension).map(([at, ds, name, ext]) => {
+      const value = `\\\\${ds.join('\\')}\\${name}.${ext}`;
+      return { text: `${at}${value}`, value };
     }),
   );
   const wrapping = fc.constantFrom(
@@ -480,21 +541,42 @@ describe('paths of every shape in every wrapping', () => {
   /** What names a place in the file, written right after it. */
   const spot = fc.constantFrom('', '', ':12', ':12:5', '#L10', '#L10-L20');
   const after = fc.constantFrom('', '.', ',', ':', ';', '!', '?', ').', '...');
+  /**
+   * Text that names nothing, said elsewhere in the same message: escaped quotes and `\n` before a quote (so the text
+   * writes escapes), and `\n` or `\t` between words.
+   */
+  const aside = fc.constantFrom(
+    '',
+    'error: ; expected "x\\"y"',
+    'expected \\"}\\"',
+    'print("done\\n")',
+    'one\\ntwo',
+    'a\\tb',
+    'x = "\\r\\n"',
+  );
 
   it('finds a path exactly, in prose, in any wrapping, before any punctuation (property)', () => {
     fc.assert(
-      fc.property(written, spot, wrapping, after, ({ text, value }, at, [left, right], end) => {
-        const line = `see ${left}${text}${at}${right}${end} then`;
-        expect(identifiersIn(line)).toEqual([one('path', value)]);
-      }),
+      fc.property(
+        written,
+        spot,
+        wrapping,
+        after,
+        aside,
+        aside,
+        ({ text, value }, at, [left, right], end, pre, post) => {
+          const line = `${pre} see ${left}${text}${at}${right}${end} then ${post}`;
+          expect(identifiersIn(line)).toEqual([one('path', value)]);
+        },
+      ),
       { numRuns: scaled(2000) },
     );
   });
 
   it('finds a path exactly in a removed tool call’s JSON arguments (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(written, spot, wrapping, after, async ({ text, value }, at, [left, right], end) => {
-        const command = `see ${left}${text}${at}${right}${end} then`;
+      fc.asyncProperty(written, spot, wrapping, after, aside, async ({ text, value }, at, [left, right], end, pre) => {
+        const command = `${pre} see ${left}${text}${at}${right}${end} then`;
         const chat = [
           { role: 'system', content: 'You are a coding agent.' },
           { role: 'user', content: 'Look.' },
@@ -582,6 +664,8 @@ describe('the extraction', () => {
     ['backslashes among marks', (n: number) => `${'_\\*'.repeat(n / 3)}`],
     ['a path of hashes', (n: number) => `a/${'b#'.repeat(n / 2 - 2)}.ts`],
     ['a JSON document of escapes', (n: number) => `{"a":"${'\\n\\\\x'.repeat(n / 6)}"}`],
+    ['line breaks written as escapes', (n: number) => 'a\\n'.repeat(n / 3)],
+    ['a path of escape-like folders in escaped text', (n: number) => `${'n\\'.repeat(n / 2 - 3)}a.cs`],
   ])('reads %s a bounded number of times per character, however long the word', (_name, word) => {
     const perCharacter = (n: number): number => {
       const text = `${word(n)} `.repeat(Math.ceil(60_000 / n));

@@ -1,7 +1,18 @@
 import { contentOf } from '../render.js';
 import type { Message } from '../types.js';
 import type { Identifier } from './kinds.js';
-import { errorOf, isHash, isPlainWord, NAMED_FILES, pathOf, singleOf, statusAfter, isWindowsStart } from './values.js';
+import { endBeforeLineEscapes, hasLineEscape, isJsonDocument, unescapeJson, writesEscapes } from './escapes.js';
+import {
+  errorOf,
+  isHash,
+  isPlainWord,
+  isWindowsStart,
+  NAMED_FILES,
+  namesFile,
+  pathOf,
+  singleOf,
+  statusAfter,
+} from './values.js';
 
 /**
  * The identifiers a text names, found without a model: file paths, URLs, commit hashes, UUIDs, error names and codes,
@@ -98,30 +109,6 @@ export function identifierKey(id: Identifier): string {
  */
 export function forEachIdentifier(text: string, visit: (id: Identifier) => void): void {
   scan(isJsonDocument(text) ? unescapeJson(text) : text, visit);
-}
-
-/**
- * Whether a text is a JSON document with escapes (a tool's JSON output): its strings are read as the text they hold,
- * so `"a.ts\nb.ts"` is two names and `"src\\app"` one path. Other texts are read as written, backslashes and all.
- */
-function isJsonDocument(text: string): boolean {
-  if (text.indexOf('\\') < 0) return false;
-  let start = 0;
-  while (start < text.length && text.charCodeAt(start) <= 0x20) start++;
-  let end = text.length - 1;
-  while (end > start && text.charCodeAt(end) <= 0x20) end--;
-  const open = text.charCodeAt(start);
-  const close = text.charCodeAt(end);
-  return (open === 0x7b && close === 0x7d) || (open === 0x5b && close === 0x5d);
-}
-
-const ESCAPED: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-
-/** JSON text with its escapes read (`\n`, `\"`, `\\`, `\u00e9`): one pass, linear; a bad escape stays as written. */
-function unescapeJson(text: string): string {
-  return text.replace(/\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g, (_m, hex: string | undefined, c: string | undefined) =>
-    hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : (ESCAPED[c as string] ?? (c as string)),
-  );
 }
 
 /** Calls `visit` for every identifier of a text read as written. */
@@ -331,8 +318,9 @@ function urlOf(word: string, opened: string): { value: string; end: number } | n
 
 /**
  * Cuts a word at soft stops. A part with backslashes is a path when it reads as one (`src\app\Main.cs`,
- * `**C:\a.txt**`, JSON's doubled `src\\app`); otherwise its backslashes are escapes (`\n`, `\"`), each dropped
- * with what it escapes, and only a Windows path inside it keeps its own.
+ * `**C:\a.txt**`, JSON's doubled `src\\app`); in a text that writes escapes, a part with a `\n`, `\r` or `\t` only
+ * when that path names a file (`src\tests\a.cs`, but not `a\nsrc`). Otherwise its backslashes are escapes (`\n`,
+ * `\"`), each dropped with what it escapes, and only a Windows path inside it keeps its own.
  */
 function softWords(word: string, visit: (id: Identifier) => void, escapes: boolean): void {
   const n = word.length;
@@ -351,56 +339,21 @@ function softWords(word: string, visit: (id: Identifier) => void, escapes: boole
       else if (isSoftStop(d)) break;
     }
     if (!backslash) classify(word.slice(i, j), visit);
-    else if ((escapes && hasLineEscape(word, i, j)) || !classifyPath(word.slice(i, j), visit))
-      escapedWords(word, i, j, visit);
+    else {
+      const path = pathIn(word.slice(i, j));
+      // In a text that writes escapes, only a path to a file (`src\tests\a.cs`) outweighs its `\t`.
+      if (path !== null && (!escapes || !hasLineEscape(word, i, j) || namesFile(path.value))) visit(path);
+      else escapedWords(word, i, j, visit);
+    }
     i = j;
   }
 }
 
-/** Whether `word[start, end)` has a lone backslash before `n`, `r` or `t`: a line break or tab, in escaped text. */
-function hasLineEscape(word: string, start: number, end: number): boolean {
-  for (let k = start; k < end - 1; k++) {
-    if (word.charCodeAt(k) !== 0x5c) continue;
-    if (word.charCodeAt(k + 1) === 0x5c) {
-      k++;
-      continue;
-    }
-    if (isLineEscapeLetter(word.charCodeAt(k + 1))) return true;
-  }
-  return false;
-}
-
-/** `n`, `r`, `t`: the letters of the escapes that write a line break or a tab. */
-function isLineEscapeLetter(c: number): boolean {
-  return c === 0x6e || c === 0x72 || c === 0x74;
-}
-
-/**
- * Whether a text writes escapes (code with string literals, an escaped patch): an escaped quote `\"`, or a `\n`, `\r`
- * or `\t` followed by whitespace, a backslash, a quote, the end, or a character no Windows name holds (`*?:<>|`). Such
- * a text's `\n`, `\r` and `\t` are escapes everywhere; in another text `src\nodes\a.ts` is a path.
- */
-function writesEscapes(text: string): boolean {
-  for (let k = text.indexOf('\\'); k >= 0 && k < text.length - 1; k = text.indexOf('\\', k + 1)) {
-    const next = text.charCodeAt(k + 1);
-    if (next === 0x5c) {
-      k++;
-      continue;
-    }
-    if (next === 0x22) return true;
-    if (!isLineEscapeLetter(next)) continue;
-    const after = k + 2 < text.length ? text.charCodeAt(k + 2) : 0x20;
-    if (after <= 0x20 || '\\"\'*?:<>|'.includes(String.fromCharCode(after))) return true;
-  }
-  return false;
-}
-
-/** Classifies a part with backslashes; returns whether it named a path (nothing else has a backslash). */
-function classifyPath(part: string, visit: (id: Identifier) => void): boolean {
-  let found = false;
+/** The path a part with backslashes reads as, or null (nothing but a path has a backslash). */
+function pathIn(part: string): Identifier | null {
+  let found: Identifier | null = null;
   classify(part, (id) => {
-    found = true;
-    visit(id);
+    found = id;
   });
   return found;
 }
@@ -409,8 +362,9 @@ function classifyPath(part: string, visit: (id: Identifier) => void): boolean {
 function escapedWords(word: string, start: number, end: number, visit: (id: Identifier) => void): void {
   let i = start;
   while (i < end) {
-    if (isWindowsStart(word, i)) {
-      classify(word.slice(i, end), visit);
+    // Every place this looks at starts a word: the part's start, or right after an escape (`\nC:\a.ts`).
+    if (isWindowsStart(word, i, i)) {
+      classify(word.slice(i, endBeforeLineEscapes(word, i, end)), visit);
       return;
     }
     if (word.charCodeAt(i) === 0x5c) {
@@ -488,6 +442,8 @@ function classify(raw: string, visit: (id: Identifier) => void): void {
   }
   if (end - start < 2) return;
   const word = start === 0 && end === raw.length ? raw : raw.slice(start, end);
+  // Emacs's lock and autosave files (`#a.ts#`) are not the file.
+  if (start > 0 && raw.charCodeAt(start - 1) === 0x23 && raw.charCodeAt(end - 1) === 0x23) return;
   if (isPlainWord(word)) {
     // Most words are prose: only an error name or a file known by name can be one of those.
     const error = errorOf(word);
@@ -505,7 +461,8 @@ function classify(raw: string, visit: (id: Identifier) => void): void {
     for (const h of [range[1] as string, range[2] as string]) if (isHash(h)) visit({ kind: 'hash', value: h });
     return;
   }
-  if (word.indexOf('/') < 0 && word.indexOf('.') < 0 && word.indexOf('\\') < 0) return;
+  // A Claude Code file mention (`@Makefile`) is read as a path.
+  if (word.indexOf('/') < 0 && word.indexOf('.') < 0 && word.indexOf('\\') < 0 && word.charCodeAt(0) !== 0x40) return;
   const path = pathOf(word);
   if (path !== null) visit({ kind: 'path', value: path });
 }

@@ -173,20 +173,52 @@ const PATH_CHARS = /^[\p{L}\p{N}\p{M}_.\-~/+@#]+$/u;
 
 /**
  * The path a word is, normalised, or null. A `:line` or `:line:col` suffix is dropped (`src/a.ts:12:5` is
- * `src/a.ts`), and so is a `#` anchor (`src/a.ts#L10-L20`, `README.md#usage`), a leading `./` and a trailing `/`;
- * a Windows path keeps its backslashes (doubled ones from JSON text made single) and gets its drive letter in capitals.
+ * `src/a.ts`), and so is a `#` anchor (`src/a.ts#L10-L20`, `README.md#usage`), a leading `./`, a trailing `/` and
+ * a file mention's `@` (`@src/a.ts`); a Windows path keeps its backslashes (doubled ones from JSON text made single)
+ * and gets its drive letter in capitals.
  */
 export function pathOf(word: string): string | null {
   if (word.length > 1024) return null;
+  if (word.charCodeAt(0) === 0x40) return mentionedPath(word);
+  return readPath(word, true);
+}
+
+/**
+ * The path a Claude Code file mention names (`@src/a.ts`, `@CLAUDE.md`, `@src/components/`), or null: a file by a known
+ * extension or name, a folder written with its trailing slash, or a path from `./`, `../` or `~/`. So an npm scope
+ * (`@types/node`, `@solana/web3.js`: a `.js` name right under an unknown folder) is none, nor is a bundler's alias of
+ * the source folder (`@/components/a.vue`).
+ */
+function mentionedPath(word: string): string | null {
+  const rest = word.slice(1);
+  const c = rest.charCodeAt(0);
+  if (c === 0x2f || c === 0x40) return null;
+  const scope = /^([^/\\]+)\/[^/\\]+\.js$/.exec(rest);
+  if (scope !== null && !KNOWN_DIRS.has(scope[1] as string)) return null;
+  const path = readPath(rest, false);
+  if (path === null) return null;
+  const marked = /^(?:\.{1,2}|~)[/\\]/.test(rest) || /[/\\]$/.test(rest);
+  return marked || namesFile(path) ? path : null;
+}
+
+/**
+ * The path a word is, or null (see `pathOf`).
+ * @param diff whether `a/` and `b/` are a diff header's (only in a path written with slashes, never a mention's)
+ */
+function readPath(word: string, diff: boolean): string | null {
   let w = word;
   const at = w.search(/:\d/);
   if (at > 1) w = w.slice(0, at);
   w = w.slice(0, anchorAt(w));
+  // After a name with an extension, a `#` with nothing after it is an empty anchor (`src/a.ts#`), but Emacs's lock
+  // and autosave files (`src/#a.ts#`) are not the file.
+  if (w.endsWith('#') && w.lastIndexOf('.') > lastSeparatorOf(w)) {
+    if (w.charCodeAt(lastSeparatorOf(w) + 1) === 0x23) return null;
+    w = w.slice(0, -1);
+  }
   if (isWindowsStart(w, 0)) return windowsPath(w);
   if (w.indexOf('\\') >= 0) return backslashPath(w);
   if (!PATH_CHARS.test(w) || w.startsWith('@') || w.includes('//') || !/\p{L}/u.test(w)) return null;
-  // Emacs's lock and autosave files (`#a.ts#`, its leading `#` trimmed) are not the file.
-  if (w.endsWith('#') && w.lastIndexOf('.') > lastSeparatorOf(w)) return null;
   const dotted = w.startsWith('./');
   while (w.startsWith('./')) w = w.slice(2);
   const trailing = w.length > 1 && w.endsWith('/');
@@ -195,7 +227,7 @@ export function pathOf(word: string): string | null {
   if (w.startsWith('/')) return isAbsolutePath(w, trailing) ? w : null;
   if (w.startsWith('~/') || w.startsWith('../')) return w.length > 2 ? w : null;
   // `a/src/x.py` and `b/src/x.py` in a diff's header name `src/x.py`.
-  if (/^[ab]\/[^/]+\//.test(w)) w = w.slice(2);
+  if (diff && /^[ab]\/[^/]+\//.test(w)) w = w.slice(2);
   const parts = w.split('/');
   const last = parts[parts.length - 1] as string;
   if (parts.length === 1) return dotted || isFileName(last) ? w : null;
@@ -242,7 +274,8 @@ function backslashPath(w: string): string | null {
     run = 0;
   }
   const single = first === 2 ? w.replace(/\\\\/g, '\\') : w;
-  const posix = pathOf(single.replace(/\\/g, '/'));
+  // Git writes its `a/` and `b/` with slashes: `a\b\c.txt` is all its own.
+  const posix = readPath(single.replace(/\\/g, '/'), false);
   return posix === null ? null : posix.replace(/\//g, '\\');
 }
 
@@ -273,6 +306,16 @@ function hasExtension(name: string): boolean {
   );
 }
 
+/**
+ * Whether a path's last part names a file by a known extension (`a.cs`), as a dotfile or by name (`Makefile`): a
+ * word of escaped text that reads as such a path is one (`src\tests\a.cs`), whatever escapes it seems to hold.
+ */
+export function namesFile(path: string): boolean {
+  const name = path.slice(lastSeparatorOf(path) + 1);
+  const dot = name.lastIndexOf('.');
+  return NAMED_FILES.has(name) || dot === 0 || (dot > 0 && EXTENSIONS.has(name.slice(dot + 1).toLowerCase()));
+}
+
 /** Whether a word with no slash is a file name: a known extension, a dotfile, or a file known by name. */
 function isFileName(name: string): boolean {
   if (NAMED_FILES.has(name)) return true;
@@ -295,13 +338,16 @@ function isFileName(name: string): boolean {
   return /[A-Za-z0-9_]/.test(stem);
 }
 
-/** Whether a Windows path starts here: `C:\`, `C:/` or a `\\server` share. */
-export function isWindowsStart(word: string, i: number): boolean {
+/**
+ * Whether a Windows path starts here: `C:\`, `C:/` or a `\\server` share.
+ * @param from where the word holding it starts: a drive letter right after a letter or digit of that word is not one
+ */
+export function isWindowsStart(word: string, i: number, from = 0): boolean {
   const c = word.charCodeAt(i);
   const letter = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
   if (letter && word.charCodeAt(i + 1) === 0x3a) {
     const s = word.charCodeAt(i + 2);
-    const before = i === 0 ? 0 : word.charCodeAt(i - 1);
+    const before = i <= from ? 0 : word.charCodeAt(i - 1);
     const alone = !(
       (before >= 0x41 && before <= 0x5a) ||
       (before >= 0x61 && before <= 0x7a) ||
