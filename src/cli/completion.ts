@@ -1,6 +1,6 @@
 import type { Command, Option } from 'commander';
 import { UsageError } from '../errors.js';
-import { PRICE_MODELS } from '../replay/prices.js';
+import { OPTIONS, type OptionCommand, type OptionRow } from '../settings/options.js';
 import { PROGRAMS, type Shell } from './options.js';
 import { parseStrategies } from './settings.js';
 
@@ -9,11 +9,6 @@ import { parseStrategies } from './settings.js';
  * ones `--help` prints (commands, options, their choices), so a new option or format completes without an edit here.
  * Loaded only for `swc completion`.
  */
-
-/** Options whose value is a comma-separated list of names, with the names (`--strategy prune,window`). */
-export interface ListChoices {
-  get(option: Option): readonly string[] | undefined;
-}
 
 /**
  * What an option's value completes to: one of some words; a chain of names (`prune,window`), given as every chain
@@ -27,8 +22,8 @@ type ValueSpec =
   | { readonly kind: 'dir' }
   | { readonly kind: 'free'; readonly name: string };
 
-/** Values an option takes by name besides a file (`--prices <model|file>`): the built-in price models. */
-const NAMED_VALUES: ReadonlyMap<string, readonly string[]> = new Map([['--prices', PRICE_MODELS.map((p) => p.name)]]);
+/** The options table's rows by the attribute commander stores each option under. */
+const ROWS: ReadonlyMap<string, OptionRow> = new Map(OPTIONS.map((row) => [row.name, row]));
 
 /** One option as the scripts see it. */
 interface OptionSpec {
@@ -57,22 +52,21 @@ interface ProgramSpec {
 /**
  * The script for a shell.
  * @param program the program, every command and option defined
- * @param lists options whose value is a comma-separated list of these names (`--strategy prune,window`)
  */
-export function completionScript(program: Command, shell: Shell, lists: ListChoices): string {
-  const spec = programSpec(program, lists);
+export function completionScript(program: Command, shell: Shell): string {
+  const spec = programSpec(program);
   if (shell === 'bash') return bashScript(spec);
   if (shell === 'zsh') return zshScript(spec);
   return fishScript(spec);
 }
 
 /** The program's commands and options, read as `--help` reads them. */
-function programSpec(program: Command, lists: ListChoices): ProgramSpec {
+function programSpec(program: Command): ProgramSpec {
   const help = program.createHelp();
   const commands = help.visibleCommands(program);
   const names = commands.map((c) => c.name()).filter((name) => name !== 'help');
   return {
-    options: help.visibleOptions(program).map((o) => optionSpec(o, lists)),
+    options: help.visibleOptions(program).map((o) => optionSpec(o, null)),
     commands: commands.map((command) => {
       const [argument] = command.registeredArguments;
       // The help command's argument is a command's name.
@@ -90,7 +84,7 @@ function programSpec(program: Command, lists: ListChoices): ProgramSpec {
         options: command
           .createHelp()
           .visibleOptions(command)
-          .map((o) => optionSpec(o, lists)),
+          .map((o) => optionSpec(o, command.name() as OptionCommand)),
         argument: argument === undefined ? null : { name: argument.name(), value, variadic: argument.variadic },
       };
     }),
@@ -98,16 +92,18 @@ function programSpec(program: Command, lists: ListChoices): ProgramSpec {
 }
 
 /**
- * An option as the scripts complete it: its choices, a comma-separated list's accepted chains, files for a `<file>`
- * (`<file.html>`, `<model|file>` with the names it takes), folders for a `<dir>`, nothing for other values (a number, a
- * pattern). An option with a parser of its own and no choices gathers its values (a count, a list), so it may be given
- * again.
+ * An option as the scripts complete it: its choices, a comma-separated list's accepted chains (the options table's
+ * `chain` for this command), files for a `<file>` (`<file.html>`, `<model|file>` with the table's `words`), folders
+ * for a `<dir>`, nothing for other values (a number, a pattern). An option with a parser of its own and no choices
+ * gathers its values (a count, a list), so it may be given again.
+ * @param command the command it belongs to, or null for the program's own (help, version)
  */
-function optionSpec(option: Option, lists: ListChoices): OptionSpec {
+function optionSpec(option: Option, command: OptionCommand | null): OptionSpec {
   const takes = option.required || option.optional;
   const argument = /<([^>]+)>|\[([^\]]+)\]/.exec(option.flags);
   const name = argument?.[1] ?? argument?.[2] ?? 'value';
-  const list = lists.get(option);
+  const row = option.negate ? undefined : ROWS.get(option.attributeName());
+  const list = command === null ? undefined : row?.on[command]?.chain;
   const file = name.split('|').some((part) => part === 'file' || part.startsWith('file.'));
   const value: ValueSpec = !takes
     ? { kind: 'none' }
@@ -116,7 +112,7 @@ function optionSpec(option: Option, lists: ListChoices): OptionSpec {
       : list !== undefined
         ? { kind: 'chain', chains: chainsOf(list) }
         : file
-          ? { kind: 'file', words: NAMED_VALUES.get(option.long ?? '') ?? [] }
+          ? { kind: 'file', words: row?.words ?? [] }
           : name === 'dir'
             ? { kind: 'dir' }
             : { kind: 'free', name };

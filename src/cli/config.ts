@@ -13,10 +13,19 @@ import {
   CONFIG,
   shown,
 } from '../settings/index.js';
+import {
+  CONFIG_COMMANDS,
+  CONFIG_FILE,
+  configKeys,
+  OPTIONS,
+  PACKAGE_KEY,
+  parseCount,
+  type OptionRow,
+  type ValueKind,
+} from '../settings/options.js';
+import { parseFraction } from '../settings/parse.js';
 import { parseCounterOptions } from '../tokens/index.js';
 import { entryAt, isRepositoryRoot, readJson, realFolder } from './config-file.js';
-import { parseTokens, parseWhole } from './options.js';
-import { parseFraction } from './settings.js';
 
 /**
  * Settings kept in a file, as prettier and eslint keep theirs: `transcript-compact.config.json`, or the
@@ -26,10 +35,7 @@ import { parseFraction } from './settings.js';
  * overrides the file.
  */
 
-/** The settings file's own name. */
-export const CONFIG_FILE = 'transcript-compact.config.json';
-/** The key of package.json that holds the settings. */
-export const PACKAGE_KEY = 'transcript-compact';
+export { CONFIG_FILE, PACKAGE_KEY };
 
 /** The commands that read the file, each taking the keys that mean something to it. */
 export type ConfigCommand = 'compact' | 'inspect';
@@ -50,23 +56,19 @@ interface KeySpec {
   readonly needs?: Need;
 }
 
-/** A token count: 8000, or as the flag takes it, "8k". */
-const tokens =
-  (min: number): Reader =>
-  (value, key) => {
-    const text = numberText(value, key, 'a number of tokens (8000, or "8k")');
-    parseTokens(key, text, min);
-    return text;
-  };
+/** A token count: 8000, or as the flag takes it, "8k"; at least the option's bound. */
+const tokens: Reader = (value, key) => {
+  const text = numberText(value, key, 'a number of tokens (8000, or "8k")');
+  parseCount(key, key, text);
+  return text;
+};
 
-/** A whole number. */
-const whole =
-  (min: number): Reader =>
-  (value, key) => {
-    const text = numberText(value, key, 'a whole number');
-    parseWhole(key, text, min);
-    return text;
-  };
+/** A whole number, at least the option's bound. */
+const whole: Reader = (value, key) => {
+  const text = numberText(value, key, 'a whole number');
+  parseCount(key, key, text);
+  return text;
+};
 
 /** A share of the context window: 0.7, or "70%". Its range is checked with the window's other settings. */
 const share: Reader = (value, key) => {
@@ -122,131 +124,104 @@ const flag: Reader = (value, key) => {
   return value as boolean;
 };
 
-/**
- * The keys a file may set, each with the commands it means something to and what it needs to apply. A Map, so that
- * a file's `constructor` or `__proto__` is a key like any other, not an object's own method.
- */
-const KEYS: ReadonlyMap<string, KeySpec> = new Map<string, KeySpec>(
-  Object.entries({
-    target: { read: tokens(1), commands: ['compact'] },
-    contextWindow: { read: tokens(1), commands: ['compact'] },
-    compactAt: { read: share, commands: ['compact'] },
-    compactTo: { read: share, commands: ['compact'] },
-    minKeepSteps: { read: whole(0), commands: ['compact'] },
-    strategy: { read: strategy, commands: ['compact'] },
-    minTokens: { read: tokens(0), commands: ['compact'], needs: { strategy: 'prune' } },
-    placeholder: {
-      read: (value, key, dir, cwd) => {
-        const template = typeof value === 'string' ? value : (text(value, key, dir, cwd) as string);
-        checkPlaceholder(CONFIG, template);
-        return template;
-      },
-      commands: ['compact'],
-      needs: { strategy: 'prune' },
-    },
-    offloadDir: { read: folder, commands: ['compact'], needs: { strategy: 'offload' } },
-    offloadOver: { read: tokens(1), commands: ['compact'], needs: { strategy: 'offload' } },
-    note: {
-      read: (value, key) => {
-        if (value === null || value === '') return false;
-        if (typeof value !== 'string')
-          CONFIG.fail(`${key} must be a template ({num_removed} is filled in), or null for none, got ${shown(value)}`);
-        checkNote(CONFIG, value as string);
-        return value as string;
-      },
-      commands: ['compact'],
-    },
-    tokenizer: { read: (value) => checkTokenizer(CONFIG, value), commands: ['compact', 'inspect'] },
-    format: { read: (value) => checkFormat(CONFIG, value), commands: ['compact', 'inspect'] },
-    charsPerToken: {
-      read: (value, key) => {
-        const rate = numberText(value, key, 'a positive number');
-        parseCounterOptions({ charsPerToken: rate }, 'approx');
-        return rate;
-      },
-      commands: ['compact', 'inspect'],
-      needs: { tokenizer: 'approx' },
-    },
-    tokensPerImage: { read: tokens(0), commands: ['compact', 'inspect'] },
-    tokensPerFile: { read: tokens(0), commands: ['compact', 'inspect'] },
-    conversationKey: { read: text, commands: ['compact', 'inspect'] },
-    conversationPath: {
-      read: (value, key, dir, cwd) => {
-        const pointer = text(value, key, dir, cwd) as string;
-        try {
-          parsePointer(pointer);
-        } catch (error) {
-          if (error instanceof PointerSyntaxError) CONFIG.fail(`${key}: ${error.message}`);
-          throw error;
-        }
-        return pointer;
-      },
-      commands: ['compact', 'inspect'],
-    },
-    summaryTokens: { read: tokens(1), commands: ['compact'], needs: { strategy: 'summarize' } },
-    model: { read: text, commands: ['compact'], needs: { strategy: 'summarize' } },
-    concurrency: { read: whole(1), commands: ['compact'], needs: { strategy: 'summarize' } },
-    cacheDir: { read: folder, commands: ['compact'], needs: { strategy: 'summarize' } },
-    cache: { read: flag, commands: ['compact'], needs: { strategy: 'summarize' } },
-    strict: { read: flag, commands: ['compact'], needs: { strategy: 'summarize' } },
-    minRetention: {
-      read: (value, key) => {
-        const fraction = numberText(value, key, 'a fraction from 0 to 1 or a percentage');
-        try {
-          parseRetention(fraction);
-        } catch (error) {
-          if (error instanceof RangeError) CONFIG.fail(error.message);
-          throw error;
-        }
-        return fraction;
-      },
-      commands: ['compact'],
-      needs: { strategy: 'summarize' },
-    },
-    exact: { read: flag, commands: ['compact'] },
-    skipUnrecognized: { read: flag, commands: ['compact'], needs: { batch: true } },
-  } satisfies Record<string, KeySpec>),
-);
+/** The placeholder of pruned results: a template with text besides `{tool_name}`. */
+const placeholder: Reader = (value, key, dir, cwd) => {
+  const template = typeof value === 'string' ? value : (text(value, key, dir, cwd) as string);
+  checkPlaceholder(CONFIG, template);
+  return template;
+};
+
+/** The note's template, or null (or '') for none, which is `--no-note`. */
+const note: Reader = (value, key) => {
+  if (value === null || value === '') return false;
+  if (typeof value !== 'string')
+    CONFIG.fail(`${key} must be a template ({num_removed} is filled in), or null for none, got ${shown(value)}`);
+  checkNote(CONFIG, value as string);
+  return value as string;
+};
+
+/** Characters per token of the approx counter. */
+const rate: Reader = (value, key) => {
+  const rate = numberText(value, key, 'a positive number');
+  parseCounterOptions({ charsPerToken: rate }, 'approx');
+  return rate;
+};
+
+/** A JSON Pointer (RFC 6901). */
+const pointer: Reader = (value, key, dir, cwd) => {
+  const pointer = text(value, key, dir, cwd) as string;
+  try {
+    parsePointer(pointer);
+  } catch (error) {
+    if (error instanceof PointerSyntaxError) CONFIG.fail(`${key}: ${error.message}`);
+    throw error;
+  }
+  return pointer;
+};
+
+/** The least share of identifiers a summary keeps: a fraction from 0 to 1 or a percentage. */
+const retention: Reader = (value, key) => {
+  const fraction = numberText(value, key, 'a fraction from 0 to 1 or a percentage');
+  try {
+    parseRetention(fraction);
+  } catch (error) {
+    if (error instanceof RangeError) CONFIG.fail(error.message);
+    throw error;
+  }
+  return fraction;
+};
+
+/** How a file's value of each kind is read (the options table says each key's kind). */
+const READERS: Partial<Record<ValueKind, Reader>> = {
+  tokens,
+  whole,
+  share,
+  strategies: strategy,
+  text,
+  folder,
+  boolean: flag,
+  placeholder,
+  note,
+  rate,
+  pointer,
+  retention,
+  tokenizer: (value) => checkTokenizer(CONFIG, value),
+  format: (value) => checkFormat(CONFIG, value),
+};
+
+/** What a key needs to apply, from its row: its strategy, the approx counter, or a batch run. */
+function needOf(row: OptionRow): Need | undefined {
+  if (row.strategy !== undefined) return { strategy: row.strategy };
+  if (row.needs === 'approx') return { tokenizer: 'approx' };
+  return row.needs === 'batch' ? { batch: true } : undefined;
+}
+
+/** A key of the options table as a file sets it. */
+function keySpec(row: OptionRow): KeySpec {
+  const read = READERS[row.value];
+  if (read === undefined) throw new Error(`a settings file cannot read ${row.name} (${row.value})`);
+  const need = needOf(row);
+  return {
+    read,
+    commands: CONFIG_COMMANDS.filter((command) => row.on[command] !== undefined),
+    ...(need === undefined ? {} : { needs: need }),
+  };
+}
 
 /**
- * Keys a file may not set, and what to do instead: a command to run and an endpoint that receives the transcripts and
- * $OPENAI_API_KEY (a file in a cloned repository must not choose those), what one run does, and the library's own.
+ * The keys a file may set (the options table's, in its order), each with the commands it means something to and what
+ * it needs to apply. A Map, so that a file's `constructor` or `__proto__` is a key like any other, not an object's own
+ * method.
+ */
+const KEYS: ReadonlyMap<string, KeySpec> = new Map(configKeys().map((row) => [row.name, keySpec(row)]));
+
+/**
+ * Keys a file may not set, and what to do instead (the options table's reasons): a command to run and an endpoint that
+ * receives the transcripts and $OPENAI_API_KEY (a file in a cloned repository must not choose those), what one run
+ * does, and the library's own.
  */
 const REFUSED: ReadonlyMap<string, string> = new Map(
-  Object.entries({
-    summarizeCommand: 'give --summarize-command on the command line: a file never chooses a command to run',
-    baseUrl:
-      'give --base-url on the command line: a file never chooses where the transcripts and $OPENAI_API_KEY are sent',
-    summaryInstruction: 'give --summary-instruction FILE on the command line (the library takes the text itself)',
-    ignore: 'give --ignore on the command line (its patterns are matched from the working directory)',
-    ...Object.fromEntries(
-      [
-        'output',
-        'inPlace',
-        'outDir',
-        'backupDir',
-        'force',
-        'base',
-        'check',
-        'dryRun',
-        'stat',
-        'verbose',
-        'json',
-        'report',
-        'jobs',
-        'shard',
-        'quiet',
-        'color',
-        'debug',
-      ].map((key) => [key, `give ${flagOf(key)} on the command line (it says what one run does)`]),
-    ),
-    ...Object.fromEntries(
-      ['createNote', 'counter', 'system', 'tools', 'summarize'].map((key) => [
-        key,
-        "it is an option of the library's functions (a function, or the request's own data)",
-      ]),
-    ),
-  }),
+  OPTIONS.flatMap((row) => (typeof row.config === 'string' ? [[row.name, row.config] as const] : [])),
 );
 
 /** A command line's flags that displace a file's other ways of saying the same thing. */

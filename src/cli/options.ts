@@ -1,48 +1,11 @@
-import { UsageError } from '../errors.js';
+import { COLOR_WHEN, type ColorWhen } from '../settings/options.js';
+import { parseTokens, parseWhole } from '../settings/parse.js';
 
-/**
- * Parses a whole number option strictly: "8000" and "8_000"/"8,000" are fine; "1e3", "2.5", "" are not.
- * @param name the option, for the error
- * @param raw what was typed
- * @param min the smallest allowed value
- */
-export function parseWhole(name: string, raw: string, min: number): number {
-  const cleaned = raw.trim().replace(/[_,](?=\d{3}(\D|$))/g, '');
-  if (!/^[+-]?\d+$/.test(cleaned)) throw new UsageError(`${name} must be a whole number, got "${raw}"`);
-  const value = Number(cleaned);
-  if (!Number.isSafeInteger(value)) throw new UsageError(`${name} is too large: "${raw}"`);
-  if (value < min) throw new UsageError(`${name} must be at least ${min}, got ${value}`);
-  return value;
-}
+/** Numbers as options take them (src/settings/parse.ts). */
+export { parseTokens, parseWhole };
 
-const SUFFIX = { k: 1000n, m: 1_000_000n } as const;
-
-/**
- * Parses a token count: a whole number as `parseWhole` takes it, or one with a `k` (thousand) or `m` (million)
- * suffix, decimals allowed where the result is whole: `8k` = 8,000, `1.5k` = 1,500, `1m` = 1,000,000. `8kb`, `k`,
- * `1e3` and `1.2345k` are refused.
- * @param name the option, for the error
- * @param raw what was typed
- * @param min the smallest allowed value
- */
-export function parseTokens(name: string, raw: string, min: number): number {
-  const m = /^\s*(\d+)(?:\.(\d+))?\s*([kKmM])\s*$/.exec(raw);
-  if (m === null) return parseWhole(name, raw, min);
-  const decimals = m[2] ?? '';
-  const scale = SUFFIX[(m[3] as string).toLowerCase() as keyof typeof SUFFIX];
-  const exact = (BigInt(`${m[1]}${decimals}`) * scale) / 10n ** BigInt(decimals.length);
-  if (exact * 10n ** BigInt(decimals.length) !== BigInt(`${m[1]}${decimals}`) * scale) {
-    throw new UsageError(`${name} must be a whole number of tokens, got "${raw}"`);
-  }
-  if (exact > BigInt(Number.MAX_SAFE_INTEGER)) throw new UsageError(`${name} is too large: "${raw}"`);
-  const value = Number(exact);
-  if (value < min) throw new UsageError(`${name} must be at least ${min}, got ${value}`);
-  return value;
-}
-
-/** `--color WHEN`, as ripgrep and git spell it; `--no-color` is `never`. */
-export const COLOR_WHEN = ['always', 'never', 'auto'] as const;
-export type ColorWhen = (typeof COLOR_WHEN)[number];
+/** `--color WHEN` (src/settings/options.ts). */
+export { COLOR_WHEN, type ColorWhen };
 
 /**
  * What the command line asked of colour: commander's `color` is the `--color` value, `false` after `--no-color` (the

@@ -27,7 +27,9 @@ import {
   type TokenizerName,
 } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
-import { colorWhen, parseTokens, parseWhole, quietLevel, type ColorWhen, type QuietLevel } from './options.js';
+import { nameOfFlag, parseCount } from '../settings/options.js';
+import { parseFraction, type Fraction } from '../settings/parse.js';
+import { colorWhen, quietLevel, type ColorWhen, type QuietLevel } from './options.js';
 import { parseRetention } from '../outcome/forgotten.js';
 import { parsePointer, PointerSyntaxError } from '../io/json-pointer.js';
 
@@ -111,13 +113,7 @@ export interface SummarizeSettings {
 /** The summary calls in flight at once when --concurrency is not given. */
 export { DEFAULT_CONCURRENCY };
 
-/** A fraction typed on the command line, kept exact (0.7 is 7/10, not a binary float). */
-export interface Fraction {
-  readonly text: string;
-  readonly numerator: bigint;
-  readonly denominator: bigint;
-  readonly value: number;
-}
+export { parseFraction, type Fraction };
 
 /** The context-window thresholds, as typed and in tokens. */
 export interface WindowSettings {
@@ -201,23 +197,6 @@ export const DEFAULT_COMPACT_TO = String(DEFAULT_COMPACT_TO_SHARE);
 export { DEFAULT_OFFLOAD_OVER };
 
 /**
- * Parses a fraction exactly: `0.7`, `.7`, `1`, or a percentage `70%`.
- * @throws UsageError for anything else
- */
-export function parseFraction(name: string, raw: string): Fraction {
-  const text = raw.trim();
-  const m = /^(\d*)(?:\.(\d*))?(%?)$/.exec(text);
-  if (m === null || (m[1] === '' && (m[2] ?? '') === '')) {
-    throw new UsageError(`${name} must be a fraction such as 0.7 or 70%, got "${raw}"`);
-  }
-  const digits = `${m[1] ?? ''}${m[2] ?? ''}` || '0';
-  let denominator = 10n ** BigInt((m[2] ?? '').length);
-  if (m[3] === '%') denominator *= 100n;
-  const numerator = BigInt(digits);
-  return { text, numerator, denominator, value: Number(numerator) / Number(denominator) };
-}
-
-/**
  * Checks the threshold options: `0 < compact-to < compact-at <= 1` and a positive window, each refusal
  * saying why the rule exists (the rules are the library's too: src/settings/rules.ts).
  */
@@ -229,7 +208,7 @@ export function resolveWindow(flags: CompactFlags): WindowSettings | null {
     compactTo: flags.compactTo !== undefined,
   };
   if (!checkBudget(CLI, given)) return null;
-  const tokens = parseTokens('--context-window', flags.contextWindow as string, 1);
+  const tokens = flagCount('contextWindow', flags.contextWindow as string);
   const compactAt = parseFraction('--compact-at', flags.compactAt ?? DEFAULT_COMPACT_AT);
   const compactTo = parseFraction('--compact-to', flags.compactTo ?? DEFAULT_COMPACT_TO);
   const { trigger, target } = checkWindow(CLI, tokens, compactAt, compactTo);
@@ -247,6 +226,11 @@ export function parseShard(raw: string): Shard {
   if (index < 1 || index > count)
     throw new UsageError(`--shard ${raw}: the shard must be between 1 and ${count} (shards count from 1)`);
   return { index, count };
+}
+
+/** A number flag's value, read by its kind and held to its bound (src/settings/options.ts). */
+function flagCount(name: string, raw: string): number {
+  return parseCount(name, CLI.name(name), raw);
 }
 
 /** Whether a run writes nothing but its result to stdout (one input, no batch option): the behaviour of one file. */
@@ -290,7 +274,7 @@ export function resolveSettings(
     report: flags.report,
     ignore: flags.ignore ?? [],
     skipUnrecognized: flags.skipUnrecognized === true,
-    jobs: flags.jobs === undefined ? availableParallelism() : parseWhole('--jobs', flags.jobs, 1),
+    jobs: flags.jobs === undefined ? availableParallelism() : flagCount('jobs', flags.jobs),
     shard: flags.shard === undefined ? null : parseShard(flags.shard),
     force: flags.force === true,
     exact: flags.exact === true,
@@ -311,9 +295,9 @@ function budgetOf(flags: CompactFlags): Pick<CompactSettings, 'target' | 'window
   if (window === null && flags.target === undefined) {
     throw new UsageError('--target <tokens> is required (the token budget to compact to)');
   }
-  const target = window?.target ?? parseTokens('--target', flags.target as string, 1);
+  const target = window?.target ?? flagCount('target', flags.target as string);
   const minKeepSteps =
-    flags.minKeepSteps === undefined ? DEFAULT_MIN_KEEP_STEPS : parseWhole('--min-keep-steps', flags.minKeepSteps, 0);
+    flags.minKeepSteps === undefined ? DEFAULT_MIN_KEEP_STEPS : flagCount('minKeepSteps', flags.minKeepSteps);
   return { target, window, minKeepSteps };
 }
 
@@ -324,15 +308,14 @@ function strategySettingsOf(
 ): Pick<CompactSettings, 'strategies' | 'minTokens' | 'placeholder' | 'offloadDir' | 'offloadOver'> {
   const strategies = parseStrategies(flags.strategy);
   checkStrategySettings(CLI, strategies, { minKeepSteps, minTokens: flags.minTokens, placeholder: flags.placeholder });
-  const minTokens =
-    flags.minTokens === undefined ? DEFAULT_MIN_TOKENS : parseTokens('--min-tokens', flags.minTokens, 0);
+  const minTokens = flags.minTokens === undefined ? DEFAULT_MIN_TOKENS : flagCount('minTokens', flags.minTokens);
   const offloading = strategies.includes('offload');
   if (!offloading && (flags.offloadDir !== undefined || flags.offloadOver !== undefined))
     onlyWith(CLI, flags.offloadDir !== undefined ? '--offload-dir' : '--offload-over', 'offload');
   if (offloading && (flags.offloadDir === undefined || flags.offloadDir === ''))
     throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
   const offloadOver =
-    flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : parseTokens('--offload-over', flags.offloadOver, 1);
+    flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : flagCount('offloadOver', flags.offloadOver);
   if (flags.placeholder !== undefined) checkPlaceholder(CLI, flags.placeholder);
   return { strategies, minTokens, placeholder: flags.placeholder, offloadDir: flags.offloadDir, offloadOver };
 }
@@ -460,15 +443,12 @@ function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyN
     throw new UsageError('--no-cache and --cache-dir cannot be used together');
   return {
     summaryTokens:
-      flags.summaryTokens === undefined
-        ? DEFAULT_SUMMARY_TOKENS
-        : parseTokens('--summary-tokens', flags.summaryTokens, 1),
+      flags.summaryTokens === undefined ? DEFAULT_SUMMARY_TOKENS : flagCount('summaryTokens', flags.summaryTokens),
     instructionFile: flags.summaryInstruction,
     baseUrl: flags.baseUrl,
     model: flags.model,
     command: flags.summarizeCommand,
-    concurrency:
-      flags.concurrency === undefined ? DEFAULT_CONCURRENCY : parseWhole('--concurrency', flags.concurrency, 1),
+    concurrency: flags.concurrency === undefined ? DEFAULT_CONCURRENCY : flagCount('concurrency', flags.concurrency),
     cacheDir: flags.cacheDir,
     cache: flags.cache !== false,
     strict: flags.strict === true,
@@ -536,7 +516,7 @@ export function counterOptionsOf(
   return parseCounterOptions(
     { charsPerToken: flags.charsPerToken, tokensPerImage: flags.tokensPerImage, tokensPerFile: flags.tokensPerFile },
     tokenizer,
-    (flag, raw) => parseTokens(flag, raw, 0),
+    (flag, raw) => parseCount(nameOfFlag(flag), flag, raw),
   );
 }
 

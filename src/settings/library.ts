@@ -26,6 +26,7 @@ import {
   onlyWith,
   shown,
 } from './rules.js';
+import { libraryOptionNames, minOf } from './options.js';
 import { LIBRARY } from './surface.js';
 
 /** The library's options (`CompactorOptions`), checked once when a compactor is made, by the rules the CLI follows. */
@@ -172,36 +173,15 @@ export interface Checked {
   readonly tools: string | null;
 }
 
-/**
- * Every option a compactor takes, so that a misspelt one (`contextwindow`) is refused instead of silently ignored.
- * Typed against `CompactorOptions`: an option added there without a place here does not compile.
- */
-const OPTION_NAMES: readonly string[] = Object.keys({
-  format: true,
-  target: true,
-  contextWindow: true,
-  compactAt: true,
-  compactTo: true,
-  minKeepSteps: true,
-  strategy: true,
-  minTokens: true,
-  placeholder: true,
-  note: true,
-  createNote: true,
-  tokenizer: true,
-  charsPerToken: true,
-  tokensPerImage: true,
-  tokensPerFile: true,
-  counter: true,
-  system: true,
-  tools: true,
-  summarize: true,
-  summaryTokens: true,
-  summaryInstruction: true,
-  strict: true,
-  minRetention: true,
-  assumeUnchanged: true,
-} satisfies Record<keyof CompactorOptions, true>);
+/** Every option a compactor takes (the options table's), so that a misspelt one (`contextwindow`) is refused. */
+const OPTION_NAMES: readonly string[] = libraryOptionNames();
+
+/** A whole-number option, at least its bound in the options table. */
+function checkWhole(name: string, value: unknown): void {
+  const min = minOf(name);
+  if (!Number.isSafeInteger(value) || (value as number) < min)
+    fail(`${name} must be a whole number of at least ${min}, got ${shown(value)}`);
+}
 
 /**
  * The strategies named: one name, a list, or a comma-separated chain, each name at most once (as `--strategy`).
@@ -301,8 +281,7 @@ export function checkOptions(given: unknown): Checked {
   const tokenizer = checkTokenizer(LIBRARY, options.tokenizer ?? DEFAULT_TOKENIZER);
   const adapter = adapterOf(options);
   const minKeepSteps = options.minKeepSteps ?? DEFAULT_MIN_KEEP_STEPS;
-  if (!Number.isSafeInteger(minKeepSteps) || minKeepSteps < 0)
-    fail(`minKeepSteps must be a whole number of at least 0, got ${shown(minKeepSteps)}`);
+  checkWhole('minKeepSteps', minKeepSteps);
   const strategies =
     options.strategy === undefined && options.summarize !== undefined
       ? (['summarize'] as StrategyName[])
@@ -355,8 +334,7 @@ function adapterOf(options: CompactorOptions): FormatAdapter | null {
 /** A fixed budget, when no context window sets it. */
 function targetOf(target: unknown): number {
   if (target === undefined) fail('give target (a token budget) or contextWindow');
-  if (!Number.isSafeInteger(target) || (target as number) < 1)
-    fail(`target must be a whole number of at least 1, got ${shown(target)}`);
+  checkWhole('target', target);
   return target as number;
 }
 
@@ -378,8 +356,7 @@ function summarizeOptionsOf(
     if (!summarizing && value !== undefined) onlyWith(LIBRARY, name, 'summarize');
   }
   const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
-  if (!Number.isSafeInteger(summaryTokens) || summaryTokens < 1)
-    fail(`summaryTokens must be a whole number of at least 1, got ${shown(options.summaryTokens)}`);
+  checkWhole('summaryTokens', summaryTokens);
   if (
     options.summaryInstruction !== undefined &&
     (typeof options.summaryInstruction !== 'string' || options.summaryInstruction.trim() === '')
@@ -409,9 +386,7 @@ function checkPruneOptions(
     minTokens: options.minTokens,
     placeholder: options.placeholder,
   });
-  const minTokens = options.minTokens;
-  if (minTokens !== undefined && (!Number.isSafeInteger(minTokens) || minTokens < 0))
-    fail(`minTokens must be a whole number of at least 0, got ${shown(minTokens)}`);
+  if (options.minTokens !== undefined) checkWhole('minTokens', options.minTokens);
   const placeholder = options.placeholder;
   if (placeholder !== undefined && typeof placeholder !== 'string')
     fail(
@@ -449,8 +424,7 @@ function windowOf(options: CompactorOptions): WindowThresholds | null {
   };
   if (!checkBudget(LIBRARY, given)) return null;
   const tokens = options.contextWindow;
-  if (!Number.isSafeInteger(tokens) || (tokens as number) < 1)
-    fail(`contextWindow must be a whole number of at least 1, got ${shown(tokens)}`);
+  checkWhole('contextWindow', tokens);
   const { trigger, target } = checkWindow(
     LIBRARY,
     tokens as number,

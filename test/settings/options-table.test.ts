@@ -1,0 +1,240 @@
+/**
+ * The options table (src/settings/options.ts) is the one place an option is described: every setting it gives to the
+ * command line, a settings file or the library is taken there, each help lists exactly the table's flags, and a bound
+ * written once in the table is the rule each surface states in its own names.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { OptionsError } from '../../src/errors.js';
+import { createCompactor, type CompactorOptions } from '../../src/library/index.js';
+import { HELP_ORDER, OPTIONS, longFlag, type OptionCommand, type OptionRow } from '../../src/settings/options.js';
+import { tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
+
+const CONFIG = 'transcript-compact.config.json';
+
+/** A valid value of each kind, as a flag's text and as a settings file or the library holds it. */
+const EXAMPLES: Partial<Record<OptionRow['value'], readonly [string, unknown]>> = {
+  tokens: ['2k', 2000],
+  whole: ['2', 2],
+  share: ['0.5', 0.5],
+  retention: ['50%', 0.5],
+  rate: ['3.5', 3.5],
+  text: ['messages', 'messages'],
+  folder: ['store', 'store'],
+  file: ['instruction.txt', 'Summarize the conversation.'],
+  pointer: ['/messages', '/messages'],
+  strategies: ['prune,window', 'prune,window'],
+  placeholder: ['[gone: {tool_name}]', '[gone: {tool_name}]'],
+  note: ['[{num_removed} removed]', '[{num_removed} removed]'],
+  tokenizer: ['approx', 'approx'],
+  format: ['openai', 'openai'],
+  boolean: ['', true],
+};
+
+/** The options only the library takes, each with a value it accepts. */
+const LIBRARY_EXAMPLES: Readonly<Record<string, unknown>> = {
+  createNote: (text: string) => ({ role: 'user', content: text }),
+  counter: { name: 'fake', measure: () => 1 },
+  system: 'Be brief.',
+  tools: [],
+  summarize: async () => 'a summary',
+  assumeUnchanged: true,
+};
+
+/** A row's example: the flag's text and the value a file or the library holds. */
+function example(row: OptionRow): readonly [string, unknown] {
+  if (row.value === 'library') {
+    expect([row.name, Object.hasOwn(LIBRARY_EXAMPLES, row.name)]).toEqual([row.name, true]);
+    return ['', LIBRARY_EXAMPLES[row.name]];
+  }
+  const found = EXAMPLES[row.value];
+  if (found === undefined) throw new Error(`no example of a ${row.value} value (${row.name})`);
+  return found;
+}
+
+/** Whether the budget of a row's run is a context window: the window's shares need one. */
+function byWindow(row: OptionRow): boolean {
+  return ['contextWindow', 'compactAt', 'compactTo'].includes(row.name);
+}
+
+/** A folder with one conversation, `chat.json` (`{"messages": […]}`), and a summary instruction file. */
+function workspace(): string {
+  const dir = tempDir();
+  const messages = [
+    { role: 'user', content: 'hello there' },
+    { role: 'assistant', content: 'hi' },
+  ];
+  writeFileSync(path.join(dir, 'chat.json'), JSON.stringify({ messages }));
+  writeFileSync(path.join(dir, 'instruction.txt'), 'Summarize the conversation.');
+  return dir;
+}
+
+/** The flags a row's flag needs beside it: its budget, its strategy (and where summaries come from), its counter. */
+function cliContext(row: OptionRow): string[] {
+  const out = byWindow(row) ? (row.name === 'contextWindow' ? [] : ['--context-window', '1000']) : [];
+  if (row.name !== 'target' && !byWindow(row)) out.push('--target', '100');
+  if (row.strategy !== undefined) out.push('--strategy', row.strategy);
+  if (row.strategy === 'offload' && row.name !== 'offloadDir') out.push('--offload-dir', 'store');
+  if (row.strategy === 'summarize' && !['summarizeCommand', 'baseUrl', 'model'].includes(row.name))
+    out.push('--summarize-command', 'cat');
+  if (row.needs === 'approx') out.push('--tokenizer', 'approx');
+  return out;
+}
+
+/** The settings a row's key needs beside it in a file, as `cliContext` for the flags. */
+function configContext(row: OptionRow): Record<string, unknown> {
+  return {
+    ...(byWindow(row) ? (row.name === 'contextWindow' ? {} : { contextWindow: 1000 }) : {}),
+    ...(row.name !== 'target' && !byWindow(row) ? { target: 100 } : {}),
+    ...(row.strategy === undefined ? {} : { strategy: row.strategy }),
+    ...(row.strategy === 'offload' && row.name !== 'offloadDir' ? { offloadDir: 'store' } : {}),
+    ...(row.needs === 'approx' ? { tokenizer: 'approx' } : {}),
+  };
+}
+
+/** The options a row's library option needs beside it. */
+function libraryContext(row: OptionRow): CompactorOptions {
+  return {
+    ...(byWindow(row) ? (row.name === 'contextWindow' ? {} : { contextWindow: 1000 }) : {}),
+    ...(row.name !== 'target' && !byWindow(row) ? { target: 100 } : {}),
+    ...(row.strategy === undefined ? {} : { strategy: row.strategy }),
+    ...(row.strategy === 'summarize' && row.name !== 'summarize' ? { summarize: async () => 'a summary' } : {}),
+    ...(row.name === 'counter' || row.name === 'tokenizer' ? {} : { tokenizer: 'approx' as const }),
+  };
+}
+
+/** What replay needs beside a row's flag: its window, and the row's strategy as a policy. */
+function replayContext(command: OptionCommand, row: OptionRow): string[] {
+  if (command !== 'replay') return [];
+  return ['--context-window', '1000', ...(row.strategy === undefined ? [] : ['--strategy', row.strategy])];
+}
+
+/** A dry run of chat.json with these flags (and a settings file, when given). */
+async function dryRun(dir: string, flags: readonly string[], settings?: Record<string, unknown>) {
+  writeFileSync(path.join(dir, CONFIG), JSON.stringify(settings ?? {}));
+  return runSwc(['compact', 'chat.json', '--dry-run', '--json', ...flags], { cwd: dir });
+}
+
+/** The library's refusal of some options, or null when it takes them. */
+async function libraryError(options: Record<string, unknown>): Promise<string | null> {
+  try {
+    await createCompactor(options as CompactorOptions);
+    return null;
+  } catch (error) {
+    expect(error).toBeInstanceOf(OptionsError);
+    return (error as Error).message;
+  }
+}
+
+const FLAGGED = OPTIONS.filter((row) => row.on.compact !== undefined && (row.config === true || row.library));
+const KEYED = OPTIONS.filter((row) => row.config === true);
+const NAMED = OPTIONS.filter((row) => row.library === true);
+const BOUNDED = OPTIONS.filter((row) => row.min !== undefined);
+
+describe('every setting of the options table', () => {
+  it.each(FLAGGED.map((row) => [longFlag(row.name), row] as const))(
+    'is taken as the flag %s by swc compact',
+    async (flag, row) => {
+      const [text] = example(row);
+      const r = await dryRun(workspace(), [...cliContext(row), flag, ...(row.value === 'boolean' ? [] : [text])]);
+      expect([r.status, r.stderr]).toEqual([0, expect.not.stringContaining('error')]);
+    },
+  );
+
+  it.each(KEYED.map((row) => [row.name, row] as const))(
+    'is taken as the key %s of a settings file',
+    async (key, row) => {
+      const [, value] = example(row);
+      const summarizing = row.strategy === 'summarize' ? ['--summarize-command', 'cat'] : [];
+      const r = await dryRun(workspace(), summarizing, { ...configContext(row), [key]: value });
+      expect([r.status, r.stderr]).toEqual([0, expect.not.stringContaining('error')]);
+      expect(JSON.parse(r.stdout)).toMatchObject({ settings: { config: CONFIG } });
+    },
+  );
+
+  it.each(NAMED.map((row) => [row.name, row] as const))('is taken as the library option %s', async (name, row) => {
+    const [, value] = example(row);
+    expect(await libraryError({ ...libraryContext(row), [name]: value })).toBeNull();
+  });
+});
+
+describe('a bound written once in the options table', () => {
+  it.each(BOUNDED.map((row) => [row.name, row.min as number, row] as const))(
+    '%s below %i is refused by the same rule on the command line, in a settings file and in the library',
+    async (name, min, row) => {
+      const below = min - 1;
+      const rule = `at least ${min}, got ${below}`;
+      const dir = workspace();
+      const flag = longFlag(name);
+      for (const command of Object.keys(row.on) as OptionCommand[]) {
+        if (command === 'restore') continue;
+        const r =
+          command === 'compact'
+            ? await dryRun(dir, [...cliContext(row), flag, String(below)])
+            : await runSwc([command, 'chat.json', ...replayContext(command, row), flag, String(below)], { cwd: dir });
+        expect([command, r.status, r.stderr]).toEqual([command, 2, `swc: error: ${flag} must be ${rule}\n`]);
+      }
+      if (row.config === true) {
+        const r = await dryRun(dir, [], { ...configContext(row), [name]: below });
+        expect(r.stderr).toBe(`swc: error: ${CONFIG}: ${name} must be ${rule}\n`);
+      }
+      if (row.library === true)
+        expect(await libraryError({ ...libraryContext(row), [name]: below })).toBe(
+          `${name} must be a whole number of ${rule}`,
+        );
+    },
+  );
+});
+
+describe("each command's help", () => {
+  it.each((Object.keys(HELP_ORDER) as OptionCommand[]).map((command) => [command]))(
+    '%s lists the flags of the table that it has, in the order of HELP_ORDER',
+    async (command) => {
+      const r = await runSwc([command, '--help'], { cwd: tempDir() });
+      const section = r.stdout.split('\nOptions:\n')[1]?.split(/\nExamples:\n/)[0] ?? '';
+      const listed = [...section.matchAll(/^ {2}(?:-\w, )?(--[\w-]+)/gm)].map((m) => m[1]);
+      const rows = OPTIONS.filter((row) => row.on[command] !== undefined);
+      expect(HELP_ORDER[command].slice().sort()).toEqual(rows.map((row) => row.name).sort());
+      const flags = HELP_ORDER[command].flatMap((name) => {
+        const row = OPTIONS.find((r) => r.name === name) as OptionRow;
+        return [longFlag(name), ...(row.negated === undefined ? [] : [row.negated.flag])];
+      });
+      expect(listed).toEqual([...flags, '--help']);
+    },
+  );
+});
+
+describe('the library option names', () => {
+  it("are CompactorOptions' own, every one", () => {
+    // Typed against CompactorOptions: an option added there and not here does not compile.
+    const names = {
+      format: true,
+      target: true,
+      contextWindow: true,
+      compactAt: true,
+      compactTo: true,
+      minKeepSteps: true,
+      strategy: true,
+      minTokens: true,
+      placeholder: true,
+      note: true,
+      createNote: true,
+      tokenizer: true,
+      charsPerToken: true,
+      tokensPerImage: true,
+      tokensPerFile: true,
+      counter: true,
+      system: true,
+      tools: true,
+      summarize: true,
+      summaryTokens: true,
+      summaryInstruction: true,
+      strict: true,
+      minRetention: true,
+      assumeUnchanged: true,
+    } satisfies Record<keyof CompactorOptions, true>;
+    expect(NAMED.map((row) => row.name).sort()).toEqual(Object.keys(names).sort());
+  });
+});
