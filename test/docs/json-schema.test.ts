@@ -1,5 +1,5 @@
 /**
- * The JSON Schemas in docs/schema describe what the built binary really writes: plans from `--dry-run --json` on
+ * The JSON Schemas in docs/schema describe what the command line really writes (run in process): plans from `--dry-run --json` on
  * fixtures of every shape (instructions outside the list, many conversations, thresholds with tool schemas, missed
  * targets) and batch reports from `--check --report` and `--dry-run --json` on a folder with compacted, unchanged
  * and broken files. They forbid what they do not describe, so new output fields arrive with their documentation.
@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { ROOT, swc, tempDir } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 function schema(name: string): Record<string, unknown> {
@@ -30,9 +30,9 @@ function problems(validate: ValidateFunction, document: unknown): string[] {
   return validate(document) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
 }
 
-/** Runs the binary and parses its standard output as JSON. */
-function jsonOf(args: string[], cwd = ROOT): unknown {
-  const r = swc(args, { cwd });
+/** Runs the command line and parses its standard output as JSON. */
+async function jsonOf(args: string[], cwd = ROOT): Promise<unknown> {
+  const r = await runSwc(args, { cwd });
   expect(r.stderr).not.toMatch(/error/);
   return JSON.parse(r.stdout) as unknown;
 }
@@ -50,13 +50,13 @@ describe('docs/schema/plan.schema.json', () => {
     ['pruned tool results', ['fixtures/real/openai-chat/taubench-airline-task109-messages.json', '-t', '1000', '--strategy', 'prune', '--min-tokens', '0']],
     ['pruning then the sliding window', ['fixtures/real/haystack/DERIVED-taubench-airline-task109.haystack.json', '-t', '1000', '--strategy', 'prune,window']],
     ['offloaded tool results', ['fixtures/real/openai-chat/taubench-airline-task109-messages.json', '-t', '1000', '--strategy', 'offload,window', '--offload-dir', '/tmp/swc-schema-store', '--offload-over', '100']],
-  ])('describes the dry-run plan of %s', (_name, args) => {
-    const plan = jsonOf(['compact', ...args, '--dry-run', '--json']);
+  ])('describes the dry-run plan of %s', async (_name, args) => {
+    const plan = await jsonOf(['compact', ...args, '--dry-run', '--json']);
     expect(problems(validatePlan, plan)).toEqual([]);
   });
 
-  it('rejects what it does not describe', () => {
-    const plan = jsonOf(['compact', 'fixtures/sample.jsonl', '-t', '2000', '--dry-run', '--json']) as Record<string, unknown>;
+  it('rejects what it does not describe', async () => {
+    const plan = (await jsonOf(['compact', 'fixtures/sample.jsonl', '-t', '2000', '--dry-run', '--json'])) as Record<string, unknown>;
     expect(validatePlan({ ...plan, surprise: 1 })).toBe(false);
     expect(validatePlan({ ...plan, groups: [{ kind: 'chapter', start: 0, end: 1, messages: 1, tokens: 1, kept: true }] })).toBe(false);
     expect(validatePlan({ ...plan, missReason: { kind: 'protected' } })).toBe(false);
@@ -75,9 +75,9 @@ describe('docs/schema/report.schema.json', () => {
     return dir;
   }
 
-  it('describes the report of --check --report on a folder', () => {
+  it('describes the report of --check --report on a folder', async () => {
     const dir = archive();
-    const r = swc(['compact', 'archive', '--check', '-t', '50', '--report', 'r.json'], { cwd: dir });
+    const r = await runSwc(['compact', 'archive', '--check', '-t', '50', '--report', 'r.json'], { cwd: dir });
     expect(r.status).toBe(2);
     const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: Array<{ status: string; conversations: number }> };
     expect(new Set(report.files.map((f) => f.status))).toEqual(new Set(['compacted', 'failed', 'unchanged']));
@@ -85,31 +85,31 @@ describe('docs/schema/report.schema.json', () => {
     expect(problems(validateReport, report)).toEqual([]);
   });
 
-  it('describes the report of a pruning run', () => {
+  it('describes the report of a pruning run', async () => {
     const dir = archive();
-    const r = swc(['compact', 'archive', '--dry-run', '-t', '50', '--strategy', 'prune', '--min-tokens', '0', '--json'], { cwd: dir });
+    const r = await runSwc(['compact', 'archive', '--dry-run', '-t', '50', '--strategy', 'prune', '--min-tokens', '0', '--json'], { cwd: dir });
     const report = JSON.parse(r.stdout) as { files: Array<{ resultsPruned?: number }> };
     expect(report.files.some((f) => (f.resultsPruned ?? 0) > 0)).toBe(true);
     expect(problems(validateReport, report)).toEqual([]);
   });
 
-  it('describes the report of --dry-run --json with thresholds and a shard', () => {
+  it('describes the report of --dry-run --json with thresholds and a shard', async () => {
     const dir = archive();
-    const report = jsonOf(['compact', 'archive', '--dry-run', '--json', '--context-window', '3000', '--shard', '1/1'], dir);
+    const report = await jsonOf(['compact', 'archive', '--dry-run', '--json', '--context-window', '3000', '--shard', '1/1'], dir);
     expect(problems(validateReport, report)).toEqual([]);
   });
 
-  it('describes the report of --out-dir --report, with the paths written', () => {
+  it('describes the report of --out-dir --report, with the paths written', async () => {
     const dir = archive();
-    swc(['compact', 'archive', '--out-dir', 'out', '-t', '2000', '--report', 'r.json'], { cwd: dir });
+    await runSwc(['compact', 'archive', '--out-dir', 'out', '-t', '2000', '--report', 'r.json'], { cwd: dir });
     const report = JSON.parse(readFileSync(path.join(dir, 'r.json'), 'utf8')) as { files: Array<{ written: string | null }> };
     expect(report.files.some((f) => f.written !== null)).toBe(true);
     expect(problems(validateReport, report)).toEqual([]);
   });
 
-  it('rejects a record without its error or with an unknown status', () => {
+  it('rejects a record without its error or with an unknown status', async () => {
     const dir = archive();
-    const report = jsonOf(['compact', 'archive', '--dry-run', '--json', '-t', '2000'], dir) as { files: Array<Record<string, unknown>> };
+    const report = (await jsonOf(['compact', 'archive', '--dry-run', '--json', '-t', '2000'], dir)) as { files: Array<Record<string, unknown>> };
     const [first] = report.files;
     expect(validateReport({ ...report, files: [{ ...first, status: 'ignored' }] })).toBe(false);
     const { error: _dropped, ...withoutError } = first as Record<string, unknown>;
