@@ -216,8 +216,9 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
     const lazy = planWithoutCounting(messages, counter, options.target, minKeepSteps, minTokens, template);
     if (lazy !== null) return lazy;
   }
+  const learned = learning(messages);
   const rendered = new Array<Rendered | undefined>(messages.length);
-  const renderAt = (i: number): Rendered => (rendered[i] ??= renderMessage(messages[i] as Message));
+  const renderAt = (i: number): Rendered => (rendered[i] ??= learned.render(i));
   const all = messages.map((_, i) => renderAt(i));
   const before = all.length === 0 ? 0 : counter.measure(all);
   const unchanged: PrunePlan = {
@@ -238,7 +239,7 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
   let current = before;
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i] as Message;
-    if (message.role !== 'tool' || kept.has(i) || !isPrunable(message, template)) continue;
+    if (message.role !== 'tool' || kept.has(i) || !learned.isPrunable(i, template)) continue;
     const original = counter.measure([renderAt(i)]);
     if (original <= minTokens) continue;
     const replacement = prunedMessage(message, template);
@@ -273,11 +274,24 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
   };
 }
 
-/** The results that may be pruned as far as the messages' marks tell (their texts unread): a superset of those pruned. */
-function candidatePositions(messages: readonly Message[], minKeepSteps: number): number[] {
+/**
+ * The results that may be pruned as far as the messages' marks tell (their texts unread), less those `learned` knows
+ * cannot be: a superset of those pruned.
+ */
+function candidatePositions(
+  messages: readonly Message[],
+  minKeepSteps: number,
+  learned: Learning,
+  template: string,
+): number[] {
   const kept = protectedResults(messages, minKeepSteps);
   const isCandidate = (m: Message, i: number): boolean =>
-    m.role === 'tool' && !kept.has(i) && m.compaction === undefined && m.offloaded !== true && m.fixed !== true;
+    m.role === 'tool' &&
+    !kept.has(i) &&
+    m.compaction === undefined &&
+    m.offloaded !== true &&
+    m.fixed !== true &&
+    learned.mayPrune(i, template);
   // Counted first, then listed into a list of that size: nearly half a long run's messages are candidates, and a
   // list pushed to leaves each smaller one it outgrew behind.
   let count = 0;
@@ -311,13 +325,14 @@ function planWithoutCounting(
   template: string,
 ): PrunePlan | null {
   const n = messages.length;
+  const learned = learning(messages);
   // The few messages rendered (the newest, a count reads until it passes the target): a map, not a list as long as
   // the conversation.
   const rendered = new Map<number, Rendered>();
   const renderAt = (i: number): Rendered => {
     let r = rendered.get(i);
     if (r === undefined) {
-      r = renderMessage(messages[i] as Message);
+      r = learned.render(i);
       rendered.set(i, r);
     }
     return r;
@@ -335,7 +350,7 @@ function planWithoutCounting(
       tokensBeforeExact: true,
     };
   }
-  const candidates = candidatePositions(messages, minKeepSteps);
+  const candidates = candidatePositions(messages, minKeepSteps, learned, template);
   // A byte a message, not a Set's dozen bytes a candidate (nearly half a long agent run's messages are results).
   const apart = new AscendingSet(candidates, n);
   // The candidates' texts are read once here, and not kept: only the few a window reads are wanted again. The bound
@@ -344,13 +359,13 @@ function planWithoutCounting(
     const known = rendered.get(i);
     const sketched = known === undefined ? sketchedResults(messages[i] as Message, true) : undefined;
     const end = sketched === undefined ? null : renderedLetterEnd(sketched);
-    return end !== null ? { text: end, images: 0, files: 0 } : (known ?? renderMessage(messages[i] as Message));
+    return end !== null ? { text: end, images: 0, files: 0 } : (known ?? learned.render(i));
   };
   const each = lazyList(n, (i) => (apart.has(i) ? endOf(i) : renderAt(i)));
   const rest = (counter.measureApart as NonNullable<TokenCounter['measureApart']>)(each, apart, target);
   if (rest <= target) return null;
 
-  const decide = candidateDecider(messages, counter, renderAt, minTokens, template);
+  const decide = candidateDecider(messages, counter, renderAt, minTokens, template, learned);
   // Whether anything changes: the newest candidates are looked at first (they are the ones a window keeps).
   let changed = false;
   for (let k = candidates.length - 1; k >= 0 && !changed; k--) changed = decide(candidates[k] as number) !== null;
@@ -397,13 +412,14 @@ function candidateDecider(
   renderAt: (i: number) => Rendered,
   minTokens: number,
   template: string,
+  learned: Learning,
 ): (i: number) => { pruned: PrunedMessage; message: Message } | null {
   const decided = new Map<number, { pruned: PrunedMessage; message: Message } | null>();
   return (i: number): { pruned: PrunedMessage; message: Message } | null => {
     if (decided.has(i)) return decided.get(i) ?? null;
     const message = messages[i] as Message;
     let out: { pruned: PrunedMessage; message: Message } | null = null;
-    if (isPrunable(message, template)) {
+    if (learned.isPrunable(i, template)) {
       const replacement = prunedMessage(message, template);
       const after = counter.measure([renderMessage(replacement)]);
       const bound = Math.max(minTokens, after);
@@ -473,4 +489,71 @@ function isPrunable(message: Message, template: string): boolean {
   // A pointer is what leads back to an offloaded result (Haystack's meta `tool_result_offloaded`, which formats
   // without metadata carry as the text itself): pruning it would lose the way back.
   return results.length > 0 && !results.some((r) => isPlaceholderText(r.text, template) || isPointerText(r.text));
+}
+
+/** What pruning learned of one message: its rendering, and whether it may be pruned under a placeholder template. */
+interface Learned {
+  rendered?: Rendered;
+  prunable?: { readonly template: string; readonly value: boolean };
+}
+
+/**
+ * What pruning learned of the messages of the lists a warm compactor hands it again and again (see
+ * `remembersMessages`), each at its message's index: a long replay compacts at most of its calls, and each compaction
+ * read every message again.
+ */
+const LEARNED = new WeakMap<readonly Message[], (Learned | undefined)[]>();
+
+/**
+ * Marks a list whose messages pruning may learn once (a warm compactor's normalized conversation: a message of it
+ * never changes what it says), rendering each and testing its results once, not at every compaction. A list not
+ * marked is read as before, and nothing of it is kept (a file's messages are compacted once).
+ * @param list the normalized messages; a list marked before keeps what was learned of it (a continuation appends)
+ * @param carried a list marked before whose first `count` messages say what `list`'s first `count` say (the same
+ *   items read again): what was learned of those is kept
+ */
+export function remembersMessages(
+  list: readonly Message[],
+  carried?: { readonly from: readonly Message[]; readonly count: number },
+): void {
+  if (LEARNED.has(list)) return;
+  const known = carried === undefined ? undefined : LEARNED.get(carried.from);
+  LEARNED.set(list, known === undefined ? [] : known.slice(0, carried?.count));
+}
+
+/** How a plan renders messages and tests them for pruning: once per message of a remembered list. */
+interface Learning {
+  render(i: number): Rendered;
+  isPrunable(i: number, template: string): boolean;
+  /** False only where message `i` is known not to be prunable (nothing is read to know it). */
+  mayPrune(i: number, template: string): boolean;
+}
+
+/** How the messages of `list` are rendered and tested. */
+function learning(list: readonly Message[]): Learning {
+  const known = LEARNED.get(list);
+  if (known === undefined) {
+    return {
+      render: (i) => renderMessage(list[i] as Message),
+      isPrunable: (i, template) => isPrunable(list[i] as Message, template),
+      mayPrune: () => true,
+    };
+  }
+  const at = (i: number): Learned => (known[i] ??= {});
+  return {
+    render(i) {
+      const entry = at(i);
+      return (entry.rendered ??= renderMessage(list[i] as Message));
+    },
+    isPrunable(i, template) {
+      const entry = at(i);
+      if (entry.prunable?.template !== template)
+        entry.prunable = { template, value: isPrunable(list[i] as Message, template) };
+      return entry.prunable.value;
+    },
+    mayPrune(i, template) {
+      const verdict = known[i]?.prunable;
+      return verdict === undefined || verdict.template !== template || verdict.value;
+    },
+  };
 }

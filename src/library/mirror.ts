@@ -1,7 +1,9 @@
 import { growsOnly } from '../core/growing.js';
 import { lazyList } from '../core/lazy-list.js';
+import { remembersMessages } from '../core/prune.js';
+import type { Message } from '../core/types.js';
 import { InputError } from '../errors.js';
-import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
+import { itemsReader, type ConversationInput, type FormatAdapter, type Normalized } from '../formats/types.js';
 import { GrowingDetection } from '../pipeline/index.js';
 import { JsonCache, stillHolds, type AsJson, type JsonEntry } from './memory.js';
 
@@ -106,7 +108,27 @@ export class MessageMirror {
     this.last = { adapter, normalized };
     // Its list is the mirror's own, which later calls only append to (a continuation) or leave (a new one).
     growsOnly(normalized.messages);
+    if (this.reading.once !== true) this.remember(normalized, last?.adapter === adapter ? last.normalized : null, same);
     return { input, adapter, normalized };
+  }
+
+  /**
+   * Lets pruning learn each message of this reading once, keeping what it learned of the same messages read last:
+   * those a continuation kept (the same objects), or, for a format that continues its normalizations, those made of
+   * the same items before `same` (see `carriedMessages`).
+   */
+  private remember(normalized: Normalized, before: Normalized | null, same: number): void {
+    const list = normalized.messages;
+    if (before === null) return remembersMessages(list);
+    const was = before.messages;
+    if (was === list) return remembersMessages(list);
+    const count =
+      before.more === undefined
+        ? 0
+        : was.length <= list.length && samePrefix(was, list, was.length) === was.length
+          ? was.length
+          : carriedMessages(before, normalized, same);
+    remembersMessages(list, { from: was, count });
   }
 
   /** The format of the items read, detected from the new ones alone when the list only grew. */
@@ -152,4 +174,51 @@ export function samePrefix(a: readonly unknown[], b: readonly unknown[], m: numb
   while (k + 4 <= m && a[k] === b[k] && a[k + 1] === b[k + 1] && a[k + 2] === b[k + 2] && a[k + 3] === b[k + 3]) k += 4;
   while (k < m && a[k] === b[k]) k++;
   return k;
+}
+
+/**
+ * How many messages, from the first, say what the messages read last said: made of the same items, all before `same`
+ * (the objects read last, with their shapes), with the same marks. A compaction that rewrote a message near the end
+ * (pruning replaces the results of the step before the newest) leaves the rest to be read again, not rendered again.
+ * Only for a format that continues its normalizations (`Normalized.more`): a message of it stands for the items up to
+ * its own alone, so the same items read at the same place say the same.
+ * @param before the normalization of the items read last
+ * @param now the normalization of the items read now
+ * @param same how many leading items are the objects read last, unchanged
+ * @returns how many leading messages of `now` say what those of `before` said
+ */
+export function carriedMessages(before: Normalized, now: Normalized, same: number): number {
+  const wasAt = itemsReader(before.itemsOf);
+  const isAt = itemsReader(now.itemsOf);
+  const wasContent = before.contentItemsOf;
+  const isContent = now.contentItemsOf;
+  const was = before.messages;
+  const is = now.messages;
+  const m = Math.min(was.length, is.length);
+  for (let k = 0; k < m; k++) {
+    const a = wasAt(k);
+    const b = isAt(k);
+    if (!sameItems(a, b, same) || !sameItems(wasContent?.[k] ?? a, isContent?.[k] ?? b, same)) return k;
+    if (!sameMarks(was[k] as Message, is[k] as Message)) return k;
+  }
+  return m;
+}
+
+/** Whether two messages stand for the same items, all of them before `end`. */
+function sameItems(a: readonly number[], b: readonly number[], end: number): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] || (a[i] as number) >= end) return false;
+  return true;
+}
+
+/** Whether two messages have the same role and marks. */
+function sameMarks(p: Message, q: Message): boolean {
+  return (
+    p.role === q.role &&
+    p.compaction === q.compaction &&
+    p.weight === q.weight &&
+    p.exactNote === q.exactNote &&
+    p.offloaded === q.offloaded &&
+    p.fixed === q.fixed
+  );
 }
