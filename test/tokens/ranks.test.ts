@@ -20,8 +20,8 @@ import { scaled } from '../helpers/scale.js';
 const PLAIN = { disallowedSpecial: new Set<string>(), allowedSpecial: new Set<string>() };
 
 /**
- * Every transcript file under fixtures/real (they are what users have) up to BIG_FILE, as text; test/e2e/ranks.test.ts
- * counts the bigger ones.
+ * Every transcript file under fixtures/real (they are what users have) that is not big (`isBig`), as text;
+ * test/e2e/ranks.test.ts counts the big ones.
  */
 function realTexts(): string[] {
   return realTranscripts()
