@@ -1,3 +1,4 @@
+import { elementReader } from '../core/lazy-list.js';
 import type { Rendered } from '../core/types.js';
 import type { ReplayCost, ReplayPrices } from './types.js';
 
@@ -36,8 +37,11 @@ export function prefixCache(
 /** How many leading messages two lists share (the first `known` known to): the same rendered object, or the same text. */
 export function commonPrefix(a: readonly (string | Rendered)[], b: readonly (string | Rendered)[], known = 0): number {
   const n = Math.min(a.length, b.length);
+  // Read through their producers: the previous request is a view over its history and reply.
+  const at = elementReader(a);
+  const bt = elementReader(b);
   let i = Math.min(known, n);
-  while (i < n && isSame(a[i] as string | Rendered, b[i] as string | Rendered)) i++;
+  while (i < n && isSame(at(i), bt(i))) i++;
   return i;
 }
 

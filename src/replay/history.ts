@@ -1,6 +1,7 @@
 import { renderMessage } from '../core/render.js';
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { itemsReader, type ConversationInput, type Normalized } from '../formats/types.js';
+import { carriedMessages, samePrefix } from '../library/mirror.js';
 import type { PrefixSums } from '../tokens/approx.js';
 
 /**
@@ -74,13 +75,21 @@ class RenderCache {
   }
 }
 
+/** What the last look read: the messages normalized and rendered, and their count. */
+interface LastLook {
+  readonly normalized: Normalized;
+  readonly rendered: Rendered[];
+  readonly tokens: number;
+}
+
 /** A policy's history: its items, and what was read of them at the last look. */
 export class History {
   private items: unknown[];
   private readonly renders = new RenderCache();
   /** The last look, while `items` has only grown since (null when it must be read whole). */
-  private last: { readonly normalized: Normalized; readonly rendered: Rendered[]; readonly tokens: number } | null =
-    null;
+  private last: LastLook | null = null;
+  /** The last look before a compaction replaced the items, and the items it read: what is the same is kept. */
+  private replaced: { readonly look: LastLook; readonly items: readonly unknown[] } | null = null;
   /** With `prefixSums`: the total length and flat cost of the first k messages of the last look, at index k. */
   private readonly sums = { chars: [0], flat: [0] };
 
@@ -107,6 +116,7 @@ export class History {
 
   /** Replaces the history with a compaction's result: it is read whole at the next look. */
   replace(items: readonly unknown[]): void {
+    this.replaced = this.last === null ? null : { look: this.last, items: this.items };
     this.items = [...items];
     this.last = null;
   }
@@ -118,9 +128,14 @@ export class History {
     const more = last?.normalized.more;
     if (last === null || more === undefined) {
       const normalized = this.reading.normalize(this.reading.inputOf(items));
-      const rendered = this.renders.render(normalized, items);
-      const tokens = this.reading.prefixSums === undefined ? this.measure(rendered) : this.summed(rendered, 0);
+      // The messages a compaction left as they were read keep their renderings and running sums.
+      const kept = last === null ? this.keptSince(normalized) : null;
+      const from = kept === null ? 0 : kept.count;
+      const rendered = kept === null ? [] : kept.rendered.slice(0, from);
+      for (const r of this.renders.render(normalized, items, from)) rendered.push(r);
+      const tokens = this.reading.prefixSums === undefined ? this.measure(rendered) : this.summed(rendered, from);
       this.last = { normalized, rendered, tokens };
+      this.replaced = null;
       return { normalized, rendered, tokens, unchanged: 0 };
     }
     // The continuation only appends: the messages read before are the same, their renderings too.
@@ -134,6 +149,19 @@ export class History {
         : this.summed(rendered, from);
     this.last = { normalized, rendered, tokens };
     return { normalized, rendered, tokens, unchanged: from };
+  }
+
+  /**
+   * How many leading messages of a reading after a compaction say what the last look before it read (see
+   * `carriedMessages`; only for a format that continues its normalizations), and that look's renderings.
+   */
+  private keptSince(normalized: Normalized): { readonly count: number; readonly rendered: readonly Rendered[] } | null {
+    const replaced = this.replaced;
+    if (replaced === null || replaced.look.normalized.more === undefined) return null;
+    const was = replaced.items;
+    const same = samePrefix(was, this.items, Math.min(was.length, this.items.length));
+    const count = Math.min(carriedMessages(replaced.look.normalized, normalized, same), replaced.look.rendered.length);
+    return { count, rendered: replaced.look.rendered };
   }
 
   /**

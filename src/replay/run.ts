@@ -7,6 +7,7 @@ import type { Message, Rendered, TokenCounter } from '../core/types.js';
 import { InputError } from '../errors.js';
 import { itemsReader, type ConversationInput, type FormatAdapter, type Normalized } from '../formats/types.js';
 import { createCompactor } from '../library/compactor.js';
+import { samePrefix } from '../library/mirror.js';
 import type { Compactor } from '../library/types.js';
 import { INSTRUCTION_KEYS } from '../settings/library.js';
 import { prefixSumsOf } from '../tokens/approx.js';
@@ -197,6 +198,8 @@ async function compactorFor(
     compactTo: settings.compactTo,
     strategy,
     counter,
+    // The history's items are the file's, never edited in place: a message read before is the same object.
+    assumeUnchanged: true,
     ...(system === undefined ? {} : { system }),
     ...(settings.note === undefined ? {} : { note: settings.note }),
     ...(settings.minKeepSteps === undefined ? {} : { minKeepSteps: settings.minKeepSteps }),
@@ -416,12 +419,14 @@ function mayLoseNeeded(
   script: Script,
   from: number,
 ): boolean {
-  const handedBack = new Set(after);
+  // Up to where the lists first differ, every item is handed back where it was; past it, looked up among the rest.
+  const kept = samePrefix(was, after, Math.min(was.length, after.length));
+  const handedBack = new Set(after.slice(kept));
   const itemsAt = itemsReader(before.itemsOf);
   const messages = before.messages;
   for (let m = 0; m < messages.length; m++) {
     const own = itemsAt(m);
-    if (own.every((i) => handedBack.has(was[i]))) continue;
+    if (own.every((i) => i < kept || handedBack.has(was[i]))) continue;
     let needed = false;
     identifiersOfMessage(messages[m] as Message, (id) => {
       const at = script.namedAt.get(identifierKey(id));
