@@ -5,14 +5,17 @@
  * inspect road.
  */
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { inspectSource } from '../../src/cli/inspect.js';
 import type { SummaryReply, SummaryRequest } from '../../src/core/summarize.js';
 import { decodeSource } from '../../src/io/source.js';
 import { tempDir } from '../helpers/cli.js';
+import { writeAs, type Conversation, type RefMessage } from '../helpers/convert.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { scaled, scaledTimeout } from '../helpers/scale.js';
 
 /** The pairing problems inspect finds in a file's text, as `kind severity` lines, sorted. */
 export function pairingProblems(text: string, file: string): string[] {
@@ -188,4 +191,115 @@ describe('a run of assistant messages answered after the last of them', () => {
       expect(changed).toBeGreaterThan(0);
     });
   }
+});
+
+describe('the preview of a step', () => {
+  it('names the calls of every assistant message of a run it holds', async () => {
+    const dir = tempDir();
+    const c = gemini(true);
+    writeFileSync(path.join(dir, c.file), JSON.stringify(c.value));
+    const run = await runSwc(['compact', c.file, '-t', '10', '--tokenizer', 'approx', '--dry-run', '--verbose'], {
+      cwd: dir,
+    });
+    expect(run.stdout).toMatch(/step 1 +#3-5 .*alpha_tool, bravo_tool → 2 results/);
+  });
+});
+
+/** A random task: user messages, text replies, and runs of assistant messages with calls answered after the run. */
+const eventArb = fc.oneof(
+  fc.record({ kind: fc.constant('user' as const), words: fc.nat({ max: 30 }) }),
+  fc.record({ kind: fc.constant('text' as const), words: fc.nat({ max: 30 }) }),
+  fc.record({
+    kind: fc.constant('run' as const),
+    calls: fc.array(
+      fc.record({
+        name: fc.constantFrom('read', 'grep', 'run'),
+        answered: fc.double({ min: 0, max: 1 }),
+        size: fc.nat({ max: 80 }),
+      }),
+      { minLength: 1, maxLength: 4 },
+    ),
+    reversed: fc.boolean(),
+  }),
+);
+
+/** The conversation of some events: a run is one assistant message per call, then the results (a few never come). */
+function conversationOf(events: readonly Event[]): Conversation {
+  const out: RefMessage[] = [{ role: 'user', texts: ['start'], images: 0, files: [] }];
+  let ids = 0;
+  for (const e of events) {
+    if (e.kind === 'user') out.push({ role: 'user', texts: [`more ${'word '.repeat(e.words)}`], images: 0, files: [] });
+    else if (e.kind === 'text')
+      out.push({ role: 'assistant', text: `said ${'word '.repeat(e.words)}`, reasoning: null, calls: [] });
+    else {
+      const results: RefMessage[] = [];
+      for (const c of e.calls) {
+        const id = `call_${ids++}`;
+        out.push({ role: 'assistant', text: null, reasoning: null, calls: [{ id, name: c.name, args: { n: ids } }] });
+        if (c.answered < 0.85) results.push({ role: 'tool', callId: id, name: c.name, text: 'out '.repeat(c.size) });
+      }
+      out.push(...(e.reversed ? results.reverse() : results));
+    }
+  }
+  return out;
+}
+
+type Event =
+  | { kind: 'user'; words: number }
+  | { kind: 'text'; words: number }
+  | { kind: 'run'; calls: ReadonlyArray<{ name: string; answered: number; size: number }>; reversed: boolean };
+
+describe('every strategy on random tasks with runs of calls', () => {
+  it(
+    'leaves no pairing problem the input did not have',
+    async () => {
+      const dir = tempDir();
+      let compacted = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(eventArb, { minLength: 1, maxLength: 10 }),
+          fc.constantFrom('openai', 'anthropic', 'gemini'),
+          fc.constantFrom(...STRATEGIES),
+          fc.integer({ min: 5, max: 400 }),
+          fc.integer({ min: 0, max: 3 }),
+          async (events, format, strategy, target, keep) => {
+            const written = writeAs(format, conversationOf(events as Event[]));
+            writeFileSync(path.join(dir, written.name), written.text);
+            const run = await runSwc(
+              [
+                'compact',
+                written.name,
+                '-t',
+                String(target),
+                '-k',
+                String(Math.max(keep, 1)),
+                '--strategy',
+                strategy,
+                '--tokenizer',
+                'approx',
+                '-o',
+                `out-${written.name}`,
+              ],
+              { cwd: dir, summarizer },
+            );
+            expect([run.status, run.stderr]).toEqual([0, run.status === 0 ? run.stderr : '']);
+            const output = readFileSync(path.join(dir, `out-${written.name}`), 'utf8');
+            if (output !== written.text) compacted++;
+            const before = pairingProblems(written.text, written.name);
+            const after = pairingProblems(output, written.name);
+            expect([format, strategy, before, after, isSubBag(after, before)]).toEqual([
+              format,
+              strategy,
+              before,
+              after,
+              true,
+            ]);
+          },
+        ),
+        { numRuns: scaled(120) },
+      );
+      expect(compacted).toBeGreaterThan(0);
+    },
+    scaledTimeout(120_000),
+  );
 });
