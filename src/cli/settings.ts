@@ -27,7 +27,7 @@ import {
   type TokenizerName,
 } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
-import { nameOfFlag, parseCount } from '../settings/options.js';
+import { givenFlagOf, nameOfFlag, parseCount } from '../settings/options.js';
 import { parseFraction, type Fraction } from '../settings/parse.js';
 import { colorWhen, quietLevel, type ColorWhen, type QuietLevel } from './options.js';
 import { parseRetention } from '../outcome/forgotten.js';
@@ -310,8 +310,8 @@ function strategySettingsOf(
   checkStrategySettings(CLI, strategies, { minKeepSteps, minTokens: flags.minTokens, placeholder: flags.placeholder });
   const minTokens = flags.minTokens === undefined ? DEFAULT_MIN_TOKENS : flagCount('minTokens', flags.minTokens);
   const offloading = strategies.includes('offload');
-  if (!offloading && (flags.offloadDir !== undefined || flags.offloadOver !== undefined))
-    onlyWith(CLI, flags.offloadDir !== undefined ? '--offload-dir' : '--offload-over', 'offload');
+  const strayOffload = offloading ? undefined : givenFlagOf('compact', 'offload', flags as Record<string, unknown>);
+  if (strayOffload !== undefined) onlyWith(CLI, strayOffload, 'offload');
   if (offloading && (flags.offloadDir === undefined || flags.offloadDir === ''))
     throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
   const offloadOver =
@@ -416,21 +416,9 @@ function checkBatchOnly(settings: CompactSettings): void {
 
 /** The summarize flags, checked: each applies only with --strategy summarize. */
 function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyName[]): SummarizeSettings | null {
-  const given: Array<[string, unknown]> = [
-    ['--summary-tokens', flags.summaryTokens],
-    ['--summary-instruction', flags.summaryInstruction],
-    ['--base-url', flags.baseUrl],
-    ['--model', flags.model],
-    ['--summarize-command', flags.summarizeCommand],
-    ['--concurrency', flags.concurrency],
-    ['--cache-dir', flags.cacheDir],
-    ['--no-cache', flags.cache === false ? true : undefined],
-    ['--strict', flags.strict],
-    ['--min-retention', flags.minRetention],
-  ];
   if (!strategies.includes('summarize')) {
-    const stray = given.find(([, value]) => value !== undefined);
-    if (stray !== undefined) onlyWith(CLI, stray[0], 'summarize');
+    const stray = givenFlagOf('compact', 'summarize', flags as Record<string, unknown>);
+    if (stray !== undefined) onlyWith(CLI, stray, 'summarize');
     return null;
   }
   if (flags.summarizeCommand !== undefined && (flags.baseUrl !== undefined || flags.model !== undefined)) {

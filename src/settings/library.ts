@@ -26,7 +26,7 @@ import {
   onlyWith,
   shown,
 } from './rules.js';
-import { libraryOptionNames, minOf } from './options.js';
+import { libraryOptionNames, minOf, OPTIONS } from './options.js';
 import { LIBRARY } from './surface.js';
 
 /** The library's options (`CompactorOptions`), checked once when a compactor is made, by the rules the CLI follows. */
@@ -346,15 +346,11 @@ function summarizeOptionsOf(
   const summarizing = strategies.includes('summarize');
   if (summarizing && typeof options.summarize !== 'function')
     fail('strategy summarize needs the summarize option: an async function from {system, user} to the summary text');
-  for (const [name, value] of [
-    ['summarize', options.summarize],
-    ['summaryTokens', options.summaryTokens],
-    ['summaryInstruction', options.summaryInstruction],
-    ['strict', options.strict],
-    ['minRetention', options.minRetention],
-  ] as const) {
-    if (!summarizing && value !== undefined) onlyWith(LIBRARY, name, 'summarize');
-  }
+  const given = options as Readonly<Record<string, unknown>>;
+  const stray = OPTIONS.find(
+    (row) => row.library === true && row.strategy === 'summarize' && given[row.name] !== undefined,
+  );
+  if (!summarizing && stray !== undefined) onlyWith(LIBRARY, stray.name, 'summarize');
   const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
   checkWhole('summaryTokens', summaryTokens);
   if (

@@ -152,6 +152,24 @@ export function nameOfFlag(flag: string): string {
   return row.name;
 }
 
+/**
+ * The first flag of a command's options for a strategy that the flags give, in help order: a `--no-` flag is given
+ * when its value is false, any other when it has one.
+ * @param flags commander's values, by each row's name
+ */
+export function givenFlagOf(
+  command: OptionCommand,
+  strategy: NonNullable<OptionRow['strategy']>,
+  flags: Readonly<Record<string, unknown>>,
+): string | undefined {
+  const name = HELP_ORDER[command].find((option) => {
+    const row = optionRow(option);
+    if (row.strategy !== strategy) return false;
+    return row.flags?.startsWith('--no-') === true ? flags[option] === false : flags[option] !== undefined;
+  });
+  return name === undefined ? undefined : longFlag(name);
+}
+
 /** The least value of a numeric option (0 when the table gives none). */
 export function minOf(name: string): number {
   return optionRow(name).min ?? 0;
