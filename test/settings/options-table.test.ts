@@ -4,13 +4,15 @@
  * written once in the table is the rule each surface states in its own names.
  */
 import { describe, expect, it } from '@jest/globals';
-import { writeFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { OptionsError } from '../../src/errors.js';
 import { createCompactor, type CompactorOptions } from '../../src/library/index.js';
 import { HELP_ORDER, OPTIONS, longFlag, type OptionCommand, type OptionRow } from '../../src/settings/options.js';
-import { tempDir } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { scaled } from '../helpers/scale.js';
 
 const CONFIG = 'transcript-compact.config.json';
 
@@ -186,6 +188,58 @@ describe('a bound written once in the options table', () => {
         );
     },
   );
+});
+
+describe('a bound, for any whole number', () => {
+  const rows = BOUNDED.filter((row) => row.on.compact !== undefined);
+
+  it('refuses it on every surface exactly when it is below the bound, saying the bound', async () => {
+    const dir = workspace();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...rows),
+        fc.oneof(fc.integer({ min: -3, max: 4 }), fc.integer({ min: -1_000_000, max: 1_000_000 })),
+        async (row, n) => {
+          // The model: a bound is broken by exactly the numbers below it, and each surface says so in its names.
+          const min = row.min as number;
+          const broken = n < min;
+          const rule = `at least ${min}, got ${n}`;
+          const cli = await dryRun(dir, [...cliContext(row), longFlag(row.name), String(n)]);
+          expect(cli.stderr.includes(`${longFlag(row.name)} must be ${rule}`)).toBe(broken);
+          if (row.config === true) {
+            const file = await dryRun(dir, [], { ...configContext(row), [row.name]: n });
+            expect(file.stderr.includes(`${CONFIG}: ${row.name} must be ${rule}`)).toBe(broken);
+          }
+          if (row.library === true) {
+            const library = await libraryError({ ...libraryContext(row), [row.name]: n });
+            expect(library === `${row.name} must be a whole number of ${rule}`).toBe(broken);
+          }
+        },
+      ),
+      { numRuns: scaled(100) },
+    );
+  });
+});
+
+describe('docs/cli.md', () => {
+  it("lists every key of a settings file, beside one of the key's flags", () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/cli.md'), 'utf8');
+    const table = doc.split('\n| key | flag |\n|---|---|\n')[1]?.split('\n\n')[0] ?? '';
+    const listed = new Map<string, string>();
+    for (const line of table.split('\n')) {
+      const [, keys = '', flags = ''] = line.split('|');
+      for (const key of keys.matchAll(/`([a-z][A-Za-z]+)`/g)) listed.set(key[1] as string, flags);
+    }
+    for (const word of ['null', 'prune', 'offload', 'summarize', 'false', 'approx']) listed.delete(word);
+    expect([...listed.keys()].sort()).toEqual(KEYED.map((row) => row.name).sort());
+    for (const row of KEYED) {
+      const names = (row.flags as string).split(/,\s*/);
+      expect([row.name, names.some((flag) => (listed.get(row.name) as string).includes(`\`${flag}\``))]).toEqual([
+        row.name,
+        true,
+      ]);
+    }
+  });
 });
 
 describe("each command's help", () => {
