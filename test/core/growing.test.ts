@@ -1,16 +1,18 @@
 /**
  * A list marked as one that only grows (`growsOnly`, what a warm compactor's normalized conversation is) is analyzed
  * and planned as a fresh copy of it is, at every length it grows to: its turns and task come from the user messages
- * known from earlier calls, the rest of the structure from the messages themselves.
+ * known from earlier calls, the rest of the structure from the messages themselves. A list of 150,000 notes:
+ * test/e2e/growing.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { planCompaction } from '../../src/core/compact.js';
-import { analyze, stepMessages } from '../../src/core/groups.js';
+import { analyze } from '../../src/core/groups.js';
 import { growsOnly, knownOf } from '../../src/core/growing.js';
 import { lowerBound } from '../../src/core/sorted.js';
 import type { Message, Role } from '../../src/core/types.js';
 import { createApproxCounter } from '../../src/tokens/approx.js';
+import { planOf, structureOf } from '../helpers/plan-data.js';
 import { scaled } from '../helpers/scale.js';
 
 const TEMPLATE = 'Older messages went.';
@@ -34,23 +36,6 @@ const messageArb: fc.Arbitrary<Message> = fc
       content: { texts: [text], toolCalls: [], results: [], images: 0, files: [] },
     };
   });
-
-/** The structure with its lazy lists read out as arrays. */
-function structureOf(messages: readonly Message[]): unknown {
-  const s = analyze(messages);
-  return {
-    ...s,
-    stepMessages: [...stepMessages(messages, s)],
-    turns: Array.from(s.turns, (t) => [...t]),
-    steps: Array.from(s.steps, (t) => [...t]),
-    notes: [...s.notes],
-  };
-}
-
-/** The plan as plain data, its lazily listed fields read. */
-function planOf(messages: readonly Message[], target: number, minKeepSteps: number, note: string | null): unknown {
-  return JSON.parse(JSON.stringify(planCompaction(messages, createApproxCounter(), { target, minKeepSteps, note })));
-}
 
 describe('a list that only grows', () => {
   it('is analyzed and planned as a copy of it at every length, and its earlier results stay as they were', () => {
@@ -91,19 +76,6 @@ describe('a list that only grows', () => {
     list.push(m('user'));
     expect(knownOf(list)).toBeNull();
     expect(analyze(list).task).toBe(2);
-  });
-
-  it('takes a run of notes longer than a call takes arguments, as a copy of it', () => {
-    const m = (role: Role, exactNote = false): Message => ({
-      role,
-      ...(exactNote ? { exactNote } : {}),
-      content: { texts: [exactNote ? TEMPLATE : role], toolCalls: [], results: [], images: 0, files: [] },
-    });
-    const list = [m('system'), ...Array.from({ length: 150_000 }, () => m('user', true)), m('user'), m('assistant')];
-    growsOnly(list);
-    const copy = [...list];
-    expect(structureOf(list)).toEqual(structureOf(copy));
-    expect(planOf(list, 50, 1, TEMPLATE)).toEqual(planOf(copy, 50, 1, TEMPLATE));
   });
 
   it('finds the first element at least a value in an ascending list', () => {
