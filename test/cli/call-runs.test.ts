@@ -147,7 +147,31 @@ const anthropic: Case = {
   },
 };
 
-const CASES: readonly Case[] = [gemini(true), gemini(false), openai, anthropic];
+const aiSdk: Case = {
+  name: 'AI SDK',
+  file: 'ai.json',
+  value: [
+    { role: 'user', content: [{ type: 'text', text: `earlier question ${PAD}` }] },
+    { role: 'assistant', content: [{ type: 'text', text: `earlier answer ${PAD}` }] },
+    { role: 'user', content: [{ type: 'text', text: 'q' }] },
+    ...(['alpha_tool', 'bravo_tool'] as const).map((name) => ({
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId: `c_${name}`, toolName: name, input: { marker: `call_${name}` } }],
+    })),
+    {
+      role: 'tool',
+      content: (['alpha_tool', 'bravo_tool'] as const).map((name) => ({
+        type: 'tool-result',
+        toolCallId: `c_${name}`,
+        toolName: name,
+        output: { type: 'text', value: PAD },
+      })),
+    },
+    { role: 'assistant', content: [{ type: 'text', text: `final answer ${PAD}` }] },
+  ],
+};
+
+const CASES: readonly Case[] = [gemini(true), gemini(false), openai, anthropic, aiSdk];
 const STRATEGIES = ['window', 'prune,window', 'summarize'] as const;
 
 describe('a run of assistant messages answered after the last of them', () => {
