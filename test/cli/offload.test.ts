@@ -18,6 +18,7 @@ import path from 'node:path';
 import { codePoints, planOffload, pointerText, portableName, storeKey } from '../../src/core/offload.js';
 import { textContent } from '../../src/core/render.js';
 import type { Content, Message } from '../../src/core/types.js';
+import { compactArgs, offloadFlags } from '../helpers/argv.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { isBig, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { expectOffloadRoundTrip, REAL_FILES } from '../helpers/offload-real.js';
@@ -131,23 +132,7 @@ describe('--strategy offload on the command line', () => {
   it('names the store file as Haystack does, with a hash of its bytes, under a folder for the input, the pointer relative to the transcript', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    const r = await runSwc(
-      [
-        'compact',
-        'run.json',
-        '-t',
-        '100',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '1000',
-      ],
-      { cwd: dir },
-    );
+    const r = await runSwc(compactArgs('run.json', 100, ...offloadFlags(1000)), { cwd: dir });
     expect(r.status).toBe(0);
     const name = `1_search_a-${storeHash('x'.repeat(4000))}.txt`;
     expect(readFileSync(path.join(dir, 'store', 'run.json', name), 'utf8')).toBe('x'.repeat(4000));
@@ -160,25 +145,7 @@ describe('--strategy offload on the command line', () => {
     const dir = fresh();
     const text = FILE.replace(/"a"/g, '"functions.get_weather:0"').replace(/"search"/g, '"get_weather"');
     writeFileSync(path.join(dir, 'CON.json'), text);
-    const r = await runSwc(
-      [
-        'compact',
-        'CON.json',
-        '-t',
-        '100',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '1000',
-        '-o',
-        'out.json',
-      ],
-      { cwd: dir },
-    );
+    const r = await runSwc(compactArgs('CON.json', 100, ...offloadFlags(1000), '-o', 'out.json'), { cwd: dir });
     expect(r.status).toBe(0);
     const name = `1_get_weather_functions.get_weather%3A0-${storeHash('x'.repeat(4000))}.txt`;
     expect(readFileSync(path.join(dir, 'store', '%43ON.json', name), 'utf8')).toBe('x'.repeat(4000));
@@ -193,25 +160,7 @@ describe('--strategy offload on the command line', () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
     writeFileSync(path.join(dir, 'store'), 'a file where the store directory should be');
-    const r = await runSwc(
-      [
-        'compact',
-        'run.json',
-        '-t',
-        '100',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '1000',
-        '-o',
-        'out.json',
-      ],
-      { cwd: dir },
-    );
+    const r = await runSwc(compactArgs('run.json', 100, ...offloadFlags(1000), '-o', 'out.json'), { cwd: dir });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(
       /cannot create the offload store .*store: a file is in the way; nothing was written for it/,
@@ -220,22 +169,7 @@ describe('--strategy offload on the command line', () => {
   });
 
   it('never replaces a store file holding other content, nor writes through a folder link leading out of the store', async () => {
-    const args = [
-      'compact',
-      'run.json',
-      '-t',
-      '100',
-      '--tokenizer',
-      'approx',
-      '--strategy',
-      'offload',
-      '--offload-dir',
-      'store',
-      '--offload-over',
-      '1000',
-      '-o',
-      'out.json',
-    ];
+    const args = compactArgs('run.json', 100, ...offloadFlags(1000), '-o', 'out.json');
     const planted = fresh();
     writeFileSync(path.join(planted, 'run.json'), FILE);
     mkdirSync(path.join(planted, 'store', 'run.json'), { recursive: true });
@@ -265,25 +199,9 @@ describe('--strategy offload on the command line', () => {
   it('writes no store file in a dry run, and the plan lists the offloaded groups', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    const r = await runSwc(
-      [
-        'compact',
-        'run.json',
-        '-t',
-        '100',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '1000',
-        '--dry-run',
-        '--json',
-      ],
-      { cwd: dir },
-    );
+    const r = await runSwc(compactArgs('run.json', 100, ...offloadFlags(1000), '--dry-run', '--json'), {
+      cwd: dir,
+    });
     expect(existsSync(path.join(dir, 'store'))).toBe(false);
     const plan = JSON.parse(r.stdout) as {
       settings: Record<string, unknown>;
@@ -314,23 +232,7 @@ describe('--strategy offload on the command line', () => {
       },
     ];
     writeFileSync(path.join(dir, 'h.json'), JSON.stringify(items, null, 2));
-    const r = await runSwc(
-      [
-        'compact',
-        'h.json',
-        '-t',
-        '100',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '1000',
-      ],
-      { cwd: dir },
-    );
+    const r = await runSwc(compactArgs('h.json', 100, ...offloadFlags(1000)), { cwd: dir });
     const reference = `store/h.json/1_search_c1-${storeHash('x'.repeat(3000))}.txt`;
     expect((JSON.parse(r.stdout) as unknown[])[2]).toEqual({
       role: 'tool',
@@ -459,41 +361,10 @@ describe('--strategy offload on the command line', () => {
   it('keeps pointers through a later pruning run, so swc restore still finds every result', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 't.json'), FILE);
-    const first = await runSwc(
-      [
-        'compact',
-        't.json',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '500',
-        '-t',
-        '10',
-        '-o',
-        'off.json',
-        '--tokenizer',
-        'approx',
-      ],
-      { cwd: dir },
-    );
+    const first = await runSwc(compactArgs('t.json', 10, ...offloadFlags(500), '-o', 'off.json'), { cwd: dir });
     expect(first.status).toBe(0);
     const second = await runSwc(
-      [
-        'compact',
-        'off.json',
-        '--strategy',
-        'prune',
-        '--min-tokens',
-        '10',
-        '-t',
-        '10',
-        '-o',
-        'pruned.json',
-        '--tokenizer',
-        'approx',
-      ],
+      compactArgs('off.json', 10, '--strategy', 'prune', '--min-tokens', '10', '-o', 'pruned.json'),
       { cwd: dir },
     );
     expect(second.status).toBe(0);
@@ -525,25 +396,7 @@ describe('--strategy offload on the command line', () => {
   it('restore refuses an item changed since it was offloaded', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    await runSwc(
-      [
-        'compact',
-        'run.json',
-        '-t',
-        '100',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '1000',
-        '-o',
-        'out.json',
-      ],
-      { cwd: dir },
-    );
+    await runSwc(compactArgs('run.json', 100, ...offloadFlags(1000), '-o', 'out.json'), { cwd: dir });
     const edited = readFileSync(path.join(dir, 'out.json'), 'utf8').replace('"tool_call_id":"a"', '"tool_call_id":"z"');
     writeFileSync(path.join(dir, 'out.json'), edited);
     const r = await runSwc(['restore', 'out.json', '--offload-dir', 'store'], { cwd: dir });
@@ -554,25 +407,7 @@ describe('--strategy offload on the command line', () => {
   it('restore puts back only what a record can be checked to hold: valid JSON, from a regular file inside the store', async () => {
     const dir = fresh();
     writeFileSync(path.join(dir, 'run.json'), FILE);
-    await runSwc(
-      [
-        'compact',
-        'run.json',
-        '-t',
-        '100',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'offload',
-        '--offload-dir',
-        'store',
-        '--offload-over',
-        '1000',
-        '-o',
-        'out.json',
-      ],
-      { cwd: dir },
-    );
+    await runSwc(compactArgs('run.json', 100, ...offloadFlags(1000), '-o', 'out.json'), { cwd: dir });
     const folder = path.join(dir, 'store', 'run.json');
     const record = path.join(folder, readdirSync(folder).find((f) => f.endsWith('.swc.json')) as string);
     const good = readFileSync(record, 'utf8');
