@@ -329,14 +329,18 @@ function planWithoutCounting(
   // The few messages rendered (the newest, a count reads until it passes the target): a map, not a list as long as
   // the conversation.
   const rendered = new Map<number, Rendered>();
-  const renderAt = (i: number): Rendered => {
-    let r = rendered.get(i);
-    if (r === undefined) {
-      r = learned.render(i);
-      rendered.set(i, r);
-    }
-    return r;
-  };
+  const renderAt =
+    learned.peek !== undefined
+      ? learned.render
+      : (i: number): Rendered => {
+          let r = rendered.get(i);
+          if (r === undefined) {
+            r = learned.render(i);
+            rendered.set(i, r);
+          }
+          return r;
+        };
+  const renderedAt = learned.peek ?? ((i: number): Rendered | undefined => rendered.get(i));
   const all = lazyList(n, renderAt);
   const whole = n === 0 ? 0 : counter.measure(all, target);
   if (whole <= target) {
@@ -356,7 +360,7 @@ function planWithoutCounting(
   // The candidates' texts are read once here, and not kept: only the few a window reads are wanted again. The bound
   // needs only each one's end (from its last letter or digit), which a sketch gives without reading the text.
   const endOf = (i: number): Rendered => {
-    const known = rendered.get(i);
+    const known = renderedAt(i);
     const sketched = known === undefined ? sketchedResults(messages[i] as Message, true) : undefined;
     const end = sketched === undefined ? null : renderedLetterEnd(sketched);
     return end !== null ? { text: end, images: 0, files: 0 } : (known ?? learned.render(i));
@@ -527,6 +531,8 @@ interface Learning {
   isPrunable(i: number, template: string): boolean;
   /** False only where message `i` is known not to be prunable (nothing is read to know it). */
   mayPrune(i: number, template: string): boolean;
+  /** For a remembered list: message `i`'s rendering if it was made (a plan then keeps none of its own). */
+  peek?(i: number): Rendered | undefined;
 }
 
 /** How the messages of `list` are rendered and tested. */
@@ -541,7 +547,8 @@ function learning(list: readonly Message[]): Learning {
   }
   const at = (i: number): Learned => (known[i] ??= {});
   return {
-    render(i) {
+    peek: (i) => known[i]?.rendered,
+    render: (i) => {
       const entry = at(i);
       return (entry.rendered ??= renderMessage(list[i] as Message));
     },
