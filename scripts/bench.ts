@@ -9,6 +9,7 @@
  * --summaries (summary calls on the 1,000-file tree against a local server at 200 ms a call: concurrency 1 vs 8 and
  * a cached second pass, through the model layer and, when the build has the flags, `swc compact --strategy summarize`;
  * scripts/bench-summaries.ts, which also runs alone).
+ * --replay-only (only the replay rows (8‴) of pruning past the trigger, then stop: a few minutes).
  * LangChain runs on each file from the smallest up until a run does not finish within a minute.
  * Generated files live under .bench/ (git-ignored) and are reused while the generator's settings are the same.
  */
@@ -117,6 +118,35 @@ function runOfCalls(c: Corpus, calls: number): Corpus & { readonly calls: number
     .split('\n')
     .filter((l) => l !== '').length;
   return { name: `${c.name}-${calls}-calls`, file, bytes: statSync(file).size, messages, calls };
+}
+
+/**
+ * An OpenAI chat run of one task and `calls` read calls, each answered by a result of about 1,000 characters: past
+ * some 1,750 calls, pruning alone cannot keep it under the trigger of a 100k window (approx), so every call compacts.
+ */
+function readCallsRun(calls: number): Corpus & { readonly calls: number } {
+  const file = path.join(BENCH, `read-calls-${calls}.json`);
+  if (!existsSync(file)) {
+    const messages: unknown[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'do the thing' },
+    ];
+    for (let i = 0; i < calls; i++) {
+      const args = JSON.stringify({ path: `src/f${i}.py` });
+      messages.push(
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'read', arguments: args } }],
+        },
+        { role: 'tool', tool_call_id: `c${i}`, content: `line of output ${i} `.repeat(60) },
+      );
+    }
+    messages.push({ role: 'assistant', content: 'done' });
+    mkdirSync(BENCH, { recursive: true });
+    writeFileSync(file, JSON.stringify(messages));
+  }
+  return { name: `read-calls-${calls}`, file, bytes: statSync(file).size, messages: 2 * calls + 3, calls };
 }
 
 /** A tree of many small transcripts for the --jobs comparison. */
@@ -297,6 +327,43 @@ writeFileSync(
   PRELOAD,
   "import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(process.env.SWC_BENCH_RSS, String(process.resourceUsage().maxRSS)));\n",
 );
+
+// `swc replay` of runs that pruning alone cannot keep under the trigger (`readCallsRun`): `prune` then compacts at
+// every call, and `prune,window` at many. Each compaction should cost what it reads, not the whole history again:
+// 8 times the calls should take about 8 times as long. One run each (the 8,000-call rows take seconds each).
+const PRUNED_CALLS = [1_000, 8_000] as const;
+const PRUNED_POLICIES = ['window', 'prune', 'prune,window'] as const;
+const prunedRows: Row[] = [];
+const prunedRatios: string[] = [];
+for (const policy of PRUNED_POLICIES) {
+  const rows = PRUNED_CALLS.map((calls) => {
+    const run = readCallsRun(calls);
+    return row(
+      `(8‴) swc replay --context-window 100k --tokenizer approx --strategy ${policy}`,
+      `${calls.toLocaleString('en-US')} read calls, ${(run.bytes / MB).toFixed(1)} MB`,
+      [SWC, 'replay', run.file, '--context-window', '100k', '--tokenizer', 'approx', '--strategy', policy],
+      { timeoutMs: 600_000 },
+    );
+  });
+  process.stderr.write(`replay --strategy ${policy} of read calls at ${PRUNED_CALLS.join(' and ')} calls:\n`);
+  runRows(rows, 1);
+  prunedRows.push(...rows);
+  const line = `| (8‴) replay --strategy ${policy}, 8,000 read calls ÷ 1,000 (linear: about 8) | read-calls | ${ratio(wallOf(rows[1] as Row), wallOf(rows[0] as Row))} |`;
+  process.stderr.write(`  ${line}\n`);
+  prunedRatios.push(line);
+}
+if (flag('--replay-only')) {
+  const table = [
+    '| what | input | wall time | peak memory | runs |',
+    '|---|---|---|---|---|',
+    ...prunedRows.map(tableRow),
+  ];
+  process.stdout.write(
+    `${[...table, '', '| ratio | input | this run |', '|---|---|---|', ...prunedRatios].join('\n')}\n`,
+  );
+  process.exit(0);
+}
+
 const child = compileScript('bench-child');
 const countEverything = compileScript('count-everything');
 
@@ -780,7 +847,7 @@ lines.push(
 );
 lines.push(tableRow(loopSwc), ...(LANGCHAIN ? [tableRow(loopLangchain)] : []));
 lines.push(...deepRows.map(tableRow));
-lines.push(tableRow(replayRow), tableRow(replayCompactRow), ...linearRows.map(tableRow));
+lines.push(tableRow(replayRow), tableRow(replayCompactRow), ...linearRows.map(tableRow), ...prunedRows.map(tableRow));
 lines.push('');
 {
   const cells = (xs: Record<string, number>): string =>
@@ -927,7 +994,7 @@ for (const n of stepSizes) {
     `| (9) LangChain trimMessages (cached) ÷ swc compactMessages at ${n.toLocaleString('en-US')} | ${stepCorpus.name} | ${ratio(trimmed, coldMedians.swc[n] ?? NaN)} |`,
   );
 }
-lines.push(replayRatio, ...linearRatios);
+lines.push(replayRatio, ...linearRatios, ...prunedRatios);
 if (summaries !== null) {
   lines.push('', '| summaries | input | wall time | calls |', '|---|---|---|---|', ...summaries.rows);
   lines.push('', '| ratio | input | value |', '|---|---|---|', ...summaries.ratios);
