@@ -6,6 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { compactArgs, summarizeFlags } from '../helpers/argv.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 const MESSAGES = [
@@ -24,24 +25,17 @@ describe('the summary cache', () => {
       path.join(dir, 'model.sh'),
       `cat >/dev/null\nif [ -n "$BAD" ]; then printf '%s' "$(printf 'long %.0s' $(seq 1 400))"; else printf 'short summary'; fi\n`,
     );
-    const args = [
-      'compact',
+    const args = compactArgs(
       'a.json',
+      40,
+      ...summarizeFlags(),
       '-o',
       'out.json',
-      '-t',
-      '40',
-      '--tokenizer',
-      'approx',
-      '--strategy',
-      'summarize',
-      '--summary-tokens',
-      '10',
       '--summarize-command',
       `sh '${path.join(dir, 'model.sh')}'`,
       '--cache-dir',
       'cache',
-    ];
+    );
     const bad = await runSwc(args, { cwd: dir, env: { BAD: '1' } });
     expect(bad.status).toBe(0);
     expect(bad.stderr).toMatch(/did not (make the conversation smaller|reduce)/);

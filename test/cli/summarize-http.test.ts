@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { SummaryReply, SummaryRequest } from '../../src/core/summarize.js';
 import { FORMAT_NAMES, writeAs, type Conversation } from '../helpers/convert.js';
 import { startOpenAiServer, type OpenAiServer } from '../helpers/openai-server.js';
+import { compactArgs, summarizeFlags } from '../helpers/argv.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -47,30 +48,25 @@ describe('summarize against a local OpenAI-compatible server', () => {
   it('summarizes a batch over HTTP with at most --concurrency calls at once, then answers a re-run from the cache', async () => {
     server.reset();
     const dir = tree(6);
-    const args = [
-      'compact',
-      'in',
-      '--out-dir',
-      'out',
-      '-t',
-      '60',
-      '--tokenizer',
-      'approx',
-      '--strategy',
-      'summarize',
-      '--summary-tokens',
-      '10',
-      '--base-url',
-      server.url,
-      '--model',
-      'test-model',
-      '--concurrency',
-      '2',
-      '--cache-dir',
-      'cache',
-    ];
+    /** The batch into `out`, at most two calls at once, its replies cached. */
+    const args = (out: string): string[] =>
+      compactArgs(
+        'in',
+        60,
+        ...summarizeFlags(),
+        '--out-dir',
+        out,
+        '--base-url',
+        server.url,
+        '--model',
+        'test-model',
+        '--concurrency',
+        '2',
+        '--cache-dir',
+        'cache',
+      );
     const env = { OPENAI_API_KEY: 'sk-test' };
-    const first = await runSwc(args, { cwd: dir, env });
+    const first = await runSwc(args('out'), { cwd: dir, env });
     expect(first.stderr).not.toMatch(/warning/);
     expect(first.status).toBe(0);
     expect(server.requests).toHaveLength(12);
@@ -91,7 +87,7 @@ describe('summarize against a local OpenAI-compatible server', () => {
     expect(written.messages.filter((m) => m.content?.startsWith('<conversation_summary>\nsummary '))).toHaveLength(2);
 
     server.reset();
-    const again = await runSwc([...args.slice(0, 3), 'out2', ...args.slice(4)], { cwd: dir, env });
+    const again = await runSwc(args('out2'), { cwd: dir, env });
     expect(again.status).toBe(0);
     expect(server.requests).toHaveLength(0);
     expect(again.stderr).toMatch(/summarize: 12 model calls \(12 from the cache\)\n/);
@@ -105,25 +101,18 @@ describe('summarize against a local OpenAI-compatible server', () => {
     server.script({ kind: 'reply' }, { kind: 'empty-choices' });
     const dir = tree(1);
     const run = await runSwc(
-      [
-        'compact',
+      compactArgs(
         'in/t0.json',
+        60,
+        ...summarizeFlags(),
         '-o',
         'out.json',
-        '-t',
-        '60',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'summarize',
-        '--summary-tokens',
-        '10',
         '--base-url',
         server.url,
         '--model',
         'm',
         '--no-cache',
-      ],
+      ),
       { cwd: dir, env: { OPENAI_API_KEY: 'sk-test' } },
     );
     // A failed call: the last good result is written and the run exits 3.
@@ -148,21 +137,7 @@ describe('summaries in every format', () => {
       writeFileSync(path.join(dir, written.name), written.text);
       const first = fake();
       const run = await runSwc(
-        [
-          'compact',
-          written.name,
-          '-o',
-          `once-${written.name}`,
-          '-t',
-          '60',
-          '--tokenizer',
-          'approx',
-          '--strategy',
-          'summarize',
-          '--summary-tokens',
-          '10',
-          '--no-cache',
-        ],
+        compactArgs(written.name, 60, ...summarizeFlags(), '-o', `once-${written.name}`, '--no-cache'),
         { cwd: dir, summarizer: first.summarizer },
       );
       expect(run.status).toBe(0);
@@ -173,21 +148,17 @@ describe('summaries in every format', () => {
       // the newest step stay, and the only thing left to combine is nothing: the floor.
       const second = fake();
       const again = await runSwc(
-        [
-          'compact',
+        compactArgs(
           `once-${written.name}`,
+          10,
           '-o',
           `twice-${written.name}`,
-          '-t',
-          '10',
-          '--tokenizer',
-          'approx',
           '--strategy',
           'summarize',
           '--summary-tokens',
           '1',
           '--no-cache',
-        ],
+        ),
         { cwd: dir, summarizer: second.summarizer },
       );
       expect(again.status).toBe(0);
@@ -202,23 +173,16 @@ describe('summarize in chains', () => {
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', conversation(2)).text);
     const model = fake();
     const run = await runSwc(
-      [
-        'compact',
+      compactArgs(
         'a.json',
+        120,
+        ...summarizeFlags('prune,summarize'),
         '-o',
         'out.json',
-        '-t',
-        '120',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'prune,summarize',
         '--min-tokens',
         '10',
-        '--summary-tokens',
-        '10',
         '--no-cache',
-      ],
+      ),
       { cwd: dir, summarizer: model.summarizer },
     );
     expect(run.status).toBe(0);
@@ -231,21 +195,7 @@ describe('summarize in chains', () => {
     writeFileSync(path.join(dir, 'a.json'), writeAs('openai', conversation(3)).text);
     const model = fake();
     const run = await runSwc(
-      [
-        'compact',
-        'a.json',
-        '-o',
-        'out.json',
-        '-t',
-        '60',
-        '--tokenizer',
-        'approx',
-        '--strategy',
-        'summarize,window',
-        '--summary-tokens',
-        '10',
-        '--no-cache',
-      ],
+      compactArgs('a.json', 60, ...summarizeFlags('summarize,window'), '-o', 'out.json', '--no-cache'),
       { cwd: dir, summarizer: model.summarizer },
     );
     expect(run.status).toBe(0);
