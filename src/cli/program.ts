@@ -207,7 +207,7 @@ function addTableOptions(command: Command, name: OptionCommand): void {
     const flag = new Option(argument === undefined ? row.flags : `${row.flags} ${argument}`, use.help);
     if (row.choices !== undefined) flag.choices([...row.choices()]);
     // A default with a description is shown bare, `(default: o200k_base)`, like every other default here.
-    if (use.preset !== undefined) flag.default(use.preset, use.preset);
+    if (use.preset === true) flag.default(String(row.default), String(row.default));
     if (use.repeat === 'list') flag.argParser(collect);
     if (use.repeat === 'count') flag.argParser(countFlag);
     command.addOption(flag);

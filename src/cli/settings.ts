@@ -10,14 +10,8 @@ import {
   checkStrategySettings,
   checkTokenizer,
   checkWindow,
-  DEFAULT_COMPACT_AT as DEFAULT_COMPACT_AT_SHARE,
-  DEFAULT_COMPACT_TO as DEFAULT_COMPACT_TO_SHARE,
   DEFAULT_CONCURRENCY,
-  DEFAULT_MIN_KEEP_STEPS,
-  DEFAULT_MIN_TOKENS,
   DEFAULT_OFFLOAD_OVER,
-  DEFAULT_SUMMARY_TOKENS,
-  DEFAULT_TOKENIZER,
   onlyWith,
 } from '../settings/index.js';
 import {
@@ -27,7 +21,7 @@ import {
   type TokenizerName,
 } from '../tokens/index.js';
 import { isDefaultSettings, type CounterSettings } from '../tokens/options.js';
-import { givenFlagOf, nameOfFlag, parseCount } from '../settings/options.js';
+import { countOf, defaultOf, givenFlagOf, nameOfFlag, parseCount } from '../settings/options.js';
 import { parseFraction, type Fraction } from '../settings/parse.js';
 import { colorWhen, quietLevel, type ColorWhen, type QuietLevel } from './options.js';
 import { parseRetention } from '../outcome/forgotten.js';
@@ -192,8 +186,8 @@ export interface CompactSettings {
 }
 
 /** The defaults as the command line shows and parses them. */
-export const DEFAULT_COMPACT_AT = String(DEFAULT_COMPACT_AT_SHARE);
-export const DEFAULT_COMPACT_TO = String(DEFAULT_COMPACT_TO_SHARE);
+export const DEFAULT_COMPACT_AT = String(defaultOf('compactAt'));
+export const DEFAULT_COMPACT_TO = String(defaultOf('compactTo'));
 export { DEFAULT_OFFLOAD_OVER };
 
 /**
@@ -228,9 +222,9 @@ export function parseShard(raw: string): Shard {
   return { index, count };
 }
 
-/** A number flag's value, read by its kind and held to its bound (src/settings/options.ts). */
-function flagCount(name: string, raw: string): number {
-  return parseCount(name, CLI.name(name), raw);
+/** A number flag's value: its default when not given, else read by its kind and held to its bound (src/settings/options.ts). */
+function flagCount(name: string, raw: string | undefined): number {
+  return countOf(name, CLI.name(name), raw);
 }
 
 /** Whether a run writes nothing but its result to stdout (one input, no batch option): the behaviour of one file. */
@@ -256,7 +250,7 @@ export function resolveSettings(
 ): CompactSettings {
   const budget = budgetOf(flags);
   const strategy = strategySettingsOf(flags, budget.minKeepSteps);
-  const tokenizer = checkTokenizer(CLI, flags.tokenizer ?? DEFAULT_TOKENIZER);
+  const tokenizer = checkTokenizer(CLI, flags.tokenizer ?? defaultOf('tokenizer'));
   const note = noteOf(flags);
   const outputs = outputsOf(inputs, flags);
   const settings: CompactSettings = {
@@ -296,8 +290,7 @@ function budgetOf(flags: CompactFlags): Pick<CompactSettings, 'target' | 'window
     throw new UsageError('--target <tokens> is required (the token budget to compact to)');
   }
   const target = window?.target ?? flagCount('target', flags.target as string);
-  const minKeepSteps =
-    flags.minKeepSteps === undefined ? DEFAULT_MIN_KEEP_STEPS : flagCount('minKeepSteps', flags.minKeepSteps);
+  const minKeepSteps = flagCount('minKeepSteps', flags.minKeepSteps);
   return { target, window, minKeepSteps };
 }
 
@@ -308,14 +301,13 @@ function strategySettingsOf(
 ): Pick<CompactSettings, 'strategies' | 'minTokens' | 'placeholder' | 'offloadDir' | 'offloadOver'> {
   const strategies = parseStrategies(flags.strategy);
   checkStrategySettings(CLI, strategies, { minKeepSteps, minTokens: flags.minTokens, placeholder: flags.placeholder });
-  const minTokens = flags.minTokens === undefined ? DEFAULT_MIN_TOKENS : flagCount('minTokens', flags.minTokens);
+  const minTokens = flagCount('minTokens', flags.minTokens);
   const offloading = strategies.includes('offload');
   const strayOffload = offloading ? undefined : givenFlagOf('compact', 'offload', flags as Record<string, unknown>);
   if (strayOffload !== undefined) onlyWith(CLI, strayOffload, 'offload');
   if (offloading && (flags.offloadDir === undefined || flags.offloadDir === ''))
     throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
-  const offloadOver =
-    flags.offloadOver === undefined ? DEFAULT_OFFLOAD_OVER : flagCount('offloadOver', flags.offloadOver);
+  const offloadOver = flagCount('offloadOver', flags.offloadOver);
   if (flags.placeholder !== undefined) checkPlaceholder(CLI, flags.placeholder);
   return { strategies, minTokens, placeholder: flags.placeholder, offloadDir: flags.offloadDir, offloadOver };
 }
@@ -430,13 +422,12 @@ function summarizeSettingsOf(flags: CompactFlags, strategies: readonly StrategyN
   if (flags.cache === false && flags.cacheDir !== undefined)
     throw new UsageError('--no-cache and --cache-dir cannot be used together');
   return {
-    summaryTokens:
-      flags.summaryTokens === undefined ? DEFAULT_SUMMARY_TOKENS : flagCount('summaryTokens', flags.summaryTokens),
+    summaryTokens: flagCount('summaryTokens', flags.summaryTokens),
     instructionFile: flags.summaryInstruction,
     baseUrl: flags.baseUrl,
     model: flags.model,
     command: flags.summarizeCommand,
-    concurrency: flags.concurrency === undefined ? DEFAULT_CONCURRENCY : flagCount('concurrency', flags.concurrency),
+    concurrency: flagCount('concurrency', flags.concurrency),
     cacheDir: flags.cacheDir,
     cache: flags.cache !== false,
     strict: flags.strict === true,

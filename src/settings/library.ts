@@ -9,13 +9,6 @@ import type { FormatAdapter } from '../formats/types.js';
 import { STRATEGIES, type StrategyName, type WindowThresholds } from '../pipeline/index.js';
 import { resolveCounterOptions, type CounterOptions, type TokenizerName } from '../tokens/index.js';
 import {
-  DEFAULT_COMPACT_AT,
-  DEFAULT_COMPACT_TO,
-  DEFAULT_MIN_KEEP_STEPS,
-  DEFAULT_SUMMARY_TOKENS,
-  DEFAULT_TOKENIZER,
-} from './defaults.js';
-import {
   checkBudget,
   checkNote,
   checkPlaceholder,
@@ -26,7 +19,7 @@ import {
   onlyWith,
   shown,
 } from './rules.js';
-import { libraryOptionNames, minOf, OPTIONS } from './options.js';
+import { defaultOf, libraryOptionNames, minOf, OPTIONS } from './options.js';
 import { LIBRARY } from './surface.js';
 
 /** The library's options (`CompactorOptions`), checked once when a compactor is made, by the rules the CLI follows. */
@@ -278,9 +271,9 @@ function counterOptionsOf(options: CompactorOptions, tokenizer: TokenizerName): 
  */
 export function checkOptions(given: unknown): Checked {
   const options = optionsObject(given);
-  const tokenizer = checkTokenizer(LIBRARY, options.tokenizer ?? DEFAULT_TOKENIZER);
+  const tokenizer = checkTokenizer(LIBRARY, options.tokenizer ?? defaultOf('tokenizer'));
   const adapter = adapterOf(options);
-  const minKeepSteps = options.minKeepSteps ?? DEFAULT_MIN_KEEP_STEPS;
+  const minKeepSteps = options.minKeepSteps ?? (defaultOf('minKeepSteps') as number);
   checkWhole('minKeepSteps', minKeepSteps);
   const strategies =
     options.strategy === undefined && options.summarize !== undefined
@@ -351,7 +344,7 @@ function summarizeOptionsOf(
     (row) => row.library === true && row.strategy === 'summarize' && given[row.name] !== undefined,
   );
   if (!summarizing && stray !== undefined) onlyWith(LIBRARY, stray.name, 'summarize');
-  const summaryTokens = options.summaryTokens ?? DEFAULT_SUMMARY_TOKENS;
+  const summaryTokens = options.summaryTokens ?? (defaultOf('summaryTokens') as number);
   checkWhole('summaryTokens', summaryTokens);
   if (
     options.summaryInstruction !== undefined &&
@@ -424,8 +417,8 @@ function windowOf(options: CompactorOptions): WindowThresholds | null {
   const { trigger, target } = checkWindow(
     LIBRARY,
     tokens as number,
-    share('compactAt', options.compactAt ?? DEFAULT_COMPACT_AT),
-    share('compactTo', options.compactTo ?? DEFAULT_COMPACT_TO),
+    share('compactAt', options.compactAt ?? defaultOf('compactAt')),
+    share('compactTo', options.compactTo ?? defaultOf('compactTo')),
   );
   return { trigger, target };
 }

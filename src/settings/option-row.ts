@@ -33,8 +33,8 @@ export interface FlagUse {
   readonly help: string;
   /** The value's name where it differs from the row's (`--report <file.html>` in replay). */
   readonly argument?: string;
-  /** The value commander holds when none is given, shown bare in the help: `(default: auto)`. */
-  readonly preset?: string;
+  /** Commander holds the row's default when the flag is not given, and the help shows it bare: `(default: auto)`. */
+  readonly preset?: true;
   /** Given more than once: each value gathered in a list, or the times counted (`-qq`). */
   readonly repeat?: 'list' | 'count';
   /** A comma-separated chain of these names (`--strategy prune,window`), for the completion scripts. */
@@ -54,6 +54,8 @@ export interface OptionRow {
   readonly value: ValueKind;
   /** The least value a number takes, in every surface. */
   readonly min?: number;
+  /** What the option is when it is not given, in every surface (the help says so where it shows a default). */
+  readonly default?: number | string;
   /** The names the value is one of (commander refuses others with its own one-line error). */
   readonly choices?: () => readonly string[];
   /** Names a completion offers besides files (`--prices <model|file>`). */

@@ -18,111 +18,31 @@ export * from './option-row.js';
  */
 export const OPTIONS: readonly OptionRow[] = [...SETTING_ROWS, ...RUN_ROWS];
 
-/** Each command's options in the order its help lists them. */
+/** Names written as words apart. */
+function namesOf(text: string): string[] {
+  return text.trim().split(/\s+/);
+}
+
+/** Each command's options in the order its help lists them (names of the table's rows). */
 export const HELP_ORDER: Readonly<Record<OptionCommand, readonly string[]>> = {
-  compact: [
-    'target',
-    'contextWindow',
-    'compactAt',
-    'compactTo',
-    'minKeepSteps',
-    'strategy',
-    'minTokens',
-    'offloadDir',
-    'offloadOver',
-    'placeholder',
-    'summaryTokens',
-    'summaryInstruction',
-    'baseUrl',
-    'model',
-    'summarizeCommand',
-    'concurrency',
-    'cacheDir',
-    'cache',
-    'strict',
-    'minRetention',
-    'note',
-    'tokenizer',
-    'format',
-    'charsPerToken',
-    'tokensPerImage',
-    'tokensPerFile',
-    'conversationKey',
-    'conversationPath',
-    'output',
-    'inPlace',
-    'backupDir',
-    'outDir',
-    'force',
-    'base',
-    'check',
-    'dryRun',
-    'stat',
-    'verbose',
-    'json',
-    'report',
-    'exact',
-    'ignore',
-    'skipUnrecognized',
-    'jobs',
-    'shard',
-    'quiet',
-    'color',
-    'config',
-    'debug',
-  ],
-  inspect: [
-    'tokenizer',
-    'format',
-    'charsPerToken',
-    'tokensPerImage',
-    'tokensPerFile',
-    'conversationKey',
-    'conversationPath',
-    'json',
-    'jsonLines',
-    'ignore',
-    'quiet',
-    'color',
-    'config',
-    'debug',
-  ],
-  replay: [
-    'contextWindow',
-    'compactAt',
-    'compactTo',
-    'minKeepSteps',
-    'strategy',
-    'minTokens',
-    'placeholder',
-    'summaryTokens',
-    'summaryInstruction',
-    'baseUrl',
-    'model',
-    'summarizeCommand',
-    'concurrency',
-    'cacheDir',
-    'cache',
-    'minRetention',
-    'dryRun',
-    'note',
-    'tokenizer',
-    'format',
-    'charsPerToken',
-    'tokensPerImage',
-    'tokensPerFile',
-    'conversationKey',
-    'conversationPath',
-    'prices',
-    'json',
-    'report',
-    'failOnOverflow',
-    'maxLost',
-    'ignore',
-    'color',
-    'debug',
-  ],
-  restore: ['offloadDir', 'output', 'inPlace', 'format', 'conversationKey', 'conversationPath', 'quiet', 'debug'],
+  compact: namesOf(`
+    target contextWindow compactAt compactTo minKeepSteps strategy minTokens offloadDir offloadOver
+    placeholder summaryTokens summaryInstruction baseUrl model summarizeCommand concurrency cacheDir cache
+    strict minRetention note tokenizer format charsPerToken tokensPerImage tokensPerFile conversationKey
+    conversationPath output inPlace backupDir outDir force base check dryRun stat verbose json report exact
+    ignore skipUnrecognized jobs shard quiet color config debug
+  `),
+  inspect: namesOf(`
+    tokenizer format charsPerToken tokensPerImage tokensPerFile conversationKey conversationPath json
+    jsonLines ignore quiet color config debug
+  `),
+  replay: namesOf(`
+    contextWindow compactAt compactTo minKeepSteps strategy minTokens placeholder summaryTokens
+    summaryInstruction baseUrl model summarizeCommand concurrency cacheDir cache minRetention dryRun note
+    tokenizer format charsPerToken tokensPerImage tokensPerFile conversationKey conversationPath prices json
+    report failOnOverflow maxLost ignore color debug
+  `),
+  restore: namesOf('offloadDir output inPlace format conversationKey conversationPath quiet debug'),
 };
 
 const BY_NAME: ReadonlyMap<string, OptionRow> = new Map(OPTIONS.map((row) => [row.name, row]));
@@ -173,6 +93,24 @@ export function givenFlagOf(
 /** The least value of a numeric option (0 when the table gives none). */
 export function minOf(name: string): number {
   return optionRow(name).min ?? 0;
+}
+
+/**
+ * What an option is when it is not given.
+ * @throws Error for an option the table gives no default
+ */
+export function defaultOf(name: string): number | string {
+  const value = optionRow(name).default;
+  if (value === undefined) throw new Error(`the options table gives ${name} no default`);
+  return value;
+}
+
+/**
+ * A number option's value: its default when not given, else the text read by its kind and held to its bound.
+ * @param shownName the option as the error names it (`--min-keep-steps`, `minKeepSteps`)
+ */
+export function countOf(name: string, shownName: string, raw: string | undefined): number {
+  return raw === undefined ? (defaultOf(name) as number) : parseCount(name, shownName, raw);
 }
 
 /**

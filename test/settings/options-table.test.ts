@@ -221,6 +221,31 @@ describe('a bound, for any whole number', () => {
   });
 });
 
+describe('a default written once in the options table', () => {
+  const uses = OPTIONS.flatMap((row) =>
+    row.default === undefined
+      ? []
+      : Object.entries(row.on).map(([command, use]) => [row.name, command, row.default, use] as const),
+  );
+
+  it.each(uses)('%s: the help of %s shows %s where it shows a default', (_name, _command, value, use) => {
+    const shown = typeof value === 'number' ? value.toLocaleString('en-US') : String(value);
+    // A preset is shown by commander as `(default: <the row's default>)`; "detected" is how restore says auto.
+    if (use?.preset === true || !use?.help.includes('(default: ')) return;
+    expect(use.help).toMatch(new RegExp(`\\(default: (${shown.replace('.', '\\.')}|detected)\\b`));
+  });
+
+  it('is what swc compact runs with when no flag gives one', async () => {
+    const r = await dryRun(workspace(), ['--target', '100', '--strategy', 'prune', '--tokenizer', 'approx']);
+    const { settings } = JSON.parse(r.stdout) as { settings: Record<string, unknown> };
+    expect(settings).toMatchObject({
+      minKeepSteps: OPTIONS.find((row) => row.name === 'minKeepSteps')?.default,
+      minTokens: OPTIONS.find((row) => row.name === 'minTokens')?.default,
+      format: OPTIONS.find((row) => row.name === 'format')?.default,
+    });
+  });
+});
+
 describe('docs/cli.md', () => {
   it("lists every key of a settings file, beside one of the key's flags", () => {
     const doc = readFileSync(path.join(ROOT, 'docs/cli.md'), 'utf8');
