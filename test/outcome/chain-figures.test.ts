@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { compactMessages, type CompactedMessages } from '../../src/index.js';
 import { conversationArb, openaiCodec } from '../helpers/conversation-arbitraries.js';
 import { writeLine } from '../helpers/json-text.js';
+import { scaled, scaledCount } from '../helpers/scale.js';
 
 /** A conversation as the OpenAI chat messages an SDK holds. */
 const messagesArb = conversationArb.map((conversation) =>
@@ -61,7 +62,7 @@ describe("the library's figures of a chain", () => {
           expect(chain.figures.removed).toEqual(window.figures.removed);
         }
       }),
-      { numRuns: 150 },
+      { numRuns: scaled(150) },
     );
   }, 120_000);
 
@@ -89,8 +90,8 @@ describe("the library's figures of a chain", () => {
           expect(r.figures.summaries).toBe(await tokensOf(summaries));
         },
       ),
-      { numRuns: 100 },
+      { numRuns: scaled(100) },
     );
-    expect(withSummaries).toBeGreaterThan(10);
+    expect(withSummaries).toBeGreaterThan(scaledCount(10, 100));
   }, 120_000);
 });
