@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { HELP_EXAMPLES } from '../../src/cli/program.js';
+import { expectSameBytes } from '../helpers/bytes.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
@@ -53,8 +54,8 @@ describe('the help examples', () => {
       expect(text.length).toBeLessThan(readFileSync(SAMPLE).length);
     }
     if (argv.includes('--backup-dir')) {
-      expect(readFileSync(path.join(dir, 'backup', 'a.jsonl'))).toEqual(readFileSync(SAMPLE));
-      expect(readFileSync(path.join(dir, 'backup', '2026', 'b.jsonl'))).toEqual(readFileSync(SAMPLE));
+      expectSameBytes(readFileSync(path.join(dir, 'backup', 'a.jsonl')), readFileSync(SAMPLE));
+      expectSameBytes(readFileSync(path.join(dir, 'backup', '2026', 'b.jsonl')), readFileSync(SAMPLE));
     }
   });
 
@@ -122,12 +123,12 @@ describe('the help examples', () => {
       { cwd: dir },
     );
     expect(offload.status).toBe(0);
-    expect(readFileSync(path.join(dir, 'small.jsonl'))).not.toEqual(readFileSync(SAMPLE));
+    expect(readFileSync(path.join(dir, 'small.jsonl')).equals(readFileSync(SAMPLE))).toBe(false);
     const [[line]] = HELP_EXAMPLES.restore as [[string, string]];
     const r = await runSwc(words(line).slice(1), { cwd: dir });
     expect(r.stderr).not.toMatch(/error:/);
     expect(r.status).toBe(0);
     expect(existsSync(path.join(dir, 'full.jsonl'))).toBe(true);
-    expect(readFileSync(path.join(dir, 'full.jsonl'))).toEqual(readFileSync(SAMPLE));
+    expectSameBytes(readFileSync(path.join(dir, 'full.jsonl')), readFileSync(SAMPLE));
   });
 });
