@@ -90,10 +90,10 @@ async function replayCounting(calls: number) {
 
 describe('replaying pruning that cannot keep the history under the trigger', () => {
   it('compacts at almost every call, and four times the calls read about four times the contents', async () => {
-    const short = await replayCounting(100);
-    const long = await replayCounting(400);
+    const short = await replayCounting(80);
+    const long = await replayCounting(320);
     // Not vacuous: from some call on, pruning alone leaves the history over the trigger, so every call compacts.
-    expect(long.policy.compactions.length).toBeGreaterThan(350);
+    expect(long.policy.compactions.length).toBeGreaterThan(280);
     expect(long.policy.compactions.at(-1)!.after).toBeGreaterThan(hookThresholds(4000, 0.7, 0.4).trigger);
     // Reading the whole history at each compaction would be about sixteen times as much.
     expect(long.reads / short.reads).toBeLessThan(4.5);
