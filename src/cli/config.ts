@@ -225,15 +225,9 @@ const REFUSED: ReadonlyMap<string, string> = new Map(
 );
 
 /** A command line's flags that displace a file's other ways of saying the same thing. */
-const DISPLACES: ReadonlyMap<string, readonly string[]> = new Map([
-  ['target', ['contextWindow', 'compactAt', 'compactTo']],
-  ['contextWindow', ['target']],
-  ['conversationKey', ['conversationPath']],
-  ['conversationPath', ['conversationKey']],
-  ['cache', ['cacheDir']],
-  ['cacheDir', ['cache']],
-  ['summarizeCommand', ['model']],
-]);
+const DISPLACES: ReadonlyMap<string, readonly string[]> = new Map(
+  OPTIONS.flatMap((row) => (row.displaces === undefined ? [] : [[row.name, row.displaces] as const])),
+);
 
 /** `minKeepSteps` as a flag: `--min-keep-steps`. */
 function flagOf(key: string): string {

@@ -68,6 +68,8 @@ export interface OptionRow {
   readonly config?: true | string;
   /** Whether the library's functions take it. */
   readonly library?: boolean;
+  /** A settings file's keys it replaces when the flag is given: they say the same thing another way. */
+  readonly displaces?: readonly string[];
   /** The commands that have the flag, and how each shows it. */
   readonly on: Partial<Record<OptionCommand, FlagUse>>;
 }

@@ -25,6 +25,7 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     min: 1,
     config: true,
     library: true,
+    displaces: ['contextWindow', 'compactAt', 'compactTo'],
     on: { compact: { help: 'the token budget to compact to (required, unless --context-window)' } },
   },
   {
@@ -35,6 +36,7 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     min: 1,
     config: true,
     library: true,
+    displaces: ['target'],
     on: {
       compact: { help: 'compact by thresholds of this context window instead of a fixed --target' },
       replay: { help: "the model's context window the hook compacts for (required)" },
@@ -234,6 +236,7 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     argument: '<key>',
     value: 'text',
     config: true,
+    displaces: ['conversationPath'],
     on: {
       ...on(READING, {
         help: 'in files of many records, the key each record holds its conversation under (tried before messages, conversations, traj, history)',
@@ -249,6 +252,7 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     argument: '<pointer>',
     value: 'pointer',
     config: true,
+    displaces: ['conversationKey'],
     on: {
       ...on(READING, {
         help: 'a JSON Pointer to the conversation, in the file or in each record: /input_data/serialized_data/gpt-4o/messages',
@@ -333,6 +337,7 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     value: 'text',
     strategy: 'summarize',
     config: 'give --summarize-command on the command line: a file never chooses a command to run',
+    displaces: ['model'],
     on: {
       compact: {
         help: 'with summarize: a shell command that writes a summary: the prompt on stdin, the instruction in $SWC_SUMMARY_INSTRUCTION, the summary on stdout',
@@ -363,6 +368,7 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     value: 'folder',
     strategy: 'summarize',
     config: true,
+    displaces: ['cache'],
     on: on(COMPACTING, {
       help: 'with summarize: where summaries are cached (default: $XDG_CACHE_HOME/swc or ~/.cache/swc)',
     }),
@@ -373,6 +379,7 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     value: 'boolean',
     strategy: 'summarize',
     config: true,
+    displaces: ['cacheDir'],
     on: on(COMPACTING, { help: 'with summarize: neither read nor write the summary cache' }),
   },
   {

@@ -246,6 +246,33 @@ describe('a default written once in the options table', () => {
   });
 });
 
+describe('a flag that displaces a settings-file key', () => {
+  const pairs = OPTIONS.flatMap((row) => (row.displaces ?? []).map((key) => [longFlag(row.name), key, row] as const));
+
+  it.each(pairs)("%s leaves the file's %s unused", async (flag, key, row) => {
+    const other = OPTIONS.find((r) => r.name === key) as OptionRow;
+    expect(other.config).toBe(true);
+    // Well-formed, the file's key would contradict the flag; the flag says the same thing another way and replaces it.
+    const broken: Record<string, unknown> = {
+      contextWindow: 1,
+      compactAt: 0.5,
+      compactTo: 0.5,
+      target: 100,
+      conversationPath: '/nowhere',
+      conversationKey: 'nowhere',
+      cache: false,
+      cacheDir: 'cache',
+      model: 'unused',
+    };
+    const [text] = example(row);
+    const summarizing = row.strategy === 'summarize' ? ['--strategy', 'summarize'] : [];
+    const flags = [flag, ...(row.value === 'boolean' ? [] : [row.name === 'summarizeCommand' ? 'cat' : text])];
+    const base = ['target', 'contextWindow'].includes(row.name) ? [] : ['--target', '100'];
+    const r = await dryRun(workspace(), [...base, ...summarizing, ...flags], { [key]: broken[key] });
+    expect([r.status, r.stderr]).toEqual([0, expect.not.stringContaining('error')]);
+  });
+});
+
 describe('docs/cli.md', () => {
   it("lists every key of a settings file, beside one of the key's flags", () => {
     const doc = readFileSync(path.join(ROOT, 'docs/cli.md'), 'utf8');
