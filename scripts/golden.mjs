@@ -25,6 +25,18 @@ const QUICK = Boolean(process.env.GOLDEN_QUICK);
 const ONLY = process.env.GOLDEN_ONLY ? new RegExp(process.env.GOLDEN_ONLY) : null;
 /** A summarizer that answers the same for the same prompt, and no cache that could answer instead of it. */
 const SUMMARIZE = ['--summarize-command', 'head -c 300', '--no-cache'];
+/** Fixtures whose conversations are found only with a flag (each error says which): compact, inspect and replay get it. */
+const READ_WITH = {
+  'fixtures/inspect/records-dialog.jsonl': ['--conversation-key', 'dialog'],
+  'fixtures/multi/dialog.json': ['--conversation-key', 'dialog'],
+  'fixtures/real/haystack/haystack-experimental-saved_state-answer_joiner.json': [
+    '--conversation-path',
+    '/input_data/serialized_data/gpt-4o/messages',
+  ],
+};
+/** A command line with the flags its fixture is read with. */
+const readWith = (argv, rel) =>
+  ['compact', 'inspect', 'replay'].includes(argv[0]) ? [...argv, ...(READ_WITH[rel] ?? [])] : argv;
 /** The CLI sees no colour and no model endpoint; PATH only so that the summarize command's shell finds `head`. */
 const ENV = { NO_COLOR: '1', PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
@@ -100,12 +112,13 @@ function nameOf(line, work) {
 }
 
 /** One folder of golden files, one file per command, numbered in the order they ran. */
-function recorder(dir) {
+function recorder(dir, rel) {
   mkdirSync(dir, { recursive: true });
   let n = 0;
   return {
     /** Runs a command and records it, with whatever `extra` adds (files written); returns the result. */
-    async add(argv, { cwd = root, work, skip = 0, extra } = {}) {
+    async add(given, { cwd = root, work, skip = 0, extra } = {}) {
+      const argv = readWith(given, rel);
       const t0 = Date.now();
       const result = await swc(argv, cwd);
       if (process.env.GOLDEN_TIMES) console.error(`${Date.now() - t0} ms  ${argv.join(' ')}`);
@@ -129,10 +142,8 @@ const round2 = (x) => Math.max(1, Math.round(Number(x.toPrecision(2))));
  * be compacted at all: the broken fixtures).
  */
 async function sizeOf(rel) {
-  const { code, stdout } = await swc(
-    ['compact', rel, '-t', '1000', '--tokenizer', 'approx', '--dry-run', '--json'],
-    root,
-  );
+  const argv = readWith(['compact', rel, '-t', '1000', '--tokenizer', 'approx', '--dry-run', '--json'], rel);
+  const { code, stdout } = await swc(argv, root);
   if (code === 2) return null;
   try {
     const plan = JSON.parse(stdout);
@@ -227,7 +238,7 @@ async function recordBroken(rec, rel) {
 }
 
 async function recordFile(rel, size) {
-  const rec = recorder(path.join(outDir, rel.replace(/[\\/]/g, '__')));
+  const rec = recorder(path.join(outDir, rel.replace(/[\\/]/g, '__')), rel);
   if (size === null) return recordBroken(rec, rel);
   const b = budgets(size);
   for (const tok of QUICK ? ['approx'] : ['approx', 'o200k_base']) await recordViews(rec, rel, tok, b);
@@ -319,7 +330,7 @@ if (shard) {
   const files = process.env.GOLDEN_BATCH_ONLY ? Promise.resolve() : shards(jobs);
   for (const dir of ONLY ? [] : ['fixtures', 'fixtures/multi', 'fixtures/claude-code']) await recordBatch(dir);
   await files;
-  const all = {};
+  const all = { ...sizes };
   for (const name of readdirSync(outDir).filter((f) => f.startsWith('.sizes-'))) {
     Object.assign(all, JSON.parse(readFileSync(path.join(outDir, name), 'utf8')));
     rmSync(path.join(outDir, name));
