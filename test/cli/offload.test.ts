@@ -22,6 +22,7 @@ import { compactArgs, offloadFlags } from '../helpers/argv.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { isBig, REAL_DATA, tempDir } from '../helpers/cli.js';
 import { expectOffloadRoundTrip, REAL_FILES } from '../helpers/offload-real.js';
+import { TWO_SEARCHES } from '../helpers/two-searches.js';
 
 const fresh = (): string => tempDir();
 /** The hash a store name holds: the first 16 hex digits of the SHA-256 of the file's bytes. */
@@ -113,21 +114,7 @@ describe.each(REAL_FILES.filter((f) => !isBig(path.join(REAL_DATA, f))))('offloa
 });
 
 describe('--strategy offload on the command line', () => {
-  const FILE = JSON.stringify([
-    { role: 'user', content: 'task' },
-    {
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'a', type: 'function', function: { name: 'search', arguments: '{}' } }],
-    },
-    { role: 'tool', tool_call_id: 'a', content: 'x'.repeat(4000) },
-    {
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'b', type: 'function', function: { name: 'search', arguments: '{}' } }],
-    },
-    { role: 'tool', tool_call_id: 'b', content: 'y'.repeat(4000) },
-  ]);
+  const FILE = TWO_SEARCHES;
 
   it('names the store file as Haystack does, with a hash of its bytes, under a folder for the input, the pointer relative to the transcript', async () => {
     const dir = fresh();

@@ -19,6 +19,7 @@ import { BARE, obj, PRETTY_2 } from '../helpers/json-text.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { tempDir } from '../helpers/cli.js';
 import { scaled } from '../helpers/scale.js';
+import { TWO_SEARCHES } from '../helpers/two-searches.js';
 
 const CWD = tempDir();
 const PLACEHOLDER = '[Tool result removed to free up context. Call `{tool_name}` again if you need it.]';
@@ -191,21 +192,7 @@ describe.each<[string, FormatCodec]>([
 });
 
 describe('--strategy on the command line', () => {
-  const FILE = JSON.stringify([
-    { role: 'user', content: 'task' },
-    {
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'a', type: 'function', function: { name: 'search', arguments: '{}' } }],
-    },
-    { role: 'tool', tool_call_id: 'a', content: 'x'.repeat(4000) },
-    {
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'b', type: 'function', function: { name: 'search', arguments: '{}' } }],
-    },
-    { role: 'tool', tool_call_id: 'b', content: 'y'.repeat(4000) },
-  ]);
+  const FILE = TWO_SEARCHES;
 
   it('says in the summary how many results were pruned', async () => {
     const r = await compactStdin(FILE, '--strategy', 'prune', '-t', '1500');

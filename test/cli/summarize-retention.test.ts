@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { compactMessages } from '../../src/library/index.js';
+import { compactArgs, summarizeFlags } from '../helpers/argv.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
@@ -37,23 +38,7 @@ async function compact(dir: string, ...args: string[]) {
   const output = args.includes('--dry-run') ? [] : ['-o', 'out.json'];
   const model = `sh '${path.join(dir, 'model.sh')}'`;
   const run = await runSwc(
-    [
-      'compact',
-      'a.json',
-      ...output,
-      '-t',
-      '40',
-      '--tokenizer',
-      'approx',
-      '--strategy',
-      'summarize',
-      '--summary-tokens',
-      '10',
-      '--summarize-command',
-      model,
-      '--no-cache',
-      ...args,
-    ],
+    compactArgs('a.json', 40, ...summarizeFlags(), ...output, '--summarize-command', model, '--no-cache', ...args),
     { cwd: dir },
   );
   const out = path.join(dir, 'out.json');
