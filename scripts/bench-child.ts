@@ -218,7 +218,7 @@ async function loopSwc(file: string, steps: number, target: number): Promise<num
   const all = chatLines(file, 2 * steps);
   const compactor = await createCompactor({ format: 'openai', target });
   let sent = 0;
-  for (let step = 1; step <= steps; step++) sent = compactor.compact(all.slice(0, 2 * step)).messages.length;
+  for (let step = 1; step <= steps; step++) sent = (await compactor.compact(all.slice(0, 2 * step))).messages.length;
   return sent;
 }
 
@@ -456,7 +456,7 @@ async function dryRun(file: string, target: number, inventory: boolean): Promise
     everyLine: true,
     inventory,
   };
-  const result = processFile({ index: 0, file, display: file }, settings, await compactorFor(settings));
+  const result = await processFile({ index: 0, file, display: file }, settings, await compactorFor(settings));
   return result.diff?.length ?? 0;
 }
 

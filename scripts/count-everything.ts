@@ -17,7 +17,7 @@ if (file === undefined || target === undefined || out === undefined)
 const counter = await createCounter('o200k_base');
 const source = readSourceFile(file);
 // exhaustive: the whole conversation and every group are counted, whatever the decision needs.
-const result = compactSource(source, { target: Number(target), counter, exhaustive: true });
+const result = await compactSource(source, { target: Number(target), counter, exhaustive: true });
 writeFileSync(out, encodeOutput(result.output, source.bom));
 const plan = result.conversations[0]?.plan;
 process.stdout.write(`${plan?.tokensBefore ?? 0} ${plan?.tokensAfter ?? 0}\n`);

@@ -59,8 +59,8 @@ function compactBytes(
 }
 
 /** The file's size in tokens (what a target of "everything" measures). */
-function sizeOf(file: TranscriptFile): number {
-  const result = compactBytes(file.bytes, file.name, Number.MAX_SAFE_INTEGER, {
+async function sizeOf(file: TranscriptFile): Promise<number> {
+  const result = await compactBytes(file.bytes, file.name, Number.MAX_SAFE_INTEGER, {
     share: 1,
     minKeepSteps: 1,
     note: undefined,
@@ -68,8 +68,8 @@ function sizeOf(file: TranscriptFile): number {
   return result.conversations.reduce((a, c) => a + c.plan.tokensBefore, 0);
 }
 
-function targetOf(file: TranscriptFile, share: number): number {
-  return Math.max(1, Math.floor(sizeOf(file) * share));
+async function targetOf(file: TranscriptFile, share: number): Promise<number> {
+  return Math.max(1, Math.floor((await sizeOf(file)) * share));
 }
 
 /** The items a file's text holds, as written. */
@@ -146,10 +146,10 @@ function protectedMessages(messages: readonly ConvMessage[]): number[] {
 }
 
 describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', () => {
-  it('never separates a tool call from its results and keeps the instructions and the task', () => {
-    fc.assert(
-      fc.property(transcriptFileArb(CODECS), settingsArb, (file, settings) => {
-        const result = compactBytes(file.bytes, file.name, targetOf(file, settings.share), settings);
+  it('never separates a tool call from its results and keeps the instructions and the task', async () => {
+    await fc.assert(
+      fc.asyncProperty(transcriptFileArb(CODECS), settingsArb, async (file, settings) => {
+        const result = await compactBytes(file.bytes, file.name, await targetOf(file, settings.share), settings);
         const kept = keptMessages(file, survivors(file, result.output).kept);
         expect(separations(file.messages, kept)).toEqual([]);
         for (const k of protectedMessages(file.messages)) expect(kept.has(k)).toBe(true);
@@ -158,10 +158,10 @@ describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', ()
     );
   });
 
-  it("writes kept items byte for byte and the note in the file's own style, or the input itself when nothing changes", () => {
-    fc.assert(
-      fc.property(transcriptFileArb(CODECS), settingsArb, (file, settings) => {
-        const result = compactBytes(file.bytes, file.name, targetOf(file, settings.share), settings);
+  it("writes kept items byte for byte and the note in the file's own style, or the input itself when nothing changes", async () => {
+    await fc.assert(
+      fc.asyncProperty(transcriptFileArb(CODECS), settingsArb, async (file, settings) => {
+        const result = await compactBytes(file.bytes, file.name, await targetOf(file, settings.share), settings);
         expect(result.layout.source.bom).toBe(file.style.bom);
         if (!result.changed) {
           expect(result.output).toBe(file.text);
@@ -186,16 +186,16 @@ describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', ()
     );
   });
 
-  it('writes output that parses in the same format, and a second run with the same settings changes nothing', () => {
-    fc.assert(
-      fc.property(transcriptFileArb(CODECS), settingsArb, (file, settings) => {
-        const target = targetOf(file, settings.share);
-        const first = compactBytes(file.bytes, file.name, target, settings);
+  it('writes output that parses in the same format, and a second run with the same settings changes nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(transcriptFileArb(CODECS), settingsArb, async (file, settings) => {
+        const target = await targetOf(file, settings.share);
+        const first = await compactBytes(file.bytes, file.name, target, settings);
         expect(first.format).toBe(file.codec.name);
         // Compaction may remove every item of a conversation without instructions or a task (with no note and
         // --min-keep-steps 0); an empty file is an error for swc, so such an output is not read again.
         fc.pre(survivors(file, first.output).kept.length + survivors(file, first.output).added.length > 0);
-        const second = compactBytes(Buffer.from(first.output, 'utf8'), file.name, target, settings);
+        const second = await compactBytes(Buffer.from(first.output, 'utf8'), file.name, target, settings);
         expect(second.format).toBe(file.codec.name);
         expect(second.changed).toBe(false);
         expect(second.output).toBe(first.output);
@@ -204,18 +204,20 @@ describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', ()
     );
   });
 
-  it('keeps every message a smaller target keeps when the target grows', () => {
-    fc.assert(
-      fc.property(
+  it('keeps every message a smaller target keeps when the target grows', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         transcriptFileArb(CODECS),
         settingsArb,
         fc.double({ min: 0, max: 1, noNaN: true }),
-        (file, settings, more) => {
-          const size = sizeOf(file);
+        async (file, settings, more) => {
+          const size = await sizeOf(file);
           const small = Math.max(1, Math.floor(size * Math.min(settings.share, 1)));
           const large = small + 1 + Math.floor((size - small) * more);
-          const keptSmall = survivors(file, compactBytes(file.bytes, file.name, small, settings).output).kept;
-          const keptLarge = new Set(survivors(file, compactBytes(file.bytes, file.name, large, settings).output).kept);
+          const keptSmall = survivors(file, (await compactBytes(file.bytes, file.name, small, settings)).output).kept;
+          const keptLarge = new Set(
+            survivors(file, (await compactBytes(file.bytes, file.name, large, settings)).output).kept,
+          );
           for (const i of keptSmall) expect(keptLarge.has(i)).toBe(true);
         },
       ),
@@ -223,9 +225,9 @@ describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', ()
     );
   });
 
-  it('never mutates the parsed items, the container or the normalized messages', () => {
-    fc.assert(
-      fc.property(transcriptFileArb(CODECS), settingsArb, (file, settings) => {
+  it('never mutates the parsed items, the container or the normalized messages', async () => {
+    await fc.assert(
+      fc.asyncProperty(transcriptFileArb(CODECS), settingsArb, async (file, settings) => {
         const source = decodeSource(file.bytes, file.name);
         const slot = readLayout(source).slots[0];
         if (slot === undefined) throw new Error('no slot');
@@ -236,7 +238,11 @@ describe('compaction of generated OpenAI and Haystack files, JSON and JSONL', ()
         const adapter = chooseFormat(slot, 'auto', file.name);
         const normalized = normalizeSlot(source, slot, adapter, template);
         deepFreeze(normalized);
-        const options = { target: targetOf(file, settings.share), minKeepSteps: settings.minKeepSteps, note: template };
+        const options = {
+          target: await targetOf(file, settings.share),
+          minKeepSteps: settings.minKeepSteps,
+          note: template,
+        };
         // Frozen values throw on any write (ES modules are strict), so passing means nothing was written.
         const plan = planCompaction(normalized.messages, counter, options);
         writeSlot(slot, adapter, normalized, plan);

@@ -35,26 +35,11 @@ import {
   type ReportSettings,
 } from './report.js';
 import { REPORTERS, reportersFor, type Reporter, type RunContext, type RunEnd } from './reporters.js';
-import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor } from '../pipeline/index.js';
+import { DEFAULT_PLACEHOLDER, noteTemplate, type FileCompactor, type SummaryUsage } from '../pipeline/index.js';
 import { offloadStore, writeStore } from './offload.js';
-import {
-  addUsage,
-  createSummarizingCompactor,
-  NO_USAGE,
-  usageLine,
-  type SummarizingCompactor,
-  type SummaryUsage,
-} from '../summarize-run.js';
+import { addUsage, NO_USAGE, summaryRunner, usageLine } from '../summarize-run.js';
 import { summarySourceFor } from './summary-source.js';
-import {
-  compactorFor,
-  processFile,
-  processFileAsync,
-  runOptionsFor,
-  type Job,
-  type JobResult,
-  type JobSettings,
-} from './worker.js';
+import { compactorFor, processFile, type Job, type JobResult, type JobSettings } from './worker.js';
 
 /**
  * `swc compact` over many files: expand the inputs, keep this shard's files, compact them in worker threads,
@@ -397,31 +382,27 @@ async function jobRunner(
   const stdin = files[0]?.absolute === '-';
   // Summarize runs in this thread: its files wait on the model, and their calls share one limiter (--concurrency).
   const summary = await summarySourceFor(settings, io, io.summarizer);
-  const summarizing: SummarizingCompactor | null =
-    summary === null ? null : await createSummarizingCompactor(runOptionsFor(jobSettings), summary);
+  const summaries = summary === null ? undefined : summaryRunner(summary);
   let usage = NO_USAGE;
-  const workers = stdin || summarizing !== null || !WORKERS_AVAILABLE ? 0 : Math.min(settings.jobs, files.length);
+  const workers = stdin || summary !== null || !WORKERS_AVAILABLE ? 0 : Math.min(settings.jobs, files.length);
   const pool =
     workers > 0 ? new WorkerPool(workers, { swcWorker: true, settings: jobSettings }, settings.target) : null;
-  let compactor: FileCompactor | null = stdin ? await compactorFor(jobSettings) : null;
-  const inThisThread = async (): Promise<FileCompactor> => (compactor ??= await compactorFor(jobSettings));
+  let compactor: FileCompactor | null = stdin ? await compactorFor(jobSettings, summaries) : null;
+  const inThisThread = async (): Promise<FileCompactor> => (compactor ??= await compactorFor(jobSettings, summaries));
+  /** A job of this thread, with what its summaries cost added to the run's. */
+  const here = async (job: Job): Promise<JobResult> => {
+    const result = await processFile(job, jobSettings, await inThisThread());
+    if (result.summary !== undefined) {
+      usage = addUsage(usage, result.summary.usage);
+      for (const warning of result.summary.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
+    }
+    return result;
+  };
   const run = async (index: number): Promise<JobResult> => {
     const file = files[index] as InputFile;
-    if (summarizing !== null) {
-      const job: Job =
-        file.absolute === '-'
-          ? { index, file: '-', display: file.display, content: await readStreamBounded(io.stdin) }
-          : { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
-      const result = await processFileAsync(job, jobSettings, await inThisThread(), summarizing);
-      if (result.summary !== undefined) {
-        usage = addUsage(usage, result.summary.usage);
-        for (const warning of result.summary.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
-      }
-      return result;
-    }
     if (file.absolute === '-') {
       const content = await readStreamBounded(io.stdin);
-      return processFile({ index, file: '-', display: file.display, content }, jobSettings, await inThisThread());
+      return here({ index, file: '-', display: file.display, content });
     }
     if (file.unreadable !== undefined) {
       // A folder the search could not read fails as an unreadable file does; the run goes on.
@@ -429,9 +410,9 @@ async function jobRunner(
       return { index, record, line: `swc: ${record.error?.message}`, diff: null, bytes: null };
     }
     const job: Job = { index, file: file.absolute, real: file.real, display: file.display, found: file.found };
-    if (pool === null) return processFile(job, jobSettings, await inThisThread());
+    if (pool === null) return here(job);
     // A pool none of whose workers could start (a low open-file or memory limit) leaves the work to this thread.
-    return pool.run(job).catch(async () => processFile(job, jobSettings, await inThisThread()));
+    return pool.run(job).catch(async () => here(job));
   };
   return { run, workers, summary, usage: () => usage, close: async () => pool?.close() };
 }

@@ -24,7 +24,6 @@ import { writeAll, type CliIo } from './io.js';
 import { checkReportPath, emitJson, reportTarget, standardStream } from './json-output.js';
 import { loadLazily } from './lazy.js';
 import { counterSettingsOf, windowThresholds, type CompactSettings } from './settings.js';
-import type { SummarizingCompactor, SummarySource } from '../summarize-run.js';
 
 /** One input to stdout or --output, in this thread: the run of one file. */
 
@@ -65,40 +64,10 @@ export async function compactInput(
       ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>')
       : readSourceFile(path.resolve(io.cwd, input), shown);
   try {
-    return compactor.compact(source, home === undefined ? undefined : { home });
+    return await compactor.compact(source, home === undefined ? undefined : { home });
   } catch (error) {
     // No result will read it: what reading held (a decompressed spool) goes now.
     source.release?.();
-    throw error;
-  }
-}
-
-/** Reads one input and summarizes it, saying what the model calls cost and which rounds failed. */
-async function summarizeInput(
-  input: string,
-  summarizing: SummarizingCompactor,
-  summary: SummarySource,
-  settings: CompactSettings,
-  io: CliIo,
-  report: (line: string) => void,
-  shown: string,
-  home?: string,
-): Promise<{ result: FileResult; failedCalls: number }> {
-  const { StrictSummaryError, usageLine } = await loadSummarizing();
-  const source =
-    input === '-'
-      ? sourceFromBytes(await readStreamBounded(io.stdin), '<stdin>')
-      : readSourceFile(path.resolve(io.cwd, input), shown);
-  try {
-    const done = await summarizing.compactAsync(source, home === undefined ? undefined : { home });
-    for (const warning of done.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
-    if (settings.quiet === 0) report(usageLine(done.usage, summary.summarizer === null, summary.summaryTokens));
-    // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
-    return { result: done.result, failedCalls: summary.summarizer === null ? 0 : done.usage.failed };
-  } catch (error) {
-    source.release?.();
-    if (error instanceof StrictSummaryError && settings.quiet === 0)
-      report(usageLine(error.usage, summary.summarizer === null, summary.summaryTokens));
     throw error;
   }
 }
@@ -187,17 +156,31 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
     // The plan --json prints says what the compaction forgets; without it, nothing works that out.
     inventory: json !== null,
   };
-  const compactor = await createFileCompactor(runOptions);
-  const summarizing =
-    summarize === null || summary === null ? null : await summarize.createSummarizingCompactor(runOptions, summary);
+  const compactor = await createFileCompactor(
+    runOptions,
+    summarize === null || summary === null ? undefined : summarize.summaryRunner(summary),
+  );
   // Taken before reading: a change from here on (an append to a live log) shows when an --output that is the input is replaced.
   const input: StreamInput = { shown: given, real, identity: real === '-' ? null : identifyFile(real) };
   // Pointers are relative to the folder the result is written to (for a standard stream: the input's).
   const home = out !== null ? path.dirname(out) : real === '-' ? io.cwd : path.dirname(real);
-  const { result, failedCalls } =
-    summarizing === null || summary === null
-      ? { result: await compactInput(real, compactor, io, given, home), failedCalls: 0 }
-      : await summarizeInput(real, summarizing, summary, settings, io, report, given, home);
+  let result: FileResult;
+  try {
+    result = await compactInput(real, compactor, io, given, home);
+  } catch (error) {
+    // A --strict failure still says what its calls cost.
+    if (summarize !== null && summary !== null && error instanceof summarize.StrictSummaryError && settings.quiet === 0)
+      report(summarize.usageLine(error.usage, summary.summarizer === null, summary.summaryTokens));
+    throw error;
+  }
+  const spent = result.summaries;
+  if (spent !== undefined && summary !== null && summarize !== null) {
+    for (const warning of spent.warnings) io.stderr.write(`swc: warning: ${warning}\n`);
+    if (settings.quiet === 0)
+      report(summarize.usageLine(spent.usage, summary.summarizer === null, summary.summaryTokens));
+  }
+  // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
+  const failedCalls = summary === null || summary.summarizer === null ? 0 : (spent?.usage.failed ?? 0);
   try {
     await finishStream(input, out, result, settings, io, report, compactor.tokenizer, json);
   } finally {

@@ -5,7 +5,6 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import { describeFsError, identifyFile, isRegularFile, type FileIdentity } from '../io/files.js';
 import { sourceFromBytes, readSourceFile } from '../io/lines.js';
-import type { SourceText } from '../io/source.js';
 import {
   createFileCompactor,
   DEFAULT_PLACEHOLDER,
@@ -15,8 +14,10 @@ import {
   type FileResult,
   type RunOptions,
   type StoreFile,
+  type SummaryReport,
+  type SummaryRunner,
 } from '../pipeline/index.js';
-import { StrictSummaryError, type SummarizingCompactor, type SummaryUsage } from '../summarize-run.js';
+import { StrictSummaryError } from '../summarize-run.js';
 import { renderDryRun } from './view/dry-run.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
@@ -99,7 +100,7 @@ export interface JobResult {
   /** The offload store's files to write before the output, when bytes are sent. */
   readonly stored?: readonly StoreFile[];
   /** With summarize: what the file's model calls cost, and a line per conversation whose rounds failed. */
-  readonly summary?: { readonly usage: SummaryUsage; readonly warnings: readonly string[] };
+  readonly summary?: SummaryReport;
 }
 
 /**
@@ -109,18 +110,21 @@ export interface JobResult {
  * @param settings the run's settings
  * @param compactor the run's compactor, its tokenizer loaded once per thread
  */
-export function processFile(job: Job, settings: JobSettings, compactor: FileCompactor): JobResult {
+export async function processFile(job: Job, settings: JobSettings, compactor: FileCompactor): Promise<JobResult> {
   try {
-    return describeFile(job, settings, compactor);
+    return await describeFile(job, settings, compactor);
   } catch (error) {
     // A file that cannot be read or parsed, or a bug met on it: that file fails, the run goes on.
     const record = failedRecord(job.display, error, settings.target);
+    // A --strict failure still says what its calls cost.
+    const summary = error instanceof StrictSummaryError ? { summary: { usage: error.usage, warnings: [] } } : {};
     return {
       index: job.index,
       record,
       line: fileLine(record, null, lineContext(settings, compactor)),
       diff: null,
       bytes: null,
+      ...summary,
     };
   }
 }
@@ -149,7 +153,7 @@ function checkStillRegular(job: Job): void {
 }
 
 /** The work of `processFile`; throws on a file it cannot handle. */
-function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor): JobResult {
+async function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor): Promise<JobResult> {
   // Taken before reading: whatever happens to the file from here on shows when its rewrite compares.
   const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
   checkStillRegular(job);
@@ -158,7 +162,9 @@ function describeFile(job: Job, settings: JobSettings, compactor: FileCompactor)
       ? sourceFromBytes(job.content, job.display)
       : readSourceFile(job.real ?? job.file, job.display);
   try {
-    return describeSource(job, source, identity, settings, compactor);
+    const result = await compactor.compact(source, { home: homeOf(job, settings) });
+    const described = describeResult(job, result, identity, settings, compactor);
+    return result.summaries === undefined ? described : { ...described, summary: result.summaries };
   } finally {
     // Everything returned is plain data: what reading held (a decompressed spool) can go.
     source.release?.();
@@ -173,58 +179,6 @@ function homeOf(job: Job, settings: JobSettings): string | undefined {
   if (offload.outDir !== undefined)
     return path.dirname(path.join(offload.outDir.root, path.relative(offload.outDir.base, job.file)));
   return path.dirname(job.real ?? job.file);
-}
-
-/**
- * Reads, summarizes (awaiting the model between rounds, in this thread) and describes one file. Never throws, as
- * `processFile`; a --strict failure is the file's failure.
- */
-export async function processFileAsync(
-  job: Job,
-  settings: JobSettings,
-  compactor: FileCompactor,
-  summarizing: SummarizingCompactor,
-): Promise<JobResult> {
-  try {
-    const identity = job.content === undefined && settings.bytes !== 'none' ? identifyFile(job.real ?? job.file) : null;
-    checkStillRegular(job);
-    const source =
-      job.content !== undefined
-        ? sourceFromBytes(job.content, job.display)
-        : readSourceFile(job.real ?? job.file, job.display);
-    try {
-      const done = await summarizing.compactAsync(source, { home: homeOf(job, settings) });
-      return {
-        ...describeResult(job, done.result, identity, settings, compactor),
-        summary: { usage: done.usage, warnings: done.warnings },
-      };
-    } finally {
-      source.release?.();
-    }
-  } catch (error) {
-    const record = failedRecord(job.display, error, settings.target);
-    // A --strict failure still says what its calls cost.
-    const summary = error instanceof StrictSummaryError ? { summary: { usage: error.usage, warnings: [] } } : {};
-    return {
-      index: job.index,
-      record,
-      line: fileLine(record, null, lineContext(settings, compactor)),
-      diff: null,
-      bytes: null,
-      ...summary,
-    };
-  }
-}
-
-/** The result of one read file. */
-function describeSource(
-  job: Job,
-  source: SourceText,
-  identity: FileIdentity | null,
-  settings: JobSettings,
-  compactor: FileCompactor,
-): JobResult {
-  return describeResult(job, compactor.compact(source, { home: homeOf(job, settings) }), identity, settings, compactor);
 }
 
 /** What a job gives back for a file's result. */
@@ -292,8 +246,8 @@ function lineContext(settings: JobSettings, compactor: FileCompactor): LineConte
 }
 
 /** The compactor for a run's settings: the settings every file of the run shares, the tokenizer loaded once. */
-export function compactorFor(settings: JobSettings): Promise<FileCompactor> {
-  return createFileCompactor(runOptionsFor(settings));
+export function compactorFor(settings: JobSettings, summaries?: SummaryRunner): Promise<FileCompactor> {
+  return createFileCompactor(runOptionsFor(settings), summaries);
 }
 
 /** A run's settings as the pipeline takes them. */
@@ -334,8 +288,8 @@ async function serve(port: NonNullable<typeof parentPort>, init: WorkerInit): Pr
   // The modules are loaded: the pool may start the next worker (module loading opens many files at once).
   port.postMessage({ type: 'loaded' } satisfies FromWorker);
   const compactor = await compactorFor(init.settings);
-  port.on('message', (message: ToWorker) => {
-    const result = processFile(message.job, init.settings, compactor);
+  port.on('message', async (message: ToWorker) => {
+    const result = await processFile(message.job, init.settings, compactor);
     // The output bytes move to the main thread instead of being copied, unless they share a pooled buffer.
     const bytes = result.bytes;
     const own =

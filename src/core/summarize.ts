@@ -421,19 +421,18 @@ export interface SummarizeResult {
 
 /**
  * Runs rounds until the conversation fits, reaches the floor, or a round fails (Haystack's `compact`), each
- * round's reply taken from `answer`. Pure when `answer` is: the pipeline answers from replies it already has, and
- * runs again once it has awaited the missing one.
+ * round awaiting its reply from `answer` (a model, or the stand-in of dry runs and checks) before the next.
  * @param messages the conversation (never mutated)
  * @param counter the counter
  * @param options target, min_keep_steps, summary tokens, instruction
  * @param answer gives round k's reply to its request
  */
-export function summarizeRounds(
+export async function summarizeRounds(
   messages: readonly Message[],
   counter: TokenCounter,
   options: SummarizeOptions,
-  answer: (request: SummaryRequest, round: number) => SummaryAnswer,
-): SummarizeResult {
+  answer: (request: SummaryRequest, round: number) => SummaryAnswer | Promise<SummaryAnswer>,
+): Promise<SummarizeResult> {
   const exhaustive = options.exhaustive !== false;
   // Counted only until it passes the target, unless every figure must be exact.
   const tokensBefore = exhaustive
@@ -453,7 +452,7 @@ export function summarizeRounds(
       break;
     }
     const k = rounds.length;
-    const reply = answer(round.request, k);
+    const reply = await answer(round.request, k);
     if ('error' in reply) {
       failure = { round: k, kind: 'call', reason: reply.error, request: round.request };
       stopped = 'failed';

@@ -13,7 +13,6 @@ import {
   type Checked,
   type CompactorOptions,
 } from '../settings/library.js';
-import { withReplies } from '../summarize-run.js';
 import { createCounter } from '../tokens/index.js';
 import { assemble, assembleEntries, forgottenOf } from './assemble.js';
 import { isWithin, withChainFigures, withEstimatedBefore, withFigures } from './figures.js';
@@ -56,7 +55,7 @@ export async function compactMessages<M>(
   messages: readonly M[],
   options: CompactorOptions<NoInfer<M>>,
 ): Promise<CompactedMessages<M>> {
-  return (await compactorOf(options, true)).compactAsync(messages);
+  return (await compactorOf(options, true)).compact(messages);
 }
 
 function compactorWith(counter: TokenCounter, options: CompactorOptions, checked: Checked, once: boolean): Compactor {
@@ -70,15 +69,24 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
   });
   const memory = new RenderedMemory();
   const remembering = memory.counter(counter);
-  /** One compaction, its summary replies (if any) taken from `answer`. */
-  const compactWith = <M>(
-    messages: readonly M[],
-    answer: ((request: SummaryRequest) => SummaryAnswer) | null,
-  ): CompactedMessages<M> => {
+  const summarize = options.summarize;
+  /** A summary round's reply from the `summarize` callback; a failed call answers with its reason. */
+  const answer =
+    summarize === undefined
+      ? null
+      : async (request: SummaryRequest): Promise<SummaryAnswer> => {
+          try {
+            return { text: summaryTextOf(await summarize({ system: request.system, user: request.user })) };
+          } catch (failure) {
+            return { error: failure instanceof Error ? failure.message : String(failure) };
+          }
+        };
+  /** One compaction, awaiting summary replies (if any) between rounds. */
+  const compactWith = async <M>(messages: readonly M[]): Promise<CompactedMessages<M>> => {
     const read = mirror.read(messages);
     memory.nextCall();
     // The chain `swc compact --strategy` runs, on the same items: pruned ones come back as the format writes them.
-    const chain = decideChain(
+    const chain = await decideChain(
       read.input.raws,
       read.adapter,
       read.normalized,
@@ -132,25 +140,11 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
       figures,
     );
   };
-  const summarize = options.summarize;
   return {
     tokenizer: counter.name,
-    compact<M>(messages: readonly M[]): CompactedMessages<M> {
-      if (checked.strategies.includes('summarize'))
-        throw new OptionsError('strategy summarize awaits a model: use compactAsync (or compactMessages)');
-      return compactWith(messages, null);
-    },
-    async compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>> {
-      if (summarize === undefined || !checked.strategies.includes('summarize')) return compactWith(messages, null);
-      // The conversation as it was when the call began: a caller that changes its array while a summary is awaited
-      // gets the compaction of what it passed, never of messages added since.
-      const snapshot = [...messages];
-      const done = await withReplies(
-        (answer) => compactWith(snapshot, answer),
-        async (request) => ({ text: summaryTextOf(await summarize({ system: request.system, user: request.user })) }),
-      );
-      return done.value;
-    },
+    // The conversation as it was when the call began: a caller that changes its array while the decision awaits (a
+    // summary) gets the compaction of what it passed, never of messages added since.
+    compact: <M>(messages: readonly M[]) => compactWith(Array.isArray(messages) ? [...messages] : messages),
   };
 }
 
@@ -158,7 +152,7 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
 function chainOptionsOf(
   checked: Checked,
   counter: TokenCounter,
-  answer: ((request: SummaryRequest) => SummaryAnswer) | null,
+  answer: ((request: SummaryRequest) => Promise<SummaryAnswer>) | null,
 ): Omit<ChainOptions, 'offload'> {
   return {
     target: checked.target,

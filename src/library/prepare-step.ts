@@ -29,7 +29,7 @@ export function swcPrepareStep(
     // Not an array: compact refuses it with its InputError.
     const viewed = Array.isArray(history) ? views.viewOf(history) : null;
     const view = viewed === null ? null : viewed.messages;
-    const result = await (await compactor).compactAsync(view ?? history);
+    const result = await (await compactor).compact(view ?? history);
     const sent = result.changed ? result.messages : view;
     if (sent === null) return undefined;
     views.keep(history, sent, viewed);

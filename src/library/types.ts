@@ -35,18 +35,16 @@ export interface CompactedMessages<M> {
   readonly summarized?: SummarizedConversation;
 }
 
-/** A compactor with its tokenizer loaded: `compact` is synchronous, for an agent's loop. */
+/** A compactor with its tokenizer loaded, for an agent's loop: it remembers what it counted between calls. */
 export interface Compactor {
   /** The counter's name. */
   readonly tokenizer: string;
   /**
-   * Compacts a conversation.
-   * @param messages the messages, in the compactor's format; never modified
+   * Compacts a conversation, awaiting the `summarize` option between rounds when the strategy summarizes.
+   * @param messages the messages, in the compactor's format; never modified (the array is read when the call begins)
    * @throws InputError naming the index of a message that does not fit the format (or cannot be written as JSON)
    */
-  compact<M>(messages: readonly M[]): CompactedMessages<M>;
-  /** As `compact`, awaiting the `summarize` option between rounds (the only way with `strategy: 'summarize'`). */
-  compactAsync<M>(messages: readonly M[]): Promise<CompactedMessages<M>>;
+  compact<M>(messages: readonly M[]): Promise<CompactedMessages<M>>;
 }
 
 /** What the AI SDK hands a `prepareStep` function (only `messages` is read). */

@@ -47,14 +47,14 @@ export interface Decided {
  * @param referenceOf offloading's store references, or null where nothing may be offloaded
  * @param tools the container's tool schemas as Haystack measures them (read with thresholds only), or null
  */
-export function decide(
+export async function decide(
   input: readonly Message[],
   options: ChainOptions,
   template: string | null,
   strategies: readonly StrategyName[],
   referenceOf: ReferenceMaker | null,
   tools: string | null,
-): Decided {
+): Promise<Decided> {
   if (strategies.length !== 1 || strategies[0] !== 'window')
     return runChain(input, options, template, strategies, referenceOf, tools);
   const settings = { minKeepSteps: options.minKeepSteps, note: template, exhaustive: options.exhaustive };
@@ -86,14 +86,14 @@ interface Figures {
  * @returns the sliding window's plan in input indices (an unchanged one when the window is not in the chain, or did
  *   nothing), the prunings, and the input's messages with the pruned ones replaced
  */
-function runChain(
+async function runChain(
   input: readonly Message[],
   options: ChainOptions,
   template: string | null,
   strategies: readonly StrategyName[],
   referenceOf: ReferenceMaker | null,
   tools: string | null,
-): Decided {
+): Promise<Decided> {
   const counter = sharingCounter(options.counter);
   const toolTokens = options.window ? schemaTokens(input, counter, tools) : 0;
   // Below the trigger means a size of at most trigger - 1 tokens.
@@ -129,7 +129,7 @@ function runChain(
     tokensAfter: () => 0,
   };
   for (const strategy of strategies) {
-    const report = STEPS[strategy].apply(run);
+    const report = await STEPS[strategy].apply(run);
     figures = {
       reached: figures.reached || !report.under,
       lastSkipped: report.under,

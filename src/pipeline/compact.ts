@@ -25,6 +25,7 @@ import {
   type FileOptions,
   type FileResult,
   type StoreFile,
+  type SummaryRunner,
 } from './types.js';
 import { writeSlot } from './write.js';
 
@@ -39,26 +40,39 @@ export interface RunOptions extends Omit<FileOptions, 'counter'> {
 export interface FileCompactor {
   /** The tokenizer's name, as outputs show it. */
   readonly tokenizer: string;
-  /** @param file where the result is written (its folder, absolute), which offloading's pointers are relative to */
-  compact(source: SourceText, file?: { readonly home?: string }): FileResult;
+  /**
+   * @param file where the result is written (its folder, absolute), which offloading's pointers are relative to
+   * @throws InputError for a file it cannot compact (with summaries and `strict`, a failed round)
+   */
+  compact(source: SourceText, file?: { readonly home?: string }): Promise<FileResult>;
 }
 
 /**
  * Loads a run's tokenizer once and returns a compactor for its files: the road every command takes, so no caller
  * handles a counter.
+ * @param summaries where summarize's replies come from (a chain without summarize needs none)
  */
-export async function createFileCompactor(options: RunOptions): Promise<FileCompactor> {
+export async function createFileCompactor(options: RunOptions, summaries?: SummaryRunner): Promise<FileCompactor> {
   const counter = await createCounter(options.tokenizer, options.counterOptions);
   return {
     tokenizer: counter.name,
-    compact: (source, file) =>
-      compactSource(source, {
+    async compact(source, file) {
+      const offload =
+        options.offload !== undefined && file?.home !== undefined
+          ? { offload: { ...options.offload, home: file.home } }
+          : {};
+      if (summaries === undefined) return compactSource(source, { ...options, counter, ...offload });
+      const replies = summaries.forFile(source.file, counter);
+      const settings = summaries.settings;
+      const result = await compactSource(source, {
         ...options,
         counter,
-        ...(options.offload !== undefined && file?.home !== undefined
-          ? { offload: { ...options.offload, home: file.home } }
-          : {}),
-      }),
+        ...offload,
+        summarize: { ...settings, answer: (request) => replies.answer(request) },
+      });
+      // Laid on, not spread: the result's output is a getter.
+      return Object.assign(result, { summaries: await replies.finish(result) });
+    },
   };
 }
 
@@ -68,7 +82,7 @@ export async function createFileCompactor(options: RunOptions): Promise<FileComp
  * @param options target, settings, counter
  * @returns decisions and the output text
  */
-export function compactSource(source: SourceText, options: FileOptions): FileResult {
+export async function compactSource(source: SourceText, options: FileOptions): Promise<FileResult> {
   const template = noteTemplate(options.note);
   const stream =
     options.streamBlock === 0
@@ -77,18 +91,26 @@ export function compactSource(source: SourceText, options: FileOptions): FileRes
   const layout = readForCompaction(source, options, template, stream ?? undefined);
   const streamed = stream?.finish(source, layout) ?? null;
   const replacements = new Map<Slot, string>();
-  const conversations: ConversationResult[] = [];
   const stored: StoreFile[] = [];
   const settings = outcomeSettingsOf(source, options);
   const formats: string[] = [];
+  const deciding: Array<Promise<SlotDone & { slot: Slot }>> = [];
   for (const { slot, adapter } of slotsWithAdapters(layout, options.format, source.file, formats, streamed)) {
     const read = streamed?.slot === slot ? streamed.normalized : normalizeSlot(source, slot, adapter, template);
-    const done = compactSlot({ source, layout, slot, adapter, read, options, template, settings });
-    conversations.push(done.conversation);
-    if (done.written !== null) {
-      replacements.set(slot, done.written);
-      stored.push(...done.stored);
-    }
+    // Decided together: a conversation awaiting a summary does not hold up the next one's rounds.
+    deciding.push(
+      compactSlot({ source, layout, slot, adapter, read, options, template, settings }).then((done) => ({
+        ...done,
+        slot,
+      })),
+    );
+  }
+  const decided = await Promise.all(deciding);
+  const conversations: ConversationResult[] = decided.map((d) => d.conversation);
+  for (const done of decided) {
+    if (done.written === null) continue;
+    replacements.set(done.slot, done.written);
+    stored.push(...done.stored);
   }
   const changed = replacements.size > 0;
   const rebuilt = changed ? rebuild(layout, replacements) : null;
@@ -167,19 +189,21 @@ interface SlotTask {
   readonly settings: OutcomeSettings;
 }
 
+/** One conversation decided and written: its result, its new text (null when unchanged), the store files it needs. */
+interface SlotDone {
+  readonly conversation: ConversationResult;
+  readonly written: string | null;
+  readonly stored: readonly StoreFile[];
+}
+
 /**
- * Decides one conversation and writes it: its result, its new text (null when unchanged) and the store files its
- * offloaded results need.
+ * Decides one conversation and writes it.
  * @throws InputError when pruning or offloading replaced a result the format has no way to write
  */
-function compactSlot(task: SlotTask): {
-  conversation: ConversationResult;
-  written: string | null;
-  stored: readonly StoreFile[];
-} {
+async function compactSlot(task: SlotTask): Promise<SlotDone> {
   const { source, layout, slot, adapter, read, options, template } = task;
   const strategies = options.strategies ?? ['window'];
-  const decided = decide(
+  const decided = await decide(
     read.messages,
     options,
     template,
@@ -297,7 +321,7 @@ function withOutcome(
  * @param tools the tool schemas' text (with thresholds), or null
  * @throws InputError when pruning replaced a result the format has no way to write
  */
-export function decideChain(
+export async function decideChain(
   raws: readonly string[],
   adapter: FormatAdapter,
   read: Normalized,
@@ -306,15 +330,15 @@ export function decideChain(
   strategies: readonly StrategyName[],
   tools: string | null,
   where: string,
-): {
+): Promise<{
   plan: Plan;
   normalized: Normalized;
   edits: Map<number, string>;
   summarized?: SummarizedConversation;
   output?: readonly OutputEntry[];
-} {
+}> {
   if (strategies.includes('offload')) throw new RangeError('offloading writes files: it has no in-memory chain');
-  const decided = decide(read.messages, options, template, strategies, null, tools);
+  const decided = await decide(read.messages, options, template, strategies, null, tools);
   const pruned = prunedItems(decided.pruning, read, decided.plan);
   if (pruned.length > 0 && adapter.writePruned === undefined) {
     throw new InputError(

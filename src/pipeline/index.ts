@@ -26,7 +26,11 @@ export {
   type ConversationResult,
   type FileOptions,
   type FileResult,
+  type FileReplies,
   type PrunedItems,
   type StoreFile,
+  type SummaryReport,
+  type SummaryRunner,
+  type SummaryUsage,
 } from './types.js';
 export { finishedWrite, outputBytes, writeSlot, type FinishedWrite } from './write.js';

@@ -3,7 +3,9 @@ import type { Normalized } from '../formats/types.js';
 import type { Layout, Slot } from '../io/layout.js';
 import type { ConversationOutcome } from '../outcome/outcome.js';
 import type { StrategyName } from './steps/index.js';
-import type { ChainOptions, OutputEntry, SummarizedConversation } from './steps/step.js';
+import type { SummaryAnswer, SummaryRequest } from '../core/summarize.js';
+import type { TokenCounter } from '../core/types.js';
+import type { ChainOptions, OutputEntry, SummarizeSettings, SummarizedConversation } from './steps/step.js';
 
 /** Settings for compacting one file: the chain's, and how the file is read and reported. */
 export interface FileOptions extends ChainOptions {
@@ -105,6 +107,57 @@ export interface FileResult {
   readonly changedConversations: number;
   /** The offload store's files for this output: each result, and what restoring its items needs (empty without offloading). */
   readonly stored: readonly StoreFile[];
+  /** With summarize in the chain: what its model calls cost, and a warning per conversation whose rounds failed. */
+  readonly summaries?: SummaryReport;
+}
+
+/**
+ * Where summarize's replies come from, for a run's files (src/summarize-run.ts makes one from a model, or the stand-in
+ * of dry runs and checks): the decision awaits each round's reply from it.
+ */
+export interface SummaryRunner {
+  /** The prompt's instruction, the summary size planned with, the least retention. */
+  readonly settings: Omit<SummarizeSettings, 'answer'>;
+  /** The replies for one file's conversations (the same request is asked once), and what they cost. */
+  forFile(file: string, counter: TokenCounter): FileReplies;
+}
+
+/** One file's summary replies. */
+export interface FileReplies {
+  /** The reply to a round's request; a failed call answers with its `error`. */
+  answer(request: SummaryRequest): Promise<SummaryAnswer>;
+  /**
+   * What the file's calls cost and which conversations' rounds failed, once it is decided.
+   * @throws InputError with `strict` when a round failed (nothing is written for the file)
+   */
+  finish(result: FileResult): Promise<SummaryReport>;
+}
+
+/** What summarizing one file cost, and the warnings of rounds that failed. */
+export interface SummaryReport {
+  readonly usage: SummaryUsage;
+  /** One line per conversation whose rounds stopped at a failure (the last good result kept). */
+  readonly warnings: readonly string[];
+}
+
+/** What the model calls of one file cost. */
+export interface SummaryUsage {
+  /** Calls made (cache hits included). */
+  readonly calls: number;
+  readonly cached: number;
+  readonly failed: number;
+  /** Prompt and reply tokens: the endpoint's `usage` where it reported one, else counted with the run's counter. */
+  readonly input: number;
+  readonly output: number;
+  /** With a simulated model: the rounds that would call, and the tokens their prompts hold. */
+  readonly simulated: number;
+  readonly promptTokens: number;
+  /**
+   * Over the summaries the rounds kept (a model's, not simulated ones): the identifiers the messages they replaced
+   * name, and how many of those the summaries still name (src/core/identifiers/retention.ts).
+   */
+  readonly identifiers: number;
+  readonly identifiersKept: number;
 }
 
 /** A file of the offload store to write before the transcript that points at it. */

@@ -286,7 +286,7 @@ async function replayPolicy(
     if (compactor !== null && sent.tokens >= settings.trigger) {
       const before = sent;
       const was = history.current;
-      const done = await compactor.compactAsync(was);
+      const done = await compactor.compact(was);
       if (done.changed) {
         compacted = true;
         history.replace(done.messages);

@@ -41,14 +41,14 @@ const ast = (content: string | null, ...calls: string[]): Item =>
 const tool = (content: string): Item => ({ role: 'tool', tool_call_id: `call_${nextId}`, content });
 
 /** Compacts messages written as an OpenAI JSON file, counting every group. */
-function compactMessages(
+async function compactMessages(
   messages: readonly Item[],
   settings: { target: number; minKeepSteps?: number; note?: string | null },
   counter: TokenCounter = createFakeCounter(),
   file = 'chat.json',
   text = JSON.stringify(messages, null, 2),
-): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), file), {
+): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), file), {
     target: settings.target,
     minKeepSteps: settings.minKeepSteps ?? 1,
     note: settings.note,
@@ -72,12 +72,12 @@ function view(
   };
 }
 
-function dryRun(
+async function dryRun(
   messages: readonly Item[],
   settings: { target: number; minKeepSteps?: number; note?: string | null },
   extra: Partial<DryRunView> = {},
-): string {
-  return renderDryRun(compactMessages(messages, settings), view(settings, extra));
+): Promise<string> {
+  return renderDryRun(await compactMessages(messages, settings), view(settings, extra));
 }
 
 // 0 S, turn [1,2], turn [3..6] with a tool step, task 7, one step [8..11] calling three tools.
@@ -116,23 +116,23 @@ const steps = (): Item[] => {
 };
 
 describe('the dry-run diff', () => {
-  it('marks the oldest turn removed and puts the note after the instructions', () => {
+  it('marks the oldest turn removed and puts the note after the instructions', async () => {
     // Budget 110 - 20 = 90; the step (40) fits, leaving 50: turn [3..6] (40) stays, turn [1,2] (20) goes.
-    const out = dryRun(history(), { target: 110 });
+    const out = await dryRun(history(), { target: 110 });
     expect(out).toMatchSnapshot();
     expect(out).toContain('\n- turn 1  #1-2   2 msgs  20 tok  first question\n');
     expect(out).toContain('\n+ note    @1      1 msg  10 tok  [2 earlier messages were removed');
     expect(out.endsWith('removed 2 messages (20 tokens) in 1 turn\ntarget 110 met (110 tokens)\n')).toBe(true);
   });
 
-  it('shows each step with its tool names, repeated ones counted, and its results', () => {
-    const out = dryRun(history(), { target: 110 });
+  it('shows each step with its tool names, repeated ones counted, and its results', async () => {
+    const out = await dryRun(history(), { target: 110 });
     expect(out).toContain('+ step 1  #8-11  4 msgs  40 tok  search, read_file ×2 → 3 results · Looking.\n');
   });
 
-  it('puts the note after the task when steps go', () => {
+  it('puts the note after the task when steps go', async () => {
     // Budget 50 - 20 = 30: step 3 (20) stays, steps 1 and 2 go; after = 20 + 20 + note 10 = 50.
-    const out = dryRun(steps(), { target: 50 });
+    const out = await dryRun(steps(), { target: 50 });
     expect(out).toMatchSnapshot();
     const lines = out.split('\n');
     const task = lines.findIndex((l) => l.startsWith('  task'));
@@ -140,40 +140,40 @@ describe('the dry-run diff', () => {
     expect(out).toContain('removed 4 messages (40 tokens) in 2 steps\ntarget 50 met (50 tokens)\n');
   });
 
-  it('says min_keep_steps held steps larger than the budget when it misses the target for them', () => {
+  it('says min_keep_steps held steps larger than the budget when it misses the target for them', async () => {
     // min_keep_steps 3 keeps all three steps (60) against a budget of 50 - 20 = 30, and there is no turn: nothing goes.
-    const out = dryRun(steps(), { target: 50, minKeepSteps: 3 });
+    const out = await dryRun(steps(), { target: 50, minKeepSteps: 3 });
     expect(out).toMatchSnapshot();
     expect(out.replace(/\n {2}/g, ' ')).toContain(
       'nothing removed\ntarget 50 not met (80 tokens): min_keep_steps 3 held the 3 newest steps (60 tokens), more than the 30 tokens left\n',
     );
   });
 
-  it('says the instructions and the current task alone are over the target when they are', () => {
+  it('says the instructions and the current task alone are over the target when they are', async () => {
     // Both turns go; the step stays by min_keep_steps: 20 + 40 + note 10 = 70.
-    const out = dryRun(history(), { target: 15 });
+    const out = await dryRun(history(), { target: 15 });
     expect(out).toMatchSnapshot();
     expect(out).toContain(
       'target 15 not met (70 tokens): the instructions and the current task alone take\n  20 tokens\n',
     );
   });
 
-  it('shows a line saying there is no note when notes are off', () => {
-    const out = dryRun(history(), { target: 110, note: null });
+  it('shows a line saying there is no note when notes are off', async () => {
+    const out = await dryRun(history(), { target: 110, note: null });
     expect(out).toMatchSnapshot();
     expect(out).toContain('\n  note                           no note: notes are off\n');
     expect(out).not.toContain('earlier messages were removed');
   });
 
-  it('shows everything kept and no note when the conversation fits', () => {
-    const out = dryRun(history(), { target: 1000 });
+  it('shows everything kept and no note when the conversation fits', async () => {
+    const out = await dryRun(history(), { target: 1000 });
     expect(out).toMatchSnapshot();
     expect(out).not.toMatch(/^- /m);
     expect(out).toContain('no note: nothing removed (fits the target)');
     expect(out).toContain('nothing removed\ntarget 1,000 met (120 tokens)\n');
   });
 
-  it('shows messages in no group with why they go', () => {
+  it('shows messages in no group with why they go', async () => {
     nextId = 0;
     const messages = [
       sys('S'),
@@ -188,7 +188,7 @@ describe('the dry-run diff', () => {
       ast('done'),
     ];
     // Protected 20, steps 30, turn [2,3] (the earlier note at 4 skipped) 20 > budget left 10: it goes, and the orphans with it.
-    const out = dryRun(messages, { target: 60 });
+    const out = await dryRun(messages, { target: 60 });
     expect(out).toMatchSnapshot();
     expect(out).toContain('\n- orphan  #1     1 msg  10 tok  before the first user message, in no turn · ass…\n');
     expect(out).toContain('\n- turn 1  #2-4  2 msgs  20 tok  first question\n');
@@ -197,10 +197,10 @@ describe('the dry-run diff', () => {
     expect(out).toContain('removed 5 messages (50 tokens) in 1 turn and 3 other messages\n');
   });
 
-  it('shows one section per conversation for a file that holds several', () => {
+  it('shows one section per conversation for a file that holds several', async () => {
     const line = (messages: Item[]): string => JSON.stringify({ messages });
     const text = `${line(history())}\n${line(steps())}\n`;
-    const result = compactMessages([], { target: 50 }, createFakeCounter(), 'runs.jsonl', text);
+    const result = await compactMessages([], { target: 50 }, createFakeCounter(), 'runs.jsonl', text);
     const out = renderDryRun(result, view({ target: 50 }));
     expect(out).toMatchSnapshot();
     expect(out).toContain('@@ conversation 1 of 2 (line 1 "messages") @@');
@@ -211,12 +211,12 @@ describe('the dry-run diff', () => {
     );
   });
 
-  it('leaves out the sections of conversations that would not change', () => {
+  it('leaves out the sections of conversations that would not change', async () => {
     const line = (messages: Item[]): string => JSON.stringify({ messages });
     const small = [{ role: 'user', content: 'hi' }] as unknown as Item[];
     const text = `${line(small)}\n${line(steps())}\n${line(small)}\n`;
     const out = renderDryRun(
-      compactMessages([], { target: 50 }, createFakeCounter(), 'runs.jsonl', text),
+      await compactMessages([], { target: 50 }, createFakeCounter(), 'runs.jsonl', text),
       view({ target: 50 }),
     );
     expect(out).not.toContain('@@ conversation 1 of 3');
@@ -227,11 +227,14 @@ describe('the dry-run diff', () => {
 });
 
 describe('the dry-run diff in item positions and window terms', () => {
-  it('numbers a Claude Code log by its lines: a split message spans them, the note at the line it is written', () => {
+  it('numbers a Claude Code log by its lines: a split message spans them, the note at the line it is written', async () => {
     // Lines: 0 U, 1-3 one assistant message split in three, 4-5 results, 6 A, 7 U (task), 8-9 A split, 10 result, 11 A.
     const text = readFileSync(path.join(ROOT, 'fixtures/claude-code/split-assistant.jsonl'), 'utf8');
     const settings = { target: 50, note: '[{num_removed} gone]' };
-    const out = renderDryRun(compactMessages([], settings, createFakeCounter(), 'split.jsonl', text), view(settings));
+    const out = renderDryRun(
+      await compactMessages([], settings, createFakeCounter(), 'split.jsonl', text),
+      view(settings),
+    );
     expect(out).toBe(
       [
         'dry run: split.jsonl',
@@ -254,7 +257,7 @@ describe('the dry-run diff in item positions and window terms', () => {
     );
   });
 
-  it('shows instructions held outside the list (Anthropic system) as outside, with no message', () => {
+  it('shows instructions held outside the list (Anthropic system) as outside, with no message', async () => {
     const body = {
       model: 'm',
       system: 'Be brief.',
@@ -262,7 +265,7 @@ describe('the dry-run diff in item positions and window terms', () => {
     };
     const settings = { target: 30, note: null };
     const out = renderDryRun(
-      compactMessages([], settings, createFakeCounter(), 'request.json', JSON.stringify(body)),
+      await compactMessages([], settings, createFakeCounter(), 'request.json', JSON.stringify(body)),
       view(settings),
     );
     expect(out).toContain(
@@ -279,7 +282,7 @@ describe('the dry-run diff in item positions and window terms', () => {
   });
 
   /** An OpenAI request body with one tool schema (10 tokens to the fake counter), dry-run against window thresholds. */
-  function windowRun(contextWindow: number, compactAt: number, compactTo: number): string {
+  async function windowRun(contextWindow: number, compactAt: number, compactTo: number): Promise<string> {
     const body = {
       messages: [usr('old question'), ast('old answer'), usr('the task')],
       tools: [{ type: 'function', function: { name: 'pick', parameters: {} } }],
@@ -289,7 +292,7 @@ describe('the dry-run diff in item positions and window terms', () => {
       compactAt: String(compactAt),
       compactTo: String(compactTo),
     }) as WindowSettings;
-    const result = compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
+    const result = await compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
       target: window.target,
       window: { trigger: window.trigger, target: window.target },
       counter: createFakeCounter(),
@@ -298,9 +301,9 @@ describe('the dry-run diff in item positions and window terms', () => {
     return renderDryRun(result, view({ target: window.target }, { window }));
   }
 
-  it('says a file below the compact-at threshold is below it, with the window settings in the header', () => {
+  it('says a file below the compact-at threshold is below it, with the window settings in the header', async () => {
     // 30 tokens of messages + 10 of schemas = 40, below ceil(100 × 0.7) = 70.
-    const out = windowRun(100, 0.7, 0.4);
+    const out = await windowRun(100, 0.7, 0.4);
     expect(out).toContain(
       [
         'format openai  tokenizer fake  context window 100  compact at 70% (70)',
@@ -316,17 +319,17 @@ describe('the dry-run diff in item positions and window terms', () => {
     );
   });
 
-  it('says when the tool schemas alone take more than the compact-to share', () => {
+  it('says when the tool schemas alone take more than the compact-to share', async () => {
     // 40 tokens reach ceil(40 × 0.7) = 28; the schemas (10) are more than floor(40 × 0.2) = 8.
-    const out = windowRun(40, 0.7, 0.2);
+    const out = await windowRun(40, 0.7, 0.2);
     expect(out.replace(/\n {2}/g, ' ')).toContain(
       'target 0 (after 10 tokens of tool schemas) not met (20 tokens): the tool schemas alone take 10 tokens, more than the 8-token target\n',
     );
   });
 
-  it('says when the note is what brings the kept messages over the target the schemas leave', () => {
+  it('says when the note is what brings the kept messages over the target the schemas leave', async () => {
     // 40 tokens reach ceil(60 × 0.5) = 30; the target floor(60 × 0.4) = 24 less 10 of schemas leaves 14: task 10 + note 10.
-    const out = windowRun(60, 0.5, 0.4);
+    const out = await windowRun(60, 0.5, 0.4);
     expect(out.replace(/\n {2}/g, ' ')).toContain(
       'target 14 (after 10 tokens of tool schemas) not met (20 tokens): the kept messages fit, but the note (10 tokens) brings them to 20 tokens\n',
     );
@@ -358,20 +361,20 @@ describe('the dry-run layout', () => {
 
   it.each([20, 40, 60, 80, 100, 132])(
     'keeps every line within %i columns, previews in CJK and emoji included',
-    (width) => {
+    async (width) => {
       const settings = { target: 1500 };
       const out = renderDryRun(
-        compactMessages(wide(), settings, createApproxCounter()),
+        await compactMessages(wide(), settings, createApproxCounter()),
         view(settings, { width, tokenizer: 'approx' }),
       );
       for (const line of out.split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(width);
     },
   );
 
-  it('keeps the columns aligned when previews hold wide characters', () => {
+  it('keeps the columns aligned when previews hold wide characters', async () => {
     const settings = { target: 1500 };
     const out = renderDryRun(
-      compactMessages(wide(), settings, createApproxCounter()),
+      await compactMessages(wide(), settings, createApproxCounter()),
       view(settings, { width: 100, tokenizer: 'approx' }),
     );
     const rows = out.split('\n').filter((l) => / tok {2}/.test(l));
@@ -382,10 +385,10 @@ describe('the dry-run layout', () => {
     expect(out).toMatchSnapshot();
   });
 
-  it('shows control characters, newlines and bidi overrides as visible escapes', () => {
+  it('shows control characters, newlines and bidi overrides as visible escapes', async () => {
     const settings = { target: 1500 };
     const out = renderDryRun(
-      compactMessages(wide(), settings, createApproxCounter()),
+      await compactMessages(wide(), settings, createApproxCounter()),
       view(settings, { width: 200, tokenizer: 'approx' }),
     );
     expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/u);
@@ -393,26 +396,26 @@ describe('the dry-run layout', () => {
     expect(out).toContain('\\u202eevil\\u202c');
   });
 
-  it('colours removed lines red, kept green, protected dim and the note yellow when colour is on', () => {
-    const out = dryRun(history(), { target: 110 }, { color: new Chalk({ level: 1 }) });
+  it('colours removed lines red, kept green, protected dim and the note yellow when colour is on', async () => {
+    const out = await dryRun(history(), { target: 110 }, { color: new Chalk({ level: 1 }) });
     expect(out).toContain('\u001b[31m- turn 1');
     expect(out).toContain('\u001b[32m+ turn 2');
     expect(out).toContain('\u001b[2m  system');
     expect(out).toContain('\u001b[33m+ note');
   });
 
-  it('writes no colour codes with a colourless chalk, and the markers still tell removed from kept', () => {
-    const out = dryRun(history(), { target: 110 });
+  it('writes no colour codes with a colourless chalk, and the markers still tell removed from kept', async () => {
+    const out = await dryRun(history(), { target: 110 });
     expect(out).not.toContain('\u001b');
     expect(out).toMatch(/^- turn 1 /m);
     expect(out).toMatch(/^\+ turn 2 /m);
   });
 
-  it('draws the budget bar in proportion: protected, kept, note, removed, and the target marker', () => {
+  it('draws the budget bar in proportion: protected, kept, note, removed, and the target marker', async () => {
     // Parts 20, 40, 40, 10, 20 (130) over 70 columns end at 20, 60, 100, 110 and 130 tokens: columns 10.8, 32.3, 53.8,
     // 59.2 and 70, rounded 11, 32, 54, 59, 70, so 11, 21, 22, 5, 11 columns; the target 110 falls at 59.2 -> column 59,
     // right after the note: what is kept fits the target.
-    const out = dryRun(history(), { target: 110 });
+    const out = await dryRun(history(), { target: 110 });
     const bar = out.split('\n').find((l) => l.startsWith('budget ['));
     expect(bar).toBe(`budget [${'█'.repeat(11)}${'▓'.repeat(21)}${'▒'.repeat(22)}${'▞'.repeat(5)}│${'░'.repeat(11)}]`);
   });

@@ -19,8 +19,8 @@ const counter = createApproxCounter();
 const SAMPLE = path.join(ROOT, 'fixtures/sample.jsonl');
 
 /** A file's size counted whole, with nothing to stop the count early: the independent count. */
-function countWhole(text: string, name: string): number {
-  const result = compactSource(decodeSource(Buffer.from(text, 'utf8'), name), {
+async function countWhole(text: string, name: string): Promise<number> {
+  const result = await compactSource(decodeSource(Buffer.from(text, 'utf8'), name), {
     target: Number.MAX_SAFE_INTEGER,
     counter,
   });
@@ -37,22 +37,22 @@ function lineFigures(line: string): { before: number; after: number; estimate: b
 }
 
 describe('the summary line of one file', () => {
-  it('gives the exact tokens before and after, equal to counting the input and the output whole', () => {
-    fc.assert(
-      fc.property(
+  it('gives the exact tokens before and after, equal to counting the input and the output whole', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         transcriptFileArb([openaiCodec, haystackCodec]),
         fc.double({ min: 0, max: 1, noNaN: true }),
-        (file, share) => {
-          const size = countWhole(file.text, file.name);
+        async (file, share) => {
+          const size = await countWhole(file.text, file.name);
           const target = Math.max(1, Math.floor(size * share));
-          const result = compactSource(decodeSource(file.bytes, file.name), { target, counter });
+          const result = await compactSource(decodeSource(file.bytes, file.name), { target, counter });
           const line = outcomeLine(result, file.name, { tokenizer: 'approx', target, minKeepSteps: 1 }) as string;
           if (!result.changed) {
             expect(line).toContain(`unchanged, ${size.toLocaleString('en-US')} tokens`);
             return;
           }
           const figures = lineFigures(line);
-          expect(figures).toEqual({ estimate: false, before: size, after: countWhole(result.output, file.name) });
+          expect(figures).toEqual({ estimate: false, before: size, after: await countWhole(result.output, file.name) });
         },
       ),
       { numRuns: 150 },
@@ -107,7 +107,7 @@ describe('files too big to count exactly at little cost', () => {
   it('shows an estimate marked ≈ that is close to the exact count, and --exact counts exactly', async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'big.jsonl'), text);
-    const exact = countWhole(text, 'big.jsonl');
+    const exact = await countWhole(text, 'big.jsonl');
     const plain = await runSwc(['compact', 'big.jsonl', '-t', '2000', '--tokenizer', 'approx', '-o', 'out.jsonl'], {
       cwd: dir,
     });
@@ -129,8 +129,8 @@ describe('files too big to count exactly at little cost', () => {
     expect(r.stderr).toMatch(/; tokens ≈[\d,]+ → [\d,]+ \(≈−\d+(\.\d)?%, approx; before includes estimates\); /);
   });
 
-  it('never estimates below the count the decision made, nor below what is kept', () => {
-    const result: FileResult = compactSource(decodeSource(Buffer.from(text, 'utf8'), 'big.jsonl'), {
+  it('never estimates below the count the decision made, nor below what is kept', async () => {
+    const result: FileResult = await compactSource(decodeSource(Buffer.from(text, 'utf8'), 'big.jsonl'), {
       target: 2000,
       counter,
     });
@@ -317,7 +317,7 @@ describe('the figures of a chain', () => {
         ),
         async (file, share, strategy) => {
           const dir = tempDir();
-          const target = String(Math.max(1, Math.floor(countWhole(file.text, file.name) * share)));
+          const target = String(Math.max(1, Math.floor((await countWhole(file.text, file.name)) * share)));
           const settings = {
             window: [],
             'prune,window': ['--min-tokens', '0', '--placeholder', '-'],

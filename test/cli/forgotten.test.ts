@@ -263,13 +263,13 @@ describe('the library', () => {
 });
 
 describe('the cost', () => {
-  it('is not paid unless asked: a plain compaction’s outcome holds no inventory', () => {
+  it('is not paid unless asked: a plain compaction’s outcome holds no inventory', async () => {
     const dir = folder();
     const source = decodeSource(readFileSync(path.join(dir, 'chat.jsonl')), 'chat.jsonl');
     const options = { target: 300, counter: createApproxCounter() };
-    expect(compactSource(source, options).conversations[0]?.outcome.inventory).toBeNull();
+    expect((await compactSource(source, options)).conversations[0]?.outcome.inventory).toBeNull();
     expect(
-      compactSource(source, { ...options, inventory: true }).conversations[0]?.outcome.inventory?.forgotten,
+      (await compactSource(source, { ...options, inventory: true })).conversations[0]?.outcome.inventory?.forgotten,
     ).toHaveLength(4);
   });
 });

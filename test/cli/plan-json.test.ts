@@ -22,23 +22,23 @@ import { scaled } from '../helpers/scale.js';
 
 type Item = Record<string, unknown>;
 
-function compactText(
+async function compactText(
   text: string,
   file: string,
   settings: { target: number; minKeepSteps: number; note: string | null | undefined },
   counter: TokenCounter,
   exhaustive: boolean,
-): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), file), { ...settings, counter, exhaustive });
+): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), file), { ...settings, counter, exhaustive });
 }
 
-function documentFor(
+async function documentFor(
   text: string,
   file: string,
   settings: { target: number; minKeepSteps: number; note: string | null | undefined },
   counter: TokenCounter,
-): PlanDocument {
-  const result = compactText(text, file, settings, counter, true);
+): Promise<PlanDocument> {
+  const result = await compactText(text, file, settings, counter, true);
   const planSettings: PlanSettings = {
     target: settings.target,
     tokenizer: counter.name,
@@ -89,8 +89,8 @@ const history = (): Item[] => [
 ];
 
 describe('the JSON plan', () => {
-  it('lists settings, totals and every group in conversation order, the note where it is inserted', () => {
-    const doc = documentFor(
+  it('lists settings, totals and every group in conversation order, the note where it is inserted', async () => {
+    const doc = await documentFor(
       JSON.stringify(history()),
       'chat.json',
       { target: 110, minKeepSteps: 1, note: undefined },
@@ -131,8 +131,8 @@ describe('the JSON plan', () => {
     });
   });
 
-  it('says why the target is missed: the protected part alone', () => {
-    const doc = documentFor(
+  it('says why the target is missed: the protected part alone', async () => {
+    const doc = await documentFor(
       JSON.stringify(history()),
       'chat.json',
       { target: 15, minKeepSteps: 1, note: null },
@@ -144,8 +144,8 @@ describe('the JSON plan', () => {
     expect(doc.groups.some((g) => g.kind === 'note')).toBe(false);
   });
 
-  it('says why the target is missed: min_keep_steps held a step over the budget', () => {
-    const doc = documentFor(
+  it('says why the target is missed: min_keep_steps held a step over the budget', async () => {
+    const doc = await documentFor(
       JSON.stringify(history()),
       'chat.json',
       { target: 50, minKeepSteps: 1, note: null },
@@ -154,11 +154,11 @@ describe('the JSON plan', () => {
     expect(doc.missReason).toEqual({ kind: 'min-keep-steps', steps: 1, stepTokens: 40, budget: 30 });
   });
 
-  it('lists what a turn skips when an earlier note sits inside it, as an orphan of its own', () => {
+  it('lists what a turn skips when an earlier note sits inside it, as an orphan of its own', async () => {
     const items = history();
     items.splice(2, 0, { role: 'user', content: formatNote(DEFAULT_NOTE_TEMPLATE, 9) });
     // 13 messages; budget 110 - 20 = 90, the step takes 40, turn [4..7] 40 of the 50 left, turn [1,3] (20) goes.
-    const doc = documentFor(
+    const doc = await documentFor(
       JSON.stringify(items),
       'chat.json',
       { target: 110, minKeepSteps: 1, note: undefined },
@@ -217,9 +217,9 @@ describe('the JSON plan', () => {
     expect(countOf(messages, [0, 1], normalized.itemsOf)).toBe(1);
   });
 
-  it('tags groups with their conversation and lists each conversation when a file holds several', () => {
+  it('tags groups with their conversation and lists each conversation when a file holds several', async () => {
     const line = JSON.stringify({ messages: history() });
-    const doc = documentFor(
+    const doc = await documentFor(
       `${line}\n${line}\n`,
       'runs.jsonl',
       { target: 110, minKeepSteps: 1, note: undefined },
@@ -239,11 +239,11 @@ describe('the JSON plan', () => {
 });
 
 describe('the JSON plan in item positions', () => {
-  it('gives a Claude Code log its line positions: a split message spans its lines, the note where it is written', () => {
+  it('gives a Claude Code log its line positions: a split message spans its lines, the note where it is written', async () => {
     // Lines: 0 U, 1-3 one assistant message split in three, 4-5 results, 6 A, 7 U (task), 8-9 A split, 10 result, 11 A.
     // Fake counter: 9 messages of 10 tokens; target 50 keeps the task (10) and both steps (30), the note takes 10.
     const text = readFileSync(path.join(ROOT, 'fixtures/claude-code/split-assistant.jsonl'), 'utf8');
-    const doc = documentFor(
+    const doc = await documentFor(
       text,
       'split.jsonl',
       { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' },
@@ -258,20 +258,22 @@ describe('the JSON plan in item positions', () => {
     ]);
     expect([doc.messagesBefore, doc.messagesAfter, doc.removed.messages]).toEqual([12, 6, 7]);
     expect(doc.note).toEqual({ index: 0, text: '[7 gone]', tokens: 10 });
-    const written = compactText(
-      text,
-      'split.jsonl',
-      { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' },
-      createFakeCounter(),
-      false,
-    )
-      .output.trimEnd()
+    const written = (
+      await compactText(
+        text,
+        'split.jsonl',
+        { target: 50, minKeepSteps: 1, note: '[{num_removed} gone]' },
+        createFakeCounter(),
+        false,
+      )
+    ).output
+      .trimEnd()
       .split('\n');
     expect(written).toHaveLength(doc.messagesAfter);
     expect((JSON.parse(written[0] as string) as { message: { content: string } }).message.content).toBe('[7 gone]');
   });
 
-  it('shows instructions held outside the list (Anthropic system) as a system group at 0-0 with no message', () => {
+  it('shows instructions held outside the list (Anthropic system) as a system group at 0-0 with no message', async () => {
     const body = {
       model: 'm',
       system: 'Be brief.',
@@ -282,7 +284,7 @@ describe('the JSON plan in item positions', () => {
       ],
     };
     // Protected: system and task, 20; budget 30 - 20 = 10 cannot hold the old turn (20).
-    const doc = documentFor(
+    const doc = await documentFor(
       JSON.stringify(body),
       'request.json',
       { target: 30, minKeepSteps: 1, note: null },
@@ -297,7 +299,7 @@ describe('the JSON plan in item positions', () => {
     expect([doc.messagesBefore, doc.messagesAfter, doc.removed.messages]).toEqual([3, 1, 2]);
   });
 
-  it('records the window settings and says when the tool schemas alone take the whole target', () => {
+  it('records the window settings and says when the tool schemas alone take the whole target', async () => {
     const body = {
       messages: [
         { role: 'user', content: 'old question' },
@@ -310,7 +312,7 @@ describe('the JSON plan in item positions', () => {
     const window = resolveWindow({ contextWindow: '40', compactAt: '0.7', compactTo: '0.2' });
     expect(window).toMatchObject({ trigger: 28, target: 8 });
     const counter = createFakeCounter();
-    const result = compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
+    const result = await compactSource(decodeSource(Buffer.from(JSON.stringify(body)), 'request.json'), {
       target: 8,
       window: { trigger: 28, target: 8 },
       counter,
@@ -472,22 +474,22 @@ function claudeCodeLines(spec: CcSpec): Item[] {
 describe('the JSON plan against a real compaction', () => {
   const approx = createApproxCounter();
 
-  it('removes exactly the messages a real compaction removes, on random conversations and settings', () => {
-    fc.assert(
-      fc.property(
+  it('removes exactly the messages a real compaction removes, on random conversations and settings', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         conversationArb,
         fc.double({ min: 0.05, max: 1.2, noNaN: true }),
         fc.integer({ min: 0, max: 3 }),
         fc.constantFrom<string | null | undefined>(undefined, null, '[{num_removed} gone]'),
-        (spec, fraction, minKeepSteps, note) => {
+        async (spec, fraction, minKeepSteps, note) => {
           const items = messagesOf(spec);
           const input = JSON.stringify(items, null, 2);
           const whole =
-            compactText(input, 'chat.json', { target: 1_000_000, minKeepSteps, note }, approx, true).conversations[0]
-              ?.plan.tokensBefore ?? 0;
+            (await compactText(input, 'chat.json', { target: 1_000_000, minKeepSteps, note }, approx, true))
+              .conversations[0]?.plan.tokensBefore ?? 0;
           const settings = { target: Math.max(1, Math.round(whole * fraction)), minKeepSteps, note };
-          const doc = documentFor(input, 'chat.json', settings, approx);
-          const real = compactText(input, 'chat.json', settings, approx, false);
+          const doc = await documentFor(input, 'chat.json', settings, approx);
+          const real = await compactText(input, 'chat.json', settings, approx, false);
           const plan = real.conversations[0]?.plan;
           if (plan === undefined) throw new Error('no conversation');
 
@@ -513,22 +515,22 @@ describe('the JSON plan against a real compaction', () => {
     );
   });
 
-  it('removes exactly the lines a real compaction removes from random Claude Code logs, in line positions', () => {
-    fc.assert(
-      fc.property(
+  it('removes exactly the lines a real compaction removes from random Claude Code logs, in line positions', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         claudeCodeArb,
         fc.double({ min: 0.05, max: 1.2, noNaN: true }),
         fc.integer({ min: 0, max: 2 }),
         fc.constantFrom<string | null | undefined>(undefined, null),
-        (spec, fraction, minKeepSteps, note) => {
+        async (spec, fraction, minKeepSteps, note) => {
           const lines = claudeCodeLines(spec);
           const input = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
           const whole =
-            compactText(input, 'log.jsonl', { target: 1_000_000, minKeepSteps, note }, approx, true).conversations[0]
-              ?.plan.tokensBefore ?? 0;
+            (await compactText(input, 'log.jsonl', { target: 1_000_000, minKeepSteps, note }, approx, true))
+              .conversations[0]?.plan.tokensBefore ?? 0;
           const settings = { target: Math.max(1, Math.round(whole * fraction)), minKeepSteps, note };
-          const doc = documentFor(input, 'log.jsonl', settings, approx);
-          const real = compactText(input, 'log.jsonl', settings, approx, false);
+          const doc = await documentFor(input, 'log.jsonl', settings, approx);
+          const real = await compactText(input, 'log.jsonl', settings, approx, false);
           expect(doc.format).toBe('claude-code');
           expect(doc.changed).toBe(real.changed);
 
@@ -560,9 +562,9 @@ describe('the JSON plan against a real compaction', () => {
     );
   });
 
-  it('counts every group exactly when the file fits, so its tokens add up per message', () => {
+  it('counts every group exactly when the file fits, so its tokens add up per message', async () => {
     const items = history();
-    const doc = documentFor(
+    const doc = await documentFor(
       JSON.stringify(items),
       'chat.json',
       { target: 100_000, minKeepSteps: 1, note: undefined },

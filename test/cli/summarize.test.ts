@@ -647,10 +647,9 @@ describe('summarize in the library', () => {
   const messages = JSON.parse(writeAs('openai', LONG).text).messages as unknown[];
   const options = { format: 'openai' as const, target: 60, tokenizer: 'approx' as const, summaryTokens: 10 };
 
-  it('refuses the synchronous compact, and summarizes with compactAsync, saying what each round replaced', async () => {
+  it("summarizes with a compactor's compact, awaiting the model, saying what each round replaced", async () => {
     const compactor = await createCompactor({ ...options, summarize: async () => 'gist' });
-    expect(() => compactor.compact(messages)).toThrow(/use compactAsync/);
-    const result = await compactor.compactAsync(messages);
+    const result = await compactor.compact(messages);
     expect(result.changed).toBe(true);
     expect(result.summarized?.rounds.map((r) => r.replaced)).toEqual([
       [1, 2],

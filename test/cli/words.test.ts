@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { doneText } from '../../src/cli/result-line.js';
-import { NO_USAGE, usageLine, type SummaryUsage } from '../../src/summarize-run.js';
+import { NO_USAGE, usageLine } from '../../src/summarize-run.js';
+import type { SummaryUsage } from '../../src/pipeline/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 

@@ -111,7 +111,7 @@ describe('only regular files are replaced or read from a search', () => {
       bytes: 'none',
       everyLine: false,
     };
-    const result = processFile(
+    const result = await processFile(
       { index: 0, file: fifo, real: fifo, display: 'a.jsonl', found: true },
       settings,
       await compactorFor(settings),
@@ -138,7 +138,7 @@ describe('only regular files are replaced or read from a search', () => {
       bytes: 'none',
       everyLine: false,
     };
-    const result = processFile(
+    const result = await processFile(
       { index: 0, file: gone, real: gone, display: 'a.jsonl', found: true },
       settings,
       await compactorFor(settings),

@@ -75,7 +75,7 @@ describe('deeply nested tool-call arguments', () => {
     expect(firstDifference(renderArgumentsString(raw), expected)).toBeNull();
   });
 
-  it('are counted at least as their raw text in an OpenAI chat file, and a target below that compacts', () => {
+  it('are counted at least as their raw text in an OpenAI chat file, and a target below that compacts', async () => {
     const args = nestedLists(DEPTH);
     const lines = [
       { role: 'system', content: 'You are a careful agent.' },
@@ -90,14 +90,14 @@ describe('deeply nested tool-call arguments', () => {
     ];
     const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
     const rawTokens = approxTokens(args);
-    const result = compactText('deep.jsonl', text, rawTokens - 1);
+    const result = await compactText('deep.jsonl', text, rawTokens - 1);
     const plan = result.conversations[0]?.plan;
     expect(plan?.tokensBefore).toBeGreaterThanOrEqual(rawTokens);
     expect(result.changed).toBe(true);
     expect(result.output).not.toContain(args);
   });
 
-  it('are counted at least as their raw text in an Anthropic tool_use input object, and a target below that compacts', () => {
+  it('are counted at least as their raw text in an Anthropic tool_use input object, and a target below that compacts', async () => {
     const { compact: input, python } = nestedObjects(DEPTH);
     const text =
       '{"system": "You are a careful agent.", "messages": [' +
@@ -106,7 +106,7 @@ describe('deeply nested tool-call arguments', () => {
       '{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "walked"}]}, ' +
       '{"role": "assistant", "content": [{"type": "text", "text": "Done."}]}]}';
     const rawTokens = approxTokens(input);
-    const result = compactText('deep.json', text, rawTokens - 1);
+    const result = await compactText('deep.json', text, rawTokens - 1);
     expect(result.format).toBe('anthropic');
     const plan = result.conversations[0]?.plan;
     expect(plan?.tokensBefore).toBeGreaterThanOrEqual(approxTokens(python));

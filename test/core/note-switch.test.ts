@@ -21,14 +21,14 @@ import { FORMAT_NAMES, randomConversation, writeAs, type Conversation, type RefM
 import { assistant, createFakeCounter, earlierNote, system, tool, user } from '../helpers/fake-counter.js';
 import { scaled } from '../helpers/scale.js';
 
-function compactText(
+async function compactText(
   name: string,
   text: string,
   target: number,
   note: string | null | undefined,
   counter: TokenCounter = createApproxCounter(),
-): FileResult {
-  return compactSource(decodeSource(Buffer.from(text, 'utf8'), name), { target, note, counter });
+): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text, 'utf8'), name), { target, note, counter });
 }
 
 /** An OpenAI chat JSONL file of these messages. */
@@ -67,13 +67,13 @@ const BOOKING = jsonl([
 const TASK_LINE = jsonl([TASK]).trimEnd();
 
 describe('a change of note template between runs', () => {
-  it('reads a note another template wrote as a user message: the latest is the task, the one before it history', () => {
-    const first = compactText('booking.jsonl', BOOKING, 110, 'custom note: {num_removed} gone').output;
+  it('reads a note another template wrote as a user message: the latest is the task, the one before it history', async () => {
+    const first = (await compactText('booking.jsonl', BOOKING, 110, 'custom note: {num_removed} gone')).output;
     const lines = first.trimEnd().split('\n');
     // The first run cut steps, so its note follows the task.
     const noteLine = lines.indexOf('{"role":"user","content":"custom note: 4 gone"}');
     expect(noteLine).toBe(lines.indexOf(TASK_LINE) + 1);
-    const plan = compactText('booking.jsonl', first, 70, undefined).conversations[0]?.plan;
+    const plan = (await compactText('booking.jsonl', first, 70, undefined)).conversations[0]?.plan;
     expect(
       plan?.groups.filter((g) => g.indices.length > 0 && g.kind !== 'step').map((g) => [g.kind, g.indices]),
     ).toEqual([
@@ -82,13 +82,14 @@ describe('a change of note template between runs', () => {
       ['task', [noteLine]],
     ]);
     // With the same template the note is recognised, and the task stays the task.
-    const same = compactText('booking.jsonl', first, 70, 'custom note: {num_removed} gone').conversations[0]?.plan;
+    const same = (await compactText('booking.jsonl', first, 70, 'custom note: {num_removed} gone')).conversations[0]
+      ?.plan;
     expect(same?.groups.find((g) => g.kind === 'task')?.indices).toEqual([noteLine - 1]);
   });
 
-  it('keeps the task when a default note written after it is read with a custom template, and folds it into the next one', () => {
-    const first = compactText('booking.jsonl', BOOKING, 110, undefined).output;
-    const second = compactText('booking.jsonl', first, 70, 'Cut {num_removed}.').output.trimEnd().split('\n');
+  it('keeps the task when a default note written after it is read with a custom template, and folds it into the next one', async () => {
+    const first = (await compactText('booking.jsonl', BOOKING, 110, undefined)).output;
+    const second = (await compactText('booking.jsonl', first, 70, 'Cut {num_removed}.')).output.trimEnd().split('\n');
     // The default template is always recognised: its note is replaced, not kept.
     expect(second.slice(1)).toEqual([
       TASK_LINE,
@@ -97,7 +98,7 @@ describe('a change of note template between runs', () => {
     ]);
   });
 
-  it('keeps the original task byte for byte through runs with one random template, random targets and formats', () => {
+  it('keeps the original task byte for byte through runs with one random template, random targets and formats', async () => {
     const template = fc.oneof(
       fc.constant<string | undefined>(undefined),
       fc.constant(DEFAULT_NOTE_TEMPLATE),
@@ -110,26 +111,26 @@ describe('a change of note template between runs', () => {
         })
         .filter((t) => noteTemplateProblem(t) === null),
     );
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.integer({ min: 1, max: 100_000 }),
         fc.constantFrom(...FORMAT_NAMES),
         fc.boolean(),
         template,
         fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 2, maxLength: 3 }),
-        (seed, format, jsonlFraming, note, perMilles) => {
+        async (seed, format, jsonlFraming, note, perMilles) => {
           const conversation = withMarkedTask(randomConversation(seed), seed);
           const task = lastTaskIndex(conversation);
           const written = writeAs(format, conversation, {
             jsonl: jsonlFraming && !conversation.some((m) => m.role === 'system'),
           });
           const item = written.itemOf[task] as number;
-          const original = compactText(written.name, written.text, Number.MAX_SAFE_INTEGER, undefined);
+          const original = await compactText(written.name, written.text, Number.MAX_SAFE_INTEGER, undefined);
           const taskRaw = original.conversations[0]?.slot.raws[item] as string;
           const whole = original.conversations[0]?.plan.tokensBefore as number;
           let text = written.text;
           for (const perMille of perMilles) {
-            text = compactText(written.name, text, Math.floor((whole * perMille) / 1000), note).output;
+            text = (await compactText(written.name, text, Math.floor((whole * perMille) / 1000), note)).output;
             expect({ seed, format, note, perMilles, kept: text.includes(taskRaw) }).toEqual({
               seed,
               format,
@@ -171,26 +172,20 @@ function taskTexts(result: FileResult): string[][] {
 }
 
 describe('a custom note template in every format', () => {
-  it.each(FIXTURES)('keeps the task of %s through two runs with the same custom note, at any targets', (file) => {
+  it.each(FIXTURES)('keeps the task of %s through two runs with the same custom note, at any targets', async (file) => {
     const text = readFileSync(path.join(ROOT, 'fixtures', file), 'utf8');
-    const original = compactText(file, text, Number.MAX_SAFE_INTEGER, undefined);
+    const original = await compactText(file, text, Number.MAX_SAFE_INTEGER, undefined);
     const tasks = taskTexts(original);
     const whole = Math.max(...original.conversations.map((c) => c.plan.tokensBefore));
     for (const first of [50, 200, 400, 600, 800, 950]) {
-      const once = compactText(
-        file,
-        text,
-        Math.floor((whole * first) / 1000),
-        'custom note: {num_removed} gone',
+      const once = (
+        await compactText(file, text, Math.floor((whole * first) / 1000), 'custom note: {num_removed} gone')
       ).output;
       for (const second of [0, 100, 300, 500, 700, 900]) {
-        const twice = compactText(
-          file,
-          once,
-          Math.floor((whole * second) / 1000),
-          'custom note: {num_removed} gone',
+        const twice = (
+          await compactText(file, once, Math.floor((whole * second) / 1000), 'custom note: {num_removed} gone')
         ).output;
-        const after = compactText(file, twice, Number.MAX_SAFE_INTEGER, undefined).conversations.map((c) =>
+        const after = (await compactText(file, twice, Number.MAX_SAFE_INTEGER, undefined)).conversations.map((c) =>
           c.normalized.messages.flatMap((m) => contentOf(m).texts),
         );
         tasks.forEach((texts, k) => {
@@ -277,7 +272,7 @@ describe('the current task', () => {
     ]);
   });
 
-  it('decide as Haystack when a request is written as two user messages after some history: the first is history', () => {
+  it('decide as Haystack when a request is written as two user messages after some history: the first is history', async () => {
     const two = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'old question' },
@@ -286,14 +281,14 @@ describe('the current task', () => {
       { role: 'user', content: 'For 2, tonight at 8.' },
       { role: 'assistant', content: 'Booked.' },
     ]);
-    const result = compactText('two.jsonl', two, 1, null);
+    const result = await compactText('two.jsonl', two, 1, null);
     expect(result.output).not.toContain('Book the table');
     expect(result.output).not.toContain('old question');
     expect(result.output).toContain('"content":"For 2, tonight at 8."');
     expect(result.conversations[0]?.plan.removedCount).toBe(3);
   });
 
-  it('meet the target of the reported case as Haystack does (the task follows another user message)', () => {
+  it('meet the target of the reported case as Haystack does (the task follows another user message)', async () => {
     const text = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'old question one two three four five six seven' },
@@ -302,7 +297,7 @@ describe('the current task', () => {
       { role: 'user', content: 'the task one two three four five six seven eight nine ten eleven twelve' },
       { role: 'assistant', content: 'step one two three' },
     ]);
-    const result = compactSource(decodeSource(Buffer.from(text, 'utf8'), 't.jsonl'), {
+    const result = await compactSource(decodeSource(Buffer.from(text, 'utf8'), 't.jsonl'), {
       target: 30,
       minKeepSteps: 0,
       note: null,
@@ -312,25 +307,25 @@ describe('the current task', () => {
     expect({ kept: plan?.kept, targetMet: plan?.targetMet }).toEqual({ kept: [0, 4, 5], targetMet: true });
   });
 
-  it('leave the first of two user messages right after the instructions to history, as Haystack does', () => {
+  it('leave the first of two user messages right after the instructions to history, as Haystack does', async () => {
     const two = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'Book the table.' },
       { role: 'user', content: 'For 2, tonight.' },
       { role: 'assistant', content: 'Booked.' },
     ]);
-    const result = compactText('two.jsonl', two, 1, null);
+    const result = await compactText('two.jsonl', two, 1, null);
     expect(result.output).not.toContain('"content":"Book the table."');
     expect(result.output).toContain('"content":"For 2, tonight."');
   });
 
-  it('leave an earlier user message to history when the latest has fields a note never has', () => {
+  it('leave an earlier user message to history when the latest has fields a note never has', async () => {
     const text = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'old question' },
       { role: 'user', content: 'Now this.', name: 'someone' },
     ]);
-    const result = compactText('named.jsonl', text, 1, null);
+    const result = await compactText('named.jsonl', text, 1, null);
     expect(result.output).not.toContain('old question');
     expect(result.output).toContain('"content":"Now this."');
   });
@@ -484,9 +479,9 @@ describe('a note used as written (a template without {num_removed})', () => {
     expect(result.messages).toContainEqual({ role: 'user', content: LITERAL });
   });
 
-  it('is folded by a later run with the same template, wherever the window wrote it', () => {
+  it('is folded by a later run with the same template, wherever the window wrote it', async () => {
     // After the task (the first run cut steps), then after the instructions (history cut).
-    const first = compactText('booking.jsonl', BOOKING, 110, LITERAL).output;
+    const first = (await compactText('booking.jsonl', BOOKING, 110, LITERAL)).output;
     const lines = first.trimEnd().split('\n');
     expect(lines.indexOf(literalLine)).toBe(lines.indexOf(TASK_LINE) + 1);
     const more =
@@ -495,13 +490,13 @@ describe('a note used as written (a template without {num_removed})', () => {
         { role: 'user', content: 'And a taxi at 19:30, please.' },
         { role: 'assistant', content: 'Taxi booked for 19:30.' },
       ]);
-    const second = compactText('booking.jsonl', more, 40, LITERAL);
+    const second = await compactText('booking.jsonl', more, 40, LITERAL);
     const out = second.output.trimEnd().split('\n');
     expect(out.filter((l) => l === literalLine)).toHaveLength(1);
     expect(out.indexOf(literalLine)).toBe(1);
     // The earlier note is removed with the turn it stood in, and not counted as a message of its own twice.
     expect(second.conversations[0]?.plan.removed.length).toBeGreaterThan(0);
-    const third = compactText(
+    const third = await compactText(
       'booking.jsonl',
       second.output + jsonl([{ role: 'user', content: 'Thanks!' }]),
       30,
@@ -515,7 +510,7 @@ describe('a note used as written (a template without {num_removed})', () => {
     ).toBeLessThanOrEqual(1);
   });
 
-  it('is folded after a task that followed another user message, so a second run with the same template changes nothing', () => {
+  it('is folded after a task that followed another user message, so a second run with the same template changes nothing', async () => {
     // The first of two user messages with no reply between is history: it goes with the steps, and the note follows
     // the task right at the start.
     const call = (id: string) => ({
@@ -531,14 +526,14 @@ describe('a note used as written (a template without {num_removed})', () => {
       call('c2'),
       { role: 'tool', tool_call_id: 'c2', content: '#6 result of search' },
     ]);
-    const once = compactSource(decodeSource(Buffer.from(text, 'utf8'), 't.jsonl'), {
+    const once = await compactSource(decodeSource(Buffer.from(text, 'utf8'), 't.jsonl'), {
       target: 1,
       minKeepSteps: 0,
       note: LITERAL,
       counter: createApproxCounter(),
     });
     expect(once.output.trimEnd().split('\n').slice(-1)).toEqual([literalLine]);
-    const twice = compactSource(decodeSource(Buffer.from(once.output, 'utf8'), 't.jsonl'), {
+    const twice = await compactSource(decodeSource(Buffer.from(once.output, 'utf8'), 't.jsonl'), {
       target: 1,
       minKeepSteps: 0,
       note: LITERAL,
@@ -549,20 +544,20 @@ describe('a note used as written (a template without {num_removed})', () => {
     expect({ changed: twice.changed, output: twice.output }).toEqual({ changed: false, output: once.output });
   });
 
-  it('is never the current task: a user who writes that text as the only request keeps it', () => {
+  it('is never the current task: a user who writes that text as the only request keeps it', async () => {
     const text = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: LITERAL },
       { role: 'assistant', content: 'A long answer about what was trimmed and why it was trimmed, at length.' },
       { role: 'assistant', content: 'Another long answer about the trimmed context, and then some more of it.' },
     ]);
-    const r = compactText('t.jsonl', text, 20, LITERAL);
+    const r = await compactText('t.jsonl', text, 20, LITERAL);
     expect(r.output.trimEnd().split('\n')).toContain(literalLine);
     expect(r.conversations[0]?.normalized.messages[1]?.exactNote).toBe(true);
     expect(r.conversations[0]?.plan.kept).toContain(1);
   });
 
-  it('is a user message where no note can stand: deep in the history it is a turn like any other', () => {
+  it('is a user message where no note can stand: deep in the history it is a turn like any other', async () => {
     const text = jsonl([
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'first question' },
@@ -571,15 +566,15 @@ describe('a note used as written (a template without {num_removed})', () => {
       { role: 'assistant', content: 'second answer' },
       { role: 'user', content: 'the task' },
     ]);
-    const plan = compactText('t.jsonl', text, Number.MAX_SAFE_INTEGER, LITERAL, createApproxCounter()).conversations[0]
-      ?.plan;
+    const plan = (await compactText('t.jsonl', text, Number.MAX_SAFE_INTEGER, LITERAL, createApproxCounter()))
+      .conversations[0]?.plan;
     expect(plan?.groups.filter((g) => g.kind === 'turn').map((g) => g.indices)).toEqual([
       [1, 2],
       [3, 4],
     ]);
   });
 
-  it('is only its exact text, shaped as the format writes a note', () => {
+  it('is only its exact text, shaped as the format writes a note', async () => {
     const lines = [
       { role: 'system', content: 'sys' },
       { role: 'user', content: LITERAL, name: 'someone' },
@@ -588,8 +583,8 @@ describe('a note used as written (a template without {num_removed})', () => {
       { role: 'user', content: 'task' },
     ];
     const messages =
-      compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, LITERAL).conversations[0]?.normalized.messages ??
-      [];
+      (await compactText('m.jsonl', jsonl(lines), Number.MAX_SAFE_INTEGER, LITERAL)).conversations[0]?.normalized
+        .messages ?? [];
     expect(messages.map((m) => m.exactNote === true)).toEqual([false, false, false, true, false]);
   });
 });

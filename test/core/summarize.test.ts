@@ -82,13 +82,13 @@ function summarizer(...responses: Array<string | Error>): {
 }
 const always = (text: string) => (): SummaryAnswer => ({ text });
 
-function compact(
+async function compact(
   messages: Message[],
   target: number,
   answer: (r: SummaryRequest, k: number) => SummaryAnswer,
   options: Partial<SummarizeOptions> = {},
-): Message[] | null {
-  const result = summarizeRounds(
+): Promise<Message[] | null> {
+  const result = await summarizeRounds(
     deepFreeze(messages),
     COUNTER,
     { target, instruction: 'Summarize.', summaryTokens: 1024, ...options },
@@ -203,47 +203,47 @@ describe('next summary selection (TestNextSummarySelection)', () => {
 });
 
 describe('compaction (TestCompaction)', () => {
-  it('does not mutate the input', () => {
+  it('does not mutate the input', async () => {
     // deepFreeze inside `compact` makes any write throw.
-    expect(compact(freshTwoSteps(), 1, always('summary'), { summaryTokens: 1 })).not.toBeNull();
+    expect(await compact(freshTwoSteps(), 1, always('summary'), { summaryTokens: 1 })).not.toBeNull();
   });
 
-  it('returns null when the conversation fits, without a call', () => {
+  it('returns null when the conversation fits, without a call', async () => {
     const { answer, prompts } = summarizer();
-    expect(compact([system('rules'), user('task')], 10_000, answer)).toBeNull();
+    expect(await compact([system('rules'), user('task')], 10_000, answer)).toBeNull();
     expect(prompts).toEqual([]);
   });
 
   /** The test's `compact_after_each_addition`: grow and compact as an agent loop does, keeping each state. */
-  function afterEachAddition(
+  async function afterEachAddition(
     initial: Message[],
     additions: Message[][],
     target: number,
     options: Partial<SummarizeOptions>,
-  ): Message[][] {
+  ): Promise<Message[][]> {
     let messages = initial;
     const snapshots: Message[][] = [];
     for (const addition of additions) {
       messages = [...messages, ...addition];
-      messages = compact(messages, target, always('summary'), options) ?? messages;
+      messages = (await compact(messages, target, always('summary'), options)) ?? messages;
       snapshots.push(messages);
     }
     return snapshots;
   }
 
-  it('lets historical summaries accumulate while raw turns remain', () => {
+  it('lets historical summaries accumulate while raw turns remain', async () => {
     const additions = [0, 1, 2, 3].map((i) => [
       user(repeat(`question ${i} `, 30)),
       assistant(repeat(`answer ${i} `, 30)),
     ]);
-    const snapshots = afterEachAddition([system('rules')], additions, 1_100, { summaryTokens: 10 });
+    const snapshots = await afterEachAddition([system('rules')], additions, 1_100, { summaryTokens: 10 });
     const expected = renderText(summary('summary'));
     expect(snapshots.map(summariesOf)).toEqual([[], [expected], [expected, expected], [expected, expected, expected]]);
   });
 
-  it('lets current-task summaries accumulate while raw steps remain', () => {
+  it('lets current-task summaries accumulate while raw steps remain', async () => {
     const additions = [0, 1, 2, 3].map((i) => [toolCall(`c${i}`), toolResult(repeat(`result ${i} `, 30), `c${i}`)]);
-    const snapshots = afterEachAddition([system('rules'), user('current task')], additions, 650, {
+    const snapshots = await afterEachAddition([system('rules'), user('current task')], additions, 650, {
       summaryTokens: 10,
       minKeepSteps: 1,
     });
@@ -251,7 +251,7 @@ describe('compaction (TestCompaction)', () => {
     expect(snapshots.map(summariesOf)).toEqual([[], [expected], [expected, expected], [expected, expected, expected]]);
   });
 
-  it('compacts a completed mixed turn without touching the new task', () => {
+  it('compacts a completed mixed turn without touching the new task', async () => {
     const messages = [
       system('rules'),
       summary('older history'),
@@ -265,7 +265,7 @@ describe('compaction (TestCompaction)', () => {
       toolResult('current result', 'current'),
     ];
     const { answer, prompts } = summarizer('completed previous task', 'combined history');
-    const result = summarizeRounds(
+    const result = await summarizeRounds(
       deepFreeze(messages),
       COUNTER,
       { target: 1, summaryTokens: 5, instruction: 'Summarize this conversation.' },
@@ -349,7 +349,7 @@ earlier work
 });
 
 describe('failure handling (TestFailureHandling)', () => {
-  it('keeps partial progress when a summary fails', () => {
+  it('keeps partial progress when a summary fails', async () => {
     const messages = [
       system('rules'),
       user(repeat('old question ', 30)),
@@ -359,7 +359,7 @@ describe('failure handling (TestFailureHandling)', () => {
       assistant('new step'),
     ];
     const { answer, prompts } = summarizer('history', new Error('provider unavailable'));
-    const result = summarizeRounds(
+    const result = await summarizeRounds(
       deepFreeze(messages),
       COUNTER,
       { target: 1, summaryTokens: 1, instruction: 'x' },
@@ -372,9 +372,9 @@ describe('failure handling (TestFailureHandling)', () => {
     expect(result.failure).toMatchObject({ round: 1, kind: 'call', reason: 'provider unavailable' });
   });
 
-  it('refuses a summary that does not shrink the conversation', () => {
+  it('refuses a summary that does not shrink the conversation', async () => {
     const messages = [system('rules'), user('old'), assistant('answer'), user('current')];
-    const result = summarizeRounds(
+    const result = await summarizeRounds(
       deepFreeze(messages),
       COUNTER,
       { target: 1, summaryTokens: 1, instruction: 'x' },
@@ -385,8 +385,8 @@ describe('failure handling (TestFailureHandling)', () => {
     expect(result.failure?.reason).toMatch(/did not make the conversation smaller/);
   });
 
-  it.each([[''], ['   \n\t']])('refuses a reply with no usable text (%j)', (reply) => {
-    const result = summarizeRounds(
+  it.each([[''], ['   \n\t']])('refuses a reply with no usable text (%j)', async (reply) => {
+    const result = await summarizeRounds(
       deepFreeze(freshTwoSteps()),
       COUNTER,
       { target: 1, instruction: 'x' },
@@ -407,8 +407,8 @@ describe('retention (--min-retention)', () => {
     user('current task'),
   ];
 
-  it("records how many of the replaced messages' identifiers each summary keeps", () => {
-    const result = summarizeRounds(
+  it("records how many of the replaced messages' identifiers each summary keeps", async () => {
+    const result = await summarizeRounds(
       deepFreeze(named()),
       COUNTER,
       { target: 1, summaryTokens: 1, instruction: 'x' },
@@ -427,17 +427,19 @@ describe('retention (--min-retention)', () => {
     });
   });
 
-  it('passes a summary that keeps the share asked, and fails one that keeps less, as a failed call', () => {
+  it('passes a summary that keeps the share asked, and fails one that keeps less, as a failed call', async () => {
     const reply = always('The TypeError is in src/auth/login.ts.');
     expect(
-      summarizeRounds(
-        deepFreeze(named()),
-        COUNTER,
-        { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 0.5 },
-        reply,
+      (
+        await summarizeRounds(
+          deepFreeze(named()),
+          COUNTER,
+          { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 0.5 },
+          reply,
+        )
       ).changed,
     ).toBe(true);
-    const failed = summarizeRounds(
+    const failed = await summarizeRounds(
       deepFreeze(named()),
       COUNTER,
       { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 0.6 },
@@ -453,13 +455,13 @@ describe('retention (--min-retention)', () => {
     });
   });
 
-  it('keeps the rounds before the one that kept too little', () => {
+  it('keeps the rounds before the one that kept too little', async () => {
     const messages = [...named(), assistant(`ran git show 3f63cd0 ${repeat('old step ', 30)}`), assistant('new step')];
     let k = 0;
     const answer = (): SummaryAnswer => ({
       text: k++ === 0 ? 'TypeError in src/auth/login.ts, https://example.com/bug, 3f63cd0' : 'a step',
     });
-    const result = summarizeRounds(
+    const result = await summarizeRounds(
       deepFreeze(messages),
       COUNTER,
       { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 1 },
@@ -470,8 +472,8 @@ describe('retention (--min-retention)', () => {
     expect(summariesOf(result.messages)).toHaveLength(1);
   });
 
-  it('never holds a simulated reply to it, nor measures its retention', () => {
-    const result = summarizeRounds(
+  it('never holds a simulated reply to it, nor measures its retention', async () => {
+    const result = await summarizeRounds(
       deepFreeze(named()),
       COUNTER,
       { target: 1, summaryTokens: 1, instruction: 'x', minRetention: 1 },
@@ -483,8 +485,8 @@ describe('retention (--min-retention)', () => {
 });
 
 describe('summary text', () => {
-  it('strips the reply as Python does and wraps it', () => {
-    const result = summarizeRounds(
+  it('strips the reply as Python does and wraps it', async () => {
+    const result = await summarizeRounds(
       deepFreeze(freshTwoSteps()),
       COUNTER,
       { target: 1, summaryTokens: 1, instruction: 'x' },

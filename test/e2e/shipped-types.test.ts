@@ -32,13 +32,13 @@ const options: CompactorOptions<Message> = { target: 100, createNote: (text) => 
 const once: CompactedMessages<Message> = await compactMessages(history, options);
 const plan: Plan = once.plan;
 const compactor = await createCompactor({ contextWindow: 1000 });
-const kept: Message[] = compactor.compact(history).messages;
+const kept: Message[] = (await compactor.compact(history)).messages;
 const step = swcPrepareStep({ contextWindow: 1000 });
 const input: PrepareStepInput<Message> = { messages: history, stepNumber: 0 };
 const next: { messages: Message[] } | undefined = await step(input);
 const counter: TokenCounter = await createCounter('approx');
 const bytes = new Uint8Array([...'{"messages": []}'].map((c) => c.charCodeAt(0)));
-const result: FileResult = compactSource(decodeSource(bytes, 'chat.json'), { target: 100, counter });
+const result: FileResult = await compactSource(decodeSource(bytes, 'chat.json'), { target: 100, counter });
 const errors: Error[] = [new InputError('bad', 'chat.json'), new OptionsError('bad'), new UsageError('bad')];
 export { plan, kept, next, result, errors };
 `;
@@ -62,15 +62,14 @@ const opts: CompactorOptions = { target: 2000 };
 const r: CompactedMessages<Msg> = await compactMessages(history, opts);
 
 const compactor = await createCompactor(opts);
-const sync: CompactedMessages<Msg> = compactor.compact(history);
-const awaited: CompactedMessages<Msg> = await compactor.compactAsync(history);
+const awaited: CompactedMessages<Msg> = await compactor.compact(history);
 const step = swcPrepareStep(opts);
 const next: { messages: Msg[] } | undefined = await step({ messages: history, stepNumber: 1 });
 
 const createNote: CreateNote<Msg> = (text) => ({ role: 'user', content: text });
 const typed: CompactorOptions<Msg> = { target: 2000, createNote };
 const r2: CompactedMessages<Msg> = await compactMessages(history, typed);
-const sync2: CompactedMessages<Msg> = (await createCompactor(typed)).compact(history);
+const warm2: CompactedMessages<Msg> = await (await createCompactor(typed)).compact(history);
 const next2: { messages: Msg[] } | undefined = await swcPrepareStep(typed)({ messages: history });
 const inline: CompactedMessages<Msg> = await compactMessages(history, {
   target: 2000,
@@ -91,7 +90,7 @@ const round: SummaryRound | undefined = summarized?.rounds[0];
 const tier: SummaryTier | undefined = round?.tier;
 const placed: PlacedSummary | undefined = summarized?.summaries[0];
 const failure: SummaryFailure | null | undefined = summarized?.failure;
-export { r, sync, awaited, next, r2, sync2, next2, inline, tier, placed, failure };
+export { r, awaited, next, r2, warm2, next2, inline, tier, placed, failure };
 `;
 
 /**

@@ -17,9 +17,9 @@ describe('compacting with slim items decides and writes what compacting with who
     expect(real.length).toBeGreaterThan(0);
   });
 
-  it.each(real.map((f) => [path.relative(REAL_DATA, f)]))('real/%s', (name) => {
-    compare(name, readFileSync(path.join(REAL_DATA, name)));
-    compareChains(name, readFileSync(path.join(REAL_DATA, name)));
+  it.each(real.map((f) => [path.relative(REAL_DATA, f)]))('real/%s', async (name) => {
+    await compare(name, readFileSync(path.join(REAL_DATA, name)));
+    await compareChains(name, readFileSync(path.join(REAL_DATA, name)));
   });
 });
 
@@ -36,7 +36,7 @@ describe('a big JSONL file read again from disk', () => {
     return `${lines.join('\r\n')}\r\n`;
   }
 
-  it('compacts to the same bytes as the file held in memory, changed or not', () => {
+  it('compacts to the same bytes as the file held in memory, changed or not', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'big.jsonl');
     const text = bigJsonl();
@@ -47,20 +47,20 @@ describe('a big JSONL file read again from disk', () => {
       const held = readSourceFile(file, 'big.jsonl');
       expect(isLineSource(again)).toBe(true);
       const options: FileOptions = { target, counter };
-      expect({ target, ...(outcome(() => compactSource(again, options)) as object) }).toEqual({
+      expect({ target, ...((await outcome(async () => await compactSource(again, options))) as object) }).toEqual({
         target,
-        ...(outcome(() => compactSource(held, options)) as object),
+        ...((await outcome(async () => await compactSource(held, options))) as object),
       });
     }
   });
 
-  it('refuses, writing nothing, when the file changed between reading and reading again', () => {
+  it('refuses, writing nothing, when the file changed between reading and reading again', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'big.jsonl');
     writeFileSync(file, bigJsonl());
     const source = readSourceFile(file, 'big.jsonl', 0);
     appendFileSync(file, `${JSON.stringify({ role: 'user', content: 'sneaked in' })}\n`);
-    expect(() => compactSource(source, { target: 1000, counter })).toThrow(
+    await expect(compactSource(source, { target: 1000, counter })).rejects.toThrow(
       'big.jsonl: the file changed while it was being compacted (its size, times or inode differ); nothing was written for it',
     );
   });

@@ -39,7 +39,7 @@ describe('a file past the default block', () => {
     return lines;
   }
 
-  it('streams it whole and compacts it as keeping every item does, compressed too', () => {
+  it('streams it whole and compacts it as keeping every item does, compressed too', async () => {
     const text = `${longChat(1060).join('\n')}\n`;
     for (const [make, chains] of [
       [bytesRoad(text, 'long.jsonl'), [CHAINS[3]]],
@@ -55,17 +55,17 @@ describe('a file past the default block', () => {
           minTokens: 10,
           offload: { dir: STORE, over: 40, home: ROOT },
         };
-        const { runs } = compareRoads(strategies, make, options);
+        const { runs } = await compareRoads(strategies, make, options);
         expect(runs.every((r) => r.streamed)).toBe(true);
       }
     }
   });
 
-  it('gives up past the first default block, for a change of format or a refused message', () => {
+  it('gives up past the first default block, for a change of format or a refused message', async () => {
     const lines = longChat(1060);
     for (const late of [SWITCHES.anthropic?.[0], SWITCHES.number?.[0], REFUSED[0], REFUSED[1]]) {
       const text = [...lines.slice(0, 1040), late, ...lines.slice(1040)].join('\n');
-      const { base, runs } = compareRoads(late, bytesRoad(text, 'late.jsonl'), { counter, target: 3000 });
+      const { base, runs } = await compareRoads(late, bytesRoad(text, 'late.jsonl'), { counter, target: 3000 });
       expect(base.failed).toBe(true);
       expect(runs.map((r) => [r.started, r.streamed])).toEqual(BLOCKS.map(() => [true, false]));
     }
@@ -73,7 +73,7 @@ describe('a file past the default block', () => {
 });
 
 describe('a result that answers a call the stream let go', () => {
-  it('gives up, and names the result after its call as the old road does', () => {
+  it('gives up, and names the result after its call as the old road does', async () => {
     // More calls than the two generations a normalization holds (CALL_GENERATION each), then a result answering the
     // first: its call is found by reading the earlier items again, which a stream cannot.
     const calls = 2 * CALL_GENERATION + 1;
@@ -90,7 +90,7 @@ describe('a result that answers a call the stream let go', () => {
       lines.push(line({ role: 'tool', tool_call_id: `c${k}`, content: `result ${k}` }));
     }
     lines.push(line({ role: 'tool', tool_call_id: 'c0', content: 'the first, late' }));
-    const { base, runs } = compareRoads('late', bytesRoad(`${lines.join('\n')}\n`, 'late.jsonl'), {
+    const { base, runs } = await compareRoads('late', bytesRoad(`${lines.join('\n')}\n`, 'late.jsonl'), {
       counter,
       target: 200,
     });

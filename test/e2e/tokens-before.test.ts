@@ -47,14 +47,14 @@ describe('plan.tokensBefore', () => {
     });
     for (const records of [2, 30]) {
       const messages = conversation(records);
-      const whole = (await createCompactor({ target: 10_000_000 })).compact(messages).plan.tokensBefore;
+      const whole = (await (await createCompactor({ target: 10_000_000 })).compact(messages)).plan.tokensBefore;
       for (const options of [
         { target: 1_000 },
         { contextWindow: 4_000 },
         { target: 1_000, strategy: 'prune,window' },
         { target: 1_000, strategy: 'window,prune' },
       ]) {
-        const cut = (await createCompactor(options)).compact(messages).plan;
+        const cut = (await (await createCompactor(options)).compact(messages)).plan;
         expect({
           records,
           options,
@@ -68,8 +68,8 @@ describe('plan.tokensBefore', () => {
 
   it('stays the exact count where the decision counted everything', async () => {
     const messages = conversation(1);
-    const whole = (await createCompactor({ target: 10_000_000 })).compact(messages).plan.tokensBefore;
-    expect((await createCompactor({ target: whole })).compact(messages).plan).toMatchObject({
+    const whole = (await (await createCompactor({ target: 10_000_000 })).compact(messages)).plan.tokensBefore;
+    expect((await (await createCompactor({ target: whole })).compact(messages)).plan).toMatchObject({
       tokensBefore: whole,
       tokensBeforeExact: true,
       changed: false,
@@ -78,10 +78,11 @@ describe('plan.tokensBefore', () => {
 
   it('above that size is an estimate of the whole within 5% of the true count, flagged as one, with and without a chain', async () => {
     const messages = longerThan(EXACT_COUNT_UP_TO);
-    const exact = (await createCompactor({ target: 100_000_000, tokenizer: 'cl100k_base' })).compact(messages).plan;
+    const exact = (await (await createCompactor({ target: 100_000_000, tokenizer: 'cl100k_base' })).compact(messages))
+      .plan;
     expect(exact.tokensBeforeExact).toBe(true);
     for (const options of [{ target: 2_000 }, { contextWindow: 8_000 }, { target: 2_000, strategy: 'prune,window' }]) {
-      const { plan } = (await createCompactor({ ...options, tokenizer: 'cl100k_base' })).compact(messages);
+      const { plan } = await (await createCompactor({ ...options, tokenizer: 'cl100k_base' })).compact(messages);
       expect({ options, changed: plan.changed, exact: plan.tokensBeforeExact }).toEqual({
         options,
         changed: true,

@@ -17,17 +17,17 @@ import { scaled, scaledCount } from '../helpers/scale.js';
 
 const FIXTURE = path.join(ROOT, 'fixtures/ai-sdk/ui-messages.json');
 
-function compactText(text: string, name: string, target: number, format = 'auto'): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
+async function compactText(text: string, name: string, target: number, format = 'auto'): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
 }
 
-function formatOf(value: unknown): string {
-  return compactText(JSON.stringify(value), 'x.json', 1e9).format;
+async function formatOf(value: unknown): Promise<string> {
+  return (await compactText(JSON.stringify(value), 'x.json', 1e9)).format;
 }
 
 /** The rendered texts of a list read as AI SDK messages. */
-function rendered(items: unknown[], system?: string): string[] {
-  const result = compactSource(
+async function rendered(items: unknown[], system?: string): Promise<string[]> {
+  const result = await compactSource(
     decodeSource(Buffer.from(JSON.stringify(system === undefined ? items : { system, messages: items })), 'x.json'),
     {
       target: 1e9,
@@ -39,7 +39,7 @@ function rendered(items: unknown[], system?: string): string[] {
 }
 
 describe('reading AI SDK messages', () => {
-  it('renders ModelMessage parts as Haystack does: calls, typed outputs, errors; reasoning left out', () => {
+  it('renders ModelMessage parts as Haystack does: calls, typed outputs, errors; reasoning left out', async () => {
     const items = [
       {
         role: 'user',
@@ -89,7 +89,7 @@ describe('reading AI SDK messages', () => {
       },
       { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c2', result: { ok: false }, isError: true }] },
     ];
-    expect(rendered(items, 'Be brief.')).toEqual([
+    expect(await rendered(items, 'Be brief.')).toEqual([
       '[system] Be brief.',
       '[user] Weather?\n[user] <image>\n[user] <file: a.pdf>',
       '[assistant] Looking.\n[assistant -> tool_call] weather({"city": "Paris", "n": 1.5})\n[assistant -> tool_call] lookup({"id": 7})',
@@ -99,7 +99,7 @@ describe('reading AI SDK messages', () => {
     ]);
   });
 
-  it('reads a UI assistant message with its calls and their results as one step: the message, then its results', () => {
+  it('reads a UI assistant message with its calls and their results as one step: the message, then its results', async () => {
     const items = [
       {
         id: 'u1',
@@ -143,51 +143,53 @@ describe('reading AI SDK messages', () => {
         ],
       },
     ];
-    expect(rendered(items)).toEqual([
+    expect(await rendered(items)).toEqual([
       '[user] Weather?\n[user] <image>',
       '[assistant] It is 20 degrees.\n[assistant -> tool_call] weather({"city": "Paris"})\n[assistant -> tool_call] mcp_search({})\n[assistant -> tool_call] book({})',
       '[tool:weather] {"temp": 20}\n[tool:mcp_search (error)] timeout\n[tool:book (error)] no',
     ]);
-    const result = compactText(JSON.stringify(items), 'x.json', 1e9);
+    const result = await compactText(JSON.stringify(items), 'x.json', 1e9);
     expect(result.format).toBe('ai-sdk');
     expect(result.conversations[0]?.normalized.itemsOf).toEqual([[0], [1], []]);
   });
 
-  it('refuses a message that does not fit, naming it', () => {
+  it('refuses a message that does not fit, naming it', async () => {
     const items = [
       { id: 'a', role: 'user', parts: [{ type: 'text', text: 'hi' }] },
       { id: 'b', role: 'tool', parts: [] },
     ];
-    expect(() => compactText(JSON.stringify(items), 'x.json', 10, 'ai-sdk')).toThrow('message 2: unknown role "tool"');
+    await expect(compactText(JSON.stringify(items), 'x.json', 10, 'ai-sdk')).rejects.toThrow(
+      'message 2: unknown role "tool"',
+    );
   });
 });
 
 describe('detecting AI SDK messages', () => {
-  it('claims ModelMessage lists by their parts and UI messages by their typed parts', () => {
+  it('claims ModelMessage lists by their parts and UI messages by their typed parts', async () => {
     expect(
-      formatOf([
+      await formatOf([
         { role: 'user', content: 'hi' },
         { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c', toolName: 'f', input: {} }] },
       ]),
     ).toBe('ai-sdk');
-    expect(formatOf([{ role: 'user', content: [{ type: 'image', image: 'https://x/y.png' }] }])).toBe('ai-sdk');
-    expect(formatOf([{ id: '1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }])).toBe('ai-sdk');
+    expect(await formatOf([{ role: 'user', content: [{ type: 'image', image: 'https://x/y.png' }] }])).toBe('ai-sdk');
+    expect(await formatOf([{ id: '1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }])).toBe('ai-sdk');
   });
 
-  it('leaves plain chat messages to OpenAI (which reads them the same) and Gemini contents to Gemini', () => {
-    expect(formatOf([{ role: 'user', content: 'hi' }])).toBe('openai');
-    expect(formatOf([{ role: 'user', parts: [{ text: 'hi' }] }])).toBe('gemini');
-    expect(formatOf([{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }])).toBe(
-      'anthropic',
-    );
-    expect(formatOf([{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }])).toBe('openai');
+  it('leaves plain chat messages to OpenAI (which reads them the same) and Gemini contents to Gemini', async () => {
+    expect(await formatOf([{ role: 'user', content: 'hi' }])).toBe('openai');
+    expect(await formatOf([{ role: 'user', parts: [{ text: 'hi' }] }])).toBe('gemini');
+    expect(
+      await formatOf([{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }]),
+    ).toBe('anthropic');
+    expect(await formatOf([{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }])).toBe('openai');
   });
 
-  it('takes no conversation of another format from the parity writers', () => {
+  it('takes no conversation of another format from the parity writers', async () => {
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) {
       for (const format of FORMAT_NAMES) {
         const written = writeAs(format, randomConversation(seed));
-        expect({ seed, format: compactText(written.text, written.name, 1e9).format }).not.toEqual({
+        expect({ seed, format: (await compactText(written.text, written.name, 1e9)).format }).not.toEqual({
           seed,
           format: 'ai-sdk',
         });
@@ -227,7 +229,7 @@ describe('compacting AI SDK messages', () => {
           expect(keptItems.has(-1)).toBe(false);
           if (result.changed) changed++;
           // The same list as a file: `swc compact` writes the same messages.
-          const cli = compactSource(decodeSource(Buffer.from(JSON.stringify(written.items)), 'x.json'), {
+          const cli = await compactSource(decodeSource(Buffer.from(JSON.stringify(written.items)), 'x.json'), {
             target,
             minKeepSteps,
             note: null,

@@ -15,41 +15,41 @@ const JSONL = path.join(ROOT, 'fixtures/anthropic/messages.jsonl');
 const NOTE = (n: number): string =>
   `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
-function compactText(text: string, name: string, target: number, format = 'auto'): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
+async function compactText(text: string, name: string, target: number, format = 'auto'): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
 }
 
-function formatOf(value: unknown, name = 'x.json'): string {
-  return compactText(JSON.stringify(value), name, 1e9).format;
+async function formatOf(value: unknown, name = 'x.json'): Promise<string> {
+  return (await compactText(JSON.stringify(value), name, 1e9)).format;
 }
 
 const toolUse = { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] };
 const toolResult = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] };
 
 describe('detecting Anthropic messages', () => {
-  it('claims a request body by its system key even when every message is plain text', () => {
-    expect(formatOf({ model: 'claude', system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }] })).toBe(
+  it('claims a request body by its system key even when every message is plain text', async () => {
+    expect(await formatOf({ model: 'claude', system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }] })).toBe(
       'anthropic',
     );
   });
 
-  it('claims a bare list by a block type only Anthropic writes', () => {
-    expect(formatOf([{ role: 'user', content: 'weather?' }, toolUse, toolResult])).toBe('anthropic');
+  it('claims a bare list by a block type only Anthropic writes', async () => {
+    expect(await formatOf([{ role: 'user', content: 'weather?' }, toolUse, toolResult])).toBe('anthropic');
     expect(
-      formatOf([{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }]),
+      await formatOf([{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }]),
     ).toBe('anthropic');
     expect(
-      formatOf([{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }]),
+      await formatOf([{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }]),
     ).toBe('anthropic');
   });
 
-  it('claims JSONL of messages by their blocks', () => {
-    expect(compactText(readFileSync(JSONL, 'utf8'), 'm.jsonl', 1e9).format).toBe('anthropic');
+  it('claims JSONL of messages by their blocks', async () => {
+    expect((await compactText(readFileSync(JSONL, 'utf8'), 'm.jsonl', 1e9)).format).toBe('anthropic');
   });
 
-  it('leaves plain user and assistant text to OpenAI, which reads it the same way', () => {
+  it('leaves plain user and assistant text to OpenAI, which reads it the same way', async () => {
     expect(
-      formatOf({
+      await formatOf({
         model: 'm',
         max_tokens: 10,
         messages: [
@@ -60,7 +60,7 @@ describe('detecting Anthropic messages', () => {
     ).toBe('openai');
   });
 
-  it('leaves OpenAI tool calls to OpenAI even inside a body with a system key', () => {
+  it('leaves OpenAI tool calls to OpenAI even inside a body with a system key', async () => {
     const chat = [
       { role: 'user', content: 'x' },
       {
@@ -70,19 +70,22 @@ describe('detecting Anthropic messages', () => {
       },
       { role: 'tool', tool_call_id: 'c', content: 'ok' },
     ];
-    expect(formatOf({ system: 'odd', messages: chat })).toBe('openai');
+    expect(await formatOf({ system: 'odd', messages: chat })).toBe('openai');
   });
 
-  it('refuses a list mixing Anthropic messages with Gemini contents, and suggests --format', () => {
+  it('refuses a list mixing Anthropic messages with Gemini contents, and suggests --format', async () => {
     const mixed = [{ role: 'user', content: 'x' }, toolUse, { role: 'user', parts: [{ text: 'y' }] }];
-    expect(() => formatOf(mixed, 'mixed.json')).toThrow(
+    await expect(formatOf(mixed, 'mixed.json')).rejects.toThrow(
       /mixed\.json: cannot tell the transcript format of the top-level list \(first item has keys "role", "content"\); pass --format \(/,
     );
   });
 });
 
+// Read once, before the tests are defined (a describe block cannot await).
+const fixtureRead = await compactText(readFileSync(FIXTURE, 'utf8'), 'agent-session.json', 1e9);
+
 describe('reading Anthropic messages', () => {
-  const result = compactText(readFileSync(FIXTURE, 'utf8'), 'agent-session.json', 1e9);
+  const result = fixtureRead;
   const normalized = result.conversations[0]?.normalized;
 
   it('renders every kind of block as the core renders it', () => {
@@ -145,8 +148,8 @@ describe('reading Anthropic messages', () => {
     ]);
   });
 
-  it('takes a system string as one instruction', () => {
-    const r = compactText(
+  it('takes a system string as one instruction', async () => {
+    const r = await compactText(
       JSON.stringify({ system: 'Line one.\nLine two.', messages: [{ role: 'user', content: 'hi' }] }),
       's.json',
       1e9,
@@ -157,20 +160,20 @@ describe('reading Anthropic messages', () => {
     ]);
   });
 
-  it('treats a user message with a tool result as part of the step, never as the task', () => {
-    const r = compactText(JSON.stringify([{ role: 'user', content: 'go' }, toolUse, toolResult]), 'l.json', 1e9);
+  it('treats a user message with a tool result as part of the step, never as the task', async () => {
+    const r = await compactText(JSON.stringify([{ role: 'user', content: 'go' }, toolUse, toolResult]), 'l.json', 1e9);
     expect(r.conversations[0]?.normalized.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
   });
 
-  it('fails on a role Anthropic does not have, naming the message and its line', () => {
+  it('fails on a role Anthropic does not have, naming the message and its line', async () => {
     const text = '{"messages": [\n  {"role": "user", "content": "x"},\n  {"role": "tool", "content": "y"}\n]}';
-    expect(() => compactText(text, 'bad.json', 5, 'anthropic')).toThrow(
+    await expect(compactText(text, 'bad.json', 5, 'anthropic')).rejects.toThrow(
       'bad.json:3:3: message 2: unknown role "tool" (Anthropic messages are "user" or "assistant"; instructions go in "system")',
     );
   });
 
-  it('reads a system prompt logged inside the list as a system message, so tool results still pair with their calls', () => {
-    const r = compactText(
+  it('reads a system prompt logged inside the list as a system message, so tool results still pair with their calls', async () => {
+    const r = await compactText(
       JSON.stringify([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'go' }, toolUse, toolResult]),
       'l.json',
       1e9,
@@ -184,8 +187,8 @@ describe('reading Anthropic messages', () => {
     ]);
   });
 
-  it('fails on content that is neither a string nor blocks', () => {
-    expect(() => compactText('[{"role": "user", "content": 7}]', 'bad.json', 5, 'anthropic')).toThrow(
+  it('fails on content that is neither a string nor blocks', async () => {
+    await expect(compactText('[{"role": "user", "content": 7}]', 'bad.json', 5, 'anthropic')).rejects.toThrow(
       'bad.json:1:2: message 1: "content" must be a string or a list of content blocks, found a number',
     );
   });
@@ -195,8 +198,8 @@ describe('writing Anthropic messages back', () => {
   const input = readFileSync(FIXTURE, 'utf8');
   const doc = JSON.parse(input) as { messages: unknown[] };
 
-  it('copies kept messages exactly and leaves everything around the list as it was', () => {
-    const result = compactText(input, 'agent-session.json', 300);
+  it('copies kept messages exactly and leaves everything around the list as it was', async () => {
+    const result = await compactText(input, 'agent-session.json', 300);
     const out = JSON.parse(result.output) as Record<string, unknown>;
     // Both history turns go; the note stands first in the list (the instructions are outside it).
     expect(out.messages).toEqual([{ role: 'user', content: NOTE(4) }, ...doc.messages.slice(4)]);
@@ -214,25 +217,25 @@ describe('writing Anthropic messages back', () => {
     );
   });
 
-  it('puts the note after the task when steps go', () => {
-    const out = JSON.parse(compactText(input, 'agent-session.json', 200).output) as { messages: unknown[] };
+  it('puts the note after the task when steps go', async () => {
+    const out = JSON.parse((await compactText(input, 'agent-session.json', 200)).output) as { messages: unknown[] };
     expect(out.messages).toEqual([doc.messages[4], { role: 'user', content: NOTE(6) }, ...doc.messages.slice(7)]);
   });
 
-  it('keeps JSONL lines byte for byte and writes the note in their style', () => {
+  it('keeps JSONL lines byte for byte and writes the note in their style', async () => {
     const text = readFileSync(JSONL, 'utf8');
     const lines = text.trimEnd().split('\n');
-    const result = compactText(text, 'messages.jsonl', 40);
+    const result = await compactText(text, 'messages.jsonl', 40);
     expect(result.output).toBe([lines[4], `{"role": "user", "content": "${NOTE(6)}"}`, lines[7]].join('\n') + '\n');
   });
 
-  it('recognises its own note on the next run and changes nothing more', () => {
-    const first = compactText(input, 'agent-session.json', 200).output;
-    const second = compactText(first, 'agent-session.json', 200);
+  it('recognises its own note on the next run and changes nothing more', async () => {
+    const first = (await compactText(input, 'agent-session.json', 200)).output;
+    const second = await compactText(first, 'agent-session.json', 200);
     expect(second.changed).toBe(false);
     expect(second.conversations[0]?.normalized.messages[3]?.compaction).toBe('sliding_window');
     // A smaller target folds the old note into a new one that counts this run's removals only.
-    const third = JSON.parse(compactText(first, 'agent-session.json', 120).output) as { messages: unknown[] };
+    const third = JSON.parse((await compactText(first, 'agent-session.json', 120)).output) as { messages: unknown[] };
     expect(third.messages).toEqual([doc.messages[4], { role: 'user', content: NOTE(3) }, doc.messages[9]]);
   });
 });
@@ -264,7 +267,7 @@ describe('swc compact on real Anthropic request bodies', () => {
           target,
           problems: compactionProblems('anthropic', input, output, (t) => isEarlierNoteText(t, null)),
         }).toEqual({ target, problems: [] });
-        expect(compactText(output, name, 1e9).format).toBe('anthropic');
+        expect((await compactText(output, name, 1e9)).format).toBe('anthropic');
         const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
         expect({ target, status: again.status, same: again.stdout === output }).toEqual({
           target,

@@ -183,22 +183,22 @@ const stepArb: fc.Arbitrary<StepSpec> = fc.record({
 
 describe('Claude Code: pruning random sessions with lines attached after results', () => {
   const counter = createApproxCounter();
-  const compact = (text: string, target: number, strategies: readonly StrategyName[]): FileResult =>
-    compactSource(decodeSource(Buffer.from(text), 'session.jsonl'), { target, counter, strategies });
+  const compact = async (text: string, target: number, strategies: readonly StrategyName[]): Promise<FileResult> =>
+    await compactSource(decodeSource(Buffer.from(text), 'session.jsonl'), { target, counter, strategies });
 
-  it('plans the tokens the written file holds, and a second run at the same settings changes nothing', () => {
-    fc.assert(
-      fc.property(
+  it('plans the tokens the written file holds, and a second run at the same settings changes nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(stepArb, { minLength: 1, maxLength: 6 }),
         fc.constantFrom<readonly StrategyName[]>(['prune'], ['prune', 'window']),
         fc.integer({ min: 50, max: 4000 }),
-        (steps, strategies, target) => {
+        async (steps, strategies, target) => {
           const input = sessionOf(steps);
-          const first = compact(input, target, strategies);
+          const first = await compact(input, target, strategies);
           const written = first.output;
-          const reread = compact(written, 1_000_000_000, ['window']).conversations[0]!.plan;
+          const reread = (await compact(written, 1_000_000_000, ['window'])).conversations[0]!.plan;
           expect(reread.tokensBefore).toBe(first.conversations[0]!.plan.tokensAfter);
-          const second = compact(written, target, strategies);
+          const second = await compact(written, target, strategies);
           expect(second.output).toBe(written);
         },
       ),

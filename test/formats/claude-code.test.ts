@@ -24,8 +24,8 @@ function fixture(name: string): string {
 }
 
 /** Compacts a session's text in memory, every message costing 10 tokens. */
-function compactText(text: string, target: number, file = 'session.jsonl'): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), file), { target, counter: createFakeCounter(10) });
+async function compactText(text: string, target: number, file = 'session.jsonl'): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), file), { target, counter: createFakeCounter(10) });
 }
 
 function linesOf(text: string): string[] {
@@ -106,8 +106,8 @@ function expectKeptVerbatim(input: string, output: string): void {
 }
 
 describe('Claude Code sessions: what a message is', () => {
-  it('reads an assistant message split over lines sharing message.id as one message that weighs one per line', () => {
-    const { conversations, format } = compactText(fixture('split-assistant.jsonl'), 1_000_000);
+  it('reads an assistant message split over lines sharing message.id as one message that weighs one per line', async () => {
+    const { conversations, format } = await compactText(fixture('split-assistant.jsonl'), 1_000_000);
     const { normalized } = conversations[0]!;
     expect(format).toBe('claude-code');
     expect(normalized.messages.map((m) => m.role)).toEqual([
@@ -131,8 +131,8 @@ describe('Claude Code sessions: what a message is', () => {
     expect(renderMessage(normalized.messages[2]!).text).toBe('[tool:Bash] a.ts\nb.ts');
   });
 
-  it('makes turns only of typed requests: meta lines, local commands, their caveat and interruptions stay with their group', () => {
-    const { normalized } = compactText(fixture('interruption-meta.jsonl'), 1_000_000).conversations[0]!;
+  it('makes turns only of typed requests: meta lines, local commands, their caveat and interruptions stay with their group', async () => {
+    const { normalized } = (await compactText(fixture('interruption-meta.jsonl'), 1_000_000)).conversations[0]!;
     // Lines 0-2 (caveat, /model and its output) come before any message and always stay.
     expect(normalized.pinned).toEqual([0, 1, 2]);
     expect(normalized.itemsOf).toEqual([
@@ -189,12 +189,12 @@ describe('Claude Code sessions: what a message is', () => {
     expect(renderMessage(normalized.messages[3]!).text).toBe('[tool:] [Request interrupted by user for tool use]');
   });
 
-  it("keeps a sub-agent's lines with the Task call they sit under, and counts them as removed messages", () => {
+  it("keeps a sub-agent's lines with the Task call they sit under, and counts them as removed messages", async () => {
     const input = fixture('sidechain.jsonl');
-    const { normalized } = compactText(input, 1_000_000).conversations[0]!;
+    const { normalized } = (await compactText(input, 1_000_000)).conversations[0]!;
     expect(normalized.itemsOf[1]).toEqual([1, 2, 3, 4, 5]);
     expect(normalized.messages[1]!.weight).toBe(5);
-    const result = compactText(input, 50);
+    const result = await compactText(input, 50);
     expect(parseLines(result.output).map(label)).toEqual([
       NOTE(8),
       'Thanks. Now write a test for it.',
@@ -204,7 +204,7 @@ describe('Claude Code sessions: what a message is', () => {
     ]);
   });
 
-  it('does not count sub-agent lines or the toolUseResult copies the model never sees', () => {
+  it('does not count sub-agent lines or the toolUseResult copies the model never sees', async () => {
     const input = fixture('sidechain.jsonl');
     const stripped = parseLines(input)
       .filter((l) => l.isSidechain !== true)
@@ -213,18 +213,22 @@ describe('Claude Code sessions: what a message is', () => {
         return JSON.stringify(rest);
       })
       .join('\n');
-    const measure = (text: string): number =>
-      compactSource(decodeSource(Buffer.from(text), 's.jsonl'), { target: 1_000_000, counter: createApproxCounter() })
-        .conversations[0]!.plan.tokensBefore;
-    expect(measure(input)).toBe(measure(stripped));
-    expect(measure(input)).toBeGreaterThan(0);
+    const measure = async (text: string): Promise<number> =>
+      (
+        await compactSource(decodeSource(Buffer.from(text), 's.jsonl'), {
+          target: 1_000_000,
+          counter: createApproxCounter(),
+        })
+      ).conversations[0]!.plan.tokensBefore;
+    expect(await measure(input)).toBe(await measure(stripped));
+    expect(await measure(input)).toBeGreaterThan(0);
   });
 });
 
 describe('Claude Code sessions: what a compaction writes', () => {
-  it('removes the lines of a split message together and chains the note in where the removed turn was', () => {
+  it('removes the lines of a split message together and chains the note in where the removed turn was', async () => {
     const input = fixture('split-assistant.jsonl');
-    const result = compactText(input, 50);
+    const result = await compactText(input, 50);
     const out = parseLines(result.output);
     expect(out.map(label)).toEqual([
       NOTE(7),
@@ -242,10 +246,10 @@ describe('Claude Code sessions: what a compaction writes', () => {
     expectKeptVerbatim(input, result.output);
   });
 
-  it('writes the note as a user line of the session, shaped like its user lines, with a name-based uuid', () => {
+  it('writes the note as a user line of the session, shaped like its user lines, with a name-based uuid', async () => {
     const input = fixture('split-assistant.jsonl');
     const inLines = parseLines(input);
-    const noteRaw = linesOf(compactText(input, 25).output)[1] as string;
+    const noteRaw = linesOf((await compactText(input, 25)).output)[1] as string;
     const note = JSON.parse(noteRaw) as Line;
     const task = inLines[7] as Line;
     expect(Object.keys(note)).toEqual([
@@ -282,9 +286,9 @@ describe('Claude Code sessions: what a compaction writes', () => {
     );
   });
 
-  it('keeps the newest step after the task, relinks the task to no parent and the step to the note', () => {
+  it('keeps the newest step after the task, relinks the task to no parent and the step to the note', async () => {
     const input = fixture('split-assistant.jsonl');
-    const result = compactText(input, 25);
+    const result = await compactText(input, 25);
     const out = parseLines(result.output);
     expect(out.map(label)).toEqual(['Now count the lines in a.ts.', NOTE(10), 'src/a.ts has 42 lines.']);
     const [task, note, step] = out as [Line, Line, Line];
@@ -295,9 +299,9 @@ describe('Claude Code sessions: what a compaction writes', () => {
     expectKeptVerbatim(input, result.output);
   });
 
-  it('relinks a line whose parent went to its nearest kept ancestor when there is no note', () => {
+  it('relinks a line whose parent went to its nearest kept ancestor when there is no note', async () => {
     const input = fixture('split-assistant.jsonl');
-    const result = compactSource(decodeSource(Buffer.from(input), 's.jsonl'), {
+    const result = await compactSource(decodeSource(Buffer.from(input), 's.jsonl'), {
       target: 25,
       note: null,
       counter: createFakeCounter(10),
@@ -309,10 +313,10 @@ describe('Claude Code sessions: what a compaction writes', () => {
     expectKeptVerbatim(input, result.output);
   });
 
-  it('chains the note to the pinned lines before it when the first turn goes', () => {
+  it('chains the note to the pinned lines before it when the first turn goes', async () => {
     const input = fixture('interruption-meta.jsonl');
     const inLines = parseLines(input);
-    const result = compactText(input, 100);
+    const result = await compactText(input, 100);
     const out = parseLines(result.output);
     expect(out.slice(0, 5).map(label)).toEqual([
       label(inLines[0]!),
@@ -329,11 +333,11 @@ describe('Claude Code sessions: what a compaction writes', () => {
     expectKeptVerbatim(input, result.output);
   });
 
-  it('keeps every summary that pointed at a kept line as it was, and points one whose leaf went at its nearest kept ancestor', () => {
+  it('keeps every summary that pointed at a kept line as it was, and points one whose leaf went at its nearest kept ancestor', async () => {
     const input = fixture('summary.jsonl');
     const inRaw = linesOf(input);
     const inLines = parseLines(input);
-    const turnGone = compactText(input, 50);
+    const turnGone = await compactText(input, 50);
     const out = linesOf(turnGone.output);
     // The compact boundary and its summary sat in the first turn and went with it (5 messages: the boundary is none).
     expect(parseLines(turnGone.output).map(label)).toEqual([
@@ -349,7 +353,7 @@ describe('Claude Code sessions: what a compaction writes', () => {
     ]);
     expect(out.slice(0, 4)).toEqual(inRaw.slice(0, 4));
 
-    const stepsGone = parseLines(compactText(input, 25).output);
+    const stepsGone = parseLines((await compactText(input, 25)).output);
     expect(stepsGone.map(label)).toEqual([
       'summary: Verbose flag',
       'summary: Quiet flag, half done',
@@ -366,27 +370,27 @@ describe('Claude Code sessions: what a compaction writes', () => {
     expect(chainProblems(stepsGone)).toEqual([]);
   });
 
-  it('changes nothing on a second run at the same target', () => {
+  it('changes nothing on a second run at the same target', async () => {
     for (const name of ['split-assistant.jsonl', 'sidechain.jsonl', 'interruption-meta.jsonl', 'summary.jsonl']) {
       for (const target of [25, 50, 100]) {
-        const first = compactText(fixture(name), target).output;
-        const second = compactText(first, target);
+        const first = (await compactText(fixture(name), target)).output;
+        const second = await compactText(first, target);
         expect({ name, target, changed: second.changed }).toEqual({ name, target, changed: false });
         expect(second.output).toBe(first);
       }
     }
   });
 
-  it('points at the line of an event that is not an object when the format is named', () => {
+  it('points at the line of an event that is not an object when the format is named', async () => {
     const text = `${linesOf(fixture('split-assistant.jsonl')).slice(0, 2).join('\n')}\n[1, 2]\n`;
-    const run = (): FileResult =>
-      compactSource(decodeSource(Buffer.from(text), 'bad.jsonl'), {
+    const run = async (): Promise<FileResult> =>
+      await compactSource(decodeSource(Buffer.from(text), 'bad.jsonl'), {
         target: 10,
         format: 'claude-code',
         counter: createFakeCounter(10),
       });
-    expect(run).toThrow(InputError);
-    expect(run).toThrow('bad.jsonl:3:1: message 3: expected an event object, found a list');
+    await expect(run()).rejects.toThrow(InputError);
+    await expect(run()).rejects.toThrow('bad.jsonl:3:1: message 3: expected an event object, found a list');
   });
 });
 
@@ -394,8 +398,8 @@ describe("Claude Code sessions: a sub-agent's own log", () => {
   const file = path.join(FIXTURES, 'subagents/agent-a9f4657.jsonl');
   const input = readFileSync(file, 'utf8');
 
-  it('reads the sidechain as the conversation when every line is on it', () => {
-    const { normalized } = compactText(input, 1_000_000, 'agent-a9f4657.jsonl').conversations[0]!;
+  it('reads the sidechain as the conversation when every line is on it', async () => {
+    const { normalized } = (await compactText(input, 1_000_000, 'agent-a9f4657.jsonl')).conversations[0]!;
     expect(normalized.messages.map((m) => m.role)).toEqual([
       'user',
       'assistant',
@@ -449,7 +453,7 @@ describe('Claude Code sessions: real logs through the CLI', () => {
       const source = path.join(dir, file);
       const input = readFileSync(source, 'utf8');
       const inLines = parseLines(input);
-      const original = compactText(input, 1_000_000).conversations[0]!.normalized;
+      const original = (await compactText(input, 1_000_000)).conversations[0]!.normalized;
       const task = analyze(original.messages).task;
       const taskUuid = task === null ? null : (inLines[original.itemsOf[task]![0]!]!.uuid as string);
       const tmp = tempDir();
@@ -461,8 +465,12 @@ describe('Claude Code sessions: real logs through the CLI', () => {
         const output = readFileSync(outFile, 'utf8');
         const out = parseLines(output);
         expect(
-          compactSource(decodeSource(Buffer.from(output), file), { target: 1_000_000, counter: createFakeCounter(1) })
-            .format,
+          (
+            await compactSource(decodeSource(Buffer.from(output), file), {
+              target: 1_000_000,
+              counter: createFakeCounter(1),
+            })
+          ).format,
         ).toBe('claude-code');
         expect(chainProblems(out)).toEqual([]);
         expect(pairingProblems(out)).toEqual([]);

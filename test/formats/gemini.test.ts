@@ -16,8 +16,8 @@ const ADK = path.join(ROOT, 'fixtures/gemini/adk-session.json');
 const NOTE = (n: number): string =>
   `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
-function compactText(text: string, name: string, target: number, format = 'auto'): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
+async function compactText(text: string, name: string, target: number, format = 'auto'): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
 }
 
 function rendered(result: FileResult): string[] {
@@ -25,30 +25,32 @@ function rendered(result: FileResult): string[] {
 }
 
 describe('detecting Gemini contents', () => {
-  it('claims contents by their parts, in a request body, a bare list or JSONL', () => {
+  it('claims contents by their parts, in a request body, a bare list or JSONL', async () => {
     const contents = [
       { role: 'user', parts: [{ text: 'hi' }] },
       { role: 'model', parts: [{ text: 'yo' }] },
     ];
-    expect(compactText(JSON.stringify({ contents }), 'b.json', 1e9).format).toBe('gemini');
-    expect(compactText(JSON.stringify(contents), 'l.json', 1e9).format).toBe('gemini');
-    expect(compactText(contents.map((c) => JSON.stringify(c)).join('\n') + '\n', 'l.jsonl', 1e9).format).toBe('gemini');
+    expect((await compactText(JSON.stringify({ contents }), 'b.json', 1e9)).format).toBe('gemini');
+    expect((await compactText(JSON.stringify(contents), 'l.json', 1e9)).format).toBe('gemini');
+    expect((await compactText(contents.map((c) => JSON.stringify(c)).join('\n') + '\n', 'l.jsonl', 1e9)).format).toBe(
+      'gemini',
+    );
   });
 
-  it('claims an ADK session by its events holding contents', () => {
-    expect(compactText(readFileSync(ADK, 'utf8'), 'adk-session.json', 1e9).format).toBe('gemini');
+  it('claims an ADK session by its events holding contents', async () => {
+    expect((await compactText(readFileSync(ADK, 'utf8'), 'adk-session.json', 1e9)).format).toBe('gemini');
   });
 
-  it('refuses events that hold no contents, and suggests --format', () => {
-    expect(() => compactText(JSON.stringify({ events: [{ kind: 'click' }] }), 'log.json', 5)).toThrow(
+  it('refuses events that hold no contents, and suggests --format', async () => {
+    await expect(compactText(JSON.stringify({ events: [{ kind: 'click' }] }), 'log.json', 5)).rejects.toThrow(
       'log.json: cannot tell the transcript format of "events" (first item has keys "kind"); pass --format (',
     );
   });
 });
 
 describe('reading Gemini contents', () => {
-  it('renders every kind of part as the core renders it', () => {
-    expect(rendered(compactText(readFileSync(FIXTURE, 'utf8'), 'agent-session.json', 1e9))).toEqual([
+  it('renders every kind of part as the core renders it', async () => {
+    expect(rendered(await compactText(readFileSync(FIXTURE, 'utf8'), 'agent-session.json', 1e9))).toEqual([
       // One system message per text part of the system instruction.
       'system: [system] You are a Swiss rail assistant.',
       "system: [system] Answer in the user's language.",
@@ -72,8 +74,8 @@ describe('reading Gemini contents', () => {
     ]);
   });
 
-  it('reads the snake_case spelling of the Python SDK, its config system instruction and image parts of a response', () => {
-    expect(rendered(compactText(readFileSync(SNAKE, 'utf8'), 'snake-case.json', 1e9))).toEqual([
+  it('reads the snake_case spelling of the Python SDK, its config system instruction and image parts of a response', async () => {
+    expect(rendered(await compactText(readFileSync(SNAKE, 'utf8'), 'snake-case.json', 1e9))).toEqual([
       'system: [system] Be terse.',
       'user: [user] List the files in /tmp.',
       'assistant: [assistant -> tool_call] list_dir({"path": "/tmp"})',
@@ -86,7 +88,7 @@ describe('reading Gemini contents', () => {
     ]);
   });
 
-  it('names a result after the call its id answers, else after its own name', () => {
+  it('names a result after the call its id answers, else after its own name', async () => {
     const contents = [
       { role: 'user', parts: [{ text: 'go' }] },
       { role: 'model', parts: [{ functionCall: { id: 'a', name: 'search', args: {} } }] },
@@ -98,13 +100,13 @@ describe('reading Gemini contents', () => {
         ],
       },
     ];
-    expect(rendered(compactText(JSON.stringify({ contents }), 'n.json', 1e9)).at(-1)).toBe(
+    expect(rendered(await compactText(JSON.stringify({ contents }), 'n.json', 1e9)).at(-1)).toBe(
       'tool: [tool:search] x\n[tool:other] {}',
     );
   });
 
-  it('reads ADK events by their contents; an event without content goes with the message before it', () => {
-    const result = compactText(readFileSync(ADK, 'utf8'), 'adk-session.json', 1e9);
+  it('reads ADK events by their contents; an event without content goes with the message before it', async () => {
+    const result = await compactText(readFileSync(ADK, 'utf8'), 'adk-session.json', 1e9);
     expect(rendered(result)).toEqual([
       'user: [user] Weather in Oslo?',
       'assistant: [assistant -> tool_call] get_weather({"city": "Oslo"})',
@@ -116,14 +118,14 @@ describe('reading Gemini contents', () => {
     expect(result.conversations[0]?.normalized.itemsOf).toEqual([[0], [1], [2], [3, 4], [5], [6]]);
   });
 
-  it('fails on a role Gemini does not have, naming the content and its line', () => {
-    expect(() =>
+  it('fails on a role Gemini does not have, naming the content and its line', async () => {
+    await expect(
       compactText('{"contents": [\n {"role": "assistant", "parts": [{"text": "x"}]}]}', 'bad.json', 5),
-    ).toThrow('bad.json:2:2: message 1: unknown role "assistant" (Gemini contents are "user" or "model")');
+    ).rejects.toThrow('bad.json:2:2: message 1: unknown role "assistant" (Gemini contents are "user" or "model")');
     // A role that names a property of every JavaScript object is just an unknown role.
-    expect(() => compactText('{"contents": [{"role": "toString", "parts": [{"text": "x"}]}]}', 'bad.json', 5)).toThrow(
-      'message 1: unknown role "toString"',
-    );
+    await expect(
+      compactText('{"contents": [{"role": "toString", "parts": [{"text": "x"}]}]}', 'bad.json', 5),
+    ).rejects.toThrow('message 1: unknown role "toString"');
   });
 });
 
@@ -131,8 +133,8 @@ describe('writing Gemini contents back', () => {
   const input = readFileSync(FIXTURE, 'utf8');
   const doc = JSON.parse(input) as { contents: unknown[] };
 
-  it('copies kept contents exactly (thought signatures included) and leaves the body around them as it was', () => {
-    const result = compactText(input, 'agent-session.json', 150);
+  it('copies kept contents exactly (thought signatures included) and leaves the body around them as it was', async () => {
+    const result = await compactText(input, 'agent-session.json', 150);
     const out = JSON.parse(result.output) as Record<string, unknown>;
     expect(out.contents).toEqual([{ role: 'user', parts: [{ text: NOTE(6) }] }, ...doc.contents.slice(6)]);
     const { contents: _a, ...around } = doc;
@@ -148,8 +150,8 @@ describe('writing Gemini contents back', () => {
     );
   });
 
-  it('puts the note after the task when steps go', () => {
-    const out = JSON.parse(compactText(input, 'agent-session.json', 100).output) as { contents: unknown[] };
+  it('puts the note after the task when steps go', async () => {
+    const out = JSON.parse((await compactText(input, 'agent-session.json', 100)).output) as { contents: unknown[] };
     expect(out.contents).toEqual([
       doc.contents[6],
       { role: 'user', parts: [{ text: NOTE(8) }] },
@@ -157,9 +159,9 @@ describe('writing Gemini contents back', () => {
     ]);
   });
 
-  it('writes the note into an ADK session as an event by the user, and removes a contentless event with its neighbour', () => {
+  it('writes the note into an ADK session as an event by the user, and removes a contentless event with its neighbour', async () => {
     const adk = JSON.parse(readFileSync(ADK, 'utf8')) as { events: unknown[] };
-    const out = JSON.parse(compactText(readFileSync(ADK, 'utf8'), 'adk-session.json', 30).output) as {
+    const out = JSON.parse((await compactText(readFileSync(ADK, 'utf8'), 'adk-session.json', 30)).output) as {
       events: unknown[];
     };
     expect(out.events).toEqual([
@@ -168,12 +170,12 @@ describe('writing Gemini contents back', () => {
     ]);
   });
 
-  it('recognises its own note on the next run and changes nothing more', () => {
-    const first = compactText(input, 'agent-session.json', 100).output;
-    const second = compactText(first, 'agent-session.json', 100);
+  it('recognises its own note on the next run and changes nothing more', async () => {
+    const first = (await compactText(input, 'agent-session.json', 100)).output;
+    const second = await compactText(first, 'agent-session.json', 100);
     expect(second.changed).toBe(false);
     expect(second.conversations[0]?.normalized.messages[3]?.compaction).toBe('sliding_window');
-    const third = JSON.parse(compactText(first, 'agent-session.json', 60).output) as { contents: unknown[] };
+    const third = JSON.parse((await compactText(first, 'agent-session.json', 60)).output) as { contents: unknown[] };
     expect(third.contents).toEqual([doc.contents[6], { role: 'user', parts: [{ text: NOTE(3) }] }, doc.contents[11]]);
   });
 });
@@ -205,7 +207,7 @@ describe('swc compact on real Gemini request bodies and ADK sessions', () => {
           target,
           problems: compactionProblems('gemini', input, output, (t) => isEarlierNoteText(t, null)),
         }).toEqual({ target, problems: [] });
-        expect(compactText(output, name, 1e9).format).toBe('gemini');
+        expect((await compactText(output, name, 1e9)).format).toBe('gemini');
         const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
         expect({ target, status: again.status, same: again.stdout === output }).toEqual({
           target,

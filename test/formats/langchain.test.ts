@@ -19,8 +19,8 @@ function fixture(name: string): string {
   return readFileSync(path.join(FIXTURES, name), 'utf8');
 }
 
-function compactText(text: string, target: number, file = 'messages.json'): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), file), { target, counter: createFakeCounter(10) });
+async function compactText(text: string, target: number, file = 'messages.json'): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), file), { target, counter: createFakeCounter(10) });
 }
 
 /** The fields of a serialized message in either form. */
@@ -48,9 +48,9 @@ function pairingProblems(items: readonly Item[]): string[] {
 }
 
 describe('LangChain messages', () => {
-  it('reads messages_to_dict and dumpd output as the same conversation', () => {
-    const dict = compactText(fixture('messages-to-dict.json'), 1_000_000);
-    const dumpd = compactText(fixture('dumpd.json'), 1_000_000);
+  it('reads messages_to_dict and dumpd output as the same conversation', async () => {
+    const dict = await compactText(fixture('messages-to-dict.json'), 1_000_000);
+    const dumpd = await compactText(fixture('dumpd.json'), 1_000_000);
     expect(dict.format).toBe('langchain');
     expect(dumpd.format).toBe('langchain');
     const rendered = (r: FileResult): string[] =>
@@ -70,10 +70,10 @@ describe('LangChain messages', () => {
     ]);
   });
 
-  it('writes the note as a human message in messages_to_dict form, indented like the file', () => {
+  it('writes the note as a human message in messages_to_dict form, indented like the file', async () => {
     const input = fixture('messages-to-dict.json');
     const items = JSON.parse(input) as Item[];
-    const result = compactText(input, 60);
+    const result = await compactText(input, 60);
     const note = {
       type: 'human',
       data: { content: NOTE(4), additional_kwargs: {}, response_metadata: {}, type: 'human', name: null, id: null },
@@ -83,10 +83,10 @@ describe('LangChain messages', () => {
     expect(pairingProblems(expected as Item[])).toEqual([]);
   });
 
-  it('writes the note as a HumanMessage constructor in dumpd form', () => {
+  it('writes the note as a HumanMessage constructor in dumpd form', async () => {
     const input = fixture('dumpd.json');
     const items = JSON.parse(input) as Item[];
-    const result = compactText(input, 60);
+    const result = await compactText(input, 60);
     const note = {
       lc: 1,
       type: 'constructor',
@@ -96,36 +96,36 @@ describe('LangChain messages', () => {
     expect(result.output).toBe(`${JSON.stringify([items[0], note, ...items.slice(5)], null, 2)}\n`);
   });
 
-  it('removes a call together with its result and keeps the mirrored copies inside the kept message', () => {
+  it('removes a call together with its result and keeps the mirrored copies inside the kept message', async () => {
     const input = fixture('messages-to-dict.json');
     const items = JSON.parse(input) as Item[];
     // Target 40: the instructions and the task (20) leave room for the last step only.
-    const out = JSON.parse(compactText(input, 40).output) as Item[];
+    const out = JSON.parse((await compactText(input, 40)).output) as Item[];
     expect(out.map(kindOf)).toEqual(['system', 'human', 'human', 'ai']);
     expect(out[1]).toEqual(items[5]);
     expect(fieldsOf(out[2]!).content).toBe(NOTE(6));
     expect(pairingProblems(out)).toEqual([]);
   });
 
-  it('recognises its own note on a second run and changes nothing', () => {
+  it('recognises its own note on a second run and changes nothing', async () => {
     for (const name of ['messages-to-dict.json', 'dumpd.json']) {
       for (const target of [40, 60]) {
-        const first = compactText(fixture(name), target).output;
-        const second = compactText(first, target);
+        const first = (await compactText(fixture(name), target)).output;
+        const second = await compactText(first, target);
         expect(second.changed).toBe(false);
         expect(second.output).toBe(first);
       }
     }
   });
 
-  it('names the item a chat message with an unknown role is', () => {
+  it('names the item a chat message with an unknown role is', async () => {
     const text = JSON.stringify([
       { type: 'human', data: { content: 'hi' } },
       { type: 'chat', data: { content: 'hello', role: 'narrator' } },
     ]);
-    const run = (): FileResult => compactText(text, 1);
-    expect(run).toThrow(InputError);
-    expect(run).toThrow(
+    const run = async (): Promise<FileResult> => await compactText(text, 1);
+    await expect(run()).rejects.toThrow(InputError);
+    await expect(run()).rejects.toThrow(
       'messages.json:1:43: message 2: chat message with role "narrator" (expected user, assistant, system or tool)',
     );
   });
@@ -161,7 +161,7 @@ describe('LangChain messages: the real derived files through the CLI', () => {
         expect((await runSwc(['compact', source, '-t', target, '-o', outFile], { cwd: ROOT })).status).toBe(0);
         const text = readFileSync(outFile, 'utf8');
         const out = JSON.parse(text) as Item[];
-        expect(compactText(text, 1_000_000).format).toBe('langchain');
+        expect((await compactText(text, 1_000_000)).format).toBe('langchain');
         expect(out[0]).toEqual(input[0]);
         expect(out).toContainEqual(task);
         expect(pairingProblems(out)).toEqual([]);

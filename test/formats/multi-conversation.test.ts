@@ -21,8 +21,8 @@ function fixture(name: string): string {
   return readFileSync(path.join(FIXTURES, name), 'utf8');
 }
 
-function compactText(text: string, target: number, file: string, conversationKey?: string): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), file), {
+async function compactText(text: string, target: number, file: string, conversationKey?: string): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), file), {
     target,
     counter: createFakeCounter(10),
     conversationKey,
@@ -30,10 +30,10 @@ function compactText(text: string, target: number, file: string, conversationKey
 }
 
 describe('files that hold many conversations', () => {
-  it('compacts each record of a JSON list on its own and leaves a record that needs nothing byte for byte', () => {
+  it('compacts each record of a JSON list on its own and leaves a record that needs nothing byte for byte', async () => {
     const input = fixture('records.json');
     const records = JSON.parse(input) as Item[];
-    const result = compactText(input, 50, 'records.json');
+    const result = await compactText(input, 50, 'records.json');
     expect(result.records).toBe(true);
     expect(result.conversationCount).toBe(3);
     expect(result.changedConversations).toBe(2);
@@ -56,9 +56,9 @@ describe('files that hold many conversations', () => {
     expect(expectOnlyListsChanged(input, result.output, 'records.json')).toBe(2);
   });
 
-  it('compacts JSONL with one record per line, each line on its own', () => {
+  it('compacts JSONL with one record per line, each line on its own', async () => {
     const input = fixture('records.jsonl');
-    const result = compactText(input, 50, 'records.jsonl');
+    const result = await compactText(input, 50, 'records.jsonl');
     expect(result.conversations.map((c) => c.slot.where)).toEqual([
       'line 1 "messages"',
       'line 2 "messages"',
@@ -76,27 +76,27 @@ describe('files that hold many conversations', () => {
     );
   });
 
-  it('changes nothing on a second run', () => {
+  it('changes nothing on a second run', async () => {
     for (const name of ['records.json', 'records.jsonl', 'sharegpt.json', 'sharegpt-typed.jsonl']) {
-      const first = compactText(fixture(name), 50, name).output;
-      const second = compactText(first, 50, name);
+      const first = (await compactText(fixture(name), 50, name)).output;
+      const second = await compactText(first, 50, name);
       expect(second.changedConversations).toBe(0);
       expect(second.output).toBe(first);
     }
   });
 
-  it('finds conversations under the key --conversation-key names', () => {
+  it('finds conversations under the key --conversation-key names', async () => {
     const input = fixture('dialog.json');
-    const result = compactText(input, 50, 'dialog.json', 'dialog');
+    const result = await compactText(input, 50, 'dialog.json', 'dialog');
     expect(result.conversations.map((c) => c.slot.where)).toEqual(['record 1 "dialog"', 'record 2 "dialog"']);
     expect(result.changedConversations).toBe(1);
     expect(expectOnlyListsChanged(input, result.output, 'dialog.json', 'dialog')).toBe(1);
   });
 
-  it('suggests --conversation-key when the items look like records under another key', () => {
-    const run = (): FileResult => compactText(fixture('dialog.json'), 50, 'dialog.json');
-    expect(run).toThrow(InputError);
-    expect(run).toThrow(
+  it('suggests --conversation-key when the items look like records under another key', async () => {
+    const run = async (): Promise<FileResult> => await compactText(fixture('dialog.json'), 50, 'dialog.json');
+    await expect(run()).rejects.toThrow(InputError);
+    await expect(run()).rejects.toThrow(
       'dialog.json: cannot tell the transcript format of the top-level list (first item has keys "name", "dialog"); pass --format (' +
         `${formatNames().join(', ')}), or --conversation-key "dialog" if each item is a record holding its conversation there`,
     );
@@ -112,39 +112,39 @@ describe('files that hold many conversations', () => {
     );
   });
 
-  it('names the record and the message of an error inside a record', () => {
+  it('names the record and the message of an error inside a record', async () => {
     const text = JSON.stringify([
       { messages: [{ role: 'user', content: 'hi' }] },
       { messages: [{ role: 'robot', content: 'beep' }] },
     ]);
-    const run = (): FileResult =>
-      compactSource(decodeSource(Buffer.from(text), 'r.json'), {
+    const run = async (): Promise<FileResult> =>
+      await compactSource(decodeSource(Buffer.from(text), 'r.json'), {
         target: 5,
         format: 'openai',
         counter: createFakeCounter(10),
       });
-    expect(run).toThrow(
+    await expect(run()).rejects.toThrow(
       'r.json:1:61: record 2 "messages", message 1: unknown role "robot" (expected system, developer, user, assistant, tool or function)',
     );
   });
 
-  it('accepts an empty conversation among records and leaves it alone', () => {
+  it('accepts an empty conversation among records and leaves it alone', async () => {
     const text = JSON.stringify([{ messages: [{ role: 'user', content: 'hi' }] }, { id: 2, messages: [] }]);
-    const result = compactText(text, 5, 'r.json');
+    const result = await compactText(text, 5, 'r.json');
     expect(result.format).toBe('openai');
     expect(result.conversationCount).toBe(2);
     expect(result.output).toBe(text);
   });
 
-  it('reads a session log or a plain message list as one conversation, not as records', () => {
-    const session = compactText(
+  it('reads a session log or a plain message list as one conversation, not as records', async () => {
+    const session = await compactText(
       readFileSync(path.join(ROOT, 'fixtures/claude-code/split-assistant.jsonl'), 'utf8'),
       1_000_000,
       's.jsonl',
     );
     expect(session.records).toBe(false);
     expect(session.conversationCount).toBe(1);
-    const list = compactText(JSON.stringify([{ role: 'user', content: 'hi' }]), 1_000_000, 'l.json');
+    const list = await compactText(JSON.stringify([{ role: 'user', content: 'hi' }]), 1_000_000, 'l.json');
     expect(list.records).toBe(false);
     expect(list.conversations[0]!.slot.where).toBe('the top-level list');
   });

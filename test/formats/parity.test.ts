@@ -32,14 +32,14 @@ interface Settings {
   readonly note: string | null | undefined;
 }
 
-function compactFile(
+async function compactFile(
   format: FormatName,
   conversation: Conversation,
   settings: Settings,
   options: WriteOptions,
-): { outcome: Outcome; result: FileResult } {
+): Promise<{ outcome: Outcome; result: FileResult }> {
   const written = writeAs(format, conversation, options);
-  const result = compactSource(decodeSource(Buffer.from(written.text), written.name), {
+  const result = await compactSource(decodeSource(Buffer.from(written.text), written.name), {
     target: settings.target,
     minKeepSteps: settings.minKeepSteps,
     note: settings.note,
@@ -121,7 +121,7 @@ function expectedFormat(format: FormatName, conversation: Conversation, options:
 const SEEDS = Array.from({ length: scaled(400) }, (_, k) => k + 1);
 
 describe('the same conversation in every format', () => {
-  it('is kept and removed message for message as the core decides on the conversation itself', () => {
+  it('is kept and removed message for message as the core decides on the conversation itself', async () => {
     let changed = 0;
     for (const seed of SEEDS) {
       const conversation = randomConversation(seed);
@@ -130,7 +130,7 @@ describe('the same conversation in every format', () => {
       if (expected.changed) changed++;
       const options = variants(seed, conversation);
       for (const format of FORMAT_NAMES) {
-        const { outcome, result } = compactFile(format, conversation, settings, options[format]);
+        const { outcome, result } = await compactFile(format, conversation, settings, options[format]);
         const context = `seed ${seed}, ${format} ${JSON.stringify(options[format])}, ${JSON.stringify(settings)}`;
         expect({ context, format: result.format }).toEqual({
           context,
@@ -143,14 +143,14 @@ describe('the same conversation in every format', () => {
     expect(changed).toBeGreaterThan(SEEDS.length / 2);
   });
 
-  it('changes nothing on a second run with the same settings, in every format', () => {
+  it('changes nothing on a second run with the same settings, in every format', async () => {
     for (const seed of SEEDS.slice(0, scaled(120))) {
       const conversation = randomConversation(seed);
       const settings = randomSettings(seed, conversation);
       const options = variants(seed, conversation);
       for (const format of FORMAT_NAMES) {
-        const { result } = compactFile(format, conversation, settings, options[format]);
-        const again = compactSource(decodeSource(Buffer.from(result.output), result.file), {
+        const { result } = await compactFile(format, conversation, settings, options[format]);
+        const again = await compactSource(decodeSource(Buffer.from(result.output), result.file), {
           ...settings,
           counter: createApproxCounter(),
         });
@@ -165,7 +165,7 @@ describe('the same conversation in every format', () => {
     }
   });
 
-  it('recognises an earlier note in every format and folds it into the new one', () => {
+  it('recognises an earlier note in every format and folds it into the new one', async () => {
     const conversation: Conversation = [
       { role: 'system', text: 'Be brief.' },
       {
@@ -180,7 +180,7 @@ describe('the same conversation in every format', () => {
       { role: 'user', texts: ['the task'], images: 0, files: [] },
     ];
     for (const format of FORMAT_NAMES) {
-      const { outcome, result } = compactFile(
+      const { outcome, result } = await compactFile(
         format,
         conversation,
         { target: 40, minKeepSteps: 1, note: DEFAULT_NOTE_TEMPLATE },
@@ -209,15 +209,17 @@ describe('auto-detection on the real transcripts in fixtures/real', () => {
     .flatMap((d) => readdirSync(path.join(REAL_DATA, d.name)).map((f) => path.join(d.name, f)))
     .sort();
 
-  it('names Anthropic, Responses, Gemini and OpenAI files by their format, and claims no file of another format for them', () => {
+  it('names Anthropic, Responses, Gemini and OpenAI files by their format, and claims no file of another format for them', async () => {
     const found: Record<string, string> = {};
     for (const file of files) {
       let format: string;
       try {
-        format = compactSource(decodeSource(readFileSync(path.join(REAL_DATA, file)), file), {
-          target: 1e9,
-          counter: createApproxCounter(),
-        }).format;
+        format = (
+          await compactSource(decodeSource(readFileSync(path.join(REAL_DATA, file)), file), {
+            target: 1e9,
+            counter: createApproxCounter(),
+          })
+        ).format;
       } catch {
         format = 'error';
       }

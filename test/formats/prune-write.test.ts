@@ -12,10 +12,10 @@ import { compactSource } from '../../src/pipeline/index.js';
 import { describePruneWrites, REAL, settings } from '../helpers/prune-write.js';
 
 // The transcripts past BIG_FILE: test/e2e/prune-write.test.ts.
-describePruneWrites(false);
+await describePruneWrites(false);
 
 describe('Haystack: a pruned message is what ChatMessage.from_tool(...).to_dict() gives', () => {
-  it('keeps origin, error and meta, adds the context_compaction marker last, and sets name to null', () => {
+  it('keeps origin, error and meta, adds the context_compaction marker last, and sets name to null', async () => {
     const message = (result: string, meta: Record<string, unknown>, error = false) => ({
       role: 'tool',
       meta,
@@ -38,7 +38,7 @@ describe('Haystack: a pruned message is what ChatMessage.from_tool(...).to_dict(
       message('newest', {}),
     ];
     const text = JSON.stringify(items, null, 2).replace('"q": 1', '"q": 1.0');
-    const result = compactSource(decodeSource(Buffer.from(text), 'h.json'), settings());
+    const result = await compactSource(decodeSource(Buffer.from(text), 'h.json'), settings());
     const out = JSON.parse(result.output) as unknown[];
     expect(out[2]).toEqual({
       role: 'tool',
@@ -70,9 +70,9 @@ describe('Haystack: a pruned message is what ChatMessage.from_tool(...).to_dict(
 });
 
 describe('Claude Code: the toolUseResult copy of a pruned result is pruned too', () => {
-  it('gives the toolUseResult of each pruned line the placeholder its tool_result block holds', () => {
+  it('gives the toolUseResult of each pruned line the placeholder its tool_result block holds', async () => {
     const file = 'claude-code/claude-reliability-coverage-test-fix.jsonl';
-    const result = compactSource(decodeSource(readFileSync(path.join(REAL, file)), file), settings());
+    const result = await compactSource(decodeSource(readFileSync(path.join(REAL, file)), file), settings());
     const lines = result.output
       .split('\n')
       .filter((l) => l.trim() !== '')

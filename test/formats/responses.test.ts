@@ -16,17 +16,17 @@ const STRING_INPUT = path.join(ROOT, 'fixtures/responses/string-input.json');
 const NOTE = (n: number): string =>
   `[${n} earlier messages were removed from this conversation to free up context and cannot be recovered.]`;
 
-function compactText(text: string, name: string, target: number, format = 'auto'): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
+async function compactText(text: string, name: string, target: number, format = 'auto'): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), name), { target, counter: createApproxCounter(), format });
 }
 
-function formatOf(value: unknown, name = 'x.json'): string {
-  return compactText(JSON.stringify(value), name, 1e9).format;
+async function formatOf(value: unknown, name = 'x.json'): Promise<string> {
+  return (await compactText(JSON.stringify(value), name, 1e9)).format;
 }
 
 /** How a list of items is grouped: each core message as `role:items`. */
-function grouping(items: unknown[]): string[] {
-  const n = compactText(JSON.stringify({ input: items }), 'g.json', 1e9).conversations[0]?.normalized;
+async function grouping(items: unknown[]): Promise<string[]> {
+  const n = (await compactText(JSON.stringify({ input: items }), 'g.json', 1e9)).conversations[0]?.normalized;
   return (n?.messages ?? [])
     .map((m, k) => `${m.role}:${(n?.itemsOf[k] ?? []).join(',')}`)
     .concat(n?.pinned?.length ? [`pinned:${n.pinned.join(',')}`] : []);
@@ -43,22 +43,22 @@ const output = (id: string): unknown => ({ type: 'function_call_output', call_id
 const reasoning = { type: 'reasoning', id: 'rs', summary: [] };
 
 describe('detecting Responses input', () => {
-  it('claims any list under "input", plain messages included', () => {
-    expect(formatOf({ model: 'gpt-5', input: [user('hi')] })).toBe('responses');
-    expect(formatOf({ input: 'hi' })).toBe('responses');
+  it('claims any list under "input", plain messages included', async () => {
+    expect(await formatOf({ model: 'gpt-5', input: [user('hi')] })).toBe('responses');
+    expect(await formatOf({ input: 'hi' })).toBe('responses');
   });
 
-  it('claims a bare list or JSONL by an item type only Responses writes', () => {
-    expect(formatOf([user('x'), call('c'), output('c')])).toBe('responses');
-    expect(formatOf([user('x'), reasoning, said('y')])).toBe('responses');
-    expect(compactText(readFileSync(JSONL, 'utf8'), 'items.jsonl', 1e9).format).toBe('responses');
+  it('claims a bare list or JSONL by an item type only Responses writes', async () => {
+    expect(await formatOf([user('x'), call('c'), output('c')])).toBe('responses');
+    expect(await formatOf([user('x'), reasoning, said('y')])).toBe('responses');
+    expect((await compactText(readFileSync(JSONL, 'utf8'), 'items.jsonl', 1e9)).format).toBe('responses');
   });
 
-  it('leaves a bare list of plain role-and-content messages to OpenAI, which reads it the same way', () => {
-    expect(formatOf([user('x'), { role: 'assistant', content: 'y' }])).toBe('openai');
+  it('leaves a bare list of plain role-and-content messages to OpenAI, which reads it the same way', async () => {
+    expect(await formatOf([user('x'), { role: 'assistant', content: 'y' }])).toBe('openai');
   });
 
-  it('does not claim chat messages with tool calls under another key', () => {
+  it('does not claim chat messages with tool calls under another key', async () => {
     const chat = [
       user('x'),
       {
@@ -68,12 +68,15 @@ describe('detecting Responses input', () => {
       },
       { role: 'tool', tool_call_id: 'c', content: 'ok' },
     ];
-    expect(formatOf({ model: 'gpt-4o', messages: chat })).toBe('openai');
+    expect(await formatOf({ model: 'gpt-4o', messages: chat })).toBe('openai');
   });
 });
 
+// Read once, before the tests are defined (a describe block cannot await).
+const fixtureRead = await compactText(readFileSync(FIXTURE, 'utf8'), 'agent-session.json', 1e9);
+
 describe('reading Responses items', () => {
-  const result = compactText(readFileSync(FIXTURE, 'utf8'), 'agent-session.json', 1e9);
+  const result = fixtureRead;
   const normalized = result.conversations[0]?.normalized;
 
   it('renders every kind of item as the core renders it', () => {
@@ -128,8 +131,8 @@ describe('reading Responses items', () => {
     ]);
   });
 
-  it('keeps a message and the calls after it together, as one chat message holds its text and calls', () => {
-    expect(grouping([user('x'), said('a'), call('1'), call('2'), output('1'), output('2')])).toEqual([
+  it('keeps a message and the calls after it together, as one chat message holds its text and calls', async () => {
+    expect(await grouping([user('x'), said('a'), call('1'), call('2'), output('1'), output('2')])).toEqual([
       'user:0',
       'assistant:1,2,3',
       'tool:4',
@@ -137,12 +140,12 @@ describe('reading Responses items', () => {
     ]);
   });
 
-  it('starts a new message at a second message item, as two chat messages are two steps', () => {
-    expect(grouping([user('x'), said('a'), said('b')])).toEqual(['user:0', 'assistant:1', 'assistant:2']);
+  it('starts a new message at a second message item, as two chat messages are two steps', async () => {
+    expect(await grouping([user('x'), said('a'), said('b')])).toEqual(['user:0', 'assistant:1', 'assistant:2']);
   });
 
-  it('keeps a reasoning item with the call after it, not with the message before it', () => {
-    expect(grouping([user('x'), reasoning, said('a'), reasoning, call('1'), output('1')])).toEqual([
+  it('keeps a reasoning item with the call after it, not with the message before it', async () => {
+    expect(await grouping([user('x'), reasoning, said('a'), reasoning, call('1'), output('1')])).toEqual([
       'user:0',
       'assistant:1,2',
       'assistant:3,4',
@@ -150,20 +153,20 @@ describe('reading Responses items', () => {
     ]);
   });
 
-  it('never parts a call from its output, even when a message follows the call', () => {
-    expect(grouping([user('x'), call('1'), said('a'), reasoning, output('1')])).toEqual([
+  it('never parts a call from its output, even when a message follows the call', async () => {
+    expect(await grouping([user('x'), call('1'), said('a'), reasoning, output('1')])).toEqual([
       'user:0',
       'assistant:1,2,3',
       'tool:4',
     ]);
   });
 
-  it('pulls a call made before the outputs of earlier calls are all in into the same message', () => {
+  it('pulls a call made before the outputs of earlier calls are all in into the same message', async () => {
     expect(
-      grouping([user('x'), call('1'), call('2'), output('1'), call('3'), output('2'), output('3'), said('done')]),
+      await grouping([user('x'), call('1'), call('2'), output('1'), call('3'), output('2'), output('3'), said('done')]),
     ).toEqual(['user:0', 'assistant:1,2,4', 'tool:3', 'tool:5', 'tool:6', 'assistant:7']);
     // A call that is never answered holds nothing back.
-    expect(grouping([user('x'), call('1'), call('2'), output('1'), said('done')])).toEqual([
+    expect(await grouping([user('x'), call('1'), call('2'), output('1'), said('done')])).toEqual([
       'user:0',
       'assistant:1,2',
       'tool:3',
@@ -171,11 +174,11 @@ describe('reading Responses items', () => {
     ]);
   });
 
-  it('keeps a server-side output without call_id with the call it follows', () => {
+  it('keeps a server-side output without call_id with the call it follows', async () => {
     const search = { type: 'tool_search_call', call_id: null, execution: 'server', arguments: { q: 'w' } };
     const found = { type: 'tool_search_output', call_id: null, execution: 'server', tools: [] };
     // What the search found follows the message as its result, standing for no item of its own.
-    expect(grouping([user('x'), search, found, call('1'), output('1')])).toEqual([
+    expect(await grouping([user('x'), search, found, call('1'), output('1')])).toEqual([
       'user:0',
       'assistant:1,2,3',
       'tool:',
@@ -183,9 +186,9 @@ describe('reading Responses items', () => {
     ]);
   });
 
-  it('keeps the results of a server call made while earlier outputs were due in the step of its message', () => {
+  it('keeps the results of a server call made while earlier outputs were due in the step of its message', async () => {
     const mcp = { type: 'mcp_call', id: 'm', name: 'ask', server_label: 's', arguments: '{}', output: 'found' };
-    expect(grouping([user('x'), call('1'), call('2'), output('1'), mcp, output('2')])).toEqual([
+    expect(await grouping([user('x'), call('1'), call('2'), output('1'), mcp, output('2')])).toEqual([
       'user:0',
       'assistant:1,2,4',
       'tool:3',
@@ -194,9 +197,9 @@ describe('reading Responses items', () => {
     ]);
   });
 
-  it('puts unknown items with the step they sit in: with the next step after an output, with the last one at the end', () => {
+  it('puts unknown items with the step they sit in: with the next step after an output, with the last one at the end', async () => {
     const odd = { type: 'future_item' };
-    expect(grouping([user('x'), call('1'), output('1'), odd, call('2'), output('2'), odd])).toEqual([
+    expect(await grouping([user('x'), call('1'), output('1'), odd, call('2'), output('2'), odd])).toEqual([
       'user:0',
       'assistant:1',
       'tool:2',
@@ -204,11 +207,11 @@ describe('reading Responses items', () => {
       'tool:5,6',
     ]);
     // Before any message an unknown item belongs to nothing that could be removed: it is always kept.
-    expect(grouping([odd, user('x')])).toEqual(['user:1', 'pinned:0']);
+    expect(await grouping([odd, user('x')])).toEqual(['user:1', 'pinned:0']);
   });
 
-  it('names an output after the call it answers', () => {
-    const r = compactText(
+  it('names an output after the call it answers', async () => {
+    const r = await compactText(
       JSON.stringify({
         input: [
           user('x'),
@@ -226,8 +229,8 @@ describe('reading Responses items', () => {
     ]);
   });
 
-  it('reads a string input as the task, which nothing can remove', () => {
-    const r = compactText(readFileSync(STRING_INPUT, 'utf8'), 'string-input.json', 1);
+  it('reads a string input as the task, which nothing can remove', async () => {
+    const r = await compactText(readFileSync(STRING_INPUT, 'utf8'), 'string-input.json', 1);
     expect(r.conversations[0]?.normalized.messages.map((m) => renderMessage(m).text)).toEqual([
       '[system] Answer in one sentence.',
       '[user] What is the capital of Portugal?',
@@ -236,18 +239,18 @@ describe('reading Responses items', () => {
     expect(r.output).toBe(readFileSync(STRING_INPUT, 'utf8'));
   });
 
-  it('fails on an item with neither a type nor a role, naming it', () => {
-    expect(() =>
+  it('fails on an item with neither a type nor a role, naming it', async () => {
+    await expect(
       compactText('{"input": [{"role": "user", "content": "x"},\n {"content": "y"}]}', 'bad.json', 5, 'responses'),
-    ).toThrow('bad.json:2:2: message 2: item has neither a "type" nor a "role"');
-    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5, 'responses')).toThrow(
-      'bad.json:1:12: message 1: unknown role "tool" (expected user, system, developer or assistant)',
-    );
-    expect(() =>
+    ).rejects.toThrow('bad.json:2:2: message 2: item has neither a "type" nor a "role"');
+    await expect(
+      compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5, 'responses'),
+    ).rejects.toThrow('bad.json:1:12: message 1: unknown role "tool" (expected user, system, developer or assistant)');
+    await expect(
       compactText('{"input": [{"role": "constructor", "content": "x"}]}', 'bad.json', 5, 'responses'),
-    ).toThrow('message 1: unknown role "constructor"');
+    ).rejects.toThrow('message 1: unknown role "constructor"');
     // Auto-detection does not guess at such a list.
-    expect(() => compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5)).toThrow(
+    await expect(compactText('{"input": [{"role": "tool", "content": "x"}]}', 'bad.json', 5)).rejects.toThrow(
       'bad.json: cannot tell the transcript format of "input" (first item has keys "role", "content"); pass --format (',
     );
   });
@@ -257,8 +260,8 @@ describe('writing Responses items back', () => {
   const input = readFileSync(FIXTURE, 'utf8');
   const doc = JSON.parse(input) as { input: unknown[] };
 
-  it('copies kept items exactly, the note after the task in the style of the latest user message', () => {
-    const result = compactText(input, 'agent-session.json', 200);
+  it('copies kept items exactly, the note after the task in the style of the latest user message', async () => {
+    const result = await compactText(input, 'agent-session.json', 200);
     const out = JSON.parse(result.output) as Record<string, unknown>;
     expect(out.input).toEqual([
       doc.input[0],
@@ -276,28 +279,30 @@ describe('writing Responses items back', () => {
     expect(result.output).toContain(last);
   });
 
-  it('types the note when the latest user message is typed, its content one string that any reader recognises', () => {
+  it('types the note when the latest user message is typed, its content one string that any reader recognises', async () => {
     const typed = (text: string): unknown => ({
       type: 'message',
       role: 'user',
       content: [{ type: 'input_text', text }],
     });
     const items = [typed('first '.repeat(40)), said('answer '.repeat(40)), typed('the task')];
-    const out = JSON.parse(compactText(JSON.stringify({ input: items }), 't.json', 20).output) as { input: unknown[] };
+    const out = JSON.parse((await compactText(JSON.stringify({ input: items }), 't.json', 20)).output) as {
+      input: unknown[];
+    };
     expect(out.input).toEqual([{ type: 'message', role: 'user', content: NOTE(2) }, items[2]]);
   });
 
-  it('writes the note as a plain message when the user messages are plain, and JSONL lines byte for byte', () => {
+  it('writes the note as a plain message when the user messages are plain, and JSONL lines byte for byte', async () => {
     const text = readFileSync(JSONL, 'utf8');
     const lines = text.trimEnd().split('\n');
-    expect(compactText(text, 'items.jsonl', 30).output).toBe(
+    expect((await compactText(text, 'items.jsonl', 30)).output).toBe(
       [lines[4], `{"role":"user","content":"${NOTE(6)}"}`, lines[7]].join('\n') + '\n',
     );
   });
 
-  it('recognises its own note on the next run and changes nothing more', () => {
-    const first = compactText(input, 'agent-session.json', 200).output;
-    const second = compactText(first, 'agent-session.json', 200);
+  it('recognises its own note on the next run and changes nothing more', async () => {
+    const first = (await compactText(input, 'agent-session.json', 200)).output;
+    const second = await compactText(first, 'agent-session.json', 200);
     expect(second.changed).toBe(false);
     expect(second.output).toBe(first);
     expect(second.conversations[0]?.normalized.messages.filter((m) => m.compaction === 'sliding_window')).toHaveLength(
@@ -333,7 +338,7 @@ describe('swc compact on real Responses request bodies', () => {
           target,
           problems: compactionProblems('responses', input, output, (t) => isEarlierNoteText(t, null)),
         }).toEqual({ target, problems: [] });
-        expect(compactText(output, name, 1e9).format).toBe('responses');
+        expect((await compactText(output, name, 1e9)).format).toBe('responses');
         const again = await runSwc(['compact', out, '-t', String(target), '--tokenizer', 'approx'], { cwd: ROOT });
         expect({ target, status: again.status, same: again.stdout === output }).toEqual({
           target,

@@ -130,12 +130,14 @@ describe('a fetched document among Anthropic server tool results', () => {
 });
 
 describe('encrypted server tool results in a summary prompt', () => {
-  it('shows a web search result to the summarizing model without its encrypted content, which no other model reads', () => {
-    const normalized = compactSource(decodeSource(Buffer.from(JSON.stringify({ messages })), 'm.json'), {
-      target: 1e9,
-      counter: createApproxCounter(),
-      format: 'anthropic',
-    }).conversations[0]?.normalized;
+  it('shows a web search result to the summarizing model without its encrypted content, which no other model reads', async () => {
+    const normalized = (
+      await compactSource(decodeSource(Buffer.from(JSON.stringify({ messages })), 'm.json'), {
+        target: 1e9,
+        counter: createApproxCounter(),
+        format: 'anthropic',
+      })
+    ).conversations[0]?.normalized;
     const results = normalized?.messages[2] as Message;
     expect(renderForSummary(results)).toBe(
       '[tool:web_search] [{"encrypted_content": "<encrypted>", "title": "A", "type": "web_search_result", "url": "https://a.example/"}]',

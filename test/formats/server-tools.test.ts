@@ -174,10 +174,12 @@ describe('server tool results in Anthropic messages', () => {
     const run = await runSwc(['inspect', '--tokenizer', 'approx', file], { cwd: path.dirname(file) });
     expect(run.stdout).toMatch(/step 1 .*web_search, code_execution, ask → 3 results/);
     expect(run.stdout).toMatch(/step 2 .*read_file → 1 result/);
-    const messages = compactSource(decodeSource(Buffer.from(JSON.stringify(serverSteps())), 'steps.json'), {
-      target: 1e9,
-      counter: createApproxCounter(),
-    }).conversations[0]?.normalized.messages;
+    const messages = (
+      await compactSource(decodeSource(Buffer.from(JSON.stringify(serverSteps())), 'steps.json'), {
+        target: 1e9,
+        counter: createApproxCounter(),
+      })
+    ).conversations[0]?.normalized.messages;
     expect(renderMessage(messages?.[2] as Message).text.split('\n')).toEqual([
       `[tool:web_search] [{"encrypted_content": "${'Result page text. '.repeat(200)}", "title": "A", "type": "web_search_result", "url": "https://a.example/"}]`,
       '[tool:code_execution (error)] {"error_code": "unavailable", "type": "code_execution_tool_result_error"}',
@@ -272,19 +274,23 @@ describe('server tool items in Responses input', () => {
     expect(run.stdout).toMatch(/step 1 {2}#1-9 {2}9 msgs .* web_search, file_search, code_interpreter, a…/);
     expect(run.stdout).toContain('no problems found');
     // The whole preview, wider than the 80 columns a pipe gets.
-    const n = compactSource(decodeSource(Buffer.from(readFileSync(file)), 'responses.json'), {
-      target: 1e9,
-      counter: createApproxCounter(),
-    }).conversations[0]?.normalized;
+    const n = (
+      await compactSource(decodeSource(Buffer.from(readFileSync(file)), 'responses.json'), {
+        target: 1e9,
+        counter: createApproxCounter(),
+      })
+    ).conversations[0]?.normalized;
     expect(stepText(n?.messages ?? [], [1, 2])).toBe(
       'web_search, file_search, code_interpreter, ask_question ×2, image_generation, tool_search → 7 results · Every 4 years, not 100, yes 400.',
     );
   });
 
-  it('renders the results as the model reads them: texts, JSON, errors, and a generated image as an image', () => {
-    const messages = compactSource(
-      decodeSource(Buffer.from(JSON.stringify({ input: responsesServerStep() })), 'responses.json'),
-      { target: 1e9, counter: createApproxCounter() },
+  it('renders the results as the model reads them: texts, JSON, errors, and a generated image as an image', async () => {
+    const messages = (
+      await compactSource(
+        decodeSource(Buffer.from(JSON.stringify({ input: responsesServerStep() })), 'responses.json'),
+        { target: 1e9, counter: createApproxCounter() },
+      )
     ).conversations[0]?.normalized.messages;
     expect(messages?.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     // The search's sources are its result, not its arguments.
@@ -484,20 +490,20 @@ describe('server tool results against the same results run by the client (proper
     return kept;
   };
 
-  it('counts a server result as the same result from a client tool, and keeps or removes the same steps', () => {
-    fc.assert(
-      fc.property(
+  it('counts a server result as the same result from a client tool, and keeps or removes the same steps', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         words(20),
         fc.array(randomStep, { minLength: 1, maxLength: 7 }),
         fc.double({ min: 0, max: 1, noNaN: true }),
-        (task, steps, share) => {
+        async (task, steps, share) => {
           const server = anthropicOf(task, steps, false);
           const client = anthropicOf(task, steps, true);
-          const whole = run(client.messages, 1e9).conversations[0]?.plan.tokensBefore as number;
-          expect(run(server.messages, 1e9).conversations[0]?.plan.tokensBefore).toBe(whole);
+          const whole = (await run(client.messages, 1e9)).conversations[0]?.plan.tokensBefore as number;
+          expect((await run(server.messages, 1e9)).conversations[0]?.plan.tokensBefore).toBe(whole);
           const target = Math.floor(whole * share);
-          const fromServer = run(server.messages, target);
-          const fromClient = run(client.messages, target);
+          const fromServer = await run(server.messages, target);
+          const fromClient = await run(client.messages, target);
           // The same steps (and task) stay; a server step is its one message, a client step its two.
           const stepsKept = (r: typeof fromServer, stepOf: readonly number[], input: readonly unknown[]): number[] => [
             ...new Set(keptOf(input, r.output).map((i) => stepOf[i] as number)),
@@ -551,7 +557,7 @@ describe("the differential tests' random conversations with steps run at the pro
 
   it.each(['anthropic', 'responses'] as const)(
     'counts and keeps a %s conversation the same whether its steps run at the provider or the client',
-    (format) => {
+    async (format) => {
       let rewritten = 0;
       for (let seed = 1; seed <= 120; seed++) {
         const conversation = randomShapes(seed, shapeOf(format));
@@ -562,14 +568,17 @@ describe("the differential tests' random conversations with steps run at the pro
         if (server.items.length === items.length) continue;
         rewritten++;
         const serverText = documentOf(format, written.text, server.items);
-        const whole = compactDoc(format, written.text, 1e9).conversations[0]?.plan.tokensBefore as number;
-        expect({ seed, tokens: compactDoc(format, serverText, 1e9).conversations[0]?.plan.tokensBefore }).toEqual({
+        const whole = (await compactDoc(format, written.text, 1e9)).conversations[0]?.plan.tokensBefore as number;
+        expect({
+          seed,
+          tokens: (await compactDoc(format, serverText, 1e9)).conversations[0]?.plan.tokensBefore,
+        }).toEqual({
           seed,
           tokens: whole,
         });
         const target = Math.floor(whole * rng.next());
-        const fromClient = compactDoc(format, written.text, target);
-        const fromServer = compactDoc(format, serverText, target);
+        const fromClient = await compactDoc(format, written.text, target);
+        const fromServer = await compactDoc(format, serverText, target);
         expect({ seed, kept: keptMessages(format, server.items, server.itemOf, fromServer.output) }).toEqual({
           seed,
           kept: keptMessages(format, items, [...written.itemOf], fromClient.output),

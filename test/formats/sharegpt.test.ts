@@ -19,8 +19,8 @@ function fixture(name: string): string {
   return readFileSync(path.join(FIXTURES, name), 'utf8');
 }
 
-function compactText(text: string, target: number, file: string): FileResult {
-  return compactSource(decodeSource(Buffer.from(text), file), { target, counter: createFakeCounter(10) });
+async function compactText(text: string, target: number, file: string): Promise<FileResult> {
+  return await compactSource(decodeSource(Buffer.from(text), file), { target, counter: createFakeCounter(10) });
 }
 
 function parseJsonl(text: string): Record_[] {
@@ -60,8 +60,8 @@ function pairingProblems(conversation: readonly Item[]): string[] {
 }
 
 describe('ShareGPT records', () => {
-  it('makes one assistant message of a gpt message and the function_call after it, and names observations by position', () => {
-    const result = compactText(fixture('sharegpt.json'), 1_000_000, 'sharegpt.json');
+  it('makes one assistant message of a gpt message and the function_call after it, and names observations by position', async () => {
+    const result = await compactText(fixture('sharegpt.json'), 1_000_000, 'sharegpt.json');
     expect(result.format).toBe('sharegpt');
     const { normalized } = result.conversations[0]!;
     expect(normalized.messages.map((m) => m.role)).toEqual([
@@ -90,17 +90,17 @@ describe('ShareGPT records', () => {
     expect(renderMessage(third.messages[4]!).text).toBe('[tool:get_weather] {"temp_c": 13}');
   });
 
-  it('removes whole turns and steps per record and writes the note as a human message', () => {
+  it('removes whole turns and steps per record and writes the note as a human message', async () => {
     const input = fixture('sharegpt.json');
     const records = JSON.parse(input) as Record_[];
     const human = (n: number): Item => ({ from: 'human', value: NOTE(n) });
-    const at60 = compactText(input, 60, 'sharegpt.json');
+    const at60 = await compactText(input, 60, 'sharegpt.json');
     const c0 = records[0]!.conversations!;
     const expected60 = [{ ...records[0], conversations: [human(5), ...c0.slice(5)] }, records[1], records[2]];
     expect(at60.output).toBe(`${JSON.stringify(expected60, null, 2)}\n`);
     expect(at60.changedConversations).toBe(1);
 
-    const at40 = compactText(input, 40, 'sharegpt.json');
+    const at40 = await compactText(input, 40, 'sharegpt.json');
     const c2 = records[2]!.conversations!;
     const expected40 = [
       { ...records[0], conversations: [c0[5], human(7), c0[8]] },
@@ -113,10 +113,10 @@ describe('ShareGPT records', () => {
       expect(pairingProblems(record.conversations!)).toEqual([]);
   });
 
-  it('reads typed content parts and writes the note in that shape', () => {
+  it('reads typed content parts and writes the note in that shape', async () => {
     const input = fixture('sharegpt-typed.jsonl');
     const inRecords = parseJsonl(input);
-    const { normalized } = compactText(input, 1_000_000, 'typed.jsonl').conversations[0]!;
+    const { normalized } = (await compactText(input, 1_000_000, 'typed.jsonl')).conversations[0]!;
     expect(normalized.messages.map((m) => m.role)).toEqual([
       'system',
       'user',
@@ -133,7 +133,7 @@ describe('ShareGPT records', () => {
     );
     expect(renderMessage(normalized.messages[4]!).text).toBe('[assistant] 17 * 23 = 391.');
 
-    const result = compactText(input, 60, 'typed.jsonl');
+    const result = await compactText(input, 60, 'typed.jsonl');
     const lines = result.output.split('\n');
     const note = `{"role": "user", "content": [{"type": "text", "value": "${NOTE(4)}"}]}`;
     expect(lines[0]).toContain(
@@ -147,7 +147,7 @@ describe('ShareGPT records', () => {
     expect(lines[1]).toBe(input.split('\n')[1]);
   });
 
-  it("tells LLaMA-Factory's role/content rows with function_call and observation from OpenAI chat", () => {
+  it("tells LLaMA-Factory's role/content rows with function_call and observation from OpenAI chat", async () => {
     const row = {
       messages: [
         { role: 'user', content: 'Convert 10 USD to EUR.' },
@@ -162,7 +162,7 @@ describe('ShareGPT records', () => {
       ],
     };
     const text = `${JSON.stringify(row)}\n`;
-    const result = compactText(text, 40, 'rows.jsonl');
+    const result = await compactText(text, 40, 'rows.jsonl');
     expect(result.format).toBe('sharegpt');
     expect(renderMessage(result.conversations[0]!.normalized.messages[2]!).text).toBe('[tool:convert] {"amount": 9.2}');
     expect(parseJsonl(result.output)[0]!.messages).toEqual([
@@ -171,14 +171,14 @@ describe('ShareGPT records', () => {
     ]);
   });
 
-  it('changes nothing on a second run at the same target', () => {
+  it('changes nothing on a second run at the same target', async () => {
     for (const [name, file] of [
       ['sharegpt.json', 'a.json'],
       ['sharegpt-typed.jsonl', 'b.jsonl'],
     ] as const) {
       for (const target of [40, 60]) {
-        const first = compactText(fixture(name), target, file).output;
-        const second = compactText(first, target, file);
+        const first = (await compactText(fixture(name), target, file)).output;
+        const second = await compactText(first, target, file);
         expect(second.changed).toBe(false);
         expect(second.output).toBe(first);
       }

@@ -26,10 +26,10 @@ export function filesUnder(dir: string): string[] {
 }
 
 /** What a compaction decided and wrote, or the error it stopped with. */
-export function outcome(run: () => FileResult): unknown {
+export async function outcome(run: () => Promise<FileResult>): Promise<unknown> {
   let result: FileResult;
   try {
-    result = run();
+    result = await run();
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
   }
@@ -42,9 +42,9 @@ export function outcome(run: () => FileResult): unknown {
 }
 
 /** Whether some item of a result holds a stand-in (so a comparison really compared slim items). */
-export function slimmed(run: () => FileResult): boolean {
+export async function slimmed(run: () => Promise<FileResult>): Promise<boolean> {
   try {
-    return run().conversations.some((c) =>
+    return (await run()).conversations.some((c) =>
       c.slot.items.some((item) => JSON.stringify(item).includes(JSON.stringify(SLIMMED).slice(1, -1))),
     );
   } catch {
@@ -57,23 +57,25 @@ const LONG_NOTE = `${'Earlier history was summarised away. '.repeat(9)}{num_remo
 
 const TARGETS = [1, 300, 3000, 30_000, 1e9];
 
-export function compare(file: string, bytes: Buffer): void {
+export async function compare(file: string, bytes: Buffer): Promise<void> {
   const make = (): SourceText => sourceFromBytes(bytes, path.basename(file));
   for (const target of TARGETS) {
     for (const note of [undefined, LONG_NOTE]) {
       const options: FileOptions = { target, note, counter, exhaustive: target === 3000 };
-      const slim = outcome(() => compactSource(make(), { ...options, slimLongerThan: 0 }));
-      const full = outcome(() => compactSource(make(), { ...options, slimLongerThan: Infinity }));
+      const slim = await outcome(async () => await compactSource(make(), { ...options, slimLongerThan: 0 }));
+      const full = await outcome(async () => await compactSource(make(), { ...options, slimLongerThan: Infinity }));
       expect({ file, target, note, ...(slim as object) }).toEqual({ file, target, note, ...(full as object) });
       // Compacting the result again recognises the note it wrote either way.
       const first = full as { output?: string; changed?: boolean };
       if (first.changed === true && typeof first.output === 'string') {
         const again = Buffer.from(first.output);
-        const slimAgain = outcome(() =>
-          compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: 0 }),
+        const slimAgain = await outcome(
+          async () =>
+            await compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: 0 }),
         );
-        const fullAgain = outcome(() =>
-          compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: Infinity }),
+        const fullAgain = await outcome(
+          async () =>
+            await compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: Infinity }),
         );
         expect({ file, target, note, again: true, ...(slimAgain as object) }).toEqual({
           file,
@@ -92,7 +94,7 @@ export function compare(file: string, bytes: Buffer): void {
  * whole items (no sketches, every text read) must decide and write the same, with a BPE counter (whose pruning bound
  * reads each result's end) and the approximate one.
  */
-export function compareChains(file: string, bytes: Buffer): void {
+export async function compareChains(file: string, bytes: Buffer): Promise<void> {
   const make = (): SourceText => sourceFromBytes(bytes, path.basename(file));
   for (const [strategies, target, count] of [
     [['prune', 'window'], 300, o200k],
@@ -107,11 +109,11 @@ export function compareChains(file: string, bytes: Buffer): void {
       minTokens: 20,
       offload: { dir: '/tmp/swc-slim-store', over: 200 },
     };
-    const run = (slimLongerThan: number): unknown => {
+    const run = async (slimLongerThan: number): Promise<unknown> => {
       try {
-        const result = compactSource(make(), { ...options, slimLongerThan });
+        const result = await compactSource(make(), { ...options, slimLongerThan });
         return {
-          ...(outcome(() => result) as object),
+          ...((await outcome(async () => result)) as object),
           stored: result.stored,
           pruned: result.conversations.map((c) => c.pruned),
           offloaded: result.conversations.map((c) => c.offloaded),
@@ -120,11 +122,11 @@ export function compareChains(file: string, bytes: Buffer): void {
         return { error: error instanceof Error ? error.message : String(error) };
       }
     };
-    expect({ file, strategies, target, ...(run(64) as object) }).toEqual({
+    expect({ file, strategies, target, ...((await run(64)) as object) }).toEqual({
       file,
       strategies,
       target,
-      ...(run(Infinity) as object),
+      ...((await run(Infinity)) as object),
     });
   }
 }

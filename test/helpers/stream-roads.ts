@@ -95,13 +95,13 @@ export interface Run {
 }
 
 /** Compacts a fresh source, noting what the stream did with it. */
-export function compactRun(make: () => SourceText, options: FileOptions): Run {
+export async function compactRun(make: () => SourceText, options: FileOptions): Promise<Run> {
   taking.mockClear();
   finishing.mockClear();
   let shown: unknown;
   let failed = false;
   try {
-    shown = resultShown(compactSource(make(), options));
+    shown = resultShown(await compactSource(make(), options));
   } catch (error) {
     shown = errorShown(error);
     failed = true;
@@ -116,25 +116,33 @@ export function compactRun(make: () => SourceText, options: FileOptions): Run {
  * Compacts without the stream and with each block size (`runs`, in BLOCKS' order), each keeping as many items as
  * KEEPS says, expecting the same of each; the stream must take and give up alike whatever it keeps.
  */
-export function compareRoads(label: unknown, make: () => SourceText, options: FileOptions): { base: Run; runs: Run[] } {
-  const base = compactRun(make, { ...options, streamBlock: 0 });
+export async function compareRoads(
+  label: unknown,
+  make: () => SourceText,
+  options: FileOptions,
+): Promise<{ base: Run; runs: Run[] }> {
+  const base = await compactRun(make, { ...options, streamBlock: 0 });
   expect(base.offered || base.streamed).toBe(false);
-  const runs = BLOCKS.map((streamBlock) => {
-    const [first, ...others] = KEEPS.map((keepStreamedItems) => {
-      const run = compactRun(make, { ...options, streamBlock, keepStreamedItems });
+  const runs: Run[] = [];
+  for (const streamBlock of BLOCKS) {
+    // One at a time: each run reads the stream's spies, cleared as it starts.
+    const kept: Run[] = [];
+    for (const keepStreamedItems of KEEPS) {
+      const run = await compactRun(make, { ...options, streamBlock, keepStreamedItems });
       expect({ label, streamBlock, keepStreamedItems, shown: run.shown }).toEqual({
         label,
         streamBlock,
         keepStreamedItems,
         shown: base.shown,
       });
-      return run;
-    });
+      kept.push(run);
+    }
+    const [first, ...others] = kept;
     const road = (r: Run): unknown => [r.offered, r.started, r.streamed];
     for (const other of others)
       expect({ label, streamBlock, road: road(other) }).toEqual({ label, streamBlock, road: road(first as Run) });
-    return first as Run;
-  });
+    runs.push(first as Run);
+  }
   return { base, runs };
 }
 

@@ -122,9 +122,9 @@ describe('telling a compressed input', () => {
 describe('reading a compressed file', () => {
   const options = { target: 300, counter: createFakeCounter() };
 
-  it('compacts to the same text as the plain file, held in memory or spooled through a temporary file', () => {
+  it('compacts to the same text as the plain file, held in memory or spooled through a temporary file', async () => {
     const dir = tempDir();
-    const plain = compactSource(sourceFromBytes(SAMPLE, 'sample.jsonl'), options);
+    const plain = await compactSource(sourceFromBytes(SAMPLE, 'sample.jsonl'), options);
     expect(plain.changed).toBe(true);
     for (const [name, packed] of [
       ['s.jsonl.gz', gzipSync(SAMPLE)],
@@ -137,7 +137,7 @@ describe('reading a compressed file', () => {
         const source = readSourceFile(file, name, holdUpTo, 4096);
         expect(isLineSource(source)).toBe(true);
         expect(source.compressed?.format).toBe(name.endsWith('.gz') ? 'gzip' : 'brotli');
-        const result = compactSource(source, options);
+        const result = await compactSource(source, options);
         expect(result.output).toBe(plain.output);
         const bytes = outputBytes(result);
         const back = name.endsWith('.gz') ? gunzipSync(bytes) : brotliDecompressSync(bytes);
@@ -147,14 +147,14 @@ describe('reading a compressed file', () => {
     }
   });
 
-  it('gives back the bytes read, not recompressed, when nothing changes', () => {
+  it('gives back the bytes read, not recompressed, when nothing changes', async () => {
     const dir = tempDir();
     const packed = gzipSync(SAMPLE, { level: 1 });
     const file = path.join(dir, 's.jsonl.gz');
     writeFileSync(file, packed);
     for (const holdUpTo of [undefined, 0]) {
       const source = readSourceFile(file, 's.jsonl.gz', holdUpTo);
-      const result = compactSource(source, { target: 1_000_000, counter: createFakeCounter() });
+      const result = await compactSource(source, { target: 1_000_000, counter: createFakeCounter() });
       expect(result.changed).toBe(false);
       expect(Buffer.compare(outputBytes(result), packed)).toBe(0);
       source.release?.();

@@ -212,13 +212,16 @@ describe('a JSONL file read as lines', () => {
     }
   });
 
-  it('compacts to the same output without building the whole text, changed or not', () => {
+  it('compacts to the same output without building the whole text, changed or not', async () => {
     const content = readFileSync(SAMPLE);
     const counter = createApproxCounter();
     for (const target of [2000, 1_000_000]) {
       const options = { target, counter };
-      const fromLines = compactSource(withoutText(sourceFromBytes(content, 'sample.jsonl') as LineSource), options);
-      const fromText = compactSource(decodeSource(content, 'sample.jsonl'), options);
+      const fromLines = await compactSource(
+        withoutText(sourceFromBytes(content, 'sample.jsonl') as LineSource),
+        options,
+      );
+      const fromText = await compactSource(decodeSource(content, 'sample.jsonl'), options);
       expect(fromLines.changed).toBe(target === 2000);
       expect(fromLines.changed).toBe(fromText.changed);
       if (fromLines.changed) expect(fromLines.output).toBe(fromText.output);
@@ -227,13 +230,13 @@ describe('a JSONL file read as lines', () => {
     }
   });
 
-  it('writes an unchanged file as the bytes it was read from, held or read again, without building its text', () => {
+  it('writes an unchanged file as the bytes it was read from, held or read again, without building its text', async () => {
     const sample = readFileSync(SAMPLE);
     const content = Buffer.concat([BOM, sample.subarray(0, sample.lastIndexOf(0x0a, 20_000)), bytes('\r\n')]);
     const file = tempFile('same.jsonl', content);
     for (const holdUpTo of [Infinity, 0]) {
       const source = withoutText(readSourceFile(file, 'same.jsonl', holdUpTo) as LineSource);
-      const result = compactSource(source, { target: 1_000_000_000, counter: createApproxCounter() });
+      const result = await compactSource(source, { target: 1_000_000_000, counter: createApproxCounter() });
       expect(result.changed).toBe(false);
       expect(Buffer.compare(outputBytes(result), content)).toBe(0);
     }

@@ -105,9 +105,9 @@ function prefixChanges(calls: readonly Sent[]): number[] {
 }
 
 /** The tokens of messages as swc counts them, with the system prompt (exact: the budget is never reached). */
-async function tokenMeter(): Promise<(messages: readonly ModelMessage[]) => number> {
+async function tokenMeter(): Promise<(messages: readonly ModelMessage[]) => Promise<number>> {
   const compactor = await createCompactor({ format: 'ai-sdk', target: 100_000_000, system: SYSTEM });
-  return (messages) => compactor.compact(messages).plan.tokensBefore;
+  return async (messages) => (await compactor.compact(messages)).plan.tokensBefore;
 }
 
 /** What the model reads of a prompt, counted by gpt-tokenizer's o200k_base (independently of swc): texts, inputs, outputs. */
@@ -149,11 +149,11 @@ describe('swcPrepareStep in an AI SDK 5 generateText loop (80 calls, 20,000-toke
       expect(now.history.slice(0, before.history.length).map((m) => JSON.stringify(m))).toEqual(
         before.history.map((m) => JSON.stringify(m)),
       );
-      const uncut = measure([...before.sent, ...appended]);
+      const uncut = await measure([...before.sent, ...appended]);
       if (uncut >= trigger) {
         // The view reached the threshold: cut once more, down to the target.
         compactions.push(k);
-        expect(measure(now.sent)).toBeLessThanOrEqual(target);
+        expect(await measure(now.sent)).toBeLessThanOrEqual(target);
       } else {
         // Below it: the same messages as last time with the new ones appended, sent as the same bytes.
         expect(now.sent.map((m) => JSON.stringify(m))).toEqual(

@@ -31,8 +31,11 @@ interface Settings {
 }
 
 /** What `swc compact` writes for a file, as parsed items of its list. */
-function cliItems(format: FormatName, text: string, name: string, settings: Settings): unknown[] {
-  const result = compactSource(decodeSource(Buffer.from(text), name), { ...settings, counter: createApproxCounter() });
+async function cliItems(format: FormatName, text: string, name: string, settings: Settings): Promise<unknown[]> {
+  const result = await compactSource(decodeSource(Buffer.from(text), name), {
+    ...settings,
+    counter: createApproxCounter(),
+  });
   const output = result.output;
   if (name.endsWith('.jsonl'))
     return output
@@ -80,7 +83,7 @@ describe('compactMessages', () => {
             format: named ? format : 'auto',
             system: instructionsOf(container),
           });
-          const expected = cliItems(format, written.text, written.name, settings);
+          const expected = await cliItems(format, written.text, written.name, settings);
           expect(JSON.stringify(result.messages)).toBe(JSON.stringify(expected));
           expect(result.changed).toBe(JSON.stringify(expected) !== before);
           if (result.changed) changed++;
@@ -213,9 +216,9 @@ describe('compactMessages', () => {
   it('refuses a message that does not fit the format with one InputError naming its index', async () => {
     const compactor = await createCompactor({ format: 'openai', target: 10, tokenizer: 'approx' });
     const bad = [{ role: 'user', content: 'a' }, 42, { role: 'user', content: 'b' }];
-    expect(() => compactor.compact(bad)).toThrow(InputError);
-    expect(() => compactor.compact(bad)).toThrow('messages[1]: expected a message object, found a number');
-    expect(() => compactor.compact([{ role: 'wizard', content: 'a' }])).toThrow(
+    await expect(compactor.compact(bad)).rejects.toThrow(InputError);
+    await expect(compactor.compact(bad)).rejects.toThrow('messages[1]: expected a message object, found a number');
+    await expect(compactor.compact([{ role: 'wizard', content: 'a' }])).rejects.toThrow(
       /^messages\[0\]: unknown role "wizard"/,
     );
   });
@@ -224,22 +227,22 @@ describe('compactMessages', () => {
     const compactor = await createCompactor({ target: 10, tokenizer: 'approx' });
     const cyclic: Record<string, unknown> = { role: 'user', content: 'a' };
     cyclic.self = cyclic;
-    expect(() => compactor.compact([{ role: 'user', content: 'x' }, cyclic])).toThrow(
+    await expect(compactor.compact([{ role: 'user', content: 'x' }, cyclic])).rejects.toThrow(
       /^messages\[1\]: a message that refers to itself/,
     );
-    expect(() => compactor.compact([{ role: 'user', content: 1n }])).toThrow(
+    await expect(compactor.compact([{ role: 'user', content: 1n }])).rejects.toThrow(
       /^messages\[0\]: cannot be written as JSON/,
     );
-    expect(() => compactor.compact([undefined])).toThrow(/^messages\[0\]: expected a message, found undefined/);
+    await expect(compactor.compact([undefined])).rejects.toThrow(/^messages\[0\]: expected a message, found undefined/);
     // A hole in a sparse array, and a length past the last element, are refused the same way (not a TypeError).
     const sparse: unknown[] = [{ role: 'user', content: 'x' }];
     sparse[2] = { role: 'user', content: 'y' };
-    expect(() => compactor.compact(sparse)).toThrow(InputError);
-    expect(() => compactor.compact(sparse)).toThrow(/^messages\[1\]: expected a message, found undefined/);
+    await expect(compactor.compact(sparse)).rejects.toThrow(InputError);
+    await expect(compactor.compact(sparse)).rejects.toThrow(/^messages\[1\]: expected a message, found undefined/);
     const long: unknown[] = [{ role: 'user', content: 'x' }];
     long.length = 2;
-    expect(() => compactor.compact(long)).toThrow(/^messages\[1\]: expected a message, found undefined/);
-    expect(() => compactor.compact('hello' as unknown as unknown[])).toThrow(/expected an array of messages/);
+    await expect(compactor.compact(long)).rejects.toThrow(/^messages\[1\]: expected a message, found undefined/);
+    await expect(compactor.compact('hello' as unknown as unknown[])).rejects.toThrow(/expected an array of messages/);
   });
 
   it('refuses contradictory or out-of-range options with an OptionsError', async () => {
@@ -349,7 +352,7 @@ describe('compactMessages with tool schemas', () => {
       { role: 'user', content: 'task' },
     ];
     const text = JSON.stringify({ tools, messages });
-    const cli = compactSource(decodeSource(Buffer.from(text), 'x.json'), {
+    const cli = await compactSource(decodeSource(Buffer.from(text), 'x.json'), {
       target: 0,
       window: { trigger: 280, target: 200 },
       counter: createApproxCounter(),

@@ -70,10 +70,10 @@ describe('messages holding values JSON writes otherwise', () => {
           }
           const file = JSON.stringify(messages, binaryAsText);
           const counter = createApproxCounter();
-          let plan: NonNullable<ReturnType<typeof compactSource>['conversations'][number]>['plan'] | undefined;
+          let plan: NonNullable<Awaited<ReturnType<typeof compactSource>>['conversations'][number]>['plan'] | undefined;
           try {
             const source = decodeSource(Buffer.from(file, 'utf8'), 'm.json');
-            plan = compactSource(source, { target, counter, format: 'openai' }).conversations[0]?.plan;
+            plan = (await compactSource(source, { target, counter, format: 'openai' })).conversations[0]?.plan;
           } catch {
             plan = undefined;
           }

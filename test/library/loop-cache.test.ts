@@ -39,7 +39,7 @@ describe('a compactor in an agent loop', () => {
     const { counter, texts } = spyCounter();
     const compactor = await createCompactor({ format: 'openai', target: 100_000, counter });
     const first = conversation(10, 'old');
-    expect(compactor.compact(first).changed).toBe(false);
+    expect((await compactor.compact(first)).changed).toBe(false);
     expect(texts.some((t) => t.includes('old'))).toBe(true);
     texts.length = 0;
     const step = [
@@ -50,7 +50,7 @@ describe('a compactor in an agent loop', () => {
       },
       { role: 'tool', tool_call_id: 'cn', content: 'fresh result newresult' },
     ];
-    compactor.compact([...first, ...step]);
+    await compactor.compact([...first, ...step]);
     expect(texts.length).toBeGreaterThan(0);
     expect(texts.filter((t) => t.includes('old'))).toEqual([]);
   });
@@ -58,10 +58,10 @@ describe('a compactor in an agent loop', () => {
   it('still counts everything again in a new compactor (the memory is per compactor)', async () => {
     const { counter, texts } = spyCounter();
     const messages = conversation(3, 'old');
-    (await createCompactor({ format: 'openai', target: 100_000, counter })).compact(messages);
+    await (await createCompactor({ format: 'openai', target: 100_000, counter })).compact(messages);
     const once = texts.length;
     texts.length = 0;
-    (await createCompactor({ format: 'openai', target: 100_000, counter })).compact(messages);
+    await (await createCompactor({ format: 'openai', target: 100_000, counter })).compact(messages);
     // The counter itself remembers counts per rendered object, and a new compactor renders afresh.
     expect(texts.length).toBe(once);
   });
@@ -72,7 +72,7 @@ describe('a compactor in an agent loop', () => {
     for (let n = 3; n <= all.length; n += 2) {
       const messages = all.slice(0, n);
       const fresh = await createCompactor({ format: 'openai', target: 400, tokenizer: 'approx' });
-      expect(compactor.compact(messages).plan).toEqual(fresh.compact(messages).plan);
+      expect((await compactor.compact(messages)).plan).toEqual((await fresh.compact(messages)).plan);
     }
   });
 });

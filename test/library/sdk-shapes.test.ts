@@ -106,7 +106,7 @@ describe('messages as each SDK holds them', () => {
       },
     ]);
     const compactor = await createCompactor({ target: 120, tokenizer: 'approx' });
-    const result = compactor.compact(history);
+    const result = await compactor.compact(history);
     expect(result.format).toBe('responses');
     expect(result.messages.slice(1)).toEqual(history.slice(2));
     // The call and its result are one step, the result counted as `[tool:weather] Sunny, 24°C`.

@@ -199,7 +199,7 @@ describe('compactMessages with strategy', () => {
       { role: 'tool', tool_call_id: 'b', content: big },
     ]);
     const compactor = await createCompactor({ target: 600, tokenizer: 'approx', strategy: 'prune' });
-    const { messages, changed } = compactor.compact(input);
+    const { messages, changed } = await compactor.compact(input);
     expect(changed).toBe(true);
     expect(messages).toHaveLength(5);
     expect(messages[2]).toEqual({

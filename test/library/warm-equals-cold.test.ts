@@ -170,9 +170,11 @@ function apply(list: Msg[], op: Op): Msg[] {
 }
 
 /** What a call gives, as plain data (or the error it throws), to compare a warm call with a cold one. */
-function outcomeOf(call: () => { messages: unknown[]; changed: boolean; plan: object; forgotten: unknown }): unknown {
+async function outcomeOf(
+  call: () => Promise<{ messages: unknown[]; changed: boolean; plan: object; forgotten: unknown }>,
+): Promise<unknown> {
   try {
-    const r = call();
+    const r = await call();
     const plan = r.plan as { tokensBefore: number; tokensBeforeExact: boolean };
     return {
       messages: JSON.parse(JSON.stringify(r.messages)) as unknown,
@@ -212,31 +214,31 @@ function decidesAsCold(
     async (policy, start, sequence) => {
       const warm = await createCompactor({ ...policy, ...warmOptions });
       let list: Msg[] = [message(4, 1), message(0, 2), ...start.flatMap((s) => grown(s))];
-      const pending: Array<{ result: () => ReturnType<typeof warm.compact>; cold: unknown }> = [];
+      const pending: Array<{ result: () => Promise<Awaited<ReturnType<typeof warm.compact>>>; cold: unknown }> = [];
       for (const op of [{ kind: 'append', seed: 0, fresh: false } as Op, ...sequence]) {
         list = apply(list, op);
         const cold = await createCompactor(policy);
-        const coldOutcome = outcomeOf(() => cold.compact(structuredClone(list)));
+        const coldOutcome = await outcomeOf(() => cold.compact(structuredClone(list)));
         if (!late) {
-          expect(outcomeOf(() => warm.compact(list))).toEqual(coldOutcome);
+          expect(await outcomeOf(() => warm.compact(list))).toEqual(coldOutcome);
           continue;
         }
-        let result: ReturnType<typeof warm.compact> | null = null;
+        let result: Awaited<ReturnType<typeof warm.compact>> | null = null;
         let failure: unknown = null;
         try {
-          result = warm.compact(list);
+          result = await warm.compact(list);
         } catch (error) {
           failure = error;
         }
         pending.push({
-          result: () => {
+          result: async () => {
             if (result === null) throw failure;
             return result;
           },
           cold: coldOutcome,
         });
       }
-      for (const { result, cold } of pending) expect(outcomeOf(result)).toEqual(cold);
+      for (const { result, cold } of pending) expect(await outcomeOf(result)).toEqual(cold);
     },
   );
 }

@@ -51,9 +51,9 @@ function shown(inspection: Inspection) {
 }
 
 /** The error a function throws, as its message. */
-function errorOf(run: () => unknown): string {
+async function errorOf(run: () => unknown): Promise<string> {
   try {
-    run();
+    await run();
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
@@ -179,7 +179,7 @@ describe('inspecting a file held as lines', () => {
 describe('failures', () => {
   const compactSettings = { target: 100, counter: createFakeCounter() };
 
-  it('words a message a format refuses as compacting does, naming the record', () => {
+  it('words a message a format refuses as compacting does, naming the record', async () => {
     const text = `${JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }] })}\n${JSON.stringify({
       messages: [
         { role: 'user', content: 'Hi' },
@@ -187,23 +187,23 @@ describe('failures', () => {
       ],
     })}\n`;
     const source = (): SourceText => decodeSource(Buffer.from(text), 'r.jsonl');
-    const inspecting = errorOf(() => inspectSource(source(), { format: 'openai', counter: createFakeCounter() }));
-    expect(inspecting).toBe(errorOf(() => compactSource(source(), { ...compactSettings, format: 'openai' })));
+    const inspecting = await errorOf(() => inspectSource(source(), { format: 'openai', counter: createFakeCounter() }));
+    expect(inspecting).toBe(await errorOf(() => compactSource(source(), { ...compactSettings, format: 'openai' })));
     expect(inspecting).toMatch(/^r\.jsonl:2:\d+: line 2 "messages", message 2: /);
   });
 
-  it('words a format it cannot tell as compacting does', () => {
+  it('words a format it cannot tell as compacting does', async () => {
     const text = JSON.stringify([{ speaker: 'a', words: 'b' }]);
     const source = (): SourceText => decodeSource(Buffer.from(text), 'x.json');
-    const inspecting = errorOf(() => inspectSource(source(), { counter: createFakeCounter() }));
-    expect(inspecting).toBe(errorOf(() => compactSource(source(), compactSettings)));
+    const inspecting = await errorOf(() => inspectSource(source(), { counter: createFakeCounter() }));
+    expect(inspecting).toBe(await errorOf(() => compactSource(source(), compactSettings)));
     expect(inspecting).toMatch(/cannot tell the transcript format/);
   });
 
-  it('refuses an unknown format name as compacting does', () => {
+  it('refuses an unknown format name as compacting does', async () => {
     const source = (): SourceText => decodeSource(Buffer.from('[{"role":"user","content":"Hi"}]'), 'x.json');
-    expect(errorOf(() => inspectSource(source(), { format: 'nope', counter: createFakeCounter() }))).toBe(
-      errorOf(() => compactSource(source(), { ...compactSettings, format: 'nope' })),
+    expect(await errorOf(() => inspectSource(source(), { format: 'nope', counter: createFakeCounter() }))).toBe(
+      await errorOf(() => compactSource(source(), { ...compactSettings, format: 'nope' })),
     );
   });
 });

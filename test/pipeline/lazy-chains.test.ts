@@ -84,20 +84,20 @@ function shown(result: FileResult): unknown {
   };
 }
 
-function compactBothWays(
+async function compactBothWays(
   text: string,
   file: string,
   options: Omit<FileOptions, 'exhaustive'>,
-): { lazy: unknown; exhaustive: unknown } {
+): Promise<{ lazy: unknown; exhaustive: unknown }> {
   // A file a format cannot write fails both ways alike.
-  const run = (exhaustive: boolean): unknown => {
+  const run = async (exhaustive: boolean): Promise<unknown> => {
     try {
-      return shown(compactSource(sourceFromBytes(Buffer.from(text), file), { ...options, exhaustive }));
+      return shown(await compactSource(sourceFromBytes(Buffer.from(text), file), { ...options, exhaustive }));
     } catch (error) {
       return { error: (error as Error).message };
     }
   };
-  return { lazy: run(false), exhaustive: run(true) };
+  return { lazy: await run(false), exhaustive: await run(true) };
 }
 
 /**
@@ -132,7 +132,7 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
     ['approx', createApproxCounter()],
   ];
   for (const [name, counter] of counters) {
-    it(`gives the same outputs, plans, summaries and figures for prune, offload, summarize and their chains (${name})`, () => {
+    it(`gives the same outputs, plans, summaries and figures for prune, offload, summarize and their chains (${name})`, async () => {
       let lazyPlans = 0;
       for (let seed = 1; seed <= scaled(45); seed++) {
         const conversation = withLongResults(seed);
@@ -154,7 +154,7 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
           };
           let both: { lazy: unknown; exhaustive: unknown };
           try {
-            both = compactBothWays(written.text, written.name, options);
+            both = await compactBothWays(written.text, written.name, options);
           } catch (error) {
             throw new Error(`seed ${seed}, ${format}, ${strategies.join(',')}: ${(error as Error).message}`, {
               cause: error,
@@ -175,7 +175,7 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
     });
   }
 
-  it('prunes every candidate without counting them where the whole less every candidate exceeds the target', () => {
+  it('prunes every candidate without counting them where the whole less every candidate exceeds the target', async () => {
     // Many long results, a target far below what the rest of the conversation costs.
     const conversation: Conversation = [
       { role: 'system', text: 'You are an agent.' },
@@ -201,8 +201,8 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
     const lazy = counting(o200k);
     const exhaustive = counting(o200k);
     const options = { target: 1000, strategies: ['prune', 'window'] as StrategyName[], minTokens: 50 };
-    const a = compactSource(source(), { ...options, counter: lazy.counter });
-    const b = compactSource(source(), { ...options, counter: exhaustive.counter, exhaustive: true });
+    const a = await compactSource(source(), { ...options, counter: lazy.counter });
+    const b = await compactSource(source(), { ...options, counter: exhaustive.counter, exhaustive: true });
     // The decision (before an output asks for the exact figure before) counts a few messages, not every one.
     const decided = { lazy: lazy.texts(), exhaustive: exhaustive.texts() };
     expect(decided.lazy).toBeLessThan(decided.exhaustive / 5);
@@ -211,7 +211,7 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
     expect(a.conversations[0]?.pruned.length).toBeGreaterThan(0);
   });
 
-  it('summarizes a long conversation counting only what its rounds decide by', () => {
+  it('summarizes a long conversation counting only what its rounds decide by', async () => {
     const conversation: Conversation = [
       { role: 'system', text: 'You are an agent.' },
       ...Array.from({ length: 60 }, (_, k): Conversation => [
@@ -243,8 +243,8 @@ describe('strategies decide lazily exactly as when everything is counted', () =>
         answer: () => ({ text: 'The agent found a stale cache.' }),
       },
     };
-    const a = compactSource(source(), { ...options, counter: lazy.counter });
-    const b = compactSource(source(), { ...options, counter: exhaustive.counter, exhaustive: true });
+    const a = await compactSource(source(), { ...options, counter: lazy.counter });
+    const b = await compactSource(source(), { ...options, counter: exhaustive.counter, exhaustive: true });
     expect(a.conversations[0]?.summarized?.rounds.length).toBeGreaterThan(0);
     expect(a.output).toBe(b.output);
     // The decision counts the newest messages (what a round leaves, until it passes the target), not all 121.

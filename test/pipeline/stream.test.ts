@@ -52,17 +52,17 @@ function expectedStreams(format: string, records: boolean): unknown[] {
 }
 
 describe('a JSONL file normalized while its lines are parsed', () => {
-  it('compacts random OpenAI chats as keeping every item does: held as lines, as one text, read again from disk', () => {
+  it('compacts random OpenAI chats as keeping every item does: held as lines, as one text, read again from disk', async () => {
     let streamed = 0;
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         conversationArb,
         fc.array(fc.nat(3), { minLength: 1, maxLength: 5 }),
         styleArb,
         fc.array(fc.constantFrom('', '', '', '-', '  ', '\t'), { maxLength: 6 }),
         optionsArb,
         fc.constantFrom(7, 64, 4096),
-        (messages, repeats, style, blanks, options, readBlock) => {
+        async (messages, repeats, style, blanks, options, readBlock) => {
           const { items } = openaiCodec.encode(withLongResults(messages, repeats));
           const bytes = fileBytes(jsonlText(items, style, blanks), style);
           for (const [road, make] of [
@@ -70,7 +70,7 @@ describe('a JSONL file normalized while its lines are parsed', () => {
             ['file', fileRoad(bytes, 'chat.jsonl', readBlock)],
             ['text', () => decodeSource(bytes, 'chat.jsonl')],
           ] as const) {
-            const { base, runs } = compareRoads(road, make, options);
+            const { base, runs } = await compareRoads(road, make, options);
             // Every message is OpenAI's and its own: the stream reads the whole file, in every block size.
             expect({ road, streamed: runs.map((r) => r.streamed) }).toEqual({ road, streamed: BLOCKS.map(() => true) });
             if (!base.failed) streamed++;
@@ -82,7 +82,7 @@ describe('a JSONL file normalized while its lines are parsed', () => {
     expect(streamed).toBeGreaterThan(scaledCount(45, 30));
   });
 
-  it('compacts random conversations of every format, written as JSONL, as keeping every item does', () => {
+  it('compacts random conversations of every format, written as JSONL, as keeping every item does', async () => {
     for (let seed = 1; seed <= 8; seed++) {
       for (const format of FORMAT_NAMES) {
         const written = writeAs(format, randomConversation(seed), { jsonl: true });
@@ -94,7 +94,7 @@ describe('a JSONL file normalized while its lines are parsed', () => {
           offload: { dir: STORE, over: 20, home: ROOT },
           slimLongerThan: seed % 2 === 0 ? 0 : undefined,
         };
-        const { base, runs } = compareRoads({ seed, format }, bytesRoad(written.text, written.name), options);
+        const { base, runs } = await compareRoads({ seed, format }, bytesRoad(written.text, written.name), options);
         // Only formats that continue a normalization stream: any other format is read the old way.
         const label = `seed ${seed}, ${format}`;
         const found = (base.shown as { format?: string }).format ?? '';
@@ -106,7 +106,7 @@ describe('a JSONL file normalized while its lines are parsed', () => {
     }
   });
 
-  it('compacts every JSONL fixture as keeping every item does, streaming only the formats that continue', () => {
+  it('compacts every JSONL fixture as keeping every item does, streaming only the formats that continue', async () => {
     const folder = path.join(ROOT, 'fixtures');
     const files = readdirSync(folder, { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.jsonl'))
@@ -122,7 +122,7 @@ describe('a JSONL file normalized while its lines are parsed', () => {
       if (bytes.length < 100_000)
         chains.push({ counter, target: 3000, strategies: ['prune', 'window'], minTokens: 20 });
       for (const options of chains) {
-        const { base, runs } = compareRoads(name, bytesRoad(bytes, path.basename(file)), options);
+        const { base, runs } = await compareRoads(name, bytesRoad(bytes, path.basename(file)), options);
         const { format = 'error', records = false } = base.shown as { format?: string; records?: boolean };
         formats.add(format);
         // One conversation of a format that continues is read by the stream in every block size; nothing else is.
@@ -137,11 +137,11 @@ describe('a JSONL file normalized while its lines are parsed', () => {
 });
 
 describe('a format that changes after the first block', () => {
-  it.each(Object.keys(SWITCHES).map((k) => [k]))('gives up and reads the file again: %s', (kind) => {
+  it.each(Object.keys(SWITCHES).map((k) => [k]))('gives up and reads the file again: %s', async (kind) => {
     const lines = [...plainLines(9), ...(SWITCHES[kind] as string[]), ...plainLines(4, 9)];
     const text = `${lines.join('\n')}\n`;
     for (const make of [bytesRoad(text, 'switch.jsonl'), fileRoad(text, 'switch.jsonl')]) {
-      const { base, runs } = compareRoads(kind, make, { counter, target: 60 });
+      const { base, runs } = await compareRoads(kind, make, { counter, target: 60 });
       // The first block (up to 7 lines) was OpenAI's: the stream took it, and gave up when the format changed.
       expect(runs.slice(0, 4).map((r) => [r.started, r.streamed])).toEqual(BLOCKS.slice(0, 4).map(() => [true, false]));
       // The default block holds the whole file: detected whole, never OpenAI's, streamed where its format continues.
@@ -150,7 +150,7 @@ describe('a format that changes after the first block', () => {
     }
   });
 
-  it('gives up for a format that changes and changes back, which the old road reads as OpenAI chat', () => {
+  it('gives up for a format that changes and changes back, which the old road reads as OpenAI chat', async () => {
     // A prompt-caching mark makes the plain messages Anthropic's; a tool call makes them OpenAI's again.
     const cached = line({
       role: 'user',
@@ -163,7 +163,7 @@ describe('a format that changes after the first block', () => {
     });
     const result = line({ role: 'tool', tool_call_id: 'c9', content: `ran ${'fine '.repeat(30)}` });
     const lines = [...plainLines(9), cached, ...plainLines(6, 9), call, result, ...plainLines(3, 15)];
-    const { base, runs } = compareRoads('and back', bytesRoad(lines.join('\n'), 'back.jsonl'), {
+    const { base, runs } = await compareRoads('and back', bytesRoad(lines.join('\n'), 'back.jsonl'), {
       counter,
       target: 60,
       strategies: ['prune', 'window'],
@@ -176,19 +176,19 @@ describe('a format that changes after the first block', () => {
     ]);
   });
 
-  it('decides and refuses as the old road wherever the change comes, for random conversations', () => {
+  it('decides and refuses as the old road wherever the change comes, for random conversations', async () => {
     let gaveUp = 0;
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.integer({ min: 1, max: 14 }),
         fc.integer({ min: 0, max: 8 }),
         fc.constantFrom(...Object.keys(SWITCHES)),
         fc.constantFrom('\n', '\r\n'),
         fc.constantFrom(1, 150, 1e9),
-        (before, after, kind, eol, target) => {
+        async (before, after, kind, eol, target) => {
           const lines = [...plainLines(before), ...(SWITCHES[kind] as string[]), ...plainLines(after, before)];
           const text = lines.join(eol);
-          const { base, runs } = compareRoads({ kind, before, after }, bytesRoad(text, 'switch.jsonl'), {
+          const { base, runs } = await compareRoads({ kind, before, after }, bytesRoad(text, 'switch.jsonl'), {
             counter,
             target,
             strategies: ['prune', 'window'],
@@ -208,11 +208,11 @@ describe('a format that changes after the first block', () => {
 });
 
 describe('a message the format refuses in a later block', () => {
-  it.each(REFUSED.map((r, k) => [k, r] as const))('is reported as the old road reports it (%i)', (_, refused) => {
+  it.each(REFUSED.map((r, k) => [k, r] as const))('is reported as the old road reports it (%i)', async (_, refused) => {
     const lines = [...plainLines(8), refused, ...plainLines(5, 8)];
     const text = `${lines.join('\n')}\n`;
     for (const make of [bytesRoad(text, 'refused.jsonl'), fileRoad(text, 'refused.jsonl')]) {
-      const { base, runs } = compareRoads(refused, make, { counter, target: 60 });
+      const { base, runs } = await compareRoads(refused, make, { counter, target: 60 });
       expect(base.shown).toMatchObject({ error: 'InputError', message: expect.stringContaining('message 9: ') });
       expect(runs.slice(0, 4).every((r) => r.started)).toBe(true);
     }
@@ -220,14 +220,17 @@ describe('a message the format refuses in a later block', () => {
 
   it.each(BROKEN.map((b, k) => [k, b] as const))(
     'gives way to a broken line after it, which the old road reports first (%i)',
-    (_, broken) => {
+    async (_, broken) => {
       for (const refused of REFUSED) {
         // The refusal in the first block of 7 and in a later one, the broken line after both.
         for (const at of [2, 9]) {
           const lines = [...plainLines(at), refused, ...plainLines(4, at), broken, ...plainLines(2, at + 4)];
           const text = `${lines.join('\r\n')}\r\n`;
           for (const make of [bytesRoad(text, 'broken.jsonl'), fileRoad(text, 'broken.jsonl')]) {
-            const { base } = compareRoads({ refused, at, broken: broken.slice(0, 40) }, make, { counter, target: 60 });
+            const { base } = await compareRoads({ refused, at, broken: broken.slice(0, 40) }, make, {
+              counter,
+              target: 60,
+            });
             expect(base.shown).toMatchObject({ error: 'InputError', line: at + 6 });
           }
         }
@@ -235,20 +238,20 @@ describe('a message the format refuses in a later block', () => {
     },
   );
 
-  it('is reported in order for random places of the refusal and of a broken line', () => {
-    fc.assert(
-      fc.property(
+  it('is reported in order for random places of the refusal and of a broken line', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.integer({ min: 0, max: 12 }),
         fc.integer({ min: 0, max: 6 }),
         fc.constantFrom(...REFUSED),
         fc.option(fc.constantFrom(...BROKEN)),
         fc.boolean(),
-        (at, gap, refused, broken, twice) => {
+        async (at, gap, refused, broken, twice) => {
           const lines = [...plainLines(at), refused, ...plainLines(gap, at)];
           if (twice) lines.push(REFUSED[0] as string);
           if (broken !== null) lines.push(broken, ...plainLines(2, at + gap));
           const text = lines.join('\n');
-          const { base } = compareRoads({ at, gap, refused, broken }, bytesRoad(text, 'r.jsonl'), {
+          const { base } = await compareRoads({ at, gap, refused, broken }, bytesRoad(text, 'r.jsonl'), {
             counter,
             target: 40,
           });
@@ -276,10 +279,10 @@ describe('lines drawn from every format, broken ones among them', () => {
   const pool = linePool();
   const openaiLines = readFileSync(path.join(ROOT, 'fixtures/sample.jsonl'), 'utf8').split('\n').filter(Boolean);
 
-  it('compacts or refuses a file that begins as OpenAI chat as the old road does', () => {
+  it('compacts or refuses a file that begins as OpenAI chat as the old road does', async () => {
     let gaveUp = 0;
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(fc.nat(openaiLines.length - 1), { minLength: 1, maxLength: 9 }),
         // After it, any line of the pool (or of the chat again, as -1 - its index).
         fc.array(
@@ -290,12 +293,12 @@ describe('lines drawn from every format, broken ones among them', () => {
           { maxLength: 10 },
         ),
         fc.constantFrom(1, 400, 1e9),
-        (head, tail, target) => {
+        async (head, tail, target) => {
           const lines = [
             ...head.map((k) => openaiLines[k] as string),
             ...tail.map((k) => (k < 0 ? openaiLines[-1 - k] : pool[k]) as string),
           ];
-          const { runs } = compareRoads(lines, bytesRoad(lines.join('\n'), 'drawn.jsonl'), { counter, target });
+          const { runs } = await compareRoads(lines, bytesRoad(lines.join('\n'), 'drawn.jsonl'), { counter, target });
           gaveUp += runs.filter((r) => r.started && !r.streamed).length;
         },
       ),
@@ -311,13 +314,13 @@ describe('a format named', () => {
 
   it.each([['openai'], ['auto'], ['anthropic'], ['sharegpt'], ['opnai'], ['OpenAI']])(
     'compacts or refuses as the old road: --format %s',
-    (format) => {
+    async (format) => {
       for (const [name, bytes] of [
         ['chat.jsonl', chat],
         ['messages.jsonl', anthropic],
       ] as const) {
         for (const make of [bytesRoad(bytes, name), fileRoad(bytes, name)]) {
-          const { base, runs } = compareRoads({ format, name }, make, { counter, target: 40, format });
+          const { base, runs } = await compareRoads({ format, name }, make, { counter, target: 40, format });
           if (format === 'openai') expect(runs.every((r) => r.streamed)).toBe(true);
           const unknown = { error: 'InputError', message: expect.stringContaining('unknown format') };
           if (format === 'opnai' || format === 'OpenAI') expect(base.shown).toMatchObject(unknown);
@@ -326,11 +329,15 @@ describe('a format named', () => {
     },
   );
 
-  it('still refuses a later message it cannot read, and the broken line after it first', () => {
+  it('still refuses a later message it cannot read, and the broken line after it first', async () => {
     const lines = [...plainLines(9), REFUSED[0] as string, ...plainLines(3, 9)];
     for (const tail of [[], [BROKEN[0] as string]]) {
       const text = [...lines, ...tail].join('\n');
-      const { base } = compareRoads(tail, bytesRoad(text, 'named.jsonl'), { counter, target: 40, format: 'openai' });
+      const { base } = await compareRoads(tail, bytesRoad(text, 'named.jsonl'), {
+        counter,
+        target: 40,
+        format: 'openai',
+      });
       expect(base.failed).toBe(true);
     }
   });
@@ -352,18 +359,18 @@ describe('records per line and a conversation path', () => {
     ['a --conversation-path', recordLines(9, 'messages', true), { conversationPath: '/data/messages' }],
     ['a --conversation-path into plain messages', plainLines(9).join('\n'), { conversationPath: '/messages' }],
     ['a --conversation-path to the content', plainLines(9).join('\n'), { conversationPath: '/content' }],
-  ] as const)('are read as before, never offered to the stream: %s', (_, text, extra) => {
+  ] as const)('are read as before, never offered to the stream: %s', async (_, text, extra) => {
     for (const target of [1, 1e9]) {
       for (const make of [bytesRoad(text, 'records.jsonl'), fileRoad(text, 'records.jsonl')]) {
-        const { runs } = compareRoads({ extra, target }, make, { counter, target, ...extra });
+        const { runs } = await compareRoads({ extra, target }, make, { counter, target, ...extra });
         expect(runs.map((r) => r.offered)).toEqual(BLOCKS.map(() => false));
       }
     }
   });
 
-  it('takes a file whose first line is a message for one conversation, refusing a later record in it as before', () => {
+  it('takes a file whose first line is a message for one conversation, refusing a later record in it as before', async () => {
     const text = [...plainLines(8), recordLines(1, 'messages', false), ...plainLines(2, 8)].join('\n');
-    const { base, runs } = compareRoads('late record', bytesRoad(text, 'mixed.jsonl'), { counter, target: 40 });
+    const { base, runs } = await compareRoads('late record', bytesRoad(text, 'mixed.jsonl'), { counter, target: 40 });
     expect(base.shown).toMatchObject({ message: 'mixed.jsonl:9:1: message 9: no "role"' });
     expect(runs.slice(0, 4).every((r) => r.started && !r.streamed)).toBe(true);
   });

@@ -93,7 +93,7 @@ describe('the settings the command line and the library share', () => {
     const compactor = await createCompactor({ contextWindow: 200, compactAt: 0.55, tokenizer: 'approx' });
     // Haystack's hook compacts at >= 200 * 0.55 = 110.00000000000001 tokens: the trigger is 111.
     expect(cli.window?.trigger).toBe(111);
-    const at110 = compactor.compact([{ role: 'user', content: 'x'.repeat(4 * 110 - 12) }]);
+    const at110 = await compactor.compact([{ role: 'user', content: 'x'.repeat(4 * 110 - 12) }]);
     expect(at110.changed).toBe(false);
   });
 

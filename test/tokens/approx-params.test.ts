@@ -241,21 +241,24 @@ describe('the defaults', () => {
     );
   });
 
-  it('make the same decisions and outputs as the fixed counter on generated transcripts', () => {
-    fc.assert(
-      fc.property(
+  it('make the same decisions and outputs as the fixed counter on generated transcripts', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.constantFrom(openaiCodec, haystackCodec),
         conversationArb,
         jsonStyleArb,
         fc.double({ min: 0, max: 1.2, noNaN: true }),
-        (codec, messages, style, share) => {
+        async (codec, messages, style, share) => {
           const file = transcriptFile(codec, messages, 'json', BARE, style);
           const run = (counter: TokenCounter, target: number) =>
             compactSource(decodeSource(file.bytes, file.name), { target, counter, exhaustive: true });
-          const whole = run(fixed, Number.MAX_SAFE_INTEGER).conversations.reduce((a, c) => a + c.plan.tokensBefore, 0);
+          const whole = (await run(fixed, Number.MAX_SAFE_INTEGER)).conversations.reduce(
+            (a, c) => a + c.plan.tokensBefore,
+            0,
+          );
           const target = Math.max(1, Math.floor(whole * share));
-          const before = run(fixed, target);
-          const after = run(createApproxCounter(), target);
+          const before = await run(fixed, target);
+          const after = await run(createApproxCounter(), target);
           expect(after.output).toBe(before.output);
           expect(after.conversations.map((c) => c.plan)).toEqual(before.conversations.map((c) => c.plan));
         },

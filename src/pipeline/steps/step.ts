@@ -15,8 +15,9 @@ export interface Step {
   /**
    * Applies the strategy to `run.current` (or leaves it, below the trigger or with nothing to do), updating the run.
    * @returns what it measured: whether it found the conversation below the trigger, its size before, what it left
+   *   (awaited: summarizing awaits its model between rounds)
    */
-  apply(run: ChainRun): StepReport;
+  apply(run: ChainRun): StepReport | Promise<StepReport>;
 }
 
 /** What one step measured, for the chain's figures. */
@@ -49,7 +50,7 @@ export interface ChainOptions {
    * and its store that move together still restore (without it references are absolute).
    */
   readonly offload?: { readonly dir: string; readonly over: number; readonly home?: string };
-  /** Summarizing: the instruction, the summary size planned with, and the reply to each request (see replies.ts). */
+  /** Summarizing: the instruction, the summary size planned with, and the reply to each request. */
   readonly summarize?: SummarizeSettings;
 }
 
@@ -148,14 +149,17 @@ export interface WindowThresholds {
   readonly target: number;
 }
 
-/** What the summarize step of a chain needs: the decision's settings and a synchronous source of replies. */
+/** What the summarize step of a chain needs: the decision's settings and where each round's reply comes from. */
 export interface SummarizeSettings {
   readonly instruction: string;
   readonly summaryTokens: number;
   /** The least share of the replaced messages' identifiers a summary must keep (`--min-retention`), if any. */
   readonly minRetention?: number;
-  /** The reply to a request; throws to stop the decision until the reply is known (the async driver's replay). */
-  readonly answer: (request: SummaryRequest, counter: TokenCounter) => SummaryAnswer;
+  /**
+   * The reply to a round's request, awaited before the next round: a model's, or the stand-in of dry runs and checks.
+   * A failed call is an answer with its `error`, which ends the conversation's rounds.
+   */
+  readonly answer: (request: SummaryRequest, counter: TokenCounter) => SummaryAnswer | Promise<SummaryAnswer>;
 }
 
 /** One message of a summarized conversation's output: an input message, a summary, or the window's note. */

@@ -4,11 +4,11 @@ import { measureAgainstGate, type ChainRun, type Step, type StepReport } from '.
 
 /**
  * Summarizing (Haystack's `SummarizationCompactor`): rounds that replace the oldest history with a summary the model
- * writes, each reply taken from the settings' synchronous `answer` (the async driver runs the chain again with each
- * reply it asked for). Counted only past the trigger (or the target), as offloading counts.
+ * writes, each reply awaited from the settings' `answer`. Counted only past the trigger (or the target), as
+ * offloading counts.
  */
 export const summarizeStep: Step = {
-  apply(run: ChainRun): StepReport {
+  async apply(run: ChainRun): Promise<StepReport> {
     const { options, counter } = run;
     if (options.summarize === undefined) throw new RangeError('summarizing needs a source of summaries');
     if (run.summarizing !== null) throw new RangeError('summarize can be applied once in a chain');
@@ -16,7 +16,7 @@ export const summarizeStep: Step = {
     if (measured.under) return measured;
     const settings = options.summarize;
     const exhaustive = options.exhaustive === true;
-    const result = summarizeRounds(
+    const result = await summarizeRounds(
       run.current,
       counter,
       {
