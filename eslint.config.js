@@ -55,4 +55,14 @@ export default tseslint.config(
       'max-params': ['error', { max: 8 }],
     },
   },
+  {
+    // The decision is awaited end to end (summarize awaits its model): a promise nobody awaits is a result nobody
+    // checks, or a rejection nobody sees. These rules need the types, so they read tsconfig.json.
+    files: ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts'],
+    languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+    },
+  },
 );
