@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { OptionsError } from '../../src/errors.js';
 import { compactMessages, createCompactor, swcPrepareStep, type CompactorOptions } from '../../src/library/index.js';
+import { EVERY_OPTION } from '../helpers/library-options.js';
 
 /**
  * For every option of CompactorOptions, values of a wrong type or out of range, each with the options it is given
@@ -101,34 +102,6 @@ const BAD: ReadonlyArray<readonly [keyof CompactorOptions, unknown, Record<strin
   ['minRetention', 0.5, { target: 10 }, /^minRetention only applies with strategy summarize/],
   ['assumeUnchanged', 'yes', { target: 10 }, /^assumeUnchanged must be true or false, got "yes"/],
 ];
-
-/** Every option of CompactorOptions, written out here (not read from src/): a new option does not compile without a place here, and then fails without a row above. */
-const EVERY_OPTION = Object.keys({
-  format: true,
-  target: true,
-  contextWindow: true,
-  compactAt: true,
-  compactTo: true,
-  minKeepSteps: true,
-  strategy: true,
-  minTokens: true,
-  placeholder: true,
-  note: true,
-  createNote: true,
-  tokenizer: true,
-  charsPerToken: true,
-  tokensPerImage: true,
-  tokensPerFile: true,
-  counter: true,
-  system: true,
-  tools: true,
-  summarize: true,
-  summaryTokens: true,
-  summaryInstruction: true,
-  strict: true,
-  minRetention: true,
-  assumeUnchanged: true,
-} satisfies Record<keyof CompactorOptions, true>);
 
 /** What each entry point does with options: createCompactor and compactMessages reject, swcPrepareStep throws at once. */
 async function errorOf(options: unknown): Promise<unknown[]> {
