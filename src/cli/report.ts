@@ -100,13 +100,20 @@ export interface Totals {
   readonly tokensAfter: number;
   /** Files whose result misses its target. */
   readonly targetMissed: number;
+  /** Messages removed over the files (the `--stat` total; the report's summary leaves it out). */
+  readonly messagesRemoved: number;
+  /** What pruning and offloading saved over the files whose records say (`--stat` only), or null when none does. */
+  readonly saved: FileRecord['saved'] | null;
 }
+
+/** The totals a report's summary gives. */
+export type ReportSummary = Omit<Totals, 'messagesRemoved' | 'saved'>;
 
 /** The `--json` / `--report` document of a batch run. */
 export interface ReportDocument {
   readonly version: 1;
   readonly settings: ReportSettings;
-  readonly summary: Omit<Totals, 'tokensBeforeExact'> & { readonly tokensBeforeExact: boolean };
+  readonly summary: ReportSummary;
   readonly files: readonly FileRecord[];
 }
 
@@ -234,6 +241,8 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
   let after = 0;
   let exact = true;
   let missed = 0;
+  let removed = 0;
+  let saved: { pruned: number; offloaded: number } | null = null;
   for (const r of records) {
     if (r.status === 'failed') {
       failed++;
@@ -249,6 +258,12 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
     after += r.tokensAfter ?? 0;
     exact &&= r.tokensBeforeExact;
     if (r.targetMet === false) missed++;
+    removed += r.messagesRemoved ?? 0;
+    if (r.saved !== undefined) {
+      saved ??= { pruned: 0, offloaded: 0 };
+      saved.pruned += r.saved.pruned;
+      saved.offloaded += r.saved.offloaded;
+    }
   }
   return {
     files: records.length,
@@ -260,12 +275,26 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
     tokensBeforeExact: exact,
     tokensAfter: after,
     targetMissed: missed,
+    messagesRemoved: removed,
+    saved,
   };
 }
 
 /** The report document: settings, totals, one record per file in sorted path order. */
 export function reportDocument(settings: ReportSettings, records: readonly FileRecord[]): ReportDocument {
-  return { version: 1, settings, summary: totalsOf(records), files: records };
+  const t = totalsOf(records);
+  const summary: ReportSummary = {
+    files: t.files,
+    compacted: t.compacted,
+    unchanged: t.unchanged,
+    failed: t.failed,
+    skipped: t.skipped,
+    tokensBefore: t.tokensBefore,
+    tokensBeforeExact: t.tokensBeforeExact,
+    tokensAfter: t.tokensAfter,
+    targetMissed: t.targetMissed,
+  };
+  return { version: 1, settings, summary, files: records };
 }
 
 /** Whether the run only looks (nothing is written): wording says "would be". */

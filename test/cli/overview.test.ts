@@ -67,6 +67,35 @@ describe('swc compact --dry-run --stat', () => {
     }
   });
 
+  it("totals as the batch report's summary does, with what pruning saved added up over the files", async () => {
+    const dir = folder();
+    const flags = ['compact', '.', '-t', '5000', '--strategy', 'prune', '--dry-run', ...APPROX];
+    const stat = await runSwc([...flags, '--stat'], { cwd: dir });
+    const report = JSON.parse((await runSwc([...flags, '--json'], { cwd: dir })).stdout) as {
+      summary: {
+        tokensBefore: number;
+        tokensAfter: number;
+        compacted: number;
+        unchanged: number;
+        targetMissed: number;
+      };
+      files: Array<{ messagesRemoved: number | null; saved?: { pruned: number; offloaded: number } }>;
+    };
+    const { summary, files } = report;
+    const pruned = files.reduce((a, f) => a + (f.saved?.pruned ?? 0), 0);
+    expect(pruned).toBeGreaterThan(0);
+    const counted = summary.compacted + summary.unchanged;
+    const removed = files.reduce((a, f) => a + (f.messagesRemoved ?? 0), 0);
+    const total = stat.stdout.trimEnd().split('\n').at(-1);
+    expect(total).toBe(
+      `4 files, ${summary.compacted} would change, ${summary.unchanged} unchanged (${summary.unchanged} not shown), 1 failed: ` +
+        `${summary.tokensBefore.toLocaleString('en-US')} → ${summary.tokensAfter.toLocaleString('en-US')} tokens ` +
+        `(−${Math.round((1 - summary.tokensAfter / summary.tokensBefore) * 100)}%, approx), ` +
+        `${removed === 0 ? '' : '−'}${removed} messages, pruned ${pruned.toLocaleString('en-US')}; ` +
+        `target met in ${counted - summary.targetMissed} of ${counted}`,
+    );
+  });
+
   it('says nothing would change when no file would, instead of a 0% change and 0 messages', async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'hello.jsonl'), '{"role": "user", "content": "Hello!"}\n');

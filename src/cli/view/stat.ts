@@ -1,5 +1,5 @@
 import { escapeForLine } from '../../errors.js';
-import type { FileRecord } from '../report.js';
+import { totalsOf, type FileRecord } from '../report.js';
 import { changeText, formatCount } from '../result-line.js';
 import { displayWidth, padEndTo, padStartTo } from './text-width.js';
 
@@ -30,8 +30,8 @@ function forgetsCell(record: FileRecord): string {
  * `pruned 1,982`, `offloaded 310`, `pruned 40, offloaded 310`: what pruning and offloading saved (`+12` where pointers
  * are longer than the results they replace), the parts that are not 0; empty where they saved nothing.
  */
-function savedText(saved: FileRecord['saved']): string {
-  if (saved === undefined) return '';
+function savedText(saved: FileRecord['saved'] | null): string {
+  if (saved === undefined || saved === null) return '';
   const figure = (tokens: number): string => (tokens < 0 ? `+${formatCount(-tokens)}` : formatCount(tokens));
   return [
     ...(saved.pruned !== 0 ? [`pruned ${figure(saved.pruned)}`] : []),
@@ -101,53 +101,27 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
  * `2 files, 0 would change, 2 unchanged (2 not shown): 5 tokens (o200k_base), nothing would change; target met in 2 of 2`.
  */
 function totalLine(records: readonly FileRecord[], tokenizer: string, shown: number): string {
-  let changed = 0;
-  let failed = 0;
-  let skipped = 0;
-  let before = 0;
-  let after = 0;
-  let exact = true;
-  let removed = 0;
-  let met = 0;
-  let saved: FileRecord['saved'];
-  for (const r of records) {
-    if (r.status === 'failed') {
-      failed++;
-      continue;
-    }
-    if (r.status === 'skipped') {
-      skipped++;
-      continue;
-    }
-    if (r.status === 'compacted') changed++;
-    before += r.tokensBefore ?? 0;
-    after += r.tokensAfter ?? 0;
-    exact &&= r.tokensBeforeExact;
-    removed += r.messagesRemoved ?? 0;
-    if (r.saved !== undefined)
-      saved = { pruned: (saved?.pruned ?? 0) + r.saved.pruned, offloaded: (saved?.offloaded ?? 0) + r.saved.offloaded };
-    if (r.targetMet !== false) met++;
-  }
-  const counted = records.length - failed - skipped;
-  const unchanged = counted - changed;
+  const t = totalsOf(records);
+  const counted = t.compacted + t.unchanged;
   const hidden = counted - shown;
-  const change = changeText({ tokens: before, exact }, after);
+  const exact = t.tokensBeforeExact;
+  const before = `${exact ? '' : '≈'}${formatCount(t.tokensBefore)}`;
+  const met = `target met in ${formatCount(counted - t.targetMissed)} of ${formatCount(counted)}`;
   const parts = [
-    `${formatCount(records.length)} file${records.length === 1 ? '' : 's'}`,
-    `${formatCount(changed)} would change`,
-    `${formatCount(unchanged)} unchanged${hidden > 0 ? ` (${formatCount(hidden)} not shown)` : ''}`,
-    ...(skipped > 0 ? [`${formatCount(skipped)} skipped`] : []),
-    ...(failed > 0 ? [`${formatCount(failed)} failed`] : []),
+    `${formatCount(t.files)} file${t.files === 1 ? '' : 's'}`,
+    `${formatCount(t.compacted)} would change`,
+    `${formatCount(t.unchanged)} unchanged${hidden > 0 ? ` (${formatCount(hidden)} not shown)` : ''}`,
+    ...(t.skipped > 0 ? [`${formatCount(t.skipped)} skipped`] : []),
+    ...(t.failed > 0 ? [`${formatCount(t.failed)} failed`] : []),
   ];
-  if (changed === 0) {
+  if (t.compacted === 0) {
     // Nothing would change: a 0% change and "0 messages" would read as a result; say what is true instead.
-    return (
-      `${parts.join(', ')}: ${exact ? '' : '≈'}${formatCount(before)} tokens (${tokenizer}${exact ? '' : '; includes estimates'}), nothing would change; ` +
-      `target met in ${formatCount(met)} of ${formatCount(counted)}`
-    );
+    return `${parts.join(', ')}: ${before} tokens (${tokenizer}${exact ? '' : '; includes estimates'}), nothing would change; ${met}`;
   }
+  const change = changeText({ tokens: t.tokensBefore, exact }, t.tokensAfter);
+  const saved = savedText(t.saved);
   return (
-    `${parts.join(', ')}: ${exact ? '' : '≈'}${formatCount(before)} → ${formatCount(after)} tokens (${change === null ? '' : `${change}, `}${tokenizer}` +
-    `${exact ? '' : '; before includes estimates'}), ${removedText(removed)}${savedText(saved) === '' ? '' : `, ${savedText(saved)}`}; target met in ${formatCount(met)} of ${formatCount(counted)}`
+    `${parts.join(', ')}: ${before} → ${formatCount(t.tokensAfter)} tokens (${change === null ? '' : `${change}, `}${tokenizer}` +
+    `${exact ? '' : '; before includes estimates'}), ${removedText(t.messagesRemoved)}${saved === '' ? '' : `, ${saved}`}; ${met}`
   );
 }
