@@ -407,16 +407,10 @@ function missOf(c: Planned, settings: OutcomeSettings, note: number | null): Mis
 const FALLBACK_CHARS_PER_TOKEN = 4;
 
 /**
- * The tokens before, the one figure the command line and the library give: the decision's own count when it counted
- * everything; a count of the whole conversation when exact counting is asked for; otherwise an estimate.
- * @param settings the counter, and whether to count exactly (read only where the decision stopped early)
- * @param noteTokens the note's own tokens, or null without a note
+ * The tokens before: the decision's own count when it counted everything; a count of the whole conversation when
+ * exact counting is asked for; otherwise an estimate.
  */
-export function beforeFigure(
-  c: Planned,
-  settings: Pick<OutcomeSettings, 'counter' | 'exactBefore'>,
-  noteTokens: number | null,
-): TokenFigure {
+function beforeFigure(c: Planned, settings: OutcomeSettings, noteTokens: number | null): TokenFigure {
   const { plan } = c;
   if (plan.tokensBeforeExact) return { tokens: plan.tokensBefore, exact: true };
   const messages = c.input ?? c.normalized.messages;
