@@ -251,7 +251,9 @@ function absorbedOf(messages: readonly Message[], known: Known): Absorbed {
     } else open = own;
     f = g;
   }
-  if (open.length === 0) return memo;
+  // Copies: a list read later (a result read after more calls) must see the runs as they were at this call, and the
+  // memo grows with the list. Absorbed messages are few (runs of answered assistant calls), so copying is cheap.
+  if (open.length === 0) return { indices: memo.indices.slice(), positions: memo.positions.slice() };
   return {
     indices: [...memo.indices, ...open],
     positions: [...memo.positions, ...open.map((i) => lowerBound(assistants, i))],
