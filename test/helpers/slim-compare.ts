@@ -1,7 +1,7 @@
 /**
  * Compacting with slim items against compacting with whole ones, for test/io/slim.test.ts and test/e2e/slim.test.ts.
  */
-import { expect } from '@jest/globals';
+import { expectEqual } from './bytes.js';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { sourceFromBytes } from '../../src/io/lines.js';
@@ -64,7 +64,7 @@ export async function compare(file: string, bytes: Buffer): Promise<void> {
       const options: FileOptions = { target, note, counter, exhaustive: target === 3000 };
       const slim = await outcome(async () => await compactSource(make(), { ...options, slimLongerThan: 0 }));
       const full = await outcome(async () => await compactSource(make(), { ...options, slimLongerThan: Infinity }));
-      expect({ file, target, note, ...(slim as object) }).toEqual({ file, target, note, ...(full as object) });
+      expectEqual({ file, target, note, ...(slim as object) }, { file, target, note, ...(full as object) });
       // Compacting the result again recognises the note it wrote either way.
       const first = full as { output?: string; changed?: boolean };
       if (first.changed === true && typeof first.output === 'string') {
@@ -77,13 +77,16 @@ export async function compare(file: string, bytes: Buffer): Promise<void> {
           async () =>
             await compactSource(sourceFromBytes(again, path.basename(file)), { ...options, slimLongerThan: Infinity }),
         );
-        expect({ file, target, note, again: true, ...(slimAgain as object) }).toEqual({
-          file,
-          target,
-          note,
-          again: true,
-          ...(fullAgain as object),
-        });
+        expectEqual(
+          { file, target, note, again: true, ...(slimAgain as object) },
+          {
+            file,
+            target,
+            note,
+            again: true,
+            ...(fullAgain as object),
+          },
+        );
       }
     }
   }
@@ -122,11 +125,14 @@ export async function compareChains(file: string, bytes: Buffer): Promise<void> 
         return { error: error instanceof Error ? error.message : String(error) };
       }
     };
-    expect({ file, strategies, target, ...((await run(64)) as object) }).toEqual({
-      file,
-      strategies,
-      target,
-      ...((await run(Infinity)) as object),
-    });
+    expectEqual(
+      { file, strategies, target, ...((await run(64)) as object) },
+      {
+        file,
+        strategies,
+        target,
+        ...((await run(Infinity)) as object),
+      },
+    );
   }
 }

@@ -1,4 +1,5 @@
 /** Compacting a file through the stream and without it, for test/pipeline/stream.test.ts and test/e2e/stream.test.ts. */
+import { expectEqual } from './bytes.js';
 import { afterAll, expect, jest } from '@jest/globals';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -129,12 +130,15 @@ export async function compareRoads(
     const kept: Run[] = [];
     for (const keepStreamedItems of KEEPS) {
       const run = await compactRun(make, { ...options, streamBlock, keepStreamedItems });
-      expect({ label, streamBlock, keepStreamedItems, shown: run.shown }).toEqual({
-        label,
-        streamBlock,
-        keepStreamedItems,
-        shown: base.shown,
-      });
+      expectEqual(
+        { label, streamBlock, keepStreamedItems, shown: run.shown },
+        {
+          label,
+          streamBlock,
+          keepStreamedItems,
+          shown: base.shown,
+        },
+      );
       kept.push(run);
     }
     const [first, ...others] = kept;
