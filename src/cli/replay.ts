@@ -196,12 +196,43 @@ function warnFailedSummaries(runs: readonly ReplayRun[], report: (line: string) 
   return failed;
 }
 
-/** Whether a policy fails the run: it overflows with --fail-on-overflow, or loses more than --max-lost. */
-function failsRun(run: ReplayRun, failOnOverflow: boolean, maxLost: number | null): boolean {
-  return run.policies.some(
-    (p) =>
-      p.strategy !== 'none' && ((failOnOverflow && p.overflows > 0) || (maxLost !== null && p.lost.length > maxLost)),
-  );
+/**
+ * Why each compacting policy fails the run, one line each: it overflowed with --fail-on-overflow, or lost more than
+ * --max-lost identifiers that were needed again (the first few named). `none` is the baseline and never fails.
+ * @param which the run's place in its file when the file holds several (` (run 2 of 5)`), else ''
+ */
+function gateFailures(run: ReplayRun, which: string, failOnOverflow: boolean, maxLost: number | null): string[] {
+  const where = `${escapeForLine(run.file)}${which}: policy `;
+  return run.policies.flatMap((p) => {
+    if (p.strategy === 'none') return [];
+    const policy = `${where}${escapeForLine(p.strategy)}`;
+    const lines: string[] = [];
+    if (failOnOverflow && p.overflows > 0)
+      lines.push(
+        `${policy} sent more than the ${run.contextWindow.toLocaleString('en-US')}-token window in ${p.overflows} call${p.overflows === 1 ? '' : 's'} (--fail-on-overflow)`,
+      );
+    if (maxLost !== null && p.lost.length > maxLost) {
+      const named = p.lost.slice(0, 3).map((l) => escapeForLine(l.identifier));
+      const more = p.lost.length > 3 ? `, and ${p.lost.length - 3} more` : '';
+      lines.push(
+        `${policy} lost ${p.lost.length} identifier${p.lost.length === 1 ? '' : 's'} needed again, over --max-lost ${maxLost} (${named.join(', ')}${more})`,
+      );
+    }
+    return lines;
+  });
+}
+
+/** Each run's failures of the CI gates, its place in its file named where the file holds several runs. */
+function gateLines(runs: readonly ReplayRun[], failOnOverflow: boolean, maxLost: number | null): string[] {
+  const perFile = new Map<string, number>();
+  for (const r of runs) perFile.set(r.file, (perFile.get(r.file) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return runs.flatMap((r) => {
+    const k = (seen.get(r.file) ?? 0) + 1;
+    seen.set(r.file, k);
+    const total = perFile.get(r.file) ?? 1;
+    return gateFailures(r, total > 1 ? ` (run ${k} of ${total})` : '', failOnOverflow, maxLost);
+  });
 }
 
 /**
@@ -275,8 +306,10 @@ export async function runReplay(
     await writeAll(io.stdout, renderReplay(printable(document), colorFor(io.stdout, io.env, colorWhen(flags.color))));
   const failedCalls = warnFailedSummaries(runs, report);
   if (code === EXIT.ok && failedCalls > 0) code = EXIT.summaryFailed;
-  if (code === EXIT.ok && runs.some((r) => failsRun(r, flags.failOnOverflow === true, maxLost)))
-    code = EXIT.changesNeeded;
+  // Said on stderr whatever the exit code, as --check names each file it fails.
+  const gates = gateLines(runs, flags.failOnOverflow === true, maxLost);
+  for (const line of gates) report(`swc: ${line}`);
+  if (code === EXIT.ok && gates.length > 0) code = EXIT.changesNeeded;
   return code;
 }
 

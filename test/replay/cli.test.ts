@@ -117,6 +117,52 @@ describe('swc replay', () => {
     expect((await replay([...args, '--strategy', 'none', '--fail-on-overflow'])).status).toBe(0);
   });
 
+  it('says on stderr which run and which policy failed a gate, and why, never for none', async () => {
+    const lost = await replay([
+      'run.json',
+      '--context-window',
+      '1800',
+      '--strategy',
+      'none',
+      '--strategy',
+      'window',
+      '--json',
+      '--max-lost',
+      '0',
+    ]);
+    const doc = JSON.parse(lost.stdout) as ReplayRun;
+    const window = doc.policies.find((p) => p.strategy === 'window')!;
+    expect(window.lost.length).toBeGreaterThan(0);
+    const named = window.lost
+      .slice(0, 3)
+      .map((l) => l.identifier)
+      .join(', ');
+    expect(lost.status).toBe(1);
+    expect(lost.stderr).toBe(
+      `swc: run.json: policy window lost ${window.lost.length} identifier${window.lost.length === 1 ? '' : 's'} needed again, over --max-lost 0 (${named}${window.lost.length > 3 ? `, and ${window.lost.length - 3} more` : ''})\n`,
+    );
+    const over = await replay([
+      'run.json',
+      '--context-window',
+      '700',
+      '--strategy',
+      'none',
+      '--strategy',
+      'window',
+      '--json',
+      '--fail-on-overflow',
+    ]);
+    const overflows = (JSON.parse(over.stdout) as ReplayRun).policies.find((p) => p.strategy === 'window')!.overflows;
+    expect(over.status).toBe(1);
+    expect(over.stderr).toBe(
+      `swc: run.json: policy window sent more than the 700-token window in ${overflows} call${overflows === 1 ? '' : 's'} (--fail-on-overflow)\n`,
+    );
+    // A passing gate says nothing.
+    expect(
+      (await replay(['run.json', '--context-window', '1800', '--strategy', 'window', '--max-lost', '99'])).stderr,
+    ).toBe('');
+  });
+
   it('prices with a built-in model by name, or a file of your own', async () => {
     const dir = runDir();
     const own = { name: 'mine', input: 1, cacheRead: 0.1, cacheWrite: 1, output: 2, minCacheablePrefix: 0 };
