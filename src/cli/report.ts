@@ -59,6 +59,8 @@ export interface FileRecord {
   readonly target: number | null;
   /** Whether every conversation ends at or under its target (with thresholds: or stayed below the trigger). */
   readonly targetMet: boolean | null;
+  /** In a file of several conversations: how many of them end at or under their target (the one verdict shown). */
+  readonly conversationsMet?: number;
   readonly error: RecordError | null;
   /** The file's JSON plan, when a report or dry run asked for it. */
   readonly plan?: unknown;
@@ -100,6 +102,12 @@ export interface Totals {
   readonly tokensAfter: number;
   /** Files whose result misses its target. */
   readonly targetMissed: number;
+  /**
+   * Conversations over the files that were read, and how many end at or under their target (`--stat`'s verdict, as
+   * a file's own line gives it for a file of several; the report's summary leaves them out).
+   */
+  readonly conversations: number;
+  readonly conversationsMet: number;
   /** Messages removed over the files (the `--stat` total; the report's summary leaves it out). */
   readonly messagesRemoved: number;
   /** What pruning and offloading saved over the files whose records say (`--stat` only), or null when none does. */
@@ -107,7 +115,7 @@ export interface Totals {
 }
 
 /** The totals a report's summary gives. */
-export type ReportSummary = Omit<Totals, 'messagesRemoved' | 'saved'>;
+export type ReportSummary = Omit<Totals, 'messagesRemoved' | 'saved' | 'conversations' | 'conversationsMet'>;
 
 /** The `--json` / `--report` document of a batch run. */
 export interface ReportDocument {
@@ -169,6 +177,7 @@ export function recordOf(result: FileResult, path: string, target: number, figur
     ...inventory,
     target,
     targetMet: cs.every((c) => c.plan.targetMet),
+    ...(cs.length > 1 ? { conversationsMet: cs.filter((c) => c.plan.targetMet).length } : {}),
     error: null,
   };
 }
@@ -241,6 +250,8 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
   let after = 0;
   let exact = true;
   let missed = 0;
+  let conversations = 0;
+  let conversationsMet = 0;
   let removed = 0;
   let saved: { pruned: number; offloaded: number } | null = null;
   for (const r of records) {
@@ -258,6 +269,8 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
     after += r.tokensAfter ?? 0;
     exact &&= r.tokensBeforeExact;
     if (r.targetMet === false) missed++;
+    conversations += r.conversations;
+    conversationsMet += r.conversationsMet ?? (r.targetMet === false ? 0 : r.conversations);
     removed += r.messagesRemoved ?? 0;
     if (r.saved !== undefined) {
       saved ??= { pruned: 0, offloaded: 0 };
@@ -275,6 +288,8 @@ export function totalsOf(records: readonly FileRecord[]): Totals {
     tokensBeforeExact: exact,
     tokensAfter: after,
     targetMissed: missed,
+    conversations,
+    conversationsMet,
     messagesRemoved: removed,
     saved,
   };

@@ -24,9 +24,9 @@ describe('swc compact --dry-run --stat', () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe(
       [
-        'records.json    175 →   138 tokens  −21%   −8 messages  forgets 0  target not met',
+        'records.json    175 →   138 tokens  −21%   −8 messages  forgets 0  target met in 1 of 3',
         'sample.jsonl  6,609 → 1,798 tokens  −73%  −58 messages  forgets 0  target not met',
-        '4 files, 2 would change, 1 unchanged (1 not shown), 1 failed: 6,787 → 1,939 tokens (−71%, approx), −66 messages; target met in 1 of 3',
+        '4 files, 2 would change, 1 unchanged (1 not shown), 1 failed: 6,787 → 1,939 tokens (−71%, approx), −66 messages; target met in 2 of 5 conversations',
         '',
       ].join('\n'),
     );
@@ -79,12 +79,23 @@ describe('swc compact --dry-run --stat', () => {
         unchanged: number;
         targetMissed: number;
       };
-      files: Array<{ messagesRemoved: number | null; saved?: { pruned: number; offloaded: number } }>;
+      files: Array<{
+        status: string;
+        conversations: number;
+        targetMet: boolean | null;
+        conversationsMet?: number;
+        messagesRemoved: number | null;
+        saved?: { pruned: number; offloaded: number };
+      }>;
     };
     const { summary, files } = report;
     const pruned = files.reduce((a, f) => a + (f.saved?.pruned ?? 0), 0);
     expect(pruned).toBeGreaterThan(0);
-    const counted = summary.compacted + summary.unchanged;
+    // The folder holds a file of several conversations: the verdict counts conversations, as that file's records say.
+    const read = files.filter((f) => f.status !== 'failed');
+    const conversations = read.reduce((a, f) => a + f.conversations, 0);
+    const met = read.reduce((a, f) => a + (f.conversationsMet ?? (f.targetMet === false ? 0 : f.conversations)), 0);
+    expect(read.some((f) => f.conversationsMet !== undefined)).toBe(true);
     const removed = files.reduce((a, f) => a + (f.messagesRemoved ?? 0), 0);
     const total = stat.stdout.trimEnd().split('\n').at(-1);
     expect(total).toBe(
@@ -92,7 +103,7 @@ describe('swc compact --dry-run --stat', () => {
         `${summary.tokensBefore.toLocaleString('en-US')} → ${summary.tokensAfter.toLocaleString('en-US')} tokens ` +
         `(−${Math.round((1 - summary.tokensAfter / summary.tokensBefore) * 100)}%, approx), ` +
         `${removed === 0 ? '' : '−'}${removed} messages, pruned ${pruned.toLocaleString('en-US')}; ` +
-        `target met in ${counted - summary.targetMissed} of ${counted}`,
+        `target met in ${met} of ${conversations} conversations`,
     );
   });
 
@@ -165,5 +176,26 @@ describe('the dry run of a file of many conversations', () => {
     const sections = r.stdout.match(/^@@ conversation \d of 3 .*$/gm) ?? [];
     expect(sections).toHaveLength(2);
     expect(r.stdout).toMatch(/^total: 3 conversations, 2 would change, 1 unchanged \(not shown\)$/m);
+  });
+
+  it('gives a file of several conversations the verdict compact gives it, by conversation, in its line and the total', async () => {
+    const file = path.join(ROOT, 'fixtures/multi/records.jsonl');
+    const partly: number[] = [];
+    for (const target of ['20', '40', '60']) {
+      const flags = ['compact', file, '-t', target, ...APPROX];
+      const compact = (await runSwc([...flags, '-o', path.join(tempDir(), 'out.jsonl')], { cwd: ROOT })).stderr;
+      const counted = /met in (\d+) of (\d+)/.exec(compact);
+      const [met, of] = counted === null ? [3, 3] : [Number(counted[1]), Number(counted[2])];
+      if (counted === null) expect(compact).toContain('met in every conversation');
+      if (met > 0 && met < of) partly.push(met);
+      const stat = (await runSwc([...flags, '--dry-run', '--stat'], { cwd: ROOT })).stdout.split('\n');
+      expect({ target, line: stat[0]?.endsWith(`target met in ${met} of ${of}`) }).toEqual({ target, line: true });
+      expect({ target, total: stat[1]?.endsWith(`target met in ${met} of ${of} conversations`) }).toEqual({
+        target,
+        total: true,
+      });
+    }
+    // Not vacuous: some target is met in part of the file.
+    expect(partly.length).toBeGreaterThan(0);
   });
 });

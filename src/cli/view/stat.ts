@@ -67,7 +67,7 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
       removed: r.status === 'compacted' ? removedText(r.messagesRemoved ?? 0) : 'unchanged',
       saved: savedText(r.saved),
       forgets: forgetsCell(r),
-      verdict: r.targetMet === false ? 'target not met' : 'target met',
+      verdict: verdictOf(r),
     };
   });
   const width = (pick: (c: (typeof cells)[number]) => string): number =>
@@ -96,6 +96,13 @@ export function renderStat(records: readonly FileRecord[], tokenizer: string, ev
   return `${lines.join('\n')}\n`;
 }
 
+/** A file's verdict: met or not, and for a file of several conversations, in how many of them. */
+function verdictOf(r: FileRecord): string {
+  if (r.conversationsMet !== undefined)
+    return `target met in ${formatCount(r.conversationsMet)} of ${formatCount(r.conversations)}`;
+  return r.targetMet === false ? 'target not met' : 'target met';
+}
+
 /**
  * `3 files, 2 would change, 1 unchanged: 7,836 → 2,084 tokens (−73%, o200k_base), −62 messages; target met in 2 of 3`;
  * `2 files, 0 would change, 2 unchanged (2 not shown): 5 tokens (o200k_base), nothing would change; target met in 2 of 2`.
@@ -106,7 +113,11 @@ function totalLine(records: readonly FileRecord[], tokenizer: string, shown: num
   const hidden = counted - shown;
   const exact = t.tokensBeforeExact;
   const before = `${exact ? '' : '≈'}${formatCount(t.tokensBefore)}`;
-  const met = `target met in ${formatCount(counted - t.targetMissed)} of ${formatCount(counted)}`;
+  // Counted by conversation where a file holds several, as compact's own line counts them.
+  const several = records.some((r) => r.conversationsMet !== undefined);
+  const met = several
+    ? `target met in ${formatCount(t.conversationsMet)} of ${formatCount(t.conversations)} conversations`
+    : `target met in ${formatCount(counted - t.targetMissed)} of ${formatCount(counted)}`;
   const parts = [
     `${formatCount(t.files)} file${t.files === 1 ? '' : 's'}`,
     `${formatCount(t.compacted)} would change`,
