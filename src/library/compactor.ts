@@ -4,7 +4,7 @@ import { InputError, OptionsError } from '../errors.js';
 import { FORMATS, findFormat } from '../formats/registry.js';
 import type { FormatAdapter } from '../formats/types.js';
 import type { LocatedIdentifier } from '../outcome/forgotten.js';
-import { chooseFormat, decideChain, EXACT_COUNT_UP_TO, type ChainOptions } from '../pipeline/index.js';
+import { chooseFormat, decideChain, type ChainOptions } from '../pipeline/index.js';
 import { shown } from '../settings/index.js';
 import {
   checkOptions,
@@ -15,7 +15,7 @@ import {
 } from '../settings/library.js';
 import { createCounter } from '../tokens/index.js';
 import { assemble, assembleEntries, forgottenOf } from './assemble.js';
-import { isWithin, withChainFigures, withEstimatedBefore, withFigures } from './figures.js';
+import { withChainFigures, withFigures } from './figures.js';
 import { RenderedMemory } from './memory.js';
 import { MessageMirror } from './mirror.js';
 import type { CompactedMessages, Compactor } from './types.js';
@@ -103,13 +103,10 @@ function compactorWith(counter: TokenCounter, options: CompactorOptions, checked
     const extra = summarized === undefined ? {} : { summarized };
     const { normalized, adapter, input } = read;
     // Estimated on the messages as read: a chain may have pruned kept ones.
-    const { plan, figures } = withChainFigures(
-      withEstimatedBefore(chain.plan, normalized, remembering, () => isWithin(input.raws, EXACT_COUNT_UP_TO)),
-      normalized,
-      decided,
-      remembering,
-      { ...(output === undefined ? {} : { output }), ...(summarized === undefined ? {} : { summarized }) },
-    );
+    const { plan, figures } = withChainFigures(chain.plan, normalized, input.raws, decided, remembering, {
+      ...(output === undefined ? {} : { output }),
+      ...(summarized === undefined ? {} : { summarized }),
+    });
     const forgotten = forgottenOf(
       normalized,
       decided,

@@ -1,9 +1,10 @@
 import type { Group, Plan } from '../core/compact.js';
 import { analyze, isEarlierNoteAt } from '../core/groups.js';
 import { renderMessage } from '../core/render.js';
-import { elementReader, indexList, lazyList } from '../core/lazy-list.js';
+import { elementReader, indexList } from '../core/lazy-list.js';
 import type { Message, TokenCounter } from '../core/types.js';
 import { itemsReader, type Normalized } from '../formats/types.js';
+import { beforeFigure } from './before.js';
 import { groupTokens, noteTokensOf, planTotals, tokenFigures, type TokenFigures } from './figures.js';
 import type { MessageCounts, Miss, Planned, PlanTotals, TokenFigure } from './types.js';
 
@@ -48,8 +49,7 @@ export type OrphanKind = 'earlier-note' | 'after-task' | 'before-first-turn' | '
 export interface ConversationOutcome {
   /**
    * The conversation's tokens before compaction: exact when the decision counted them all or when exact counting was
-   * asked for (a small file, --exact), otherwise an estimate (see `estimateBefore`), never below the tokens after
-   * less the note.
+   * asked for (a small file, --exact), otherwise an estimate (see `estimateBefore` in src/outcome/before.ts).
    */
   readonly before: TokenFigure;
   /**
@@ -113,7 +113,7 @@ export function outcomeOf(c: Planned, settings: OutcomeSettings): ConversationOu
   return {
     // Worked out the first time an output reads it: counting the rest of a conversation costs as much as deciding.
     get before(): TokenFigure {
-      before ??= beforeFigure(c, settings, note);
+      before ??= beforeFigure(c, settings);
       return before;
     },
     get figures(): TokenFigures {
@@ -401,57 +401,6 @@ function missOf(c: Planned, settings: OutcomeSettings, note: number | null): Mis
   if (plan.unchanged === 'only-notes') return { kind: 'earlier-notes', tokensAfter: plan.tokensAfter };
   if (plan.noteText !== null) return { kind: 'note', noteTokens: note, tokensAfter: plan.tokensAfter };
   return { kind: 'joined', tokensAfter: plan.tokensAfter };
-}
-
-/** Characters per token assumed for an estimate when nothing kept had a length to learn the rate from. */
-const FALLBACK_CHARS_PER_TOKEN = 4;
-
-/**
- * The tokens before: the decision's own count when it counted everything; a count of the whole conversation when
- * exact counting is asked for; otherwise an estimate.
- */
-function beforeFigure(c: Planned, settings: OutcomeSettings, noteTokens: number | null): TokenFigure {
-  const { plan } = c;
-  if (plan.tokensBeforeExact) return { tokens: plan.tokensBefore, exact: true };
-  const messages = c.input ?? c.normalized.messages;
-  if (settings.exactBefore === true) {
-    const tokens =
-      messages.length === 0
-        ? 0
-        : settings.counter.measure(lazyList(messages.length, (k) => renderMessage(messages[k] as Message)));
-    return { tokens, exact: true };
-  }
-  return { tokens: estimateBefore(c, noteTokens), exact: false };
-}
-
-/**
- * An estimate of the tokens before, for a decision that stopped counting early: the exact count of what is kept
- * (the tokens after less the note), plus the removed items' length in the file times the tokens per character of
- * the kept items (4 characters a token when nothing kept has a length). Never below the decision's own lower bound.
- */
-export function estimateBefore(c: Planned, noteTokens: number | null): number {
-  const { plan, normalized } = c;
-  const keptTokens = plan.tokensAfter - (noteTokens ?? 0);
-  const itemsAt = itemsReader(normalized.itemsOf);
-  const lengthOf = (indices: readonly number[]): number => {
-    let n = 0;
-    for (const m of indices) for (const item of itemsAt(m)) n += c.itemLength?.(item) ?? 0;
-    return n;
-  };
-  // Kept messages a chain replaced (pruned, offloaded) are counted as their placeholders but were their items' length:
-  // they are estimated with the removed ones.
-  const input = c.input;
-  const replaced = input === undefined ? [] : plan.kept.filter((m) => input[m] !== normalized.messages[m]);
-  const isReplaced = new Set(replaced);
-  const keptLength = lengthOf(replaced.length === 0 ? plan.kept : plan.kept.filter((m) => !isReplaced.has(m)));
-  // The kept and the removed are every message: the removed weigh the whole less the kept, so a long file's
-  // removed indices (nearly all of them) are never listed.
-  let wholeLength = 0;
-  for (let m = 0; m < normalized.messages.length; m++)
-    for (const item of itemsAt(m)) wholeLength += c.itemLength?.(item) ?? 0;
-  const removedLength = wholeLength - keptLength;
-  const rate = keptLength > 0 && keptTokens > 0 ? keptTokens / keptLength : 1 / FALLBACK_CHARS_PER_TOKEN;
-  return Math.max(plan.tokensBefore, keptTokens + Math.round(removedLength * rate));
 }
 
 /** The context a missed target is phrased in. */

@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { compactMessages, createCompactor } from '../../src/library/index.js';
 import { EXACT_COUNT_UP_TO } from '../../src/pipeline/index.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 
 /** Real τ-bench airline trajectories (OpenAI chat), each a task with tool calls and JSON results. */
 const RECORDS = JSON.parse(
@@ -90,6 +91,63 @@ describe('plan.tokensBefore', () => {
       });
       expect(Math.abs(plan.tokensBefore - exact.tokensBefore)).toBeLessThanOrEqual(exact.tokensBefore * TOLERANCE);
       expect(plan.tokensBefore).toBeGreaterThan(plan.tokensAfter);
+    }
+  });
+});
+
+/** The tokens before a line of the command line shows, and whether it marks them as an estimate (`≈1,211,765 →`). */
+function beforeShown(line: string): { tokens: number; exact: boolean } {
+  const m = / (≈?)([\d,]+) → [\d,]+ tokens/.exec(line);
+  if (m === null) throw new Error(`no figures in ${line}`);
+  return { tokens: Number((m[2] as string).replace(/,/g, '')), exact: m[1] !== '≈' };
+}
+
+/** The runs compared: the library's options and the same as flags. */
+const RUNS: Array<[object, string[]]> = [
+  [{ target: 2_000 }, ['-t', '2000']],
+  [{ contextWindow: 8_000 }, ['--context-window', '8000']],
+  [{ target: 2_000, strategy: 'prune,window' }, ['-t', '2000', '--strategy', 'prune,window']],
+];
+
+describe('the library and the command line', () => {
+  const messages = longerThan(EXACT_COUNT_UP_TO);
+  const dir = tempDir();
+  // The items' JSON one a line, and as one compact array: each item takes its JSON and one separator in either.
+  writeFileSync(path.join(dir, 'big.jsonl'), `${messages.map((m) => JSON.stringify(m)).join('\n')}\n`);
+  writeFileSync(path.join(dir, 'big.json'), JSON.stringify(messages));
+
+  it('give the same tokens before for the same messages written as a file, where they are estimated', async () => {
+    for (const [options, flags] of RUNS) {
+      const result = await (await createCompactor({ ...options, tokenizer: 'cl100k_base' })).compact(messages);
+      const library = { tokens: result.plan.tokensBefore, exact: result.plan.tokensBeforeExact };
+      expect(result.figures.before).toEqual(library);
+      for (const file of ['big.jsonl', 'big.json']) {
+        const argv = ['compact', file, ...flags, '--tokenizer', 'cl100k_base'];
+        const check = await runSwc([...argv, '--check'], { cwd: dir });
+        const stat = await runSwc([...argv, '--dry-run', '--stat'], { cwd: dir });
+        expect({ file, options, check: beforeShown(check.stderr), stat: beforeShown(stat.stdout) }).toEqual({
+          file,
+          options,
+          check: { ...library, exact: false },
+          stat: library,
+        });
+      }
+    }
+  });
+
+  it(`estimate the command line's tokens before within ${TOLERANCE * 100}% of its exact count`, async () => {
+    const argv = ['compact', 'big.jsonl', '--tokenizer', 'cl100k_base', '--check'];
+    const exact = beforeShown((await runSwc([...argv, '-t', '2000', '--exact'], { cwd: dir })).stderr);
+    expect(exact.exact).toBe(true);
+    for (const [, flags] of RUNS) {
+      const shown = beforeShown((await runSwc([...argv, ...flags], { cwd: dir })).stderr);
+      const error = Math.round((Math.abs(shown.tokens - exact.tokens) / exact.tokens) * 1000) / 1000;
+      expect({ flags, exact: shown.exact, withinTolerance: error <= TOLERANCE, error }).toEqual({
+        flags,
+        exact: false,
+        withinTolerance: true,
+        error,
+      });
     }
   });
 });
