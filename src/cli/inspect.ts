@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { InputError, UsageError } from '../errors.js';
+import { InputError, NoConversationError, UsageError } from '../errors.js';
 import type { SourceText } from '../io/source.js';
 import { createInspector } from '../pipeline/index.js';
 import { isTokenizerName, TOKENIZERS } from '../tokens/index.js';
@@ -40,6 +40,8 @@ export interface InspectFlags {
   json?: boolean;
   jsonLines?: boolean;
   ignore?: string[];
+  /** A file in which no conversation is found is skipped (counted in the total), not an error. */
+  skipUnrecognized?: boolean;
   /** How many times -q was given. */
   quiet?: number;
   color?: string | boolean;
@@ -98,6 +100,7 @@ export async function runInspect(
     tokenizer: inspector.tokenizer,
     config,
     shown: { files: 0 },
+    skipped: { files: 0 },
   };
   const reporters = inspectReportersFor(flags, quiet, single).map((name) => INSPECT_REPORTERS[name] as InspectReporter);
   const found: Inspected[] = [];
@@ -110,6 +113,11 @@ export async function runInspect(
       done = { file: target.shown, inspection: inspector.inspect(source) };
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
+      if (flags.skipUnrecognized === true && error instanceof NoConversationError) {
+        // Other JSON beside the transcripts (a package.json): counted apart, not an error, as compact counts it.
+        ctx.skipped.files++;
+        continue;
+      }
       report(`swc: ${error.message}`);
       done = { file: target.shown, error: recordError(target.shown, error) };
       code = EXIT.error;

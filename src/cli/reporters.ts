@@ -182,6 +182,8 @@ export interface InspectContext {
   readonly config: string | null;
   /** What has been shown so far (texts of files are a blank line apart). */
   readonly shown: { files: number };
+  /** Files --skip-unrecognized left out: no conversation was found in them. */
+  readonly skipped: { files: number };
 }
 
 /** One output of an inspect run: a file's inspection (or failure) in, text out. */
@@ -253,7 +255,7 @@ export const INSPECT_REPORTERS = {
       const line = emitLine(
         [
           {
-            text: `total: ${inspectTotalLine(totals)}`,
+            text: `total: ${inspectTotalLine(totals, ctx.skipped.files)}`,
             tone: totals.errors + totals.failed > 0 ? 'bad' : totals.warnings > 0 ? 'note' : 'good',
           },
         ],

@@ -34,7 +34,7 @@ export const HELP_ORDER: Readonly<Record<OptionCommand, readonly string[]>> = {
   `),
   inspect: namesOf(`
     tokenizer format charsPerToken tokensPerImage tokensPerFile conversationKey conversationPath json
-    jsonLines ignore quiet color config debug
+    jsonLines ignore skipUnrecognized quiet color config debug
   `),
   replay: namesOf(`
     contextWindow compactAt compactTo minKeepSteps strategy minTokens placeholder summaryTokens

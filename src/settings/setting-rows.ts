@@ -433,6 +433,9 @@ export const SETTING_ROWS: readonly OptionRow[] = [
       compact: {
         help: 'count files in which no conversation is found (other JSON) as skipped, not failed; broken transcripts still fail',
       },
+      inspect: {
+        help: 'leave out files in which no conversation is found (other JSON), counted in the total; broken transcripts still fail',
+      },
     },
   },
   { name: 'assumeUnchanged', value: 'library', library: true, on: {} },

@@ -223,3 +223,33 @@ describe('the files of fixtures/bad', () => {
     expect(r.status).toBe(2);
   });
 });
+
+describe('swc inspect --skip-unrecognized', () => {
+  it('leaves out the files that hold no conversation, counts them in the total, and still fails a broken transcript', async () => {
+    const clean = archive(false);
+    const without = await runSwc(['inspect', 'archive', '--tokenizer', 'approx'], { cwd: clean });
+    expect(without.status).toBe(2);
+    const skipping = await runSwc(['inspect', 'archive', '--tokenizer', 'approx', '--skip-unrecognized'], {
+      cwd: clean,
+    });
+    expect(skipping.status).toBe(0);
+    expect(skipping.stderr).toBe('');
+    for (const file of SKIPPED) expect(skipping.stdout).not.toContain(file);
+    expect(skipping.stdout).toMatch(new RegExp(`^total: 2 files, .*, ${SKIPPED.length} skipped$`, 'm'));
+    const json = JSON.parse(
+      (await runSwc(['inspect', 'archive', '--tokenizer', 'approx', '--skip-unrecognized', '--json'], { cwd: clean }))
+        .stdout,
+    ) as { files: Array<{ file: string }> };
+    expect(json.files.map((f) => f.file).sort()).toEqual(['archive/big.jsonl', 'archive/small.jsonl']);
+    const broken = await runSwc(['inspect', 'archive', '--tokenizer', 'approx', '--skip-unrecognized'], {
+      cwd: archive(true),
+    });
+    expect(broken.status).toBe(2);
+    // Each broken transcript is still reported: an unreadable one on stderr, a readable one's problems in the text.
+    for (const name of Object.keys(BROKEN))
+      expect({ name, named: `${broken.stderr}${broken.stdout}`.includes(`archive/more/${name}`) }).toEqual({
+        name,
+        named: true,
+      });
+  });
+});

@@ -309,12 +309,13 @@ export function inspectTotals(found: readonly Inspected[]): InspectTotals {
 }
 
 /**
- * `3 files, 2 errors, 5 warnings, 12,345 tokens` (and `, 1 failed` when some file could not be read): the close of a
- * run over several files.
+ * `3 files, 2 errors, 5 warnings, 12,345 tokens` (and `, 1 failed` when some file could not be read, `, 2 skipped`
+ * when --skip-unrecognized left some out): the close of a run over several files.
  */
-export function inspectTotalLine(totals: InspectTotals): string {
+export function inspectTotalLine(totals: InspectTotals, skipped = 0): string {
   const failed = totals.failed > 0 ? `, ${formatCount(totals.failed)} failed` : '';
-  return `${plural(totals.files, 'file')}, ${countsText(totals, true)}, ${plural(totals.tokens, 'token')}${failed}`;
+  const left = skipped > 0 ? `, ${formatCount(skipped)} skipped` : '';
+  return `${plural(totals.files, 'file')}, ${countsText(totals, true)}, ${plural(totals.tokens, 'token')}${failed}${left}`;
 }
 
 /**
