@@ -161,6 +161,33 @@ describe('files too big to count exactly at little cost', () => {
   });
 });
 
+describe('the estimate of the tokens before', () => {
+  it('is the exact count, less at most the joins, when every removed message is in its sample', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        transcriptFileArb([openaiCodec, haystackCodec]),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        async (file, share) => {
+          const size = await countWhole(file.text, file.name);
+          const target = Math.max(1, Math.floor(size * share));
+          const result = await compactSource(decodeSource(file.bytes, file.name), { target, counter });
+          for (const c of result.conversations) {
+            // Well under the sample's 64,000 characters: the removed messages are all counted, at their own rate.
+            expect(file.text.length).toBeLessThan(64_000);
+            const exact = c.outcome.before;
+            expect(exact.exact).toBe(true);
+            // Counted in two parts, kept and removed, the whole loses a join between them and a rounding or two.
+            const estimate = estimateBefore(c, counter);
+            expect(exact.tokens - estimate).toBeGreaterThanOrEqual(0);
+            expect(exact.tokens - estimate).toBeLessThanOrEqual(2);
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
+
 /** The figures of a JSON plan that the identity reads. */
 interface PlanFigures {
   readonly tokensBefore: number;
