@@ -227,7 +227,8 @@ async function isSingleFile(settings: CompactSettings, io: CliIo): Promise<boole
 
 /**
  * Runs a batch.
- * @returns the exit code: 2 when any file failed, else 1 when --check found files to compact, else 0
+ * @returns the exit code: 2 when any file failed, else 1 when --check found files to compact or, with
+ *   --fail-over-target, a file stays over its target, else 0
  */
 export async function runBatch(settings: CompactSettings, io: CliIo, report: (line: string) => void): Promise<number> {
   const started = performance.now();
@@ -292,7 +293,7 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
       ? EXIT.error
       : failedCalls > 0
         ? EXIT.summaryFailed
-        : settings.check && totals.compacted > 0
+        : (settings.check && totals.compacted > 0) || (settings.failOverTarget && totals.targetMissed > 0)
           ? EXIT.changesNeeded
           : EXIT.ok;
   const shard =
@@ -344,6 +345,7 @@ function jobSettingsOf(c: JobContext): JobSettings {
     // The diff shows every group's count; the --stat lines need only the file's figures.
     exhaustive: plan || (settings.dryRun && !settings.stat),
     exact: settings.exact,
+    failOverTarget: settings.failOverTarget,
     diff: reporters.includes('dry-run')
       ? {
           level: colorLevel(io.stdout, io.env, settings.color),

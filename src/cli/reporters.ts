@@ -103,6 +103,12 @@ export const REPORTERS = {
       return true;
     },
   },
+  /** `--fail-over-target`: a line on stderr for each file left over its target, and why (as an error is said). */
+  'over-target': {
+    async file(result, record, _count, ctx) {
+      if (result.overTarget !== undefined) ctx.say(`swc: ${escapeForLine(record.path)}: ${result.overTarget}`);
+    },
+  },
   /** `--check`: the path of each file that would be compacted on stdout, one a line (a newline in a name escaped). */
   'check-paths': {
     async file(_result, record, _count, ctx) {
@@ -161,6 +167,8 @@ export function reportersFor(
   if (settings.dryRun && json?.kind !== 'stdout') names.push(settings.stat ? 'dry-run-stat' : 'dry-run');
   // The JSON on stdout holds the files that would be compacted; a list of paths beside it would break it.
   if (settings.check && !settings.dryRun && json?.kind !== 'stdout') names.push('check-paths');
+  // A failed gate is said whatever -q says, as an error is.
+  if (settings.failOverTarget) names.push('over-target');
   if (json !== null) names.push('json');
   // One named file has said all in its own line (or its view); a batch ends with the summary.
   if (!single && json?.kind !== 'stderr' && showsTotals(settings.quiet, single)) names.push('summary');

@@ -168,6 +168,21 @@ export function missReason(c: ConversationResult): string | null {
   return miss === null ? null : missText(miss, c.outcome.missContext);
 }
 
+/**
+ * Why a file is over its target, for `--fail-over-target`, or null when every conversation meets it: the reason, and
+ * in a file of several conversations how many miss and where the first does.
+ */
+export function overTargetText(result: FileResult, target: number): string | null {
+  const cs = result.conversations;
+  const missed = cs.filter((c) => !c.plan.targetMet);
+  const first = missed[0];
+  if (first === undefined) return null;
+  const reason = missReason(first) ?? 'no compaction brings it under';
+  const over = `over its target ${formatCount(target)}`;
+  if (!result.records && cs.length === 1) return `${over}: ${reason}`;
+  return `${over} in ${formatCount(missed.length)} of ${formatCount(cs.length)} conversations (first, ${escapeForLine(first.slot.where)}: ${reason})`;
+}
+
 /** Why an unchanged conversation stayed as it was. */
 function unchangedWhy(c: ConversationResult, context: LineContext): string {
   if (c.outcome.belowThreshold) return thresholdText(context.window as WindowSettings);

@@ -64,6 +64,7 @@ export interface CompactFlags {
   tokensPerFile?: string;
   force?: boolean;
   exact?: boolean;
+  failOverTarget?: boolean;
   stat?: boolean;
   verbose?: boolean;
   /** How many times -q was given. */
@@ -171,6 +172,8 @@ export interface CompactSettings {
   readonly force: boolean;
   /** Count the tokens before exactly in every file, however big (else big files show an estimate). */
   readonly exact: boolean;
+  /** --fail-over-target: exit 1 naming each file left over its target. */
+  readonly failOverTarget: boolean;
   /** --dry-run --stat: one line per file and a total instead of the diffs. */
   readonly stat: boolean;
   /** --dry-run --verbose: files that would not change are shown too. */
@@ -272,6 +275,7 @@ export function resolveSettings(
     shard: flags.shard === undefined ? null : parseShard(flags.shard),
     force: flags.force === true,
     exact: flags.exact === true,
+    failOverTarget: flags.failOverTarget === true,
     stat: flags.stat === true,
     verbose: flags.verbose === true,
     quiet: quietLevel(flags.quiet),

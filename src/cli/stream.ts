@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { InputError, missingInput, UsageError } from '../errors.js';
+import { escapeForLine, InputError, missingInput, UsageError } from '../errors.js';
 import { outputCompression } from '../io/compressed.js';
 import {
   ChangedError,
@@ -181,13 +181,19 @@ export async function runStream(settings: CompactSettings, io: CliIo, report: (l
   }
   // A stand-in (a dry run, --check) calls no model: only a real call can fail the run.
   const failedCalls = summary === null || summary.summarizer === null ? 0 : (spent?.usage.failed ?? 0);
+  let over: string | null = null;
   try {
     await finishStream(input, out, result, settings, io, report, compactor.tokenizer, json);
+    // Worked out before the source goes: why a conversation misses its target may read its messages.
+    if (settings.failOverTarget) over = (await loadSummaryLine()).overTargetText(result, settings.target);
   } finally {
     // What reading held (a decompressed spool) goes once the result has been written and described.
     result.layout.source.release?.();
   }
-  return failedCalls > 0 ? EXIT.summaryFailed : EXIT.ok;
+  if (failedCalls > 0) return EXIT.summaryFailed;
+  if (over === null) return EXIT.ok;
+  report(`swc: ${escapeForLine(given)}: ${over}`);
+  return EXIT.changesNeeded;
 }
 
 /** Writes a stream run's result and says what happened. */

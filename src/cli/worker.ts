@@ -22,7 +22,7 @@ import { renderDryRun } from './view/dry-run.js';
 import { planDocument } from './plan-json.js';
 import { counterSettingsOf, type CompactSettings } from './settings.js';
 import { failedRecord, fileLine, recordOf, type FileRecord } from './report.js';
-import type { LineContext } from './result-line.js';
+import { overTargetText, type LineContext } from './result-line.js';
 
 /**
  * One file's work, the same in a worker thread and in the main thread: read, compact, and describe the result
@@ -42,7 +42,10 @@ export interface JobSettings
       'tokenizer' | 'counter' | 'target' | 'window' | 'minKeepSteps' | 'note' | 'format' | 'conversationKey'
     >,
     Partial<
-      Pick<CompactSettings, 'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder' | 'config'>
+      Pick<
+        CompactSettings,
+        'conversationPath' | 'exact' | 'strategies' | 'minTokens' | 'placeholder' | 'config' | 'failOverTarget'
+      >
     > {
   /**
    * Offloading: the store directory (absolute) and threshold; the working directory and the out-dir (its root and the
@@ -101,6 +104,8 @@ export interface JobResult {
   readonly stored?: readonly StoreFile[];
   /** With summarize: what the file's model calls cost, and a line per conversation whose rounds failed. */
   readonly summary?: SummaryReport;
+  /** With --fail-over-target: why the file stays over its target (`over its target 2,000: …`), if it does. */
+  readonly overTarget?: string;
 }
 
 /**
@@ -231,7 +236,17 @@ function describeResult(
   const stored = bytes !== null && result.stored.length > 0 ? { stored: result.stored } : {};
   const line =
     settings.figures === false ? null : fileLine(record, result, lineContext(settings, compactor), settings.everyLine);
-  return { index: job.index, record, line, diff, bytes, identity, ...stored };
+  const over = settings.failOverTarget === true ? overTargetText(result, target) : null;
+  return {
+    index: job.index,
+    record,
+    line,
+    diff,
+    bytes,
+    identity,
+    ...stored,
+    ...(over === null ? {} : { overTarget: over }),
+  };
 }
 
 /** What a file's line says besides the result: the run's settings and the tokenizer's name. */

@@ -29,7 +29,7 @@ export const HELP_ORDER: Readonly<Record<OptionCommand, readonly string[]>> = {
     target contextWindow compactAt compactTo minKeepSteps strategy minTokens offloadDir offloadOver
     placeholder summaryTokens summaryInstruction baseUrl model summarizeCommand concurrency cacheDir cache
     strict minRetention note tokenizer format charsPerToken tokensPerImage tokensPerFile conversationKey
-    conversationPath output inPlace backupDir outDir force base check dryRun stat verbose json report exact
+    conversationPath output inPlace backupDir outDir force base check failOverTarget dryRun stat verbose json report exact
     ignore skipUnrecognized jobs shard quiet color config debug
   `),
   inspect: namesOf(`

@@ -78,6 +78,17 @@ export const RUN_ROWS: readonly OptionRow[] = [
     on: { compact: { help: 'write nothing; list the files that would be compacted and exit 1 if there are any' } },
   },
   {
+    name: 'failOverTarget',
+    flags: '--fail-over-target',
+    value: 'boolean',
+    config: true,
+    on: {
+      compact: {
+        help: 'exit 1 when a file stays over its target after compaction, naming each and why (for CI budgets)',
+      },
+    },
+  },
+  {
     name: 'dryRun',
     flags: '--dry-run',
     value: 'boolean',
