@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_SUMMARY_INSTRUCTION } from '../core/summary-instruction.js';
-import { UsageError } from '../errors.js';
+import { escapeForLine, UsageError } from '../errors.js';
 import {
   commandIdentity,
   createCommandSummarizer,
@@ -56,6 +56,11 @@ export async function summarySourceFor(
     const apiKey = nonEmpty(io.env.OPENAI_API_KEY);
     summarizer = createEndpointSummarizer({ baseUrl, model: s.model, ...(apiKey !== undefined ? { apiKey } : {}) });
     identity = endpointIdentity(baseUrl, s.model);
+  } else if (s.model !== undefined && s.model !== '') {
+    // The model is named; what is missing is where it is served.
+    throw new UsageError(
+      `--model ${escapeForLine(s.model)} needs an endpoint: --base-url <url> (or OPENAI_BASE_URL), the OpenAI-compatible server that serves it`,
+    );
   } else {
     throw new UsageError(
       '--strategy summarize needs a model: --base-url <url> --model <name> (or OPENAI_BASE_URL), or --summarize-command <cmd>; --dry-run and --check preview the rounds without one',

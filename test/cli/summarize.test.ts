@@ -637,6 +637,15 @@ describe('summarize on the command line', () => {
     });
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(/--strategy summarize needs a model: --base-url <url> --model <name>/);
+    // A model named without an endpoint: what is missing is the endpoint, said as such.
+    const noEndpoint = await runSwc(['compact', 'a.json', '-t', '60', '--strategy', 'summarize', '--model', 'm1'], {
+      cwd: dir,
+      env: { OPENAI_BASE_URL: '' },
+    });
+    expect(noEndpoint.status).toBe(2);
+    expect(noEndpoint.stderr).toBe(
+      'swc: error: --model m1 needs an endpoint: --base-url <url> (or OPENAI_BASE_URL), the OpenAI-compatible server that serves it\n',
+    );
     const stray = await runSwc(['compact', 'a.json', '-t', '60', '--summary-tokens', '5'], { cwd: dir });
     expect(stray.status).toBe(2);
     expect(stray.stderr).toMatch(/--summary-tokens only applies with --strategy summarize/);
