@@ -60,8 +60,10 @@ export type {
   Compactor,
   CompactorOptions,
   CreateNote,
+  InMemoryStrategy,
   MessageFormat,
   PrepareStepInput,
+  StrategyChain,
   SummarizeCallback,
 } from './library/index.js';
 export { replay, PRICE_MODELS } from './replay/index.js';

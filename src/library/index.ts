@@ -2,4 +2,11 @@
 export { compactMessages, createCompactor } from './compactor.js';
 export { swcPrepareStep } from './prepare-step.js';
 export type { CompactedMessages, Compactor, PrepareStepInput } from './types.js';
-export type { CompactorOptions, CreateNote, MessageFormat, SummarizeCallback } from '../settings/library.js';
+export type {
+  CompactorOptions,
+  CreateNote,
+  InMemoryStrategy,
+  MessageFormat,
+  StrategyChain,
+  SummarizeCallback,
+} from '../settings/library.js';

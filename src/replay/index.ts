@@ -5,6 +5,7 @@ import {
   checkOptions,
   INSTRUCTION_KEYS as INSTRUCTIONS,
   type CompactorOptions,
+  type StrategyChain,
 } from '../settings/library.js';
 import { DEFAULT_COMPACT_AT, DEFAULT_COMPACT_TO } from '../settings/defaults.js';
 import { chooseFormat } from '../pipeline/index.js';
@@ -109,7 +110,8 @@ function policyOptions(options: Omit<ReplayOptions, 'strategies' | 'prices'>, po
   return {
     ...shared,
     contextWindow,
-    strategy: policy === 'none' ? 'window' : policy,
+    // A chain `checkOptions` checks (the policies are given as text).
+    strategy: (policy === 'none' ? 'window' : policy) as StrategyChain,
     ...(uses('prune') ? { minTokens, placeholder } : {}),
     ...(uses('summarize') ? { summarize, summaryTokens, summaryInstruction, minRetention } : {}),
   };

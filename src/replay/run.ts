@@ -9,7 +9,7 @@ import { itemsReader, type ConversationInput, type FormatAdapter, type Normalize
 import { createCompactor } from '../library/compactor.js';
 import { samePrefix } from '../library/mirror.js';
 import type { Compactor } from '../library/types.js';
-import { INSTRUCTION_KEYS } from '../settings/library.js';
+import { INSTRUCTION_KEYS, type StrategyChain } from '../settings/library.js';
 import { prefixSumsOf } from '../tokens/approx.js';
 import { prefixCache } from './cache.js';
 import { History, type Look } from './history.js';
@@ -196,7 +196,8 @@ async function compactorFor(
     contextWindow: settings.contextWindow,
     compactAt: settings.compactAt,
     compactTo: settings.compactTo,
-    strategy,
+    // A chain `checkOptions` checks when the compactor is made (the policies are given as text).
+    strategy: strategy as StrategyChain,
     counter,
     // The history's items are the file's, never edited in place: a message read before is the same object.
     assumeUnchanged: true,

@@ -55,6 +55,23 @@ export type CreateNote<M> = (text: string) => M;
  */
 export type SummarizeCallback = (request: SummaryRequest) => Promise<string>;
 
+/** The strategies that work on messages in memory (`offload` writes files, so only the command line has it). */
+export type InMemoryStrategy = Exclude<StrategyName, 'offload'>;
+
+type Rest<Used extends InMemoryStrategy> = Exclude<InMemoryStrategy, Used>;
+
+/**
+ * A chain of in-memory strategies, each at most once, as `--strategy` writes it: `'window'`, `'prune,window'`,
+ * `'prune,summarize,window'`… (written out to three, as many as there are).
+ */
+export type StrategyChain =
+  | InMemoryStrategy
+  | {
+      [A in InMemoryStrategy]: {
+        [B in Rest<A>]: `${A},${B}` | { [C in Rest<A | B>]: `${A},${B},${C}` }[Rest<A | B>];
+      }[Rest<A>];
+    }[InMemoryStrategy];
+
 /**
  * Settings of a compactor. Give `target`, or `contextWindow` (with `compactAt`/`compactTo`).
  *
@@ -82,7 +99,7 @@ export interface CompactorOptions<M = any> {
    * The strategies to apply, in order, each to what the previous left, as `swc compact --strategy`: a name, a list,
    * or a comma-separated chain (`'prune,window'`). Default `'window'`. `offload` writes files, so it is refused here.
    */
-  readonly strategy?: StrategyName | readonly StrategyName[] | string;
+  readonly strategy?: StrategyChain | readonly InMemoryStrategy[];
   /** Pruning: only results of more than this many tokens are replaced (default 200). */
   readonly minTokens?: number;
   /** Pruning: the text left in place of a result, `{tool_name}` filled in (default Haystack's). */

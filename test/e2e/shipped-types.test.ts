@@ -53,6 +53,7 @@ import {
   compactMessages, createCompactor, swcPrepareStep,
   type CompactedMessages, type CompactorOptions, type CreateNote, type PlacedSummary, type SummarizeCallback,
   type SummarizedConversation, type SummaryFailure, type SummaryRequest, type SummaryRound, type SummaryTier,
+  type StrategyChain,
 } from 'transcript-compact';
 
 type Msg = { role: 'user' | 'assistant'; content: string };
@@ -81,6 +82,11 @@ await compactMessages(history, { target: 2000, createNote: (text) => ({ role: 'w
 const notes: CompactorOptions<{ kind: 'note'; text: string }> = { target: 2000, createNote: (text) => ({ kind: 'note', text }) };
 // @ts-expect-error options whose notes are not messages of this list
 await compactMessages(history, notes);
+const chain: StrategyChain = 'prune,summarize,window';
+// @ts-expect-error a strategy that does not exist (the library's strategy is a union of the known names and chains)
+await compactMessages(history, { target: 2000, strategy: 'summary' });
+// @ts-expect-error a name given twice in a chain
+await compactMessages(history, { target: 2000, strategy: 'window,window' });
 
 const summarize: SummarizeCallback = async ({ system, user }: SummaryRequest) => system + user;
 const summarizing: CompactorOptions = { target: 2000, summarize };
@@ -90,7 +96,7 @@ const round: SummaryRound | undefined = summarized?.rounds[0];
 const tier: SummaryTier | undefined = round?.tier;
 const placed: PlacedSummary | undefined = summarized?.summaries[0];
 const failure: SummaryFailure | null | undefined = summarized?.failure;
-export { r, awaited, next, r2, warm2, next2, inline, tier, placed, failure };
+export { r, awaited, next, r2, warm2, next2, inline, tier, placed, failure, chain };
 `;
 
 /**

@@ -52,8 +52,8 @@ describe('plan.tokensBefore', () => {
       for (const options of [
         { target: 1_000 },
         { contextWindow: 4_000 },
-        { target: 1_000, strategy: 'prune,window' },
-        { target: 1_000, strategy: 'window,prune' },
+        { target: 1_000, strategy: 'prune,window' as const },
+        { target: 1_000, strategy: 'window,prune' as const },
       ]) {
         const cut = (await (await createCompactor(options)).compact(messages)).plan;
         expect({
@@ -82,7 +82,7 @@ describe('plan.tokensBefore', () => {
     const exact = (await (await createCompactor({ target: 100_000_000, tokenizer: 'cl100k_base' })).compact(messages))
       .plan;
     expect(exact.tokensBeforeExact).toBe(true);
-    for (const options of [{ target: 2_000 }, { contextWindow: 8_000 }, { target: 2_000, strategy: 'prune,window' }]) {
+    for (const options of [{ target: 2_000 }, { contextWindow: 8_000 }, { target: 2_000, strategy: 'prune,window' as const }]) {
       const { plan } = await (await createCompactor({ ...options, tokenizer: 'cl100k_base' })).compact(messages);
       expect({ options, changed: plan.changed, exact: plan.tokensBeforeExact }).toEqual({
         options,
@@ -106,7 +106,7 @@ function beforeShown(line: string): { tokens: number; exact: boolean } {
 const RUNS: Array<[object, string[]]> = [
   [{ target: 2_000 }, ['-t', '2000']],
   [{ contextWindow: 8_000 }, ['--context-window', '8000']],
-  [{ target: 2_000, strategy: 'prune,window' }, ['-t', '2000', '--strategy', 'prune,window']],
+  [{ target: 2_000, strategy: 'prune,window' as const }, ['-t', '2000', '--strategy', 'prune,window']],
 ];
 
 describe('the library and the command line', () => {

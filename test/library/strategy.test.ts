@@ -168,7 +168,8 @@ describe('compactMessages with strategy', () => {
     const a = await compactMessages(input, {
       target: 60,
       tokenizer: 'approx',
-      strategy: 'prune, window',
+      // Spaces after the comma are read as --strategy reads them, though the type names chains without them.
+      strategy: 'prune, window' as never,
       minTokens: 0,
     });
     const b = await compactMessages(input, {

@@ -102,7 +102,7 @@ function libraryContext(row: OptionRow): CompactorOptions {
   return {
     ...(byWindow(row) ? (row.name === 'contextWindow' ? {} : { contextWindow: 1000 }) : {}),
     ...(row.name !== 'target' && !byWindow(row) ? { target: 100 } : {}),
-    ...(row.strategy === undefined ? {} : { strategy: row.strategy }),
+    ...(row.strategy === undefined ? {} : { strategy: row.strategy as never }),
     ...(row.strategy === 'summarize' && row.name !== 'summarize' ? { summarize: async () => 'a summary' } : {}),
     ...(row.name === 'counter' || row.name === 'tokenizer' ? {} : { tokenizer: 'approx' as const }),
   };

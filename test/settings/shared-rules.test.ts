@@ -56,9 +56,17 @@ const SAME: ReadonlyArray<readonly [string, Record<string, string>, CompactorOpt
   ['a window too small for one token', { contextWindow: '2', compactTo: '0.3' }, { contextWindow: 2, compactTo: 0.3 }],
   ['target beside a window', { target: '100', contextWindow: '1000' }, { target: 100, contextWindow: 1000 }],
   ['compact-at without a window', { target: '100', compactAt: '0.5' }, { target: 100, compactAt: 0.5 }],
-  ['an unknown strategy', { target: '100', strategy: 'summary' }, { target: 100, strategy: 'summary' }],
-  ['a strategy twice', { target: '100', strategy: 'window,window' }, { target: 100, strategy: 'window,window' }],
-  ['an empty strategy name', { target: '100', strategy: 'prune,,window' }, { target: 100, strategy: 'prune,,window' }],
+  ['an unknown strategy', { target: '100', strategy: 'summary' }, { target: 100, strategy: 'summary' as never }],
+  [
+    'a strategy twice',
+    { target: '100', strategy: 'window,window' },
+    { target: 100, strategy: 'window,window' as never },
+  ],
+  [
+    'an empty strategy name',
+    { target: '100', strategy: 'prune,,window' },
+    { target: 100, strategy: 'prune,,window' as never },
+  ],
   [
     'no step kept with pruning',
     { target: '100', strategy: 'prune', minKeepSteps: '0' },
