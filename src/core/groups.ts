@@ -1,8 +1,9 @@
 import { knownOf, type Known } from './growing.js';
 import { lazyList } from './lazy-list.js';
 import { range } from './meter.js';
+import { contentOf } from './render.js';
 import { lowerBound, partitionPoint } from './sorted.js';
-import { SLIDING_WINDOW, type Message } from './types.js';
+import { SLIDING_WINDOW, type Message, type ToolCall, type ToolResult } from './types.js';
 
 // How a conversation falls into groups, for every strategy (Haystack's compaction `utils.py`): the leading
 // instructions, the historical turns, the current task and its steps, and the notes of earlier runs left out of them.
@@ -76,21 +77,53 @@ export function taskIndex(messages: readonly Message[], notes: ReadonlySet<numbe
   return null;
 }
 
-/** Steps after `start`: an assistant message and the tool-result messages right after it. */
+/**
+ * Steps after `start`: an assistant message and the tool-result messages right after it (Haystack's
+ * `_agent_step_spans`), except that a run of consecutive assistant messages whose calls the results right after the
+ * last of them answer is one step from the first such message on (see `runJoin`): cut apart, a call would lose its
+ * result, a request its provider accepts one it rejects. `start` is never inside a run of assistant messages.
+ */
 export function stepSpans(messages: readonly Message[], start: number): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
+  const n = messages.length;
   let i = start;
-  while (i < messages.length) {
+  while (i < n) {
     if (messages[i]?.role !== 'assistant') {
       i++;
       continue;
     }
-    let end = i + 1;
-    while (end < messages.length && messages[end]?.role === 'tool') end++;
-    spans.push([i, end]);
+    let runEnd = i + 1;
+    while (runEnd < n && messages[runEnd]?.role === 'assistant') runEnd++;
+    let end = runEnd;
+    while (end < n && messages[end]?.role === 'tool') end++;
+    const join = runJoin(messages, i, runEnd, end);
+    for (let a = i; a < join; a++) spans.push([a, a + 1]);
+    spans.push([join, end]);
     i = end;
   }
   return spans;
+}
+
+/**
+ * Where the last step of a run of consecutive assistant messages [runStart, runEnd) begins, its results in
+ * [runEnd, toolsEnd): at the first message of the run with a call that one of those results answers, or at the last
+ * message of the run when none has. A call never answered there leaves its message a step of its own, as in Haystack.
+ */
+export function runJoin(messages: readonly Message[], runStart: number, runEnd: number, toolsEnd: number): number {
+  const last = runEnd - 1;
+  if (runEnd - runStart < 2 || toolsEnd === runEnd) return last;
+  const results = range(runEnd, toolsEnd).flatMap((i) => contentOf(messages[i] as Message).results);
+  for (let a = runStart; a < last; a++)
+    if (contentOf(messages[a] as Message).toolCalls.some((call) => isAnsweredBy(call, results))) return a;
+  return last;
+}
+
+/**
+ * Whether one of the results answers a call: the result of its id, or, for a result without an id, of its tool (a
+ * result without a name answers any call), as inspect pairs them (src/lint/pairing.ts).
+ */
+function isAnsweredBy(call: ToolCall, results: readonly ToolResult[]): boolean {
+  return results.some((r) => (r.id !== undefined ? r.id === call.id : r.name === '' || r.name === call.name));
 }
 
 /** Historical turns in [start, end): each real user message up to the next one. */
@@ -144,7 +177,10 @@ function latestAmong(users: readonly number[], notes: ReadonlySet<number>): numb
   return null;
 }
 
-/** `stepSpans` from the list's assistant messages, listed when read (each step's end found then). */
+/**
+ * `stepSpans` from the list's assistant messages, listed when read (each step's end found then): every assistant
+ * message from `start` on begins a step but those a run's last step holds from an earlier message (`absorbedOf`).
+ */
 function stepsAmong(
   messages: readonly Message[],
   known: Known,
@@ -154,12 +190,74 @@ function stepsAmong(
   // The list may grow after: the steps are those of its messages now.
   const n = messages.length;
   const from = lowerBound(assistants, start);
-  return lazyList(assistants.length - from, (k) => {
-    const s = assistants[from + k] as number;
+  const absorbed = absorbedOf(messages, known);
+  const j0 = lowerBound(absorbed.indices, start);
+  const skipped = absorbed.indices.length - j0;
+  const positions = absorbed.positions;
+  const isAbsorbed = (i: number): boolean => absorbed.indices[lowerBound(absorbed.indices, i)] === i;
+  return lazyList(assistants.length - from - skipped, (k) => {
+    // The k-th step begins at the k-th assistant from `from` that no earlier step holds (as in `stepMessages`).
+    const j = partitionPoint(j0, positions.length, (m) => (positions[m] as number) - from - (m - j0) > k);
+    const s = assistants[from + k + (j - j0)] as number;
     let e = s + 1;
+    while (e < n && messages[e]?.role === 'assistant' && isAbsorbed(e)) e++;
     while (e < n && messages[e]?.role === 'tool') e++;
     return [s, e] as const;
   });
+}
+
+/** Assistant messages a step begun at an earlier one holds: their indices and their positions among the assistants. */
+interface Absorbed {
+  readonly indices: readonly number[];
+  readonly positions: readonly number[];
+}
+
+/** What is worked out of a growing list's runs: the absorbed of its runs that can no longer change. */
+interface RunMemo {
+  /** How many of the known followers the settled runs cover. */
+  followers: number;
+  readonly indices: number[];
+  readonly positions: number[];
+}
+
+const RUNS = new WeakMap<Known, RunMemo>();
+
+/**
+ * The assistant messages of a growing list that a run's last step holds from an earlier message of the run (see
+ * `runJoin`). A run whose results a message after them ends is settled and remembered; only the newest run, which the
+ * list's growth may still change, is worked out on every call.
+ */
+function absorbedOf(messages: readonly Message[], known: Known): Absorbed {
+  const n = messages.length;
+  const { followers, assistants } = known;
+  let memo = RUNS.get(known);
+  if (memo === undefined) RUNS.set(known, (memo = { followers: 0, indices: [], positions: [] }));
+  let open: number[] = [];
+  for (let f = memo.followers; f < followers.length;) {
+    const runStart = (followers[f] as number) - 1;
+    let g = f + 1;
+    while (g < followers.length && followers[g] === (followers[g - 1] as number) + 1) g++;
+    const runEnd = (followers[g - 1] as number) + 1;
+    let toolsEnd = runEnd;
+    while (toolsEnd < n && messages[toolsEnd]?.role === 'tool') toolsEnd++;
+    const join = runJoin(messages, runStart, runEnd, toolsEnd);
+    const own = range(join + 1, runEnd);
+    if (toolsEnd < n) {
+      for (const i of own) {
+        memo.indices.push(i);
+        memo.positions.push(lowerBound(assistants, i));
+      }
+      memo.followers = g;
+    } else open = own;
+    f = g;
+  }
+  // Copies: a list read later (a result read after more calls) must see the runs as they were at this call, and the
+  // memo grows with the list. Absorbed messages are few (runs of answered assistant calls), so copying is cheap.
+  if (open.length === 0) return { indices: memo.indices.slice(), positions: memo.positions.slice() };
+  return {
+    indices: [...memo.indices, ...open],
+    positions: [...memo.positions, ...open.map((i) => lowerBound(assistants, i))],
+  };
 }
 
 /**

@@ -11,6 +11,8 @@ export interface Known {
   readonly users: readonly number[];
   /** The assistant messages: where steps begin (see `stepSpans`). */
   readonly assistants: readonly number[];
+  /** The assistant messages right after an assistant message: where a run of them goes on (see `stepSpans`). */
+  readonly followers: readonly number[];
   /** The messages no step holds wherever steps are looked for: neither an assistant nor a tool of the run after one. */
   readonly outsideSteps: readonly number[];
   /**
@@ -24,6 +26,7 @@ export interface Known {
 class GrowingIndex implements Known {
   readonly users: number[] = [];
   readonly assistants: number[] = [];
+  readonly followers: number[] = [];
   readonly outsideSteps: number[] = [];
   weight: number | null = 0;
   scanned = 0;
@@ -39,7 +42,10 @@ class GrowingIndex implements Known {
     for (let i = scanned; i < messages.length; i++) {
       const m = messages[i] as Message;
       if (m.role === 'user' && m.compaction === undefined) this.users.push(i);
-      if (m.role === 'assistant') this.assistants.push(i);
+      if (m.role === 'assistant') {
+        if (messages[i - 1]?.role === 'assistant') this.followers.push(i);
+        this.assistants.push(i);
+      }
       if (m.role !== 'tool') this.stepping = m.role === 'assistant';
       else if (!this.stepping) this.outsideSteps.push(i);
       if (m.role !== 'assistant' && m.role !== 'tool') this.outsideSteps.push(i);

@@ -84,6 +84,35 @@ function modelDecision(messages: readonly Message[], counter: TokenCounter, opti
       open = null;
     }
   }
+  // Rule 4, swc's deviation (docs/strategy.md, "Steps"): in consecutive assistant messages followed by tool messages,
+  // the last one's step begins at the first of them with a call one of those tool messages answers.
+  const contentAt = (i: number): Content => {
+    const c = at(i).content;
+    return typeof c === 'function' ? c() : c;
+  };
+  for (let k = steps.length - 1; k > 0; k--) {
+    const last = steps[k] as number[];
+    if (last.length < 2) continue;
+    const answers = last.slice(1).flatMap((i) => contentAt(i).results);
+    let first = k;
+    while (
+      first > 0 &&
+      (steps[first - 1] as number[]).length === 1 &&
+      steps[first - 1]?.[0] === (steps[first]?.[0] as number) - 1
+    )
+      first--;
+    const joinAt = steps
+      .slice(first, k)
+      .findIndex(([i]) =>
+        contentAt(i as number).toolCalls.some((c) =>
+          answers.some((r) => (r.id === undefined ? r.name === '' || r.name === c.name : r.id === c.id)),
+        ),
+      );
+    if (joinAt < 0) continue;
+    const joined = steps.slice(first + joinAt, k + 1).flat();
+    steps.splice(first + joinAt, k + 1 - (first + joinAt), joined);
+    k = first + joinAt;
+  }
 
   // Rule 6.
   if (size(everything) <= options.target) return noChange;

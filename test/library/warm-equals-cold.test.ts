@@ -263,5 +263,12 @@ describe('a warm compactor', () => {
     const noEdits = opArb.filter((op) => op.kind !== 'edit');
     await fc.assert(decidesAsCold(noEdits, {}, true), { numRuns: scaled(100) });
     await fc.assert(decidesAsCold(noEdits, { assumeUnchanged: true }, true), { numRuns: scaled(100) });
+    // A case full strength once found: a run of answered assistant calls remembered after the result was made (its
+    // steps read later saw the memo of later calls). Replayed from its seed and path, at every scale.
+    await fc.assert(decidesAsCold(noEdits, {}, true), {
+      seed: 228000715,
+      path: '18:0:0:2:15:3:10:11:24:17:33:36:36:39:39:39:39:33:33:33',
+      endOnFailure: true,
+    });
   });
 });

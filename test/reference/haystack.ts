@@ -167,11 +167,65 @@ function isCompactionMessage(m: HMessage, strategy: string, role?: HRole): boole
   return (role === undefined || m.role === role) && m.meta.compaction === strategy;
 }
 
-/** Haystack's `_agent_step_spans` (utils.py), for any message with a role and results (the summarization reference shares it). */
-export function agentStepSpans(
-  messages: readonly { readonly role: string; readonly results: readonly unknown[] }[],
-  start: number,
-): Array<[number, number]> {
+/** A call or a result as steps pair them: its tool's name, and its id (null or empty when it has none). */
+export interface StepLink {
+  readonly name: string;
+  readonly id: string | null;
+}
+
+/** A message as steps read it. */
+export interface StepMessage {
+  readonly role: string;
+  readonly calls: readonly StepLink[];
+  readonly results: readonly StepLink[];
+}
+
+/** An `HMessage` as steps read it. */
+export function stepMessageOf(m: HMessage): StepMessage {
+  return {
+    role: m.role,
+    calls: m.toolCalls.map((c) => ({ name: c.toolName, id: c.id })),
+    results: m.results.map((r) => ({ name: r.toolName, id: r.id })),
+  };
+}
+
+/**
+ * Haystack's `_agent_step_spans` (utils.py), with swc's one deviation (docs/strategy.md, "Steps"): when a step is an
+ * assistant message alone and the next begins right after it, and a call of it is answered by a result of the first
+ * later step that has results, reached through such lone steps only, the steps from it to that one are one step.
+ * For any message with a role, calls and results (the summarization reference shares it).
+ */
+export function agentStepSpans(messages: readonly StepMessage[], start: number): Array<[number, number]> {
+  const spans = haystackStepSpans(messages, start);
+  const out: Array<[number, number]> = [];
+  for (let k = 0; k < spans.length; k++) {
+    const [s, e] = spans[k] as [number, number];
+    // The step with results this lone assistant message runs into, through lone assistant messages only.
+    let last = k;
+    while (
+      last + 1 < spans.length &&
+      (spans[last] as [number, number])[1] === (spans[last] as [number, number])[0] + 1 &&
+      (spans[last + 1] as [number, number])[0] === (spans[last] as [number, number])[1]
+    )
+      last++;
+    const [ls, le] = spans[last] as [number, number];
+    const answers = messages.slice(ls + 1, le).flatMap((m) => m.results);
+    const answered = (m: StepMessage | undefined): boolean =>
+      (m?.calls ?? []).some((c) =>
+        answers.some((r) => (hasId(r) ? r.id === c.id : r.name === '' || r.name === c.name)),
+      );
+    if (last > k && e === s + 1 && answered(messages[s])) {
+      out.push([s, le]);
+      k = last;
+    } else out.push([s, e]);
+  }
+  return out;
+}
+
+const hasId = (link: StepLink): boolean => link.id !== null && link.id !== '';
+
+/** `_agent_step_spans` as Haystack has it: an assistant message and the messages with results right after it. */
+function haystackStepSpans(messages: readonly StepMessage[], start: number): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   let index = start;
   while (index < messages.length) {
@@ -199,7 +253,7 @@ export function currentAgentStepGroups(
   taskIndex: number | null,
 ): number[][] {
   const stepStart = taskIndex !== null ? taskIndex + 1 : systemEnd;
-  return agentStepSpans(messages, stepStart).map(([s, e]) => range(s, e));
+  return agentStepSpans(messages.map(stepMessageOf), stepStart).map(([s, e]) => range(s, e));
 }
 
 export function historicalTurnSpans(
@@ -336,7 +390,7 @@ export function toolResultPruning(
 ): PruneResult | null {
   let current = count(messages);
   if (current <= target) return null;
-  const resultSteps = agentStepSpans(messages, 0)
+  const resultSteps = agentStepSpans(messages.map(stepMessageOf), 0)
     .filter(([s, e]) => e > s + 1)
     .map(([s, e]) => range(s + 1, e));
   const protectedPositions = new Set(resultSteps.slice(Math.max(resultSteps.length - options.minKeepSteps, 0)).flat());
@@ -385,7 +439,7 @@ export function offloadCandidates(
   messages: readonly HMessage[],
   options: { minKeepSteps: number; over: number },
 ): number[] {
-  const resultSteps = agentStepSpans(messages, 0)
+  const resultSteps = agentStepSpans(messages.map(stepMessageOf), 0)
     .filter(([s, e]) => e > s + 1)
     .map(([s, e]) => range(s + 1, e));
   const protectedPositions = new Set(resultSteps.slice(Math.max(resultSteps.length - options.minKeepSteps, 0)).flat());
@@ -409,7 +463,7 @@ export function offloadPointer(reference: string, text: string, previewChars = 2
 /** The tool-calling step (from 1) each result message belongs to, as `_result_store_key` numbers steps in a run. */
 export function resultStepOf(messages: readonly HMessage[]): Map<number, number> {
   const stepOf = new Map<number, number>();
-  agentStepSpans(messages, 0)
+  agentStepSpans(messages.map(stepMessageOf), 0)
     .filter(([s, e]) => e > s + 1)
     .forEach(([s, e], k) => {
       for (let i = s + 1; i < e; i++) stepOf.set(i, k + 1);

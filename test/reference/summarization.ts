@@ -5,7 +5,7 @@
  * of rendered messages, and tool arguments come already rendered (json.dumps(sort_keys=True) is not what is tested).
  * The step spans of utils.py are the other reference's transcription, shared.
  */
-import { agentStepSpans } from './haystack.js';
+import { agentStepSpans, type StepMessage } from './haystack.js';
 
 export interface RMessage {
   readonly role: 'system' | 'user' | 'assistant' | 'tool';
@@ -64,6 +64,13 @@ function renderPrompt(m: RMessage): string {
   for (const a of m.attachments) lines.push(`[${m.role}] ${a}`);
   return lines.length > 0 ? lines.join('\n') : `[${m.role}] <no content>`;
 }
+
+/** A message as steps read it (an empty id is none). */
+const stepMessageOf = (m: RMessage): StepMessage => ({
+  role: m.role,
+  calls: m.calls.map((c) => ({ name: c.name, id: c.id })),
+  results: m.results.map((r) => ({ name: r.name, id: r.id })),
+});
 
 const count = (messages: readonly RMessage[], counter: Count): number =>
   messages.length === 0 ? 0 : counter(messages.map(renderCounting));
@@ -134,7 +141,7 @@ export function nextSummary(ms: readonly RMessage[], s: Settings, counter: Count
         2,
       ),
     );
-  const steps = agentStepSpans(ms, taskStart).map(([a, b]) => range(a, b));
+  const steps = agentStepSpans(ms.map(stepMessageOf), taskStart).map(([a, b]) => range(a, b));
   const eligible = steps.slice(0, Math.max(steps.length - s.minKeepSteps, 0));
   if (eligible.length > 0) return groupsToSummarize(ms, eligible, s.target, s.summaryTokens, counter);
   const ts = previousSummaryIndices(ms, taskStart, ms.length);

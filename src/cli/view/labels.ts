@@ -49,14 +49,21 @@ export function toolNames(names: readonly string[]): string {
   return [...counts].map(([n, c]) => `${n === '' ? '(unnamed)' : n}${c > 1 ? ` ×${c}` : ''}`).join(', ');
 }
 
-/** A step's preview: the tools its assistant message calls, how many results came back, and its text. */
+/**
+ * A step's preview: the tools its assistant messages call (a step holds several when their calls are answered after
+ * the last of them), how many results came back, and the first message's text.
+ */
 export function stepText(messages: readonly Message[], indices: readonly number[]): string {
   const first = indices[0];
   if (first === undefined) return '';
   const head = contentOf(messages[first] as Message);
   let results = 0;
-  for (const i of indices) results += contentOf(messages[i] as Message).results.length;
-  const calls = head.toolCalls.map((c) => c.name);
+  const calls: string[] = [];
+  for (const i of indices) {
+    const content = contentOf(messages[i] as Message);
+    results += content.results.length;
+    if ((messages[i] as Message).role === 'assistant') for (const c of content.toolCalls) calls.push(c.name);
+  }
   const text = messageText(head).trim();
   const parts: string[] = [];
   if (calls.length > 0 || results > 0) {
