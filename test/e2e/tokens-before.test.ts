@@ -82,7 +82,11 @@ describe('plan.tokensBefore', () => {
     const exact = (await (await createCompactor({ target: 100_000_000, tokenizer: 'cl100k_base' })).compact(messages))
       .plan;
     expect(exact.tokensBeforeExact).toBe(true);
-    for (const options of [{ target: 2_000 }, { contextWindow: 8_000 }, { target: 2_000, strategy: 'prune,window' as const }]) {
+    for (const options of [
+      { target: 2_000 },
+      { contextWindow: 8_000 },
+      { target: 2_000, strategy: 'prune,window' as const },
+    ]) {
       const { plan } = await (await createCompactor({ ...options, tokenizer: 'cl100k_base' })).compact(messages);
       expect({ options, changed: plan.changed, exact: plan.tokensBeforeExact }).toEqual({
         options,
