@@ -118,7 +118,12 @@ function asText(value: JsonValue | undefined): string {
 /** A tool call's arguments: `input` (AI SDK 5) or `args` (4), an object or a JSON string. */
 function callOf(name: string, part: JsonObject): ToolCall {
   const args = part.input ?? part.args ?? null;
-  return { name, arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args) };
+  const id = part.toolCallId;
+  return {
+    name,
+    arguments: typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args),
+    ...(typeof id === 'string' ? { id } : {}),
+  };
 }
 
 /** The text, images and files of a `content`-typed tool output. */
@@ -138,6 +143,11 @@ function contentOutput(value: JsonValue | undefined): { text: string; images: nu
 /** A `tool-result` part: `output` (AI SDK 5, typed) or `result` with `isError` (4). */
 function modelResultOf(part: JsonObject, names: ReadonlyMap<string, string>): ToolResult {
   const id = part.toolCallId;
+  return { ...modelResultBody(part, names, id), ...(typeof id === 'string' ? { id } : {}) };
+}
+
+/** A `tool-result` part's result, its call id aside. */
+function modelResultBody(part: JsonObject, names: ReadonlyMap<string, string>, id: JsonValue | undefined): ToolResult {
   const name = typeof part.toolName === 'string' ? part.toolName : typeof id === 'string' ? (names.get(id) ?? '') : '';
   const output = part.output;
   if (isJsonObject(output) && typeof output.type === 'string') {
@@ -225,7 +235,8 @@ function contentOf(message: JsonValue, names: ReadonlyMap<string, string>): { ma
       if (tool === null) continue;
       toolCalls.push(callOf(tool.name, tool.invocation));
       const result = uiResultOf(tool.name, tool.invocation);
-      if (result !== null) results.push(result);
+      const id = tool.invocation.toolCallId;
+      if (result !== null) results.push(typeof id === 'string' ? { ...result, id } : result);
     }
     // Reasoning, sources, data parts, step boundaries and approvals are not rendered.
   }

@@ -153,7 +153,7 @@ function resultOf(block: JsonObject, names: CallNames): ToolResult {
           }
           return null;
         });
-  return { name, text, error: block.is_error === true, images, files };
+  return { name, ...(typeof id === 'string' ? { id } : {}), text, error: block.is_error === true, images, files };
 }
 
 /**
@@ -182,6 +182,7 @@ export function anthropicContent(message: JsonValue, asTool: boolean, names: Cal
       toolCalls.push({
         name: typeof block.name === 'string' ? block.name : '',
         arguments: renderArguments(block.input ?? null),
+        ...(typeof block.id === 'string' ? { id: block.id } : {}),
       });
     } else if (asTool && type === 'tool_result') results.push(resultOf(block, names));
     // thinking, redacted_thinking and unknown blocks are not rendered; server tool results are `serverResults`.
@@ -203,6 +204,7 @@ function serverResultOf(block: JsonObject, names: CallNames): ToolResult {
   const sealed = withoutEncrypted(content);
   return {
     name: typeof id === 'string' ? (names.get(id) ?? '') : '',
+    ...(typeof id === 'string' ? { id } : {}),
     text: typeof content === 'string' ? content : renderArguments(fetched?.content ?? content),
     error: block.is_error === true || errorType,
     images: 0,

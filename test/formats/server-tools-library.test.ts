@@ -140,7 +140,7 @@ describe('encrypted server tool results in a summary prompt', () => {
     ).conversations[0]?.normalized;
     const results = normalized?.messages[2] as Message;
     expect(renderForSummary(results)).toBe(
-      '[tool:web_search] [{"encrypted_content": "<encrypted>", "title": "A", "type": "web_search_result", "url": "https://a.example/"}]',
+      '[tool:web_search id=srvtoolu_1] [{"encrypted_content": "<encrypted>", "title": "A", "type": "web_search_result", "url": "https://a.example/"}]',
     );
     // Counting still reads the whole of it.
     expect(renderMessage(results).text).toContain(PAGES);
