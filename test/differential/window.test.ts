@@ -111,70 +111,70 @@ describe("swc compact decides as Haystack's SlidingWindowCompactor", () => {
   it(
     'on random conversations in every format, through the command line',
     async () => {
-      await fc.assert(
-        fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
-          const c = writeCase(k.format, conversationOf(k, k.format), k.jsonl);
-          // The one corner where swc keeps more on purpose has its own test (test/core/note-switch.test.ts).
-          fc.pre(!isLiteralNoteCorner(c.view.messages, templateOf(k.note)));
-          const whole = count(c.view.messages);
-          const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
-          const template = templateOf(k.note);
-          const ref = slidingWindow(c.view.messages, target, count, { minKeepSteps: k.minKeepSteps, note: template });
-          const file = tmp.write(`${k.seed}-${c.name}`, c.text);
-          const out = `${file}.out`;
-          const r = await runSwc(
-            [
-              'compact',
-              file,
-              '--tokenizer',
-              'approx',
-              '-t',
-              String(target),
-              '-k',
-              String(k.minKeepSteps),
-              ...noteArgs(k.note),
-              '-o',
-              out,
-              '--json',
-            ],
-            { cwd: tmp.dir },
-          );
-          const label = { ...k, target };
-          expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({
+      const property = fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
+        const c = writeCase(k.format, conversationOf(k, k.format), k.jsonl);
+        // The one corner where swc keeps more on purpose has its own test (test/core/note-switch.test.ts).
+        fc.pre(!isLiteralNoteCorner(c.view.messages, templateOf(k.note)));
+        const whole = count(c.view.messages);
+        const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
+        const template = templateOf(k.note);
+        const ref = slidingWindow(c.view.messages, target, count, { minKeepSteps: k.minKeepSteps, note: template });
+        const file = tmp.write(`${k.seed}-${c.name}`, c.text);
+        const out = `${file}.out`;
+        const r = await runSwc(
+          [
+            'compact',
+            file,
+            '--tokenizer',
+            'approx',
+            '-t',
+            String(target),
+            '-k',
+            String(k.minKeepSteps),
+            ...noteArgs(k.note),
+            '-o',
+            out,
+            '--json',
+          ],
+          { cwd: tmp.dir },
+        );
+        const label = { ...k, target };
+        expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({
+          ...label,
+          status: 0,
+          stderr: '',
+        });
+        const report = JSON.parse(r.stdout) as {
+          changed: boolean;
+          tokensBefore: number;
+          tokensAfter: number;
+          note: { text: string } | null;
+        };
+        const output = tmp.read(out);
+        if (ref === null) {
+          expect({ ...label, changed: report.changed, same: output === c.text }).toEqual({
             ...label,
-            status: 0,
-            stderr: '',
+            changed: false,
+            same: true,
           });
-          const report = JSON.parse(r.stdout) as {
-            changed: boolean;
-            tokensBefore: number;
-            tokensAfter: number;
-            note: { text: string } | null;
-          };
-          const output = tmp.read(out);
-          if (ref === null) {
-            expect({ ...label, changed: report.changed, same: output === c.text }).toEqual({
-              ...label,
-              changed: false,
-              same: true,
-            });
-            return;
-          }
-          const noteText = template === null ? null : noteTextOf(c, ref.removed, template);
-          const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
-          if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
-          const { sequence } = readBack(c, itemsOfOutput(k.format, output, k.jsonl), true, expectedSequence);
-          expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
-          expect({ ...label, note: report.note?.text ?? null }).toEqual({ ...label, note: noteText });
-          const after = count(withNote(c.view.messages, ref, noteText));
-          expect({ ...label, before: report.tokensBefore, after: report.tokensAfter }).toEqual({
-            ...label,
-            before: whole,
-            after,
-          });
-        }),
-        { numRuns: scaled(700) },
-      );
+          return;
+        }
+        const noteText = template === null ? null : noteTextOf(c, ref.removed, template);
+        const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
+        if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
+        const { sequence } = readBack(c, itemsOfOutput(k.format, output, k.jsonl), true, expectedSequence);
+        expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
+        expect({ ...label, note: report.note?.text ?? null }).toEqual({ ...label, note: noteText });
+        const after = count(withNote(c.view.messages, ref, noteText));
+        expect({ ...label, before: report.tokensBefore, after: report.tokensAfter }).toEqual({
+          ...label,
+          before: whole,
+          after,
+        });
+      });
+      await fc.assert(property, { numRuns: scaled(700) });
+      // A run of Anthropic assistant calls whose results answer only the last, matched by id, found at full strength: replayed at every scale.
+      await fc.assert(property, { seed: 486283563, path: '363:3:3:10:4:5', endOnFailure: true });
     },
     scaledTimeout(60_000),
   );
@@ -184,50 +184,50 @@ describe("compactMessages decides as Haystack's SlidingWindowCompactor", () => {
   it(
     'on random conversations as OpenAI chat and AI SDK message arrays',
     async () => {
-      await fc.assert(
-        fc.asyncProperty(caseArb(['openai', 'ai-sdk' as FormatName]), async (k) => {
-          const conversation = conversationOf(k, 'openai');
-          const written = k.format === 'openai' ? writeCase('openai', conversation, true) : aiSdkCase(conversation);
-          const items = written.items;
-          fc.pre(!isLiteralNoteCorner(written.view.messages, templateOf(k.note)));
-          const whole = count(written.view.messages);
-          const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
-          const template = templateOf(k.note);
-          const ref = slidingWindow(written.view.messages, target, count, {
-            minKeepSteps: k.minKeepSteps,
-            note: template,
-          });
-          const result = await compactMessages(items, {
-            format: k.format === 'openai' ? 'openai' : 'ai-sdk',
-            tokenizer: 'approx',
-            target,
-            minKeepSteps: k.minKeepSteps,
-            note: template,
-          });
-          const label = { ...k, target };
-          if (ref === null) {
-            expect({ ...label, changed: result.changed }).toEqual({ ...label, changed: false });
-            return;
-          }
-          const noteText = template === null ? null : noteTextOf(written, ref.removed, template);
-          const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
-          if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
-          const sequence: (number | 'NOTE')[] = [];
-          for (const m of result.messages) {
-            const at = items.indexOf(m);
-            if (at === -1) sequence.push('NOTE');
-            else if (sequence[sequence.length - 1] !== written.view.viewOfItem[at])
-              sequence.push(written.view.viewOfItem[at] as number);
-          }
-          expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
-          expect({ ...label, note: result.plan.noteText }).toEqual({ ...label, note: noteText });
-          expect({ ...label, after: result.plan.tokensAfter }).toEqual({
-            ...label,
-            after: count(withNote(written.view.messages, ref, noteText)),
-          });
-        }),
-        { numRuns: scaled(300) },
-      );
+      const property = fc.asyncProperty(caseArb(['openai', 'ai-sdk' as FormatName]), async (k) => {
+        const conversation = conversationOf(k, 'openai');
+        const written = k.format === 'openai' ? writeCase('openai', conversation, true) : aiSdkCase(conversation);
+        const items = written.items;
+        fc.pre(!isLiteralNoteCorner(written.view.messages, templateOf(k.note)));
+        const whole = count(written.view.messages);
+        const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
+        const template = templateOf(k.note);
+        const ref = slidingWindow(written.view.messages, target, count, {
+          minKeepSteps: k.minKeepSteps,
+          note: template,
+        });
+        const result = await compactMessages(items, {
+          format: k.format === 'openai' ? 'openai' : 'ai-sdk',
+          tokenizer: 'approx',
+          target,
+          minKeepSteps: k.minKeepSteps,
+          note: template,
+        });
+        const label = { ...k, target };
+        if (ref === null) {
+          expect({ ...label, changed: result.changed }).toEqual({ ...label, changed: false });
+          return;
+        }
+        const noteText = template === null ? null : noteTextOf(written, ref.removed, template);
+        const expectedSequence: (number | 'NOTE')[] = [...ref.kept];
+        if (noteText !== null && ref.noteIndex !== null) expectedSequence.splice(ref.noteIndex, 0, 'NOTE');
+        const sequence: (number | 'NOTE')[] = [];
+        for (const m of result.messages) {
+          const at = items.indexOf(m);
+          if (at === -1) sequence.push('NOTE');
+          else if (sequence[sequence.length - 1] !== written.view.viewOfItem[at])
+            sequence.push(written.view.viewOfItem[at] as number);
+        }
+        expect({ ...label, sequence }).toEqual({ ...label, sequence: expectedSequence });
+        expect({ ...label, note: result.plan.noteText }).toEqual({ ...label, note: noteText });
+        expect({ ...label, after: result.plan.tokensAfter }).toEqual({
+          ...label,
+          after: count(withNote(written.view.messages, ref, noteText)),
+        });
+      });
+      await fc.assert(property, { numRuns: scaled(300) });
+      // The same in AI SDK messages, whose calls and results pair by toolCallId, found at full strength: replayed at every scale.
+      await fc.assert(property, { seed: 839337168, path: '268:32:33:33', endOnFailure: true });
     },
     scaledTimeout(60_000),
   );
