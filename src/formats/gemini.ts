@@ -124,7 +124,14 @@ function resultOf(fr: JsonObject, names: ReadonlyMap<string, string>): ToolResul
     if (blob === null) return null;
     return isImage(blob) ? 'image' : { file: fileName(blob) };
   });
-  return { name, text: read.text + media.text, error: read.error, images: media.images, files: media.files };
+  return {
+    name,
+    text: read.text + media.text,
+    error: read.error,
+    images: media.images,
+    files: media.files,
+    ...(typeof id === 'string' && id !== '' ? { id } : {}),
+  };
 }
 
 /**
@@ -153,6 +160,7 @@ export function geminiContent(content: JsonValue, role: Role, names: ReadonlyMap
         toolCalls.push({
           name: typeof call.name === 'string' ? call.name : '',
           arguments: renderArguments(call.args ?? Object.create(null)),
+          ...(typeof call.id === 'string' && call.id !== '' ? { id: call.id } : {}),
         });
     } else if (isJsonObject(response)) {
       if (role === 'tool') results.push(resultOf(response, names));

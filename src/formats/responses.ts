@@ -146,12 +146,12 @@ function callOf(item: JsonValue): ToolCall | null {
   const name =
     typeof item.name === 'string' ? item.name : typeof item.type === 'string' ? item.type.replace(/_call$/, '') : '';
   const args = item.arguments ?? item.input ?? searchAction(item) ?? item.action;
-  if (typeof args === 'string') return { name, arguments: renderArgumentsString(args) };
-  if (args !== undefined) return { name, arguments: renderArguments(args) };
-  return {
-    name,
-    arguments: renderArguments(typeof item.code === 'string' ? { code: item.code } : Object.create(null)),
-  };
+  const code = typeof item.code === 'string' ? { code: item.code } : Object.create(null);
+  const rendered =
+    typeof args === 'string' ? renderArgumentsString(args) : renderArguments(args !== undefined ? args : code);
+  // The id its output answers: `call_id`, or an approval request's own `id` (see `answeredId`).
+  const id = item.type === 'mcp_approval_request' ? item.id : callIdOf(item);
+  return { name, arguments: rendered, ...(typeof id === 'string' ? { id } : {}) };
 }
 
 /** Texts, images and files of a message's content (a string or a list of parts). */
@@ -175,7 +175,7 @@ function messageParts(content: JsonValue | undefined): { texts: string[]; images
 }
 
 /** An output's text: a string, parts joined with nothing between them, a screenshot as an image, else JSON. */
-function outputOf(item: JsonValue, name: string): ToolResult {
+function outputOf(item: JsonValue, name: string, id: string | undefined): ToolResult {
   const obj = isJsonObject(item) ? item : {};
   const output = obj.output;
   let text = '';
@@ -203,7 +203,7 @@ function outputOf(item: JsonValue, name: string): ToolResult {
   } else if (obj.type === 'mcp_approval_response') {
     text = renderArguments({ approve: obj.approve ?? null });
   }
-  return { name, text, error: false, images, files };
+  return { name, text, error: false, images, files, ...(id === undefined ? {} : { id }) };
 }
 
 /** A web search call's `action` without its `sources`, or undefined for any other item. */
@@ -572,7 +572,7 @@ function entryOf(
       content: () => ({
         texts: [],
         toolCalls: [],
-        results: [outputOf(itemValue(input, k), id === undefined ? '' : (names.get(id) ?? ''))],
+        results: [outputOf(itemValue(input, k), id === undefined ? '' : (names.get(id) ?? ''), id)],
         images: 0,
         files: [],
       }),

@@ -175,6 +175,8 @@ describe("swc compact decides as Haystack's SlidingWindowCompactor", () => {
       await fc.assert(property, { numRuns: scaled(700) });
       // A run of Anthropic assistant calls whose results answer only the last, matched by id, found at full strength: replayed at every scale.
       await fc.assert(property, { seed: 486283563, path: '363:3:3:10:4:5', endOnFailure: true });
+      // The same in Gemini, whose functionCall/functionResponse ids the join must read: replayed at every scale.
+      await fc.assert(property, { seed: 25465738, path: '679:32:31:38:32', endOnFailure: true });
     },
     scaledTimeout(60_000),
   );
