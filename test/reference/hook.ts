@@ -1,8 +1,9 @@
 /**
- * An independent model of Haystack's `CompactionHook`, transcribed from deepset-ai/haystack
- * (`haystack/hooks/compaction/hooks.py`, with `_estimated_context_tokens` and `_last_assistant_index` of `utils.py`),
- * and of a replay: a recorded run in which the hook runs before every LLM call. It drives the reference compactors of
- * haystack.ts and imports nothing from src/.
+ * An independent model of Haystack's `CompactionHook` as of Haystack 3.4, transcribed from deepset-ai/haystack
+ * (`haystack/hooks/compaction/hooks.py` with its `_estimated_context_tokens`, and `_last_assistant_index` of
+ * `utils.py`; PR #12594 for issue #12580 changed the estimate when no assistant message is left), and of a replay: a
+ * recorded run in which the hook runs before every LLM call. It drives the reference compactors of haystack.ts and
+ * imports nothing from src/.
  */
 import { applyWindow, slidingWindow, toolResultPruning, type HCounter, type HMessage, type HRole } from './haystack.js';
 
@@ -24,11 +25,26 @@ export function lastAssistantIndex(messages: readonly HMessage[]): number {
 
 /**
  * `_estimated_context_tokens` with no tool schemas: everything counted while the generator reports no usage
- * (`context_tokens` 0), else the reported figure plus the messages after the newest assistant message.
+ * (`context_tokens` 0); else the reported figure, which accounts for the conversation through the newest assistant
+ * message, plus the messages after it; with no assistant message the reported figure accounts for the whole
+ * conversation, and is the estimate alone (Haystack 3.4).
  */
 export function estimatedContextTokens(messages: readonly HMessage[], contextTokens: number, count: HCounter): number {
   if (contextTokens === 0) return count(messages);
-  return contextTokens + count(messages.slice(lastAssistantIndex(messages) + 1));
+  const last = lastAssistantIndex(messages);
+  if (last < 0) return contextTokens;
+  return contextTokens + count(messages.slice(last + 1));
+}
+
+/**
+ * What `_apply` records as `context_tokens` after a compaction from a non-zero figure: the compacted conversation
+ * through its newest assistant message (the trailing tool results are left to the next estimate, so a second hook
+ * does not count them twice), or the whole compacted conversation when no assistant message is left, plus the
+ * overhead the estimate held beyond the messages.
+ */
+export function accountedContextTokens(compacted: readonly HMessage[], overhead: number, count: HCounter): number {
+  const last = lastAssistantIndex(compacted);
+  return count(last < 0 ? compacted : compacted.slice(0, last + 1)) + overhead;
 }
 
 /**
@@ -68,8 +84,8 @@ export function runHook(
   if (target === null) return { ...state, compacted: false };
   const compacted = compactor(state.messages, target.target, count);
   if (compacted === null) return { ...state, compacted: false };
-  const contextTokens =
-    state.contextTokens === 0 ? 0 : count(compacted.slice(0, lastAssistantIndex(compacted) + 1)) + target.overhead;
+  // 0 stays 0, so later steps keep counting the whole request locally.
+  const contextTokens = state.contextTokens === 0 ? 0 : accountedContextTokens(compacted, target.overhead, count);
   return { messages: compacted, contextTokens, compacted: true };
 }
 
