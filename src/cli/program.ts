@@ -1,6 +1,7 @@
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { createRequire } from 'node:module';
 import { isKnownError, UsageError } from '../errors.js';
+import { helpGroupOf } from './help-groups.js';
 import { HELP_ORDER, optionRow, PRICE_MODEL_NAMES, type OptionCommand } from '../settings/options.js';
 import { runCompact } from './compact.js';
 import { blameConfig, loadConfig, withConfig } from './config.js';
@@ -210,8 +211,9 @@ function addTableOptions(command: Command, name: OptionCommand): void {
     if (use.preset === true) flag.default(String(row.default), String(row.default));
     if (use.repeat === 'list') flag.argParser(collect);
     if (use.repeat === 'count') flag.argParser(countFlag);
-    command.addOption(flag);
-    if (row.negated !== undefined) command.addOption(new Option(row.negated.flag, row.negated.help));
+    const group = helpGroupOf(option);
+    command.addOption(flag.helpGroup(group));
+    if (row.negated !== undefined) command.addOption(new Option(row.negated.flag, row.negated.help).helpGroup(group));
   }
 }
 

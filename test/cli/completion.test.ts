@@ -18,7 +18,8 @@ const COMMANDS = ['compact', 'inspect', 'replay', 'restore', 'completion'] as co
 /** Every option name a command's --help lists (`-f`, `--format`, `--no-color`), read from the help text itself. */
 async function helpOptions(command: string | null): Promise<string[]> {
   const r = await runSwc(command === null ? ['--help'] : [command, '--help'], { cwd: tempDir() });
-  const section = r.stdout.split('\nOptions:\n')[1]?.split(/\n(?:Commands|Examples|Load it):?\n/)[0] ?? '';
+  // Every option section, whatever its heading (--help groups them), up to the commands or examples.
+  const section = r.stdout.split(/\n(?:Commands|Examples|Load it):?\n/)[0] ?? '';
   return [...section.matchAll(/^ {2}(-\w)?(?:, )?(--[\w-]+)/gm)]
     .flatMap((m) => [m[1], m[2]])
     .filter((n) => n !== undefined) as string[];
