@@ -119,13 +119,16 @@ export interface RefCall {
  * A replay of a recorded run: the history starts as the messages before the first assistant message; for each
  * assistant message the hooks run on the history in order, each its own `CompactionHook` (counting everything,
  * `context_tokens` 0), what would be sent is recorded, then that message and every following non-assistant message
- * are appended. No compactors is the run without compaction.
+ * are appended. No compactors is the run without compaction. `reread` is how the run's format reads a history back
+ * (before each call and after each compaction): a list of messages as it is, unless a format groups its items by
+ * their neighbours, so that a message that stood between two others decides whether they are one.
  */
 export function replayReference(
   run: readonly HMessage[],
   compactors: readonly HCompactor[],
   count: HCounter,
   settings: HookSettings,
+  reread: (history: readonly HMessage[]) => readonly HMessage[] = (history) => history,
 ): RefCall[] {
   const isAssistant = (m: HMessage | undefined): boolean => (m?.role as HRole | undefined) === 'assistant';
   let at = 0;
@@ -134,9 +137,10 @@ export function replayReference(
   const calls: RefCall[] = [];
   while (at < run.length) {
     let compacted = false;
+    history = reread(history);
     for (const compactor of compactors) {
       const state = runHook({ messages: history, contextTokens: 0 }, compactor, count, settings);
-      history = state.messages;
+      history = reread(state.messages);
       compacted ||= state.compacted;
     }
     calls.push({ message: at, compacted, tokens: count(history), sent: history });

@@ -30,6 +30,7 @@ import {
   writeCase,
   type WrittenCase,
 } from '../differential/harness.js';
+import { responsesReread } from './responses-reread.js';
 
 const count = approximateCounter();
 const tmp = scratch();
@@ -123,11 +124,13 @@ function expected(c: WrittenCase, k: Case, window: number) {
   view.forEach((m, v) => weights.set(m, Math.max(1, (c.view.items[v] as readonly number[]).length)));
   const policies = POLICIES.map((policy) => ({
     policy,
-    calls: replayReference(view, compactorsOf(policy, k, weights), count, {
-      contextWindow: window,
-      compactAt: Number(at),
-      compactTo: Number(to),
-    }).map((c) => ({ message: c.message, compacted: c.compacted, tokens: c.tokens })),
+    calls: replayReference(
+      view,
+      compactorsOf(policy, k, weights),
+      count,
+      { contextWindow: window, compactAt: Number(at), compactTo: Number(to) },
+      c.format === 'responses' ? responsesReread(c, weights) : undefined,
+    ).map((c) => ({ message: c.message, compacted: c.compacted, tokens: c.tokens })),
   }));
   return policies;
 }
@@ -153,45 +156,46 @@ describe("swc replay runs as Haystack's CompactionHook before every call", () =>
   it(
     'on random long runs in every format, through the command line',
     async () => {
-      await fc.assert(
-        fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
-          const c = writeCase(k.format, longRun(k, k.format), k.jsonl);
-          // The one corner where swc keeps more on purpose has its own test (test/core/note-switch.test.ts).
-          const window = windowOf(c.view.messages, k);
-          const want = expected(c, k, window);
-          const [at, to] = SHARES[k.share] as readonly [string, string];
-          const file = tmp.write(`${k.seed}-${c.name}`, c.text);
-          const r = await runSwc(
-            [
-              'replay',
-              file,
-              '--json',
-              '--tokenizer',
-              'approx',
-              '--context-window',
-              String(window),
-              '--compact-at',
-              at,
-              '--compact-to',
-              to,
-              '-k',
-              String(k.minKeepSteps),
-              '--min-tokens',
-              String(k.minTokens),
-              ...POLICIES.flatMap((p) => ['--strategy', p]),
-            ],
-            { cwd: tmp.dir },
-          );
-          const label = { ...k, window };
-          expect({ ...label, status: r.status, stderr: r.stderr }).toEqual({ ...label, status: 0, stderr: '' });
-          const report = JSON.parse(r.stdout) as ReplayRun;
-          expect({ ...label, policies: actual(report, c.view.viewOfItem) }).toEqual({
-            ...label,
-            policies: want,
-          });
-        }),
-        { numRuns: runs(80) },
-      );
+      const property = fc.asyncProperty(caseArb(ALL_FORMATS), async (k) => {
+        const c = writeCase(k.format, longRun(k, k.format), k.jsonl);
+        // The one corner where swc keeps more on purpose has its own test (test/core/note-switch.test.ts).
+        const window = windowOf(c.view.messages, k);
+        const want = expected(c, k, window);
+        const [at, to] = SHARES[k.share] as readonly [string, string];
+        const file = tmp.write(`${k.seed}-${c.name}`, c.text);
+        const r = await runSwc(
+          [
+            'replay',
+            file,
+            '--json',
+            '--tokenizer',
+            'approx',
+            '--context-window',
+            String(window),
+            '--compact-at',
+            at,
+            '--compact-to',
+            to,
+            '-k',
+            String(k.minKeepSteps),
+            '--min-tokens',
+            String(k.minTokens),
+            ...POLICIES.flatMap((p) => ['--strategy', p]),
+          ],
+          { cwd: tmp.dir },
+        );
+        const label = { ...k, window };
+        expect({ ...label, status: r.status, stderr: r.stderr }).toEqual({ ...label, status: 0, stderr: '' });
+        const report = JSON.parse(r.stdout) as ReplayRun;
+        expect({ ...label, policies: actual(report, c.view.viewOfItem) }).toEqual({
+          ...label,
+          policies: want,
+        });
+      });
+      await fc.assert(property, { numRuns: runs(80) });
+      // A Responses run whose earlier note, removed by one compaction, stood between a call with no text and the next
+      // reply (they read back as one message), found at full strength: replayed at every scale.
+      await fc.assert(property, { seed: -612699007, path: '73:6:6:6:6', endOnFailure: true });
     },
     runs(120_000),
   );
