@@ -1,6 +1,7 @@
 import { aiSdk } from './ai-sdk.js';
 import { anthropic } from './anthropic.js';
 import { claudeCode } from './claude-code.js';
+import { codex } from './codex.js';
 import { gemini } from './gemini.js';
 import { haystack } from './haystack.js';
 import { langchain } from './langchain.js';
@@ -26,6 +27,8 @@ export const FORMATS: readonly FormatAdapter[] = [
   // Session logs, LangChain dicts and ShareGPT rows have shapes of their own (an event `type` with a `message`,
   // `{type, data}` / `{lc, kwargs}`, `from`/`value` or `{type, value}` parts): they go before the role-based formats.
   claudeCode,
+  // Codex rollout lines are `{timestamp, type, payload}`: no other format has a `payload` on every item.
+  codex,
   langchain,
   sharegpt,
   // AI SDK messages say every part's `type` (UI messages' `parts` would otherwise pass for Gemini contents).

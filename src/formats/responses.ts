@@ -155,7 +155,11 @@ function callOf(item: JsonValue): ToolCall | null {
 }
 
 /** Texts, images and files of a message's content (a string or a list of parts). */
-function messageParts(content: JsonValue | undefined): { texts: string[]; images: number; files: (string | null)[] } {
+export function messageParts(content: JsonValue | undefined): {
+  texts: string[];
+  images: number;
+  files: (string | null)[];
+} {
   const out = { texts: [] as string[], images: 0, files: [] as (string | null)[] };
   if (typeof content === 'string') {
     out.texts.push(content);

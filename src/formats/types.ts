@@ -216,6 +216,11 @@ export interface Pairing {
   /** Other problems a provider would reject, each at an item. */
   readonly problems?: readonly { readonly item: number; readonly text: string }[];
   /**
+   * Optional: calls left without a result because the run was still going when the file was copied (a Codex session
+   * read while Codex runs): each a warning, never an error, and left out of `calls`.
+   */
+  readonly running?: readonly { readonly item: number; readonly text: string }[];
+  /**
    * Optional: results without an id may answer calls that have one, by tool name in order (Gemini, where ids
    * are optional on either side). Otherwise a result without an id answers only calls without one.
    */

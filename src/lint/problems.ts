@@ -53,6 +53,8 @@ export function findProblems(input: ProblemInput): Problem[] {
     for (const f of checkPairing(pairing, messageOf, messages, (item) => locate(item).line)) findings.push(f);
     for (const p of pairing.problems ?? [])
       findings.push({ kind: 'format', rule: 'format', item: p.item, text: p.text });
+    for (const r of pairing.running ?? [])
+      findings.push({ kind: 'missing-result', rule: 'unfinished-call', item: r.item, text: r.text });
   }
   const problems: Problem[] = findings.map((f) => ({
     kind: f.kind,

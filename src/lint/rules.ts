@@ -20,6 +20,7 @@ export const WIRE_PROVIDERS = [
 /** Every rule, in the order docs/inspect-rules.md lists them. */
 export const RULES: readonly Rule[] = [
   'missing-result',
+  'unfinished-call',
   'result-not-after-call',
   'orphan-result',
   'repeated-result',
@@ -88,6 +89,7 @@ const PROVIDER_OF_FORMAT: Readonly<Record<string, Provider>> = {
   responses: 'openai-responses',
   anthropic: 'anthropic',
   'claude-code': 'anthropic',
+  codex: 'openai-responses',
   gemini: 'gemini',
   haystack: 'any',
   langchain: 'any',

@@ -11,6 +11,7 @@ export type ProblemKind =
  * The rules behind the kinds, fine enough that each provider either rejects what one names or accepts it
  * (docs/inspect-rules.md has each with its source):
  * - `missing-result`: a call that no result after it answers;
+ * - `unfinished-call`: a call without a result at the end of a session that was still running (Codex);
  * - `result-not-after-call`: a call whose result is elsewhere, or that result (its call is not right before it);
  * - `orphan-result`: a result whose id (or, without one, name) no call has;
  * - `repeated-result`: a second result for a call that already has one;
@@ -23,6 +24,7 @@ export type ProblemKind =
  */
 export type Rule =
   | 'missing-result'
+  | 'unfinished-call'
   | 'result-not-after-call'
   | 'orphan-result'
   | 'repeated-result'

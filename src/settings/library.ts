@@ -39,6 +39,7 @@ export const MESSAGE_FORMATS = [
   'haystack',
   'langchain',
   'claude-code',
+  'codex',
   'sharegpt',
   'ai-sdk',
 ] as const;
