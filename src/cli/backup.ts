@@ -28,28 +28,29 @@ export class BackupDir {
     readonly root: string,
     realRoot: string,
     private readonly base: string,
+    typed: string,
   ) {
-    this.folders = new ConfinedFolders(root, realRoot, 'the --backup-dir', ' (the original is unchanged)');
+    this.folders = new ConfinedFolders(root, realRoot, 'the --backup-dir', ' (the original is unchanged)', typed);
   }
 
   /**
    * Creates the folder (and its parents) and checks it may hold the backups of inputs under `base`.
    * @throws UsageError when it cannot be made, or holds the inputs' base (their backups would land over the inputs)
    */
-  static async open(dir: string, base: string): Promise<BackupDir> {
+  static async open(dir: string, base: string, typed: string): Promise<BackupDir> {
     try {
       await fs.mkdir(dir, { recursive: true });
     } catch (error) {
-      throw new UsageError(`cannot create the --backup-dir ${dir}: ${describeFsError(error)}`);
+      throw new UsageError(`cannot create the --backup-dir ${typed}: ${describeFsError(error)}`);
     }
     const realRoot = await fs.realpath(dir);
     const realBase = await fs.realpath(base).catch(() => base);
     if (isInside(realRoot, realBase)) {
       throw new UsageError(
-        `--backup-dir ${dir} holds the inputs' base directory, so backups would land on the inputs: choose a folder beside or inside it`,
+        `--backup-dir ${typed} holds the inputs' base directory, so backups would land on the inputs: choose a folder beside or inside it`,
       );
     }
-    return new BackupDir(path.resolve(dir), realRoot, base);
+    return new BackupDir(path.resolve(dir), realRoot, base, typed);
   }
 
   /**
@@ -70,11 +71,12 @@ export class BackupDir {
     if (!isInside(this.root, dest) || dest === this.root)
       throw new InputError('its backup would land outside the --backup-dir; refusing', file.display);
     const realDir = await this.folders.ensure(path.dirname(dest), file.display);
+    const shown = this.folders.shown(dest);
     const stat = await fs.lstat(dest).catch(() => null);
     if (stat !== null) {
       if (stat.isSymbolicLink())
         throw new InputError(
-          `its backup path ${dest} is a symbolic link; refusing to write through it (the original is unchanged)`,
+          `its backup path ${shown} is a symbolic link; refusing to write through it (the original is unchanged)`,
           file.display,
         );
       const same =
@@ -83,13 +85,13 @@ export class BackupDir {
         (await sameContent(file, identity, dest).catch((error: unknown) => {
           if (error instanceof InputError) throw error;
           throw new InputError(
-            `cannot read the backup already at ${dest}: ${describeFsError(error)} (the original is unchanged)`,
+            `cannot read the backup already at ${shown}: ${describeFsError(error)} (the original is unchanged)`,
             file.display,
           );
         }));
       if (same) return dest;
       throw new InputError(
-        `a backup is already at ${dest} with other content; refusing to overwrite it (the original is unchanged; move that backup away or choose another --backup-dir)`,
+        `a backup is already at ${shown} with other content; refusing to overwrite it (the original is unchanged; move that backup away or choose another --backup-dir)`,
         file.display,
       );
     }
@@ -107,11 +109,11 @@ export class BackupDir {
         throw new InputError(`${error.message}; nothing was written for it`, file.display);
       if ((error as NodeJS.ErrnoException).code === 'EEXIST')
         throw new InputError(
-          `a backup appeared at ${dest} while it was being written; refusing to overwrite it (the original is unchanged)`,
+          `a backup appeared at ${shown} while it was being written; refusing to overwrite it (the original is unchanged)`,
           file.display,
         );
       throw new InputError(
-        `cannot write its backup ${dest}: ${describeFsError(error)} (the original is unchanged)`,
+        `cannot write its backup ${shown}: ${describeFsError(error)} (the original is unchanged)`,
         file.display,
       );
     } finally {

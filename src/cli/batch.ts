@@ -238,12 +238,12 @@ export async function runBatch(settings: CompactSettings, io: CliIo, report: (li
   const json = reportTarget(settings, work.report);
   const outDir =
     settings.outDir !== undefined && !settings.dryRun
-      ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force)
+      ? await OutDir.open(path.resolve(io.cwd, settings.outDir), work.base, work.files, settings.force, settings.outDir)
       : null;
   // Originals are kept before --in-place replaces them.
   const backups =
     settings.backupDir !== undefined && settings.inPlace && !settings.dryRun
-      ? await BackupDir.open(path.resolve(io.cwd, settings.backupDir), work.base)
+      ? await BackupDir.open(path.resolve(io.cwd, settings.backupDir), work.base, settings.backupDir)
       : null;
   const reporters = reportersFor(settings, modeOf(settings), json, single);
   const store = await offloadStore(settings, io);
@@ -484,7 +484,7 @@ function committer(d: Destinations): (result: JobResult) => Promise<JobResult> {
       if (outDir !== null) {
         const dest = await outDir.destination(file, result.bytes);
         if (dest !== null)
-          await writeOrFail(dest.path, result.bytes, file, {
+          await writeOrFail(dest.path, outDir.shown(dest.path), result.bytes, file, {
             realDir: dest.realDir,
             durable: false,
             mode: result.identity?.mode,
@@ -505,7 +505,7 @@ function committer(d: Destinations): (result: JobResult) => Promise<JobResult> {
             file.display,
           );
         if (backups !== null) await backups.keep(file, result.identity);
-        await writeOrFail(file.real, result.bytes, file, { expect: result.identity, durable: true });
+        await writeOrFail(file.real, file.display, result.bytes, file, { expect: result.identity, durable: true });
         return { ...result, record: { ...result.record, written: file.display } };
       }
       return result;
@@ -516,13 +516,19 @@ function committer(d: Destinations): (result: JobResult) => Promise<JobResult> {
   };
 }
 
-/** Writes atomically, turning a file-system error into the file's InputError. */
-async function writeOrFail(dest: string, bytes: Uint8Array, file: InputFile, options: WriteOptions): Promise<void> {
+/** Writes atomically, turning a file-system error into the file's InputError (naming `dest` as `shown`). */
+async function writeOrFail(
+  dest: string,
+  shown: string,
+  bytes: Uint8Array,
+  file: InputFile,
+  options: WriteOptions,
+): Promise<void> {
   try {
     await writeFileAtomic(dest, bytes, options);
   } catch (error) {
     if (error instanceof ChangedError)
       throw new InputError(`${error.message}; nothing was written for it`, file.display);
-    throw new InputError(`cannot write ${dest}: ${describeFsError(error)} (the original is unchanged)`, file.display);
+    throw new InputError(`cannot write ${shown}: ${describeFsError(error)} (the original is unchanged)`, file.display);
   }
 }

@@ -28,15 +28,26 @@ export class OutDir {
     private readonly base: string,
     private readonly inputs: ReadonlySet<string>,
     private readonly force: boolean,
+    typed: string,
   ) {
-    this.folders = new ConfinedFolders(root, realRoot, 'the out-dir');
+    this.folders = new ConfinedFolders(root, realRoot, 'the out-dir', '', typed);
   }
 
-  static async open(dir: string, base: string, files: readonly InputFile[], force: boolean): Promise<OutDir> {
+  /**
+   * @param dir the out-dir, resolved
+   * @param typed the out-dir as typed, which messages name paths under
+   */
+  static async open(
+    dir: string,
+    base: string,
+    files: readonly InputFile[],
+    force: boolean,
+    typed: string,
+  ): Promise<OutDir> {
     try {
       await fs.mkdir(dir, { recursive: true });
     } catch (error) {
-      throw new UsageError(`cannot create the out-dir ${dir}: ${describeFsError(await mkdirError(dir, error))}`);
+      throw new UsageError(`cannot create the out-dir ${typed}: ${describeFsError(await mkdirError(dir, error))}`);
     }
     const realRoot = await fs.realpath(dir);
     const realBase = await fs.realpath(base).catch(() => base);
@@ -46,7 +57,12 @@ export class OutDir {
       );
     const stats = await Promise.all(files.map((f) => fs.stat(f.real).catch(() => null)));
     const inputs = new Set(stats.flatMap((st) => (st === null ? [] : [inodeKey(st)])));
-    return new OutDir(path.resolve(dir), realRoot, base, inputs, force);
+    return new OutDir(path.resolve(dir), realRoot, base, inputs, force, typed);
+  }
+
+  /** A path under the out-dir as messages name it: from the out-dir as typed. */
+  shown(file: string): string {
+    return this.folders.shown(file);
   }
 
   /**
@@ -61,19 +77,20 @@ export class OutDir {
     if (!isInside(this.root, dest) || dest === this.root)
       throw new InputError('would land outside the out-dir; refusing', file.display);
     const realDir = await this.folders.ensure(path.dirname(dest), file.display);
+    const shown = this.folders.shown(dest);
     const stat = await fs.lstat(dest).catch(() => null);
     if (stat === null) return { path: dest, realDir };
     if (stat.isSymbolicLink())
-      throw new InputError(`${dest} is a symbolic link; refusing to write through it`, file.display);
-    if (stat.isDirectory()) throw new InputError(`${dest} is a directory`, file.display);
+      throw new InputError(`${shown} is a symbolic link; refusing to write through it`, file.display);
+    if (stat.isDirectory()) throw new InputError(`${shown} is a directory`, file.display);
     // A FIFO or device there is never written into, even with --force: only regular files are replaced.
-    if (!stat.isFile()) throw new InputError(`${dest} is not a regular file; refusing to write into it`, file.display);
+    if (!stat.isFile()) throw new InputError(`${shown} is not a regular file; refusing to write into it`, file.display);
     if (this.inputs.has(inodeKey(stat)))
-      throw new InputError(`its out-dir path ${dest} is one of the inputs; refusing to overwrite it`, file.display);
+      throw new InputError(`its out-dir path ${shown} is one of the inputs; refusing to overwrite it`, file.display);
     if (stat.isFile() && stat.size === bytes.length && (await fs.readFile(dest)).equals(bytes)) return null;
     if (!this.force)
       throw new InputError(
-        `${dest} already exists with other content; refusing to replace it (add --force to replace files in the out-dir)`,
+        `${shown} already exists with other content; refusing to replace it (add --force to replace files in the out-dir)`,
         file.display,
       );
     return { path: dest, realDir };

@@ -3,8 +3,10 @@ import micromatch from 'micromatch';
 import { promises as fs, readdir, type Stats } from 'node:fs';
 import path from 'node:path';
 import { InputError, missingInput, UsageError } from '../errors.js';
-import { describeFsError, isInside } from './files.js';
+import { describeFsError, isInside, nameUnder } from './files.js';
 import { STORE_MARKER } from './folders.js';
+
+export { nameUnder };
 
 export { isInside };
 
@@ -161,23 +163,6 @@ function toGlobPath(cwd: string, p: string): string {
 }
 
 /** Trailing separators a typed folder may end with (`dir/`); only `/` on POSIX, where a backslash is a name's character. */
-const TRAILING_SEPARATORS = path.sep === '/' ? /\/+$/ : /[\\/]+$/;
-
-/**
- * A path under a folder, named from the folder as it was typed, as ripgrep and find name what they find: `archive`
- * and `archive/` give `archive/a/x.jsonl`, `./archive` gives `./archive/a/x.jsonl`, `/data` gives `/data/a/x.jsonl`.
- * The working directory typed as `.` adds nothing (`a/x.jsonl`), as fast-glob names what `./**` matches.
- * @param typed the folder as typed
- * @param rest the path under it (native separators), or '' for the folder itself
- */
-export function nameUnder(typed: string, rest: string): string {
-  if (rest === '') return typed;
-  const folder = typed.replace(TRAILING_SEPARATORS, '');
-  if (folder === '') return `${typed.slice(0, 1)}${rest}`;
-  if (folder === '.') return rest;
-  return `${folder}${path.sep}${rest}`;
-}
-
 /** A folder an input searched from: as typed and absolute. */
 interface SearchRoot {
   readonly typed: string;

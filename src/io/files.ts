@@ -409,3 +409,20 @@ export function describeFsError(error: unknown): string {
       return error instanceof Error ? error.message : String(error);
   }
 }
+
+const TRAILING_SEPARATORS = path.sep === '/' ? /\/+$/ : /[\\/]+$/;
+
+/**
+ * A path under a folder, named from the folder as it was typed, as ripgrep and find name what they find: `archive`
+ * and `archive/` give `archive/a/x.jsonl`, `./archive` gives `./archive/a/x.jsonl`, `/data` gives `/data/a/x.jsonl`.
+ * The working directory typed as `.` adds nothing (`a/x.jsonl`), as fast-glob names what `./**` matches.
+ * @param typed the folder as typed
+ * @param rest the path under it (native separators), or '' for the folder itself
+ */
+export function nameUnder(typed: string, rest: string): string {
+  if (rest === '') return typed;
+  const folder = typed.replace(TRAILING_SEPARATORS, '');
+  if (folder === '') return `${typed.slice(0, 1)}${rest}`;
+  if (folder === '.') return rest;
+  return `${folder}${path.sep}${rest}`;
+}

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../errors.js';
-import { describeFsError, isInside } from './files.js';
+import { describeFsError, isInside, nameUnder } from './files.js';
 
 /**
  * The file at an offload store's root that marks the folder as one (written by offloading): directory searches
@@ -23,13 +23,20 @@ export class ConfinedFolders {
    * @param realRoot its real path
    * @param name how errors name the root (`the out-dir`, `the --backup-dir`)
    * @param after what errors add (`; the original is unchanged`), or ''
+   * @param typed the root as the user typed it, which errors name paths under (as git names paths as typed)
    */
   constructor(
     private readonly root: string,
     private readonly realRoot: string,
     private readonly name: string,
     private readonly after: string = '',
+    private readonly typed: string = root,
   ) {}
+
+  /** A path under the root as errors name it: from the root as typed (`out/a/x.jsonl`, not `/home/me/out/a/x.jsonl`). */
+  shown(file: string): string {
+    return isInside(this.root, file) ? nameUnder(this.typed, path.relative(this.root, file)) : file;
+  }
 
   /**
    * Makes sure a folder under the root exists and really is inside it.
@@ -41,7 +48,7 @@ export class ConfinedFolders {
   async ensure(dir: string, display: string): Promise<string> {
     if (dir === this.root) return this.realRoot;
     if (!isInside(this.root, dir))
-      throw new InputError(`${dir} is outside ${this.name}; refusing to write there${this.after}`, display);
+      throw new InputError(`${this.shown(dir)} is outside ${this.name}; refusing to write there${this.after}`, display);
     const known = this.checked.get(dir);
     if (known !== undefined) return known;
     await this.ensure(path.dirname(dir), display);
@@ -49,19 +56,19 @@ export class ConfinedFolders {
     if (stat === null) {
       await fs.mkdir(dir).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'EEXIST')
-          throw new InputError(`cannot create ${dir}: ${describeFsError(error)}${this.after}`, display);
+          throw new InputError(`cannot create ${this.shown(dir)}: ${describeFsError(error)}${this.after}`, display);
       });
       // Looked at once more, never in a loop: some file systems (/proc) say a folder exists that lstat cannot find.
       if ((await fs.lstat(dir).catch(() => null)) === null)
-        throw new InputError(`cannot create ${dir}: the file system refuses it${this.after}`, display);
+        throw new InputError(`cannot create ${this.shown(dir)}: the file system refuses it${this.after}`, display);
       return this.ensure(dir, display);
     }
     if (!stat.isSymbolicLink() && !stat.isDirectory())
-      throw new InputError(`${dir} is in the way (not a directory)${this.after}`, display);
+      throw new InputError(`${this.shown(dir)} is in the way (not a directory)${this.after}`, display);
     const real = await fs.realpath(dir).catch(() => null);
     if (real === null || !isInside(this.realRoot, real))
       throw new InputError(
-        `${dir} is a symbolic link that leads outside ${this.name}; refusing to write there${this.after}`,
+        `${this.shown(dir)} is a symbolic link that leads outside ${this.name}; refusing to write there${this.after}`,
         display,
       );
     this.checked.set(dir, real);

@@ -220,7 +220,7 @@ describe('swc compact --out-dir', () => {
     );
     expect(run.status).toBe(2);
     expect(run.stderr).toContain(
-      `swc: ../archive/a/big.jsonl: ${path.join(dir, 'work/out/a')} is a symbolic link that leads outside the out-dir; refusing to write there`,
+      'swc: ../archive/a/big.jsonl: out/a is a symbolic link that leads outside the out-dir; refusing to write there',
     );
     expect(listFiles(path.join(dir, 'elsewhere'))).toEqual([]);
     const after = readTree(dir);

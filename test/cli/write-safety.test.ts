@@ -140,7 +140,7 @@ describe('--out-dir never overwrites an input and never leaves the out-dir', () 
     const before = readFileSync(theirs, 'utf8');
     const r = await runSwc(['compact', 'in', '--out-dir', 'in/sub', ...TARGET], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('already exists with other content');
+    expect(r.stderr).toContain('swc: in/a.jsonl: in/sub/a.jsonl already exists with other content');
     expect(readFileSync(theirs, 'utf8')).toBe(before);
   });
 
@@ -162,7 +162,9 @@ describe('--out-dir never overwrites an input and never leaves the out-dir', () 
     linkSync(path.join(dir, 'in/b.jsonl'), path.join(dir, 'out/a.jsonl'));
     const r = await runSwc(['compact', 'in', '--out-dir', 'out', '--force', ...TARGET], { cwd: dir });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('is one of the inputs; refusing to overwrite it');
+    expect(r.stderr).toContain(
+      'swc: in/a.jsonl: its out-dir path out/a.jsonl is one of the inputs; refusing to overwrite it',
+    );
     expect(readFileSync(path.join(dir, 'in/b.jsonl'), 'utf8')).toBe(SAMPLE_TEXT);
   });
 
