@@ -243,8 +243,9 @@ function draftsOf(
     if (message.role === 'user' && message.compaction === undefined && message.exactNote !== true) {
       d.prompt = true;
       const prompt: Draft = { ...d, parts: [], lines: [], counted: 0 };
-      for (const w of waiting) absorb(prompt, w);
+      // The prompt reads first, so a turn is shown by what the user typed; its lines are sorted when done.
       absorb(prompt, d);
+      for (const w of waiting) absorb(prompt, w);
       waiting = [];
       drafts.push(prompt);
       return;
