@@ -3,7 +3,7 @@
 # Blanks (and newlines) separate words; '…' keeps every character; "…" keeps every character but a backslash before
 # $ ` " \ or a newline, which keeps only that character (backslash-newline keeps nothing); outside quotes a
 # backslash keeps the next character as it is (backslash-newline keeps nothing, a last backslash stays). $, `, ~ and
-# glob characters stay as typed. Sets the array `words`; on an unterminated quote returns 1 with `split_error` saying
+# glob characters stay as typed; a # that starts a word starts a comment to the end of its line, as in the shell. Sets the array `words`; on an unterminated quote returns 1 with `split_error` saying
 # which quote.
 split_words() {
   local text=$1 word='' quote='' c next i=0 n=${#1} started=0
@@ -39,6 +39,14 @@ split_words() {
         "'" | '"')
           quote=$c
           started=1
+          ;;
+        '#')
+          # At the start of a word, a comment to the end of the line (as the shell reads it); inside one, a character.
+          if ((started)); then
+            word+=$c
+          else
+            while ((i + 1 < n)) && [ "${text:i+1:1}" != $'\n' ]; do i=$((i + 1)); done
+          fi
           ;;
         '\')
           if ((i + 1 == n)); then

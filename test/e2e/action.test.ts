@@ -230,6 +230,7 @@ describe("the action's args", () => {
     ['  a\n\tb  ', ['a', 'b']],
     ['"a\\\nb" c\\\nd', ['ab', 'cd']],
     ['x\\', ['x\\']],
+    ['--no-color # keep the colours off\n-q a#b "#c" \\#d', ['--no-color', '-q', 'a#b', '#c', '#d']],
   ])('splits %j into its words, expanding nothing', (args, words) => {
     expect(wordsOf(args).words).toEqual(words);
   });
@@ -249,21 +250,24 @@ describe("the action's args", () => {
     // splits them; and no newline, which ends a command there and separates words in args (the examples have both).
     const split = path.join(ROOT, '.github/action/split-words.sh');
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('a', 'b', ' ', '\t', "'", '"', '\\', '-'), { maxLength: 14 }), (chars) => {
-        const args = chars.join('');
-        const bash = spawnSync(
-          'bash',
-          ['-c', 'set -f; eval "set -- $1" 2>/dev/null || exit 3; printf "%s\\0" "$@"', '_', args],
-          { encoding: 'utf8' },
-        );
-        const ours = spawnSync(
-          'bash',
-          ['-c', 'source "$0"; split_words "$1" || exit 3; printf "%s\\0" "${words[@]}"', split, args],
-          { encoding: 'utf8' },
-        );
-        expect(ours.status).toBe(bash.status);
-        if (bash.status === 0) expect(ours.stdout).toBe(bash.stdout);
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('a', 'b', ' ', '\t', "'", '"', '\\', '-', '#'), { maxLength: 14 }),
+        (chars) => {
+          const args = chars.join('');
+          const bash = spawnSync(
+            'bash',
+            ['-c', 'set -f; eval "set -- $1" 2>/dev/null || exit 3; printf "%s\\0" "$@"', '_', args],
+            { encoding: 'utf8' },
+          );
+          const ours = spawnSync(
+            'bash',
+            ['-c', 'source "$0"; split_words "$1" || exit 3; printf "%s\\0" "${words[@]}"', split, args],
+            { encoding: 'utf8' },
+          );
+          expect(ours.status).toBe(bash.status);
+          if (bash.status === 0) expect(ours.stdout).toBe(bash.stdout);
+        },
+      ),
       { numRuns: scaled(150) },
     );
   });
