@@ -17,7 +17,7 @@ import type { CompactSettings } from './settings.js';
 export async function offloadStore(
   settings: CompactSettings,
   io: CliIo,
-): Promise<{ dir: string; over: number } | undefined> {
+): Promise<{ dir: string; over: number | undefined; previewChars: number } | undefined> {
   if (settings.offloadDir === undefined) return undefined;
   const dir = path.resolve(io.cwd, settings.offloadDir);
   const real = await realPathOf(dir);
@@ -35,7 +35,7 @@ export async function offloadStore(
       );
     }
   }
-  return { dir, over: settings.offloadOver };
+  return { dir, over: settings.offloadOver, previewChars: settings.previewChars };
 }
 
 export { STORE_MARKER };

@@ -42,6 +42,7 @@ export interface CompactFlags {
   placeholder?: string;
   offloadDir?: string;
   offloadOver?: string;
+  previewChars?: string;
   tokenizer?: string;
   format?: string;
   conversationKey?: string;
@@ -140,9 +141,13 @@ export interface CompactSettings {
   readonly minTokens: number;
   /** Pruning: the placeholder template (`--placeholder`), undefined for Haystack's. */
   readonly placeholder: string | undefined;
-  /** Offloading: the store directory as given (`--offload-dir`) and the threshold in characters (`--offload-over`). */
+  /**
+   * Offloading: the store directory as given (`--offload-dir`); the hook rule's threshold in characters
+   * (`--offload-over`), undefined for the compactor; the preview's length (`--preview-chars`).
+   */
   readonly offloadDir: string | undefined;
-  readonly offloadOver: number;
+  readonly offloadOver: number | undefined;
+  readonly previewChars: number;
   /** undefined: the default note; null: no note; otherwise the template. */
   readonly note: string | null | undefined;
   readonly tokenizer: TokenizerName;
@@ -302,7 +307,7 @@ function budgetOf(flags: CompactFlags): Pick<CompactSettings, 'target' | 'window
 function strategySettingsOf(
   flags: CompactFlags,
   minKeepSteps: number,
-): Pick<CompactSettings, 'strategies' | 'minTokens' | 'placeholder' | 'offloadDir' | 'offloadOver'> {
+): Pick<CompactSettings, 'strategies' | 'minTokens' | 'placeholder' | 'offloadDir' | 'offloadOver' | 'previewChars'> {
   const strategies = parseStrategies(flags.strategy);
   checkStrategySettings(CLI, strategies, { minKeepSteps, minTokens: flags.minTokens, placeholder: flags.placeholder });
   const minTokens = flagCount('minTokens', flags.minTokens);
@@ -311,9 +316,19 @@ function strategySettingsOf(
   if (strayOffload !== undefined) onlyWith(CLI, strayOffload, 'offload');
   if (offloading && (flags.offloadDir === undefined || flags.offloadDir === ''))
     throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
-  const offloadOver = flagCount('offloadOver', flags.offloadOver);
+  // Without --offload-over, Haystack 3.4's ToolResultOffloadCompactor; with it, its ToolResultOffloadHook's rule.
+  const offloadOver =
+    flags.offloadOver === undefined ? undefined : parseCount('offloadOver', '--offload-over', flags.offloadOver);
+  const previewChars = flagCount('previewChars', flags.previewChars);
   if (flags.placeholder !== undefined) checkPlaceholder(CLI, flags.placeholder);
-  return { strategies, minTokens, placeholder: flags.placeholder, offloadDir: flags.offloadDir, offloadOver };
+  return {
+    strategies,
+    minTokens,
+    placeholder: flags.placeholder,
+    offloadDir: flags.offloadDir,
+    offloadOver,
+    previewChars,
+  };
 }
 
 /** `--note`: undefined for the default note, null for none (`--no-note`, or an empty template), else the template. */

@@ -54,7 +54,8 @@ export interface JobSettings
   readonly offload?:
     | {
         readonly dir: string;
-        readonly over: number;
+        readonly over: number | undefined;
+        readonly previewChars: number;
         readonly cwd: string;
         readonly outDir?: { readonly root: string; readonly base: string };
       }
@@ -210,7 +211,7 @@ function describeResult(
       strategies: settings.strategies ?? ['window'],
       minTokens: settings.minTokens ?? 200,
       placeholder: settings.placeholder ?? DEFAULT_PLACEHOLDER,
-      offloadOver: settings.offload?.over ?? 8000,
+      offloadOver: settings.offload?.over,
       config: settings.config,
     });
     record = { ...record, plan };

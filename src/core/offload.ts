@@ -1,5 +1,5 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-offloading.
-import { isPointerText, POINTER_START } from './pointer.js';
+import { codePoints, isPointerText, POINTER_START } from './pointer.js';
 import { isPlaceholderSketch, isPlaceholderText, protectedResults, resultSteps } from './prune.js';
 import { contentOf, marksOf } from './render.js';
 import { longerThanCodePoints, sketchedResults, startsWith } from './sketch.js';
@@ -8,8 +8,20 @@ import type { Content, Message, ResultSketch } from './types.js';
 /** Haystack's meta key on an offloaded result; its value is the store reference. */
 export const OFFLOADED_META_KEY = 'tool_result_offloaded';
 
-/** Characters of the original result the pointer shows (Haystack's `preview_chars`). */
+/** Characters of the original result the pointer shows by default (Haystack's `preview_chars`). */
 export const PREVIEW_CHARS = 200;
+
+export {
+  codePoints,
+  isPointerText,
+  oldPointerText,
+  parsePointer,
+  parsePointers,
+  pointerText,
+  quoteReference,
+  type ParsedPointer,
+  type StoredPart,
+} from './pointer.js';
 
 /** Settings of one offloading. */
 export interface OffloadOptions {
@@ -36,71 +48,6 @@ export interface OffloadCandidate {
   readonly tool: string;
   /** The result's text: what the store file holds (read when first asked for, where a sketch decided). */
   readonly text: string;
-}
-
-/** The length of a text as Python's `len` counts it: code points. */
-export function codePoints(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
-}
-
-/**
- * Haystack's pointer: `Tool result offloaded to 'REF' (N characters). Preview: …`, the preview the first 200 code points
- * and `...` when the text is longer.
- */
-export function pointerText(reference: string, text: string): string {
-  const length = codePoints(text);
-  // The first PREVIEW_CHARS code points, found without splitting the whole text.
-  let end = 0;
-  for (let n = 0; n < PREVIEW_CHARS && end < text.length; n++)
-    end += (text.codePointAt(end) as number) > 0xffff ? 2 : 1;
-  const preview = text.slice(0, end);
-  return `${POINTER_START}${quoteReference(reference)}' (${length} characters). Preview: ${preview}${length > PREVIEW_CHARS ? '...' : ''}`;
-}
-
-/**
- * A reference as the pointer quotes it: `\` and `'` escaped with a backslash, so a path holding `'` (`O'Brien.jsonl`)
- * still ends where its quote does. A reference with neither reads exactly as Haystack writes it.
- */
-export function quoteReference(reference: string): string {
-  return reference.replace(/[\\']/g, '\\$&');
-}
-
-export { isPointerText };
-
-/** The store reference and length a pointer text gives. */
-export interface ParsedPointer {
-  readonly reference: string;
-  readonly characters: number;
-}
-
-/**
- * Reads a pointer back: the reference (unescaped as `quoteReference` escaped it) and the length it states.
- * @returns null when the text is not a whole pointer's beginning (`Tool result offloaded to '…' (N characters). Preview: `)
- */
-export function parsePointer(text: string): ParsedPointer | null {
-  if (!text.startsWith(POINTER_START)) return null;
-  let reference = '';
-  let i = POINTER_START.length;
-  for (; i < text.length; i++) {
-    const c = text[i] as string;
-    if (c === "'") break;
-    if (c === '\\' && i + 1 < text.length) {
-      i++;
-      reference += text[i];
-    } else reference += c;
-  }
-  if (i >= text.length || reference === '') return null;
-  const tail = /^' \((\d+) characters\)\. Preview: /.exec(text.slice(i, i + 64));
-  return tail === null ? null : { reference, characters: Number(tail[1]) };
 }
 
 /**

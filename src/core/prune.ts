@@ -1,6 +1,7 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
 import { stepSpans } from './groups.js';
 import { lazyList } from './lazy-list.js';
+import { replaceUntilTarget } from './replace-loop.js';
 import { AscendingSet } from './sorted.js';
 import { templatePieces } from './note.js';
 import { isPointerText } from './pointer.js';
@@ -232,36 +233,29 @@ export function planPruning(messages: readonly Message[], counter: TokenCounter,
   };
   if (before <= options.target) return unchanged;
 
-  const kept = protectedResults(messages, minKeepSteps);
-  const out = messages.slice();
-  const outRendered = all.slice();
-  const pruned: PrunedMessage[] = [];
-  let current = before;
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i] as Message;
-    if (message.role !== 'tool' || kept.has(i) || !learned.isPrunable(i, template)) continue;
+  // Haystack's shared loop: oldest first, each replacement kept only if it saves tokens, stopping at the target.
+  const replaced = replaceUntilTarget(messages, before, options.target, minKeepSteps, (message, i) => {
+    if (!learned.isPrunable(i, template)) return null;
     const original = counter.measure([renderAt(i)]);
-    if (original <= minTokens) continue;
+    if (original <= minTokens) return null;
     const replacement = prunedMessage(message, template);
     const replacementRendered = renderMessage(replacement);
     const after = counter.measure([replacementRendered]);
-    // A custom placeholder can be longer than the result: only a replacement that saves tokens is made.
-    if (original - after <= 0) continue;
-    out[i] = replacement;
-    outRendered[i] = replacementRendered;
     const results = contentOf(replacement).results;
-    pruned.push({
+    const record: PrunedMessage = {
       index: i,
       texts: results.map((r) => r.text),
       tools: results.map((r) => r.name),
       tokensBefore: original,
       tokensAfter: after,
-    });
-    // The reference keeps a running total, lowered by each saving, and stops at the target by it.
-    current -= original - after;
-    if (current <= options.target) break;
-  }
-  if (pruned.length === 0) return unchanged;
+    };
+    return { message: replacement, saved: original - after, record: { record, rendered: replacementRendered } };
+  });
+  if (replaced === null) return unchanged;
+  const outRendered = all.slice();
+  for (const { record, rendered: r } of replaced.records) outRendered[record.index] = r;
+  const pruned = replaced.records.map((r) => r.record);
+  const out = replaced.messages;
   const tokensAfter = counter.measure(outRendered);
   return {
     changed: true,

@@ -211,13 +211,12 @@ export const haystack: FormatAdapter = {
  * A pruned message as `ChatMessage.from_tool(tool_result=PLACEHOLDER, origin=ORIGIN, error=ERROR, meta={**meta,
  * "context_compaction": {"strategy": "tool_result_pruning", "original_tokens": N}}).to_dict()` gives it: each result's
  * `result` becomes the placeholder, `name` is null, and the marker is added last to `meta`; `origin`, `error` and
- * every other byte stay. An offloaded message gets offloading's marker (`tool_result_offloaded`) instead.
+ * every other byte stay. An offloaded message gets offloading's markers instead.
  */
 function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
-  const { key, value } = request.marker ?? {
-    key: 'context_compaction',
-    value: { strategy: 'tool_result_pruning', original_tokens: request.originalTokens },
-  };
+  const markers = request.markers ?? [
+    { key: 'context_compaction', value: { strategy: 'tool_result_pruning', original_tokens: request.originalTokens } },
+  ];
   return writeResults(
     request,
     (raw, root) =>
@@ -227,11 +226,13 @@ function writePrunedHaystack(request: PruneWrite): ReadonlyMap<number, string> {
       }),
     (raw, root) => {
       const meta = memberSpan(raw, root, 'meta');
-      const metaEdit =
-        meta !== undefined && isObjectAt(raw, meta)
-          ? setMember(raw, meta, key, value)
-          : setMember(raw, root, 'meta', { [key]: value });
-      return [setMember(raw, root, 'name', null), metaEdit];
+      const added = Object.fromEntries(markers.map((m) => [m.key, m.value]));
+      // Into a meta with members, each marker is set on its own (new ones appended in order, as a dict merge does).
+      const metaEdits =
+        meta !== undefined && isObjectAt(raw, meta) && !/^\{\s*\}$/.test(raw.slice(meta.start, meta.end))
+          ? markers.map((m) => setMember(raw, meta, m.key, m.value))
+          : [setMember(raw, root, 'meta', added)];
+      return [setMember(raw, root, 'name', null), ...metaEdits];
     },
   );
 }

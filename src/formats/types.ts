@@ -102,10 +102,10 @@ export interface PruneWrite {
   /** The message's tokens before pruning (Haystack records them as `original_tokens`). */
   readonly originalTokens: number;
   /**
-   * The marker Haystack files add to the message's `meta` instead of pruning's `context_compaction` (offloading's
-   * `tool_result_offloaded` with its reference).
+   * The markers Haystack files add to the message's `meta`, in order, instead of pruning's `context_compaction`
+   * (offloading's: the compactor's `context_compaction`, then `tool_result_offloaded` with its references).
    */
-  readonly marker?: { readonly key: string; readonly value: unknown };
+  readonly markers?: readonly { readonly key: string; readonly value: unknown }[];
 }
 
 /** A transcript format: recognises its items, normalizes them, and writes its note. Adapters never decide. */

@@ -1,5 +1,6 @@
 import type { Plan } from '../core/compact.js';
 import { OFFLOADED_META_KEY } from '../core/offload.js';
+import { TOOL_RESULT_OFFLOADING } from '../core/offload-compactor.js';
 import type { PrunedMessage, PrunePlan } from '../core/prune.js';
 import { elementReader } from '../core/lazy-list.js';
 import { contentOf } from '../core/render.js';
@@ -98,8 +99,19 @@ export function offloadRaws(
       raws: slot.raws,
       items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [],
       texts,
-      originalTokens: 0,
-      marker: { key: OFFLOADED_META_KEY, value: references.length === 1 ? references[0] : references },
+      originalTokens: o.compacted === true ? o.tokensBefore : 0,
+      // Haystack 3.4 (PR #12534): the references always as a list; the compactor's mark first.
+      markers: [
+        ...(o.compacted === true
+          ? [
+              {
+                key: 'context_compaction',
+                value: { strategy: TOOL_RESULT_OFFLOADING, original_tokens: o.tokensBefore },
+              },
+            ]
+          : []),
+        { key: OFFLOADED_META_KEY, value: references },
+      ],
     });
     for (const [item, raw] of written) out.set(item, raw);
   }

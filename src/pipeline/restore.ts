@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isPointerText, parsePointer } from '../core/offload.js';
+import { isPointerText, parsePointers } from '../core/offload.js';
 import { contentOf } from '../core/render.js';
 import { InputError } from '../errors.js';
 import { isRecord, itemsReader } from '../formats/types.js';
@@ -76,7 +76,7 @@ function isOneJsonValue(text: string, line: boolean): boolean {
   }
 }
 
-const POINTER_IN_JSON = "Tool result offloaded to '";
+const POINTER_IN_JSON = 'Tool result offloaded to ';
 
 /** The references of the pointers a file's JSON text holds in its strings, wherever they are (found without parsing). */
 function pointerReferences(text: string, limit: number): string[] {
@@ -95,8 +95,7 @@ function pointerReferences(text: string, limit: number): string[] {
     } catch {
       continue;
     }
-    const pointer = parsePointer(decoded);
-    if (pointer !== null) out.push(pointer.reference);
+    for (const pointer of parsePointers(decoded) ?? []) out.push(pointer.reference);
   }
   return out;
 }
@@ -207,14 +206,19 @@ export function restoreSource(
       const at = `${slot.where}: item ${items[0] ?? m}`;
       contentOf(message).results.forEach((r) => {
         if (!isPointerText(r.text)) return;
-        const pointer = parsePointer(r.text);
-        if (pointer === null)
+        const pointers = parsePointers(r.text);
+        if (pointers === null)
           throw new InputError(
             `${at} holds a pointer whose reference cannot be read (was it edited?); nothing was restored`,
             source.file,
           );
-        const reference = shownReference(pointer.reference);
-        const located = options.store.locate(pointer.reference);
+        // Every part a pointer names must resolve: one part left in the store would be a result half put back.
+        for (const pointer of pointers) restorePart(pointer.reference);
+      });
+      /** Puts back the items of the part stored under `ref`, from its record, or fails naming why it cannot. */
+      function restorePart(ref: string): void {
+        const reference = shownReference(ref);
+        const located = options.store.locate(ref);
         if ('refused' in located)
           throw new InputError(`${at} points at ${reference}, ${located.refused}; nothing was restored`, source.file);
         const records = verifiedRecords(options.store.records(located.file), located.file, source.file);
@@ -247,7 +251,7 @@ export function restoreSource(
           parts[e.item] = e.raw;
           put.add(e.item);
         }
-      });
+      }
     });
     if (put.size > 0) {
       replacements.set(slot, slot.write(parts));

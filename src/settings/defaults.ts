@@ -11,8 +11,10 @@ export const DEFAULT_COMPACT_TO = 0.4;
 export const DEFAULT_MIN_KEEP_STEPS = 1;
 /** Pruning: only results of more than this many tokens are replaced (Haystack's `min_tokens_to_prune`). */
 export const DEFAULT_MIN_TOKENS = 200;
-/** Offloading: characters over which a result is offloaded (Haystack's example default). */
+/** Offloading with the hook's rule: an example threshold in characters (Haystack's example `OffloadOverChars`). */
 export const DEFAULT_OFFLOAD_OVER = 8000;
+/** Offloading: code points of each offloaded text its pointer shows (Haystack's `preview_chars`). */
+export const DEFAULT_PREVIEW_CHARS = 200;
 /** Summarizing: about how long a summary comes out, for planning (Haystack's `approximate_summary_tokens`). */
 export { DEFAULT_SUMMARY_TOKENS };
 /** The tokenizer when none is named. */

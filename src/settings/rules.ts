@@ -114,7 +114,9 @@ export function checkStrategySettings(s: Surface, strategies: readonly StrategyN
     }
   }
   const pruning = strategies.includes('prune');
-  if (!pruning && given.minTokens !== undefined) onlyWith(s, s.name('minTokens'), 'prune');
+  // min_tokens is a setting of both ToolResultPruningCompactor and ToolResultOffloadCompactor.
+  if (!pruning && !strategies.includes('offload') && given.minTokens !== undefined)
+    onlyWith(s, s.name('minTokens'), 'prune');
   if (!pruning && given.placeholder !== undefined) onlyWith(s, s.name('placeholder'), 'prune');
 }
 

@@ -8,6 +8,7 @@ import {
   DEFAULT_MIN_KEEP_STEPS,
   DEFAULT_MIN_TOKENS,
   DEFAULT_OFFLOAD_OVER,
+  DEFAULT_PREVIEW_CHARS,
   DEFAULT_TOKENIZER,
 } from './defaults.js';
 import { COMPACTING, LIBRARY_ONLY, on, READING, thousands, type OptionRow } from './option-row.js';
@@ -114,7 +115,7 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     config: true,
     library: true,
     on: on(COMPACTING, {
-      help: `with prune: only replace tool results of more than this many tokens (default: ${DEFAULT_MIN_TOKENS})`,
+      help: `with prune or offload: only replace tool results of more than this many tokens (default: ${DEFAULT_MIN_TOKENS})`,
     }),
   },
   {
@@ -146,13 +147,27 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     flags: '--offload-over',
     argument: '<chars>',
     value: 'tokens',
-    default: DEFAULT_OFFLOAD_OVER,
     min: 1,
     strategy: 'offload',
     config: true,
     on: {
       compact: {
-        help: `with offload: offload results longer than this many characters (default: ${thousands(DEFAULT_OFFLOAD_OVER)})`,
+        help: `with offload: Haystack's ToolResultOffloadHook rule instead of its compactor: offload every older result longer than this many characters, whatever the target (e.g. ${thousands(DEFAULT_OFFLOAD_OVER)})`,
+      },
+    },
+  },
+  {
+    name: 'previewChars',
+    flags: '--preview-chars',
+    argument: '<n>',
+    value: 'whole',
+    default: DEFAULT_PREVIEW_CHARS,
+    min: 0,
+    strategy: 'offload',
+    config: true,
+    on: {
+      compact: {
+        help: `with offload: characters of each offloaded result its pointer shows (default: ${DEFAULT_PREVIEW_CHARS})`,
       },
     },
   },

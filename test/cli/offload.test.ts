@@ -43,6 +43,9 @@ const result = (text: string, more: { error?: boolean; images?: number; offloade
   }),
 });
 
+/** The pointer of one offloaded text, its preview Haystack's default 200 characters. */
+const pointerOf = (reference: string, text: string): string => pointerText([{ reference, text }], 200);
+
 describe('planOffload', () => {
   it('offloads text results over the threshold outside the newest steps, never errors, images or pointers', () => {
     const messages: Message[] = [
@@ -56,7 +59,7 @@ describe('planOffload', () => {
       call(),
       result('d'.repeat(500), { images: 1 }),
       call(),
-      result(pointerText('/s/x.txt', 'e'.repeat(500))),
+      result(pointerOf('/s/x.txt', 'e'.repeat(500))),
       call(),
       result('f'.repeat(500), { offloaded: true }),
       call(),
@@ -65,11 +68,11 @@ describe('planOffload', () => {
     expect(planOffload(messages, { over: 100 }).map((c) => [c.index, c.step])).toEqual([[2, 1]]);
   });
 
-  it("writes Haystack's pointer and key", () => {
-    expect(pointerText('/s/1_search_c1.txt', 'x'.repeat(250))).toBe(
-      `Tool result offloaded to '/s/1_search_c1.txt' (250 characters). Preview: ${'x'.repeat(200)}...`,
+  it("writes Haystack 3.4's pointer and swc's key", () => {
+    expect(pointerOf('/s/1_search_c1.txt', 'x'.repeat(250))).toBe(
+      `Tool result offloaded to text (250 characters) at '/s/1_search_c1.txt'. Preview: ${'x'.repeat(200)}...`,
     );
-    expect(pointerText('/r', 'short')).toBe("Tool result offloaded to '/r' (5 characters). Preview: short");
+    expect(pointerOf('/r', 'short')).toBe("Tool result offloaded to text (5 characters) at '/r'. Preview: short");
     expect(codePoints('😀a')).toBe(2);
     expect(storeKey(2, 'web_search', 'call-123', 0, 'ab12')).toBe('2_web_search_call-123-ab12.txt');
     expect(storeKey(2, 'a/b', null, 1, 'ab12')).toBe('2_a%2Fb_call1-ab12.txt');
@@ -123,7 +126,7 @@ describe('--strategy offload on the command line', () => {
     expect(r.status).toBe(0);
     const name = `1_search_a-${storeHash('x'.repeat(4000))}.txt`;
     expect(readFileSync(path.join(dir, 'store', 'run.json', name), 'utf8')).toBe('x'.repeat(4000));
-    expect(JSON.parse(r.stdout)[2].content).toBe(pointerText(`store/run.json/${name}`, 'x'.repeat(4000)));
+    expect(JSON.parse(r.stdout)[2].content).toBe(pointerOf(`store/run.json/${name}`, 'x'.repeat(4000)));
     // The newest step's result stays.
     expect(JSON.parse(r.stdout)[4].content).toBe('y'.repeat(4000));
   });
@@ -137,7 +140,7 @@ describe('--strategy offload on the command line', () => {
     const name = `1_get_weather_functions.get_weather%3A0-${storeHash('x'.repeat(4000))}.txt`;
     expect(readFileSync(path.join(dir, 'store', '%43ON.json', name), 'utf8')).toBe('x'.repeat(4000));
     expect(JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8'))[2].content).toBe(
-      pointerText(`store/%43ON.json/${name}`, 'x'.repeat(4000)),
+      pointerOf(`store/%43ON.json/${name}`, 'x'.repeat(4000)),
     );
     const back = await runSwc(['restore', 'out.json'], { cwd: dir });
     expect(back.stdout).toBe(text);
@@ -223,9 +226,9 @@ describe('--strategy offload on the command line', () => {
     const reference = `store/h.json/1_search_c1-${storeHash('x'.repeat(3000))}.txt`;
     expect((JSON.parse(r.stdout) as unknown[])[2]).toEqual({
       role: 'tool',
-      meta: { custom: 1, tool_result_offloaded: reference },
+      meta: { custom: 1, tool_result_offloaded: [reference] },
       name: null,
-      content: [{ tool_call_result: { result: pointerText(reference, 'x'.repeat(3000)), origin, error: false } }],
+      content: [{ tool_call_result: { result: pointerOf(reference, 'x'.repeat(3000)), origin, error: false } }],
     });
   });
 
@@ -251,7 +254,7 @@ describe('--strategy offload on the command line', () => {
       ],
       { cwd: dir },
     );
-    expect(JSON.parse(r.stdout)[2].content).toMatch(/^Tool result offloaded to '/);
+    expect(JSON.parse(r.stdout)[2].content).toMatch(/^Tool result offloaded to text \(/);
   });
 
   it.each([
@@ -333,7 +336,7 @@ describe('--strategy offload on the command line', () => {
       });
       const out = JSON.parse(readFileSync(path.join(dir, 'out.json'), 'utf8')) as typeof doc;
       const blocks = out.messages[2]?.content as { content: string }[];
-      expect(blocks[0]?.content.startsWith("Tool result offloaded to '")).toBe(true);
+      expect(blocks[0]?.content.startsWith('Tool result offloaded to text (')).toBe(true);
       expect(blocks[1]?.content).toBe('short');
       if (strategy !== 'offload') continue;
       const back = await runSwc(['restore', 'out.json', '-o', 'back.json'], { cwd: dir });
@@ -356,7 +359,7 @@ describe('--strategy offload on the command line', () => {
     );
     expect(second.status).toBe(0);
     const pruned = readFileSync(path.join(dir, 'pruned.json'), 'utf8');
-    expect(pruned).toContain("Tool result offloaded to '");
+    expect(pruned).toContain('Tool result offloaded to text (');
     expect(pruned).not.toContain('Tool result removed');
     const back = await runSwc(['restore', 'pruned.json', '-o', 'back.json'], { cwd: dir });
     expect({ status: back.status, same: readFileSync(path.join(dir, 'back.json'), 'utf8') === FILE }).toEqual({

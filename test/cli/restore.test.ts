@@ -273,7 +273,7 @@ describe('stores that travel', () => {
     });
     expect(off.status).toBe(0);
     expect(readFileSync(path.join(dir, 'runs', 'out.json'), 'utf8')).toContain(
-      "Tool result offloaded to '../store/run.json/1_search_a-",
+      "Tool result offloaded to text (4000 characters) at '../store/run.json/1_search_a-",
     );
     renameSync(dir, path.join(root, 'there'));
     const back = await runSwc(['restore', 'there/runs/out.json'], { cwd: root });
@@ -591,7 +591,7 @@ describe('hostile pointers and stores', () => {
   /** `out.json` with its pointer's reference replaced. */
   function pointing(dir: string, reference: string): void {
     const out = readFileSync(path.join(dir, 'out.json'), 'utf8');
-    const was = /Tool result offloaded to '([^']*)'/.exec(out)?.[1] as string;
+    const was = /Tool result offloaded to text \(\d+ characters\) at '([^']*)'/.exec(out)?.[1] as string;
     writeFileSync(path.join(dir, 'evil.json'), out.split(was).join(reference));
   }
 

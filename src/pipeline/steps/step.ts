@@ -45,11 +45,18 @@ export interface ChainOptions {
   /** Pruning: the placeholder template, `{tool_name}` filled in (default Haystack's). */
   readonly placeholder?: string;
   /**
-   * Offloading: the store's directory (absolute) and the threshold in characters (`OffloadOverChars`); `home`, the
-   * folder the transcript is written to (absolute), makes each pointer's reference relative to it, so a transcript
-   * and its store that move together still restore (without it references are absolute).
+   * Offloading: the store's directory (absolute); `over`, when given, selects `ToolResultOffloadHook`'s rule with
+   * `OffloadOverChars(over)` instead of the `ToolResultOffloadCompactor`; `previewChars`, the code points of each
+   * text its pointer shows (default 200); `home`, the folder the transcript is written to (absolute), makes each
+   * pointer's reference relative to it, so a transcript and its store that move together still restore (without it
+   * references are absolute).
    */
-  readonly offload?: { readonly dir: string; readonly over: number; readonly home?: string };
+  readonly offload?: {
+    readonly dir: string;
+    readonly over?: number | undefined;
+    readonly previewChars?: number | undefined;
+    readonly home?: string;
+  };
   /** Summarizing: the instruction, the summary size planned with, and the reply to each request. */
   readonly summarize?: SummarizeSettings;
 }
@@ -230,6 +237,11 @@ export interface ChainOffload {
   /** The message measured alone, before and after. */
   readonly tokensBefore: number;
   readonly tokensAfter: number;
+  /**
+   * Made by the compactor, which marks it as compacted (`context_compaction` with `original_tokens` in Haystack
+   * files); the hook's rule marks it offloaded only.
+   */
+  readonly compacted?: boolean;
 }
 
 /** Gives an offloaded result its store reference: its file in the store, relative to the transcript's folder. */

@@ -1,0 +1,180 @@
+/**
+ * `--strategy offload` is Haystack 3.4's `ToolResultOffloadCompactor`: it acts only over the target, offloads oldest
+ * first and stops at the target, takes results over `--min-tokens` only, keeps a pointer only where it saves tokens,
+ * and writes 3.4's pointer and metadata; `--offload-over` selects the older `ToolResultOffloadHook` rule.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { compactArgs } from '../helpers/argv.js';
+import { tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
+
+/** An OpenAI chat file of a task and one search step per result, each answered by its text. */
+function steps(...results: string[]): string {
+  const items: unknown[] = [{ role: 'user', content: 'task' }];
+  results.forEach((text, k) => {
+    items.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'search', arguments: '{}' } }],
+    });
+    items.push({ role: 'tool', tool_call_id: `c${k}`, content: text });
+  });
+  return JSON.stringify(items);
+}
+
+const OFFLOAD = ['--strategy', 'offload', '--offload-dir', 'store'];
+
+/** The contents of the tool messages of an OpenAI chat output. */
+function toolTexts(stdout: string): string[] {
+  return (JSON.parse(stdout) as { role: string; content: string }[])
+    .filter((m) => m.role === 'tool')
+    .map((m) => m.content);
+}
+
+/** Runs swc compact in a fresh folder holding `run.json`. */
+async function compact(file: string, target: number, ...flags: string[]) {
+  const dir = tempDir();
+  writeFileSync(path.join(dir, 'run.json'), file);
+  const r = await runSwc(compactArgs('run.json', target, ...OFFLOAD, ...flags), { cwd: dir });
+  return { ...r, dir };
+}
+
+describe('swc compact --strategy offload (ToolResultOffloadCompactor)', () => {
+  it('leaves a conversation at or under the target as it is, and writes no store', async () => {
+    const file = steps('a'.repeat(4000), 'b'.repeat(4000));
+    const r = await compact(file, 1_000_000);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(file);
+    expect(existsSync(path.join(r.dir, 'store'))).toBe(false);
+  });
+
+  it('offloads oldest first and stops once the running total reaches the target', async () => {
+    // Three old results of 1,000 tokens each and the newest step's: a target 1,500 under the whole needs two.
+    const file = steps('a'.repeat(4000), 'b'.repeat(4000), 'c'.repeat(4000), 'd'.repeat(4000));
+    const probe = await compact(file, 1_000_000, '-o', 'probe.json', '--json');
+    const before = (JSON.parse(probe.stdout) as { tokensBefore: number }).tokensBefore;
+    const r = await compact(file, before - 1500);
+    expect(r.status).toBe(0);
+    const texts = toolTexts(r.stdout);
+    expect(texts.map((t) => t.startsWith('Tool result offloaded to text (4000 characters) at '))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect(texts[2]).toBe('c'.repeat(4000));
+  });
+
+  it('never offloads the newest -k steps, even when the target is missed', async () => {
+    const r = await compact(steps('a'.repeat(4000), 'b'.repeat(4000), 'c'.repeat(4000)), 1, '-k', '2');
+    expect(r.status).toBe(0);
+    expect(toolTexts(r.stdout).map((t) => t.startsWith('Tool result offloaded'))).toEqual([true, false, false]);
+  });
+
+  it('takes only results over --min-tokens (default 200 tokens, the message measured alone)', async () => {
+    const file = steps('a'.repeat(700), 'b'.repeat(1000), 'newest');
+    const byDefault = await compact(file, 1);
+    expect(toolTexts(byDefault.stdout).map((t) => t.startsWith('Tool result offloaded'))).toEqual([false, true, false]);
+    const lower = await compact(file, 1, '--min-tokens', '100');
+    expect(toolTexts(lower.stdout).map((t) => t.startsWith('Tool result offloaded'))).toEqual([true, true, false]);
+  });
+
+  it('keeps a small result whose pointer would cost more than it saves', async () => {
+    const file = steps('tiny result', 'newest');
+    const r = await compact(file, 1, '--min-tokens', '0');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(file);
+    expect(existsSync(path.join(r.dir, 'store'))).toBe(false);
+  });
+
+  it('shows --preview-chars characters of the result in its pointer', async () => {
+    const r = await compact(steps(`hello ${'z'.repeat(4000)}`, 'newest'), 1, '--preview-chars', '5');
+    expect(toolTexts(r.stdout)[0]).toMatch(
+      /^Tool result offloaded to text \(4006 characters\) at 'store\/run\.json\/1_search_c0-[0-9a-f]{16}\.txt'\. Preview: hello\.\.\.$/,
+    );
+  });
+
+  it("writes Haystack 3.4's metadata in Haystack files: the compaction mark and the references as a list", async () => {
+    const origin = { tool_name: 'search', arguments: {} };
+    const file = JSON.stringify([
+      { role: 'user', meta: {}, name: null, content: [{ text: 'task' }] },
+      { role: 'assistant', meta: {}, name: null, content: [{ tool_call: { ...origin, id: 'c1' } }] },
+      {
+        role: 'tool',
+        meta: { custom: 1 },
+        name: null,
+        content: [{ tool_call_result: { result: 'x'.repeat(3000), origin: { ...origin, id: 'c1' }, error: false } }],
+      },
+      { role: 'assistant', meta: {}, name: null, content: [{ tool_call: { ...origin, id: 'c2' } }] },
+      {
+        role: 'tool',
+        meta: {},
+        name: null,
+        content: [{ tool_call_result: { result: 'y', origin: { ...origin, id: 'c2' }, error: false } }],
+      },
+    ]);
+    const r = await compact(file, 100);
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as { meta: Record<string, unknown> }[];
+    const offloaded = out[2]?.meta.tool_result_offloaded as string[];
+    expect(out[2]?.meta).toEqual({
+      custom: 1,
+      context_compaction: { strategy: 'tool_result_offloading', original_tokens: expect.any(Number) },
+      tool_result_offloaded: [expect.stringMatching(/^store\/h?run\.json\/1_search_c1-[0-9a-f]{16}\.txt$/)],
+    });
+    // original_tokens is the message measured alone, as the approximate counter measures it: above 3,000 / 4.
+    const original = (out[2]?.meta.context_compaction as { original_tokens: number }).original_tokens;
+    expect(original).toBeGreaterThan(750);
+    expect(readFileSync(path.join(r.dir, offloaded[0] as string), 'utf8')).toBe('x'.repeat(3000));
+    // Offloading it again leaves it: it is marked offloaded and compacted.
+    writeFileSync(path.join(r.dir, 'again.json'), r.stdout);
+    const again = await runSwc(compactArgs('again.json', 1, ...OFFLOAD), { cwd: r.dir });
+    expect(again.stdout).toBe(r.stdout);
+  });
+
+  it('restores what it offloaded byte for byte', async () => {
+    const file = steps('a'.repeat(4000), 'b'.repeat(4000), 'newest');
+    const r = await compact(file, 1);
+    writeFileSync(path.join(r.dir, 'out.json'), r.stdout);
+    const back = await runSwc(['restore', 'out.json'], { cwd: r.dir });
+    expect({ status: back.status, stderr: back.stderr, same: back.stdout === file }).toEqual({
+      status: 0,
+      stderr: 'swc: out.json: restored 2 items\n',
+      same: true,
+    });
+  });
+
+  it('in a chain, measures what the previous step left (prune,offload: nothing is left to offload)', async () => {
+    const file = steps('a'.repeat(4000), 'b'.repeat(4000), 'newest');
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'run.json'), file);
+    const r = await runSwc(
+      compactArgs('run.json', 1, '--strategy', 'prune,offload,window', '--offload-dir', 'store', '-o', 'out.json'),
+      { cwd: dir },
+    );
+    expect(r.status).toBe(0);
+    const out = readFileSync(path.join(dir, 'out.json'), 'utf8');
+    expect(out).not.toContain('Tool result offloaded');
+    expect(existsSync(path.join(dir, 'store')) ? readdirSync(path.join(dir, 'store')) : []).not.toContain('run.json');
+  });
+});
+
+describe('--offload-over: the ToolResultOffloadHook rule', () => {
+  it('offloads every older result over N characters, whatever the target, with the 3.4 pointer', async () => {
+    const file = steps('a'.repeat(4000), 'b'.repeat(300), 'newest');
+    const r = await compact(file, 1_000_000, '--offload-over', '200');
+    expect(r.status).toBe(0);
+    const texts = toolTexts(r.stdout);
+    expect(texts.map((t) => t.startsWith('Tool result offloaded to text ('))).toEqual([true, true, false]);
+  });
+
+  it('refuses --min-tokens and --preview-chars without offload or prune', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'run.json'), steps('a'));
+    const r = await runSwc(compactArgs('run.json', 10, '--preview-chars', '5'), { cwd: dir });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--preview-chars only applies with --strategy offload/);
+  });
+});
