@@ -132,6 +132,9 @@ describe('swc compact --strategy offload (ToolResultOffloadCompactor)', () => {
     writeFileSync(path.join(r.dir, 'again.json'), r.stdout);
     const again = await runSwc(compactArgs('again.json', 1, ...OFFLOAD), { cwd: r.dir });
     expect(again.stdout).toBe(r.stdout);
+    // And restore reads the list metadata's pointer back to the original bytes.
+    const back = await runSwc(['restore', 'again.json'], { cwd: r.dir });
+    expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
   });
 
   it('restores what it offloaded byte for byte', async () => {

@@ -430,8 +430,8 @@ export function toolResultPruning(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// tool_result_offloading/hooks.py with the OffloadOverChars policy, applied to a whole transcript as swc documents
-// it: every result outside the newest `minKeepSteps` tool-calling steps (pruning's protection) is looked at, not
+// tool_result_offloading/hooks.py with the OffloadOverChars policy (swc's --offload-over), applied to a whole
+// transcript as swc documents it: every result outside the newest `minKeepSteps` tool-calling steps (pruning's protection) is looked at, not
 // only the freshest batch.
 
 /** The results `_maybe_offload` would replace: no error, not offloaded or compacted, text, longer than `over`. */
@@ -453,11 +453,11 @@ export function offloadCandidates(
   return out;
 }
 
-/** `ToolResultOffloadHook._pointer`: the text left in place of an offloaded result. */
+/** The hook's pointer for one text since Haystack 3.4 (`_offload_content_blocks`, PR #12534). */
 export function offloadPointer(reference: string, text: string, previewChars = 200): string {
   const points = [...text];
   const preview = points.slice(0, previewChars).join('');
-  return `Tool result offloaded to '${reference}' (${points.length} characters). Preview: ${preview}${points.length > previewChars ? '...' : ''}`;
+  return `Tool result offloaded to text (${points.length} characters) at '${reference}'. Preview: ${preview}${points.length > previewChars ? '...' : ''}`;
 }
 
 /** The tool-calling step (from 1) each result message belongs to, as `_result_store_key` numbers steps in a run. */
