@@ -173,6 +173,8 @@ interface Draft {
   counted: number;
   /** A typed prompt: injected context before it joins it. */
   prompt: boolean;
+  /** Context standing in a step: read as one result of no tool, so it stays in the step as a results message does. */
+  inStep?: boolean;
 }
 
 /** The content of several messages read as one: their texts, calls, results and attachments in order. */
@@ -192,21 +194,28 @@ function joined(parts: readonly Message[]): Content {
 function messageOfDraft(d: Draft): Message {
   const first = d.parts[0] as Message;
   const weight = d.counted === 1 ? undefined : d.counted;
-  // Context standing in a step is a tool message pruning leaves alone: it holds no result to replace.
-  if (d.parts.length === 1)
-    return { ...first, role: d.role, weight, ...(d.role !== first.role && d.role === 'tool' ? { fixed: true } : {}) };
-  return {
-    role: d.role,
-    ...(d.role === 'tool' ? { fixed: true } : {}),
-    content: () => joined(d.parts),
-    weight,
+  // Context standing in a step is one result of no tool, which pruning leaves alone (no output item holds it).
+  if (d.inStep === true) return { role: 'tool', fixed: true, content: () => asResult(joined(d.parts)), weight };
+  if (d.parts.length === 1) return { ...first, role: d.role, weight };
+  return { role: d.role, content: () => joined(d.parts), weight };
+}
+
+/** A context's texts as the one result of a results message (the way other formats read text beside results). */
+function asResult(content: Content): Content {
+  const result = {
+    name: '',
+    text: content.texts.join('\n'),
+    error: false,
+    images: content.images,
+    files: content.files.length,
   };
+  return { texts: [], toolCalls: [], results: [result], images: 0, files: [] };
 }
 
 /**
  * The messages of the live history (the response items after `cut`, read by the Responses adapter): injected context
  * before the first typed prompt or reply is instructions; later context joins the prompt it comes right before, else
- * the prompt it follows, else stands as a fixed tool message in the step before it (so no rule parts it from there).
+ * the prompt it follows, else stands as a results message in the step before it (so no rule parts it from there).
  */
 function draftsOf(
   input: ConversationInput,
@@ -223,7 +232,7 @@ function draftsOf(
   const place = (d: Draft): void => {
     const last = drafts[drafts.length - 1];
     if (last !== undefined && last.prompt) absorb(last, d);
-    else drafts.push({ ...d, role: 'tool' });
+    else drafts.push({ ...d, role: 'tool', inStep: true });
   };
   inner.messages.forEach((message, m) => {
     const own = itemsAt(m).map((j) => lines[j] as number);
