@@ -218,6 +218,18 @@ withBrowser('the replay page in a real browser', () => {
     RUNS.runs.forEach((run, i) => expectRunShown(shown[i] as ShownRun, run));
     const order = await page.$$eval('main > section', (s) => s.map((e) => e.className));
     expect(order).toEqual(['totals', 'run', 'run', 'run']);
+    // Checked, the filter hides the runs no policy changed, in the index and below, with CSS alone.
+    const visible = async (): Promise<[number, number]> => [
+      await page.locator('ol.runs li:visible').count(),
+      await page.locator('section.run:visible').count(),
+    ];
+    expect(await visible()).toEqual([RUNS.runs.length, RUNS.runs.length]);
+    await page.locator('#only-changed').check();
+    const changed = RUNS.runs.filter((r) =>
+      r.policies.some((p) => p.compactions.length > 0 || p.overflows > 0 || p.summary.calls > 0),
+    ).length;
+    expect(await visible()).toEqual([changed, changed]);
+    await page.locator('#only-changed').uncheck();
     const screenshot = process.env.SWC_REPLAY_SCREENSHOT;
     if (screenshot !== undefined)
       await page.screenshot({ path: screenshot.replace(/\.png$/, '-runs.png'), fullPage: true });

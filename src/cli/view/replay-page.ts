@@ -1,5 +1,6 @@
 import type { ReplayPolicy, ReplayRun, ReplayRuns, ReplayTotal } from '../../replay/types.js';
 import { formatCount } from '../result-line.js';
+import { isChangedRun, runChangesLine } from './replay-changes.js';
 
 // `swc replay --report FILE.html`: one self-contained page (no network, no script, no external style) drawn from the
 // report. Every string of the report comes from untrusted transcripts, so each is escaped where it is written; the
@@ -307,8 +308,9 @@ function runMeta(run: ReplayRun): string {
 /** One run's section: its settings, plot, figures, losses and notes. */
 function runSection(run: ReplayRun, index: number): string {
   const notes = run.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('');
-  return `<section class="run" id="run-${index + 1}" data-run="${index}" data-file="${escapeHtml(run.file)}">
+  return `<section class="run" id="run-${index + 1}" data-run="${index}" data-file="${escapeHtml(run.file)}" data-changed="${isChangedRun(run)}">
 <h2>${escapeHtml(run.file)}</h2>${runMeta(run)}
+<p class="meta">${escapeHtml(runChangesLine(run))}.</p>
 ${plot(run)}
 ${figuresTables(run)}
 ${lostTable(run)}
@@ -349,14 +351,18 @@ function totalsSection(report: ReplayRuns): string {
   const runs = report.runs
     .map((r, i) => {
       const calls = r.policies.reduce((m, p) => Math.max(m, p.calls.length), 0);
-      return `<li><a href="#run-${i + 1}">${escapeHtml(r.file)}</a> <span class="muted">${plural(calls, 'call')}</span></li>`;
+      const what = `${plural(calls, 'call')}; ${escapeHtml(runChangesLine(r))}`;
+      return `<li class="${isChangedRun(r) ? 'changed' : 'same'}"><a href="#run-${i + 1}">${escapeHtml(r.file)}</a> <span class="muted">${what}</span></li>`;
     })
     .join('');
+  const changed = report.runs.filter(isChangedRun).length;
+  // A checkbox and CSS alone (the page runs no script): checked, the runs no policy changed are hidden.
+  const filter = `<input type="checkbox" id="only-changed" class="filter"><label for="only-changed">Only the runs a policy changed (${formatCount(changed)} of ${formatCount(report.runs.length)})</label>`;
   return `<section class="totals" id="totals">
 <h2>Totals across ${plural(report.runs.length, 'run')}</h2>
 <div class="scroll"><table class="totals"><thead><tr><th scope="col">policy</th><th scope="col">calls</th><th scope="col">compactions</th><th scope="col">overflows</th><th scope="col">input</th><th scope="col">cache read</th><th scope="col">cache write</th><th scope="col">output</th><th scope="col">cost</th><th scope="col">lost, then needed</th><th scope="col">user messages removed</th></tr></thead><tbody>${rows}</tbody></table></div>
 <p class="prices">${priced}</p>
-<h3>Runs</h3><ol class="runs">${runs}</ol>
+<h3>Runs</h3>${filter}<ol class="runs">${runs}</ol>
 </section>`;
 }
 
@@ -451,5 +457,8 @@ figcaption{margin-top:6px;font-size:.9em}
 .notes{padding-left:1.2em}
 .notes li{margin:.2em 0;overflow-wrap:anywhere}
 .runs li{overflow-wrap:anywhere}
+.filter{margin:0 6px 0 0}
+#only-changed:checked~ol.runs li.same{display:none}
+body:has(#only-changed:checked) section.run[data-changed=false]{display:none}
 a{color:var(--s0)}
 `;
