@@ -303,7 +303,10 @@ export async function runReplay(
   else if (reportTo?.kind === 'stdout') {
     // The page is standard output.
   } else if (runs.length > 0)
-    await writeAll(io.stdout, renderReplay(printable(document), colorFor(io.stdout, io.env, colorWhen(flags.color))));
+    await writeAll(
+      io.stdout,
+      renderReplay(printable(document), colorFor(io.stdout, io.env, colorWhen(flags.color)), widthOf(io)),
+    );
   const failedCalls = warnFailedSummaries(runs, report);
   if (code === EXIT.ok && failedCalls > 0) code = EXIT.summaryFailed;
   // Said on stderr whatever the exit code, as --check names each file it fails.
@@ -311,6 +314,17 @@ export async function runReplay(
   for (const line of gates) report(`swc: ${line}`);
   if (code === EXIT.ok && gates.length > 0) code = EXIT.changesNeeded;
   return code;
+}
+
+/**
+ * The table's width, as `ls` finds it: the terminal's columns when stdout is one that reports them, else `COLUMNS`
+ * when it is a whole number of columns, else 80.
+ */
+function widthOf(io: CliIo): number {
+  const columns = io.stdout.columns;
+  if (io.stdout.isTTY === true && typeof columns === 'number' && columns > 0) return columns;
+  const given = io.env.COLUMNS ?? '';
+  return /^[1-9][0-9]{0,5}$/.test(given) ? Number(given) : 80;
 }
 
 /**

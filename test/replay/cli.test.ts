@@ -49,13 +49,16 @@ describe('swc replay', () => {
     const r = await replay(['run.json', '--context-window', '1800', '--strategy', 'none', '--strategy', 'window']);
     expect(r.status).toBe(0);
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toContain('run.json (openai): 5 LLM calls, window 1,800, compacts from 1,260 to 720 tokens');
-    expect(lines[1]).toMatch(/^policy +calls +compactions +peak/);
-    expect(lines[2]).toMatch(/^none +5 +0 .*[▁▂▃▄▅▆▇█]{5}$/);
-    expect(lines[3]).toMatch(/^window +5 +1 /);
-    expect(r.stdout).toContain(
-      'lost, then needed with window: /srv/app/config.yaml (left before call 4, needed at message 10)',
-    );
+    // Not a terminal: 80 columns, the heading wrapped, the calls (in the heading) left out.
+    expect(lines[0]).toBe('run.json (openai): 5 LLM calls, window 1,800, compacts from 1,260 to 720 tokens');
+    expect(lines[1]).toBe('  (approx), priced as anthropic-sonnet');
+    expect(lines[2]).toMatch(/^policy +compacts +peak +mean +overflow +input +cost +lost +users +context$/);
+    expect(lines[3]).toMatch(/^none +0 .*[▁▂▃▄▅▆▇█]{5}$/);
+    expect(lines[4]).toMatch(/^window +1 /);
+    expect(lines.slice(5, 7)).toEqual([
+      'lost, then needed with window: /srv/app/config.yaml (left before call 4, needed',
+      '  at message 10)',
+    ]);
     expect(r.stdout).toContain('note: Replies are taken as recorded');
     expect(r.stdout).not.toContain('\u001b[');
   });
@@ -97,7 +100,11 @@ describe('swc replay', () => {
       ['window', 10, 2, 2],
     ]);
     const table = await replay(['.', '--context-window', '1800', '--strategy', 'none', '--strategy', 'window'], dir);
-    expect(table.stdout).toMatch(/total over 2 runs\npolicy +calls +compactions/);
+    expect(table.stdout).toMatch(
+      /total over 2 runs\npolicy +calls +compacts +overflow +input +cached +written +cost +lost +users\n/,
+    );
+    const whole = await replay(['.', '--context-window', '1800', '--strategy', 'none'], dir, { COLUMNS: '250' });
+    expect(whole.stdout).toMatch(/total over 2 runs\npolicy +calls +compactions +overflows/);
   });
 
   it('exits 1 when a compacting policy loses more than --max-lost identifiers that were needed again', async () => {
@@ -250,7 +257,7 @@ describe('swc replay --report', () => {
     const json = await replay([...args, '--json'], dir);
     const r = await replay([...args, '--report', 'out.html'], dir);
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/^policy +calls/m);
+    expect(r.stdout).toMatch(/^policy +compacts/m);
     const page = readFileSync(path.join(dir, 'out.html'), 'utf8');
     expect(page.startsWith('<!doctype html>') || page.startsWith('<!DOCTYPE html>')).toBe(true);
     expect(embedded(page)).toEqual(JSON.parse(json.stdout));
@@ -259,7 +266,7 @@ describe('swc replay --report', () => {
   it('writes the page to standard output for -, instead of the table', async () => {
     const r = await replay([...args, '--report', '-']);
     expect(r.status).toBe(0);
-    expect(r.stdout).not.toMatch(/^policy +calls/m);
+    expect(r.stdout).not.toMatch(/^policy /m);
     expect((embedded(r.stdout) as ReplayRun).policies.map((p) => p.strategy)).toEqual(['none', 'window']);
   });
 

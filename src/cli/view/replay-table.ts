@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { ReplayPolicy, ReplayRun, ReplayRuns, ReplayTotal } from '../../replay/types.js';
-import { displayWidth } from './text-width.js';
+import { cutStartToWidth, cutToWidth, displayWidth, wrapToWidth } from './text-width.js';
 
 /** `swc replay`'s table: one row per policy with a chart of context size over the run, then the totals of many runs. */
 
@@ -42,62 +42,223 @@ export function sparkline(
   return out;
 }
 
-/** Lays out rows of cells, numbers right-aligned, the last column left as it is. */
-function table(header: readonly string[], rows: readonly (readonly string[])[], color: ChalkInstance): string[] {
-  const widths = header.map((h, c) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[c] ?? ''))));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((cell, c) => {
+/** A column of a table: its header in full and shortened, and each row's cell given the chart's cells. */
+interface Column {
+  readonly key: string;
+  readonly full: string;
+  readonly short: string;
+  readonly cells: (chartCells: number) => readonly string[];
+}
+
+/** How a table is drawn: which columns, with which headers, and the chart's cells. */
+interface Fit {
+  readonly columns: readonly Column[];
+  readonly short: boolean;
+  readonly chartCells: number;
+}
+
+/**
+ * The columns a narrow terminal loses first, in order, until the table fits (`git log --oneline` keeps the hash and
+ * the subject): the call count is in the heading already, the cache figures are parts of the input and priced in
+ * the cost, the mean follows the peak; the chart goes before the figures it draws; the policy always stays.
+ */
+const DROP_ORDER = [
+  'calls',
+  'cacheWrite',
+  'cacheRead',
+  'mean',
+  'input',
+  'usersRemoved',
+  'chart',
+  'lost',
+  'cost',
+  'overflows',
+  'peak',
+  'compactions',
+] as const;
+
+/** The fewest cells a shortened chart keeps (below that it is dropped), and the most the whole table shows. */
+const MIN_CHART_CELLS = 8;
+
+/** A table's lines at the widest: every column, headers in full, the whole chart, every line as long as it is. */
+const WHOLE = Number.POSITIVE_INFINITY;
+
+/** The columns' widths, in terminal columns (colour is not counted). */
+function widthsOf(fit: Fit): number[] {
+  return fit.columns.map((c) =>
+    Math.max(displayWidth(fit.short ? c.short : c.full), ...c.cells(fit.chartCells).map((x) => displayWidth(x))),
+  );
+}
+
+/** A table's width: its columns' and the two spaces between each two. */
+function widthOf(fit: Fit): number {
+  const widths = widthsOf(fit);
+  return widths.reduce((a, b) => a + b, 0) + 2 * Math.max(0, widths.length - 1);
+}
+
+/**
+ * The widest drawing of the table that fits `width`: whole when it fits; else shortened headers, the chart shrunk
+ * (to no fewer than `MIN_CHART_CELLS` cells), then columns dropped in `DROP_ORDER`. A table that does not fit with
+ * the policy alone (a very long policy name) is cut when its lines are laid out.
+ */
+function fitTable(columns: readonly Column[], width: number): Fit {
+  const whole: Fit = { columns, short: false, chartCells: CHART_CELLS };
+  if (widthOf(whole) <= width) return whole;
+  let shown = columns;
+  for (let dropped = 0; ; dropped++) {
+    for (let cells = CHART_CELLS; cells >= MIN_CHART_CELLS; cells--) {
+      const fit: Fit = { columns: shown, short: true, chartCells: cells };
+      if (widthOf(fit) <= width) return fit;
+      // Without a chart, the cells change nothing.
+      if (!shown.some((c) => c.key === 'chart')) break;
+    }
+    const next = DROP_ORDER[dropped];
+    if (next === undefined) return { columns: shown, short: true, chartCells: MIN_CHART_CELLS };
+    shown = shown.filter((c) => c.key !== next);
+  }
+}
+
+/** Lays out a table fitted to `width`: numbers right-aligned, the last column left as it is, no line past `width`. */
+function table(columns: readonly Column[], rows: number, width: number, color: ChalkInstance): string[] {
+  const fit = fitTable(columns, width);
+  const widths = widthsOf(fit);
+  const cells = fit.columns.map((c) => c.cells(fit.chartCells));
+  const line = (row: (c: number) => string): string =>
+    fit.columns
+      .map((_, c) => {
+        const cell = row(c);
         const pad = ' '.repeat(Math.max(0, (widths[c] as number) - displayWidth(cell)));
-        if (c === cells.length - 1) return cell;
-        return c === 0 ? cell + pad : pad + cell;
+        // Names and the chart read from the left, numbers from the right.
+        const key = fit.columns[c]!.key;
+        return key === 'policy' || key === 'chart' ? cell + pad : pad + cell;
       })
       .join('  ')
       .trimEnd();
-  return [color.bold(line(header)), ...rows.map(line)];
+  // Only a policy name wider than the terminal, in a table of nothing else, is left too wide: cut, as a dry run cuts
+  // a preview.
+  const cell = (c: number, r: number): string => {
+    const text = cells[c]![r] ?? '';
+    return displayWidth(text) > width ? cutToWidth(text, width) : text;
+  };
+  const header = line((c) => (fit.short ? fit.columns[c]!.short : fit.columns[c]!.full));
+  return [color.bold(header), ...Array.from({ length: rows }, (_, r) => line((c) => cell(c, r)))];
 }
 
-/** One policy's row. */
-function policyRow(p: ReplayPolicy, run: ReplayRun, color: ChalkInstance): string[] {
+/** A column of numbers or text, one cell per row. */
+const column = (key: string, full: string, short: string, cells: readonly string[]): Column => ({
+  key,
+  full,
+  short,
+  cells: () => cells,
+});
+
+/** A run's columns, one row per policy. */
+function policyColumns(run: ReplayRun, color: ChalkInstance): Column[] {
+  const ps = run.policies;
+  const of = (pick: (p: ReplayPolicy) => string): string[] => ps.map(pick);
   return [
-    p.strategy,
-    n(p.calls.length),
-    n(p.compactions.length),
-    n(p.peakTokens),
-    n(p.meanTokens),
-    p.overflows > 0 ? color.red(n(p.overflows)) : '0',
-    n(p.inputTokens),
-    n(p.cacheReadTokens),
-    n(p.cacheWriteTokens),
-    money(p.cost.total, run.prices.currency),
-    p.lost.length > 0 ? color.yellow(n(p.lost.length)) : '0',
-    n(p.removedUserMessages.length),
-    sparkline(
-      p.calls.map((c) => c.tokens),
-      run.contextWindow,
-      color,
+    column(
+      'policy',
+      'policy',
+      'policy',
+      of((p) => p.strategy),
     ),
+    column(
+      'calls',
+      'calls',
+      'calls',
+      of((p) => n(p.calls.length)),
+    ),
+    column(
+      'compactions',
+      'compactions',
+      'compacts',
+      of((p) => n(p.compactions.length)),
+    ),
+    column(
+      'peak',
+      'peak',
+      'peak',
+      of((p) => n(p.peakTokens)),
+    ),
+    column(
+      'mean',
+      'mean',
+      'mean',
+      of((p) => n(p.meanTokens)),
+    ),
+    column(
+      'overflows',
+      'overflows',
+      'overflow',
+      of((p) => (p.overflows > 0 ? color.red(n(p.overflows)) : '0')),
+    ),
+    column(
+      'input',
+      'input',
+      'input',
+      of((p) => n(p.inputTokens)),
+    ),
+    column(
+      'cacheRead',
+      'cache read',
+      'cached',
+      of((p) => n(p.cacheReadTokens)),
+    ),
+    column(
+      'cacheWrite',
+      'cache write',
+      'written',
+      of((p) => n(p.cacheWriteTokens)),
+    ),
+    column(
+      'cost',
+      'cost',
+      'cost',
+      of((p) => money(p.cost.total, run.prices.currency)),
+    ),
+    column(
+      'lost',
+      'lost',
+      'lost',
+      of((p) => (p.lost.length > 0 ? color.yellow(n(p.lost.length)) : '0')),
+    ),
+    column(
+      'usersRemoved',
+      'users removed',
+      'users',
+      of((p) => n(p.removedUserMessages.length)),
+    ),
+    {
+      key: 'chart',
+      full: 'context over the run',
+      short: 'context',
+      cells: (chartCells) =>
+        of((p) =>
+          sparkline(
+            p.calls.map((c) => c.tokens),
+            run.contextWindow,
+            color,
+            chartCells,
+          ),
+        ),
+    },
   ];
 }
 
-const HEADER = [
-  'policy',
-  'calls',
-  'compactions',
-  'peak',
-  'mean',
-  'overflows',
-  'input',
-  'cache read',
-  'cache write',
-  'cost',
-  'lost',
-  'users removed',
-  'context over the run',
-];
+/**
+ * A line of text wrapped to `width` at spaces, later lines indented by two; `lead`, the line's first words, styled
+ * where it stands whole on the first line.
+ */
+function wrapped(text: string, width: number, lead: string, style: (x: string) => string): string[] {
+  const lines = width === WHOLE ? [text] : wrapToWidth(text, width, '  ');
+  const first = lines[0] as string;
+  if (lead !== '' && first.startsWith(lead)) lines[0] = style(lead) + first.slice(lead.length);
+  return lines;
+}
 
 /** The first lost-then-needed identifiers of a policy, for the lines under the table. */
-function lostLines(run: ReplayRun, color: ChalkInstance, shown = 5): string[] {
+function lostLines(run: ReplayRun, color: ChalkInstance, width: number, shown = 5): string[] {
   const out: string[] = [];
   for (const p of run.policies) {
     if (p.lost.length === 0) continue;
@@ -105,83 +266,126 @@ function lostLines(run: ReplayRun, color: ChalkInstance, shown = 5): string[] {
       .slice(0, shown)
       .map((l) => `${l.identifier} (left before call ${l.leftAt + 1}, needed at message ${l.neededAt + 1})`);
     const more = p.lost.length > shown ? `, and ${n(p.lost.length - shown)} more` : '';
-    out.push(`${color.yellow('lost, then needed')} with ${p.strategy}: ${list.join(', ')}${more}`);
+    const lead = 'lost, then needed';
+    out.push(...wrapped(`${lead} with ${p.strategy}: ${list.join(', ')}${more}`, width, lead, color.yellow));
   }
   return out;
 }
 
 /** The run as the file recorded it, beside the replays. */
-function recordedLines(run: ReplayRun): string[] {
+function recordedLines(run: ReplayRun, width: number): string[] {
   const r = run.recorded;
   if (r === null) return [];
-  return [
-    `as recorded: ${n(r.calls)} calls, ${n(r.inputTokens)} input tokens (${n(r.cacheReadTokens)} cache read, ${n(r.cacheWriteTokens)} cache write), ${n(r.outputTokens)} output (the provider's own counts)`,
-  ];
+  const text = `as recorded: ${n(r.calls)} calls, ${n(r.inputTokens)} input tokens (${n(r.cacheReadTokens)} cache read, ${n(r.cacheWriteTokens)} cache write), ${n(r.outputTokens)} output (the provider's own counts)`;
+  return wrapped(text, width, '', (x) => x);
 }
 
-/** One run's block: a heading, the table, what was lost and needed again. */
-export function renderReplayRun(run: ReplayRun, color: ChalkInstance): string {
+/**
+ * One run's block: a heading, the table, what was recorded, what was lost and needed again, fitted to `width`
+ * terminal columns (the heading and the lines under the table wrap; the table drops columns, see `fitTable`).
+ */
+export function renderReplayRun(run: ReplayRun, color: ChalkInstance, width: number = WHOLE): string {
   const calls = run.policies[0]?.calls.length ?? 0;
-  const heading = `${color.bold(run.file)} (${run.format}): ${n(calls)} LLM call${calls === 1 ? '' : 's'}, window ${n(run.contextWindow)}, compacts from ${n(run.trigger)} to ${n(run.target)} tokens (${run.tokenizer}), priced as ${run.prices.name}`;
+  // A path wider than the terminal keeps its end, which tells runs apart.
+  const file = displayWidth(run.file) > width ? cutStartToWidth(run.file, width) : run.file;
+  const heading = `${file} (${run.format}): ${n(calls)} LLM call${calls === 1 ? '' : 's'}, window ${n(run.contextWindow)}, compacts from ${n(run.trigger)} to ${n(run.target)} tokens (${run.tokenizer}), priced as ${run.prices.name}`;
   return [
-    heading,
-    ...table(
-      HEADER,
-      run.policies.map((p) => policyRow(p, run, color)),
-      color,
-    ),
-    ...recordedLines(run),
-    ...lostLines(run, color),
+    ...wrapped(heading, width, file, color.bold),
+    ...table(policyColumns(run, color), run.policies.length, width, color),
+    ...recordedLines(run, width),
+    ...lostLines(run, color, width),
   ]
     .join('\n')
     .concat('\n');
 }
 
-/** The totals' row of one policy. */
-function totalRow(t: ReplayTotal, currency: string, color: ChalkInstance): string[] {
+/** The totals' columns, one row per policy. */
+function totalColumns(totals: readonly ReplayTotal[], currency: string, color: ChalkInstance): Column[] {
+  const of = (pick: (t: ReplayTotal) => string): string[] => totals.map(pick);
   return [
-    t.strategy,
-    n(t.calls),
-    n(t.compactions),
-    t.overflows > 0 ? color.red(n(t.overflows)) : '0',
-    n(t.inputTokens),
-    n(t.cacheReadTokens),
-    n(t.cacheWriteTokens),
-    money(t.cost.total, currency),
-    n(t.lost),
-    n(t.removedUserMessages),
+    column(
+      'policy',
+      'policy',
+      'policy',
+      of((t) => t.strategy),
+    ),
+    column(
+      'calls',
+      'calls',
+      'calls',
+      of((t) => n(t.calls)),
+    ),
+    column(
+      'compactions',
+      'compactions',
+      'compacts',
+      of((t) => n(t.compactions)),
+    ),
+    column(
+      'overflows',
+      'overflows',
+      'overflow',
+      of((t) => (t.overflows > 0 ? color.red(n(t.overflows)) : '0')),
+    ),
+    column(
+      'input',
+      'input',
+      'input',
+      of((t) => n(t.inputTokens)),
+    ),
+    column(
+      'cacheRead',
+      'cache read',
+      'cached',
+      of((t) => n(t.cacheReadTokens)),
+    ),
+    column(
+      'cacheWrite',
+      'cache write',
+      'written',
+      of((t) => n(t.cacheWriteTokens)),
+    ),
+    column(
+      'cost',
+      'cost',
+      'cost',
+      of((t) => money(t.cost.total, currency)),
+    ),
+    column(
+      'lost',
+      'lost',
+      'lost',
+      of((t) => n(t.lost)),
+    ),
+    column(
+      'usersRemoved',
+      'users removed',
+      'users',
+      of((t) => n(t.removedUserMessages)),
+    ),
   ];
 }
 
-/** Every run's block, then the totals across runs (several runs) and the notes. */
-export function renderReplay(report: ReplayRun | ReplayRuns, color: ChalkInstance): string {
+/**
+ * Every run's block, then the totals across runs (several runs) and the notes.
+ * @param report one run or several
+ * @param color the colour instance (plain when the stream is not a terminal)
+ * @param width the terminal's columns: no line is wider; omitted, the whole table with lines as long as they are
+ * @returns the text, ending in a newline
+ */
+export function renderReplay(report: ReplayRun | ReplayRuns, color: ChalkInstance, width: number = WHOLE): string {
   const runs = 'runs' in report ? report.runs : [report];
-  const blocks = runs.map((r) => renderReplayRun(r, color));
+  const blocks = runs.map((r) => renderReplayRun(r, color, width));
   if ('runs' in report && runs.length > 1) {
     const currency = runs[0]?.prices.currency ?? 'USD';
-    const header = [
-      'policy',
-      'calls',
-      'compactions',
-      'overflows',
-      'input',
-      'cache read',
-      'cache write',
-      'cost',
-      'lost',
-      'users removed',
-    ];
+    const heading = `total over ${n(runs.length)} runs`;
     blocks.push(
       [
-        color.bold(`total over ${n(runs.length)} runs`),
-        ...table(
-          header,
-          report.totals.map((t) => totalRow(t, currency, color)),
-          color,
-        ),
+        ...wrapped(heading, width, heading, color.bold),
+        ...table(totalColumns(report.totals, currency, color), report.totals.length, width, color),
       ].join('\n') + '\n',
     );
   }
-  const notes = runs[0]?.notes ?? [];
-  return blocks.join('\n') + (notes.length > 0 ? `\n${notes.map((x) => color.dim(`note: ${x}`)).join('\n')}\n` : '');
+  const notes = (runs[0]?.notes ?? []).flatMap((x) => wrapped(`note: ${x}`, width, '', (l) => l));
+  return blocks.join('\n') + (notes.length > 0 ? `\n${notes.map((l) => color.dim(l)).join('\n')}\n` : '');
 }
