@@ -64,7 +64,7 @@ describe('the help examples', () => {
     expect(r.stderr).toBe('');
     // 0, or 1 for a policy that fails the run; 2 would be a mistake in the example.
     expect([0, 1]).toContain(r.status);
-    expect(r.stdout).toMatch(/^policy +calls/m);
+    expect(r.stdout).toMatch(/^policy +compacts/m);
   });
 
   it('say the defaults the command has: the --check example lists a file from the share of the window it names', async () => {
