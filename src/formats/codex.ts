@@ -13,8 +13,6 @@ import {
   itemsReader,
   own,
   type ConversationInput,
-  type FinishRequest,
-  type Finished,
   type FormatAdapter,
   type Normalized,
   type Pairing,
@@ -429,14 +427,10 @@ function userLine(text: string, timestamp: string): Record<string, unknown> {
   };
 }
 
-/** The note takes the timestamp of the line it is written before (else of the last line kept). */
-function finishCodex({ items, kept, noteBefore, note }: FinishRequest): Finished {
-  if (note === null || noteBefore === null || !isRecord(note)) return {};
-  const at = Number.isFinite(noteBefore) ? noteBefore : kept[kept.length - 1];
-  const neighbour = at === undefined ? undefined : items[at];
+/** A note or summary line takes the timestamp of the line written right before it (else right after it). */
+function placeCodex(value: unknown, neighbour: unknown): unknown {
   const t = isRecord(neighbour) ? own(neighbour, 'timestamp') : undefined;
-  if (typeof t !== 'string') return {};
-  return { note: { ...note, timestamp: t } };
+  return typeof t === 'string' && isRecord(value) ? { ...value, timestamp: t } : value;
 }
 
 /**
@@ -501,7 +495,7 @@ export const codex: FormatAdapter = {
   makeNote({ text, items }) {
     return userLine(text, firstTimestamp(items));
   },
-  finish: finishCodex,
+  placeNew: placeCodex,
   pairing: codexPairing,
   writePruned: writePrunedCodex,
 };

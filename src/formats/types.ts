@@ -144,6 +144,12 @@ export interface FormatAdapter {
    */
   finish?(request: FinishRequest): Finished;
   /**
+   * Optional: a new item (the note, a summary) as written where it stands, given the item written right before it (the
+   * one right after it when it comes first). Codex lines copy their neighbour's timestamp. Without it, new items are
+   * written as made.
+   */
+  placeNew?(value: unknown, neighbour: unknown): unknown;
+  /**
    * Optional, for `swc inspect`: the tool calls and results of the items with their call ids, and the items
    * whose role the format does not know. Reads the items only (it runs before, and without, `normalize`).
    */
@@ -225,6 +231,19 @@ export interface Pairing {
    * are optional on either side). Otherwise a result without an id answers only calls without one.
    */
   readonly idsOptional?: boolean;
+}
+
+/**
+ * A new item as the format writes it at its place (`FormatAdapter.placeNew`), next to item `neighbour` of `items`.
+ * @param neighbour the item written right before it, else right after it; undefined when there is none
+ */
+export function placedNew(
+  adapter: FormatAdapter,
+  value: unknown,
+  items: readonly unknown[],
+  neighbour: number | undefined,
+): unknown {
+  return adapter.placeNew === undefined || neighbour === undefined ? value : adapter.placeNew(value, items[neighbour]);
 }
 
 /** A summary message as a value of the adapter's format: its own `makeSummary`, else its note, a user text message. */

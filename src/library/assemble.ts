@@ -1,7 +1,7 @@
 import type { Plan } from '../core/compact.js';
 import { InputError } from '../errors.js';
 import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
-import { itemsReader, makeSummaryItem } from '../formats/types.js';
+import { itemsReader, makeSummaryItem, placedNew } from '../formats/types.js';
 import { inventoryOf, type LocatedIdentifier } from '../outcome/forgotten.js';
 import { finishedWrite, type OutputEntry, type SummarizedConversation } from '../pipeline/index.js';
 
@@ -53,9 +53,19 @@ export function assembleEntries<M>(
   const itemsAt = itemsReader(normalized.itemsOf);
   const out: M[] = [];
   let p = 0;
+  let previous: number | undefined;
   const item = (k: number): void => {
     const changed = pruned.get(k);
     out.push(changed === undefined ? (messages[k] as M) : (JSON.parse(changed) as M));
+    previous = k;
+  };
+  /** A new item where it stands: after the item written last, else before the next entry's first item. */
+  const placed = (value: unknown, position: number): M => {
+    const next = output
+      .slice(position + 1)
+      .find((e): e is { input: number } => 'input' in e && itemsAt(e.input).length > 0);
+    const after = next === undefined ? undefined : Math.min(...itemsAt(next.input), pinned[p] ?? Infinity);
+    return placedNew(adapter, value, input.items, previous ?? after) as M;
   };
   output.forEach((entry, position) => {
     if ('summary' in entry) {
@@ -64,7 +74,7 @@ export function assembleEntries<M>(
       out.push(
         createNote !== undefined
           ? createNote(s.text)
-          : (makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items }) as M),
+          : placed(makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items }), position),
       );
       return;
     }
@@ -72,7 +82,10 @@ export function assembleEntries<M>(
       out.push(
         createNote !== undefined
           ? createNote(entry.note)
-          : (adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }) as M),
+          : placed(
+              adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }),
+              position,
+            ),
       );
       return;
     }
@@ -107,14 +120,18 @@ export function assemble<M>(
   if (createNote !== undefined && plan.noteText !== null) note = createNote(plan.noteText);
   const out: M[] = [];
   let noteWritten = plan.noteText === null;
+  let previous: number | undefined;
+  const place = (next?: number): M =>
+    (createNote === undefined ? placedNew(adapter, note, input.items, previous ?? next) : note) as M;
   for (const item of order) {
     if (!noteWritten && item >= noteBefore) {
-      out.push(note as M);
+      out.push(place(item));
       noteWritten = true;
     }
     const changed = edited?.get(item) ?? pruned.get(item);
     out.push(changed === undefined ? (messages[item] as M) : (JSON.parse(changed) as M));
+    previous = item;
   }
-  if (!noteWritten) out.push(note as M);
+  if (!noteWritten) out.push(place());
   return out;
 }

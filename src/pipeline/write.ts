@@ -1,7 +1,7 @@
 import type { Plan } from '../core/compact.js';
 import { elementReader, lazyList } from '../core/lazy-list.js';
 import { InputError } from '../errors.js';
-import { itemsReader, makeSummaryItem, type FormatAdapter, type Normalized } from '../formats/types.js';
+import { itemsReader, makeSummaryItem, placedNew, type FormatAdapter, type Normalized } from '../formats/types.js';
 import { compress, type CompressionFormat } from '../io/compressed.js';
 import type { Slot } from '../io/layout.js';
 import { isLineSource } from '../io/lines.js';
@@ -35,15 +35,17 @@ export function writeSlot(
   const { order, noteBefore, note: noteValue, edited } = finishedWrite(adapter, slot.items, raws, normalized, plan);
   const parts: string[] = [];
   let noteWritten = plan.noteText === null;
-  const note = (): void => {
-    parts.push(slot.writeItem(noteValue));
+  let previous: number | undefined;
+  const note = (next?: number): void => {
+    parts.push(slot.writeItem(placedNew(adapter, noteValue, slot.items, previous ?? next)));
     noteWritten = true;
   };
   for (const item of order) {
-    if (!noteWritten && item >= noteBefore) note();
+    if (!noteWritten && item >= noteBefore) note(item);
     const text = edited?.get(item) ?? (raws[item] as string);
     if (finals?.has(item) === true) finals.set(item, text);
     parts.push(text);
+    previous = item;
   }
   if (!noteWritten) note();
   return slot.write(parts);
@@ -138,10 +140,12 @@ function writeEntries(
   }
   const parts: string[] = [];
   let p = 0;
+  let previous: number | undefined;
   const item = (k: number): void => {
     const text = edited?.get(k) ?? (raws[k] as string);
     if (finals?.has(k) === true) finals.set(k, text);
     parts.push(text);
+    previous = k;
   };
   const firstItem = (messages: readonly number[]): number =>
     Math.min(...messages.flatMap((m) => [...itemsAt(m)]), Infinity);
@@ -152,7 +156,11 @@ function writeEntries(
       const next = entries.slice(position + 1).find((e): e is { input: number } => 'input' in e);
       const bound = s !== undefined ? firstItem(s.replaced) : next !== undefined ? firstItem([next.input]) : Infinity;
       while (p < pinned.length && (pinned[p] as number) < bound) item(pinned[p++] as number);
-      parts.push(slot.writeItem(finished ?? valueOf(entry, position)));
+      const after = Math.min(pinned[p] ?? Infinity, bound);
+      const value = finished ?? valueOf(entry, position);
+      parts.push(
+        slot.writeItem(placedNew(adapter, value, slot.items, previous ?? (Number.isFinite(after) ? after : undefined))),
+      );
       return;
     }
     const items = [...itemsAt(entry.input)].sort((a, b) => a - b);

@@ -270,7 +270,9 @@ function expectedLines(s: Session, target: number, minKeepSteps: number): { line
       break;
     }
   }
-  const neighbour = before ?? (keptLines[keptLines.length - 1] as number);
+  // It takes the timestamp of the line written right before it (the line after it when none is).
+  const previous = keptLines.filter((k) => before === null || k < before).pop();
+  const neighbour = previous ?? (before as number);
   const { timestamp } = JSON.parse(s.lines[neighbour] as string) as { timestamp: string };
   const note = JSON.stringify({
     timestamp,

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { renderMessage } from '../../src/core/render.js';
 import { InputError } from '../../src/errors.js';
 import { codex } from '../../src/formats/codex.js';
+import { compactMessages } from '../../src/library/index.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
@@ -158,7 +159,7 @@ describe('Codex sessions: reading', () => {
     );
   });
 
-  it('drops the first turn with its mirrors, keeps every other line byte for byte and dates the note', async () => {
+  it('drops the first turn with its mirrors, keeps every other line byte for byte and dates the note as the line before', async () => {
     // 12 messages of 10 tokens; protected: 4 instructions and the task (50); both steps fit 30, the turn (40) does not.
     const input = jsonl(SESSION);
     const result = await compactText(input, 80);
@@ -168,7 +169,7 @@ describe('Codex sessions: reading', () => {
     expect(out).toEqual([
       ...kept.map((k) => SESSION[k]),
       JSON.stringify({
-        timestamp: '2026-01-01T00:00:17.000Z',
+        timestamp: '2026-01-01T00:00:16.000Z',
         type: 'response_item',
         payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: NOTE(5) }] },
       }),
@@ -226,6 +227,33 @@ describe('Codex sessions: reading', () => {
     });
     await expect(attempt).rejects.toThrow(InputError);
     await expect(attempt).rejects.toThrow('rollout.jsonl:2:1: message 2: expected a rollout line object, found a list');
+  });
+});
+
+describe('Codex sessions: the library', () => {
+  it('compacts rollout lines passed as objects, and writes a summary as a dated user line', async () => {
+    const items = SESSION.map((l) => JSON.parse(l) as Line);
+    const windowed = await compactMessages(items, { format: 'codex', tokenizer: 'approx', target: 60 });
+    expect(windowed.changed).toBe(true);
+    // Kept lines are the objects passed in; the one new line is the note, dated as the line before it.
+    const fresh = windowed.messages.filter((m) => !items.includes(m));
+    expect(fresh).toHaveLength(1);
+    const at = windowed.messages.indexOf(fresh[0]!);
+    expect(fresh[0]).toMatchObject({ timestamp: windowed.messages[at - 1]!.timestamp, type: 'response_item' });
+    const summarized = await compactMessages(items, {
+      format: 'codex',
+      tokenizer: 'approx',
+      target: 60,
+      summarize: async () => 'They listed the files.',
+    });
+    const made = summarized.messages.filter((m) => !items.includes(m));
+    expect(made.length).toBeGreaterThan(0);
+    for (const m of made) {
+      const k = summarized.messages.indexOf(m);
+      expect(m).toMatchObject({ type: 'response_item', payload: { type: 'message', role: 'user' } });
+      expect(m.timestamp).toBe(summarized.messages[k - 1]!.timestamp);
+    }
+    expect(JSON.stringify(made)).toContain('<conversation_summary>\\nThey listed the files.\\n</conversation_summary>');
   });
 });
 
