@@ -198,8 +198,34 @@ function langchainUsage(items: readonly unknown[], file: string): ReplayRecorded
 }
 
 /**
- * What the file recorded of its calls' usage, for the formats that record it: Claude Code sessions, Gemini ADK
- * sessions and LangChain messages. Request bodies and a Responses `input` hold what was sent and no response (a
+ * Codex writes an `event_msg` `token_count` after each model call, its `info.last_token_usage` that call's usage in
+ * the Responses API's terms: `input_tokens` includes the cached part (`cached_input_tokens`, the reads; OpenAI reports
+ * no cache writes), `output_tokens` includes the reasoning tokens (`total_tokens` is their sum). Codex repeats the
+ * event without a new call (its `total_token_usage`, cumulative for the session, is then unchanged): a repeat is left
+ * out, and so is an event of no tokens (the marker written after a compaction).
+ */
+function codexUsage(items: readonly unknown[], file: string): ReplayRecorded | null {
+  const calls: CallUsage[] = [];
+  let previous: string | null = null;
+  items.forEach((item, i) => {
+    const payload = isObject(item) && item.type === 'event_msg' ? item.payload : null;
+    if (!isObject(payload) || payload.type !== 'token_count' || !isObject(payload.info)) return;
+    const last = objectAt(payload.info, 'last_token_usage');
+    const total = JSON.stringify(payload.info.total_token_usage ?? null);
+    if (last === null || total === previous) return;
+    previous = total;
+    const refuse = refuser(file, `line ${i + 1}`, 'payload.info.last_token_usage');
+    const input = tokens(last, refuse, 'input_tokens');
+    const output = tokens(last, refuse, 'output_tokens');
+    if (input === 0 && output === 0) return;
+    calls.push({ input, cacheRead: tokens(last, refuse, 'cached_input_tokens'), cacheWrite: 0, output });
+  });
+  return sumCalls(calls, file);
+}
+
+/**
+ * What the file recorded of its calls' usage, for the formats that record it: Claude Code and Codex sessions, Gemini
+ * ADK sessions and LangChain messages. Request bodies and a Responses `input` hold what was sent and no response (a
  * response object is not a Responses input item); an AI SDK message has no usage field (a UI message's `metadata`
  * is the app's own); a Haystack message's `meta.usage` is what its generator copied from its provider, in that
  * provider's field names, so it is not read.
@@ -219,6 +245,8 @@ export function recordedUsage(
   switch (format) {
     case 'claude-code':
       return claudeCodeUsage(items, file);
+    case 'codex':
+      return codexUsage(items, file);
     case 'gemini':
       return geminiUsage(items, container, file);
     case 'langchain':
