@@ -44,7 +44,7 @@ export function sparkline(
 
 /** A column of a table: its header in full and shortened, and each row's cell given the chart's cells. */
 interface Column {
-  readonly key: string;
+  readonly key: Key;
   readonly full: string;
   readonly short: string;
   readonly cells: (chartCells: number) => readonly string[];
@@ -62,7 +62,7 @@ interface Fit {
  * the subject): the call count is in the heading already, the cache figures are parts of the input and priced in
  * the cost, the mean follows the peak; the chart goes before the figures it draws; the policy always stays.
  */
-const DROP_ORDER = [
+const DROP_ORDER: readonly Key[] = [
   'calls',
   'cacheWrite',
   'cacheRead',
@@ -75,9 +75,9 @@ const DROP_ORDER = [
   'overflows',
   'peak',
   'compactions',
-] as const;
+];
 
-/** The fewest cells a shortened chart keeps (below that it is dropped), and the most the whole table shows. */
+/** The fewest cells a shortened chart keeps: narrower than that, columns go instead (the chart among them). */
 const MIN_CHART_CELLS = 8;
 
 /** A table's lines at the widest: every column, headers in full, the whole chart, every line as long as it is. */
@@ -118,7 +118,7 @@ function fitTable(columns: readonly Column[], width: number): Fit {
   }
 }
 
-/** Lays out a table fitted to `width`: numbers right-aligned, the last column left as it is, no line past `width`. */
+/** Lays out a table fitted to `width`: names and the chart aligned left, numbers right, no line past `width`. */
 function table(columns: readonly Column[], rows: number, width: number, color: ChalkInstance): string[] {
   const fit = fitTable(columns, width);
   const widths = widthsOf(fit);
@@ -141,108 +141,74 @@ function table(columns: readonly Column[], rows: number, width: number, color: C
     return displayWidth(text) > width ? cutToWidth(text, width) : text;
   };
   const header = line((c) => (fit.short ? fit.columns[c]!.short : fit.columns[c]!.full));
-  return [color.bold(header), ...Array.from({ length: rows }, (_, r) => line((c) => cell(c, r)))];
+  return [
+    color.bold(displayWidth(header) > width ? cutToWidth(header, width) : header),
+    ...Array.from({ length: rows }, (_, r) => line((c) => cell(c, r))),
+  ];
 }
 
-/** A column of numbers or text, one cell per row. */
-const column = (key: string, full: string, short: string, cells: readonly string[]): Column => ({
+/** Each column's key, its header in full and shortened (the JSON names the same figures). */
+const HEADERS = {
+  policy: ['policy', 'policy'],
+  calls: ['calls', 'calls'],
+  compactions: ['compactions', 'compacts'],
+  peak: ['peak', 'peak'],
+  mean: ['mean', 'mean'],
+  overflows: ['overflows', 'overflow'],
+  input: ['input', 'input'],
+  cacheRead: ['cache read', 'cached'],
+  cacheWrite: ['cache write', 'written'],
+  cost: ['cost', 'cost'],
+  lost: ['lost', 'lost'],
+  usersRemoved: ['users removed', 'users'],
+  chart: ['context over the run', 'context'],
+} as const;
+
+type Key = keyof typeof HEADERS;
+
+/** A column whose cells are drawn for a chart of a given number of cells (only the chart's depend on it). */
+const column = (key: Key, cells: (chartCells: number) => readonly string[]): Column => ({
   key,
-  full,
-  short,
-  cells: () => cells,
+  full: HEADERS[key][0],
+  short: HEADERS[key][1],
+  cells,
 });
+
+/** Columns of figures that do not depend on the chart, one cell per row, in the order given. */
+function columnsOf<T>(rows: readonly T[], picks: readonly (readonly [Key, (row: T) => string])[]): Column[] {
+  return picks.map(([key, pick]) => {
+    const cells = rows.map(pick);
+    return column(key, () => cells);
+  });
+}
 
 /** A run's columns, one row per policy. */
 function policyColumns(run: ReplayRun, color: ChalkInstance): Column[] {
-  const ps = run.policies;
-  const of = (pick: (p: ReplayPolicy) => string): string[] => ps.map(pick);
+  const chart = (cells: number): string[] =>
+    run.policies.map((p) =>
+      sparkline(
+        p.calls.map((c) => c.tokens),
+        run.contextWindow,
+        color,
+        cells,
+      ),
+    );
   return [
-    column(
-      'policy',
-      'policy',
-      'policy',
-      of((p) => p.strategy),
-    ),
-    column(
-      'calls',
-      'calls',
-      'calls',
-      of((p) => n(p.calls.length)),
-    ),
-    column(
-      'compactions',
-      'compactions',
-      'compacts',
-      of((p) => n(p.compactions.length)),
-    ),
-    column(
-      'peak',
-      'peak',
-      'peak',
-      of((p) => n(p.peakTokens)),
-    ),
-    column(
-      'mean',
-      'mean',
-      'mean',
-      of((p) => n(p.meanTokens)),
-    ),
-    column(
-      'overflows',
-      'overflows',
-      'overflow',
-      of((p) => (p.overflows > 0 ? color.red(n(p.overflows)) : '0')),
-    ),
-    column(
-      'input',
-      'input',
-      'input',
-      of((p) => n(p.inputTokens)),
-    ),
-    column(
-      'cacheRead',
-      'cache read',
-      'cached',
-      of((p) => n(p.cacheReadTokens)),
-    ),
-    column(
-      'cacheWrite',
-      'cache write',
-      'written',
-      of((p) => n(p.cacheWriteTokens)),
-    ),
-    column(
-      'cost',
-      'cost',
-      'cost',
-      of((p) => money(p.cost.total, run.prices.currency)),
-    ),
-    column(
-      'lost',
-      'lost',
-      'lost',
-      of((p) => (p.lost.length > 0 ? color.yellow(n(p.lost.length)) : '0')),
-    ),
-    column(
-      'usersRemoved',
-      'users removed',
-      'users',
-      of((p) => n(p.removedUserMessages.length)),
-    ),
-    {
-      key: 'chart',
-      full: 'context over the run',
-      short: 'context',
-      cells: (chartCells) =>
-        of((p) =>
-          sparkline(
-            p.calls.map((c) => c.tokens),
-            run.contextWindow,
-            color,
-            chartCells,
-          ),
-        ),
-    },
+    ...columnsOf<ReplayPolicy>(run.policies, [
+      ['policy', (p) => p.strategy],
+      ['calls', (p) => n(p.calls.length)],
+      ['compactions', (p) => n(p.compactions.length)],
+      ['peak', (p) => n(p.peakTokens)],
+      ['mean', (p) => n(p.meanTokens)],
+      ['overflows', (p) => (p.overflows > 0 ? color.red(n(p.overflows)) : '0')],
+      ['input', (p) => n(p.inputTokens)],
+      ['cacheRead', (p) => n(p.cacheReadTokens)],
+      ['cacheWrite', (p) => n(p.cacheWriteTokens)],
+      ['cost', (p) => money(p.cost.total, run.prices.currency)],
+      ['lost', (p) => (p.lost.length > 0 ? color.yellow(n(p.lost.length)) : '0')],
+      ['usersRemoved', (p) => n(p.removedUserMessages.length)],
+    ]),
+    column('chart', chart),
   ];
 }
 
@@ -301,69 +267,18 @@ export function renderReplayRun(run: ReplayRun, color: ChalkInstance, width: num
 
 /** The totals' columns, one row per policy. */
 function totalColumns(totals: readonly ReplayTotal[], currency: string, color: ChalkInstance): Column[] {
-  const of = (pick: (t: ReplayTotal) => string): string[] => totals.map(pick);
-  return [
-    column(
-      'policy',
-      'policy',
-      'policy',
-      of((t) => t.strategy),
-    ),
-    column(
-      'calls',
-      'calls',
-      'calls',
-      of((t) => n(t.calls)),
-    ),
-    column(
-      'compactions',
-      'compactions',
-      'compacts',
-      of((t) => n(t.compactions)),
-    ),
-    column(
-      'overflows',
-      'overflows',
-      'overflow',
-      of((t) => (t.overflows > 0 ? color.red(n(t.overflows)) : '0')),
-    ),
-    column(
-      'input',
-      'input',
-      'input',
-      of((t) => n(t.inputTokens)),
-    ),
-    column(
-      'cacheRead',
-      'cache read',
-      'cached',
-      of((t) => n(t.cacheReadTokens)),
-    ),
-    column(
-      'cacheWrite',
-      'cache write',
-      'written',
-      of((t) => n(t.cacheWriteTokens)),
-    ),
-    column(
-      'cost',
-      'cost',
-      'cost',
-      of((t) => money(t.cost.total, currency)),
-    ),
-    column(
-      'lost',
-      'lost',
-      'lost',
-      of((t) => n(t.lost)),
-    ),
-    column(
-      'usersRemoved',
-      'users removed',
-      'users',
-      of((t) => n(t.removedUserMessages)),
-    ),
-  ];
+  return columnsOf<ReplayTotal>(totals, [
+    ['policy', (t) => t.strategy],
+    ['calls', (t) => n(t.calls)],
+    ['compactions', (t) => n(t.compactions)],
+    ['overflows', (t) => (t.overflows > 0 ? color.red(n(t.overflows)) : '0')],
+    ['input', (t) => n(t.inputTokens)],
+    ['cacheRead', (t) => n(t.cacheReadTokens)],
+    ['cacheWrite', (t) => n(t.cacheWriteTokens)],
+    ['cost', (t) => money(t.cost.total, currency)],
+    ['lost', (t) => n(t.lost)],
+    ['usersRemoved', (t) => n(t.removedUserMessages)],
+  ]);
 }
 
 /**
