@@ -153,6 +153,12 @@ describe('swc replay fits its table to the terminal', () => {
     );
   });
 
+  it('writes the same JSON at any width', async () => {
+    const json = await replayAt(60, [...FILES, ...ARGS, '--json']);
+    expect(await replayAt(200, [...FILES, ...ARGS, '--json'])).toBe(json);
+    expect(await replayAt(null, [...FILES, ...ARGS, '--json'])).toBe(json);
+  });
+
   it('keeps the end of a file name wider than the terminal', async () => {
     const text = await replayAt(60, [FILES[0] as string, ...ARGS]);
     const [first, second] = linesOf(text);
