@@ -10,6 +10,8 @@ import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { PROPERTY_SCALE } from '../helpers/scale.js';
+import { compare, compareChains } from '../helpers/slim-compare.js';
 
 type Line = Record<string, unknown>;
 
@@ -332,6 +334,16 @@ describe('Codex sessions: inspect and pruning', () => {
     expect(run.stdout).toContain('tool call "c1" (shell) has no result');
   });
 
+  it('prunes an output given as a list of parts into a string placeholder, nothing else changed', () => {
+    const raw = line(40, 'response_item', {
+      type: 'custom_tool_call_output',
+      call_id: 'c9',
+      output: [{ type: 'input_text', text: 'big' }],
+    });
+    const written = codex.writePruned!({ raws: [raw], items: [0], texts: ['[gone]'], originalTokens: 10 });
+    expect(written.get(0)).toBe(raw.replace('[{"type":"input_text","text":"big"}]', '"[gone]"'));
+  });
+
   it("prunes an output by rewriting its payload's output alone", () => {
     const raws = SESSION;
     const written = codex.writePruned!({ raws, items: [11, 12], texts: ['[pruned]'], originalTokens: 10 });
@@ -344,6 +356,17 @@ describe('Codex sessions: real files through the CLI', () => {
   const files = readdirSync(FIXTURES)
     .filter((f) => f.endsWith('.jsonl'))
     .sort();
+
+  it('decides and writes the same with slim items as with whole ones, for every strategy', async () => {
+    // Below full strength, three: Codex's compaction, outputs as lists of parts, the oldest envelope.
+    const some = ['localpush-compacted-excerpt.jsonl', 'edgerunner-excerpt.jsonl', 'openprintkit-excerpt.jsonl'];
+    for (const name of PROPERTY_SCALE >= 1 ? files : some) {
+      const file = path.join(FIXTURES, name);
+      const bytes = readFileSync(file);
+      await compare(file, bytes);
+      await compareChains(file, bytes);
+    }
+  }, 120_000);
 
   it('has the eight fixtures', () => {
     expect(files).toHaveLength(8);
