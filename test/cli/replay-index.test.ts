@@ -40,7 +40,7 @@ describe('the replay report of a file of many runs', () => {
     const html = readFileSync(path.join(dir, 'r.html'), 'utf8');
     const items = [
       ...html.matchAll(
-        /<li class="(changed|same)"><a href="#run-(\d+)">[^<]*<\/a> <span class="muted">([^<]*)<\/span><\/li>/g,
+        /<li class="(changed|same)" value="\d+"><a href="#run-(\d+)">[^<]*<\/a> <span class="muted">([^<]*)<\/span><\/li>/g,
       ),
     ].map((m) => ({ run: Number(m[2]), changed: m[1] === 'changed', what: m[3] }));
     const runs = (html.match(/<section class="run"/g) ?? []).length;

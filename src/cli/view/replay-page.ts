@@ -352,7 +352,7 @@ function totalsSection(report: ReplayRuns): string {
     .map((r, i) => {
       const calls = r.policies.reduce((m, p) => Math.max(m, p.calls.length), 0);
       const what = `${plural(calls, 'call')}; ${escapeHtml(runChangesLine(r))}`;
-      return `<li class="${isChangedRun(r) ? 'changed' : 'same'}"><a href="#run-${i + 1}">${escapeHtml(r.file)}</a> <span class="muted">${what}</span></li>`;
+      return `<li class="${isChangedRun(r) ? 'changed' : 'same'}" value="${i + 1}"><a href="#run-${i + 1}">${escapeHtml(r.file)}</a> <span class="muted">${what}</span></li>`;
     })
     .join('');
   const changed = report.runs.filter(isChangedRun).length;
