@@ -368,6 +368,32 @@ describe('Codex sessions: real files through the CLI', () => {
     }
   }, 120_000);
 
+  it('reads the running localpush session line by line as the rules say', async () => {
+    const file = path.join(FIXTURES, 'localpush-running.jsonl');
+    const { conversations } = await compactText(readFileSync(file, 'utf8'), 1_000_000);
+    const { messages, itemsOf, pinned } = conversations[0]!.normalized;
+    // Base instructions, six injected messages before the prompt, the prompt with its mirror and the skill text
+    // after it, then reasoning, reply and a call with their two events.
+    expect(messages.map((m) => m.role)).toEqual([...Array(7).fill('system'), 'user', 'assistant']);
+    expect(itemsOf).toEqual([[], [1], [2], [3], [4], [5], [6], [8, 9, 10], [13, 14, 15, 16, 17]]);
+    expect(pinned).toEqual([0, 7, 11, 12, 18]);
+    const run = await runSwc(['inspect', file, '--tokenizer', 'approx'], { cwd: ROOT });
+    expect(run.stdout).toMatch(
+      /\n {2}system {2}#1-6 {4}6 msgs .*\n {2}task {4}#8-10 {3}2 msgs .*\n\? step 1 {2}#13-17 {2}3 msgs /,
+    );
+  });
+
+  it('reads the localpush excerpt from its compacted line on, the 57 lines before it kept and uncounted', async () => {
+    const file = path.join(FIXTURES, 'localpush-compacted-excerpt.jsonl');
+    const { conversations } = await compactText(readFileSync(file, 'utf8'), 1_000_000);
+    const { messages, itemsOf, pinned } = conversations[0]!.normalized;
+    expect(itemsOf[0]).toEqual([57]);
+    expect(pinned!.slice(0, 57)).toEqual([...Array(57).keys()]);
+    expect(renderMessage(messages[0]!).text).toMatch(
+      /^\[system\] Codex compacted the conversation here \(line 58\): 40 items replace all before it\n/,
+    );
+  });
+
   it('has the eight fixtures', () => {
     expect(files).toHaveLength(8);
   });
