@@ -202,12 +202,18 @@ function langchainUsage(items: readonly unknown[], file: string): ReplayRecorded
  * the Responses API's terms: `input_tokens` includes the cached part (`cached_input_tokens`, the reads; OpenAI reports
  * no cache writes), `output_tokens` includes the reasoning tokens (`total_tokens` is their sum). Codex repeats the
  * event without a new call (its `total_token_usage`, cumulative for the session, is then unchanged): a repeat is left
- * out, and so is an event of no tokens (the marker written after a compaction).
+ * out, and so is an event of no tokens (the marker written after a compaction). Only the calls after the last
+ * `compacted` line are read: the replay replays the live history from there, the lines before it being a dead record.
  */
 function codexUsage(items: readonly unknown[], file: string): ReplayRecorded | null {
   const calls: CallUsage[] = [];
   let previous: string | null = null;
+  let from = 0;
   items.forEach((item, i) => {
+    if (isObject(item) && item.type === 'compacted') from = i + 1;
+  });
+  items.forEach((item, i) => {
+    if (i < from) return;
     const payload = isObject(item) && item.type === 'event_msg' ? item.payload : null;
     if (!isObject(payload) || payload.type !== 'token_count' || !isObject(payload.info)) return;
     const last = objectAt(payload.info, 'last_token_usage');

@@ -55,6 +55,23 @@ describe('Codex sessions: recorded usage', () => {
     });
   });
 
+  it('reads only the calls after the last compacted line, as the replay does', () => {
+    const items = [
+      { type: 'session_meta', payload: { id: 's' } },
+      tokenCount(usage(1000, 0, 50), usage(1000, 0, 50)),
+      { type: 'compacted', payload: { message: '', replacement_history: [] } },
+      tokenCount(usage(0, 0, 0), usage(1000, 0, 50)),
+      tokenCount(usage(300, 200, 7), usage(1300, 200, 57)),
+    ];
+    expect(recordedUsage('codex', items)).toEqual({
+      calls: 1,
+      inputTokens: 300,
+      cacheReadTokens: 200,
+      cacheWriteTokens: 0,
+      outputTokens: 7,
+    });
+  });
+
   it('records nothing for a session without token counts', () => {
     expect(recordedUsage('codex', [{ type: 'session_meta', payload: {} }, tokenCount(null)])).toBeNull();
   });
