@@ -114,22 +114,25 @@ interface Prompts {
 
 /**
  * The user's typed prompts: the user message each `user_message` event mirrors (the nearest user message line before
- * it that no other event claimed), since redacted files cannot be matched by text; with no such event after `from`,
+ * it, after the event before it), since redacted files cannot be matched by text; with no such event after `from`,
  * every user message whose text is not injected context.
  */
 function promptsAfter(items: readonly unknown[], from: number): Prompts {
   const lines = new Set<number>();
   const mirrorOf = new Map<number, number>();
   let mirrored = false;
+  // An event looks no further back than the event before it: a prompt with no event of its own is context.
+  let floor = from;
   for (let k = from + 1; k < items.length; k++) {
     if (!isEvent(items[k], 'user_message')) continue;
     mirrored = true;
-    for (let j = k - 1; j > from; j--) {
-      if (messageRole(items[j]) !== 'user' || lines.has(j)) continue;
+    for (let j = k - 1; j > floor; j--) {
+      if (messageRole(items[j]) !== 'user') continue;
       lines.add(j);
       mirrorOf.set(k, j);
       break;
     }
+    floor = k;
   }
   if (!mirrored)
     for (let k = from + 1; k < items.length; k++)
