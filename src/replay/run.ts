@@ -2,7 +2,7 @@ import { noteTemplate } from '../core/compact.js';
 import { identifierKey, identifiersOfMessage } from '../core/identifiers/index.js';
 import { lazyList } from '../core/lazy-list.js';
 import { renderMessage } from '../core/render.js';
-import { simulatedReply, type Summarizer } from '../core/summarize.js';
+import { simulatedReply, type Summarizer, type SummaryFailure } from '../core/summarize.js';
 import type { Message, Rendered, TokenCounter } from '../core/types.js';
 import { InputError } from '../errors.js';
 import { itemsReader, type ConversationInput, type FormatAdapter, type Normalized } from '../formats/types.js';
@@ -115,7 +115,12 @@ export async function replaySource(
   const whole = normalizeItems(source, source.items, template);
   const script = scriptOf(source, whole);
   const policies: ReplayPolicy[] = [];
-  for (const strategy of strategies) policies.push(await replayPolicy(source, script, strategy, settings));
+  const idleNotes: string[] = [];
+  for (const strategy of strategies) {
+    const { policy, idle } = await replayPolicy(source, script, strategy, settings);
+    policies.push(policy);
+    if (idle.length > 0) idleNotes.push(idleNote(strategy, idle));
+  }
   return {
     file: source.file,
     format: source.adapter.name,
@@ -128,8 +133,30 @@ export async function replaySource(
     prices: settings.prices,
     recorded,
     policies,
-    notes: REPLAY_NOTES,
+    notes: [...REPLAY_NOTES, ...idleNotes],
   };
+}
+
+/** A compaction that called the summarizer and changed nothing: the LLM call it came before, its calls, and why. */
+interface Idle {
+  readonly call: number;
+  readonly calls: number;
+  readonly why: string;
+}
+
+/**
+ * Why a policy spent summary calls without compacting (issue 57: 11 calls, 0 compactions read as a bug): how many,
+ * before which LLM calls, and the reason the compactor gave for keeping the history (each distinct one, first first).
+ */
+function idleNote(strategy: string, idle: readonly Idle[]): string {
+  const calls = idle.reduce((n, i) => n + i.calls, 0);
+  const at = idle.map((i) => i.call + 1);
+  const shown = at.length <= 6 ? at.join(', ') : `${at.slice(0, 5).join(', ')} … ${at[at.length - 1] as number}`;
+  const whys = [...new Set(idle.map((i) => i.why))];
+  return (
+    `${strategy}: ${calls} summary call${calls === 1 ? '' : 's'} compacted nothing ` +
+    `(before LLM call${at.length === 1 ? '' : 's'} ${shown}): ${whys.join('; ')}; the hook then keeps the history as it was.`
+  );
 }
 
 /** The calls of a conversation and where each identifier is named. */
@@ -263,8 +290,9 @@ async function replayPolicy(
   script: Script,
   strategy: string,
   settings: ReplaySettings,
-): Promise<ReplayPolicy> {
+): Promise<{ policy: ReplayPolicy; idle: Idle[] }> {
   const use: SummaryUse = { calls: 0, promptTokens: 0, replyTokens: 0, failed: 0, failure: null };
+  const idle: Idle[] = [];
   const compactor = strategy === 'none' ? null : await compactorFor(source, strategy, settings, use);
   const template = noteTemplate(settings.note);
   const { starts } = script;
@@ -287,7 +315,10 @@ async function replayPolicy(
     if (compactor !== null && sent.tokens >= settings.trigger) {
       const before = sent;
       const was = history.current;
+      const callsBefore = use.calls;
       const done = await compactor.compact(was);
+      if (!done.changed && use.calls > callsBefore)
+        idle.push({ call, calls: use.calls - callsBefore, why: idleReason(done.summarized?.failure ?? null) });
       if (done.changed) {
         compacted = true;
         history.replace(done.messages);
@@ -310,7 +341,13 @@ async function replayPolicy(
     previous = { rendered: sent.rendered, length: sent.rendered.length, tokens: sent.tokens, reply };
     history.append(items.slice(start, end));
   }
-  return policyFigures(strategy, gathered, use, settings.prices);
+  return { policy: policyFigures(strategy, gathered, use, settings.prices), idle };
+}
+
+/** Why summarizing left the history as it was, in the compactor's words where it gave some. */
+function idleReason(failure: SummaryFailure | null): string {
+  if (failure === null) return 'its summaries did not make the history smaller';
+  return failure.kind === 'not-smaller' ? 'its summary was no smaller than the messages it replaced' : failure.reason;
 }
 
 /** The previous call's history as sent: its first `length` rendered messages, their count, then its reply. */
