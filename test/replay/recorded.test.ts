@@ -9,7 +9,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { recordedUsage } from '../../src/replay/recorded.js';
 import type { ReplayRecorded, ReplayRun, ReplayRuns } from '../../src/replay/types.js';
-import { REAL_DATA, swc, tempDir } from '../helpers/cli.js';
+import { REAL_DATA, tempDir } from '../helpers/cli.js';
+import { runSwc } from '../helpers/run-in-process.js';
 
 /** One call's usage as a test writes it: uncached input, cache reads and writes, reply and reasoning. */
 interface Call {
@@ -293,51 +294,57 @@ describe('swc replay --json shows the run as recorded', () => {
   const present = existsSync(ADK);
   if (!present) console.warn(`recorded: ${ADK} is missing, so the end-to-end test of a real ADK session is skipped`);
 
-  (present ? it : it.skip)('for a real ADK session, a hand-made LangChain file, and null for a Responses body', () => {
-    const dir = tempDir();
-    const langchain = path.join(dir, 'langchain.json');
-    writeFileSync(
-      langchain,
-      JSON.stringify([
-        { type: 'human', data: { content: 'Read /srv/a.txt', type: 'human' } },
-        {
-          type: 'ai',
-          data: {
-            content: 'Done.',
+  (present ? it : it.skip)(
+    'for a real ADK session, a hand-made LangChain file, and null for a Responses body',
+    async () => {
+      const dir = tempDir();
+      const langchain = path.join(dir, 'langchain.json');
+      writeFileSync(
+        langchain,
+        JSON.stringify([
+          { type: 'human', data: { content: 'Read /srv/a.txt', type: 'human' } },
+          {
             type: 'ai',
-            usage_metadata: {
-              input_tokens: 2100,
-              output_tokens: 40,
-              total_tokens: 2140,
-              input_token_details: { cache_read: 2048 },
+            data: {
+              content: 'Done.',
+              type: 'ai',
+              usage_metadata: {
+                input_tokens: 2100,
+                output_tokens: 40,
+                total_tokens: 2140,
+                input_token_details: { cache_read: 2048 },
+              },
             },
           },
-        },
-      ]),
-    );
-    const responses = path.join(dir, 'responses.json');
-    writeFileSync(
-      responses,
-      JSON.stringify({
-        model: 'gpt-5',
-        input: [
-          { role: 'user', content: 'Convert 100 EUR to CHF.' },
-          { type: 'function_call', call_id: 'c1', name: 'convert', arguments: '{}' },
-          { type: 'function_call_output', call_id: 'c1', output: '94.10 CHF' },
-          { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: '94.10 CHF.' }] },
-        ],
-      }),
-    );
-    const r = swc(['replay', ADK, langchain, responses, '--context-window', '8k', '--tokenizer', 'approx', '--json']);
-    expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
-    const runs = (JSON.parse(r.stdout) as ReplayRuns).runs as ReplayRun[];
-    const byName = new Map(runs.map((run) => [path.basename(run.file), run]));
-    const seen = (name: string) => [byName.get(name)?.format, byName.get(name)?.recorded];
-    // The session's event_logs: prompts of 32, 94 and 129 tokens, replies of 13, 32 and 14.
-    expect(seen('adk-context_update_test.session.json')).toEqual(['gemini', recorded(3, 255, 0, 0, 59)]);
-    expect(byName.get('adk-context_update_test.session.json')?.policies[0]?.calls).toHaveLength(3);
-    expect(seen('langchain.json')).toEqual(['langchain', recorded(1, 2100, 2048, 0, 40)]);
-    expect(seen('responses.json')).toEqual(['responses', null]);
-  });
+        ]),
+      );
+      const responses = path.join(dir, 'responses.json');
+      writeFileSync(
+        responses,
+        JSON.stringify({
+          model: 'gpt-5',
+          input: [
+            { role: 'user', content: 'Convert 100 EUR to CHF.' },
+            { type: 'function_call', call_id: 'c1', name: 'convert', arguments: '{}' },
+            { type: 'function_call_output', call_id: 'c1', output: '94.10 CHF' },
+            { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: '94.10 CHF.' }] },
+          ],
+        }),
+      );
+      const r = await runSwc(
+        ['replay', ADK, langchain, responses, '--context-window', '8k', '--tokenizer', 'approx', '--json'],
+        { cwd: dir },
+      );
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const runs = (JSON.parse(r.stdout) as ReplayRuns).runs as ReplayRun[];
+      const byName = new Map(runs.map((run) => [path.basename(run.file), run]));
+      const seen = (name: string) => [byName.get(name)?.format, byName.get(name)?.recorded];
+      // The session's event_logs: prompts of 32, 94 and 129 tokens, replies of 13, 32 and 14.
+      expect(seen('adk-context_update_test.session.json')).toEqual(['gemini', recorded(3, 255, 0, 0, 59)]);
+      expect(byName.get('adk-context_update_test.session.json')?.policies[0]?.calls).toHaveLength(3);
+      expect(seen('langchain.json')).toEqual(['langchain', recorded(1, 2100, 2048, 0, 40)]);
+      expect(seen('responses.json')).toEqual(['responses', null]);
+    },
+  );
 });
