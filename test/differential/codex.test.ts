@@ -24,8 +24,11 @@ import {
   approximateCounter,
   DEFAULT_OMISSION_NOTE,
   slidingWindow,
+  DEFAULT_PLACEHOLDER,
+  toolResultPruning,
   type HMessage,
   type HToolCall,
+  type WindowResult,
 } from '../reference/haystack.js';
 import { scratch } from './harness.js';
 
@@ -58,7 +61,7 @@ function message(role: HMessage['role'], fields: Partial<HMessage> = {}): HMessa
 }
 
 /** Writes a random Codex session and its view, line by line. */
-function randomSession(seed: number): Session {
+function randomSession(seed: number, options: { inStep?: boolean } = {}): Session {
   const rng = createRng(seed);
   const words = (min: number, max: number): string =>
     Array.from({ length: rng.int(min, max) }, () => rng.pick(WORDS)).join(' ');
@@ -135,7 +138,7 @@ function randomSession(seed: number): Session {
   }
   /** One assistant step: reasoning, a reply or calls with their outputs, or a web search. */
   const step = (inTurn: number): void => {
-    if (inTurn > 0 && rng.chance(0.08)) {
+    if (inTurn > 0 && options.inStep !== false && rng.chance(0.08)) {
       // Context between steps: a result of no tool, in the step before it.
       const t = contextText();
       add(message('tool', { results: [{ toolName: '', id: null, text: t, error: false }] }), [contextLine(t)], 1);
@@ -256,11 +259,15 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
 /** The lines the reference's decision leaves, with the note where it goes (null: the session stays as it is). */
 function expectedLines(s: Session, target: number, minKeepSteps: number): { lines: string[]; note: string } | null {
   const ref = slidingWindow(s.view, target, count, { minKeepSteps, note: DEFAULT_OMISSION_NOTE });
-  if (ref === null) return null;
+  return ref === null ? null : windowed(s, s.lines, ref);
+}
+
+/** The lines a window result leaves of `lines` (the session's, some rewritten), with its note where it goes. */
+function windowed(s: Session, lines: readonly string[], ref: WindowResult): { lines: string[]; note: string } {
   const removedLines = new Set(ref.removed.flatMap((v) => s.own[v] as number[]));
   const removedWeight = ref.removed.reduce((n, v) => n + (s.weight[v] as number), 0);
   const noteText = DEFAULT_OMISSION_NOTE.split('{num_removed}').join(String(removedWeight));
-  const keptLines = s.lines.map((_, k) => k).filter((k) => !removedLines.has(k));
+  const keptLines = lines.map((_, k) => k).filter((k) => !removedLines.has(k));
   // The note goes before the first line of the first kept message from its place on that has lines, else last.
   let before: number | null = null;
   for (const v of ref.kept.slice(ref.noteIndex as number)) {
@@ -273,7 +280,7 @@ function expectedLines(s: Session, target: number, minKeepSteps: number): { line
   // It takes the timestamp of the line written right before it (the line after it when none is).
   const previous = keptLines.filter((k) => before === null || k < before).pop();
   const neighbour = previous ?? (before as number);
-  const { timestamp } = JSON.parse(s.lines[neighbour] as string) as { timestamp: string };
+  const { timestamp } = JSON.parse(lines[neighbour] as string) as { timestamp: string };
   const note = JSON.stringify({
     timestamp,
     type: 'response_item',
@@ -282,7 +289,7 @@ function expectedLines(s: Session, target: number, minKeepSteps: number): { line
   const out: string[] = [];
   for (const k of keptLines) {
     if (before !== null && k >= before && !out.includes(note)) out.push(note);
-    out.push(s.lines[k] as string);
+    out.push(lines[k] as string);
   }
   if (!out.includes(note)) out.push(note);
   return { lines: out, note: noteText };
@@ -358,6 +365,107 @@ describe("swc compact decides on Codex sessions as Haystack's SlidingWindowCompa
         expect({ ...label, note: report.note?.text ?? null }).toEqual({ ...label, note: expected?.note ?? null });
       });
       await fc.assert(property, { numRuns: scaled(500) });
+    },
+    scaledTimeout(60_000),
+  );
+});
+
+interface PruneCase {
+  readonly seed: number;
+  readonly minKeepSteps: number;
+  readonly perMille: number;
+  readonly minTokens: number;
+  readonly chain: 'prune' | 'prune,window';
+}
+
+const pruneCaseArb: fc.Arbitrary<PruneCase> = fc.record({
+  seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+  minKeepSteps: fc.constantFrom(1, 1, 2, 3),
+  perMille: fc.integer({ min: 0, max: 1000 }),
+  minTokens: fc.constantFrom(0, 0, 20, 100),
+  chain: fc.constantFrom<PruneCase['chain']>('prune', 'prune,window'),
+});
+
+describe("swc compact --strategy prune decides on Codex sessions as Haystack's ToolResultPruningCompactor", () => {
+  it(
+    'on random sessions (string and list outputs), then its window, through the command line',
+    async () => {
+      let pruning = 0;
+      const property = fc.asyncProperty(pruneCaseArb, async (k) => {
+        // Context between steps is a result of no tool that swc never prunes (no output line holds it): left out.
+        const s = randomSession(k.seed, { inStep: false });
+        const whole = count(s.view);
+        const target = Math.max(1, Math.floor((whole * k.perMille) / 1000));
+        const pruned = toolResultPruning(s.view, target, count, {
+          minKeepSteps: k.minKeepSteps,
+          minTokens: k.minTokens,
+          placeholder: DEFAULT_PLACEHOLDER,
+        });
+        const view = pruned?.messages ?? s.view;
+        // A pruned output line: its payload's output becomes the placeholder, every other byte as it was.
+        const lines = [...s.lines];
+        for (const v of pruned?.pruned ?? []) {
+          const at = (s.own[v] as number[])[0] as number;
+          const line = JSON.parse(lines[at] as string) as { payload: Record<string, unknown> };
+          const name = (s.view[v] as HMessage).results[0]!.toolName;
+          line.payload.output = DEFAULT_PLACEHOLDER.split('{tool_name}').join(name);
+          lines[at] = JSON.stringify(line);
+        }
+        if ((pruned?.pruned.length ?? 0) > 0) pruning++;
+        const window =
+          k.chain === 'prune,window'
+            ? slidingWindow(view, target, count, { minKeepSteps: k.minKeepSteps, note: DEFAULT_OMISSION_NOTE })
+            : null;
+        const expected = window === null ? { lines, note: null } : windowed({ ...s, view }, lines, window);
+        const after = window === null ? count(view) : count(applyWindow(view, { ...window, noteText: expected.note }));
+        const file = tmp.write(`${k.seed}-prune-rollout.jsonl`, `${s.lines.join('\n')}\n`);
+        const out = `${file}.out`;
+        const r = await runSwc(
+          [
+            'compact',
+            file,
+            '--tokenizer',
+            'approx',
+            '-t',
+            String(target),
+            '-k',
+            String(k.minKeepSteps),
+            '--strategy',
+            k.chain,
+            '--min-tokens',
+            String(k.minTokens),
+            '-o',
+            out,
+            '--json',
+          ],
+          { cwd: tmp.dir },
+        );
+        const label = { ...k, target };
+        expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({
+          ...label,
+          status: 0,
+          stderr: '',
+        });
+        const report = JSON.parse(r.stdout) as { tokensBefore: number; tokensAfter: number };
+        expect({
+          ...label,
+          lines: tmp
+            .read(out)
+            .split('\n')
+            .filter((l) => l !== ''),
+        }).toEqual({
+          ...label,
+          lines: expected.lines,
+        });
+        expect({ ...label, before: report.tokensBefore, after: report.tokensAfter }).toEqual({
+          ...label,
+          before: whole,
+          after,
+        });
+      });
+      await fc.assert(property, { numRuns: scaled(300) });
+      // The cases really prune (a generator that stopped making long outputs would pass vacuously).
+      expect(pruning).toBeGreaterThan(scaled(300) / 10);
     },
     scaledTimeout(60_000),
   );
