@@ -16,7 +16,7 @@ const GROUPS: ReadonlyArray<readonly [heading: string, names: string]> = [
   ],
   ['Output:', 'output inPlace backupDir outDir force base'],
   ['Batch and CI:', 'check failOverTarget failOnOverflow maxLost jobs shard'],
-  ['Display:', 'dryRun stat verbose json jsonLines report exact prices quiet color debug'],
+  ['Display:', 'dryRun stat verbose json jsonLines report changedOnly exact prices quiet color debug'],
 ];
 
 const HEADING: ReadonlyMap<string, string> = new Map(

@@ -15,6 +15,7 @@ import { recordError } from './report.js';
 import { resolveSettings, type CompactFlags, type CompactSettings } from './settings.js';
 import { summarySourceFor } from './summary-source.js';
 import { findTargets, readTarget, type Target } from './targets.js';
+import { isChangedRun } from './view/replay-changes.js';
 import { renderReplay } from './view/replay-table.js';
 
 /**
@@ -30,6 +31,7 @@ export interface ReplayFlags extends Omit<CompactFlags, 'strategy'> {
   prices?: string;
   failOnOverflow?: boolean;
   maxLost?: string;
+  changedOnly?: boolean;
 }
 
 /** The policies as given (`window` alone when none is), each checked as `swc compact --strategy` checks a chain. */
@@ -51,7 +53,7 @@ function policiesOf(flags: ReplayFlags): string[] {
 function settingsOf(inputs: readonly string[], flags: ReplayFlags, strategy: string): CompactSettings {
   if (flags.contextWindow === undefined)
     throw new UsageError('--context-window <tokens> is required (the model context window the hook compacts for)');
-  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, report: _r, ...shared } = flags;
+  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, report: _r, changedOnly: _c, ...shared } = flags;
   const uses = (name: string): boolean => strategy.split(',').some((x) => x.trim() === name);
   // Settings of a strategy this policy does not use are another policy's: they are left out here.
   const own: CompactFlags = {
@@ -83,7 +85,7 @@ function settingsOf(inputs: readonly string[], flags: ReplayFlags, strategy: str
  */
 function checkUsed(inputs: readonly string[], flags: ReplayFlags, policies: readonly string[]): void {
   const names = new Set(policies.flatMap((p) => (p === 'none' ? [] : p.split(',').map((x) => x.trim()))));
-  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, report: _r, ...shared } = flags;
+  const { strategy: _all, prices: _p, failOnOverflow: _f, maxLost: _m, report: _r, changedOnly: _c, ...shared } = flags;
   if (flags.contextWindow === undefined) return;
   resolveSettings(inputs, { ...shared, strategy: names.size === 0 ? 'window' : [...names].join(','), dryRun: true });
 }
@@ -305,7 +307,12 @@ export async function runReplay(
   } else if (runs.length > 0)
     await writeAll(
       io.stdout,
-      renderReplay(printable(document), colorFor(io.stdout, io.env, colorWhen(flags.color)), widthOf(io)),
+      renderReplay(
+        printable(document),
+        colorFor(io.stdout, io.env, colorWhen(flags.color)),
+        widthOf(io),
+        flags.changedOnly === true ? isChangedRun : undefined,
+      ),
     );
   const failedCalls = warnFailedSummaries(runs, report);
   if (code === EXIT.ok && failedCalls > 0) code = EXIT.summaryFailed;

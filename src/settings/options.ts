@@ -40,7 +40,7 @@ export const HELP_ORDER: Readonly<Record<OptionCommand, readonly string[]>> = {
     contextWindow compactAt compactTo minKeepSteps strategy minTokens placeholder summaryTokens
     summaryInstruction baseUrl model summarizeCommand concurrency cacheDir cache minRetention dryRun note
     tokenizer format charsPerToken tokensPerImage tokensPerFile conversationKey conversationPath prices json
-    report failOnOverflow maxLost ignore color debug
+    report changedOnly failOnOverflow maxLost ignore color debug
   `),
   restore: namesOf('offloadDir output inPlace format conversationKey conversationPath quiet debug'),
 };

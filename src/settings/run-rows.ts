@@ -201,6 +201,16 @@ export const RUN_ROWS: readonly OptionRow[] = [
     on: { replay: { help: 'exit 1 if a compacting policy sends more than the window in some call' } },
   },
   {
+    name: 'changedOnly',
+    flags: '--changed-only',
+    value: 'boolean',
+    on: {
+      replay: {
+        help: 'in the table, only the runs some policy changed (compacted, summarized, or overflowed); totals and --json keep all',
+      },
+    },
+  },
+  {
     name: 'maxLost',
     flags: '--max-lost',
     argument: '<n>',

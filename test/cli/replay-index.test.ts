@@ -66,4 +66,27 @@ describe('the replay report of a file of many runs', () => {
     expect((html.match(/<section class="run"[^>]* data-changed="false">/g) ?? []).length).toBe(runs - changed);
     expect(html).toContain('<p class="meta">window: 1 compaction, 4 user messages removed.</p>');
   });
+
+  it('shows in the table only the runs a policy changed with --changed-only, the totals over all of them', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'tau.json'), FOUR_RUNS);
+    const args = ['replay', 'tau.json', '--context-window', '6000', '--strategy', 'none', '--strategy', 'window'];
+    const all = await runSwc([...args, '--json'], { cwd: dir });
+    const runs = (
+      JSON.parse(all.stdout) as {
+        runs: Array<{ file: string; policies: Array<{ compactions: unknown[]; overflows: number }> }>;
+      }
+    ).runs;
+    const changed = runs.filter((r) => r.policies.some((p) => p.compactions.length > 0 || p.overflows > 0));
+    expect(changed.length).toBeGreaterThan(0);
+    expect(changed.length).toBeLessThan(runs.length);
+    const r = await runSwc([...args, '--changed-only'], { cwd: dir, env: { COLUMNS: '400' } });
+    expect(r.status).toBe(0);
+    const headings = r.stdout.split('\n').filter((l) => l.startsWith('tau.json (record'));
+    expect(headings.map((h) => h.split(' (openai)')[0])).toEqual(changed.map((c) => c.file));
+    expect(r.stdout).toContain(`total over 4 runs (${4 - changed.length} that no policy changed not shown)`);
+    // --json keeps every run.
+    const json = await runSwc([...args, '--changed-only', '--json'], { cwd: dir });
+    expect(json.stdout).toBe(all.stdout);
+  });
 });

@@ -7,6 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { helpGroupOf } from '../../src/cli/help-groups.js';
 import { OptionsError } from '../../src/errors.js';
 import { createCompactor, type CompactorOptions } from '../../src/library/index.js';
 import { HELP_ORDER, OPTIONS, longFlag, type OptionCommand, type OptionRow } from '../../src/settings/options.js';
@@ -297,14 +298,18 @@ describe('docs/cli.md', () => {
 
 describe("each command's help", () => {
   it.each((Object.keys(HELP_ORDER) as OptionCommand[]).map((command) => [command]))(
-    '%s lists the flags of the table that it has, in the order of HELP_ORDER',
+    '%s lists the flags of the table that it has, in the order of HELP_ORDER within each --help group',
     async (command) => {
       const r = await runSwc([command, '--help'], { cwd: tempDir() });
-      const section = r.stdout.split('\nOptions:\n')[1]?.split(/\nExamples:\n/)[0] ?? '';
+      // Every option section, whatever its heading, up to the examples.
+      const section = r.stdout.split(/\nExamples:\n/)[0] ?? '';
       const listed = [...section.matchAll(/^ {2}(?:-\w, )?(--[\w-]+)/gm)].map((m) => m[1]);
       const rows = OPTIONS.filter((row) => row.on[command] !== undefined);
       expect(HELP_ORDER[command].slice().sort()).toEqual(rows.map((row) => row.name).sort());
-      const flags = HELP_ORDER[command].flatMap((name) => {
+      // The groups in the order their first option comes in HELP_ORDER, each option in that order within its group.
+      const groups = [...new Set(HELP_ORDER[command].map(helpGroupOf))];
+      const grouped = groups.flatMap((g) => HELP_ORDER[command].filter((name) => helpGroupOf(name) === g));
+      const flags = grouped.flatMap((name) => {
         const row = OPTIONS.find((r) => r.name === name) as OptionRow;
         return [longFlag(name), ...(row.negated === undefined ? [] : [row.negated.flag])];
       });

@@ -250,7 +250,12 @@ function recordedLines(run: ReplayRun, width: number): string[] {
  * One run's block: a heading, the table, what was recorded, what was lost and needed again, fitted to `width`
  * terminal columns (the heading and the lines under the table wrap; the table drops columns, see `fitTable`).
  */
-export function renderReplayRun(run: ReplayRun, color: ChalkInstance, width: number = WHOLE): string {
+export function renderReplayRun(
+  run: ReplayRun,
+  color: ChalkInstance,
+  width: number = WHOLE,
+  notes: readonly string[] = [],
+): string {
   const calls = run.policies[0]?.calls.length ?? 0;
   // A path wider than the terminal keeps its end, which tells runs apart.
   const file = displayWidth(run.file) > width ? cutStartToWidth(run.file, width) : run.file;
@@ -260,6 +265,7 @@ export function renderReplayRun(run: ReplayRun, color: ChalkInstance, width: num
     ...table(policyColumns(run, color), run.policies.length, width, color),
     ...recordedLines(run, width),
     ...lostLines(run, color, width),
+    ...notes.flatMap((x) => wrapped(`note: ${x}`, width, '', (l) => l)).map((l) => color.dim(l)),
   ]
     .join('\n')
     .concat('\n');
@@ -286,14 +292,31 @@ function totalColumns(totals: readonly ReplayTotal[], currency: string, color: C
  * @param report one run or several
  * @param color the colour instance (plain when the stream is not a terminal)
  * @param width the terminal's columns: no line is wider; omitted, the whole table with lines as long as they are
+ * @param shown which runs get a block (`--changed-only`); the totals are over every run
  * @returns the text, ending in a newline
  */
-export function renderReplay(report: ReplayRun | ReplayRuns, color: ChalkInstance, width: number = WHOLE): string {
-  const runs = 'runs' in report ? report.runs : [report];
-  const blocks = runs.map((r) => renderReplayRun(r, color, width));
-  if ('runs' in report && runs.length > 1) {
-    const currency = runs[0]?.prices.currency ?? 'USD';
-    const heading = `total over ${n(runs.length)} runs`;
+export function renderReplay(
+  report: ReplayRun | ReplayRuns,
+  color: ChalkInstance,
+  width: number = WHOLE,
+  shown: (run: ReplayRun) => boolean = () => true,
+): string {
+  const all = 'runs' in report ? report.runs : [report];
+  const runs = all.filter(shown);
+  // Notes every run has are said once at the end; a run's own (why summarize compacted nothing) under its table.
+  const common = (all[0]?.notes ?? []).filter((x) => all.every((r) => r.notes.includes(x)));
+  const blocks = runs.map((r) =>
+    renderReplayRun(
+      r,
+      color,
+      width,
+      r.notes.filter((x) => !common.includes(x)),
+    ),
+  );
+  if ('runs' in report && all.length > 1) {
+    const currency = all[0]?.prices.currency ?? 'USD';
+    const hidden = all.length - runs.length;
+    const heading = `total over ${n(all.length)} runs${hidden > 0 ? ` (${n(hidden)} that no policy changed not shown)` : ''}`;
     blocks.push(
       [
         ...wrapped(heading, width, heading, color.bold),
@@ -301,6 +324,6 @@ export function renderReplay(report: ReplayRun | ReplayRuns, color: ChalkInstanc
       ].join('\n') + '\n',
     );
   }
-  const notes = (runs[0]?.notes ?? []).flatMap((x) => wrapped(`note: ${x}`, width, '', (l) => l));
+  const notes = common.flatMap((x) => wrapped(`note: ${x}`, width, '', (l) => l));
   return blocks.join('\n') + (notes.length > 0 ? `\n${notes.map((l) => color.dim(l)).join('\n')}\n` : '');
 }
