@@ -114,6 +114,10 @@ describe.each(REAL_FILES.filter((f) => !isBig(path.join(REAL_DATA, f))))('offloa
   it('writes every result to the store before the transcript, and swc restore gives the original bytes back', async () => {
     await expectOffloadRoundTrip(file);
   });
+
+  it('offloads by the compactor (every older result over 0 tokens, to the target), and restores the bytes', async () => {
+    await expectOffloadRoundTrip(file, ['--min-tokens', '0']);
+  });
 });
 
 describe('--strategy offload on the command line', () => {

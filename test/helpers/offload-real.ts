@@ -22,7 +22,10 @@ export const REAL_FILES = readdirSync(REAL_DATA, { withFileTypes: true })
  * restore gives the original bytes back.
  * @param file - the transcript, relative to fixtures/real
  */
-export async function expectOffloadRoundTrip(file: string): Promise<void> {
+export async function expectOffloadRoundTrip(
+  file: string,
+  rule: readonly string[] = ['--offload-over', '50'],
+): Promise<void> {
   const dir = tempDir();
   const name = path.basename(file);
   writeFileSync(path.join(dir, name), readFileSync(path.join(REAL_DATA, file)));
@@ -38,8 +41,7 @@ export async function expectOffloadRoundTrip(file: string): Promise<void> {
       'offload',
       '--offload-dir',
       'store',
-      '--offload-over',
-      '50',
+      ...rule,
       '-o',
       'out',
     ],
@@ -48,7 +50,7 @@ export async function expectOffloadRoundTrip(file: string): Promise<void> {
   expect(off.stderr).not.toMatch(/^swc: error|cannot/m);
   expect(off.status).toBe(0);
   const out = readFileSync(path.join(dir, 'out'), 'utf8');
-  const references = [...out.matchAll(/Tool result offloaded to '(?:[^"\\]|\\.)*/g)].map(
+  const references = [...out.matchAll(/Tool result offloaded to (?:[^"\\]|\\.)*/g)].map(
     (m) => parsePointer(JSON.parse(`"${m[0]}"`) as string)?.reference ?? '',
   );
   for (const reference of references) {
