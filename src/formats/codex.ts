@@ -318,22 +318,26 @@ function callLines(items: readonly unknown[], cut: number): Map<string, number> 
   return outputs;
 }
 
-/** The compacted line as the first instruction: the replacement history Codex put in the place of all before it. */
+/**
+ * The compacted line as the first instruction: the replacement history Codex put in the place of all before it. A line
+ * without `replacement_history` (CLIs before 0.42) stands for the typed user messages since the compaction before it
+ * and its `message`, the summary, as Codex rebuilt such a history.
+ */
 function compactedMessage(input: ConversationInput, k: number): Message {
   return {
     role: 'system',
     content: () => {
       const value = itemValue(input, k);
       const payload = isJsonObject(value) ? value.payload : undefined;
-      const history =
-        isJsonObject(payload) && Array.isArray(payload.replacement_history) ? payload.replacement_history : [];
+      const replaced = isJsonObject(payload) && Array.isArray(payload.replacement_history);
+      const history = replaced ? (payload.replacement_history as JsonValue[]) : earlierUserItems(input, k);
       const texts = [
-        `Codex compacted the conversation here (line ${k + 1}): ${history.length} items replace all before it`,
+        replaced
+          ? `Codex compacted the conversation here (line ${k + 1}): ${history.length} items replace all before it`
+          : `Codex compacted the conversation here (line ${k + 1}): its summary and ${history.length} user messages replace all before it`,
       ];
       let images = 0;
       const files: (string | null)[] = [];
-      if (isJsonObject(payload) && typeof payload.message === 'string' && payload.message !== '')
-        texts.push(payload.message);
       for (const item of history) {
         if (!isJsonObject(item) || item.type !== 'message') continue;
         const parts = messageParts(item.content);
@@ -341,9 +345,29 @@ function compactedMessage(input: ConversationInput, k: number): Message {
         images += parts.images;
         files.push(...parts.files);
       }
+      // With a replacement history, `message` repeats what it holds (local compaction's summary is one of its items).
+      if (!replaced && isJsonObject(payload) && typeof payload.message === 'string' && payload.message !== '')
+        texts.push(payload.message);
       return { texts, toolCalls: [], results: [], images, files };
     },
   };
+}
+
+/** The user messages before line `k` since the `compacted` line before it that are not injected context, as items. */
+function earlierUserItems(input: ConversationInput, k: number): JsonValue[] {
+  let from = 0;
+  for (let j = k - 1; j >= 0; j--)
+    if (lineType(input.items[j]) === 'compacted') {
+      from = j + 1;
+      break;
+    }
+  const out: JsonValue[] = [];
+  for (let j = from; j < k; j++) {
+    if (messageRole(input.items[j]) !== 'user' || isInjectedText(input.items[j])) continue;
+    const line = itemValue(input, j);
+    if (isJsonObject(line) && line.payload !== undefined) out.push(line.payload);
+  }
+  return out;
 }
 
 /**

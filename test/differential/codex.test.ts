@@ -104,26 +104,38 @@ function randomSession(seed: number, options: { inStep?: boolean } = {}): Sessio
   let compactedLine = -1;
   if (rng.chance(0.35)) {
     // A dead record Codex compacted away: messages, a call and its output, events; then the compacted line.
-    item(text('user', words(1, 10)));
+    const typed = words(1, 10);
+    item(text('user', typed));
     event('user_message', { message: 'x' });
     item({ type: 'function_call', name: 'run', arguments: '{}', call_id: `dead_${seed}` });
     item({ type: 'function_call_output', call_id: `dead_${seed}`, output: words(1, 10) });
     item(text('assistant', words(1, 10)));
-    const history = [
-      text('user', words(1, 10)),
-      ...(rng.chance(0.5) ? [text('assistant', words(1, 10))] : []),
-      { type: 'compaction', encrypted_content: 'gAAAA' },
-    ];
     const summary = rng.chance(0.3) ? words(1, 10) : '';
-    compactedLine = put('compacted', { message: summary, replacement_history: history });
+    let texts: string[];
+    if (rng.chance(0.2)) {
+      // CLIs before 0.42 write no replacement history: the typed user messages and the summary are the history.
+      compactedLine = put('compacted', { message: summary });
+      texts = [
+        `Codex compacted the conversation here (line ${compactedLine + 1}): its summary and 1 user messages replace all before it`,
+        typed,
+        ...(summary === '' ? [] : [summary]),
+      ];
+    } else {
+      const history = [
+        text('user', words(1, 10)),
+        ...(rng.chance(0.5) ? [text('assistant', words(1, 10))] : []),
+        { type: 'compaction', encrypted_content: 'gAAAA' },
+      ];
+      // Its message repeats what the history holds: not counted.
+      compactedLine = put('compacted', { message: summary, replacement_history: history });
+      texts = [
+        `Codex compacted the conversation here (line ${compactedLine + 1}): ${history.length} items replace all before it`,
+        ...history.flatMap((h) =>
+          Array.isArray(h.content) ? (h.content as { text: string }[]).map((part) => part.text) : [],
+        ),
+      ];
+    }
     event('context_compacted');
-    const texts = [
-      `Codex compacted the conversation here (line ${compactedLine + 1}): ${history.length} items replace all before it`,
-      ...(summary === '' ? [] : [summary]),
-      ...history.flatMap((h) =>
-        Array.isArray(h.content) ? (h.content as { text: string }[]).map((part) => part.text) : [],
-      ),
-    ];
     compacted = message('system', { texts });
   }
   if (compacted !== null) add(compacted, [compactedLine], 1);
