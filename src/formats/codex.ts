@@ -289,8 +289,8 @@ function mirrorTarget(
   const type = payloadType(items[k]);
   if (type === 'user_message') return prompts.mirrorOf.get(k) ?? null;
   if (type !== null && REPLY_MIRRORS.has(type)) {
-    // The reply it restates: the next assistant-side item of the turn (recent CLIs write the event first), else the
-    // one before it (CLIs before 0.60 wrote a request's events before its items).
+    // The reply it restates: the next assistant-side item of the turn (Codex writes such events before their items,
+    // old CLIs a request's events before all its items), else, in a turn cut short, the item before it.
     for (let j = k + 1; j < items.length; j++) {
       if (lineType(items[j]) !== 'response_item') continue;
       const role = messageRole(items[j]);
