@@ -344,6 +344,27 @@ describe('Codex sessions: inspect and pruning', () => {
     expect(written.get(0)).toBe(raw.replace('[{"type":"input_text","text":"big"}]', '"[gone]"'));
   });
 
+  it('offloads list outputs of a real session and restores the session byte for byte', async () => {
+    const file = path.join(FIXTURES, 'edgerunner-excerpt.jsonl');
+    const dir = tempDir();
+    const args = ['--strategy', 'offload', '-t', '3000', '--tokenizer', 'approx', '--offload-dir', 'store'];
+    const run = await runSwc(['compact', file, ...args, '-o', 'off.jsonl'], { cwd: dir });
+    expect(run.status).toBe(0);
+    const input = readFileSync(file, 'utf8');
+    const offloaded = readFileSync(path.join(dir, 'off.jsonl'), 'utf8');
+    const changed = linesOf(offloaded).filter((l) => !linesOf(input).includes(l));
+    expect(changed.length).toBeGreaterThan(0);
+    // Only outputs change: each a string pointing at the store where a list of parts was.
+    for (const l of changed) {
+      const payload = (JSON.parse(l) as { payload: Line }).payload;
+      expect(payload.type).toBe('custom_tool_call_output');
+      expect(typeof payload.output).toBe('string');
+    }
+    const back = await runSwc(['restore', 'off.jsonl', '--offload-dir', 'store', '-o', 'back.jsonl'], { cwd: dir });
+    expect(back.status).toBe(0);
+    expect(readFileSync(path.join(dir, 'back.jsonl'), 'utf8')).toBe(input);
+  });
+
   it("prunes an output by rewriting its payload's output alone", () => {
     const raws = SESSION;
     const written = codex.writePruned!({ raws, items: [11, 12], texts: ['[pruned]'], originalTokens: 10 });
