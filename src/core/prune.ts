@@ -1,7 +1,6 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-pruning.
-import { stepSpans } from './groups.js';
 import { lazyList } from './lazy-list.js';
-import { replaceUntilTarget } from './replace-loop.js';
+import { protectedResults, replaceUntilTarget, resultSteps } from './replace-loop.js';
 import { AscendingSet } from './sorted.js';
 import { templatePieces } from './note.js';
 import { isPointerText } from './pointer.js';
@@ -149,45 +148,7 @@ export function prunedMessage(message: Message, template: string): Message {
   return { ...marksOf(message), compaction: TOOL_RESULT_PRUNING, content: pruned };
 }
 
-/** The tool-calling steps that have results, from the start of the conversation: [assistant, end) spans. */
-export function resultSteps(messages: readonly Message[]): Array<[number, number]> {
-  return stepSpans(messages, 0).filter(([start, end]) => end > start + 1);
-}
-
-/**
- * The input positions of the tool-result messages of the newest `minKeepSteps` tool-calling steps. Steps are looked
- * for from the start of the conversation; a step without results does not count. Without `withResults`, the steps are
- * read from the end: a step's results are a run of tool messages right after an assistant message (as `stepSpans`
- * cuts them), so only the newest steps are looked at, not a list of every step made.
- */
-export function protectedResults(
-  messages: readonly Message[],
-  minKeepSteps: number,
-  withResults?: ReadonlyArray<readonly [number, number]>,
-): Set<number> {
-  const kept = new Set<number>();
-  if (withResults !== undefined) {
-    for (const [start, end] of withResults.slice(Math.max(withResults.length - minKeepSteps, 0))) {
-      for (let i = start + 1; i < end; i++) kept.add(i);
-    }
-    return kept;
-  }
-  let steps = 0;
-  for (let i = messages.length - 1; i >= 0 && steps < minKeepSteps;) {
-    if ((messages[i] as Message).role !== 'tool') {
-      i--;
-      continue;
-    }
-    let first = i;
-    while (first > 0 && (messages[first - 1] as Message).role === 'tool') first--;
-    if (first > 0 && (messages[first - 1] as Message).role === 'assistant') {
-      for (let j = first; j <= i; j++) kept.add(j);
-      steps++;
-    }
-    i = first - 1;
-  }
-  return kept;
-}
+export { protectedResults, resultSteps };
 
 /** Checks the settings as Haystack's constructor does. */
 function checkOptions(minKeepSteps: number, minTokens: number, placeholder: string): void {

@@ -1,6 +1,6 @@
 // Haystack's `_replace_tool_results_until_target` (compaction/utils.py): the one loop tool-result pruning and the
 // offload compactor share.
-import { protectedResults } from './prune.js';
+import { stepSpans } from './groups.js';
 import type { Message } from './types.js';
 
 /** A replacement of one tool-result message and the tokens it saves (above 0: the caller drops one that saves none). */
@@ -56,4 +56,44 @@ export function replaceUntilTarget<R>(
     if (current <= target) break;
   }
   return indices.length === 0 ? null : { messages: out, records, indices };
+}
+
+/** The tool-calling steps that have results, from the start of the conversation: [assistant, end) spans. */
+export function resultSteps(messages: readonly Message[]): Array<[number, number]> {
+  return stepSpans(messages, 0).filter(([start, end]) => end > start + 1);
+}
+
+/**
+ * The input positions of the tool-result messages of the newest `minKeepSteps` tool-calling steps. Steps are looked
+ * for from the start of the conversation; a step without results does not count. Without `withResults`, the steps are
+ * read from the end: a step's results are a run of tool messages right after an assistant message (as `stepSpans`
+ * cuts them), so only the newest steps are looked at, not a list of every step made.
+ */
+export function protectedResults(
+  messages: readonly Message[],
+  minKeepSteps: number,
+  withResults?: ReadonlyArray<readonly [number, number]>,
+): Set<number> {
+  const kept = new Set<number>();
+  if (withResults !== undefined) {
+    for (const [start, end] of withResults.slice(Math.max(withResults.length - minKeepSteps, 0))) {
+      for (let i = start + 1; i < end; i++) kept.add(i);
+    }
+    return kept;
+  }
+  let steps = 0;
+  for (let i = messages.length - 1; i >= 0 && steps < minKeepSteps;) {
+    if ((messages[i] as Message).role !== 'tool') {
+      i--;
+      continue;
+    }
+    let first = i;
+    while (first > 0 && (messages[first - 1] as Message).role === 'tool') first--;
+    if (first > 0 && (messages[first - 1] as Message).role === 'assistant') {
+      for (let j = first; j <= i; j++) kept.add(j);
+      steps++;
+    }
+    i = first - 1;
+  }
+  return kept;
 }
