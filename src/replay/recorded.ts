@@ -91,13 +91,18 @@ function sumCalls(calls: readonly CallUsage[], file: string): ReplayRecorded | n
 
 /**
  * Claude Code writes the Messages API's `usage` on each assistant line of the main chain (sub-agents' lines,
- * `isSidechain`, are other calls' and left out); one reply split over several lines repeats its `message.id`, and
- * its last line is taken. `input_tokens` is the uncached part: reads and writes are added to it.
+ * `isSidechain`, are other calls' and left out, unless the file is a sub-agent's own, `subagents/agent-*.jsonl`,
+ * every line of which is one: then they are its calls, as the format reads its chain); one reply split over several
+ * lines repeats its `message.id`, and its last line is taken. `input_tokens` is the uncached part: reads and writes
+ * are added to it.
  */
 function claudeCodeUsage(items: readonly unknown[], file: string): ReplayRecorded | null {
   const byCall = new Map<string, { readonly usage: Usage; readonly refuse: Refuse }>();
+  const chained = (item: unknown): item is Record<string, unknown> =>
+    isObject(item) && (item.type === 'assistant' || item.type === 'user');
+  const subAgent = items.some(chained) && items.every((item) => !chained(item) || item.isSidechain === true);
   items.forEach((item, i) => {
-    if (!isObject(item) || item.type !== 'assistant' || item.isSidechain === true) return;
+    if (!isObject(item) || item.type !== 'assistant' || (item.isSidechain === true && !subAgent)) return;
     const message = item.message;
     if (!isObject(message) || !isObject(message.usage)) return;
     byCall.set(typeof message.id === 'string' ? message.id : `line ${i}`, {

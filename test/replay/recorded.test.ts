@@ -9,7 +9,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { recordedUsage } from '../../src/replay/recorded.js';
 import type { ReplayRecorded, ReplayRun, ReplayRuns } from '../../src/replay/types.js';
-import { REAL_DATA, tempDir } from '../helpers/cli.js';
+import { REAL_DATA, ROOT, tempDir } from '../helpers/cli.js';
 import { runSwc } from '../helpers/run-in-process.js';
 
 /** One call's usage as a test writes it: uncached input, cache reads and writes, reply and reasoning. */
@@ -52,6 +52,36 @@ describe('Claude Code sessions', () => {
       line('msg_2', usage(5, 1000, 40, 12)),
     ];
     expect(recordedUsage('claude-code', items)).toEqual(recorded(2, 3 + 1000 + 5 + 1000 + 40, 1000, 1040, 25 + 12));
+  });
+
+  it("reads a sub-agent's own file, every line of it a sidechain, as that agent's calls", () => {
+    const side = { isSidechain: true };
+    const items = [
+      { type: 'user', ...side, message: { role: 'user', content: 'find the flag' } },
+      line('msg_a', usage(4, 0, 0, 30), side),
+      {
+        type: 'user',
+        ...side,
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'x' }] },
+      },
+      line('msg_b', usage(4, 100, 20, 30), side),
+    ];
+    expect(recordedUsage('claude-code', items)).toEqual(recorded(2, 4 + 4 + 100 + 20, 100, 20, 60));
+  });
+
+  it('replays a real sub-agent file with its recorded usage: four calls of 4 tokens in and 30 out', async () => {
+    const r = await runSwc(
+      [
+        'replay',
+        path.join(ROOT, 'fixtures/claude-code/subagents/agent-a9f4657.jsonl'),
+        '--context-window',
+        '20k',
+        '--json',
+      ],
+      { cwd: tempDir() },
+    );
+    expect(r.status).toBe(0);
+    expect((JSON.parse(r.stdout) as ReplayRun).recorded).toEqual(recorded(4, 16, 0, 0, 120));
   });
 
   it('records nothing for a session whose lines carry no usage', () => {
