@@ -79,7 +79,9 @@ export async function writeStore(files: readonly StoreFile[], dir: string, shown
       const dest = path.resolve(file.path);
       if (!isInside(dest, dir) || dest === dir)
         throw new InputError(`an offloaded result would be written outside ${dir}; nothing was written for it`, shown);
-      if (await place(dest, Buffer.from(file.content, 'utf8'), folders, shown, 'content')) placed.push(dest);
+      // A text as UTF-8; an offloaded image's or file's bytes as they are.
+      const bytes = typeof file.content === 'string' ? Buffer.from(file.content, 'utf8') : Buffer.from(file.content);
+      if (await place(dest, bytes, folders, shown, 'content')) placed.push(dest);
     }
   } catch (error) {
     if (error instanceof InputError && placed.length > 0) throw new InputError(`${error.reason}${left()}`, error.file);

@@ -1,11 +1,11 @@
 // Haystack 3.4's `ToolResultOffloadCompactor` (hooks/compaction/tool_result_offloading.py), decision for decision.
 // The rules, numbered and explained: docs/strategy.md#tool-result-offloading.
 import { offloadedMessage } from './offload.js';
-import { isPointerText, pointerText } from './pointer.js';
+import { binaryExtension, isPointerText, pointerText, type StoredPart } from './pointer.js';
 import { DEFAULT_PLACEHOLDER, isPlaceholderText, resultSteps } from './prune.js';
 import { contentOf, renderMessage } from './render.js';
 import { replaceUntilTarget } from './replace-loop.js';
-import type { Message, TokenCounter, ToolResult } from './types.js';
+import type { Message, StorablePart, TokenCounter, ToolResult } from './types.js';
 
 /** The strategy name Haystack records in the metadata of an offloaded result (`context_compaction.strategy`). */
 export const TOOL_RESULT_OFFLOADING = 'tool_result_offloading';
@@ -22,20 +22,33 @@ export interface OffloadCompactorOptions {
   readonly previewChars?: number;
   /** The active pruning placeholder, so a pruned result (known by its text where the format has no metadata) stays. */
   readonly placeholder?: string;
-  /**
-   * The store reference of one result's text (the caller names and later writes the store entry).
-   * @param index the message's index; `result` the result's position in it; `step` its tool-calling step, from 1
-   */
-  readonly reference: (index: number, result: number, step: number, tool: string, text: string) => string;
+  /** The store reference of one stored part (the caller names and later writes the store entry). */
+  readonly reference: (at: PartAt) => string;
+}
+
+/** One part a result stores, and where it comes from. */
+export interface PartAt {
+  /** The message's index, the result's position in it, its tool-calling step (from 1) and its tool. */
+  readonly index: number;
+  readonly result: number;
+  readonly step: number;
+  readonly tool: string;
+  /** What the store entry holds: a text, or an image's or file's bytes. */
+  readonly content: string | Uint8Array;
+  /** The part's position when the result has several (Haystack's `_{position}` key suffix), else null. */
+  readonly part: number | null;
+  /** The entry's extension, with its dot: `.txt` for a text. */
+  readonly extension: string;
 }
 
 /** One result the compactor offloaded. */
 export interface CompactedResult {
-  readonly reference: string;
   /** Its pointer, as the message now holds it. */
   readonly pointer: string;
-  /** The text that goes to the store. */
+  /** The result's text as the message held it. */
   readonly original: string;
+  /** Its store entries, one per part, each with what it holds. */
+  readonly stored: readonly { readonly reference: string; readonly content: string | Uint8Array }[];
 }
 
 /** One message the compactor rewrote. */
@@ -66,18 +79,51 @@ function checkOptions(minKeepSteps: number, minTokens: number, previewChars: num
 }
 
 /**
- * Whether a result may go to the store: no error, not empty, not a pointer or a placeholder already, and text alone
- * (swc's store takes text only, so, as Haystack does with a text-only store, a result with an image or file stays).
+ * Whether a result may go to the store: no error, not empty texts only, not a pointer or a placeholder already; an
+ * image or file only where the format holds its bytes (`parts`), else, as with Haystack's text-only store, it stays.
  */
 function isOffloadable(r: ToolResult, placeholder: string): boolean {
-  return (
-    !r.error &&
-    r.text !== '' &&
-    r.images === 0 &&
-    r.files === 0 &&
-    !isPointerText(r.text) &&
-    !isPlaceholderText(r.text, placeholder)
-  );
+  if (r.error || isPointerText(r.text) || isPlaceholderText(r.text, placeholder)) return false;
+  if (r.parts !== undefined) return !r.parts.every((p) => p.kind === 'text' && p.text === '');
+  return r.text !== '' && r.images === 0 && r.files === 0;
+}
+
+/** `base64.b64decode` of a payload, or null when it is not base64 (the result then stays). */
+function decodeBase64(base64: string): Uint8Array | null {
+  try {
+    return Uint8Array.from(atob(base64.replace(/\s+/g, '')), (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Stores a result's parts (its text alone when the format gives none): each its own entry, a binary one as its
+ * bytes; null when a payload is not base64.
+ */
+function storeParts(
+  r: ToolResult,
+  at: Omit<PartAt, 'content' | 'part' | 'extension'>,
+  reference: (at: PartAt) => string,
+): { stored: CompactedResult['stored']; described: StoredPart[] } | null {
+  const parts: readonly StorablePart[] = r.parts ?? [{ kind: 'text', text: r.text }];
+  const stored: { reference: string; content: string | Uint8Array }[] = [];
+  const described: StoredPart[] = [];
+  for (const [position, p] of parts.entries()) {
+    const part = parts.length === 1 ? null : position;
+    if (p.kind === 'text') {
+      const ref = reference({ ...at, content: p.text, part, extension: '.txt' });
+      stored.push({ reference: ref, content: p.text });
+      described.push({ reference: ref, text: p.text });
+      continue;
+    }
+    const bytes = decodeBase64(p.base64);
+    if (bytes === null) return null;
+    const ref = reference({ ...at, content: bytes, part, extension: binaryExtension(p.filename, p.mimeType) });
+    stored.push({ reference: ref, content: bytes });
+    described.push({ reference: ref, bytes: bytes.length, label: p.mimeType ?? p.kind, filename: p.filename });
+  }
+  return { stored, described };
 }
 
 /**
@@ -113,13 +159,16 @@ export function planOffloadCompaction(
     const offloaded = new Map<number, CompactedResult>();
     for (const k of chosen) {
       const r = results[k] as ToolResult;
-      const reference = options.reference(index, k, stepOf.get(index) ?? 0, r.name, r.text);
+      const at = { index, result: k, step: stepOf.get(index) ?? 0, tool: r.name };
+      const parts = storeParts(r, at, options.reference);
+      if (parts === null) continue;
       offloaded.set(k, {
-        reference,
-        pointer: pointerText([{ reference, text: r.text }], previewChars),
+        pointer: pointerText(parts.described, previewChars),
         original: r.text,
+        stored: parts.stored,
       });
     }
+    if (offloaded.size === 0) return null;
     const pointers = new Map([...offloaded].map(([k, r]) => [k, () => r.pointer]));
     const replacement: Message = { ...offloadedMessage(message, pointers), compaction: TOOL_RESULT_OFFLOADING };
     const after = counter.measure([renderMessage(replacement)]);

@@ -172,8 +172,18 @@ export const NAME_BYTES = 255;
  * other bytes apart whose names read alike (`{tool}_{call id}` split two ways). The tool name and id are written with
  * `portablePart`, so the name holds on any file system.
  */
-export function storeKey(step: number, tool: string, callId: string | null, position: number, hash: string): string {
-  return `${step}_${portablePart(tool, NAME_PART_BYTES)}_${portablePart(callId ?? `call${position}`, NAME_PART_BYTES)}-${hash}.txt`;
+export function storeKey(
+  step: number,
+  tool: string,
+  callId: string | null,
+  position: number,
+  hash: string,
+  part: { readonly position: number | null; readonly extension: string } = { position: null, extension: '.txt' },
+): string {
+  // One part of a result of several adds Haystack's `_{position}`; an image's or file's extension is its own.
+  const suffix = part.position === null ? '' : `_${part.position}`;
+  const extension = part.extension === '.txt' ? '.txt' : `.${portablePart(part.extension.slice(1), 16)}`;
+  return `${step}_${portablePart(tool, NAME_PART_BYTES)}_${portablePart(callId ?? `call${position}`, NAME_PART_BYTES)}${suffix}-${hash}${extension}`;
 }
 
 /**

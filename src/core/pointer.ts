@@ -41,15 +41,61 @@ function previewOf(text: string, chars: number): string {
   return `${text.slice(0, end)}${end < text.length ? '...' : ''}`;
 }
 
-/** One stored part of a result: its reference, and its text (binary parts are not offloaded by swc's text store). */
-export interface StoredPart {
-  readonly reference: string;
-  readonly text: string;
+/**
+ * One stored part of a result: its reference, and its text, or for an image or file its size in bytes, its label
+ * (its MIME type, else `image` or `file`) and its file name.
+ */
+export type StoredPart =
+  | { readonly reference: string; readonly text: string }
+  | {
+      readonly reference: string;
+      readonly bytes: number;
+      readonly label: string;
+      readonly filename: string | null;
+    };
+
+/**
+ * How Haystack describes one offloaded part: `text (N characters) at 'REF'. Preview: …`, or
+ * `LABEL[ named 'FILE'] (N bytes) at 'REF'`.
+ */
+function describeText(part: StoredPart, previewChars: number): string {
+  if (!('text' in part)) {
+    const named = part.filename !== null && part.filename !== '' ? ` named '${part.filename}'` : '';
+    return `${part.label}${named} (${part.bytes} bytes) at '${quoteReference(part.reference)}'`;
+  }
+  return `text (${codePoints(part.text)} characters) at '${quoteReference(part.reference)}'. Preview: ${previewOf(part.text, previewChars)}`;
 }
 
-/** `text (N characters) at 'REF'. Preview: …`: how Haystack describes one offloaded text. */
-function describeText(part: StoredPart, previewChars: number): string {
-  return `text (${codePoints(part.text)} characters) at '${quoteReference(part.reference)}'. Preview: ${previewOf(part.text, previewChars)}`;
+/** `mimetypes.guess_extension` for the MIME types tools return (Python's table: `image/jpeg` is `.jpg`). */
+const EXTENSIONS: Readonly<Record<string, string>> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/gif': '.gif',
+  'image/webp': '.webp',
+  'image/svg+xml': '.svg',
+  'image/bmp': '.bmp',
+  'image/tiff': '.tiff',
+  'application/pdf': '.pdf',
+  'application/json': '.json',
+  'application/zip': '.zip',
+  'text/plain': '.txt',
+  'text/csv': '.csv',
+  'text/html': '.html',
+  'text/markdown': '.md',
+  'audio/mpeg': '.mp3',
+  'audio/wav': '.wav',
+  'video/mp4': '.mp4',
+};
+
+/**
+ * A binary part's store extension as Haystack picks it: the file name's suffix, then the MIME type's, then `.bin`.
+ * @returns the extension with its dot
+ */
+export function binaryExtension(filename: string | null, mimeType: string | null): string {
+  const name = (filename ?? '').split(/[/\\]/).pop() ?? '';
+  const dot = name.lastIndexOf('.');
+  const suffix = dot <= 0 || dot === name.length - 1 ? '' : name.slice(dot);
+  return suffix || (mimeType !== null ? EXTENSIONS[mimeType.toLowerCase()] : undefined) || '.bin';
 }
 
 /**

@@ -26,7 +26,22 @@ export interface ToolResult {
   readonly id?: string;
   /** The text with images and files described (`<image: image/png, …>`), for summary prompts; default `text`. */
   readonly described?: string;
+  /**
+   * The result's content blocks, where the format holds them whole (a Haystack result given as a list): offloading
+   * then writes each to its own store entry, images and files as their bytes. Undefined: the result is `text` alone.
+   */
+  readonly parts?: readonly StorablePart[];
 }
+
+/** One content block of a tool result: a text, or an image or file with its base64 payload. */
+export type StorablePart =
+  | { readonly kind: 'text'; readonly text: string }
+  | {
+      readonly kind: 'image' | 'file';
+      readonly base64: string;
+      readonly mimeType: string | null;
+      readonly filename: string | null;
+    };
 
 /** What a message says, in the terms the renderer needs. Reasoning/thinking is deliberately absent. */
 export interface Content {

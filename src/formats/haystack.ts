@@ -2,7 +2,7 @@ import { joinResultParts, type ResultPart } from '../core/render.js';
 import { isJsonObject, JsonNumber, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { compareCodePoints, pythonNumber, renderArguments } from '../core/json/python.js';
 import { SUMMARIZATION } from '../core/summarize.js';
-import type { Content, Message, Role, ToolCall, ToolResult } from '../core/types.js';
+import type { Content, Message, Role, StorablePart, ToolCall, ToolResult } from '../core/types.js';
 import { describe } from './openai.js';
 import {
   isRecord,
@@ -103,6 +103,7 @@ function resultOf(part: JsonObject): ToolResult {
           if (block.file !== undefined) return { file: fileName(block.file) };
           return null;
         });
+  const parts = Array.isArray(result) ? storableParts(result) : undefined;
   return {
     name: typeof origin.tool_name === 'string' ? origin.tool_name : '',
     text,
@@ -111,7 +112,37 @@ function resultOf(part: JsonObject): ToolResult {
     files,
     ...id,
     described,
+    ...(parts !== undefined ? { parts } : {}),
   };
+}
+
+/**
+ * A list result's blocks as offloading stores them (`TextContent`, `ImageContent` with `base64_image`, `FileContent`
+ * with `base64_data`), or undefined when a block is none of those: that result is then offloaded as text, or stays.
+ */
+function storableParts(blocks: readonly JsonValue[]): StorablePart[] | undefined {
+  const out: StorablePart[] = [];
+  const stringOr = (value: JsonValue | undefined): string | null => (typeof value === 'string' ? value : null);
+  for (const block of blocks) {
+    if (!isJsonObject(block)) return undefined;
+    if (typeof block.text === 'string') out.push({ kind: 'text', text: block.text });
+    else if (isJsonObject(block.image) && typeof block.image.base64_image === 'string')
+      out.push({
+        kind: 'image',
+        base64: block.image.base64_image,
+        mimeType: stringOr(block.image.mime_type),
+        filename: null,
+      });
+    else if (isJsonObject(block.file) && typeof block.file.base64_data === 'string')
+      out.push({
+        kind: 'file',
+        base64: block.file.base64_data,
+        mimeType: stringOr(block.file.mime_type),
+        filename: stringOr(block.file.filename),
+      });
+    else return undefined;
+  }
+  return out;
 }
 
 function contentOf(value: JsonValue): Content {

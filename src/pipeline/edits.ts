@@ -94,7 +94,8 @@ export function offloadRaws(
       Math.max(...o.results.keys()) + 1,
     );
     const texts = Array.from({ length: count }, (_, k) => o.results.get(k)?.text ?? null);
-    const references = [...o.results.values()].map((x) => x.reference);
+    // Every store entry written, one per part of a result of several.
+    const references = [...o.results.values()].flatMap((x) => x.stored?.map((e) => e.reference) ?? [x.reference]);
     const written = adapter.writePruned({
       raws: slot.raws,
       items: (normalized.contentItemsOf ?? normalized.itemsOf)[r.message] ?? [],

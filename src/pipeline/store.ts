@@ -31,8 +31,9 @@ export interface StoreRecord {
 }
 
 /** The short hash in a store name: the first 16 hex digits of the SHA-256 of the bytes the file holds. */
-export function storeHash(content: string): string {
-  return createHash('sha256').update(content, 'utf8').digest('hex').slice(0, 16);
+export function storeHash(content: string | Uint8Array): string {
+  const hash = createHash('sha256');
+  return (typeof content === 'string' ? hash.update(content, 'utf8') : hash.update(content)).digest('hex').slice(0, 16);
 }
 
 /** The store file a reference names: relative references are relative to the transcript's folder. */
@@ -76,7 +77,10 @@ export function referenceMaker(
     // Named by its bytes too: two results of one name hold other bytes (another name) or the same (one file).
     const file = path.join(
       folder,
-      storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result, storeHash(c.text)),
+      storeKey(c.step, c.tool, idsOf(message)[c.result] ?? null, c.result, storeHash(c.text), {
+        position: c.part ?? null,
+        extension: c.extension ?? '.txt',
+      }),
     );
     return offload.home === undefined ? file : path.relative(offload.home, file);
   };
@@ -109,11 +113,15 @@ export function storeFiles(
   for (const o of offloads) {
     if (!held.has(o.message)) continue;
     const item = offloaded.find((x) => x.message === o.message) as PrunedItems;
-    for (const r of o.results.values()) {
-      const file = storePath(r.reference, options.offload);
-      add({ path: file, content: r.original });
+    // Each store entry (a result's text, or each part of a result of several) with its record beside it.
+    const entries = [...o.results.values()].flatMap(
+      (r) => r.stored ?? [{ reference: r.reference, content: r.original }],
+    );
+    for (const entry of entries) {
+      const file = storePath(entry.reference, options.offload);
+      add({ path: file, content: entry.content });
       // The items of the message this result's pointer sits in, as read and as written.
-      const pointer = JSON.stringify(quoteReference(r.reference)).slice(1, -1);
+      const pointer = JSON.stringify(quoteReference(entry.reference)).slice(1, -1);
       const items: { item: number; raw: string; written: string }[] = [];
       for (let k = item.start; k < item.end; k++) {
         if (!edits.has(k)) continue;

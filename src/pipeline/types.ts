@@ -164,5 +164,5 @@ export interface SummaryUsage {
 export interface StoreFile {
   /** Absolute, inside the store directory; named by its content, so one already there with these bytes is this file. */
   readonly path: string;
-  readonly content: string;
+  readonly content: string | Uint8Array;
 }

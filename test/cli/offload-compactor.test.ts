@@ -164,6 +164,123 @@ describe('swc compact --strategy offload (ToolResultOffloadCompactor)', () => {
   });
 });
 
+/** A Haystack file: a task, one old step whose result is `result`, and a newest step answered briefly. */
+function haystackSteps(result: unknown): string {
+  const origin = (id: string) => ({ tool_name: 'search', arguments: {}, id });
+  return JSON.stringify([
+    { role: 'user', meta: {}, name: null, content: [{ text: 'task' }] },
+    { role: 'assistant', meta: {}, name: null, content: [{ tool_call: origin('old') }] },
+    {
+      role: 'tool',
+      meta: {},
+      name: null,
+      content: [{ tool_call_result: { result, origin: origin('old'), error: false } }],
+    },
+    { role: 'assistant', meta: {}, name: null, content: [{ tool_call: origin('new') }] },
+    {
+      role: 'tool',
+      meta: {},
+      name: null,
+      content: [{ tool_call_result: { result: 'ok', origin: origin('new'), error: false } }],
+    },
+  ]);
+}
+
+// A 1x1 PNG padded with 1,000 zero bytes (Haystack's test image).
+const PNG = Buffer.concat([
+  Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+    'base64',
+  ),
+  Buffer.alloc(1000),
+]);
+const image = {
+  image: { base64_image: PNG.toString('base64'), mime_type: 'image/png', detail: null, meta: {}, validation: true },
+};
+
+describe('images and files in Haystack results', () => {
+  it('offloads an image as its bytes, named by its MIME type, and restores the file byte for byte', async () => {
+    const file = haystackSteps([image]);
+    const r = await compact(file, 1, '--min-tokens', '0');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as {
+      meta: Record<string, unknown>;
+      content: { tool_call_result: { result: unknown } }[];
+    }[];
+    const [reference] = out[2]?.meta.tool_result_offloaded as string[];
+    expect(reference).toMatch(/^store\/run\.json\/1_search_old-[0-9a-f]{16}\.png$/);
+    expect(out[2]?.content[0]?.tool_call_result.result).toBe(
+      `Tool result offloaded to image/png (${PNG.length} bytes) at '${reference}'`,
+    );
+    expect(readFileSync(path.join(r.dir, reference as string)).equals(PNG)).toBe(true);
+    writeFileSync(path.join(r.dir, 'out.json'), r.stdout);
+    const back = await runSwc(['restore', 'out.json'], { cwd: r.dir });
+    expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
+  });
+
+  it('gives a result of several parts one entry each (text, image, a named file) and a numbered pointer', async () => {
+    const pdf = Buffer.from('%PDF-1.4 '.repeat(200));
+    const file = haystackSteps([
+      { text: 'x'.repeat(2000) },
+      image,
+      { file: { base64_data: pdf.toString('base64'), mime_type: 'application/pdf', filename: 'q3.report', extra: {} } },
+    ]);
+    const r = await compact(file, 1, '--min-tokens', '0', '--preview-chars', '3');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as {
+      meta: Record<string, unknown>;
+      content: { tool_call_result: { result: unknown } }[];
+    }[];
+    const references = out[2]?.meta.tool_result_offloaded as string[];
+    expect(references.map((f) => path.basename(f).replace(/-[0-9a-f]{16}/, ''))).toEqual([
+      '1_search_old_0.txt',
+      '1_search_old_1.png',
+      '1_search_old_2.report',
+    ]);
+    expect(out[2]?.content[0]?.tool_call_result.result).toBe(
+      [
+        'Tool result offloaded to 3 files:',
+        `1. text (2000 characters) at '${references[0]}'. Preview: xxx...`,
+        `2. image/png (${PNG.length} bytes) at '${references[1]}'`,
+        `3. application/pdf named 'q3.report' (${pdf.length} bytes) at '${references[2]}'`,
+      ].join('\n'),
+    );
+    expect(readFileSync(path.join(r.dir, references[0] as string), 'utf8')).toBe('x'.repeat(2000));
+    expect(readFileSync(path.join(r.dir, references[2] as string)).equals(pdf)).toBe(true);
+    writeFileSync(path.join(r.dir, 'out.json'), r.stdout);
+    const back = await runSwc(['restore', 'out.json'], { cwd: r.dir });
+    expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
+  });
+
+  it('leaves an image in an OpenAI tool result, whose format holds no bytes for it, in context', async () => {
+    const file = JSON.stringify([
+      { role: 'user', content: 'task' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'a', type: 'function', function: { name: 's', arguments: '{}' } }],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'a',
+        content: [
+          { type: 'text', text: 'x'.repeat(3000) },
+          { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'b', type: 'function', function: { name: 's', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'b', content: 'ok' },
+    ]);
+    const r = await compact(file, 1, '--min-tokens', '0');
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toContain('Tool result offloaded');
+  });
+});
+
 describe('--offload-over: the ToolResultOffloadHook rule', () => {
   it('offloads every older result over N characters, whatever the target, with the 3.4 pointer', async () => {
     const file = steps('a'.repeat(4000), 'b'.repeat(300), 'newest');

@@ -43,10 +43,10 @@ function applyCompactor(run: ChainRun, referenceOf: ReferenceMaker, measured: St
     minTokens: options.minTokens,
     previewChars: options.offload?.previewChars ?? PREVIEW_CHARS,
     placeholder: options.placeholder,
-    reference: (index, result, step, tool, text) => {
-      const at = originAt(index);
+    reference: (part) => {
+      const at = originAt(part.index);
       if (at === null || at === undefined) throw new RangeError('offloading met a message the chain made');
-      return referenceOf(at, { step, tool, result, text });
+      return referenceOf(at, { ...part, text: part.content });
     },
   });
   if (plan === null) return measured;
@@ -54,7 +54,10 @@ function applyCompactor(run: ChainRun, referenceOf: ReferenceMaker, measured: St
     const message = plan.messages[o.index] as Message;
     writableFinal(run)[originAt(o.index) as number] = message;
     const results = new Map<number, OffloadedResult>(
-      [...o.results].map(([k, r]) => [k, { text: r.pointer, reference: r.reference, original: r.original }]),
+      [...o.results].map(([k, r]) => [
+        k,
+        { text: r.pointer, reference: r.stored[0]?.reference ?? '', original: r.original, stored: r.stored },
+      ]),
     );
     run.offloads.push({
       message: originAt(o.index) as number,

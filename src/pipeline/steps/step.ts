@@ -226,8 +226,11 @@ export interface ChainPruning {
 /** An offloaded result: its pointer, its store reference and its text (each worked out when first read). */
 export interface OffloadedResult {
   readonly text: string;
+  /** Its first store entry's reference (its only one, but for a result of several parts). */
   readonly reference: string;
   readonly original: string;
+  /** Its store entries, one per part, where they are not its text alone in `reference` (the compactor's parts). */
+  readonly stored?: readonly { readonly reference: string; readonly content: string | Uint8Array }[];
 }
 
 /** One message offloading changed: its input index, and for each offloaded result its pointer, reference and text. */
@@ -247,5 +250,14 @@ export interface ChainOffload {
 /** Gives an offloaded result its store reference: its file in the store, relative to the transcript's folder. */
 export type ReferenceMaker = (
   message: number,
-  candidate: { step: number; tool: string; result: number; text: string },
+  candidate: {
+    step: number;
+    tool: string;
+    result: number;
+    /** What the entry holds: the result's text, or one part of it (a text, or an image's or file's bytes). */
+    text: string | Uint8Array;
+    /** The part's position in a result of several, and the entry's extension (default `.txt`). */
+    part?: number | null;
+    extension?: string;
+  },
 ) => string;
