@@ -4,7 +4,8 @@
  * and writes 3.4's pointer and metadata; `--offload-over` selects the older `ToolResultOffloadHook` rule.
  */
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { compactArgs } from '../helpers/argv.js';
 import { tempDir } from '../helpers/cli.js';
@@ -278,6 +279,60 @@ describe('images and files in Haystack results', () => {
     const r = await compact(file, 1, '--min-tokens', '0');
     expect(r.status).toBe(0);
     expect(r.stdout).not.toContain('Tool result offloaded');
+  });
+});
+
+describe('swc restore reads every pointer swc or Haystack wrote', () => {
+  it('restores a Haystack file of the pre-3.4 form: the old pointer text and the reference as a string', async () => {
+    const file = haystackSteps('x'.repeat(3000));
+    const r = await compact(file, 1);
+    const out = JSON.parse(r.stdout) as {
+      meta: Record<string, unknown>;
+      content: { tool_call_result: { result: string } }[];
+    }[];
+    const [reference] = out[2]?.meta.tool_result_offloaded as string[];
+    // The item as swc wrote it before 3.4, and its record rewritten to match (named by its new hash).
+    const old = structuredClone(out);
+    (old[2] as (typeof out)[number]).meta = { tool_result_offloaded: reference };
+    (old[2] as (typeof out)[number]).content[0]!.tool_call_result.result =
+      `Tool result offloaded to '${reference}' (3000 characters). Preview: ${'x'.repeat(200)}...`;
+    const folder = path.dirname(path.join(r.dir, reference as string));
+    const recordName = readdirSync(folder).find((f) => f.endsWith('.swc.json')) as string;
+    const record = JSON.parse(readFileSync(path.join(folder, recordName), 'utf8')) as { items: { written: string }[] };
+    const written = JSON.stringify(old[2]);
+    const wholeOld = `[${old.map((m) => JSON.stringify(m)).join(',')}]`;
+    (record.items[0] as { written: string }).written = written;
+    const text = `${JSON.stringify(record)}\n`;
+    const hash = createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+    rmSync(path.join(folder, recordName));
+    writeFileSync(path.join(folder, `${path.basename(reference as string)}.${hash}.swc.json`), text);
+    writeFileSync(path.join(r.dir, 'legacy.json'), wholeOld);
+    const back = await runSwc(['restore', 'legacy.json'], { cwd: r.dir });
+    expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
+  });
+
+  it('reports a pointer Haystack itself wrote (no record of the items), and writes nothing', async () => {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 'tool_results'));
+    writeFileSync(path.join(dir, 'tool_results', '.swc-store'), '{"swc":"offload-store","version":2}\n');
+    writeFileSync(path.join(dir, 'tool_results', 'compacted_search_old_0.txt'), 'hello');
+    const pointer = [
+      'Tool result offloaded to 2 files:',
+      "1. text (5 characters) at 'tool_results/compacted_search_old_0.txt'. Preview: hello",
+      "2. image/png (3 bytes) at 'tool_results/compacted_search_old_1.png'",
+    ].join('\n');
+    const file = JSON.parse(haystackSteps(pointer)) as { meta: Record<string, unknown> }[];
+    (file[2] as { meta: Record<string, unknown> }).meta = {
+      context_compaction: { strategy: 'tool_result_offloading', original_tokens: 300 },
+      tool_result_offloaded: ['tool_results/compacted_search_old_0.txt', 'tool_results/compacted_search_old_1.png'],
+    };
+    writeFileSync(path.join(dir, 'h.json'), JSON.stringify(file));
+    const back = await runSwc(['restore', 'h.json', '-o', 'back.json'], { cwd: dir });
+    expect(back.status).toBe(2);
+    expect(back.stderr).toMatch(
+      /points at tool_results\/compacted_search_old_0\.txt, but the store has no record of it/,
+    );
+    expect(existsSync(path.join(dir, 'back.json'))).toBe(false);
   });
 });
 
