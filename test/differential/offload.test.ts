@@ -31,7 +31,7 @@ import {
   toolResultPruning,
   type HMessage,
 } from '../reference/haystack.js';
-import { toolResultOffloadCompactor } from '../reference/offload.js';
+import { toolResultOffloadCompactor, type HPart } from '../reference/offload.js';
 import {
   ALL_FORMATS,
   itemsOfOutput,
@@ -67,6 +67,8 @@ interface Case {
   readonly errors: boolean;
   /** Some results are pointers an earlier run left (in Haystack files with its metadata). */
   readonly prior: boolean;
+  /** Haystack files: some results are a text and an image (offloaded as two store entries, the image as bytes). */
+  readonly images: boolean;
 }
 
 const caseArb = fc.record({
@@ -82,16 +84,35 @@ const caseArb = fc.record({
   road: fc.constantFrom<Case['road']>('cli', 'cli', 'library'),
   errors: fc.boolean(),
   prior: fc.boolean(),
+  images: fc.boolean(),
 });
 
 /**
  * The store reference swc writes for a result (docs/cli.md, "The offload store"): the store folder, the input's path
  * as named, then `{step}_{tool}_{call id}-{first 16 hex of the text's sha256}.txt`, relative to the output's folder.
  */
-function referenceOf(store: string, input: string, step: number, tool: string, id: string, text: string): string {
-  const hash = createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
-  return `${store}/${input}/${step}_${tool}_${id}-${hash}.txt`;
+function referenceOf(
+  store: string,
+  input: string,
+  step: number,
+  tool: string,
+  id: string,
+  content: string | Uint8Array,
+  part = '',
+  extension = '.txt',
+): string {
+  const hash = createHash('sha256')
+    .update(typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
+    .digest('hex')
+    .slice(0, 16);
+  return `${store}/${input}/${step}_${tool}_${id}${part}-${hash}${extension}`;
 }
+
+/** An image block's bytes, in the Haystack files of `images` cases. */
+const IMAGE = Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(300, 7)]);
+
+/** The content blocks of a view message whose result `withResultKinds` made a text and an image. */
+const imageParts = new WeakMap<HMessage, readonly HPart[]>();
 
 /** Every string in a parsed item that is a pointer. */
 function pointersIn(value: unknown): string[] {
@@ -113,7 +134,8 @@ const priorPointer = (v: number): string =>
 function withResultKinds(c: WrittenCase, k: Case): WrittenCase {
   const errors = k.errors && c.format === 'haystack';
   const prior = k.prior && (c.format === 'haystack' || c.format === 'openai');
-  if (!errors && !prior) return c;
+  const images = k.images && c.format === 'haystack';
+  if (!errors && !prior && !images) return c;
   const items = structuredClone(c.items) as Record<string, unknown>[];
   const messages = c.view.messages.slice();
   let tools = 0;
@@ -134,6 +156,28 @@ function withResultKinds(c: WrittenCase, k: Case): WrittenCase {
         results: [{ ...(m.results[0] as HMessage['results'][number]), text }],
         meta: { offloaded: true },
       };
+    } else if (images && tools % 3 === 1) {
+      const result = (item.content as Record<string, Record<string, unknown>>[])[0]?.tool_call_result as Record<
+        string,
+        unknown
+      >;
+      const text = result.result as string;
+      const image = {
+        base64_image: IMAGE.toString('base64'),
+        mime_type: 'image/png',
+        detail: null,
+        meta: {},
+        validation: true,
+      };
+      result.result = [{ text }, { image }];
+      const r = m.results[0] as HMessage['results'][number];
+      // As Haystack's counter renders it: the text, then the image's placeholder, the image counted flat.
+      const view: HMessage = { ...m, results: [{ ...r, text: `${text}<image>` }], images: 1 };
+      imageParts.set(view, [
+        { kind: 'text', text },
+        { kind: 'image', base64: IMAGE.toString('base64'), mimeType: 'image/png' },
+      ]);
+      messages[v] = view;
     } else if (errors && tools % 5 === 3) {
       (
         (item.content as Record<string, Record<string, unknown>>[])[0]?.tool_call_result as Record<string, unknown>
@@ -159,15 +203,19 @@ function reference(k: Case, view: readonly HMessage[], target: number, store: st
   }
   const stepOf = resultStepOf(list);
   const at = list;
-  const refOf = (v: number, text: string): string => {
+  const refOf = (v: number, content: string | Uint8Array, key?: string): string => {
     const r = (at[v] as HMessage).results[0] as HMessage['results'][number];
-    return referenceOf(store, input, stepOf.get(v) ?? 0, r.toolName, r.id ?? '', text);
+    // Haystack's key, `compacted_{tool}_{id}[_{position}]{extension}`, gives swc's part suffix and extension.
+    const rest = key?.slice(`compacted_${r.toolName}_${r.id ?? ''}`.length) ?? '.txt';
+    const [, part, extension] = /^(_\d+)?(\.\w+)$/.exec(rest) ?? ['', '', '.txt'];
+    return referenceOf(store, input, stepOf.get(v) ?? 0, r.toolName, r.id ?? '', content, part ?? '', extension);
   };
   // Haystack's original_tokens of each message the compactor offloaded (none for the hook's rule).
   const originals = new Map<number, number>();
   if (k.over === null) {
     const out = toolResultOffloadCompactor(list, target, count, {
-      store: (v) => ({ supportsBinaryContent: false, write: (_key, content) => refOf(v, content as string) }),
+      store: (v) => ({ supportsBinaryContent: true, write: (key, content) => refOf(v, content, key) }),
+      partsOf: (m) => imageParts.get(m) ?? [{ kind: 'text', text: m.results[0]?.text ?? '' }],
       minKeepSteps: k.minKeepSteps,
       minTokens: k.minTokens,
       previewChars: k.previewChars,
@@ -272,7 +320,7 @@ describe("swc compact --strategy offload decides as Haystack 3.4's compactor (an
     'on random conversations in every format, through the command line and the library, and restores byte for byte',
     async () => {
       let n = 0;
-      const seen = { compacted: 0, hooked: 0, windowed: 0, restored: 0, unresolved: 0, untouched: 0 };
+      const seen = { compacted: 0, hooked: 0, windowed: 0, restored: 0, unresolved: 0, untouched: 0, binary: 0 };
       await fc.assert(
         fc.asyncProperty(caseArb, async (k) => {
           const c = withResultKinds(writeCase(k.format, randomShapes(k.seed, shapeForResults(k.format)), k.jsonl), k);
@@ -302,6 +350,7 @@ describe("swc compact --strategy offload decides as Haystack 3.4's compactor (an
           const expectedPointers = kept
             .map((v) => (ref.list[v] as HMessage).results[0]?.text ?? '')
             .filter((t) => t.startsWith('Tool result offloaded to '));
+          if (expectedPointers.some((p) => p.includes(' image/png ('))) seen.binary++;
           expect({ ...label, pointers: outItems.flatMap(pointersIn) }).toEqual({
             ...label,
             pointers: expectedPointers,
@@ -315,7 +364,9 @@ describe("swc compact --strategy offload decides as Haystack 3.4's compactor (an
                   k.over === null
                     ? { strategy: 'tool_result_offloading', original_tokens: ref.originals.get(v) }
                     : null,
-                references: [/ at '([^']*)'/.exec((ref.list[v] as HMessage).results[0]?.text ?? '')?.[1]],
+                references: [...((ref.list[v] as HMessage).results[0]?.text ?? '').matchAll(/ at '([^']*)'/g)].map(
+                  (m) => m[1],
+                ),
               }));
             expect({ ...label, marks: haystackMarks(outItems) }).toEqual({ ...label, marks });
           }
@@ -361,7 +412,7 @@ describe("swc compact --strategy offload decides as Haystack 3.4's compactor (an
       // The cases really offload by both rules, cut, restore and report (a generator that stopped making long results
       // would pass vacuously).
       expect(Math.min(seen.compacted, seen.hooked, seen.windowed, seen.restored)).toBeGreaterThan(scaledCount(10, 300));
-      expect(Math.min(seen.unresolved, seen.untouched)).toBeGreaterThan(scaledCount(2, 300));
+      expect(Math.min(seen.unresolved, seen.untouched, seen.binary)).toBeGreaterThan(scaledCount(2, 300));
     },
     scaledTimeout(120_000),
   );

@@ -448,6 +448,8 @@ export function offloadCandidates(
     const result = message.results[0];
     if (result === undefined || protectedPositions.has(index) || result.error) return;
     if (message.meta.offloaded === true || hasCompactionMeta(message)) return;
+    // Text only: swc's hook rule leaves a result with an image or a file in context (docs/strategy.md).
+    if (message.images > 0 || message.files.length > 0) return;
     if (pyLen(result.text) > options.over) out.push(index);
   });
   return out;
