@@ -284,7 +284,7 @@ function mirrorTarget(
   k: number,
   cut: number,
   prompts: Prompts,
-  outputs: ReadonlyMap<string, number>,
+  calls: CallLines,
 ): number | null {
   const type = payloadType(items[k]);
   if (type === 'user_message') return prompts.mirrorOf.get(k) ?? null;
@@ -301,21 +301,41 @@ function mirrorTarget(
     return null;
   }
   const id = own(payloadOf(items[k]) as Record<string, unknown>, 'call_id');
-  return typeof id === 'string' ? (outputs.get(id) ?? null) : null;
+  if (typeof id !== 'string') return null;
+  const held = calls.lines.get(id);
+  if (held !== undefined) return held;
+  // No item carries the id (a web search's `ws_` id, a nested call's `exec-` id): the item written next restates it.
+  return calls.known.has(id) ? null : nearestItem(items, k, cut);
 }
 
-/** The line of each call id's output, else of its call, after `cut`. */
-function callLines(items: readonly unknown[], cut: number): Map<string, number> {
+/** The response item written right after line `k`, else the one before it (a turn cut short), or null. */
+function nearestItem(items: readonly unknown[], k: number, cut: number): number | null {
+  for (let j = k + 1; j < items.length; j++) if (lineType(items[j]) === 'response_item') return j;
+  for (let j = k - 1; j > cut; j--) if (lineType(items[j]) === 'response_item') return j;
+  return null;
+}
+
+/** Where calls are: the line of each call id's output, else of its call, after `cut`; and every id an item holds. */
+interface CallLines {
+  readonly lines: ReadonlyMap<string, number>;
+  /** Call ids of response items anywhere, dead record included: an event of one of those is never re-homed. */
+  readonly known: ReadonlySet<string>;
+}
+
+/** The calls of a session (see {@link CallLines}). */
+function callLines(items: readonly unknown[], cut: number): CallLines {
   const calls = new Map<string, number>();
   const outputs = new Map<string, number>();
-  for (let k = cut + 1; k < items.length; k++) {
+  const known = new Set<string>();
+  for (let k = 0; k < items.length; k++) {
     if (lineType(items[k]) !== 'response_item') continue;
     const id = own(payloadOf(items[k]) as Record<string, unknown>, 'call_id');
     if (typeof id !== 'string') continue;
-    (/_output$/.test(payloadType(items[k]) ?? '') ? outputs : calls).set(id, k);
+    known.add(id);
+    if (k > cut) (/_output$/.test(payloadType(items[k]) ?? '') ? outputs : calls).set(id, k);
   }
   for (const [id, k] of calls) if (!outputs.has(id)) outputs.set(id, k);
-  return outputs;
+  return { lines: outputs, known };
 }
 
 /**
@@ -423,11 +443,11 @@ function normalizeCodex(input: ConversationInput, noteTemplate: string | null): 
     itemsOf.push(d.lines);
   }
   pinned.push(...loose);
-  const outputs = callLines(items, cut);
+  const calls = callLines(items, cut);
   const looseSet = new Set(loose);
   for (let k = cut + 1; k < items.length; k++) {
     if (owner.has(k) || looseSet.has(k)) continue;
-    const target = lineType(items[k]) === 'event_msg' ? mirrorTarget(items, k, cut, prompts, outputs) : null;
+    const target = lineType(items[k]) === 'event_msg' ? mirrorTarget(items, k, cut, prompts, calls) : null;
     const m = target === null ? undefined : owner.get(target);
     if (m === undefined) pinned.push(k);
     else (itemsOf[m] as number[]).push(k);

@@ -187,6 +187,26 @@ describe('Codex sessions: reading', () => {
     });
   });
 
+  it('drops the events of a removed web search and of calls made inside a removed exec call with their turn', async () => {
+    // web_search_end names the search by its ws_ item id and 0.144's nested calls use exec-<uuid> ids: no response
+    // item carries those ids, so each event goes with the item Codex writes next (the search, the exec's output).
+    const turn = (k: number, n: number): string[] => [
+      line(k, 'response_item', text('user', `Task ${n}.`)),
+      line(k + 1, 'event_msg', event('user_message', { message: `Task ${n}.` })),
+      line(k + 2, 'event_msg', event('web_search_end', { call_id: `ws_${n}`, query: 'q' })),
+      line(k + 3, 'response_item', { type: 'web_search_call', status: 'completed', action: { type: 'search' } }),
+      line(k + 4, 'response_item', { type: 'custom_tool_call', call_id: `x${n}`, name: 'exec', input: 'tools.x()' }),
+      line(k + 5, 'event_msg', event('patch_apply_end', { call_id: `exec-${n}`, success: true })),
+      line(k + 6, 'response_item', { type: 'custom_tool_call_output', call_id: `x${n}`, output: 'Script completed' }),
+      line(k + 7, 'response_item', text('assistant', `Done ${n}.`)),
+    ];
+    const lines = [line(0, 'session_meta', { id: 's3' }), ...turn(1, 1), ...turn(9, 2)];
+    const result = await compactText(jsonl(lines), 60);
+    const out = linesOf(result.output);
+    expect(result.conversations[0]!.normalized.itemsOf.slice(0, 4)).toEqual([[1, 2], [3, 4, 5], [6, 7], [8]]);
+    expect(out).toEqual([lines[0], expect.stringContaining(NOTE(5)), ...lines.slice(9)]);
+  });
+
   it('takes the latest non-injected user message as the task when no user_message event mirrors one', async () => {
     const lines = SESSION.filter((l) => !l.includes('"user_message"'));
     const { conversations } = await compactText(jsonl(lines), 1_000_000);
@@ -470,6 +490,18 @@ describe('Codex sessions: real files through the CLI', () => {
       const outputs = new Set(ids(/_output$/));
       const calls = new Set(ids(/^(function_call|custom_tool_call|local_shell_call)$/));
       for (const id of outputs) expect(calls.has(id)).toBe(true);
+      // An event naming a call goes and stays with that call's items, else with the item written right after it.
+      const keptLines = new Set(outLines);
+      parsed.forEach((l, k) => {
+        const id = (l.payload as Line | undefined)?.call_id;
+        if (l.type !== 'event_msg' || typeof id !== 'string' || k <= cut) return;
+        const ofCall = inLines.filter(
+          (_, j) => parsed[j]!.type === 'response_item' && (parsed[j]!.payload as Line).call_id === id,
+        );
+        const next = inLines.find((_, j) => j > k && parsed[j]!.type === 'response_item');
+        const owner = ofCall.length > 0 ? ofCall[ofCall.length - 1] : next;
+        if (owner !== undefined) expect([name, k, keptLines.has(inLines[k]!)]).toEqual([name, k, keptLines.has(owner)]);
+      });
       const again = await runSwc(['compact', out, '-t', '2000', '--tokenizer', 'approx'], { cwd: dir });
       expect(again.status).toBe(0);
       expect(again.stdout).toBe(output);
