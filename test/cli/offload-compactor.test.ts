@@ -68,6 +68,19 @@ describe('swc compact --strategy offload (ToolResultOffloadCompactor)', () => {
     expect(texts[2]).toBe('c'.repeat(4000));
   });
 
+  it('with --context-window, acts from the trigger and stops at the compact-to target after one result', async () => {
+    const file = steps('a'.repeat(4000), 'b'.repeat(4000), 'newest');
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'run.json'), file);
+    const flags = ['--tokenizer', 'approx', ...OFFLOAD, '--context-window', '4000', '--compact-at', '0.5'];
+    const r = await runSwc(['compact', 'run.json', ...flags, '--compact-to', '0.3'], { cwd: dir });
+    expect(r.status).toBe(0);
+    expect(toolTexts(r.stdout).map((t) => t.startsWith('Tool result offloaded'))).toEqual([true, false, false]);
+    // Under the trigger (compact-at 0.9: 3,600 tokens), nothing is offloaded.
+    const under = await runSwc(['compact', 'run.json', ...flags.slice(0, -1), '0.9'], { cwd: dir });
+    expect(under.stdout).toBe(file);
+  });
+
   it('never offloads the newest -k steps, even when the target is missed', async () => {
     const r = await compact(steps('a'.repeat(4000), 'b'.repeat(4000), 'c'.repeat(4000)), 1, '-k', '2');
     expect(r.status).toBe(0);
