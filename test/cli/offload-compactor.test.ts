@@ -151,6 +151,19 @@ describe('swc compact --strategy offload (ToolResultOffloadCompactor)', () => {
     expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
   });
 
+  it('writes nothing, neither store nor transcript, with --check or --dry-run', async () => {
+    const file = steps('a'.repeat(4000), 'b'.repeat(4000), 'newest');
+    for (const flag of ['--check', '--dry-run']) {
+      const r = await compact(file, 1, flag);
+      expect({ flag, status: [0, 1].includes(r.status) }).toEqual({ flag, status: true });
+      expect({ flag, store: existsSync(path.join(r.dir, 'store')), files: readdirSync(r.dir) }).toEqual({
+        flag,
+        store: false,
+        files: ['run.json'],
+      });
+    }
+  });
+
   it('restores what it offloaded byte for byte', async () => {
     const file = steps('a'.repeat(4000), 'b'.repeat(4000), 'newest');
     const r = await compact(file, 1);
