@@ -5,7 +5,7 @@
  */
 const GROUPS: ReadonlyArray<readonly [heading: string, names: string]> = [
   ['Target:', 'target contextWindow compactAt compactTo minKeepSteps'],
-  ['Strategies:', 'strategy minTokens placeholder offloadDir offloadOver previewChars note'],
+  ['Strategies:', 'strategy minTokens placeholder offloadDir offloadHook offloadOver previewChars note'],
   [
     'Summarize:',
     'summaryTokens summaryInstruction baseUrl model summarizeCommand concurrency cacheDir cache strict minRetention',

@@ -41,6 +41,7 @@ export interface CompactFlags {
   minTokens?: string;
   placeholder?: string;
   offloadDir?: string;
+  offloadHook?: string;
   offloadOver?: string;
   previewChars?: string;
   tokenizer?: string;
@@ -143,7 +144,8 @@ export interface CompactSettings {
   readonly placeholder: string | undefined;
   /**
    * Offloading: the store directory as given (`--offload-dir`); the hook rule's threshold in characters
-   * (`--offload-over`), undefined for the compactor; the preview's length (`--preview-chars`).
+   * (`--offload-hook`, or its deprecated name `--offload-over`), undefined for the compactor; the preview's length
+   * (`--preview-chars`).
    */
   readonly offloadDir: string | undefined;
   readonly offloadOver: number | undefined;
@@ -316,9 +318,16 @@ function strategySettingsOf(
   if (strayOffload !== undefined) onlyWith(CLI, strayOffload, 'offload');
   if (offloading && (flags.offloadDir === undefined || flags.offloadDir === ''))
     throw new UsageError('--strategy offload needs --offload-dir <dir>, where the offloaded results are written');
-  // Without --offload-over, Haystack 3.4's ToolResultOffloadCompactor; with it, its ToolResultOffloadHook's rule.
+  // Without --offload-hook, Haystack 3.4's ToolResultOffloadCompactor; with it, its ToolResultOffloadHook's rule
+  // (--offload-over, its name before swc followed 3.4, is the same).
+  if (flags.offloadHook !== undefined && flags.offloadOver !== undefined)
+    throw new UsageError('--offload-over is the deprecated name of --offload-hook: give one of them');
   const offloadOver =
-    flags.offloadOver === undefined ? undefined : parseCount('offloadOver', '--offload-over', flags.offloadOver);
+    flags.offloadHook !== undefined
+      ? parseCount('offloadHook', '--offload-hook', flags.offloadHook)
+      : flags.offloadOver === undefined
+        ? undefined
+        : parseCount('offloadOver', '--offload-over', flags.offloadOver);
   const previewChars = flagCount('previewChars', flags.previewChars);
   if (flags.placeholder !== undefined) checkPlaceholder(CLI, flags.placeholder);
   return {

@@ -26,7 +26,7 @@ function namesOf(text: string): string[] {
 /** Each command's options in the order its help lists them (names of the table's rows). */
 export const HELP_ORDER: Readonly<Record<OptionCommand, readonly string[]>> = {
   compact: namesOf(`
-    target contextWindow compactAt compactTo minKeepSteps strategy minTokens offloadDir previewChars offloadOver
+    target contextWindow compactAt compactTo minKeepSteps strategy minTokens offloadDir previewChars offloadHook offloadOver
     placeholder summaryTokens summaryInstruction baseUrl model summarizeCommand concurrency cacheDir cache
     strict minRetention note tokenizer format charsPerToken tokensPerImage tokensPerFile conversationKey
     conversationPath output inPlace backupDir outDir force base check failOverTarget dryRun stat verbose json report exact

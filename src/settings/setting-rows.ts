@@ -143,8 +143,8 @@ export const SETTING_ROWS: readonly OptionRow[] = [
     },
   },
   {
-    name: 'offloadOver',
-    flags: '--offload-over',
+    name: 'offloadHook',
+    flags: '--offload-hook',
     argument: '<chars>',
     value: 'tokens',
     min: 1,
@@ -155,6 +155,16 @@ export const SETTING_ROWS: readonly OptionRow[] = [
         help: `with offload: Haystack's ToolResultOffloadHook rule instead of its compactor: offload every older result longer than this many characters, whatever the target (e.g. ${thousands(DEFAULT_OFFLOAD_OVER)})`,
       },
     },
+  },
+  {
+    name: 'offloadOver',
+    flags: '--offload-over',
+    argument: '<chars>',
+    value: 'tokens',
+    min: 1,
+    strategy: 'offload',
+    config: true,
+    on: { compact: { help: 'deprecated: the same as --offload-hook' } },
   },
   {
     name: 'previewChars',

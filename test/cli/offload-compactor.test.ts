@@ -362,13 +362,22 @@ describe('swc restore reads every pointer swc or Haystack wrote', () => {
   });
 });
 
-describe('--offload-over: the ToolResultOffloadHook rule', () => {
-  it('offloads every older result over N characters, whatever the target, with the 3.4 pointer', async () => {
-    const file = steps('a'.repeat(4000), 'b'.repeat(300), 'newest');
-    const r = await compact(file, 1_000_000, '--offload-over', '200');
-    expect(r.status).toBe(0);
-    const texts = toolTexts(r.stdout);
-    expect(texts.map((t) => t.startsWith('Tool result offloaded to text ('))).toEqual([true, true, false]);
+describe('--offload-hook: the ToolResultOffloadHook rule', () => {
+  it.each([['--offload-hook'], ['--offload-over']])(
+    '%s offloads every older result over N characters, whatever the target, with the 3.4 pointer',
+    async (flag) => {
+      const file = steps('a'.repeat(4000), 'b'.repeat(300), 'newest');
+      const r = await compact(file, 1_000_000, flag, '200');
+      expect(r.status).toBe(0);
+      const texts = toolTexts(r.stdout);
+      expect(texts.map((t) => t.startsWith('Tool result offloaded to text ('))).toEqual([true, true, false]);
+    },
+  );
+
+  it('refuses --offload-hook with its deprecated name --offload-over', async () => {
+    const r = await compact(steps('a'), 10, '--offload-hook', '200', '--offload-over', '300');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--offload-over is the deprecated name of --offload-hook: give one of them/);
   });
 
   it('refuses --min-tokens and --preview-chars without offload or prune', async () => {

@@ -1,6 +1,6 @@
 /**
  * swc's offloading against Haystack 3.4, end to end: by default its `ToolResultOffloadCompactor`, with
- * `--offload-over` its `ToolResultOffloadHook` rule (applied to a whole transcript as swc documents it), alone and in
+ * `--offload-hook` its `ToolResultOffloadHook` rule (applied to a whole transcript as swc documents it), alone and in
  * chains (`offload,window`, `prune,offload,window`), each step measuring what the previous left. Random conversations
  * written as files of every format (parallel calls; Haystack files with error results; results an earlier run
  * already offloaded), targets below, near and above the size, through `swc compact` (in process) and the library's
@@ -55,7 +55,7 @@ interface Case {
   readonly format: FormatName;
   readonly jsonl: boolean;
   readonly chain: Chain;
-  /** The compactor (the default), or the hook's rule with `--offload-over`. */
+  /** The compactor (the default), or the hook's rule with `--offload-hook`. */
   readonly over: number | null;
   readonly minKeepSteps: number;
   readonly minTokens: number;
@@ -254,7 +254,7 @@ function settingsOf(k: Case, target: number) {
       String(k.minTokens),
       '--preview-chars',
       String(k.previewChars),
-      ...(k.over === null ? [] : ['--offload-over', String(k.over)]),
+      ...(k.over === null ? [] : ['--offload-hook', String(k.over)]),
     ],
   };
 }
@@ -315,7 +315,7 @@ function haystackMarks(items: unknown[]): { pointer: string; compaction: unknown
   });
 }
 
-describe("swc compact --strategy offload decides as Haystack 3.4's compactor (and, with --offload-over, its hook)", () => {
+describe("swc compact --strategy offload decides as Haystack 3.4's compactor (and, with --offload-hook, its hook)", () => {
   it(
     'on random conversations in every format, through the command line and the library, and restores byte for byte',
     async () => {
