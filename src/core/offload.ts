@@ -13,6 +13,7 @@ export const PREVIEW_CHARS = 200;
 
 export {
   codePoints,
+  isPointerLike,
   isPointerText,
   oldPointerText,
   parsePointer,

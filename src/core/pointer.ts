@@ -190,6 +190,18 @@ export function parsePointers(text: string): ParsedPointer[] | null {
 }
 
 /**
+ * Whether a text is meant as a pointer: one that reads as one, or begins as only a pointer does (`'REF' (`, `text (`,
+ * `K files:`), so an edited pointer is told apart from a result that merely starts with the same words.
+ */
+export function isPointerLike(text: string): boolean {
+  if (!text.startsWith(POINTER_START)) return false;
+  const rest = text.slice(POINTER_START.length, POINTER_START.length + 32);
+  return (
+    rest.startsWith("'") || rest.startsWith('text (') || /^\d+ files:\n/.test(rest) || parsePointers(text) !== null
+  );
+}
+
+/**
  * The first reference a pointer gives (see `parsePointers`).
  * @returns null when the text is not a whole pointer's beginning
  */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isPointerText, parsePointers } from '../core/offload.js';
+import { isPointerLike, parsePointers } from '../core/offload.js';
 import { contentOf } from '../core/render.js';
 import { InputError } from '../errors.js';
 import { isRecord, itemsReader } from '../formats/types.js';
@@ -205,7 +205,7 @@ export function restoreSource(
       const items = itemsAt(m);
       const at = `${slot.where}: item ${items[0] ?? m}`;
       contentOf(message).results.forEach((r) => {
-        if (!isPointerText(r.text)) return;
+        if (!isPointerLike(r.text)) return;
         const pointers = parsePointers(r.text);
         if (pointers === null)
           throw new InputError(

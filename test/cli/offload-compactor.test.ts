@@ -337,6 +337,19 @@ describe('swc restore reads every pointer swc or Haystack wrote', () => {
     expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
   });
 
+  it('leaves a result that only begins with the pointer words, and restores the rest', async () => {
+    const file = steps('a'.repeat(4000), 'Tool result offloaded to nowhere, the tool said', 'newest');
+    const r = await compact(file, 1);
+    expect(toolTexts(r.stdout).map((t) => t.startsWith('Tool result offloaded to text ('))).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    writeFileSync(path.join(r.dir, 'out.json'), r.stdout);
+    const back = await runSwc(['restore', 'out.json'], { cwd: r.dir });
+    expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
+  });
+
   it('reports a pointer Haystack itself wrote (no record of the items), and writes nothing', async () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'tool_results'));

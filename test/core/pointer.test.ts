@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { isPointerText, oldPointerText, parsePointers, pointerText } from '../../src/core/pointer.js';
+import { isPointerLike, isPointerText, oldPointerText, parsePointers, pointerText } from '../../src/core/pointer.js';
 import { scaled } from '../helpers/scale.js';
 
 describe('parsePointers', () => {
@@ -41,6 +41,10 @@ describe('parsePointers', () => {
     expect(parsePointers('Tool result offloaded to nowhere')).toBeNull();
     expect(parsePointers('Tool result offloaded to 2 files:\n1. nothing')).toBeNull();
     expect(isPointerText('Tool result kept')).toBe(false);
+    // Restore takes an edited pointer for one (and refuses it), but not a result that only starts with the words.
+    expect(isPointerLike('Tool result offloaded to nowhere')).toBe(false);
+    expect(isPointerLike("Tool result offloaded to text (5 characters) at 'x")).toBe(true);
+    expect(isPointerLike("Tool result offloaded to 'x (5 characters)")).toBe(true);
   });
 
   it('reads back every reference swc writes, old and new, whatever the reference and text hold', () => {
