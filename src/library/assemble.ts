@@ -67,7 +67,17 @@ export function assembleEntries<M>(
     const after = next === undefined ? undefined : Math.min(...itemsAt(next.input), pinned[p] ?? Infinity);
     return placedNew(adapter, value, input.items, previous ?? after) as M;
   };
+  // Kept messages between two new ones go in line order, pinned items among them (see writeEntries).
+  let run: number[] = [];
+  const flush = (): void => {
+    for (const k of run.sort((a, b) => a - b)) {
+      while (p < pinned.length && (pinned[p] as number) < k) item(pinned[p++] as number);
+      item(k);
+    }
+    run = [];
+  };
   output.forEach((entry, position) => {
+    if (!('input' in entry)) flush();
     if ('summary' in entry) {
       const s = summarized.summaries.find((x) => x.position === position);
       if (s === undefined) return;
@@ -89,11 +99,9 @@ export function assembleEntries<M>(
       );
       return;
     }
-    const items = [...itemsAt(entry.input)].sort((a, b) => a - b);
-    const first = items[0];
-    if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
-    for (const k of items) item(k);
+    run.push(...itemsAt(entry.input));
   });
+  flush();
   while (p < pinned.length) item(pinned[p++] as number);
   return out;
 }

@@ -149,8 +149,19 @@ function writeEntries(
   };
   const firstItem = (messages: readonly number[]): number =>
     Math.min(...messages.flatMap((m) => [...itemsAt(m)]), Infinity);
+  // Kept messages between two new ones are written in line order, pinned items among them: a message's items need
+  // not be adjacent (a Codex call's output can follow a later step, an event can stand between an item's lines).
+  let run: number[] = [];
+  const flush = (): void => {
+    for (const k of run.sort((a, b) => a - b)) {
+      while (p < pinned.length && (pinned[p] as number) < k) item(pinned[p++] as number);
+      item(k);
+    }
+    run = [];
+  };
   entries.forEach((entry, position) => {
     if (!('input' in entry)) {
+      flush();
       // Items of no message that stood before what the summary replaced stay before it.
       const s = 'summary' in entry ? summaries.find((x) => x.position === position) : undefined;
       const next = entries.slice(position + 1).find((e): e is { input: number } => 'input' in e);
@@ -163,11 +174,9 @@ function writeEntries(
       );
       return;
     }
-    const items = [...itemsAt(entry.input)].sort((a, b) => a - b);
-    const first = items[0];
-    if (first !== undefined) while (p < pinned.length && (pinned[p] as number) < first) item(pinned[p++] as number);
-    for (const k of items) item(k);
+    run.push(...itemsAt(entry.input));
   });
+  flush();
   while (p < pinned.length) item(pinned[p++] as number);
   return slot.write(parts);
 }

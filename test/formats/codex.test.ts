@@ -4,12 +4,14 @@ import path from 'node:path';
 import { renderMessage } from '../../src/core/render.js';
 import { InputError } from '../../src/errors.js';
 import { codex } from '../../src/formats/codex.js';
+import type { SummaryReply } from '../../src/core/summarize.js';
 import { compactMessages } from '../../src/library/index.js';
 import { decodeSource } from '../../src/io/source.js';
 import { compactSource, type FileResult } from '../../src/pipeline/index.js';
 import { ROOT, tempDir } from '../helpers/cli.js';
 import { createFakeCounter } from '../helpers/fake-counter.js';
 import { runSwc } from '../helpers/run-in-process.js';
+import { summarizeFlags } from '../helpers/argv.js';
 import { PROPERTY_SCALE } from '../helpers/scale.js';
 import { compare, compareChains } from '../helpers/slim-compare.js';
 
@@ -505,6 +507,28 @@ describe('Codex sessions: real files through the CLI', () => {
       const again = await runSwc(['compact', out, '-t', '2000', '--tokenizer', 'approx'], { cwd: dir });
       expect(again.status).toBe(0);
       expect(again.stdout).toBe(output);
+    });
+
+    it(`summarizes ${name} keeping every kept line in its place, events between an item's lines included`, async () => {
+      const file = path.join(FIXTURES, name);
+      const input = readFileSync(file, 'utf8');
+      const summarizer = async (): Promise<SummaryReply> => ({ text: 'They worked on the task.' });
+      const flags = ['-t', '2000', '--tokenizer', 'approx', ...summarizeFlags()];
+      const run = await runSwc(['compact', file, ...flags], { cwd: tempDir(), summarizer });
+      expect(run.status).toBe(0);
+      const inLines = new Set(linesOf(input));
+      expectKeptVerbatim(input, run.stdout, linesOf(run.stdout).filter((l) => !inLines.has(l)).length);
+      // The library writes the same order: the kept line objects as they were passed, in their order.
+      const items = linesOf(input).map((l) => JSON.parse(l) as Line);
+      const library = await compactMessages(items, {
+        format: 'codex',
+        tokenizer: 'approx',
+        target: 2000,
+        summaryTokens: 10,
+        summarize: async () => 'They worked on the task.',
+      });
+      const order = library.messages.map((m) => items.indexOf(m)).filter((k) => k >= 0);
+      expect(order).toEqual([...order].sort((a, b) => a - b));
     });
   }
 });
