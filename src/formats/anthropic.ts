@@ -2,7 +2,7 @@ import { EMPTY_CONTENT, filePlaceholder, joinResultParts, type ResultPart } from
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json/value.js';
 import { noteMarks } from '../core/note.js';
 import { renderArguments } from '../core/json/python.js';
-import type { Content, ToolCall, ToolResult } from '../core/types.js';
+import type { Content, StorablePart, ToolCall, ToolResult } from '../core/types.js';
 import { ConversationBuilder, instructionTexts } from './conversation-builder.js';
 import { describe } from './openai.js';
 import {
@@ -153,7 +153,42 @@ function resultOf(block: JsonObject, names: CallNames): ToolResult {
           }
           return null;
         });
-  return { name, ...(typeof id === 'string' ? { id } : {}), text, error: block.is_error === true, images, files };
+  const parts = Array.isArray(content) ? storableParts(content) : undefined;
+  return {
+    name,
+    ...(typeof id === 'string' ? { id } : {}),
+    text,
+    error: block.is_error === true,
+    images,
+    files,
+    ...(parts !== undefined ? { parts } : {}),
+  };
+}
+
+/**
+ * A result's blocks as offloading stores them, where each is a text or holds its bytes (an `image` or `document`
+ * with a `base64` source); undefined otherwise (a URL source, a search result): the result is then offloaded as
+ * text, or stays.
+ */
+function storableParts(blocks: readonly JsonValue[]): StorablePart[] | undefined {
+  const out: StorablePart[] = [];
+  for (const block of blocks) {
+    if (!isJsonObject(block)) return undefined;
+    if (block.type === 'text' && typeof block.text === 'string') {
+      out.push({ kind: 'text', text: block.text });
+      continue;
+    }
+    const source = block.source;
+    if ((block.type !== 'image' && block.type !== 'document') || !isJsonObject(source)) return undefined;
+    if (source.type !== 'base64' || typeof source.data !== 'string') return undefined;
+    out.push({
+      kind: block.type === 'image' ? 'image' : 'file',
+      base64: source.data,
+      mimeType: typeof source.media_type === 'string' ? source.media_type : null,
+      filename: block.type === 'document' ? documentName(block) : null,
+    });
+  }
+  return out;
 }
 
 /**

@@ -279,6 +279,46 @@ describe('images and files in Haystack results', () => {
     expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
   });
 
+  it('offloads an Anthropic tool result of a text and a base64 image as two entries, the image as bytes', async () => {
+    const file = JSON.stringify({
+      model: 'm',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: 'task' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'old', name: 'shot', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'old',
+              content: [
+                { type: 'text', text: 'y'.repeat(3000) },
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } },
+              ],
+            },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'new', name: 'shot', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'new', content: 'ok' }] },
+      ],
+    });
+    const r = await compact(file, 1);
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as { messages: { content: { content?: unknown }[] }[] };
+    const pointer = out.messages[2]?.content[0]?.content as string;
+    const shape = new RegExp(
+      `^Tool result offloaded to 2 files:\\n1\\. text \\(3000 characters\\) at '([^']+)'\\. Preview: y+\\.\\.\\.\\n2\\. image/png \\(${PNG.length} bytes\\) at '([^']+)'$`,
+    );
+    const [, text, image] = shape.exec(pointer) ?? [];
+    expect(readFileSync(path.join(r.dir, text as string), 'utf8')).toBe('y'.repeat(3000));
+    expect(readFileSync(path.join(r.dir, image as string)).equals(PNG)).toBe(true);
+    expect(path.basename(image as string)).toMatch(/^1_shot_old_1-[0-9a-f]{16}\.png$/);
+    writeFileSync(path.join(r.dir, 'out.json'), r.stdout);
+    const back = await runSwc(['restore', 'out.json'], { cwd: r.dir });
+    expect({ status: back.status, same: back.stdout === file }).toEqual({ status: 0, same: true });
+  });
+
   it('leaves an image in an OpenAI tool result, whose format holds no bytes for it, in context', async () => {
     const file = JSON.stringify([
       { role: 'user', content: 'task' },
