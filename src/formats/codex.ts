@@ -42,9 +42,15 @@ const INJECTED = [
 /** Events that restate a reply or a reasoning item: they go with the item they restate. */
 const REPLY_MIRRORS = new Set(['agent_message', 'agent_reasoning', 'agent_reasoning_raw_content']);
 
-/** A rollout line: an object with a string `type` and an object `payload`. */
+/** The line types Codex writes: their payload is an object. Lines of other types Codex skips, whatever they hold. */
+const KNOWN_LINES = new Set(['session_meta', 'response_item', 'compacted', 'turn_context', 'event_msg', 'world_state']);
+
+/** A rollout line: an object with a string `type` and a `payload`, an object for the line types Codex knows. */
 function isRolloutLine(item: unknown): item is Record<string, unknown> {
-  return isRecord(item) && typeof own(item, 'type') === 'string' && isRecord(own(item, 'payload'));
+  if (!isRecord(item)) return false;
+  const type = own(item, 'type');
+  if (typeof type !== 'string') return false;
+  return KNOWN_LINES.has(type) ? isRecord(own(item, 'payload')) : Object.hasOwn(item, 'payload');
 }
 
 /** A line's `type`, or null. */
@@ -418,7 +424,7 @@ function normalizeCodex(input: ConversationInput, noteTemplate: string | null): 
   const { items } = input;
   items.forEach((item, k) => {
     if (!isRecord(item)) input.fail(k, `expected a rollout line object, found ${describe(item)}`);
-    if (!isRolloutLine(item)) input.fail(k, 'rollout line has no string "type" and object "payload"');
+    if (!isRolloutLine(item)) input.fail(k, 'rollout line has no string "type" and "payload" (an object for its type)');
   });
   const cut = lastCompacted(items);
   const messages: Message[] = [];

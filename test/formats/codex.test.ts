@@ -242,6 +242,25 @@ describe('Codex sessions: reading', () => {
     expect(run.status).toBe(0);
   });
 
+  it('keeps a line of a type no CLI wrote yet whatever its payload, as Codex skips it, and still refuses a bad known line', async () => {
+    const future = [
+      JSON.stringify({ timestamp: '2026-01-01T00:00:30.000Z', type: 'future_marker', payload: 'opaque' }),
+      JSON.stringify({ timestamp: '2026-01-01T00:00:31.000Z', type: 'future_list', payload: [1, 2] }),
+      JSON.stringify({ timestamp: '2026-01-01T00:00:32.000Z', type: 'future_null', payload: null }),
+    ];
+    const input = jsonl([...SESSION.slice(0, 15), ...future, ...SESSION.slice(15)]);
+    const run = await runSwc(['compact', '-', '-t', '80', '--tokenizer', 'approx'], { cwd: ROOT, stdin: input });
+    expect(run.stderr).not.toContain('swc: -:');
+    expect(run.status).toBe(0);
+    for (const l of future) expect(linesOf(run.stdout)).toContain(l);
+    const inspect = await runSwc(['inspect', '-'], { cwd: ROOT, stdin: input });
+    expect([inspect.status, inspect.stdout]).toEqual([0, expect.stringContaining('no problems found')]);
+    const broken = jsonl([...SESSION.slice(0, 15), line(30, 'event_msg', 'opaque' as unknown as Line)]);
+    const refused = await runSwc(['compact', '-', '-t', '80', '--format', 'codex'], { cwd: ROOT, stdin: broken });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('<stdin>:16:1: message 16: rollout line has no string');
+  });
+
   it('points at the line that is not a rollout object when the format is named', async () => {
     const input = jsonl([SESSION[0]!, '[1, 2]', SESSION[6]!]);
     const attempt = compactSource(decodeSource(Buffer.from(input), 'rollout.jsonl'), {
