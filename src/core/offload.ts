@@ -1,5 +1,6 @@
 // The rules this module decides by, numbered and explained: docs/strategy.md#tool-result-offloading.
-import { codePoints, isPointerText, POINTER_START } from './pointer.js';
+import { codePointLength } from './code-points.js';
+import { isPointerText, POINTER_START } from './pointer.js';
 import { isPlaceholderSketch, isPlaceholderText, protectedResults, resultSteps } from './prune.js';
 import { contentOf, marksOf } from './render.js';
 import { longerThanCodePoints, sketchedResults, startsWith } from './sketch.js';
@@ -12,7 +13,6 @@ export const OFFLOADED_META_KEY = 'tool_result_offloaded';
 export const PREVIEW_CHARS = 200;
 
 export {
-  codePoints,
   isPointerLike,
   isPointerText,
   oldPointerText,
@@ -96,7 +96,7 @@ export function planOffload(messages: readonly Message[], options: OffloadOption
     contentOf(message).results.forEach((r, result) => {
       if (r.error || r.images > 0 || r.files > 0 || isPointerText(r.text) || isPlaceholderText(r.text, placeholder))
         return;
-      if (codePoints(r.text) <= options.over) return;
+      if (codePointLength(r.text) <= options.over) return;
       out.push({ index, result, step: stepOf.get(index) ?? 0, tool: r.name, text: r.text });
     });
   });
@@ -112,7 +112,7 @@ function offloadable(r: ResultSketch, over: number, placeholder: string): boolea
   if (pointer === true) return false;
   const held = isPlaceholderSketch(r.text, placeholder);
   if (held === true) return false;
-  const longer = longerThanCodePoints(r.text, over, codePoints);
+  const longer = longerThanCodePoints(r.text, over, codePointLength);
   if (longer === false) return false;
   return pointer === undefined || held === undefined || longer === undefined ? undefined : true;
 }

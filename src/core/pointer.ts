@@ -1,6 +1,8 @@
 // The text left in place of an offloaded result, as Haystack 3.4 writes it (`_offload_content_blocks`, PR #12534), and
 // every pointer swc or Haystack ever wrote read back.
 
+import { codePointLength } from './code-points.js';
+
 /** How every pointer begins, of any Haystack release: its own module, so pruning can tell one. */
 export const POINTER_START = 'Tool result offloaded to ';
 
@@ -10,20 +12,6 @@ const OLD_POINTER_START = "Tool result offloaded to '";
 /** Whether a result's text is a pointer an offloading wrote. */
 export function isPointerText(text: string): boolean {
   return text.startsWith(POINTER_START);
-}
-
-/** The length of a text as Python's `len` counts it: code points. */
-export function codePoints(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
 }
 
 /**
@@ -63,7 +51,7 @@ function describeText(part: StoredPart, previewChars: number): string {
     const named = part.filename !== null && part.filename !== '' ? ` named '${part.filename}'` : '';
     return `${part.label}${named} (${part.bytes} bytes) at '${quoteReference(part.reference)}'`;
   }
-  return `text (${codePoints(part.text)} characters) at '${quoteReference(part.reference)}'. Preview: ${previewOf(part.text, previewChars)}`;
+  return `text (${codePointLength(part.text)} characters) at '${quoteReference(part.reference)}'. Preview: ${previewOf(part.text, previewChars)}`;
 }
 
 /** `mimetypes.guess_extension` for the MIME types tools return (Python's table: `image/jpeg` is `.jpg`). */
@@ -112,7 +100,7 @@ export function pointerText(parts: readonly StoredPart[], previewChars: number):
 
 /** The pointer of Haystack before 3.4: `Tool result offloaded to 'REF' (N characters). Preview: …` (200 code points). */
 export function oldPointerText(reference: string, text: string): string {
-  return `${OLD_POINTER_START}${quoteReference(reference)}' (${codePoints(text)} characters). Preview: ${previewOf(text, 200)}`;
+  return `${OLD_POINTER_START}${quoteReference(reference)}' (${codePointLength(text)} characters). Preview: ${previewOf(text, 200)}`;
 }
 
 /** A store reference a pointer gives, and the length it states (characters for a text, bytes for a binary part). */

@@ -1,3 +1,4 @@
+import { codePointLength } from '../core/code-points.js';
 import { elementReader } from '../core/lazy-list.js';
 import type { Rendered, TokenCounter } from '../core/types.js';
 import { counterName, resolveCounterOptions, type CounterOptions, type CounterWithSettings } from './options.js';
@@ -5,21 +6,7 @@ import { counterName, resolveCounterOptions, type CounterOptions, type CounterWi
 /** Haystack's defaults: 4 characters per token, and the flat costs of content that has no text. */
 export { CHARS_PER_TOKEN, TOKENS_PER_FILE, TOKENS_PER_IMAGE } from './options.js';
 
-/** Counts Unicode code points (what Python's len() gives), not UTF-16 units. */
-export function codePointLength(s: string): number {
-  let pairs = 0;
-  for (let i = 0; i < s.length - 1; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        pairs++;
-        i++;
-      }
-    }
-  }
-  return s.length - pairs;
-}
+export { codePointLength } from '../core/code-points.js';
 
 /**
  * Haystack's `ApproximateTokenCounter`: `int(len(text) / chars_per_token)` over the group's texts joined with

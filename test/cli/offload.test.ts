@@ -15,7 +15,8 @@ import {
 } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { codePoints, planOffload, pointerText, portableName, storeKey } from '../../src/core/offload.js';
+import { codePointLength as codePoints } from '../../src/core/code-points.js';
+import { planOffload, pointerText, portableName, storeKey } from '../../src/core/offload.js';
 import { textContent } from '../../src/core/render.js';
 import type { Content, Message } from '../../src/core/types.js';
 import { compactArgs, offloadFlags } from '../helpers/argv.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { codePoints } from '../../src/core/offload.js';
+import { codePointLength as codePoints } from '../../src/core/code-points.js';
 import { DEFAULT_PLACEHOLDER, fillPlaceholder, isPlaceholderSketch, isPlaceholderText } from '../../src/core/prune.js';
 import { contentOf, renderMessage } from '../../src/core/render.js';
 import { endsWith, letterEnd, longerThanCodePoints, renderedLetterEnd, startsWith } from '../../src/core/sketch.js';
