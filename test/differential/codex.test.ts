@@ -176,6 +176,8 @@ function randomSession(seed: number, options: { inStep?: boolean } = {}): Sessio
     if (kind === 'reply') reply();
     if (kind === 'search') {
       const action = { type: 'search', query: words(1, 4) };
+      // web_search_end names the search by its ws_ item id, which no item carries: it goes with the item after it.
+      if (rng.chance(0.5)) mine.push(event('web_search_end', { call_id: `ws_${seed}_${calls}`, query: action.query }));
       mine.push(item({ type: 'web_search_call', status: 'completed', action }));
       counted++;
       toolCalls.push({ toolName: 'web_search', id: null, arguments: action });
@@ -207,11 +209,13 @@ function randomSession(seed: number, options: { inStep?: boolean } = {}): Sessio
     for (const o of outputs) {
       const custom = o.name === 'apply_patch';
       const output = o.parts ? [{ type: 'input_text', text: o.text }] : o.text;
+      // A call made inside this one (CLI 0.144's exec tool) has an exec- id no item carries: it goes with the output.
+      const nested = rng.chance(0.2) ? [event('patch_apply_end', { call_id: `exec-${o.id}`, success: true })] : [];
       const at = item({ type: custom ? 'custom_tool_call_output' : 'function_call_output', call_id: o.id, output });
       const mirrors = rng.chance(0.5) ? [event('exec_command_end', { call_id: o.id, aggregated_output: o.text })] : [];
       add(
         message('tool', { results: [{ toolName: o.name, id: o.id, text: o.text, error: false }] }),
-        [at, ...mirrors],
+        [...nested, at, ...mirrors],
         1,
       );
     }
@@ -417,7 +421,9 @@ describe("swc compact --strategy prune decides on Codex sessions as Haystack's T
         // A pruned output line: its payload's output becomes the placeholder, every other byte as it was.
         const lines = [...s.lines];
         for (const v of pruned?.pruned ?? []) {
-          const at = (s.own[v] as number[])[0] as number;
+          const isOutput = (k: number): boolean =>
+            /_output$/.test(String((JSON.parse(lines[k] as string) as { payload: { type?: unknown } }).payload.type));
+          const at = (s.own[v] as number[]).find(isOutput) as number;
           const line = JSON.parse(lines[at] as string) as { payload: Record<string, unknown> };
           const name = (s.view[v] as HMessage).results[0]!.toolName;
           line.payload.output = DEFAULT_PLACEHOLDER.split('{tool_name}').join(name);
