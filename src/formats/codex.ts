@@ -53,6 +53,24 @@ function isRolloutLine(item: unknown): item is Record<string, unknown> {
   return KNOWN_LINES.has(type) ? isRecord(own(item, 'payload')) : Object.hasOwn(item, 'payload');
 }
 
+/** The bare header of a session from CLIs before 0.34: `{id, timestamp, instructions?}`, no envelope. */
+function isLegacyHeader(item: unknown): boolean {
+  return (
+    isRecord(item) &&
+    typeof own(item, 'id') === 'string' &&
+    typeof own(item, 'timestamp') === 'string' &&
+    own(item, 'type') === undefined &&
+    own(item, 'role') === undefined
+  );
+}
+
+/** A line of such a session: the header, a `{record_type}` state line or a bare response item. */
+function isLegacyLine(item: unknown): boolean {
+  if (isLegacyHeader(item)) return true;
+  if (!isRecord(item) || own(item, 'payload') !== undefined) return false;
+  return typeof own(item, 'record_type') === 'string' || typeof own(item, 'type') === 'string';
+}
+
 /** A line's `type`, or null. */
 function lineType(item: unknown): string | null {
   const type = isRecord(item) ? own(item, 'type') : undefined;
@@ -422,6 +440,9 @@ function baseInstructions(input: ConversationInput): Message | null {
 
 function normalizeCodex(input: ConversationInput, noteTemplate: string | null): Normalized {
   const { items } = input;
+  const legacy = items.findIndex(isLegacyHeader);
+  if (legacy >= 0 && !items.some(isRolloutLine))
+    input.fail(legacy, 'a Codex session from before CLI 0.34 (bare lines, no {timestamp, type, payload}): not read');
   items.forEach((item, k) => {
     if (!isRecord(item)) input.fail(k, `expected a rollout line object, found ${describe(item)}`);
     if (!isRolloutLine(item)) input.fail(k, 'rollout line has no string "type" and "payload" (an object for its type)');
@@ -543,6 +564,8 @@ export const codex: FormatAdapter = {
       each: isRolloutLine,
       some: (item) => lineType(item) === 'session_meta' || lineType(item) === 'response_item',
     },
+    // Read only to say so: taken for Responses items, its header would fail as an item.
+    { each: isLegacyLine, some: isLegacyHeader },
   ]),
   normalize: normalizeCodex,
   makeNote({ text, items }) {

@@ -261,6 +261,20 @@ describe('Codex sessions: reading', () => {
     expect(refused.stderr).toContain('<stdin>:16:1: message 16: rollout line has no string');
   });
 
+  it('recognises a session of CLIs before 0.34 by its bare header and says it is not read, never taking it for Responses', async () => {
+    const legacy = jsonl([
+      JSON.stringify({ id: 's0', timestamp: '2025-08-01T10:00:00.000Z', instructions: null }),
+      JSON.stringify({ record_type: 'state' }),
+      JSON.stringify(text('user', 'Fix the bug.')),
+      JSON.stringify(text('assistant', 'Fixed.')),
+    ]);
+    const run = await runSwc(['compact', '-', '-t', '10'], { cwd: ROOT, stdin: legacy });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('<stdin>:1:1: message 1: a Codex session from before CLI 0.34');
+    const inspect = await runSwc(['inspect', '-'], { cwd: ROOT, stdin: legacy });
+    expect(inspect.stdout + inspect.stderr).not.toContain('format responses');
+  });
+
   it('points at the line that is not a rollout object when the format is named', async () => {
     const input = jsonl([SESSION[0]!, '[1, 2]', SESSION[6]!]);
     const attempt = compactSource(decodeSource(Buffer.from(input), 'rollout.jsonl'), {
