@@ -154,12 +154,9 @@ function callOf(item: JsonValue): ToolCall | null {
   return { name, arguments: rendered, ...(typeof id === 'string' ? { id } : {}) };
 }
 
+type Parts = { texts: string[]; images: number; files: (string | null)[] };
 /** Texts, images and files of a message's content (a string or a list of parts). */
-export function messageParts(content: JsonValue | undefined): {
-  texts: string[];
-  images: number;
-  files: (string | null)[];
-} {
+export function messageParts(content: JsonValue | undefined): Parts {
   const out = { texts: [] as string[], images: 0, files: [] as (string | null)[] };
   if (typeof content === 'string') {
     out.texts.push(content);
