@@ -71,6 +71,8 @@ function isLegacyLine(item: unknown): boolean {
   return typeof own(item, 'record_type') === 'string' || typeof own(item, 'type') === 'string';
 }
 
+const LEGACY = 'a Codex session from before CLI 0.34 (bare lines, no {timestamp, type, payload}): not read';
+
 /** A line's `type`, or null. */
 function lineType(item: unknown): string | null {
   const type = isRecord(item) ? own(item, 'type') : undefined;
@@ -441,8 +443,7 @@ function baseInstructions(input: ConversationInput): Message | null {
 function normalizeCodex(input: ConversationInput, noteTemplate: string | null): Normalized {
   const { items } = input;
   const legacy = items.findIndex(isLegacyHeader);
-  if (legacy >= 0 && !items.some(isRolloutLine))
-    input.fail(legacy, 'a Codex session from before CLI 0.34 (bare lines, no {timestamp, type, payload}): not read');
+  if (legacy >= 0 && !items.some(isRolloutLine)) input.fail(legacy, LEGACY);
   items.forEach((item, k) => {
     if (!isRecord(item)) input.fail(k, `expected a rollout line object, found ${describe(item)}`);
     if (!isRolloutLine(item)) input.fail(k, 'rollout line has no string "type" and "payload" (an object for its type)');
@@ -513,6 +514,9 @@ function placeCodex(value: unknown, neighbour: unknown): unknown {
  */
 function codexPairing(input: ConversationInput): Pairing {
   const { items } = input;
+  // Said once, as normalizing says it, not as an unknown role on every line.
+  if (items.some(isLegacyHeader) && !items.some(isRolloutLine))
+    return { calls: [], results: [], problems: [{ item: items.findIndex(isLegacyHeader), text: LEGACY }] };
   const unknownRoles: { item: number; role: string | null }[] = [];
   items.forEach((item, k) => {
     if (!isRolloutLine(item)) unknownRoles.push({ item: k, role: null });

@@ -273,6 +273,10 @@ describe('Codex sessions: reading', () => {
     expect(run.stderr).toContain('<stdin>:1:1: message 1: a Codex session from before CLI 0.34');
     const inspect = await runSwc(['inspect', '-'], { cwd: ROOT, stdin: legacy });
     expect(inspect.stdout + inspect.stderr).not.toContain('format responses');
+    expect([inspect.status, inspect.stderr]).toEqual([
+      2,
+      expect.stringContaining('a Codex session from before CLI 0.34'),
+    ]);
   });
 
   it('points at the line that is not a rollout object when the format is named', async () => {
