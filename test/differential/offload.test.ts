@@ -412,7 +412,10 @@ describe("swc compact --strategy offload decides as Haystack 3.4's compactor (an
       // The cases really offload by both rules, cut, restore and report (a generator that stopped making long results
       // would pass vacuously).
       expect(Math.min(seen.compacted, seen.hooked, seen.windowed, seen.restored)).toBeGreaterThan(scaledCount(10, 300));
-      expect(Math.min(seen.unresolved, seen.untouched, seen.binary)).toBeGreaterThan(scaledCount(2, 300));
+      // The rare kinds (a few cases in 300 each) are held to it only where the runs are enough to see them surely:
+      // the default scale's 30 runs often hold none (CI failed so).
+      const rare = scaledCount(2, 300);
+      if (rare > 0) expect(Math.min(seen.unresolved, seen.untouched, seen.binary)).toBeGreaterThan(rare);
     },
     scaledTimeout(120_000),
   );
