@@ -3,7 +3,13 @@ import { InputError } from '../errors.js';
 import type { ConversationInput, FormatAdapter, Normalized } from '../formats/types.js';
 import { itemsReader, makeSummaryItem, placedNew } from '../formats/types.js';
 import { inventoryOf, type LocatedIdentifier } from '../outcome/forgotten.js';
-import { finishedWrite, type OutputEntry, type SummarizedConversation } from '../pipeline/index.js';
+import {
+  entryOrder,
+  finishedWrite,
+  type OutputEntry,
+  type PlacedSummary,
+  type SummarizedConversation,
+} from '../pipeline/index.js';
 
 /** What a compaction forgets, worked out on first call: removed messages and the results pruning replaced. */
 export function forgottenOf(
@@ -52,57 +58,28 @@ export function assembleEntries<M>(
   const pinned = [...(normalized.pinned ?? [])].sort((a, b) => a - b);
   const itemsAt = itemsReader(normalized.itemsOf);
   const out: M[] = [];
-  let p = 0;
-  let previous: number | undefined;
-  const item = (k: number): void => {
-    const changed = pruned.get(k);
-    out.push(changed === undefined ? (messages[k] as M) : (JSON.parse(changed) as M));
-    previous = k;
-  };
-  /** A new item where it stands: after the item written last, else before the next entry's first item. */
-  const placed = (value: unknown, position: number): M => {
-    const next = output
-      .slice(position + 1)
-      .find((e): e is { input: number } => 'input' in e && itemsAt(e.input).length > 0);
-    const after = next === undefined ? undefined : Math.min(...itemsAt(next.input), pinned[p] ?? Infinity);
-    return placedNew(adapter, value, input.items, previous ?? after) as M;
-  };
-  // Kept messages between two new ones go in line order, pinned items among them (see writeEntries).
-  let run: number[] = [];
-  const flush = (): void => {
-    for (const k of run.sort((a, b) => a - b)) {
-      while (p < pinned.length && (pinned[p] as number) < k) item(pinned[p++] as number);
-      item(k);
-    }
-    run = [];
-  };
-  output.forEach((entry, position) => {
-    if (!('input' in entry)) flush();
+  const valueOf = (entry: OutputEntry, position: number): unknown => {
     if ('summary' in entry) {
-      const s = summarized.summaries.find((x) => x.position === position);
-      if (s === undefined) return;
-      out.push(
-        createNote !== undefined
-          ? createNote(s.text)
-          : placed(makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items }), position),
-      );
-      return;
+      const s = summarized.summaries.find((x) => x.position === position) as PlacedSummary;
+      return createNote !== undefined
+        ? createNote(s.text)
+        : makeSummaryItem(adapter, { text: s.text, summarized: s.summarized, items: input.items });
     }
-    if ('note' in entry) {
-      out.push(
-        createNote !== undefined
-          ? createNote(entry.note)
-          : placed(
-              adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items }),
-              position,
-            ),
-      );
-      return;
+    if (!('note' in entry)) return null;
+    return createNote !== undefined
+      ? createNote(entry.note)
+      : adapter.makeNote({ text: entry.note, removed: entry.removed, kept: entry.kept, items: input.items });
+  };
+  // The order a file is written in (`entryOrder`), the kept messages as the objects passed in.
+  for (const step of entryOrder(output, itemsAt, pinned, summarized.summaries)) {
+    if ('item' in step) {
+      const changed = pruned.get(step.item);
+      out.push(changed === undefined ? (messages[step.item] as M) : (JSON.parse(changed) as M));
+      continue;
     }
-    run.push(...itemsAt(entry.input));
-  });
-  flush();
-  while (p < pinned.length) item(pinned[p++] as number);
+    const value = valueOf(output[step.entry] as OutputEntry, step.entry);
+    out.push((createNote !== undefined ? value : placedNew(adapter, value, input.items, step.near)) as M);
+  }
   return out;
 }
 

@@ -33,4 +33,4 @@ export {
   type SummaryRunner,
   type SummaryUsage,
 } from './types.js';
-export { finishedWrite, outputBytes, writeSlot, type FinishedWrite } from './write.js';
+export { entryOrder, finishedWrite, outputBytes, writeSlot, type FinishedWrite } from './write.js';

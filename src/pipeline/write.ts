@@ -139,18 +139,45 @@ function writeEntries(
     edited = done.raws;
   }
   const parts: string[] = [];
+  for (const step of entryOrder(entries, itemsAt, pinned, summaries)) {
+    if ('item' in step) {
+      const text = edited?.get(step.item) ?? (raws[step.item] as string);
+      if (finals?.has(step.item) === true) finals.set(step.item, text);
+      parts.push(text);
+    } else {
+      const value = finished ?? valueOf(entries[step.entry] as OutputEntry, step.entry);
+      parts.push(slot.writeItem(placedNew(adapter, value, slot.items, step.near)));
+    }
+  }
+  return slot.write(parts);
+}
+
+/** One step of writing a conversation's output: a kept item, or the new item of an entry with the item it goes near. */
+export type OrderStep = { readonly item: number } | { readonly entry: number; readonly near: number | undefined };
+
+/**
+ * The order an output is written in, for a file and for the library's arrays alike. Kept messages between two new
+ * ones are written in line order, pinned items among them: a message's items need not be adjacent (a Codex call's
+ * output can follow a later step, an event can stand between an item's lines). Pinned items that stood before what a
+ * summary replaced (or before the next kept message) stay before the new item; a new item goes near the item written
+ * last, else the next one (`placedNew`).
+ * @param pinned the items of no message, ascending
+ */
+export function entryOrder(
+  entries: readonly OutputEntry[],
+  itemsAt: (message: number) => readonly number[],
+  pinned: readonly number[],
+  summaries: readonly PlacedSummary[],
+): OrderStep[] {
+  const out: OrderStep[] = [];
   let p = 0;
   let previous: number | undefined;
   const item = (k: number): void => {
-    const text = edited?.get(k) ?? (raws[k] as string);
-    if (finals?.has(k) === true) finals.set(k, text);
-    parts.push(text);
+    out.push({ item: k });
     previous = k;
   };
   const firstItem = (messages: readonly number[]): number =>
     Math.min(...messages.flatMap((m) => [...itemsAt(m)]), Infinity);
-  // Kept messages between two new ones are written in line order, pinned items among them: a message's items need
-  // not be adjacent (a Codex call's output can follow a later step, an event can stand between an item's lines).
   let run: number[] = [];
   const flush = (): void => {
     for (const k of run.sort((a, b) => a - b)) {
@@ -160,25 +187,21 @@ function writeEntries(
     run = [];
   };
   entries.forEach((entry, position) => {
-    if (!('input' in entry)) {
-      flush();
-      // Items of no message that stood before what the summary replaced stay before it.
-      const s = 'summary' in entry ? summaries.find((x) => x.position === position) : undefined;
-      const next = entries.slice(position + 1).find((e): e is { input: number } => 'input' in e);
-      const bound = s !== undefined ? firstItem(s.replaced) : next !== undefined ? firstItem([next.input]) : Infinity;
-      while (p < pinned.length && (pinned[p] as number) < bound) item(pinned[p++] as number);
-      const after = Math.min(pinned[p] ?? Infinity, bound);
-      const value = finished ?? valueOf(entry, position);
-      parts.push(
-        slot.writeItem(placedNew(adapter, value, slot.items, previous ?? (Number.isFinite(after) ? after : undefined))),
-      );
+    if ('input' in entry) {
+      run.push(...itemsAt(entry.input));
       return;
     }
-    run.push(...itemsAt(entry.input));
+    flush();
+    const s = 'summary' in entry ? summaries.find((x) => x.position === position) : undefined;
+    const next = entries.slice(position + 1).find((e): e is { input: number } => 'input' in e);
+    const bound = s !== undefined ? firstItem(s.replaced) : next !== undefined ? firstItem([next.input]) : Infinity;
+    while (p < pinned.length && (pinned[p] as number) < bound) item(pinned[p++] as number);
+    const after = Math.min(pinned[p] ?? Infinity, bound);
+    out.push({ entry: position, near: previous ?? (Number.isFinite(after) ? after : undefined) });
   });
   flush();
   while (p < pinned.length) item(pinned[p++] as number);
-  return slot.write(parts);
+  return out;
 }
 
 /**
