@@ -16,6 +16,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { compactMessages } from '../../src/library/index.js';
+import { compactArgs } from '../helpers/argv.js';
 import { createRng } from '../helpers/convert.js';
 import { runSwc } from '../helpers/run-in-process.js';
 import { scaled, scaledTimeout } from '../helpers/scale.js';
@@ -342,22 +343,9 @@ describe("swc compact decides on Codex sessions as Haystack's SlidingWindowCompa
         }
         const file = tmp.write(`${k.seed}-rollout.jsonl`, text);
         const out = `${file}.out`;
-        const r = await runSwc(
-          [
-            'compact',
-            file,
-            '--tokenizer',
-            'approx',
-            '-t',
-            String(target),
-            '-k',
-            String(k.minKeepSteps),
-            '-o',
-            out,
-            '--json',
-          ],
-          { cwd: tmp.dir },
-        );
+        const r = await runSwc(compactArgs(file, target, '-k', String(k.minKeepSteps), '-o', out, '--json'), {
+          cwd: tmp.dir,
+        });
         expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({
           ...label,
           status: 0,
@@ -438,26 +426,8 @@ describe("swc compact --strategy prune decides on Codex sessions as Haystack's T
         const after = window === null ? count(view) : count(applyWindow(view, { ...window, noteText: expected.note }));
         const file = tmp.write(`${k.seed}-prune-rollout.jsonl`, `${s.lines.join('\n')}\n`);
         const out = `${file}.out`;
-        const r = await runSwc(
-          [
-            'compact',
-            file,
-            '--tokenizer',
-            'approx',
-            '-t',
-            String(target),
-            '-k',
-            String(k.minKeepSteps),
-            '--strategy',
-            k.chain,
-            '--min-tokens',
-            String(k.minTokens),
-            '-o',
-            out,
-            '--json',
-          ],
-          { cwd: tmp.dir },
-        );
+        const flags = ['-k', String(k.minKeepSteps), '--strategy', k.chain, '--min-tokens', String(k.minTokens)];
+        const r = await runSwc(compactArgs(file, target, ...flags, '-o', out, '--json'), { cwd: tmp.dir });
         const label = { ...k, target };
         expect({ ...label, status: r.status, stderr: r.status === 0 ? '' : r.stderr }).toEqual({
           ...label,
